@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Regenerates the CRD YAML from the API classes (io.bloomoperator.api) into crds/.
+# CrdUpToDateTest fails until the result is committed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mvn -q -B -pl operator -am process-classes
+cp operator/target/classes/META-INF/fabric8/bloomfilters.bloomoperator.io-v1.yml crds/
+echo "crds/bloomfilters.bloomoperator.io-v1.yml updated"

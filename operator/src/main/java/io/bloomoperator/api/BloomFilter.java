@@ -1,0 +1,39 @@
+package io.bloomoperator.api;
+
+import io.fabric8.crd.generator.annotation.AdditionalPrinterColumn;
+import io.fabric8.kubernetes.api.model.Namespaced;
+import io.fabric8.kubernetes.client.CustomResource;
+import io.fabric8.kubernetes.model.annotation.Group;
+import io.fabric8.kubernetes.model.annotation.ShortNames;
+import io.fabric8.kubernetes.model.annotation.Version;
+
+/**
+ * A Bloom filter declared as a Kubernetes resource: where its keys come from and how accurate it
+ * must be. The operator builds it and publishes it as a chunked ConfigMap snapshot.
+ */
+@Group(BloomFilter.GROUP)
+@Version(BloomFilter.VERSION)
+@ShortNames("bf")
+@AdditionalPrinterColumn(name = "Ready", type = AdditionalPrinterColumn.Type.STRING,
+    jsonPath = ".status.conditions[?(@.type==\"Ready\")].status")
+@AdditionalPrinterColumn(name = "Version", type = AdditionalPrinterColumn.Type.INTEGER,
+    jsonPath = ".status.version")
+@AdditionalPrinterColumn(name = "Keys", type = AdditionalPrinterColumn.Type.INTEGER,
+    jsonPath = ".status.keys")
+@AdditionalPrinterColumn(name = "FPP", type = AdditionalPrinterColumn.Type.NUMBER,
+    jsonPath = ".status.expectedFpp")
+@AdditionalPrinterColumn(name = "Size", type = AdditionalPrinterColumn.Type.STRING,
+    jsonPath = ".status.size")
+@AdditionalPrinterColumn(name = "Age", type = AdditionalPrinterColumn.Type.DATE,
+    jsonPath = ".metadata.creationTimestamp")
+public class BloomFilter extends CustomResource<BloomFilterSpec, BloomFilterStatus>
+    implements Namespaced {
+
+  public static final String GROUP = "bloomoperator.io";
+  public static final String VERSION = "v1alpha1";
+
+  @Override
+  protected BloomFilterStatus initStatus() {
+    return new BloomFilterStatus();
+  }
+}

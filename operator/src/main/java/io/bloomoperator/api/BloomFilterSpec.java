@@ -1,0 +1,92 @@
+package io.bloomoperator.api;
+
+import com.fasterxml.jackson.annotation.JsonPropertyDescription;
+import io.fabric8.generator.annotation.Default;
+import io.fabric8.generator.annotation.Max;
+import io.fabric8.generator.annotation.Min;
+import io.fabric8.generator.annotation.Pattern;
+import io.fabric8.generator.annotation.Required;
+
+/** What a user asks for: the key source, the accuracy, and how the snapshot is refreshed. */
+public class BloomFilterSpec {
+
+  /** Go-style durations as Kubernetes users write them: 30s, 10m, 1h30m, 500ms. */
+  public static final String DURATION_PATTERN = "^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$";
+
+  @Required
+  @Min(value = 0, inclusive = false)
+  @Max(value = 1, inclusive = false)
+  @JsonPropertyDescription("Target false-positive probability, 0 < p < 1 (e.g. 0.01). The published "
+      + "filter's expected false-positive rate at the actual key count never exceeds it.")
+  private Double falsePositiveRate;
+
+  @Min(1)
+  @JsonPropertyDescription("Expected number of keys. Optional: when the source holds more keys, or "
+      + "when it is not given, the filter is sized from the actual key count.")
+  private Long expectedInsertions;
+
+  @Default("String")
+  @JsonPropertyDescription("How keys are hashed: String (UTF-8, like Guava's "
+      + "Funnels.stringFunnel(UTF_8)) or Long (like Funnels.longFunnel()).")
+  private KeyType keyType = KeyType.STRING;
+
+  @Required
+  @JsonPropertyDescription("Where the keys come from: exactly one source kind.")
+  private SourceSpec source;
+
+  @Pattern(DURATION_PATTERN)
+  @JsonPropertyDescription("How often to rebuild from the source (e.g. 10m, 1h). Optional: without "
+      + "it the filter is rebuilt only when the resource or a watched source changes.")
+  private String refreshInterval;
+
+  @JsonPropertyDescription("Snapshot tuning: chunk size and how long superseded versions are kept.")
+  private SnapshotSpec snapshot;
+
+  public Double getFalsePositiveRate() {
+    return falsePositiveRate;
+  }
+
+  public void setFalsePositiveRate(Double falsePositiveRate) {
+    this.falsePositiveRate = falsePositiveRate;
+  }
+
+  public Long getExpectedInsertions() {
+    return expectedInsertions;
+  }
+
+  public void setExpectedInsertions(Long expectedInsertions) {
+    this.expectedInsertions = expectedInsertions;
+  }
+
+  public KeyType getKeyType() {
+    return keyType;
+  }
+
+  public void setKeyType(KeyType keyType) {
+    this.keyType = keyType;
+  }
+
+  public SourceSpec getSource() {
+    return source;
+  }
+
+  public void setSource(SourceSpec source) {
+    this.source = source;
+  }
+
+  public String getRefreshInterval() {
+    return refreshInterval;
+  }
+
+  public void setRefreshInterval(String refreshInterval) {
+    this.refreshInterval = refreshInterval;
+  }
+
+  public SnapshotSpec getSnapshot() {
+    return snapshot;
+  }
+
+  public void setSnapshot(SnapshotSpec snapshot) {
+    this.snapshot = snapshot;
+  }
+}

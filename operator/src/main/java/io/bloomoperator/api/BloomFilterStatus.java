@@ -1,0 +1,201 @@
+package io.bloomoperator.api;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonPropertyDescription;
+import io.fabric8.kubernetes.api.model.Condition;
+import java.util.ArrayList;
+import java.util.List;
+
+/** What the operator observed and published, following the Kubernetes API conventions. */
+@JsonInclude(JsonInclude.Include.NON_NULL)
+public class BloomFilterStatus {
+
+  @JsonPropertyDescription("The metadata.generation this status describes.")
+  private Long observedGeneration;
+
+  @JsonPropertyDescription("Ready is True while a verified snapshot of the current spec is "
+      + "published; when False its reason says why.")
+  private List<Condition> conditions = new ArrayList<>();
+
+  @JsonPropertyDescription("What the operator is doing now: Building, Publishing, Idle.")
+  private String phase;
+
+  @JsonPropertyDescription("Keys read so far by the build in progress.")
+  private Long keysRead;
+
+  @JsonPropertyDescription("Version of the published snapshot; increases with every publish.")
+  private Long version;
+
+  @JsonPropertyDescription("Name of the manifest ConfigMap that describes the published version.")
+  private String manifest;
+
+  @JsonPropertyDescription("Keys inserted into the published filter (duplicates included).")
+  private Long keys;
+
+  @JsonPropertyDescription("Bits in the published filter.")
+  private Long numBits;
+
+  @JsonPropertyDescription("Hash functions of the published filter.")
+  private Integer numHashFunctions;
+
+  @JsonPropertyDescription("Expected false-positive probability at the published key count.")
+  private Double expectedFpp;
+
+  @JsonPropertyDescription("Serialized snapshot size in bytes.")
+  private Long sizeBytes;
+
+  @JsonPropertyDescription("Serialized snapshot size, human readable.")
+  private String size;
+
+  @JsonPropertyDescription("Number of chunk ConfigMaps of the published version.")
+  private Integer chunks;
+
+  @JsonPropertyDescription("sha256 of the whole serialized snapshot (hex).")
+  private String sha256;
+
+  @JsonPropertyDescription("Opaque token of the source content the published version was built "
+      + "from (e.g. a resourceVersion); an unchanged token skips rebuilds.")
+  private String sourceToken;
+
+  @JsonPropertyDescription("When the last successful build finished (RFC 3339).")
+  private String lastBuildTime;
+
+  @JsonPropertyDescription("How long the last successful build took, in milliseconds.")
+  private Long lastBuildDurationMillis;
+
+  public Long getObservedGeneration() {
+    return observedGeneration;
+  }
+
+  public void setObservedGeneration(Long observedGeneration) {
+    this.observedGeneration = observedGeneration;
+  }
+
+  public List<Condition> getConditions() {
+    return conditions;
+  }
+
+  public void setConditions(List<Condition> conditions) {
+    this.conditions = conditions;
+  }
+
+  public String getPhase() {
+    return phase;
+  }
+
+  public void setPhase(String phase) {
+    this.phase = phase;
+  }
+
+  public Long getKeysRead() {
+    return keysRead;
+  }
+
+  public void setKeysRead(Long keysRead) {
+    this.keysRead = keysRead;
+  }
+
+  public Long getVersion() {
+    return version;
+  }
+
+  public void setVersion(Long version) {
+    this.version = version;
+  }
+
+  public String getManifest() {
+    return manifest;
+  }
+
+  public void setManifest(String manifest) {
+    this.manifest = manifest;
+  }
+
+  public Long getKeys() {
+    return keys;
+  }
+
+  public void setKeys(Long keys) {
+    this.keys = keys;
+  }
+
+  public Long getNumBits() {
+    return numBits;
+  }
+
+  public void setNumBits(Long numBits) {
+    this.numBits = numBits;
+  }
+
+  public Integer getNumHashFunctions() {
+    return numHashFunctions;
+  }
+
+  public void setNumHashFunctions(Integer numHashFunctions) {
+    this.numHashFunctions = numHashFunctions;
+  }
+
+  public Double getExpectedFpp() {
+    return expectedFpp;
+  }
+
+  public void setExpectedFpp(Double expectedFpp) {
+    this.expectedFpp = expectedFpp;
+  }
+
+  public Long getSizeBytes() {
+    return sizeBytes;
+  }
+
+  public void setSizeBytes(Long sizeBytes) {
+    this.sizeBytes = sizeBytes;
+  }
+
+  public String getSize() {
+    return size;
+  }
+
+  public void setSize(String size) {
+    this.size = size;
+  }
+
+  public Integer getChunks() {
+    return chunks;
+  }
+
+  public void setChunks(Integer chunks) {
+    this.chunks = chunks;
+  }
+
+  public String getSha256() {
+    return sha256;
+  }
+
+  public void setSha256(String sha256) {
+    this.sha256 = sha256;
+  }
+
+  public String getSourceToken() {
+    return sourceToken;
+  }
+
+  public void setSourceToken(String sourceToken) {
+    this.sourceToken = sourceToken;
+  }
+
+  public String getLastBuildTime() {
+    return lastBuildTime;
+  }
+
+  public void setLastBuildTime(String lastBuildTime) {
+    this.lastBuildTime = lastBuildTime;
+  }
+
+  public Long getLastBuildDurationMillis() {
+    return lastBuildDurationMillis;
+  }
+
+  public void setLastBuildDurationMillis(Long lastBuildDurationMillis) {
+    this.lastBuildDurationMillis = lastBuildDurationMillis;
+  }
+}

@@ -1,0 +1,41 @@
+package io.bloomoperator.api;
+
+import com.fasterxml.jackson.annotation.JsonPropertyDescription;
+import io.fabric8.generator.annotation.Max;
+import io.fabric8.generator.annotation.Min;
+import io.fabric8.generator.annotation.Pattern;
+
+/** Snapshot tuning. Defaults suit almost everyone. */
+public class SnapshotSpec {
+
+  /** ConfigMaps are limited to 1 MiB of decoded data; this leaves room for the object itself. */
+  public static final int MAX_CHUNK_BYTES = 1_000_000;
+  public static final int DEFAULT_CHUNK_BYTES = MAX_CHUNK_BYTES;
+  public static final String DEFAULT_RETAIN = "2m";
+
+  @Min(1024)
+  @Max(MAX_CHUNK_BYTES)
+  @JsonPropertyDescription("Bytes per chunk ConfigMap, 1024..1000000 (default 1000000).")
+  private Integer chunkSizeBytes;
+
+  @Pattern(BloomFilterSpec.DURATION_PATTERN)
+  @JsonPropertyDescription("How long the chunks of a superseded version are kept so that readers "
+      + "still fetching them can finish (default 2m).")
+  private String retainPreviousFor;
+
+  public Integer getChunkSizeBytes() {
+    return chunkSizeBytes;
+  }
+
+  public void setChunkSizeBytes(Integer chunkSizeBytes) {
+    this.chunkSizeBytes = chunkSizeBytes;
+  }
+
+  public String getRetainPreviousFor() {
+    return retainPreviousFor;
+  }
+
+  public void setRetainPreviousFor(String retainPreviousFor) {
+    this.retainPreviousFor = retainPreviousFor;
+  }
+}

@@ -1,0 +1,166 @@
+package io.bloomoperator.api;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.bloomoperator.testing.KubeCluster;
+import io.bloomoperator.testing.RealKubernetes;
+import io.bloomoperator.testing.TestNamespace;
+import io.fabric8.kubernetes.api.model.ConditionBuilder;
+import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
+import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.utils.Serialization;
+import java.util.List;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/** The BloomFilter API as the real API server enforces it: schema, validation, status. */
+@RealKubernetes(crdDirs = "crds")
+class BloomFilterApiTest {
+
+  private static final String VALID = """
+      apiVersion: bloomoperator.io/v1alpha1
+      kind: BloomFilter
+      metadata: {name: product-ids}
+      spec:
+        falsePositiveRate: 0.01
+        expectedInsertions: 10000000
+        source:
+          configMap: {name: product-id-list, key: ids.txt}
+        refreshInterval: 10m
+      """;
+
+  @Test
+  void committedCrdIsServedWithStatusSubresourceAndShortName(KubernetesClient client) {
+    CustomResourceDefinition crd = client.apiextensions().v1().customResourceDefinitions()
+        .withName("bloomfilters.bloomoperator.io").get();
+    assertThat(crd.getSpec().getScope()).isEqualTo("Namespaced");
+    assertThat(crd.getSpec().getNames().getShortNames()).containsExactly("bf");
+    assertThat(crd.getSpec().getVersions()).singleElement().satisfies(v -> {
+      assertThat(v.getName()).isEqualTo("v1alpha1");
+      assertThat(v.getSubresources().getStatus()).isNotNull();
+      assertThat(v.getAdditionalPrinterColumns()).extracting(c -> c.getName())
+          .containsExactlyInAnyOrder("Ready", "Version", "Keys", "FPP", "Size", "Age");
+    });
+  }
+
+  @Test
+  void kubectlExplainShowsFieldDescriptions(KubeCluster cluster) {
+    String explained = cluster.kubectl("explain", "bloomfilter.spec");
+    assertThat(explained)
+        .contains("falsePositiveRate")
+        .contains("Target false-positive probability")
+        .contains("exactly one source kind")
+        .contains("refreshInterval");
+    assertThat(cluster.kubectl("explain", "bf.spec.source.configMap"))
+        .contains("newline-separated");
+  }
+
+  @Test
+  void validResourceIsAcceptedWithDefaults(KubernetesClient client, TestNamespace ns) {
+    BloomFilter created = client.resources(BloomFilter.class).inNamespace(ns.name())
+        .resource(Serialization.unmarshal(VALID, BloomFilter.class)).create();
+
+    assertThat(created.getMetadata().getGeneration()).isEqualTo(1L);
+    assertThat(created.getSpec().getKeyType()).as("defaulted by the schema")
+        .isEqualTo(KeyType.STRING);
+    assertThat(created.getSpec().getSource().getConfigMap().getName())
+        .isEqualTo("product-id-list");
+    assertThat(client.resources(BloomFilter.class).inNamespace(ns.name()).list().getItems())
+        .hasSize(1);
+  }
+
+  static Stream<Arguments> invalidResources() {
+    return Stream.of(
+        Arguments.of("missing falsePositiveRate", "/spec/falsePositiveRate", null,
+            "spec.falsePositiveRate: Required value"),
+        Arguments.of("falsePositiveRate of zero", "/spec/falsePositiveRate", 0,
+            "spec.falsePositiveRate: Invalid value"),
+        Arguments.of("falsePositiveRate above one", "/spec/falsePositiveRate", 1.5,
+            "spec.falsePositiveRate: Invalid value"),
+        Arguments.of("expectedInsertions of zero", "/spec/expectedInsertions", 0,
+            "spec.expectedInsertions: Invalid value"),
+        Arguments.of("unknown keyType", "/spec/keyType", "Integer",
+            "spec.keyType: Unsupported value: \"Integer\""),
+        Arguments.of("two sources", "/spec/source/inline", List.of("a", "b"),
+            "exactly one of inline, configMap or secret must be set"),
+        Arguments.of("no source kind", "/spec/source/configMap", null,
+            "exactly one of inline, configMap or secret must be set"),
+        Arguments.of("missing source", "/spec/source", null, "spec.source: Required value"),
+        Arguments.of("refreshInterval not a duration", "/spec/refreshInterval", "ten minutes",
+            "spec.refreshInterval: Invalid value"),
+        Arguments.of("chunk larger than a ConfigMap", "/spec/snapshot",
+            java.util.Map.of("chunkSizeBytes", 2_000_000),
+            "spec.snapshot.chunkSizeBytes: Invalid value"),
+        Arguments.of("configMap without key", "/spec/source/configMap",
+            java.util.Map.of("name", "ids"), "spec.source.configMap.key: Required value"),
+        Arguments.of("configMap name not a DNS name", "/spec/source/configMap",
+            java.util.Map.of("name", "Bad_Name", "key", "ids.txt"),
+            "spec.source.configMap.name: Invalid value"));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("invalidResources")
+  void invalidResourceIsRejectedAtAdmission(String description, String path, Object value,
+      String expectedMessage, KubernetesClient client, TestNamespace ns) {
+    GenericKubernetesResource resource = Serialization.unmarshal(VALID,
+        GenericKubernetesResource.class);
+    setOrRemove(resource, path, value);
+
+    assertThatThrownBy(() -> client.resource(resource).inNamespace(ns.name()).create())
+        .as(description)
+        .isInstanceOfSatisfying(KubernetesClientException.class,
+            e -> assertThat(e.getCode()).isEqualTo(422))
+        .hasMessageContaining(expectedMessage);
+  }
+
+  @Test
+  void statusSubresourceIsSeparateFromSpec(KubernetesClient client, TestNamespace ns) {
+    var filters = client.resources(BloomFilter.class).inNamespace(ns.name());
+    BloomFilter created = filters.resource(Serialization.unmarshal(VALID, BloomFilter.class))
+        .create();
+
+    BloomFilterStatus status = new BloomFilterStatus();
+    status.setObservedGeneration(1L);
+    status.setVersion(3L);
+    status.setKeys(42L);
+    status.getConditions().add(new ConditionBuilder().withType("Ready").withStatus("True")
+        .withReason("Published").withMessage("version 3 published")
+        .withLastTransitionTime("2026-11-29T00:00:00Z").build());
+    created.setStatus(status);
+    filters.resource(created).updateStatus();
+
+    BloomFilter read = filters.withName("product-ids").get();
+    assertThat(read.getStatus().getVersion()).isEqualTo(3L);
+    assertThat(read.getStatus().getConditions()).extracting(c -> c.getReason())
+        .containsExactly("Published");
+    assertThat(read.getMetadata().getGeneration()).as("status writes do not bump generation")
+        .isEqualTo(1L);
+
+    // A spec write through the main resource cannot change the status.
+    read.getSpec().setFalsePositiveRate(0.001);
+    read.getStatus().setVersion(99L);
+    BloomFilter updated = filters.resource(read).update();
+    assertThat(updated.getMetadata().getGeneration()).isEqualTo(2L);
+    assertThat(updated.getStatus().getVersion()).isEqualTo(3L);
+  }
+
+  @SuppressWarnings("unchecked")
+  private static void setOrRemove(GenericKubernetesResource resource, String path, Object value) {
+    String[] parts = path.substring(1).split("/");
+    java.util.Map<String, Object> node = resource.getAdditionalProperties();
+    for (int i = 0; i < parts.length - 1; i++) {
+      node = (java.util.Map<String, Object>) node.get(parts[i]);
+    }
+    if (value == null) {
+      node.remove(parts[parts.length - 1]);
+    } else {
+      node.put(parts[parts.length - 1], value);
+    }
+  }
+}

@@ -1,0 +1,231 @@
+package io.bloomoperator.testing;
+
+import io.fabric8.kubeapitest.KubeAPIServer;
+import io.fabric8.kubeapitest.KubeAPIServerConfigBuilder;
+import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
+import io.fabric8.kubernetes.client.Config;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import java.io.File;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+/**
+ * One real Kubernetes API server (kube-apiserver + etcd via fabric8 kube-api-test) shared by every
+ * test of a JVM, because starting one costs seconds. Optionally also a kube-controller-manager
+ * running only the controllers that tests rely on (ownerReference garbage collection, namespace
+ * deletion), which kube-api-test does not start.
+ *
+ * <p>Binaries come from {@code hack/build-kube-binaries.sh} (offline) or, when
+ * {@code BLOOM_KUBE_DOWNLOAD=true}, from kube-api-test's own download. {@code
+ * BLOOM_TEST_KUBECONFIG} points the tests at an existing cluster instead.
+ */
+public final class KubeCluster implements AutoCloseable {
+
+  private static final String HACK_SCRIPT = "hack/build-kube-binaries.sh";
+  private static KubeCluster shared;
+
+  private final KubeAPIServer apiServer;
+  private final Path kubeconfig;
+  private final Path binaryDir;
+  private Process controllerManager;
+  private final List<String> installedCrdDirs = new ArrayList<>();
+
+  private KubeCluster(KubeAPIServer apiServer, Path kubeconfig, Path binaryDir) {
+    this.apiServer = apiServer;
+    this.kubeconfig = kubeconfig;
+    this.binaryDir = binaryDir;
+  }
+
+  /** The JVM-wide cluster, started on first use and stopped when the JVM's tests are done. */
+  public static synchronized KubeCluster shared() {
+    if (shared == null) {
+      shared = start();
+      Runtime.getRuntime().addShutdownHook(new Thread(shared::close, "kube-cluster-stop"));
+    }
+    return shared;
+  }
+
+  private static KubeCluster start() {
+    String external = System.getenv("BLOOM_TEST_KUBECONFIG");
+    if (external != null && !external.isBlank()) {
+      return new KubeCluster(null, Path.of(external), null);
+    }
+    String testDir = firstNonBlank(System.getenv("KUBE_API_TEST_DIR"),
+        new File(System.getProperty("user.home"), KubeAPIServerConfigBuilder.DIRECTORY_NAME)
+            .getPath());
+    String version = firstNonBlank(System.getProperty("kube.version"), "1.35.4");
+    boolean download = "true".equalsIgnoreCase(System.getenv("BLOOM_KUBE_DOWNLOAD"));
+    Path binaryDir = Path.of(testDir, "k8s", version + "-linux-amd64");
+    if (!download && !Files.isExecutable(binaryDir.resolve("kube-apiserver"))) {
+      throw new IllegalStateException("Kubernetes test binaries not found in " + binaryDir
+          + ". Build them with `bash " + HACK_SCRIPT + "` (needs Go and the Go module proxy),"
+          + " set BLOOM_KUBE_DOWNLOAD=true to let kube-api-test download them,"
+          + " or set BLOOM_TEST_KUBECONFIG to use an existing cluster.");
+    }
+    // Offline mode is set through the builder: as an environment variable fabric8 7.5.2 casts the
+    // string to Boolean and fails.
+    var config = KubeAPIServerConfigBuilder.anAPIServerConfig()
+        .withTestDir(testDir)
+        .withApiServerVersion(version)
+        .withOfflineMode(!download)
+        .withStartupTimeout(120_000)
+        .build();
+    KubeAPIServer server = new KubeAPIServer(config);
+    long started = System.nanoTime();
+    server.start();
+    try {
+      Path kubeconfig = Files.createTempFile("bloom-test-kubeconfig", ".yaml");
+      kubeconfig.toFile().deleteOnExit();
+      Files.writeString(kubeconfig, server.getKubeConfigYaml(), StandardCharsets.UTF_8);
+      System.out.printf("real kube-apiserver %s started in %d ms (binaries %s)%n", version,
+          TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started), binaryDir);
+      return new KubeCluster(server, kubeconfig, binaryDir);
+    } catch (IOException e) {
+      server.stop();
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /** A new client for the cluster; the caller closes it. */
+  public KubernetesClient newClient() {
+    return new KubernetesClientBuilder().withConfig(clientConfig()).build();
+  }
+
+  /** Client configuration for the cluster, e.g. to start an operator against it. */
+  public Config clientConfig() {
+    try {
+      return Config.fromKubeconfig(Files.readString(kubeconfig));
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /** Path of a kubeconfig file with cluster-admin rights on the cluster. */
+  public Path kubeconfig() {
+    return kubeconfig;
+  }
+
+  /** The kubectl next to the test binaries, or the one on the PATH for an external cluster. */
+  public String kubectl() {
+    return binaryDir == null ? "kubectl" : binaryDir.resolve("kubectl").toString();
+  }
+
+  /** Creates or replaces every CRD in a directory and waits until the API server serves them. */
+  public synchronized void installCrds(Path dir) {
+    if (installedCrdDirs.contains(dir.toString())) {
+      return;
+    }
+    try (KubernetesClient client = newClient(); Stream<Path> files = Files.list(dir)) {
+      for (Path file : files.filter(f -> f.toString().endsWith(".yml")
+          || f.toString().endsWith(".yaml")).sorted().toList()) {
+        try (InputStream in = Files.newInputStream(file)) {
+          CustomResourceDefinition crd = client.apiextensions().v1().customResourceDefinitions()
+              .load(in).item();
+          client.resource(crd).forceConflicts().serverSideApply();
+          client.apiextensions().v1().customResourceDefinitions()
+              .withName(crd.getMetadata().getName())
+              .waitUntilCondition(c -> c != null && c.getStatus() != null
+                  && c.getStatus().getConditions().stream().anyMatch(
+                      cond -> "Established".equals(cond.getType())
+                          && "True".equals(cond.getStatus())), 30, TimeUnit.SECONDS);
+        }
+      }
+      installedCrdDirs.add(dir.toString());
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /**
+   * Starts kube-controller-manager with the garbage collector (ownerReference cascading deletes)
+   * and the namespace controller, once per JVM.
+   */
+  public synchronized void startControllerManager() {
+    if (controllerManager != null || binaryDir == null) {
+      return; // an external cluster has its own controllers
+    }
+    Path binary = binaryDir.resolve("kube-controller-manager");
+    if (!Files.isExecutable(binary)) {
+      throw new IllegalStateException("kube-controller-manager not found at " + binary
+          + ". Build it with `bash " + HACK_SCRIPT + "`.");
+    }
+    try {
+      Path log = Files.createTempFile("kube-controller-manager", ".log");
+      controllerManager = new ProcessBuilder(binary.toString(),
+          "--kubeconfig", kubeconfig.toString(),
+          "--controllers", "garbagecollector,namespace",
+          "--leader-elect=false",
+          "--secure-port", String.valueOf(freePort()),
+          "--bind-address", "127.0.0.1",
+          "--use-service-account-credentials=false")
+          .redirectErrorStream(true)
+          .redirectOutput(log.toFile())
+          .start();
+      // The garbage collector needs a few seconds of discovery before it acts; tests wait on
+      // the outcome they expect, so only an early exit is checked here.
+      if (controllerManager.waitFor(2, TimeUnit.SECONDS)) {
+        throw new IllegalStateException("kube-controller-manager exited with "
+            + controllerManager.exitValue() + "; log: " + Files.readString(log));
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /** Runs kubectl against the cluster and returns its combined output; fails on non-zero exit. */
+  public String kubectl(String... args) {
+    List<String> command = new ArrayList<>();
+    command.add(kubectl());
+    command.add("--kubeconfig=" + kubeconfig);
+    command.addAll(List.of(args));
+    try {
+      Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+      String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+      if (!process.waitFor(Duration.ofSeconds(60).toSeconds(), TimeUnit.SECONDS)
+          || process.exitValue() != 0) {
+        throw new IllegalStateException("kubectl " + String.join(" ", args) + " failed: " + output);
+      }
+      return output;
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
+  }
+
+  @Override
+  public synchronized void close() {
+    if (controllerManager != null) {
+      controllerManager.destroyForcibly();
+      controllerManager = null;
+    }
+    if (apiServer != null) {
+      apiServer.stop();
+    }
+  }
+
+  private static int freePort() throws IOException {
+    try (ServerSocket socket = new ServerSocket(0)) {
+      return socket.getLocalPort();
+    }
+  }
+
+  private static String firstNonBlank(String a, String b) {
+    return a != null && !a.isBlank() ? a : b;
+  }
+}

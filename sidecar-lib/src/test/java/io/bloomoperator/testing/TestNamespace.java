@@ -1,0 +1,5 @@
+package io.bloomoperator.testing;
+
+/** The namespace a single test owns; deleted after the test. */
+public record TestNamespace(String name) {
+}
