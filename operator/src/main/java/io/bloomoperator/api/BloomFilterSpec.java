@@ -5,6 +5,7 @@ import io.fabric8.generator.annotation.Default;
 import io.fabric8.generator.annotation.Max;
 import io.fabric8.generator.annotation.Min;
 import io.fabric8.generator.annotation.Pattern;
+import io.bloomoperator.snapshot.KeyType;
 import io.fabric8.generator.annotation.Required;
 
 /** What a user asks for: the key source, the accuracy, and how the snapshot is refreshed. */
@@ -35,8 +36,10 @@ public class BloomFilterSpec {
   private SourceSpec source;
 
   @Pattern(DURATION_PATTERN)
-  @JsonPropertyDescription("How often to rebuild from the source (e.g. 10m, 1h). Optional: without "
-      + "it the filter is rebuilt only when the resource or a watched source changes.")
+  @JsonPropertyDescription("How often the source is checked (e.g. 30s, 10m, 1h). A ConfigMap or "
+      + "Secret source is rebuilt only when it changed; a source that cannot tell is rebuilt every "
+      + "interval. Default: 1m for ConfigMap and Secret sources; inline keys change with the "
+      + "resource itself.")
   private String refreshInterval;
 
   @JsonPropertyDescription("Snapshot tuning: chunk size and how long superseded versions are kept.")

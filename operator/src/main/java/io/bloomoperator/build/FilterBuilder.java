@@ -1,0 +1,90 @@
+package io.bloomoperator.build;
+
+import io.bloomoperator.snapshot.BloomFilterBits;
+import io.bloomoperator.snapshot.BloomFilterSizing;
+import io.bloomoperator.snapshot.KeyType;
+import io.bloomoperator.source.KeySource;
+import io.bloomoperator.source.LineParser;
+import io.bloomoperator.source.SourceException;
+import java.time.Duration;
+
+/**
+ * Streams a source into a Bloom filter sized so that it never saturates: the expected
+ * false-positive rate at the actual key count stays at or below the target.
+ *
+ * <p>Without {@code expectedInsertions} the source is read twice (count, then build); with it, a
+ * second read happens only when the source turns out to hold more keys than declared. Either way
+ * memory is one bit array, never the key list.
+ */
+public final class FilterBuilder {
+
+  /** What a build produced. */
+  public record Result(BloomFilterBits bits, long keys, long malformed, Duration took) {
+  }
+
+  /** What to build. */
+  public record Request(KeyType keyType, double falsePositiveRate, Long expectedInsertions,
+      long maxMalformed) {
+  }
+
+  /**
+   * Builds the filter.
+   *
+   * @throws SourceException when the source cannot be read or holds too many malformed keys
+   * @throws IllegalArgumentException when no filter within Guava's limits meets the request
+   */
+  public Result build(KeySource source, Request request) throws SourceException {
+    long started = System.nanoTime();
+    long capacity;
+    if (request.expectedInsertions() == null) {
+      capacity = count(source, request);
+    } else {
+      capacity = request.expectedInsertions();
+    }
+    Result result = fill(source, request, capacity, started);
+    if (result.keys() > capacity) {
+      // More keys than declared: a filter sized for fewer would exceed the target rate. Drop the
+      // first array before allocating the larger one.
+      long keys = result.keys();
+      result = null;
+      result = fill(source, request, keys, started);
+    }
+    return result;
+  }
+
+  private static long count(KeySource source, Request request) throws SourceException {
+    LineParser counter = new LineParser(request.keyType(), new LineParser.KeyConsumer() {
+      @Override
+      public void putString(String key) {
+      }
+
+      @Override
+      public void putLong(long key) {
+      }
+    }, request.maxMalformed());
+    source.readKeys(counter);
+    return counter.keys();
+  }
+
+  private static Result fill(KeySource source, Request request, long capacity, long started)
+      throws SourceException {
+    // An empty source still yields a valid filter (everything is absent); size it for one key.
+    BloomFilterSizing sizing = BloomFilterSizing.forKeys(Math.max(1, capacity),
+        request.falsePositiveRate());
+    BloomFilterBits bits = BloomFilterBits.create(request.keyType(), sizing);
+    LineParser parser = new LineParser(request.keyType(), new LineParser.KeyConsumer() {
+      @Override
+      public void putString(String key) {
+        bits.putString(key);
+      }
+
+      @Override
+      public void putLong(long key) {
+        bits.putLong(key);
+      }
+    }, request.maxMalformed());
+    source.readKeys(parser);
+    return new Result(bits, parser.keys(), parser.malformed(),
+        Duration.ofNanos(System.nanoTime() - started));
+  }
+}

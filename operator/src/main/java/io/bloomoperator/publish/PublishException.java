@@ -1,0 +1,27 @@
+package io.bloomoperator.publish;
+
+/**
+ * A snapshot could not be published. Whatever the attempt created has been removed again, and the
+ * previously published version is untouched.
+ */
+public class PublishException extends Exception {
+
+  /** Ready-condition reason for a filter that exceeds the configured snapshot limits. */
+  public static final String TOO_LARGE = "SnapshotTooLarge";
+  /** Ready-condition reason for API failures while writing the snapshot. */
+  public static final String FAILED = "PublishFailed";
+  /** Ready-condition reason when another writer changed the manifest concurrently. */
+  public static final String CONFLICT = "ManifestConflict";
+
+  private final String reason;
+
+  public PublishException(String reason, String message, Throwable cause) {
+    super(message, cause);
+    this.reason = reason;
+  }
+
+  /** The condition reason. */
+  public String reason() {
+    return reason;
+  }
+}

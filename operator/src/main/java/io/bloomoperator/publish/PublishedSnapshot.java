@@ -1,0 +1,52 @@
+package io.bloomoperator.publish;
+
+import io.bloomoperator.snapshot.Manifest;
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import java.time.Instant;
+import java.util.OptionalLong;
+
+/**
+ * The manifest ConfigMap as the operator last read it: the parsed manifest (null while no version
+ * was ever published) and the bookkeeping annotations on it.
+ *
+ * @param configMap the manifest ConfigMap; its resourceVersion is the precondition of the next
+ *     update
+ * @param manifest the published version, or null
+ */
+public record PublishedSnapshot(ConfigMap configMap, Manifest manifest) {
+
+  /** Annotation: the version the current one replaced, kept for the grace period. */
+  public static final String ANNOTATION_PREVIOUS_VERSION = "bloomoperator.io/previous-version";
+  /** Annotation: how many chunks the previous version has, so they can be deleted by name. */
+  public static final String ANNOTATION_PREVIOUS_CHUNKS = "bloomoperator.io/previous-chunks";
+  /** Annotation: when the current version replaced the previous one (RFC 3339). */
+  public static final String ANNOTATION_SUPERSEDED_AT = "bloomoperator.io/superseded-at";
+
+  /** The published version, if any. */
+  public OptionalLong version() {
+    return manifest == null ? OptionalLong.empty() : OptionalLong.of(manifest.version());
+  }
+
+  /** The version superseded by the current one, if it is still recorded. */
+  public OptionalLong previousVersion() {
+    String value = annotation(ANNOTATION_PREVIOUS_VERSION);
+    return value == null ? OptionalLong.empty() : OptionalLong.of(Long.parseLong(value));
+  }
+
+  /** Chunk count of the previous version (0 when not recorded). */
+  public int previousChunks() {
+    String value = annotation(ANNOTATION_PREVIOUS_CHUNKS);
+    return value == null ? 0 : Integer.parseInt(value);
+  }
+
+  /** When the previous version was superseded, if recorded. */
+  public Instant supersededAt() {
+    String value = annotation(ANNOTATION_SUPERSEDED_AT);
+    return value == null ? null : Instant.parse(value);
+  }
+
+  private String annotation(String key) {
+    var annotations = configMap.getMetadata().getAnnotations();
+    return annotations == null ? null : annotations.get(key);
+  }
+}

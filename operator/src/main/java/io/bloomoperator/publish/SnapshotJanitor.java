@@ -1,0 +1,98 @@
+package io.bloomoperator.publish;
+
+import io.bloomoperator.snapshot.SnapshotNames;
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.utils.Serialization;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Deletes chunk ConfigMaps that no reader needs: every version except the published one and, for
+ * its grace period, the one it replaced. That also removes chunks left by a failed publish or an
+ * operator that died mid-publish, because their version is never the published one.
+ */
+public final class SnapshotJanitor {
+
+  private static final Logger LOG = LoggerFactory.getLogger(SnapshotJanitor.class);
+
+  private final KubernetesClient client;
+
+  public SnapshotJanitor(KubernetesClient client) {
+    this.client = client;
+  }
+
+  /**
+   * @param snapshot the manifest as last read or written (null: no version published, so every
+   *     chunk of the filter goes)
+   * @return how long until the previous version's grace period ends, while it is still running
+   */
+  public Optional<Duration> clean(String namespace, String filterName, PublishedSnapshot snapshot,
+      Duration retainPrevious, Instant now) {
+    List<String> keep = new ArrayList<>();
+    Optional<Duration> recheck = Optional.empty();
+    if (snapshot != null && snapshot.manifest() != null) {
+      keep.add(Long.toString(snapshot.manifest().version()));
+      if (snapshot.previousVersion().isPresent()) {
+        long previous = snapshot.previousVersion().getAsLong();
+        Instant expires = snapshot.supersededAt() == null ? now
+            : snapshot.supersededAt().plus(retainPrevious);
+        if (now.isBefore(expires)) {
+          keep.add(Long.toString(previous));
+          recheck = Optional.of(Duration.between(now, expires));
+        } else {
+          retirePrevious(namespace, filterName, snapshot, previous);
+        }
+      }
+    }
+    deleteChunksExcept(namespace, filterName, keep);
+    return recheck;
+  }
+
+  /** Deletes the previous version's chunks by name, then forgets it in the manifest. */
+  private void retirePrevious(String namespace, String filterName, PublishedSnapshot snapshot,
+      long previous) {
+    for (int i = 0; i < snapshot.previousChunks(); i++) {
+      client.configMaps().inNamespace(namespace)
+          .withName(SnapshotNames.chunkName(filterName, previous, i)).delete();
+    }
+    ConfigMap manifest = snapshot.configMap();
+    try {
+      // update() sends the resourceVersion we read: if the manifest moved on meanwhile, this
+      // fails instead of erasing the bookkeeping of a newer version.
+      ConfigMap forgotten = Serialization.clone(manifest);
+      forgotten.getMetadata().getAnnotations().remove(PublishedSnapshot.ANNOTATION_PREVIOUS_VERSION);
+      forgotten.getMetadata().getAnnotations().remove(PublishedSnapshot.ANNOTATION_PREVIOUS_CHUNKS);
+      forgotten.getMetadata().getAnnotations().remove(PublishedSnapshot.ANNOTATION_SUPERSEDED_AT);
+      client.configMaps().inNamespace(namespace).resource(forgotten).update();
+    } catch (KubernetesClientException e) {
+      // Harmless: the next clean finds the chunks already gone and tries again.
+      LOG.debug("could not clear previous-version annotations of {}/{}: {}", namespace,
+          manifest.getMetadata().getName(), e.getMessage());
+    }
+  }
+
+  /**
+   * One server-side delete-collection by label selector for everything else; it never lists a
+   * chunk (each holds up to 1 MB) and on the usual reconcile it matches nothing.
+   */
+  private void deleteChunksExcept(String namespace, String filterName, List<String> keepVersions) {
+    var chunks = client.configMaps().inNamespace(namespace).withLabels(Map.of(
+        SnapshotNames.LABEL_MANAGED_BY, SnapshotNames.MANAGED_BY,
+        SnapshotNames.LABEL_FILTER, SnapshotNames.filterLabelValue(filterName),
+        SnapshotNames.LABEL_ROLE, SnapshotNames.ROLE_CHUNK));
+    if (keepVersions.isEmpty()) {
+      chunks.delete();
+    } else {
+      chunks.withLabelNotIn(SnapshotNames.LABEL_VERSION, keepVersions.toArray(String[]::new))
+          .delete();
+    }
+  }
+}

@@ -1,0 +1,181 @@
+package io.bloomoperator.publish;
+
+import io.bloomoperator.api.BloomFilter;
+import io.bloomoperator.snapshot.BloomFilterBits;
+import io.bloomoperator.snapshot.Manifest;
+import io.bloomoperator.snapshot.SnapshotEncoder;
+import io.bloomoperator.snapshot.SnapshotNames;
+import io.bloomoperator.snapshot.SnapshotVerificationException;
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
+import io.fabric8.kubernetes.api.model.OwnerReference;
+import io.fabric8.kubernetes.api.model.OwnerReferenceBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import java.io.IOException;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Base64;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Writes and reads a filter's snapshot ConfigMaps, following docs/snapshot-protocol.md: chunks
+ * first (immutable, created never applied), then the manifest with a resourceVersion
+ * precondition, so a reader never sees a version whose chunks are missing.
+ */
+public final class SnapshotStore {
+
+  private static final Logger LOG = LoggerFactory.getLogger(SnapshotStore.class);
+
+  private final KubernetesClient client;
+  private final BloomFilter owner;
+  private final String namespace;
+  private final String filterName;
+
+  public SnapshotStore(KubernetesClient client, BloomFilter owner) {
+    this.client = client;
+    this.owner = owner;
+    this.namespace = owner.getMetadata().getNamespace();
+    this.filterName = owner.getMetadata().getName();
+  }
+
+  /**
+   * Reads the manifest ConfigMap. A manifest that does not parse is reported and treated as
+   * absent, so the next publish replaces it.
+   *
+   * @return null when there is no manifest ConfigMap
+   */
+  public PublishedSnapshot read() {
+    ConfigMap configMap = client.configMaps().inNamespace(namespace)
+        .withName(SnapshotNames.manifestName(filterName)).get();
+    if (configMap == null) {
+      return null;
+    }
+    String json = configMap.getData() == null ? null
+        : configMap.getData().get(SnapshotNames.MANIFEST_DATA_KEY);
+    Manifest manifest = null;
+    if (json != null) {
+      try {
+        manifest = Manifest.fromJson(json);
+      } catch (SnapshotVerificationException e) {
+        LOG.warn("manifest of {}/{} is unreadable and will be replaced: {}", namespace,
+            filterName, e.getMessage());
+      }
+    }
+    return new PublishedSnapshot(configMap, manifest);
+  }
+
+  /**
+   * Publishes {@code bits} as {@code version}. On failure every chunk this call created is deleted
+   * again and the current manifest is left as it was.
+   *
+   * @param current what {@link #read()} returned; its resourceVersion guards the manifest update
+   */
+  public Manifest publish(BloomFilterBits bits, long keyCount, long version, int chunkSize,
+      PublishedSnapshot current, Instant now) throws PublishException {
+    List<String> created = new ArrayList<>();
+    try {
+      SnapshotEncoder.Result encoded = SnapshotEncoder.encode(bits, chunkSize,
+          (index, data, length, sha256) -> {
+            String name = SnapshotNames.chunkName(filterName, version, index);
+            createChunk(name, version, Arrays.copyOf(data, length));
+            created.add(name);
+          });
+      Manifest manifest = Manifest.of(filterName, version, bits, keyCount, encoded, now);
+      writeManifest(manifest, current, now);
+      return manifest;
+    } catch (IOException | RuntimeException e) {
+      deleteQuietly(created);
+      if (e instanceof KubernetesClientException kce && kce.getCode() == 409) {
+        throw new PublishException(PublishException.CONFLICT, "manifest "
+            + SnapshotNames.manifestName(filterName)
+            + " changed while version " + version + " was being published; will retry", e);
+      }
+      throw new PublishException(PublishException.FAILED, "publishing version " + version
+          + " failed: " + rootMessage(e), e);
+    }
+  }
+
+  private void createChunk(String name, long version, byte[] bytes) throws IOException {
+    ConfigMap chunk = new ConfigMapBuilder()
+        .withNewMetadata()
+          .withName(name)
+          .withNamespace(namespace)
+          .withLabels(SnapshotNames.chunkLabels(filterName, version))
+          .withOwnerReferences(ownerReference())
+        .endMetadata()
+        .withImmutable(true)
+        .withBinaryData(Map.of(SnapshotNames.CHUNK_DATA_KEY,
+            Base64.getEncoder().encodeToString(bytes)))
+        .build();
+    // create, never apply: client-side apply would copy the whole chunk into the
+    // last-applied-configuration annotation, far beyond the 256 KiB annotation limit.
+    client.configMaps().inNamespace(namespace).resource(chunk).create();
+  }
+
+  private void writeManifest(Manifest manifest, PublishedSnapshot current, Instant now) {
+    Map<String, String> annotations = new HashMap<>();
+    if (current != null && current.manifest() != null) {
+      annotations.put(PublishedSnapshot.ANNOTATION_PREVIOUS_VERSION,
+          Long.toString(current.manifest().version()));
+      annotations.put(PublishedSnapshot.ANNOTATION_PREVIOUS_CHUNKS,
+          Integer.toString(current.manifest().chunks().size()));
+      annotations.put(PublishedSnapshot.ANNOTATION_SUPERSEDED_AT, now.toString());
+    }
+    ConfigMap desired = new ConfigMapBuilder()
+        .withNewMetadata()
+          .withName(SnapshotNames.manifestName(filterName))
+          .withNamespace(namespace)
+          .withLabels(SnapshotNames.manifestLabels(filterName))
+          .withAnnotations(annotations)
+          .withOwnerReferences(ownerReference())
+        .endMetadata()
+        .withData(Map.of(SnapshotNames.MANIFEST_DATA_KEY, manifest.toJson()))
+        .build();
+    if (current == null) {
+      client.configMaps().inNamespace(namespace).resource(desired).create();
+    } else {
+      // The resourceVersion we read is the precondition: a concurrent writer makes this fail
+      // with 409 instead of silently replacing a manifest we have not seen.
+      desired.getMetadata().setResourceVersion(
+          current.configMap().getMetadata().getResourceVersion());
+      client.configMaps().inNamespace(namespace).resource(desired).update();
+    }
+  }
+
+  private OwnerReference ownerReference() {
+    return new OwnerReferenceBuilder()
+        .withApiVersion(owner.getApiVersion())
+        .withKind(owner.getKind())
+        .withName(filterName)
+        .withUid(owner.getMetadata().getUid())
+        .withController(true)
+        .withBlockOwnerDeletion(true)
+        .build();
+  }
+
+  private void deleteQuietly(List<String> names) {
+    for (String name : names) {
+      try {
+        client.configMaps().inNamespace(namespace).withName(name).delete();
+      } catch (KubernetesClientException e) {
+        // The janitor removes chunks of unpublished versions on the next reconcile.
+        LOG.warn("could not delete chunk {}/{} of a failed publish: {}", namespace, name,
+            e.getMessage());
+      }
+    }
+  }
+
+  private static String rootMessage(Throwable e) {
+    Throwable t = e;
+    while (t.getCause() != null && t.getCause() != t) {
+      t = t.getCause();
+    }
+    return t == e ? String.valueOf(e.getMessage()) : e.getMessage() + " (" + t.getMessage() + ")";
+  }
+}

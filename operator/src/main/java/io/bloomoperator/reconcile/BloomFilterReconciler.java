@@ -1,0 +1,328 @@
+package io.bloomoperator.reconcile;
+
+import io.bloomoperator.api.BloomFilter;
+import io.bloomoperator.api.BloomFilterSpec;
+import io.bloomoperator.api.BloomFilterStatus;
+import io.bloomoperator.api.SnapshotSpec;
+import io.bloomoperator.build.FilterBuilder;
+import io.bloomoperator.publish.PublishException;
+import io.bloomoperator.publish.PublishedSnapshot;
+import io.bloomoperator.publish.SnapshotJanitor;
+import io.bloomoperator.publish.SnapshotStore;
+import io.bloomoperator.snapshot.Manifest;
+import io.bloomoperator.snapshot.SnapshotEncoder;
+import io.bloomoperator.snapshot.SnapshotNames;
+import io.bloomoperator.source.KeySource;
+import io.bloomoperator.source.KeySources;
+import io.bloomoperator.source.SourceException;
+import io.fabric8.kubernetes.api.model.Condition;
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.javaoperatorsdk.operator.api.config.informer.InformerEventSourceConfiguration;
+import io.javaoperatorsdk.operator.api.reconciler.Context;
+import io.javaoperatorsdk.operator.api.reconciler.ControllerConfiguration;
+import io.javaoperatorsdk.operator.api.reconciler.ErrorStatusUpdateControl;
+import io.javaoperatorsdk.operator.api.reconciler.EventSourceContext;
+import io.javaoperatorsdk.operator.api.reconciler.Reconciler;
+import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
+import io.javaoperatorsdk.operator.processing.event.source.EventSource;
+import io.javaoperatorsdk.operator.processing.event.source.informer.InformerEventSource;
+import io.javaoperatorsdk.operator.processing.retry.GradualRetry;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Turns a BloomFilter into a published snapshot: read the source, build, publish chunks then
+ * manifest, retire old versions, report status and events.
+ *
+ * <p>Failures of the source or of a publish leave the last good snapshot published and untouched,
+ * set Ready=False with a reason, and retry with a backoff that grows with the time the failure has
+ * lasted (no hot loop, no state outside the resource).
+ */
+@ControllerConfiguration(name = BloomFilterReconciler.NAME)
+@GradualRetry(maxAttempts = -1, initialInterval = 1000, intervalMultiplier = 2,
+    maxInterval = 300_000)
+public class BloomFilterReconciler implements Reconciler<BloomFilter> {
+
+  public static final String NAME = "bloomfilter";
+  static final Duration MIN_BACKOFF = Duration.ofSeconds(2);
+  static final Duration MAX_BACKOFF = Duration.ofMinutes(5);
+  /** How often a ConfigMap or Secret source is checked when no refreshInterval is given. */
+  static final Duration DEFAULT_SOURCE_CHECK = Duration.ofMinutes(1);
+
+  private static final Logger LOG = LoggerFactory.getLogger(BloomFilterReconciler.class);
+
+  private final OperatorSettings settings;
+  private final Clock clock;
+  private final FilterBuilder builder = new FilterBuilder();
+
+  public BloomFilterReconciler(OperatorSettings settings, Clock clock) {
+    this.settings = settings;
+    this.clock = clock;
+  }
+
+  /**
+   * Watches only the operator's manifest ConfigMaps (by label), so a manifest deleted or edited by
+   * someone else is repaired. Chunks are never watched: an informer would hold them all in memory.
+   */
+  @Override
+  public List<EventSource<?, BloomFilter>> prepareEventSources(
+      EventSourceContext<BloomFilter> context) {
+    var config = InformerEventSourceConfiguration.from(ConfigMap.class, BloomFilter.class)
+        .withName("manifests")
+        .withLabelSelector(SnapshotNames.LABEL_MANAGED_BY + "=" + SnapshotNames.MANAGED_BY + ","
+            + SnapshotNames.LABEL_ROLE + "=" + SnapshotNames.ROLE_MANIFEST)
+        .build();
+    return List.of(new InformerEventSource<>(config, context));
+  }
+
+  @Override
+  public UpdateControl<BloomFilter> reconcile(BloomFilter filter, Context<BloomFilter> context) {
+    KubernetesClient client = context.getClient();
+    Instant now = clock.instant();
+    BloomFilterSpec spec = filter.getSpec();
+    String namespace = filter.getMetadata().getNamespace();
+    String name = filter.getMetadata().getName();
+    long generation = filter.getMetadata().getGeneration();
+    Optional<Condition> ready = ReadyCondition.of(filter);
+    BloomFilterStatus status = copyOf(filter.getStatus());
+    status.setObservedGeneration(generation);
+    EventRecorder events = new EventRecorder(client);
+
+    Settings resolved;
+    KeySource source;
+    try {
+      resolved = Settings.of(spec);
+      source = KeySources.from(spec.getSource(), client, namespace);
+    } catch (IllegalArgumentException e) {
+      // The schema rejects most bad input; what it cannot express lands here. Retrying cannot
+      // help, so nothing is rescheduled: a spec change triggers the next reconcile.
+      return fail(filter, status, ready, "InvalidSpec", e.getMessage(), generation, now, events)
+          .map(UpdateControl::patchStatus).orElseThrow();
+    }
+
+    SnapshotStore store = new SnapshotStore(client, filter);
+    SnapshotJanitor janitor = new SnapshotJanitor(client);
+    PublishedSnapshot current = store.read();
+    try {
+      String token = source.changeToken();
+      boolean upToDate = current != null && current.manifest() != null
+          && Long.valueOf(current.manifest().version()).equals(status.getVersion())
+          && Long.valueOf(generation).equals(filter.getStatus() == null ? null
+              : filter.getStatus().getObservedGeneration())
+          && token != null && token.equals(status.getSourceToken())
+          && ready.map(c -> "True".equals(c.getStatus())).orElse(false);
+      boolean refreshDue = resolved.refresh() != null && status.getLastBuildTime() != null
+          && !now.isBefore(Instant.parse(status.getLastBuildTime()).plus(resolved.refresh()));
+      if (!upToDate || (token == null && refreshDue)) {
+        current = buildAndPublish(client, filter, source, token, resolved, current, status,
+            events, now);
+      }
+      Optional<Duration> recheck = janitor.clean(namespace, name, current,
+          resolved.retainPrevious(), now);
+      String message = "version " + status.getVersion() + " published: " + status.getKeys()
+          + " keys, " + status.getChunks() + " chunk(s), " + status.getSize();
+      ReadyCondition.set(status, ready, true, ReadyCondition.PUBLISHED, message, generation, now);
+      status.setPhase("Idle");
+      filter.setStatus(status);
+      UpdateControl<BloomFilter> control = UpdateControl.patchStatus(filter);
+      next(resolved, status, token != null, recheck, now).ifPresent(control::rescheduleAfter);
+      return control;
+    } catch (SourceException e) {
+      return retryLater(fail(filter, status, ready, e.reason(),
+          source.description() + ": " + e.getMessage(), generation, now, events), ready, now);
+    } catch (PublishException e) {
+      return retryLater(fail(filter, status, ready, e.reason(), e.getMessage(), generation, now,
+          events), ready, now);
+    }
+  }
+
+  private PublishedSnapshot buildAndPublish(KubernetesClient client, BloomFilter filter,
+      KeySource source, String token, Settings settings, PublishedSnapshot current,
+      BloomFilterStatus status, EventRecorder events, Instant now)
+      throws SourceException, PublishException {
+    String name = filter.getMetadata().getName();
+    FilterBuilder.Result built;
+    try {
+      built = builder.build(source, new FilterBuilder.Request(settings.keyType(),
+          settings.falsePositiveRate(), settings.expectedInsertions(),
+          this.settings.maxMalformedKeys()));
+    } catch (IllegalArgumentException e) {
+      throw new PublishException(PublishException.TOO_LARGE, e.getMessage(), e);
+    }
+    long size = SnapshotEncoder.payloadSize(built.bits());
+    if (size > this.settings.maxSnapshotBytes()) {
+      throw new PublishException(PublishException.TOO_LARGE, "the filter needs " + Bytes.human(size)
+          + " for " + built.keys() + " keys at false-positive rate "
+          + settings.falsePositiveRate() + ", more than the operator's limit of "
+          + Bytes.human(this.settings.maxSnapshotBytes())
+          + " (BLOOM_MAX_SNAPSHOT_BYTES); nothing was published", null);
+    }
+    String sha256 = sha256Of(built);
+    Manifest published = current == null ? null : current.manifest();
+    if (published != null && sha256.equals(published.sha256())
+        && published.totalBytes() == size) {
+      // Byte-identical payload: publishing it again would only make readers reload.
+      LOG.info("{}/{}: rebuilt from {}, content unchanged (version {})",
+          filter.getMetadata().getNamespace(), name, source.description(), published.version());
+    } else {
+      long version = Math.max(published == null ? 0 : published.version(),
+          status.getVersion() == null ? 0 : status.getVersion()) + 1;
+      // Leftovers of an interrupted publish must not collide with the new version's names.
+      new SnapshotJanitor(client).clean(filter.getMetadata().getNamespace(), name, current,
+          settings.retainPrevious(), now);
+      published = new SnapshotStore(client, filter).publish(built.bits(), built.keys(), version,
+          settings.chunkSize(), current, now);
+      events.normal(filter, "Published", "version " + version + ": " + built.keys() + " keys, "
+          + published.chunks().size() + " chunk(s), " + Bytes.human(size) + ", expected FPP "
+          + String.format("%.3g", published.expectedFpp()) + ", built in "
+          + built.took().toMillis() + " ms from " + source.description());
+      current = null; // re-read below so that its resourceVersion is fresh
+    }
+    status.setVersion(published.version());
+    status.setManifest(SnapshotNames.manifestName(name));
+    status.setKeys(published.keyCount());
+    status.setNumBits(published.numBits());
+    status.setNumHashFunctions(published.numHashFunctions());
+    status.setExpectedFpp(published.expectedFpp());
+    status.setSizeBytes(published.totalBytes());
+    status.setSize(Bytes.human(published.totalBytes()));
+    status.setChunks(published.chunks().size());
+    status.setSha256(published.sha256());
+    status.setSourceToken(token);
+    status.setLastBuildTime(now.toString());
+    status.setLastBuildDurationMillis(built.took().toMillis());
+    return current != null ? current : new SnapshotStore(client, filter).read();
+  }
+
+  /** The payload digest, computed without keeping the payload (one buffer of output at a time). */
+  private static String sha256Of(FilterBuilder.Result built) {
+    try {
+      return SnapshotEncoder.writeTo(built.bits(), OutputStream.nullOutputStream()).sha256();
+    } catch (IOException e) {
+      throw new UncheckedIOException("a null stream cannot fail", e);
+    }
+  }
+
+  @Override
+  public ErrorStatusUpdateControl<BloomFilter> updateErrorStatus(BloomFilter filter,
+      Context<BloomFilter> context, Exception e) {
+    BloomFilterStatus status = copyOf(filter.getStatus());
+    ReadyCondition.set(status, ReadyCondition.of(filter), false, "ReconcileError",
+        String.valueOf(e.getMessage()), filter.getMetadata().getGeneration(), clock.instant());
+    filter.setStatus(status);
+    return ErrorStatusUpdateControl.patchStatus(filter);
+  }
+
+  private Optional<BloomFilter> fail(BloomFilter filter, BloomFilterStatus status,
+      Optional<Condition> ready, String reason, String message, long generation, Instant now,
+      EventRecorder events) {
+    boolean reasonChanged = ready.map(c -> !"False".equals(c.getStatus())
+        || !reason.equals(c.getReason())).orElse(true);
+    if (reasonChanged) {
+      // One event per new failure, not one per retry.
+      events.warning(filter, reason, message);
+    }
+    LOG.warn("{}/{}: {}: {}", filter.getMetadata().getNamespace(),
+        filter.getMetadata().getName(), reason, message);
+    ReadyCondition.set(status, ready, false, reason, message, generation, now);
+    status.setPhase("Failed");
+    filter.setStatus(status);
+    return Optional.of(filter);
+  }
+
+  private static UpdateControl<BloomFilter> retryLater(Optional<BloomFilter> failed,
+      Optional<Condition> previous, Instant now) {
+    UpdateControl<BloomFilter> control = UpdateControl.patchStatus(failed.orElseThrow());
+    return control.rescheduleAfter(backoff(previous, now));
+  }
+
+  /**
+   * Retry delay that grows with how long the resource has been failing: the time since Ready
+   * turned False, clamped to [2s, 5m]. Stateless, so it survives operator restarts.
+   */
+  static Duration backoff(Optional<Condition> previous, Instant now) {
+    Duration failingFor = previous.filter(c -> "False".equals(c.getStatus()))
+        .map(c -> Duration.between(Instant.parse(c.getLastTransitionTime()), now))
+        .orElse(Duration.ZERO);
+    if (failingFor.compareTo(MIN_BACKOFF) < 0) {
+      return MIN_BACKOFF;
+    }
+    return failingFor.compareTo(MAX_BACKOFF) > 0 ? MAX_BACKOFF : failingFor;
+  }
+
+  /**
+   * When to look again: at the next refresh (a source with a change token is checked a full
+   * interval from now; one without is rebuilt an interval after its last build) or when the
+   * previous version's grace period ends, whichever is first.
+   */
+  private static Optional<Duration> next(Settings settings, BloomFilterStatus status,
+      boolean hasToken, Optional<Duration> recheck, Instant now) {
+    Optional<Duration> refresh = Optional.empty();
+    if (settings.refresh() != null) {
+      Duration left = settings.refresh();
+      if (!hasToken && status.getLastBuildTime() != null) {
+        left = Duration.between(now, Instant.parse(status.getLastBuildTime())
+            .plus(settings.refresh()));
+      }
+      refresh = Optional.of(left.compareTo(MIN_BACKOFF) < 0 ? MIN_BACKOFF : left);
+    }
+    if (recheck.isPresent() && refresh.isPresent()) {
+      return Optional.of(recheck.get().compareTo(refresh.get()) < 0 ? recheck.get()
+          : refresh.get());
+    }
+    return recheck.isPresent() ? recheck : refresh;
+  }
+
+  private static BloomFilterStatus copyOf(BloomFilterStatus status) {
+    return status == null ? new BloomFilterStatus()
+        : io.fabric8.kubernetes.client.utils.Serialization.clone(status);
+  }
+
+  /** The spec with defaults applied and durations parsed. */
+  record Settings(io.bloomoperator.snapshot.KeyType keyType, double falsePositiveRate,
+      Long expectedInsertions, Duration refresh, int chunkSize, Duration retainPrevious) {
+
+    static Settings of(BloomFilterSpec spec) {
+      if (spec == null || spec.getFalsePositiveRate() == null) {
+        throw new IllegalArgumentException("spec.falsePositiveRate is required");
+      }
+      double p = spec.getFalsePositiveRate();
+      if (!(p > 0 && p < 1)) {
+        throw new IllegalArgumentException("spec.falsePositiveRate must be in (0, 1), got " + p);
+      }
+      SnapshotSpec snapshot = spec.getSnapshot() == null ? new SnapshotSpec() : spec.getSnapshot();
+      int chunkSize = snapshot.getChunkSizeBytes() == null ? SnapshotSpec.DEFAULT_CHUNK_BYTES
+          : snapshot.getChunkSizeBytes();
+      if (chunkSize < 1024 || chunkSize > SnapshotSpec.MAX_CHUNK_BYTES) {
+        throw new IllegalArgumentException("spec.snapshot.chunkSizeBytes must be in 1024.."
+            + SnapshotSpec.MAX_CHUNK_BYTES);
+      }
+      Duration refresh;
+      if (spec.getRefreshInterval() != null) {
+        refresh = Durations.parse(spec.getRefreshInterval());
+      } else if (spec.getSource() != null && spec.getSource().getInline() == null) {
+        // Sources outside the resource are not watched (the operator watches only its own
+        // ConfigMaps); checking one is a single GET, and it rebuilds only when it changed.
+        refresh = DEFAULT_SOURCE_CHECK;
+      } else {
+        refresh = null;
+      }
+      return new Settings(
+          spec.getKeyType() == null ? io.bloomoperator.snapshot.KeyType.STRING
+              : spec.getKeyType(),
+          p, spec.getExpectedInsertions(), refresh,
+          chunkSize,
+          Durations.parse(snapshot.getRetainPreviousFor() == null ? SnapshotSpec.DEFAULT_RETAIN
+              : snapshot.getRetainPreviousFor()));
+    }
+  }
+}

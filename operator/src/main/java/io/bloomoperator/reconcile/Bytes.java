@@ -1,0 +1,24 @@
+package io.bloomoperator.reconcile;
+
+import java.util.Locale;
+
+/** Byte counts for humans, in the units kubectl users read (KiB, MiB, GiB). */
+final class Bytes {
+
+  private Bytes() {
+  }
+
+  static String human(long bytes) {
+    if (bytes < 1024) {
+      return bytes + " B";
+    }
+    String[] units = {"KiB", "MiB", "GiB", "TiB"};
+    double value = bytes;
+    int unit = -1;
+    while (value >= 1024 && unit < units.length - 1) {
+      value /= 1024;
+      unit++;
+    }
+    return String.format(Locale.ROOT, "%.1f %s", value, units[unit]);
+  }
+}

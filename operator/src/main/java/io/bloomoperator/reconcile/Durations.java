@@ -1,0 +1,44 @@
+package io.bloomoperator.reconcile;
+
+import java.time.Duration;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/** Parses the Go-style durations Kubernetes users write (1h30m, 10m, 45s, 500ms). */
+public final class Durations {
+
+  private static final Pattern PART = Pattern.compile("([0-9]+(?:\\.[0-9]+)?)(ms|s|m|h)");
+
+  private Durations() {
+  }
+
+  /**
+   * @throws IllegalArgumentException when {@code text} is not such a duration or is zero
+   */
+  public static Duration parse(String text) {
+    if (text == null || text.isEmpty()) {
+      throw new IllegalArgumentException("empty duration");
+    }
+    Matcher m = PART.matcher(text);
+    int at = 0;
+    double millis = 0;
+    while (at < text.length()) {
+      if (!m.find(at) || m.start() != at) {
+        throw new IllegalArgumentException("not a duration: \"" + text
+            + "\" (expected e.g. 30s, 10m, 1h30m)");
+      }
+      double value = Double.parseDouble(m.group(1));
+      millis += switch (m.group(2)) {
+        case "ms" -> value;
+        case "s" -> value * 1_000;
+        case "m" -> value * 60_000;
+        default -> value * 3_600_000;
+      };
+      at = m.end();
+    }
+    if (millis < 1) {
+      throw new IllegalArgumentException("duration must be positive: \"" + text + "\"");
+    }
+    return Duration.ofMillis(Math.round(millis));
+  }
+}

@@ -1,0 +1,74 @@
+package io.bloomoperator.reconcile;
+
+import io.fabric8.kubernetes.api.model.EventBuilder;
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.MicroTime;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Emits core/v1 Events about a resource, shown by {@code kubectl describe} and
+ * {@code kubectl get events}. An event that cannot be written is logged, never fatal: events are
+ * for humans, the status is the contract.
+ */
+public final class EventRecorder {
+
+  public static final String COMPONENT = "bloom-operator";
+  private static final Logger LOG = LoggerFactory.getLogger(EventRecorder.class);
+  private static final AtomicLong SEQUENCE = new AtomicLong();
+
+  private final KubernetesClient client;
+
+  public EventRecorder(KubernetesClient client) {
+    this.client = client;
+  }
+
+  public void normal(HasMetadata about, String reason, String message) {
+    emit(about, "Normal", reason, message);
+  }
+
+  public void warning(HasMetadata about, String reason, String message) {
+    emit(about, "Warning", reason, message);
+  }
+
+  private void emit(HasMetadata about, String type, String reason, String message) {
+    Instant now = Instant.now();
+    String stamp = now.truncatedTo(ChronoUnit.SECONDS).toString();
+    String name = about.getMetadata().getName() + "."
+        + Long.toHexString(now.toEpochMilli() * 1000 + SEQUENCE.incrementAndGet() % 1000);
+    try {
+      client.v1().events().inNamespace(about.getMetadata().getNamespace()).resource(
+          new EventBuilder()
+              .withNewMetadata().withName(name)
+              .withNamespace(about.getMetadata().getNamespace()).endMetadata()
+              .withNewInvolvedObject()
+                .withApiVersion(about.getApiVersion())
+                .withKind(about.getKind())
+                .withName(about.getMetadata().getName())
+                .withNamespace(about.getMetadata().getNamespace())
+                .withUid(about.getMetadata().getUid())
+              .endInvolvedObject()
+              .withType(type)
+              .withReason(reason)
+              .withMessage(message.length() > 1024 ? message.substring(0, 1024) : message)
+              .withFirstTimestamp(stamp)
+              .withLastTimestamp(stamp)
+              .withEventTime(new MicroTime(now.truncatedTo(ChronoUnit.MICROS).toString()))
+              .withCount(1)
+              .withReportingComponent(COMPONENT)
+              .withReportingInstance(COMPONENT)
+              .withAction(reason)
+              .withNewSource().withComponent(COMPONENT).endSource()
+              .build())
+          .create();
+    } catch (KubernetesClientException e) {
+      LOG.warn("could not record event {} on {}: {}", reason, about.getMetadata().getName(),
+          e.getMessage());
+    }
+  }
+}

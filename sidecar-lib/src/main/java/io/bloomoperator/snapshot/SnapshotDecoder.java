@@ -1,0 +1,248 @@
+package io.bloomoperator.snapshot;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.security.MessageDigest;
+import java.util.Iterator;
+import java.util.List;
+
+/**
+ * Reads a chunked snapshot back into a {@link BloomFilterBits}, verifying it on the way.
+ *
+ * <p>Chunks are pulled one at a time, so a reader holds at most its current filter, the new filter's
+ * words and one chunk. For every chunk, in order: its size and SHA-256 must match the manifest before a
+ * byte of it is used; the 6-byte header (wherever the chunk boundaries cut it) must match the manifest's
+ * strategy, numHashFunctions and numBits; finally the SHA-256 of the whole payload must match. Words are
+ * copied with bulk big-endian {@code LongBuffer} transfers; a word split across two chunks is stitched
+ * from a small carry.
+ */
+public final class SnapshotDecoder {
+
+  private SnapshotDecoder() {}
+
+  /** Supplies chunk {@code index} (the bytes of {@code ref}), or null if it does not exist. */
+  @FunctionalInterface
+  public interface ChunkSource {
+    byte[] load(int index, Manifest.ChunkRef ref) throws IOException;
+  }
+
+  /**
+   * Decodes and verifies a snapshot, loading chunks on demand.
+   *
+   * @throws SnapshotVerificationException if the manifest is invalid, a chunk is missing, has the wrong
+   *     size or digest, the header disagrees with the manifest, or the total digest does not match
+   * @throws IOException whatever {@code source} throws
+   */
+  public static BloomFilterBits decode(Manifest manifest, ChunkSource source)
+      throws SnapshotVerificationException, IOException {
+    manifest.validate();
+    List<Manifest.ChunkRef> refs = manifest.chunks();
+    Verifier verifier = new Verifier(manifest);
+    for (int i = 0; i < refs.size(); i++) {
+      verifier.accept(i, source.load(i, refs.get(i)));
+    }
+    return verifier.finish();
+  }
+
+  /**
+   * Decodes and verifies a snapshot whose chunks arrive in manifest order from {@code chunks}.
+   *
+   * @throws SnapshotVerificationException as {@link #decode(Manifest, ChunkSource)}, and also if the
+   *     iterator yields fewer or more chunks than the manifest lists
+   */
+  public static BloomFilterBits decode(Manifest manifest, Iterator<byte[]> chunks)
+      throws SnapshotVerificationException {
+    manifest.validate();
+    int expected = manifest.chunks().size();
+    Verifier verifier = new Verifier(manifest);
+    for (int i = 0; i < expected; i++) {
+      verifier.accept(i, chunks.hasNext() ? chunks.next() : null);
+    }
+    if (chunks.hasNext()) {
+      throw new SnapshotVerificationException(
+          "more chunks supplied than the " + expected + " the manifest lists");
+    }
+    return verifier.finish();
+  }
+
+  /**
+   * Parses a whole Guava {@code writeTo} payload without any manifest or digest checks (for tools, tests
+   * and benchmarks; readers of published snapshots use {@link #decode}).
+   *
+   * @throws SnapshotVerificationException if the payload is not a well-formed MURMUR128_MITZ_64 filter
+   */
+  public static BloomFilterBits decodePayload(byte[] payload, KeyType keyType)
+      throws SnapshotVerificationException {
+    if (payload.length < SnapshotEncoder.HEADER_BYTES + Long.BYTES) {
+      throw new SnapshotVerificationException(
+          "payload is " + payload.length + " bytes, too short for a header and one word");
+    }
+    ByteBuffer header = ByteBuffer.wrap(payload, 0, SnapshotEncoder.HEADER_BYTES);
+    int strategy = header.get() & 0xFF;
+    int k = header.get() & 0xFF;
+    int numLongs = header.getInt();
+    long expectedLength = SnapshotEncoder.HEADER_BYTES + (long) numLongs * Long.BYTES;
+    if (numLongs < 1 || payload.length != expectedLength) {
+      throw new SnapshotVerificationException("header says " + numLongs + " words ("
+          + expectedLength + " bytes) but the payload is " + payload.length + " bytes");
+    }
+    PayloadParser parser = new PayloadParser(keyType, strategy, k, numLongs);
+    parser.accept(payload, 0, payload.length);
+    return parser.finish();
+  }
+
+  /** Checks chunk sizes and digests against the manifest and feeds verified bytes to the parser. */
+  private static final class Verifier {
+    private final Manifest manifest;
+    private final PayloadParser parser;
+    private final MessageDigest chunkDigest = Sha256.newDigest();
+    private final MessageDigest totalDigest = Sha256.newDigest();
+
+    Verifier(Manifest manifest) {
+      this.manifest = manifest;
+      this.parser = new PayloadParser(manifest.keyType(), SnapshotEncoder.STRATEGY_MURMUR128_MITZ_64,
+          manifest.numHashFunctions(), manifest.numLongs());
+    }
+
+    void accept(int index, byte[] data) throws SnapshotVerificationException {
+      Manifest.ChunkRef ref = manifest.chunks().get(index);
+      String where = "chunk " + index + " ('" + ref.name() + "')";
+      if (data == null) {
+        throw new SnapshotVerificationException(where + " is missing", index);
+      }
+      if (data.length != ref.bytes()) {
+        throw new SnapshotVerificationException(where + ": size mismatch: manifest says " + ref.bytes()
+            + " bytes, got " + data.length, index);
+      }
+      chunkDigest.update(data);
+      String actual = Sha256.hex(chunkDigest);
+      if (!actual.equalsIgnoreCase(ref.sha256())) {
+        throw new SnapshotVerificationException(where + ": sha256 mismatch: manifest says "
+            + ref.sha256() + ", computed " + actual, index);
+      }
+      totalDigest.update(data);
+      try {
+        parser.accept(data, 0, data.length);
+      } catch (SnapshotVerificationException e) {
+        throw new SnapshotVerificationException(where + ": " + e.getMessage(), index);
+      }
+    }
+
+    BloomFilterBits finish() throws SnapshotVerificationException {
+      String actual = Sha256.hex(totalDigest);
+      if (!actual.equalsIgnoreCase(manifest.sha256())) {
+        throw new SnapshotVerificationException("payload sha256 mismatch: manifest says "
+            + manifest.sha256() + ", computed " + actual + " over all " + manifest.chunks().size()
+            + " chunks");
+      }
+      return parser.finish();
+    }
+  }
+
+  /**
+   * Streams payload bytes, in any split, into a word array. The header is checked against what the
+   * caller expects before the (possibly large) word array is allocated.
+   */
+  private static final class PayloadParser {
+    private final KeyType keyType;
+    private final int expectedStrategy;
+    private final int expectedK;
+    private final int expectedNumLongs;
+
+    private final byte[] header = new byte[SnapshotEncoder.HEADER_BYTES];
+    private int headerFilled;
+    private long[] words;
+    private int wordCount;
+    private long carry; // bytes of a word split across chunks, most significant first
+    private int carryBytes;
+
+    PayloadParser(KeyType keyType, int expectedStrategy, int expectedK, int expectedNumLongs) {
+      this.keyType = keyType;
+      this.expectedStrategy = expectedStrategy;
+      this.expectedK = expectedK;
+      this.expectedNumLongs = expectedNumLongs;
+    }
+
+    void accept(byte[] data, int offset, int length) throws SnapshotVerificationException {
+      int pos = offset;
+      int end = offset + length;
+      while (headerFilled < header.length && pos < end) {
+        header[headerFilled++] = data[pos++];
+        if (headerFilled == header.length) {
+          checkHeader();
+        }
+      }
+      if (pos == end) {
+        return;
+      }
+      if (carryBytes > 0) {
+        while (carryBytes < Long.BYTES && pos < end) {
+          carry = (carry << 8) | (data[pos++] & 0xFF);
+          carryBytes++;
+        }
+        if (carryBytes < Long.BYTES) {
+          return;
+        }
+        storeWords(1);
+        words[wordCount++] = carry;
+        carry = 0;
+        carryBytes = 0;
+      }
+      int count = (end - pos) / Long.BYTES;
+      if (count > 0) {
+        storeWords(count);
+        // Bulk big-endian copy (an intrinsic byte-swapping memcpy), not DataInputStream's 8 reads/word.
+        ByteBuffer.wrap(data, pos, count * Long.BYTES).asLongBuffer().get(words, wordCount, count);
+        wordCount += count;
+        pos += count * Long.BYTES;
+      }
+      while (pos < end) {
+        carry = (carry << 8) | (data[pos++] & 0xFF);
+        carryBytes++;
+      }
+    }
+
+    BloomFilterBits finish() throws SnapshotVerificationException {
+      if (headerFilled < header.length) {
+        throw new SnapshotVerificationException(
+            "payload ended after " + headerFilled + " bytes, inside the 6-byte header");
+      }
+      if (wordCount != expectedNumLongs || carryBytes != 0) {
+        throw new SnapshotVerificationException("payload ended after " + wordCount + " words and "
+            + carryBytes + " bytes, expected " + expectedNumLongs + " words");
+      }
+      return BloomFilterBits.wrap(keyType, expectedK, words);
+    }
+
+    private void checkHeader() throws SnapshotVerificationException {
+      ByteBuffer h = ByteBuffer.wrap(header);
+      int strategy = h.get() & 0xFF;
+      int k = h.get() & 0xFF;
+      int numLongs = h.getInt();
+      if (strategy != expectedStrategy) {
+        throw new SnapshotVerificationException("header strategy ordinal is " + strategy
+            + ", expected " + expectedStrategy + " (MURMUR128_MITZ_64)");
+      }
+      if (k != expectedK) {
+        throw new SnapshotVerificationException("header numHashFunctions is " + k
+            + " but the manifest says " + expectedK);
+      }
+      if (numLongs != expectedNumLongs) {
+        throw new SnapshotVerificationException("header numLongs is " + numLongs + " ("
+            + ((long) numLongs * Long.SIZE) + " bits) but the manifest says " + expectedNumLongs
+            + " (" + ((long) expectedNumLongs * Long.SIZE) + " bits)");
+      }
+      if (k < 1) {
+        throw new SnapshotVerificationException("header numHashFunctions is 0");
+      }
+      words = new long[numLongs];
+    }
+
+    private void storeWords(int count) throws SnapshotVerificationException {
+      if (count > words.length - wordCount) {
+        throw new SnapshotVerificationException(
+            "payload is longer than the " + words.length + " words its header announces");
+      }
+    }
+  }
+}

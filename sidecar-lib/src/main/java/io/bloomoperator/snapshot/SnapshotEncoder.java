@@ -1,0 +1,183 @@
+package io.bloomoperator.snapshot;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.security.MessageDigest;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Writes a filter in Guava's {@code BloomFilter.writeTo} format, cut into chunks.
+ *
+ * <p>Payload layout (big-endian, as {@code DataOutputStream} writes it):
+ *
+ * <pre>
+ *   byte   strategy ordinal = 1 (MURMUR128_MITZ_64)
+ *   byte   numHashFunctions (unsigned)
+ *   int    numLongs
+ *   long[] numLongs words
+ * </pre>
+ *
+ * <p>The payload is never materialised: one chunk-sized buffer is filled with bulk transfers from the
+ * filter's words, handed to the consumer, and reused, so a 100 MB filter costs one chunk of extra memory.
+ * Chunk boundaries need not fall on word boundaries (the header is 6 bytes, the chunk size arbitrary).
+ */
+public final class SnapshotEncoder {
+
+  /** Bytes before the first word: strategy byte, k byte, int word count. */
+  public static final int HEADER_BYTES = 6;
+
+  /** Guava's {@code BloomFilterStrategies.MURMUR128_MITZ_64.ordinal()}. */
+  public static final int STRATEGY_MURMUR128_MITZ_64 = 1;
+
+  private SnapshotEncoder() {}
+
+  /** Receives each chunk as soon as it is full (the last one may be shorter). */
+  @FunctionalInterface
+  public interface ChunkConsumer {
+
+    /**
+     * @param index 0-based chunk index
+     * @param data a buffer that is reused for the next chunk: copy what you need to keep
+     * @param length number of valid bytes in {@code data}, 1..chunkSize
+     * @param sha256Hex lower-case hex SHA-256 of {@code data[0, length)}
+     */
+    void accept(int index, byte[] data, int length, String sha256Hex) throws IOException;
+  }
+
+  /** Size and digest of one written chunk. */
+  public record ChunkDigest(int index, int bytes, String sha256) {}
+
+  /**
+   * What {@link #encode} wrote.
+   *
+   * @param totalBytes payload size (== {@link #payloadSize})
+   * @param sha256 lower-case hex SHA-256 of the whole payload
+   * @param chunkCount number of chunks handed to the consumer
+   * @param chunks per-chunk sizes and digests, in order
+   */
+  public record Result(long totalBytes, String sha256, int chunkCount, List<ChunkDigest> chunks) {
+    public Result {
+      chunks = List.copyOf(chunks);
+    }
+  }
+
+  /** Serialized size of {@code bits}: 6 header bytes plus 8 per word. */
+  public static long payloadSize(BloomFilterBits bits) {
+    return HEADER_BYTES + (long) bits.numLongs() * Long.BYTES;
+  }
+
+  /** How many chunks {@link #encode} will produce for this chunk size. */
+  public static int chunkCount(BloomFilterBits bits, int chunkSize) {
+    requirePositive(chunkSize);
+    return Math.toIntExact((payloadSize(bits) + chunkSize - 1) / chunkSize);
+  }
+
+  /**
+   * Serializes {@code bits} into consecutive chunks of {@code chunkSize} bytes (the last may be shorter).
+   *
+   * @throws IOException whatever the consumer throws; encoding stops there
+   */
+  public static Result encode(BloomFilterBits bits, int chunkSize, ChunkConsumer consumer)
+      throws IOException {
+    requirePositive(chunkSize);
+    ChunkWriter out = new ChunkWriter(chunkSize, consumer);
+    out.putByte(STRATEGY_MURMUR128_MITZ_64);
+    out.putByte(bits.numHashFunctions());
+    int numLongs = bits.numLongs();
+    for (int shift = 24; shift >= 0; shift -= 8) {
+      out.putByte(numLongs >>> shift);
+    }
+    out.putWords(bits.words());
+    out.flush();
+    return new Result(out.totalBytes, Sha256.hex(out.totalDigest), out.chunks.size(), out.chunks);
+  }
+
+  /** Writes the whole payload to {@code stream}, exactly as Guava's {@code writeTo} would. */
+  public static Result writeTo(BloomFilterBits bits, OutputStream stream) throws IOException {
+    return encode(bits, 64 * 1024, (index, data, length, sha) -> stream.write(data, 0, length));
+  }
+
+  /** The whole payload in one array: for tests, tools and small filters. */
+  public static byte[] toByteArray(BloomFilterBits bits) {
+    ByteArrayOutputStream out = new ByteArrayOutputStream((int) Math.min(payloadSize(bits), 1 << 30));
+    try {
+      writeTo(bits, out);
+    } catch (IOException e) {
+      throw new UncheckedIOException("ByteArrayOutputStream does not throw", e);
+    }
+    return out.toByteArray();
+  }
+
+  private static void requirePositive(int chunkSize) {
+    if (chunkSize < 1) {
+      throw new IllegalArgumentException("chunkSize must be >= 1, got " + chunkSize);
+    }
+  }
+
+  /** A chunk-sized buffer that hands itself to the consumer whenever it fills up. */
+  private static final class ChunkWriter {
+    private final byte[] buffer;
+    private final ByteBuffer view; // big-endian, as DataOutputStream writes
+    private final ChunkConsumer consumer;
+    private final MessageDigest chunkDigest = Sha256.newDigest();
+    private final MessageDigest totalDigest = Sha256.newDigest();
+    private final List<ChunkDigest> chunks = new ArrayList<>();
+    private long totalBytes;
+
+    ChunkWriter(int chunkSize, ChunkConsumer consumer) {
+      this.buffer = new byte[chunkSize];
+      this.view = ByteBuffer.wrap(buffer);
+      this.consumer = consumer;
+    }
+
+    void putByte(int b) throws IOException {
+      if (!view.hasRemaining()) {
+        flush();
+      }
+      view.put((byte) b);
+    }
+
+    void putWords(long[] words) throws IOException {
+      int next = 0;
+      while (next < words.length) {
+        if (!view.hasRemaining()) {
+          flush();
+        }
+        int room = view.remaining();
+        if (room >= Long.BYTES) {
+          // Bulk: a LongBuffer view starting at the current position copies (and byte-swaps) whole
+          // words in one intrinsic call instead of eight single-byte puts per word.
+          int count = Math.min(room / Long.BYTES, words.length - next);
+          view.asLongBuffer().put(words, next, count);
+          view.position(view.position() + count * Long.BYTES);
+          next += count;
+        } else {
+          // Fewer than 8 bytes left in this chunk: this word straddles the boundary.
+          long word = words[next++];
+          for (int shift = 56; shift >= 0; shift -= 8) {
+            putByte((int) (word >>> shift));
+          }
+        }
+      }
+    }
+
+    void flush() throws IOException {
+      int length = view.position();
+      if (length == 0) {
+        return;
+      }
+      chunkDigest.update(buffer, 0, length);
+      totalDigest.update(buffer, 0, length);
+      String sha = Sha256.hex(chunkDigest);
+      int index = chunks.size();
+      consumer.accept(index, buffer, length, sha);
+      chunks.add(new ChunkDigest(index, length, sha));
+      totalBytes += length;
+      view.clear();
+    }
+  }
+}

@@ -1,0 +1,38 @@
+package io.bloomoperator.snapshot;
+
+/**
+ * A snapshot (manifest or chunk) failed verification: wrong size, wrong digest, a header that disagrees
+ * with the manifest, a malformed manifest. Checked on purpose: readers must decide to keep serving the
+ * previous filter rather than let a corrupt one through.
+ */
+public class SnapshotVerificationException extends Exception {
+
+  private static final long serialVersionUID = 1L;
+
+  private final int chunkIndex;
+
+  /** A failure not tied to one chunk (manifest, header, totals). */
+  public SnapshotVerificationException(String message) {
+    this(message, -1, null);
+  }
+
+  /** A failure not tied to one chunk, with its cause. */
+  public SnapshotVerificationException(String message, Throwable cause) {
+    this(message, -1, cause);
+  }
+
+  /** A failure in chunk {@code chunkIndex} (0-based). */
+  public SnapshotVerificationException(String message, int chunkIndex) {
+    this(message, chunkIndex, null);
+  }
+
+  private SnapshotVerificationException(String message, int chunkIndex, Throwable cause) {
+    super(message, cause);
+    this.chunkIndex = chunkIndex;
+  }
+
+  /** The 0-based index of the offending chunk, or -1 if the failure is not about one chunk. */
+  public int chunkIndex() {
+    return chunkIndex;
+  }
+}

@@ -1,0 +1,116 @@
+package io.bloomoperator.snapshot;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.time.Instant;
+import org.junit.jupiter.api.Test;
+
+class ManifestTest {
+
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  private static Manifest sample() throws Exception {
+    BloomFilterBits bits = BloomFilterBits.create(KeyType.LONG, BloomFilterSizing.forKeys(3000, 0.01));
+    for (long i = 0; i < 3000; i++) {
+      bits.putLong(i);
+    }
+    SnapshotEncoder.Result result = SnapshotEncoder.encode(bits, 1024, (i, d, l, s) -> { });
+    return Manifest.of("payments", 17, bits, 3000, result, Instant.parse("2025-06-01T10:15:30.987Z"));
+  }
+
+  @Test
+  void ofDescribesTheEncodedSnapshot() throws Exception {
+    Manifest m = sample();
+    assertThat(m.format()).isEqualTo("guava-bloomfilter-v1");
+    assertThat(m.keyType()).isEqualTo(KeyType.LONG);
+    assertThat(m.createdAt()).isEqualTo("2025-06-01T10:15:30Z");
+    assertThat(m.chunks()).hasSize((int) ((m.totalBytes() + 1023) / 1024));
+    assertThat(m.chunks().get(0).name()).isEqualTo("payments-bloom-v17-0");
+    assertThat(m.chunks().get(0).bytes()).isEqualTo(1024);
+    assertThat(m.expectedFpp()).isBetween(0.0, 0.01);
+    m.validate();
+  }
+
+  @Test
+  void jsonRoundTrip() throws Exception {
+    Manifest m = sample();
+    String json = m.toJson();
+    assertThat(JSON.readTree(json).get("keyType").asText()).isEqualTo("Long");
+    assertThat(JSON.readTree(json).get("chunks").get(1).get("name").asText())
+        .isEqualTo("payments-bloom-v17-1");
+    assertThat(Manifest.fromJson(json)).isEqualTo(m);
+  }
+
+  @Test
+  void unknownFieldsAreIgnored() throws Exception {
+    Manifest m = sample();
+    ObjectNode tree = (ObjectNode) JSON.readTree(m.toJson());
+    tree.put("compression", "none");
+    tree.putObject("future").put("x", 1);
+    ((ObjectNode) tree.get("chunks").get(0)).put("etag", "abc");
+    assertThat(Manifest.fromJson(tree.toString())).isEqualTo(m);
+  }
+
+  @Test
+  void missingOrNullRequiredFieldsAreRejectedByName() throws Exception {
+    for (String field : new String[] {"format", "version", "filterName", "keyType", "numBits",
+        "numHashFunctions", "keyCount", "expectedFpp", "totalBytes", "sha256", "createdAt", "chunks"}) {
+      ObjectNode missing = (ObjectNode) JSON.readTree(sample().toJson());
+      missing.remove(field);
+      assertThatThrownBy(() -> Manifest.fromJson(missing.toString())).as(field)
+          .isInstanceOf(SnapshotVerificationException.class)
+          .hasMessageContaining("'" + field + "'");
+
+      ObjectNode nulled = (ObjectNode) JSON.readTree(sample().toJson());
+      nulled.putNull(field);
+      assertThatThrownBy(() -> Manifest.fromJson(nulled.toString())).as(field)
+          .isInstanceOf(SnapshotVerificationException.class)
+          .hasMessageContaining(field);
+    }
+    ObjectNode chunkWithoutSha = (ObjectNode) JSON.readTree(sample().toJson());
+    ((ObjectNode) chunkWithoutSha.get("chunks").get(0)).remove("sha256");
+    assertThatThrownBy(() -> Manifest.fromJson(chunkWithoutSha.toString()))
+        .isInstanceOf(SnapshotVerificationException.class).hasMessageContaining("'sha256'");
+  }
+
+  @Test
+  void inconsistentOrMalformedValuesAreRejected() throws Exception {
+    assertRejected("format", "\"guava-bloomfilter-v2\"", "only understands 'guava-bloomfilter-v1'");
+    assertRejected("keyType", "\"string\"", "unknown key type 'string'");
+    assertRejected("numBits", "1000", "positive multiple of 64");
+    assertRejected("numBits", "1.5", "numBits");
+    assertRejected("numHashFunctions", "256", "numHashFunctions must be in 1..255");
+    assertRejected("totalBytes", "12", "totalBytes is 12");
+    assertRejected("sha256", "\"abc\"", "sha256 must be 64 hex digits");
+    assertRejected("createdAt", "\"yesterday\"", "not an RFC 3339 timestamp");
+    assertRejected("chunks", "[]", "chunks is missing or empty");
+    assertRejected("expectedFpp", "2.0", "expectedFpp must be in [0, 1]");
+    assertThatThrownBy(() -> Manifest.fromJson("{not json"))
+        .isInstanceOf(SnapshotVerificationException.class).hasMessageContaining("invalid manifest JSON");
+    assertThatThrownBy(() -> Manifest.fromJson(""))
+        .isInstanceOf(SnapshotVerificationException.class).hasMessageContaining("empty");
+
+    ObjectNode shortChunk = (ObjectNode) JSON.readTree(sample().toJson());
+    ((ObjectNode) shortChunk.get("chunks").get(0)).put("bytes", 1000);
+    assertThatThrownBy(() -> Manifest.fromJson(shortChunk.toString()))
+        .isInstanceOf(SnapshotVerificationException.class)
+        .hasMessageContaining("chunk sizes add up to");
+  }
+
+  @Test
+  void manifestIsImmutable() throws Exception {
+    Manifest m = sample();
+    assertThatThrownBy(() -> m.chunks().clear()).isInstanceOf(UnsupportedOperationException.class);
+  }
+
+  private static void assertRejected(String field, String rawJsonValue, String message) throws Exception {
+    ObjectNode tree = (ObjectNode) JSON.readTree(sample().toJson());
+    tree.set(field, JSON.readTree(rawJsonValue));
+    assertThatThrownBy(() -> Manifest.fromJson(tree.toString())).as(field + "=" + rawJsonValue)
+        .isInstanceOf(SnapshotVerificationException.class)
+        .hasMessageContaining(message);
+  }
+}

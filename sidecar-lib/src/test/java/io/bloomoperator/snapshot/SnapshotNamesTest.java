@@ -1,0 +1,87 @@
+package io.bloomoperator.snapshot;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+
+class SnapshotNamesTest {
+
+  /** Kubernetes DNS subdomain (object names) and label value syntax. */
+  private static final Pattern DNS_SUBDOMAIN =
+      Pattern.compile("[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*");
+  private static final Pattern LABEL_VALUE = Pattern.compile("([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?");
+
+  @Test
+  void shortNames() {
+    assertThat(SnapshotNames.manifestName("orders")).isEqualTo("orders-bloom");
+    assertThat(SnapshotNames.chunkName("orders", 12, 3)).isEqualTo("orders-bloom-v12-3");
+    assertThat(SnapshotNames.filterLabelValue("orders")).isEqualTo("orders");
+    assertThat(SnapshotNames.MANIFEST_DATA_KEY).isEqualTo("manifest.json");
+    assertThat(SnapshotNames.CHUNK_DATA_KEY).isEqualTo("chunk");
+  }
+
+  @Test
+  void labelsAndSelectors() {
+    assertThat(SnapshotNames.manifestLabels("orders")).containsOnly(
+        entry("app.kubernetes.io/managed-by", "bloom-operator"),
+        entry("bloomoperator.io/filter", "orders"),
+        entry("bloomoperator.io/role", "manifest"));
+    assertThat(SnapshotNames.chunkLabels("orders", 7)).containsOnly(
+        entry("app.kubernetes.io/managed-by", "bloom-operator"),
+        entry("bloomoperator.io/filter", "orders"),
+        entry("bloomoperator.io/role", "chunk"),
+        entry("bloomoperator.io/version", "7"));
+    assertThat(SnapshotNames.filterSelector("orders"))
+        .isEqualTo("app.kubernetes.io/managed-by=bloom-operator,bloomoperator.io/filter=orders");
+    assertThat(SnapshotNames.manifestSelector("orders")).endsWith(",bloomoperator.io/role=manifest");
+    assertThat(SnapshotNames.chunkSelector("orders", 7))
+        .isEqualTo("app.kubernetes.io/managed-by=bloom-operator,bloomoperator.io/filter=orders,"
+            + "bloomoperator.io/role=chunk,bloomoperator.io/version=7");
+  }
+
+  @Test
+  void namesAtTheLimitAreKeptWhole() {
+    String filter = "a".repeat(253 - "-bloom".length());
+    assertThat(SnapshotNames.manifestName(filter)).isEqualTo(filter + "-bloom").hasSize(253);
+    String label = "b".repeat(63);
+    assertThat(SnapshotNames.filterLabelValue(label)).isEqualTo(label);
+  }
+
+  @Test
+  void longNamesAreCutWithAHashAndStayUniqueAndValid() {
+    String base = "team.payments-" + "x".repeat(230);
+    String a = base + "-alpha";
+    String b = base + "-bravo";
+    for (String filter : new String[] {a, b, "a".repeat(253), "ab.".repeat(84)}) {
+      String manifest = SnapshotNames.manifestName(filter);
+      String chunk = SnapshotNames.chunkName(filter, Long.MAX_VALUE, Integer.MAX_VALUE);
+      String label = SnapshotNames.filterLabelValue(filter);
+      String hash = SnapshotNames.shortHash(filter);
+      assertThat(hash).matches("[0-9a-f]{8}");
+      assertThat(manifest).hasSizeLessThanOrEqualTo(253).endsWith("-" + hash + "-bloom")
+          .matches(DNS_SUBDOMAIN);
+      assertThat(chunk).hasSizeLessThanOrEqualTo(253)
+          .endsWith("-" + hash + "-bloom-v" + Long.MAX_VALUE + "-" + Integer.MAX_VALUE)
+          .matches(DNS_SUBDOMAIN);
+      assertThat(label).hasSizeLessThanOrEqualTo(63).endsWith("-" + hash).matches(LABEL_VALUE);
+      assertThat(filter).startsWith(manifest.substring(0, 40));
+    }
+    assertThat(SnapshotNames.manifestName(a)).isNotEqualTo(SnapshotNames.manifestName(b));
+    assertThat(SnapshotNames.chunkName(a, 1, 0)).isNotEqualTo(SnapshotNames.chunkName(b, 1, 0));
+    assertThat(SnapshotNames.filterLabelValue(a)).isNotEqualTo(SnapshotNames.filterLabelValue(b));
+    assertThat(SnapshotNames.filterLabelValue("c".repeat(64))).hasSize(63);
+  }
+
+  @Test
+  void rejectsEmptyNamesAndNegativeNumbers() {
+    assertThatThrownBy(() -> SnapshotNames.manifestName("")).isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> SnapshotNames.chunkName("x", -1, 0)).isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> SnapshotNames.chunkName("x", 0, -1)).isInstanceOf(IllegalArgumentException.class);
+  }
+
+  private static java.util.Map.Entry<String, String> entry(String k, String v) {
+    return java.util.Map.entry(k, v);
+  }
+}
