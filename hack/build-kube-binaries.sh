@@ -29,12 +29,22 @@ have_all() {
   [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$WANT_STAMP" ]
 }
 
+if [ -n "${BLOOM_TEST_KUBECONFIG:-}" ] || [ "${BLOOM_KUBE_DOWNLOAD:-}" = "true" ]; then
+  echo "kube binaries: not needed (BLOOM_TEST_KUBECONFIG or BLOOM_KUBE_DOWNLOAD is set)"
+  exit 0
+fi
+
 if have_all; then
   echo "kube binaries: already built in $TARGET ($WANT_STAMP); nothing to do"
   exit 0
 fi
 
-command -v go >/dev/null || { echo "go is required to build the kube test binaries" >&2; exit 1; }
+if ! command -v go >/dev/null; then
+  # Not fatal here (a build with -DskipTests needs no binaries); the real-Kubernetes tests fail
+  # later with a message naming this script.
+  echo "kube binaries: WARNING: Go is not installed, cannot build $TARGET" >&2
+  exit 0
+fi
 
 WORK="${KUBE_BINARIES_WORK:-$HOME/.cache/bloom-operator/kube-binaries-src}"
 mkdir -p "$WORK" "$TARGET"

@@ -29,6 +29,8 @@ import io.javaoperatorsdk.operator.processing.event.source.EventSource;
 import io.javaoperatorsdk.operator.processing.event.source.informer.InformerEventSource;
 import io.javaoperatorsdk.operator.processing.retry.GradualRetry;
 import java.io.IOException;
+import java.math.BigDecimal;
+import java.math.MathContext;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.time.Clock;
@@ -192,7 +194,9 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
     status.setKeys(published.keyCount());
     status.setNumBits(published.numBits());
     status.setNumHashFunctions(published.numHashFunctions());
-    status.setExpectedFpp(published.expectedFpp());
+    // Three significant digits: exact enough to compare with the target, short in kubectl get.
+    status.setExpectedFpp(new BigDecimal(published.expectedFpp())
+        .round(new MathContext(3)).doubleValue());
     status.setSizeBytes(published.totalBytes());
     status.setSize(Bytes.human(published.totalBytes()));
     status.setChunks(published.chunks().size());

@@ -1,0 +1,30 @@
+package io.bloomoperator.watch;
+
+import java.time.Duration;
+
+/**
+ * Told about every snapshot swap and every failed load of a {@link LiveBloomFilter}. Both methods run on
+ * the watcher's single background thread, so a slow listener delays the next load; exceptions they throw
+ * are logged and otherwise ignored.
+ */
+public interface BloomFilterListener {
+
+  /**
+   * A verified snapshot is now being served.
+   *
+   * @param oldVersion the version served before, or {@link LiveBloomFilter#NO_VERSION} for the first one
+   * @param newVersion the version served from now on
+   * @param loadDuration time spent fetching and verifying the snapshot
+   */
+  default void onUpdate(long oldVersion, long newVersion, Duration loadDuration) {}
+
+  /**
+   * A snapshot could not be loaded (missing chunk, digest mismatch, wrong key type, unreadable manifest, API
+   * error); the previous filter, if any, is still being served and the load will be retried.
+   *
+   * @param version the version that failed, or {@link LiveBloomFilter#NO_VERSION} when the manifest itself
+   *     could not be read
+   * @param exception why
+   */
+  default void onFailure(long version, Exception exception) {}
+}

@@ -1,0 +1,53 @@
+package io.bloomoperator.watch;
+
+import io.bloomoperator.snapshot.BloomFilterBits;
+import io.bloomoperator.snapshot.KeyType;
+import java.util.function.BiPredicate;
+
+/**
+ * The key type of a {@link LiveBloomFilter}, carrying the Java type of its keys so that
+ * {@code BloomFilterWatcher.watch(..., LiveKeyType.STRING)} yields a {@code LiveBloomFilter<String>} and
+ * {@code LiveKeyType.LONG} a {@code LiveBloomFilter<Long>}: asking a String filter about a Long does not
+ * compile.
+ *
+ * <p>It exists next to {@link KeyType} (the wire-format enum) because a Java enum cannot carry a type
+ * parameter; each constant maps to exactly one {@link KeyType} and adds nothing to the format.
+ *
+ * @param <K> the Java type of the keys
+ */
+public final class LiveKeyType<K> {
+
+  /** UTF-8 string keys, hashed as Guava's {@code Funnels.stringFunnel(UTF_8)}. */
+  public static final LiveKeyType<String> STRING =
+      new LiveKeyType<>(KeyType.STRING, BloomFilterBits::mightContainString);
+
+  /** 64-bit keys, hashed as Guava's {@code Funnels.longFunnel()}. */
+  public static final LiveKeyType<Long> LONG =
+      new LiveKeyType<>(KeyType.LONG, BloomFilterBits::mightContainLong);
+
+  private final KeyType keyType;
+  private final BiPredicate<BloomFilterBits, K> lookup;
+
+  private LiveKeyType(KeyType keyType, BiPredicate<BloomFilterBits, K> lookup) {
+    this.keyType = keyType;
+    this.lookup = lookup;
+  }
+
+  /** The wire-format key type a snapshot must declare to be served under this type. */
+  public KeyType keyType() {
+    return keyType;
+  }
+
+  /**
+   * Looks {@code key} up. Only called with filters whose key type was checked to equal {@link #keyType()},
+   * so the typed BloomFilterBits method never throws for a type mismatch.
+   */
+  boolean mightContain(BloomFilterBits bits, K key) {
+    return lookup.test(bits, key);
+  }
+
+  @Override
+  public String toString() {
+    return keyType.crdName();
+  }
+}
