@@ -218,6 +218,8 @@ public final class BloomFilterBits {
   }
 
   private boolean testBits(long h1, long h2) {
+    // Early exit, like Guava: most absent keys stop at the first or second probe. (A branch-free
+    // variant that always loads all k words measured slower here, for 1M and 10M keys.)
     final long[] w = words;
     final long bitSize = numBits;
     long combined = h1;
