@@ -3,10 +3,12 @@ package io.bloomoperator.build;
 import io.bloomoperator.snapshot.BloomFilterBits;
 import io.bloomoperator.snapshot.BloomFilterSizing;
 import io.bloomoperator.snapshot.KeyType;
+import io.bloomoperator.snapshot.SnapshotEncoder;
 import io.bloomoperator.source.KeySource;
 import io.bloomoperator.source.LineParser;
 import io.bloomoperator.source.SourceException;
 import java.time.Duration;
+import java.util.Locale;
 
 /**
  * Streams a source into a Bloom filter sized so that it never saturates: the expected
@@ -22,18 +24,23 @@ public final class FilterBuilder {
   public record Result(BloomFilterBits bits, long keys, long malformed, Duration took) {
   }
 
-  /** What to build. */
+  /**
+   * What to build.
+   *
+   * @param maxPayloadBytes largest serialized filter allowed; checked before allocating
+   */
   public record Request(KeyType keyType, double falsePositiveRate, Long expectedInsertions,
-      long maxMalformed) {
+      long maxMalformed, long maxPayloadBytes) {
   }
 
   /**
    * Builds the filter.
    *
    * @throws SourceException when the source cannot be read or holds too many malformed keys
-   * @throws IllegalArgumentException when no filter within Guava's limits meets the request
+   * @throws FilterTooLargeException when the filter would exceed the size limit or Guava's format
    */
-  public Result build(KeySource source, Request request) throws SourceException {
+  public Result build(KeySource source, Request request)
+      throws SourceException, FilterTooLargeException {
     long started = System.nanoTime();
     long capacity;
     if (request.expectedInsertions() == null) {
@@ -67,10 +74,21 @@ public final class FilterBuilder {
   }
 
   private static Result fill(KeySource source, Request request, long capacity, long started)
-      throws SourceException {
+      throws SourceException, FilterTooLargeException {
     // An empty source still yields a valid filter (everything is absent); size it for one key.
-    BloomFilterSizing sizing = BloomFilterSizing.forKeys(Math.max(1, capacity),
-        request.falsePositiveRate());
+    BloomFilterSizing sizing;
+    try {
+      sizing = BloomFilterSizing.forKeys(Math.max(1, capacity), request.falsePositiveRate());
+    } catch (IllegalArgumentException e) {
+      throw new FilterTooLargeException(e.getMessage());
+    }
+    long payload = SnapshotEncoder.HEADER_BYTES + sizing.numBits() / Byte.SIZE;
+    if (payload > request.maxPayloadBytes()) {
+      throw new FilterTooLargeException(String.format(Locale.ROOT,
+          "%d keys at false-positive rate %s need a %,d-byte snapshot, more than the limit of "
+              + "%,d bytes", capacity, request.falsePositiveRate(), payload,
+          request.maxPayloadBytes()));
+    }
     BloomFilterBits bits = BloomFilterBits.create(request.keyType(), sizing);
     LineParser parser = new LineParser(request.keyType(), new LineParser.KeyConsumer() {
       @Override

@@ -5,6 +5,7 @@ import io.bloomoperator.api.BloomFilterSpec;
 import io.bloomoperator.api.BloomFilterStatus;
 import io.bloomoperator.api.SnapshotSpec;
 import io.bloomoperator.build.FilterBuilder;
+import io.bloomoperator.build.FilterTooLargeException;
 import io.bloomoperator.publish.PublishException;
 import io.bloomoperator.publish.PublishedSnapshot;
 import io.bloomoperator.publish.SnapshotJanitor;
@@ -156,18 +157,12 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
     try {
       built = builder.build(source, new FilterBuilder.Request(settings.keyType(),
           settings.falsePositiveRate(), settings.expectedInsertions(),
-          this.settings.maxMalformedKeys()));
-    } catch (IllegalArgumentException e) {
-      throw new PublishException(PublishException.TOO_LARGE, e.getMessage(), e);
+          this.settings.maxMalformedKeys(), this.settings.maxSnapshotBytes()));
+    } catch (FilterTooLargeException e) {
+      throw new PublishException(PublishException.TOO_LARGE, e.getMessage()
+          + " (operator limit BLOOM_MAX_SNAPSHOT_BYTES); nothing was published", e);
     }
     long size = SnapshotEncoder.payloadSize(built.bits());
-    if (size > this.settings.maxSnapshotBytes()) {
-      throw new PublishException(PublishException.TOO_LARGE, "the filter needs " + Bytes.human(size)
-          + " for " + built.keys() + " keys at false-positive rate "
-          + settings.falsePositiveRate() + ", more than the operator's limit of "
-          + Bytes.human(this.settings.maxSnapshotBytes())
-          + " (BLOOM_MAX_SNAPSHOT_BYTES); nothing was published", null);
-    }
     String sha256 = sha256Of(built);
     Manifest published = current == null ? null : current.manifest();
     if (published != null && sha256.equals(published.sha256())

@@ -1,6 +1,7 @@
 package io.bloomoperator.build;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.bloomoperator.snapshot.BloomFilterSizing;
 import io.bloomoperator.snapshot.KeyType;
@@ -22,10 +23,10 @@ class FilterBuilderTest {
       "10000, 9999, 0.001",  // one more than declared
       "10000, 50000, 0.01",  // fewer than declared: declared size is kept
       "1, , 0.5"})
-  void neverSaturates(long keys, Long declared, double fpp) throws SourceException {
+  void neverSaturates(long keys, Long declared, double fpp) throws Exception {
     GeneratedSource source = new GeneratedSource("key-", keys);
     FilterBuilder.Result result = builder.build(source,
-        new FilterBuilder.Request(KeyType.STRING, fpp, declared, 0));
+        new FilterBuilder.Request(KeyType.STRING, fpp, declared, 0, Long.MAX_VALUE));
 
     assertThat(result.keys()).isEqualTo(keys);
     double expected = BloomFilterSizing.expectedFpp(result.bits().numBits(),
@@ -43,11 +44,25 @@ class FilterBuilderTest {
   }
 
   @Test
-  void emptySourceGivesAFilterThatContainsNothing() throws SourceException {
+  void emptySourceGivesAFilterThatContainsNothing() throws Exception {
     FilterBuilder.Result result = builder.build(new GeneratedSource("key-", 0),
-        new FilterBuilder.Request(KeyType.STRING, 0.01, null, 0));
+        new FilterBuilder.Request(KeyType.STRING, 0.01, null, 0, Long.MAX_VALUE));
     assertThat(result.keys()).isZero();
     assertThat(result.bits().bitCount()).isZero();
     assertThat(result.bits().mightContainString("anything")).isFalse();
+  }
+
+  @Test
+  void oversizedFilterIsRefusedBeforeAnyAllocation() {
+    GeneratedSource source = new GeneratedSource("key-", 10);
+    // 10^9 keys at 1% would need ~1.2 GB; 10^12 more than Guava's format can describe.
+    assertThatThrownBy(() -> builder.build(source,
+        new FilterBuilder.Request(KeyType.STRING, 0.01, 1_000_000_000L, 0, 256L << 20)))
+        .isInstanceOf(FilterTooLargeException.class)
+        .hasMessageContaining("more than the limit of 268,435,456 bytes");
+    assertThatThrownBy(() -> builder.build(source,
+        new FilterBuilder.Request(KeyType.STRING, 0.01, 1_000_000_000_000L, 0, Long.MAX_VALUE)))
+        .isInstanceOf(FilterTooLargeException.class);
+    assertThat(source.reads()).as("sizing fails before the source is read").isZero();
   }
 }

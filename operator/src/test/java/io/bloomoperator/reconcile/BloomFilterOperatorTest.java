@@ -267,6 +267,7 @@ class BloomFilterOperatorTest {
           keyType: Long
           source:
             configMap: {name: ids, key: ids}
+          refreshInterval: 1s
         """);
     awaitStatus(client, ns.name(), "numbers", f -> ready(f, "True", "Published"));
     Manifest before = manifest(client, ns.name(), "numbers");
@@ -278,6 +279,28 @@ class BloomFilterOperatorTest {
     assertThat(failed.getStatus().getVersion()).isEqualTo(1L);
     assertThat(manifest(client, ns.name(), "numbers")).isEqualTo(before);
     assertThat(payload(client, ns.name(), before)).hasSize((int) before.totalBytes());
+  }
+
+  @Test
+  void filterBeyondTheLimitsIsRefusedWithoutWritingAnything(KubernetesClient client,
+      TestNamespace ns) {
+    sourceConfigMap(client, ns.name(), "ids", "ids", keys("z", 10));
+    apply(client, ns.name(), """
+        apiVersion: bloomoperator.io/v1alpha1
+        kind: BloomFilter
+        metadata: {name: huge}
+        spec:
+          falsePositiveRate: 0.0001
+          expectedInsertions: 1000000000
+          source:
+            configMap: {name: ids, key: ids}
+        """);
+    var failed = awaitStatus(client, ns.name(), "huge",
+        f -> ready(f, "False", "SnapshotTooLarge"));
+    assertThat(ReadyCondition.of(failed).orElseThrow().getMessage())
+        .contains("1000000000 keys").contains("nothing was published");
+    assertThat(client.configMaps().inNamespace(ns.name())
+        .withLabelSelector(SnapshotNames.filterSelector("huge")).list().getItems()).isEmpty();
   }
 
   @Test

@@ -33,6 +33,17 @@ public final class LiveKeyType<K> {
     this.lookup = lookup;
   }
 
+  /**
+   * The constant for a wire-format key type, for code that learns the type at run time (from
+   * configuration, say) and so cannot name the Java key type statically.
+   */
+  public static LiveKeyType<?> of(KeyType keyType) {
+    return switch (keyType) {
+      case STRING -> STRING;
+      case LONG -> LONG;
+    };
+  }
+
   /** The wire-format key type a snapshot must declare to be served under this type. */
   public KeyType keyType() {
     return keyType;

@@ -32,7 +32,7 @@ public final class BuildThroughput {
     long n = args.length > 0 ? Long.parseLong(args[0]) : 10_000_000L;
     double fpp = 0.01;
     FilterBuilder builder = new FilterBuilder();
-    FilterBuilder.Request request = new FilterBuilder.Request(KeyType.STRING, fpp, n, 0);
+    FilterBuilder.Request request = new FilterBuilder.Request(KeyType.STRING, fpp, n, 0, Long.MAX_VALUE);
 
     // Warm-up on a smaller set so the JIT has compiled the hot path.
     builder.build(new GeneratedSource("product-", Math.min(n, 1_000_000)), request);

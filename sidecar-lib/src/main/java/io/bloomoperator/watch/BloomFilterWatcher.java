@@ -1,0 +1,143 @@
+package io.bloomoperator.watch;
+
+import io.bloomoperator.snapshot.SnapshotNames;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * Creates {@link LiveBloomFilter}s that follow the snapshot the bloom-operator publishes for a BloomFilter
+ * resource.
+ *
+ * <pre>{@code
+ * KubernetesClient client = new KubernetesClientBuilder().build();
+ * LiveBloomFilter<String> ids = BloomFilterWatcher.watch(client, "shop", "product-ids", LiveKeyType.STRING);
+ * if (!ids.mightContain(id)) return notFound();
+ * }</pre>
+ *
+ * <p>Only the manifest ConfigMap {@code <filter>-bloom} is watched; the chunks of a new version are then
+ * fetched one by one by name. A namespaced Role with get, list and watch on configmaps is all it needs.
+ * The client is not closed by the filter: it belongs to the caller.
+ */
+public final class BloomFilterWatcher {
+
+  /** Default interval of the direct manifest read behind the watch. */
+  public static final Duration DEFAULT_RESYNC = Duration.ofMinutes(5);
+  /** Default first delay before retrying a failed load or restarting a stopped watch. */
+  public static final Duration DEFAULT_BACKOFF_INITIAL = Duration.ofSeconds(1);
+  /** Default cap of the doubling retry delay. */
+  public static final Duration DEFAULT_BACKOFF_MAX = Duration.ofSeconds(60);
+
+  private BloomFilterWatcher() {}
+
+  /**
+   * Starts following a filter with the default options (fail open, no local snapshot directory, resync
+   * every 5 minutes). Returns at once; see {@link LiveBloomFilter#awaitReady(Duration)}.
+   */
+  public static <K> LiveBloomFilter<K> watch(KubernetesClient client, String namespace, String filterName,
+      LiveKeyType<K> keyType) {
+    return builder(client, namespace, filterName, keyType).start();
+  }
+
+  /** Options for following a filter; finish with {@link Builder#start()}. */
+  public static <K> Builder<K> builder(KubernetesClient client, String namespace, String filterName,
+      LiveKeyType<K> keyType) {
+    return new Builder<>(client, namespace, filterName, keyType);
+  }
+
+  /**
+   * Options of one {@link LiveBloomFilter}.
+   *
+   * @param <K> the key type
+   */
+  public static final class Builder<K> {
+    private final KubernetesClient client;
+    private final String namespace;
+    private final String filterName;
+    private final LiveKeyType<K> keyType;
+    private BeforeFirstSnapshot beforeFirstSnapshot = BeforeFirstSnapshot.FAIL_OPEN;
+    private Path localSnapshotDirectory;
+    private Duration resync = DEFAULT_RESYNC;
+    private Duration backoffInitial = DEFAULT_BACKOFF_INITIAL;
+    private Duration backoffMax = DEFAULT_BACKOFF_MAX;
+    private final List<BloomFilterListener> listeners = new ArrayList<>();
+
+    private Builder(KubernetesClient client, String namespace, String filterName, LiveKeyType<K> keyType) {
+      this.client = Objects.requireNonNull(client, "client");
+      this.namespace = requireNonBlank(namespace, "namespace");
+      this.filterName = requireNonBlank(filterName, "filterName");
+      this.keyType = Objects.requireNonNull(keyType, "keyType");
+      SnapshotNames.manifestName(filterName); // fails now, not on the watcher thread, for a bad name
+    }
+
+    /** What lookups answer before the first snapshot; default {@link BeforeFirstSnapshot#FAIL_OPEN}. */
+    public Builder<K> beforeFirstSnapshot(BeforeFirstSnapshot policy) {
+      this.beforeFirstSnapshot = Objects.requireNonNull(policy, "policy");
+      return this;
+    }
+
+    /**
+     * A directory (e.g. an emptyDir volume) to keep the last verified snapshot in. At start, a valid
+     * snapshot found there is served at once, before the API server answers; it is re-verified (digests,
+     * namespace, filter, key type) and ignored if anything is off. Default: none.
+     */
+    public Builder<K> localSnapshotDirectory(Path directory) {
+      this.localSnapshotDirectory = Objects.requireNonNull(directory, "directory");
+      return this;
+    }
+
+    /**
+     * How often to read the manifest directly, as a safety net for missed watch events; default 5
+     * minutes, {@link Duration#ZERO} turns it off.
+     */
+    public Builder<K> resync(Duration interval) {
+      if (interval.isNegative()) {
+        throw new IllegalArgumentException("resync must not be negative, got " + interval);
+      }
+      this.resync = interval;
+      return this;
+    }
+
+    /**
+     * Delay before retrying a failed load or restarting a stopped watch: {@code initial}, doubling up to
+     * {@code max}; default 1 s to 60 s.
+     */
+    public Builder<K> retryBackoff(Duration initial, Duration max) {
+      new Backoff(initial, max); // validates
+      this.backoffInitial = initial;
+      this.backoffMax = max;
+      return this;
+    }
+
+    /** Adds a listener for swaps and failures (called on the watcher thread). */
+    public Builder<K> listener(BloomFilterListener listener) {
+      listeners.add(Objects.requireNonNull(listener, "listener"));
+      return this;
+    }
+
+    /**
+     * Creates the filter and starts watching. Returns without waiting for the API server; a valid local
+     * snapshot, if configured, is already being served when this returns.
+     */
+    public LiveBloomFilter<K> start() {
+      LiveBloomFilter<K> filter =
+          new LiveBloomFilter<>(namespace, filterName, keyType, beforeFirstSnapshot, listeners);
+      LocalSnapshotCache cache = localSnapshotDirectory == null ? null
+          : new LocalSnapshotCache(localSnapshotDirectory, namespace, filterName);
+      WatchLoop loop = new WatchLoop(client, filter, cache, resync, backoffInitial, backoffMax);
+      filter.attach(loop);
+      loop.start();
+      return filter;
+    }
+
+    private static String requireNonBlank(String value, String what) {
+      if (value == null || value.isBlank()) {
+        throw new IllegalArgumentException(what + " must not be empty");
+      }
+      return value;
+    }
+  }
+}

@@ -1,0 +1,229 @@
+package io.bloomoperator.watch;
+
+import io.bloomoperator.snapshot.Manifest;
+import io.bloomoperator.snapshot.SnapshotNames;
+import io.bloomoperator.snapshot.SnapshotVerificationException;
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Decides what a {@link LiveBloomFilter} serves: reacts to manifest events and resync polls, loads new
+ * snapshots, retries failed ones with backoff, and hands verified ones to the filter to swap in.
+ *
+ * <p>Rules: a manifest announcing the snapshot already served (same version and digest, e.g. after the
+ * operator edited an annotation) changes nothing. Any other manifest is the operator's current truth and
+ * is loaded, even a lower version (a re-created filter counts from 1 again). A failed load is retried
+ * (initial backoff doubling up to the maximum) until it succeeds or a different manifest arrives; the
+ * current filter keeps serving meanwhile. A deleted manifest also changes nothing being served.
+ *
+ * <p>All methods except {@link #start()} and {@link #close()} run on the {@link WatcherThread}.
+ */
+final class WatchLoop implements ManifestInformer.Events {
+
+  private static final Logger LOG = LoggerFactory.getLogger(WatchLoop.class);
+
+  private final KubernetesClient client;
+  private final String namespace;
+  private final String manifestName;
+  private final LiveBloomFilter<?> filter;
+  private final ApiSnapshotLoader loader;
+  private final LocalSnapshotCache cache; // null without a local snapshot directory
+  private final Duration resync;
+  private final WatcherThread thread;
+  private final ManifestInformer informer;
+  private final Backoff retryBackoff;
+
+  // Confined to the watcher thread.
+  private Manifest pending; // announced but not loaded yet (in progress or waiting for a retry)
+  private ScheduledFuture<?> retry;
+
+  private volatile boolean closed;
+
+  WatchLoop(KubernetesClient client, LiveBloomFilter<?> filter, LocalSnapshotCache cache,
+      Duration resync, Duration backoffInitial, Duration backoffMax) {
+    this.client = client;
+    this.namespace = filter.namespace();
+    this.manifestName = SnapshotNames.manifestName(filter.filterName());
+    this.filter = filter;
+    this.loader = new ApiSnapshotLoader(client, namespace, filter.filterName(), filter.keyType().keyType());
+    this.cache = cache;
+    this.resync = resync;
+    this.thread = new WatcherThread("bloom-watch-" + namespace + "/" + filter.filterName());
+    this.retryBackoff = new Backoff(backoffInitial, backoffMax);
+    this.informer = new ManifestInformer(client, namespace, manifestName, this, thread,
+        new Backoff(backoffInitial, backoffMax));
+  }
+
+  /**
+   * Serves the local snapshot if there is a valid one (synchronously, so the filter is ready when this
+   * returns, whatever the API server does), then starts watching in the background.
+   */
+  void start() {
+    if (cache != null) {
+      long started = System.nanoTime();
+      cache.read(filter.keyType().keyType()).ifPresent(snapshot -> {
+        LOG.info("serving local snapshot v{} of {}/{} until the API server answers", snapshot.version(),
+            namespace, filter.filterName());
+        filter.install(snapshot, Duration.ofNanos(System.nanoTime() - started));
+      });
+    }
+    informer.start();
+    if (!resync.isZero()) {
+      thread.scheduleWithFixedDelay(this::poll, resync.toMillis(), TimeUnit.MILLISECONDS);
+    }
+  }
+
+  /**
+   * Stops watching. Waits for a load or local write in progress to finish, so no file is left half
+   * written by this watcher. Idempotent.
+   */
+  void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    Runnable stop = () -> {
+      informer.close();
+      cancelRetry();
+    };
+    if (thread.isCurrent()) {
+      stop.run();
+    } else {
+      thread.callAndWait(() -> {
+        stop.run();
+        return null;
+      });
+    }
+    thread.shutdown();
+  }
+
+  ManifestInformer informer() {
+    return informer;
+  }
+
+  @Override
+  public void manifestChanged(ConfigMap configMap) {
+    thread.execute(() -> onManifest(configMap));
+  }
+
+  @Override
+  public void manifestDeleted() {
+    thread.execute(() -> onManifestDeleted(true));
+  }
+
+  /** Test hook: runs a resync poll on the watcher thread now and waits for it. */
+  void pollForTest() {
+    thread.callAndWait(() -> {
+      poll();
+      return null;
+    });
+  }
+
+  /** The safety net behind the watch: read the manifest directly, as if it had just been announced. */
+  private void poll() {
+    ConfigMap configMap;
+    try {
+      configMap = client.configMaps().inNamespace(namespace).withName(manifestName).get();
+    } catch (KubernetesClientException e) {
+      LOG.debug("resync of {}/{} failed: {}", namespace, manifestName, e.toString());
+      return;
+    }
+    if (configMap == null) {
+      onManifestDeleted(false);
+    } else {
+      onManifest(configMap);
+    }
+  }
+
+  private void onManifest(ConfigMap configMap) {
+    if (closed) {
+      return;
+    }
+    Manifest manifest;
+    try {
+      manifest = loader.readManifest(configMap);
+    } catch (SnapshotVerificationException e) {
+      cancelRetry();
+      pending = null;
+      filter.reportFailure(LiveBloomFilter.NO_VERSION, e);
+      return;
+    }
+    LoadedSnapshot serving = filter.snapshot();
+    if (serving != null && serving.isSameAs(manifest)) {
+      // Re-announced (annotation edit, relist, resync): nothing to load, and nothing older to retry.
+      cancelRetry();
+      pending = null;
+      return;
+    }
+    if (LoadedSnapshot.same(pending, manifest) && retry != null) {
+      return; // already waiting to retry exactly this
+    }
+    if (serving != null && manifest.version() < serving.version()) {
+      LOG.warn("manifest {}/{} went back from v{} to v{} (filter re-created?); loading it", namespace,
+          manifestName, serving.version(), manifest.version());
+    }
+    cancelRetry();
+    retryBackoff.reset();
+    pending = manifest;
+    attemptLoad();
+  }
+
+  private void onManifestDeleted(boolean fromWatch) {
+    if (fromWatch || pending != null) {
+      LOG.info("manifest {}/{} is gone; still serving v{}", namespace, manifestName,
+          filter.currentVersion());
+    }
+    // Its chunks go with it: retrying the old announcement could only fail. Re-creation is an add event.
+    cancelRetry();
+    pending = null;
+  }
+
+  private void attemptLoad() {
+    Manifest manifest = pending;
+    retry = null;
+    if (manifest == null || closed) {
+      return;
+    }
+    long started = System.nanoTime();
+    LoadedSnapshot loaded;
+    try {
+      loaded = loader.load(manifest);
+    } catch (SnapshotVerificationException | IOException | RuntimeException e) {
+      if (closed) {
+        return;
+      }
+      filter.reportFailure(manifest.version(), e);
+      long delayMillis = retryBackoff.next().toMillis();
+      LOG.warn("could not load v{} of {}/{}, still serving v{}, retrying in {} ms: {}",
+          manifest.version(), namespace, filter.filterName(), filter.currentVersion(), delayMillis,
+          e.toString());
+      retry = thread.schedule(this::attemptLoad, delayMillis, TimeUnit.MILLISECONDS);
+      return;
+    }
+    pending = null;
+    retryBackoff.reset();
+    filter.install(loaded, Duration.ofNanos(System.nanoTime() - started));
+    if (cache != null) {
+      try {
+        cache.write(loaded); // after the swap: the disk must never delay serving
+      } catch (IOException | RuntimeException e) {
+        LOG.warn("could not write local snapshot of {}/{}: {}", namespace, filter.filterName(),
+            e.toString());
+      }
+    }
+  }
+
+  private void cancelRetry() {
+    if (retry != null) {
+      retry.cancel(false);
+      retry = null;
+    }
+  }
+}

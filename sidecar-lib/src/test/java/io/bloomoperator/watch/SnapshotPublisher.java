@@ -1,0 +1,131 @@
+package io.bloomoperator.watch;
+
+import io.bloomoperator.snapshot.BloomFilterBits;
+import io.bloomoperator.snapshot.Manifest;
+import io.bloomoperator.snapshot.SnapshotEncoder;
+import io.bloomoperator.snapshot.SnapshotNames;
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.time.Instant;
+import java.util.Arrays;
+import java.util.Base64;
+import java.util.Map;
+
+/**
+ * Publishes snapshots the way the operator's SnapshotStore does: every chunk as an immutable ConfigMap
+ * (binaryData "chunk", chunk labels) created first, then the manifest ConfigMap created, or updated with
+ * its resourceVersion as precondition. A tamper hook can change chunk bytes after their digest went into
+ * the manifest, which is what a corrupted chunk looks like to a reader.
+ */
+final class SnapshotPublisher {
+
+  /** The operator's chunk size. */
+  static final int OPERATOR_CHUNK_SIZE = 1_000_000;
+
+  /** Replaces the bytes stored for a chunk; the manifest keeps the digest of the original. */
+  @FunctionalInterface
+  interface Tamper {
+    byte[] apply(int index, byte[] original);
+
+    Tamper NONE = (index, original) -> original;
+  }
+
+  /** What was published: the manifest and the untampered payload (all chunks concatenated). */
+  record Published(Manifest manifest, byte[] payload) {}
+
+  private final KubernetesClient client;
+  private final String namespace;
+  private final String filterName;
+
+  SnapshotPublisher(KubernetesClient client, String namespace, String filterName) {
+    this.client = client;
+    this.namespace = namespace;
+    this.filterName = filterName;
+  }
+
+  Published publish(BloomFilterBits bits, long keyCount, long version) {
+    return publish(bits, keyCount, version, OPERATOR_CHUNK_SIZE, Tamper.NONE);
+  }
+
+  Published publish(BloomFilterBits bits, long keyCount, long version, int chunkSize, Tamper tamper) {
+    Published published = createChunks(bits, keyCount, version, chunkSize, tamper);
+    writeManifest(published.manifest());
+    return published;
+  }
+
+  /** Step one of a publish: the chunks only; the manifest is not touched. */
+  Published createChunks(BloomFilterBits bits, long keyCount, long version, int chunkSize,
+      Tamper tamper) {
+    ByteArrayOutputStream payload = new ByteArrayOutputStream();
+    try {
+      SnapshotEncoder.Result encoded = SnapshotEncoder.encode(bits, chunkSize, (index, data, length, sha) -> {
+        byte[] chunk = Arrays.copyOf(data, length);
+        payload.write(chunk);
+        createChunk(SnapshotNames.chunkName(filterName, version, index), version,
+            tamper.apply(index, chunk.clone()));
+      });
+      Manifest manifest = Manifest.of(filterName, version, bits, keyCount, encoded, Instant.now());
+      return new Published(manifest, payload.toByteArray());
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  void createChunk(String name, long version, byte[] bytes) {
+    ConfigMap chunk = new ConfigMapBuilder()
+        .withNewMetadata()
+          .withName(name)
+          .withNamespace(namespace)
+          .withLabels(SnapshotNames.chunkLabels(filterName, version))
+        .endMetadata()
+        .withImmutable(true)
+        .withBinaryData(Map.of(SnapshotNames.CHUNK_DATA_KEY, Base64.getEncoder().encodeToString(bytes)))
+        .build();
+    client.configMaps().inNamespace(namespace).resource(chunk).create();
+  }
+
+  /** Step two of a publish: create the manifest, or update it guarded by its resourceVersion. */
+  void writeManifest(Manifest manifest) {
+    writeManifestJson(manifest.toJson());
+  }
+
+  void writeManifestJson(String json) {
+    ConfigMap current = manifestConfigMap();
+    ConfigMap desired = new ConfigMapBuilder()
+        .withNewMetadata()
+          .withName(SnapshotNames.manifestName(filterName))
+          .withNamespace(namespace)
+          .withLabels(SnapshotNames.manifestLabels(filterName))
+        .endMetadata()
+        .withData(Map.of(SnapshotNames.MANIFEST_DATA_KEY, json))
+        .build();
+    if (current == null) {
+      client.configMaps().inNamespace(namespace).resource(desired).create();
+    } else {
+      desired.getMetadata().setAnnotations(current.getMetadata().getAnnotations());
+      desired.getMetadata().setResourceVersion(current.getMetadata().getResourceVersion());
+      client.configMaps().inNamespace(namespace).resource(desired).update();
+    }
+  }
+
+  /** Changes only an annotation of the manifest, as the operator's janitor does. */
+  void annotateManifest(String key, String value) {
+    client.configMaps().inNamespace(namespace).withName(SnapshotNames.manifestName(filterName))
+        .edit(cm -> new ConfigMapBuilder(cm).editMetadata().addToAnnotations(key, value).endMetadata()
+            .build());
+  }
+
+  void deleteManifest() {
+    client.configMaps().inNamespace(namespace).withName(SnapshotNames.manifestName(filterName))
+        .withTimeout(10, java.util.concurrent.TimeUnit.SECONDS).delete();
+  }
+
+  ConfigMap manifestConfigMap() {
+    return client.configMaps().inNamespace(namespace).withName(SnapshotNames.manifestName(filterName))
+        .get();
+  }
+}
