@@ -127,11 +127,16 @@ public final class KubeCluster implements AutoCloseable {
       return;
     }
     try (KubernetesClient client = newClient(); Stream<Path> files = Files.list(dir)) {
-      for (Path file : files.filter(f -> f.toString().endsWith(".yml")
-          || f.toString().endsWith(".yaml")).sorted().toList()) {
+      for (Path file : files.filter(f -> f.getFileName().toString().endsWith(".yml")
+          || f.getFileName().toString().endsWith(".yaml")).sorted().toList()) {
+        List<CustomResourceDefinition> crds;
         try (InputStream in = Files.newInputStream(file)) {
-          CustomResourceDefinition crd = client.apiextensions().v1().customResourceDefinitions()
-              .load(in).item();
+          // Other YAML beside the CRDs (e.g. a kustomization.yaml) is not for the API server.
+          crds = client.load(in).items().stream()
+              .filter(CustomResourceDefinition.class::isInstance)
+              .map(CustomResourceDefinition.class::cast).toList();
+        }
+        for (CustomResourceDefinition crd : crds) {
           client.resource(crd).forceConflicts().serverSideApply();
           client.apiextensions().v1().customResourceDefinitions()
               .withName(crd.getMetadata().getName())
