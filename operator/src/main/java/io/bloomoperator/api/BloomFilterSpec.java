@@ -45,6 +45,12 @@ public class BloomFilterSpec {
   @JsonPropertyDescription("Snapshot tuning: chunk size and how long superseded versions are kept.")
   private SnapshotSpec snapshot;
 
+  @Min(0)
+  @JsonPropertyDescription("How many malformed keys (lines that are not keys of keyType) a build "
+      + "tolerates; above it the build fails and the last snapshot stays. Default 0: any "
+      + "malformed key fails the build, so a filter never silently lacks keys.")
+  private Long maxMalformedKeys;
+
   public Double getFalsePositiveRate() {
     return falsePositiveRate;
   }
@@ -83,6 +89,14 @@ public class BloomFilterSpec {
 
   public void setRefreshInterval(String refreshInterval) {
     this.refreshInterval = refreshInterval;
+  }
+
+  public Long getMaxMalformedKeys() {
+    return maxMalformedKeys;
+  }
+
+  public void setMaxMalformedKeys(Long maxMalformedKeys) {
+    this.maxMalformedKeys = maxMalformedKeys;
   }
 
   public SnapshotSpec getSnapshot() {

@@ -17,7 +17,7 @@ public class BloomFilterStatus {
       + "published; when False its reason says why.")
   private List<Condition> conditions = new ArrayList<>();
 
-  @JsonPropertyDescription("What the operator is doing now: Building, Publishing, Idle.")
+  @JsonPropertyDescription("What the operator is doing now: Building, Idle or Failed.")
   private String phase;
 
   @JsonPropertyDescription("Keys read so far by the build in progress.")
@@ -31,6 +31,16 @@ public class BloomFilterStatus {
 
   @JsonPropertyDescription("Keys inserted into the published filter (duplicates included).")
   private Long keys;
+
+  @JsonPropertyDescription("Malformed keys skipped by the last build (within maxMalformedKeys).")
+  private Long malformedKeys;
+
+  @JsonPropertyDescription("NULL values the last build's source produced (skipped).")
+  private Long nullKeys;
+
+  @JsonPropertyDescription("Keys of the last build whose bits were all set already: duplicates, "
+      + "plus the few keys that were false positives at insertion time.")
+  private Long probableDuplicateKeys;
 
   @JsonPropertyDescription("Bits in the published filter.")
   private Long numBits;
@@ -56,6 +66,9 @@ public class BloomFilterStatus {
   @JsonPropertyDescription("Opaque token of the source content the published version was built "
       + "from (e.g. a resourceVersion); an unchanged token skips rebuilds.")
   private String sourceToken;
+
+  @JsonPropertyDescription("The bloomoperator.io/rebuild annotation value last acted on.")
+  private String rebuildRequest;
 
   @JsonPropertyDescription("When the last successful build finished (RFC 3339).")
   private String lastBuildTime;
@@ -117,6 +130,30 @@ public class BloomFilterStatus {
 
   public void setKeys(Long keys) {
     this.keys = keys;
+  }
+
+  public Long getMalformedKeys() {
+    return malformedKeys;
+  }
+
+  public void setMalformedKeys(Long malformedKeys) {
+    this.malformedKeys = malformedKeys;
+  }
+
+  public Long getNullKeys() {
+    return nullKeys;
+  }
+
+  public void setNullKeys(Long nullKeys) {
+    this.nullKeys = nullKeys;
+  }
+
+  public Long getProbableDuplicateKeys() {
+    return probableDuplicateKeys;
+  }
+
+  public void setProbableDuplicateKeys(Long probableDuplicateKeys) {
+    this.probableDuplicateKeys = probableDuplicateKeys;
   }
 
   public Long getNumBits() {
@@ -181,6 +218,14 @@ public class BloomFilterStatus {
 
   public void setSourceToken(String sourceToken) {
     this.sourceToken = sourceToken;
+  }
+
+  public String getRebuildRequest() {
+    return rebuildRequest;
+  }
+
+  public void setRebuildRequest(String rebuildRequest) {
+    this.rebuildRequest = rebuildRequest;
   }
 
   public String getLastBuildTime() {

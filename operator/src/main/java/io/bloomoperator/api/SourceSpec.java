@@ -6,12 +6,12 @@ import io.fabric8.generator.annotation.ValidationRule;
 import java.util.List;
 
 /**
- * Exactly one source of keys. The rule below is the single place that must learn about a new
- * source kind (HTTP, JDBC) when one is added.
+ * Exactly one source of keys. The rule below is the single place in the schema that must learn
+ * about a new source kind.
  */
-@ValidationRule(value = "[has(self.inline), has(self.configMap), has(self.secret)]"
-    + ".filter(x, x).size() == 1",
-    message = "exactly one of inline, configMap or secret must be set")
+@ValidationRule(value = "[has(self.inline), has(self.configMap), has(self.secret), has(self.http),"
+    + " has(self.jdbc)].filter(x, x).size() == 1",
+    message = "exactly one of inline, configMap, secret, http or jdbc must be set")
 public class SourceSpec {
 
   @Size(max = 10000)
@@ -26,6 +26,29 @@ public class SourceSpec {
 
   @JsonPropertyDescription("A key of a Secret in the same namespace holding newline-separated keys.")
   private KeyRef secret;
+
+  @JsonPropertyDescription("Newline-delimited keys downloaded over HTTP(S), plain or gzip.")
+  private HttpSourceSpec http;
+
+  @JsonPropertyDescription("Keys from the first column of a SQL query (PostgreSQL, MySQL, "
+      + "MariaDB).")
+  private JdbcSourceSpec jdbc;
+
+  public HttpSourceSpec getHttp() {
+    return http;
+  }
+
+  public void setHttp(HttpSourceSpec http) {
+    this.http = http;
+  }
+
+  public JdbcSourceSpec getJdbc() {
+    return jdbc;
+  }
+
+  public void setJdbc(JdbcSourceSpec jdbc) {
+    this.jdbc = jdbc;
+  }
 
   public List<String> getInline() {
     return inline;

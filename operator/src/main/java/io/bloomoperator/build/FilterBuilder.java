@@ -20,8 +20,32 @@ import java.util.Locale;
  */
 public final class FilterBuilder {
 
-  /** What a build produced. */
-  public record Result(BloomFilterBits bits, long keys, long malformed, Duration took) {
+  /**
+   * What a build produced.
+   *
+   * @param probableDuplicates keys whose bits were all set already when inserted: duplicates,
+   *     plus the few false positives at insertion time (exact counting would need the key set)
+   */
+  public record Result(BloomFilterBits bits, long keys, long malformed, long nulls,
+      long probableDuplicates, Duration took) {
+  }
+
+  /** Told how far a build has got, every {@link #PROGRESS_EVERY} keys. */
+  @FunctionalInterface
+  public interface Progress {
+    void keysRead(long keys);
+  }
+
+  public static final long PROGRESS_EVERY = 1L << 20;
+
+  private final Progress progress;
+
+  public FilterBuilder() {
+    this(keys -> { });
+  }
+
+  public FilterBuilder(Progress progress) {
+    this.progress = progress;
   }
 
   /**
@@ -59,7 +83,7 @@ public final class FilterBuilder {
     return result;
   }
 
-  private static long count(KeySource source, Request request) throws SourceException {
+  private long count(KeySource source, Request request) throws SourceException {
     LineParser counter = new LineParser(request.keyType(), new LineParser.KeyConsumer() {
       @Override
       public void putString(String key) {
@@ -73,7 +97,7 @@ public final class FilterBuilder {
     return counter.keys();
   }
 
-  private static Result fill(KeySource source, Request request, long capacity, long started)
+  private Result fill(KeySource source, Request request, long capacity, long started)
       throws SourceException, FilterTooLargeException {
     // An empty source still yields a valid filter (everything is absent); size it for one key.
     BloomFilterSizing sizing;
@@ -90,19 +114,34 @@ public final class FilterBuilder {
           request.maxPayloadBytes()));
     }
     BloomFilterBits bits = BloomFilterBits.create(request.keyType(), sizing);
+    long[] unchanged = {0};
     LineParser parser = new LineParser(request.keyType(), new LineParser.KeyConsumer() {
+      long inserted;
+
       @Override
       public void putString(String key) {
-        bits.putString(key);
+        if (!bits.putString(key)) {
+          unchanged[0]++;
+        }
+        tick();
       }
 
       @Override
       public void putLong(long key) {
-        bits.putLong(key);
+        if (!bits.putLong(key)) {
+          unchanged[0]++;
+        }
+        tick();
+      }
+
+      private void tick() {
+        if ((++inserted & (PROGRESS_EVERY - 1)) == 0) {
+          progress.keysRead(inserted);
+        }
       }
     }, request.maxMalformed());
     source.readKeys(parser);
-    return new Result(bits, parser.keys(), parser.malformed(),
+    return new Result(bits, parser.keys(), parser.malformed(), parser.nulls(), unchanged[0],
         Duration.ofNanos(System.nanoTime() - started));
   }
 }

@@ -19,6 +19,7 @@ import io.bloomoperator.source.SourceException;
 import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.javaoperatorsdk.operator.api.config.informer.Informer;
 import io.javaoperatorsdk.operator.api.config.informer.InformerEventSourceConfiguration;
 import io.javaoperatorsdk.operator.api.reconciler.Context;
 import io.javaoperatorsdk.operator.api.reconciler.ControllerConfiguration;
@@ -50,7 +51,9 @@ import org.slf4j.LoggerFactory;
  * set Ready=False with a reason, and retry with a backoff that grows with the time the failure has
  * lasted (no hot loop, no state outside the resource).
  */
-@ControllerConfiguration(name = BloomFilterReconciler.NAME)
+@ControllerConfiguration(name = BloomFilterReconciler.NAME,
+    generationAwareEventProcessing = false,
+    informer = @Informer(onUpdateFilter = RebuildRequest.class))
 @GradualRetry(maxAttempts = -1, initialInterval = 1000, intervalMultiplier = 2,
     maxInterval = 300_000)
 public class BloomFilterReconciler implements Reconciler<BloomFilter> {
@@ -65,7 +68,6 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
 
   private final OperatorSettings settings;
   private final Clock clock;
-  private final FilterBuilder builder = new FilterBuilder();
 
   public BloomFilterReconciler(OperatorSettings settings, Clock clock) {
     this.settings = settings;
@@ -125,7 +127,7 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
           && ready.map(c -> "True".equals(c.getStatus())).orElse(false);
       boolean refreshDue = resolved.refresh() != null && status.getLastBuildTime() != null
           && !now.isBefore(Instant.parse(status.getLastBuildTime()).plus(resolved.refresh()));
-      if (!upToDate || (token == null && refreshDue)) {
+      if (!upToDate || (token == null && refreshDue) || RebuildRequest.pending(filter)) {
         current = buildAndPublish(client, filter, source, token, resolved, current, status,
             events, now);
       }
@@ -153,11 +155,15 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
       BloomFilterStatus status, EventRecorder events, Instant now)
       throws SourceException, PublishException {
     String name = filter.getMetadata().getName();
+    BuildProgressReporter progress = new BuildProgressReporter(client, filter);
+    progress.started();
+    events.normal(filter, "BuildStarted", "building from " + source.description());
     FilterBuilder.Result built;
     try {
-      built = builder.build(source, new FilterBuilder.Request(settings.keyType(),
+      built = new FilterBuilder(progress).build(source, new FilterBuilder.Request(settings.keyType(),
           settings.falsePositiveRate(), settings.expectedInsertions(),
-          this.settings.maxMalformedKeys(), this.settings.maxSnapshotBytes()));
+          settings.maxMalformedKeys() != null ? settings.maxMalformedKeys()
+              : this.settings.maxMalformedKeys(), this.settings.maxSnapshotBytes()));
     } catch (FilterTooLargeException e) {
       throw new PublishException(PublishException.TOO_LARGE, e.getMessage()
           + " (operator limit BLOOM_MAX_SNAPSHOT_BYTES); nothing was published", e);
@@ -168,6 +174,9 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
     if (published != null && sha256.equals(published.sha256())
         && published.totalBytes() == size) {
       // Byte-identical payload: publishing it again would only make readers reload.
+      events.normal(filter, "Unchanged", "rebuilt from " + source.description() + " in "
+          + built.took().toMillis() + " ms: content identical to version " + published.version()
+          + ", nothing published");
       LOG.info("{}/{}: rebuilt from {}, content unchanged (version {})",
           filter.getMetadata().getNamespace(), name, source.description(), published.version());
     } else {
@@ -197,6 +206,11 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
     status.setChunks(published.chunks().size());
     status.setSha256(published.sha256());
     status.setSourceToken(token);
+    status.setRebuildRequest(RebuildRequest.of(filter));
+    status.setKeysRead(built.keys());
+    status.setMalformedKeys(built.malformed());
+    status.setNullKeys(built.nulls());
+    status.setProbableDuplicateKeys(built.probableDuplicates());
     status.setLastBuildTime(now.toString());
     status.setLastBuildDurationMillis(built.took().toMillis());
     return current != null ? current : new SnapshotStore(client, filter).read();
@@ -288,7 +302,8 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
 
   /** The spec with defaults applied and durations parsed. */
   record Settings(io.bloomoperator.snapshot.KeyType keyType, double falsePositiveRate,
-      Long expectedInsertions, Duration refresh, int chunkSize, Duration retainPrevious) {
+      Long expectedInsertions, Duration refresh, int chunkSize, Duration retainPrevious,
+      Long maxMalformedKeys) {
 
     static Settings of(BloomFilterSpec spec) {
       if (spec == null || spec.getFalsePositiveRate() == null) {
@@ -321,7 +336,8 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
           p, spec.getExpectedInsertions(), refresh,
           chunkSize,
           Durations.parse(snapshot.getRetainPreviousFor() == null ? SnapshotSpec.DEFAULT_RETAIN
-              : snapshot.getRetainPreviousFor()));
+              : snapshot.getRetainPreviousFor()),
+          spec.getMaxMalformedKeys());
     }
   }
 }

@@ -8,4 +8,16 @@ public interface KeySink {
    * blank lines and {@code #} comments, parse per key type), implemented by {@link LineParser}.
    */
   void line(String rawLine) throws SourceException;
+
+  /**
+   * A typed value from a structured source (e.g. a text column): taken as it is, no line rules;
+   * for Long filters it must be a decimal integer, else it counts as malformed.
+   */
+  void value(String key) throws SourceException;
+
+  /** A typed integer value from a structured source (e.g. a bigint column). */
+  void value(long key) throws SourceException;
+
+  /** A structured source produced SQL NULL (or the like): counted, not inserted. */
+  void nullValue();
 }

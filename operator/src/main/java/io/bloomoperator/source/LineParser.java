@@ -25,6 +25,7 @@ public final class LineParser implements KeySink {
   private final long maxMalformed;
   private long keys;
   private long malformed;
+  private long nulls;
   private final List<String> malformedSamples = new ArrayList<>(SAMPLES);
 
   /**
@@ -43,14 +44,19 @@ public final class LineParser implements KeySink {
     if (line.isEmpty() || line.charAt(0) == '#') {
       return;
     }
+    value(line);
+  }
+
+  @Override
+  public void value(String key) throws SourceException {
     if (keyType == KeyType.LONG) {
       long value;
       try {
-        value = Long.parseLong(line);
+        value = Long.parseLong(key);
       } catch (NumberFormatException e) {
         malformed++;
         if (malformedSamples.size() < SAMPLES) {
-          malformedSamples.add(line.length() > 40 ? line.substring(0, 40) + "…" : line);
+          malformedSamples.add(key.length() > 40 ? key.substring(0, 40) + "…" : key);
         }
         if (malformed > maxMalformed) {
           throw new SourceException(SourceException.MALFORMED_KEYS, malformed
@@ -60,9 +66,31 @@ public final class LineParser implements KeySink {
       }
       consumer.putLong(value);
     } else {
-      consumer.putString(line);
+      consumer.putString(key);
     }
     keys++;
+  }
+
+  @Override
+  public void value(long key) throws SourceException {
+    if (keyType == KeyType.LONG) {
+      consumer.putLong(key);
+    } else {
+      // A numeric column feeding a String filter: hash its decimal text, as a text export of
+      // the same column would be hashed.
+      consumer.putString(Long.toString(key));
+    }
+    keys++;
+  }
+
+  @Override
+  public void nullValue() {
+    nulls++;
+  }
+
+  /** NULL values the source produced (not inserted). */
+  public long nulls() {
+    return nulls;
   }
 
   /** Keys passed to the consumer so far (duplicates included). */

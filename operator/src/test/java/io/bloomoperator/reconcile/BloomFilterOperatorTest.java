@@ -282,6 +282,36 @@ class BloomFilterOperatorTest {
   }
 
   @Test
+  void rebuildAnnotationForcesARebuildOnDemand(KubernetesClient client, TestNamespace ns) {
+    apply(client, ns.name(), """
+        apiVersion: bloomoperator.io/v1alpha1
+        kind: BloomFilter
+        metadata: {name: on-demand}
+        spec:
+          falsePositiveRate: 0.01
+          source:
+            inline: [a, b, c]
+        """);
+    var first = awaitStatus(client, ns.name(), "on-demand", f -> ready(f, "True", "Published"));
+    assertThat(first.getStatus().getRebuildRequest()).isNull();
+
+    client.resources(io.bloomoperator.api.BloomFilter.class).inNamespace(ns.name())
+        .withName("on-demand").edit(f -> {
+          f.getMetadata().getAnnotations().put("bloomoperator.io/rebuild", "2026-11-29T12:00");
+          return f;
+        });
+
+    var rebuilt = awaitStatus(client, ns.name(), "on-demand",
+        f -> "2026-11-29T12:00".equals(f.getStatus().getRebuildRequest()));
+    assertThat(rebuilt.getStatus().getVersion()).as("same content: no new version")
+        .isEqualTo(1L);
+    assertThat(rebuilt.getMetadata().getGeneration()).isEqualTo(1L);
+    assertThat(client.v1().events().inNamespace(ns.name()).list().getItems())
+        .extracting(e -> e.getReason())
+        .contains("BuildStarted", "Published", "Unchanged");
+  }
+
+  @Test
   void filterBeyondTheLimitsIsRefusedWithoutWritingAnything(KubernetesClient client,
       TestNamespace ns) {
     sourceConfigMap(client, ns.name(), "ids", "ids", keys("z", 10));

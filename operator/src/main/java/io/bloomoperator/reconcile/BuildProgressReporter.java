@@ -1,0 +1,59 @@
+package io.bloomoperator.reconcile;
+
+import io.bloomoperator.api.BloomFilter;
+import io.bloomoperator.build.FilterBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.dsl.base.PatchContext;
+import io.fabric8.kubernetes.client.dsl.base.PatchType;
+import java.time.Duration;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Shows a long build's progress in the resource ({@code status.phase=Building},
+ * {@code status.keysRead}), at most every few seconds so that a 100M-key build writes a handful
+ * of patches, not thousands. A failed progress write is logged and ignored.
+ */
+final class BuildProgressReporter implements FilterBuilder.Progress {
+
+  private static final Logger LOG = LoggerFactory.getLogger(BuildProgressReporter.class);
+  static final Duration INTERVAL = Duration.ofSeconds(5);
+
+  private final KubernetesClient client;
+  private final BloomFilter filter;
+  private long lastReport = System.nanoTime();
+
+  BuildProgressReporter(KubernetesClient client, BloomFilter filter) {
+    this.client = client;
+    this.filter = filter;
+  }
+
+  /** Marks the start of a build. */
+  void started() {
+    write(0);
+  }
+
+  @Override
+  public void keysRead(long keys) {
+    long now = System.nanoTime();
+    if (now - lastReport >= INTERVAL.toNanos()) {
+      lastReport = now;
+      write(keys);
+    }
+  }
+
+  private void write(long keys) {
+    try {
+      // A merge patch of two fields: it cannot clobber the rest of the status, which the
+      // reconciler writes in full when the build ends.
+      client.resources(BloomFilter.class).inNamespace(filter.getMetadata().getNamespace())
+          .withName(filter.getMetadata().getName()).subresource("status")
+          .patch(PatchContext.of(PatchType.JSON_MERGE),
+              "{\"status\":{\"phase\":\"Building\",\"keysRead\":" + keys + "}}");
+    } catch (KubernetesClientException e) {
+      LOG.debug("progress of {} not written: {}", filter.getMetadata().getName(),
+          e.getMessage());
+    }
+  }
+}
