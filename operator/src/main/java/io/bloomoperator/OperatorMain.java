@@ -1,30 +1,84 @@
 package io.bloomoperator;
 
 import io.bloomoperator.reconcile.BloomFilterReconciler;
+import io.bloomoperator.reconcile.BuildMetrics;
 import io.bloomoperator.reconcile.OperatorSettings;
+import io.bloomoperator.runtime.HealthServer;
+import io.bloomoperator.runtime.RuntimeOptions;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.javaoperatorsdk.operator.Operator;
+import io.javaoperatorsdk.operator.api.config.LeaderElectionConfiguration;
+import io.javaoperatorsdk.operator.monitoring.micrometer.MicrometerMetrics;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
-/** Runs the operator against the cluster of the current kubeconfig or service account. */
+/**
+ * Runs the operator against the cluster of the current kubeconfig or service account, with
+ * health and metrics endpoints and, inside a pod, leader election on a Lease.
+ */
 public final class OperatorMain {
+
+  private static final Logger LOG = LoggerFactory.getLogger(OperatorMain.class);
 
   private OperatorMain() {
   }
 
-  public static void main(String[] args) {
+  public static void main(String[] args) throws Exception {
+    RuntimeOptions options = RuntimeOptions.fromEnvironment(System.getenv());
+    OperatorSettings settings = OperatorSettings.fromEnvironment(System.getenv());
     KubernetesClient client = new KubernetesClientBuilder().build();
-    Operator operator = start(client, OperatorSettings.fromEnvironment(System.getenv()));
-    operator.installShutdownHook(Duration.ofSeconds(10));
+    PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    AtomicBoolean stopped = new AtomicBoolean();
+    Operator operator = start(client, settings, registry, options);
+    HealthServer health = HealthServer.start(options.httpPort(), operator, registry,
+        stopped::get);
+    LOG.info("bloom-operator started: endpoints on :{}, leader election {}", health.port(),
+        options.leaderElection() ? "on (Lease " + options.leaseNamespace() + "/"
+            + RuntimeOptions.LEASE_NAME + ", identity " + options.identity() + ")" : "off");
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+      stopped.set(true);
+      operator.stop();
+      health.close();
+      client.close();
+    }, "bloom-operator-stop"));
   }
 
-  /** Creates, registers and starts the operator; the caller stops it. */
+  /** Creates, registers and starts the operator with default metrics and no leader election. */
   public static Operator start(KubernetesClient client, OperatorSettings settings) {
-    Operator operator = new Operator(o -> o.withKubernetesClient(client)
-        .withCloseClientOnStop(false));
-    operator.register(new BloomFilterReconciler(settings, Clock.systemUTC()));
+    return start(client, settings, null, new RuntimeOptions(0, false, null, "embedded", false));
+  }
+
+  /**
+   * Creates, registers and starts the operator; the caller stops it.
+   *
+   * @param registry where java-operator-sdk's and the build metrics go (null: nowhere)
+   */
+  public static Operator start(KubernetesClient client, OperatorSettings settings,
+      MeterRegistry registry, RuntimeOptions options) {
+    BuildMetrics metrics = registry == null ? BuildMetrics.discarding()
+        : new BuildMetrics(registry);
+    Operator operator = new Operator(o -> {
+      o.withKubernetesClient(client).withCloseClientOnStop(false);
+      if (registry != null) {
+        o.withMetrics(MicrometerMetrics.withoutPerResourceMetrics(registry));
+      }
+      if (options.leaderElection()) {
+        // Only the Lease holder reconciles; others keep their caches warm and take over within
+        // the lease duration when the holder goes away.
+        o.withLeaderElectionConfiguration(new LeaderElectionConfiguration(
+            RuntimeOptions.LEASE_NAME, options.leaseNamespace(),
+            Duration.ofSeconds(15), Duration.ofSeconds(10), Duration.ofSeconds(2),
+            options.identity(), null, options.exitOnLostLease()));
+      }
+    });
+    operator.register(new BloomFilterReconciler(settings, Clock.systemUTC(), metrics));
     operator.start();
     return operator;
   }

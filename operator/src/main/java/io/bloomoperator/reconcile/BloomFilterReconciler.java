@@ -68,10 +68,12 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
 
   private final OperatorSettings settings;
   private final Clock clock;
+  private final BuildMetrics metrics;
 
-  public BloomFilterReconciler(OperatorSettings settings, Clock clock) {
+  public BloomFilterReconciler(OperatorSettings settings, Clock clock, BuildMetrics metrics) {
     this.settings = settings;
     this.clock = clock;
+    this.metrics = metrics;
   }
 
   /**
@@ -168,12 +170,14 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
       throw new PublishException(PublishException.TOO_LARGE, e.getMessage()
           + " (operator limit BLOOM_MAX_SNAPSHOT_BYTES); nothing was published", e);
     }
+    metrics.built(built.keys(), built.took());
     long size = SnapshotEncoder.payloadSize(built.bits());
     String sha256 = sha256Of(built);
     Manifest published = current == null ? null : current.manifest();
     if (published != null && sha256.equals(published.sha256())
         && published.totalBytes() == size) {
       // Byte-identical payload: publishing it again would only make readers reload.
+      metrics.unchanged();
       events.normal(filter, "Unchanged", "rebuilt from " + source.description() + " in "
           + built.took().toMillis() + " ms: content identical to version " + published.version()
           + ", nothing published");
@@ -185,8 +189,10 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
       // Leftovers of an interrupted publish must not collide with the new version's names.
       new SnapshotJanitor(client).clean(filter.getMetadata().getNamespace(), name, current,
           settings.retainPrevious(), now);
+      long publishStart = System.nanoTime();
       published = new SnapshotStore(client, filter).publish(built.bits(), built.keys(), version,
           settings.chunkSize(), current, now);
+      metrics.published(size, Duration.ofNanos(System.nanoTime() - publishStart));
       events.normal(filter, "Published", "version " + version + ": " + built.keys() + " keys, "
           + published.chunks().size() + " chunk(s), " + Bytes.human(size) + ", expected FPP "
           + String.format("%.3g", published.expectedFpp()) + ", built in "
@@ -244,6 +250,7 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
       // One event per new failure, not one per retry.
       events.warning(filter, reason, message);
     }
+    metrics.failed(reason);
     LOG.warn("{}/{}: {}: {}", filter.getMetadata().getNamespace(),
         filter.getMetadata().getName(), reason, message);
     ReadyCondition.set(status, ready, false, reason, message, generation, now);

@@ -7,6 +7,7 @@ import io.bloomoperator.OperatorMain;
 import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.reconcile.OperatorSettings;
 import io.bloomoperator.reconcile.ReadyCondition;
+import io.bloomoperator.runtime.RuntimeOptions;
 import io.bloomoperator.snapshot.SnapshotNames;
 import io.bloomoperator.testing.KubeCluster;
 import io.bloomoperator.testing.RealKubernetes;
@@ -21,6 +22,8 @@ import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.utils.Serialization;
 import io.javaoperatorsdk.operator.Operator;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.InputStream;
 import java.nio.file.Files;
 import java.time.Duration;
@@ -62,7 +65,10 @@ class OperatorRbacTest {
           .isInstanceOfSatisfying(KubernetesClientException.class,
               e -> assertThat(e.getCode()).isEqualTo(403));
 
-      Operator operator = OperatorMain.start(asOperator, OperatorSettings.defaults());
+      // As deployed: with leader election on a Lease in the operator's namespace.
+      Operator operator = OperatorMain.start(asOperator, OperatorSettings.defaults(),
+          new PrometheusMeterRegistry(PrometheusConfig.DEFAULT),
+          new RuntimeOptions(0, true, "bloom-operator", "rbac-test", false));
       try {
         admin.configMaps().inNamespace(ns.name()).resource(new ConfigMapBuilder()
             .withNewMetadata().withName("ids").endMetadata()
@@ -104,6 +110,9 @@ class OperatorRbacTest {
                 .getItems()).isEmpty());
         assertThat(admin.v1().events().inNamespace(ns.name()).list().getItems())
             .anySatisfy(e -> assertThat(e.getReason()).isEqualTo("Published"));
+        assertThat(admin.leases().inNamespace("bloom-operator")
+            .withName(RuntimeOptions.LEASE_NAME).get().getSpec().getHolderIdentity())
+            .isEqualTo("rbac-test");
       } finally {
         operator.stop();
       }
