@@ -155,7 +155,10 @@ public final class SnapshotStore {
         .withName(filterName)
         .withUid(owner.getMetadata().getUid())
         .withController(true)
-        .withBlockOwnerDeletion(true)
+        // Not blocking: foreground deletion of a BloomFilter need not wait for its snapshot,
+        // and blocking would need update rights on bloomfilters/finalizers on clusters that
+        // enforce owner-reference permissions.
+        .withBlockOwnerDeletion(false)
         .build();
   }
 

@@ -79,11 +79,16 @@ public final class KubeCluster implements AutoCloseable {
         .withTestDir(testDir)
         .withApiServerVersion(version)
         .withOfflineMode(!download)
-        .withStartupTimeout(120_000)
+        .withStartupTimeout(startupTimeoutMillis())
         .build();
     KubeAPIServer server = new KubeAPIServer(config);
     long started = System.nanoTime();
-    server.start();
+    try {
+      server.start();
+    } catch (RuntimeException e) {
+      server.stop(); // kube-api-test leaves etcd running when the API server fails to start
+      throw e;
+    }
     try {
       Path kubeconfig = Files.createTempFile("bloom-test-kubeconfig", ".yaml");
       kubeconfig.toFile().deleteOnExit();
@@ -95,6 +100,29 @@ public final class KubeCluster implements AutoCloseable {
       server.stop();
       throw new UncheckedIOException(e);
     }
+  }
+
+  /**
+   * kube-api-test 7.5.2 computes its start-up deadline as a LocalTime, which wraps at midnight:
+   * a start within the timeout before 00:00 fails at once ("did not start properly"). Keep the
+   * deadline before midnight, or wait for midnight to pass when too little time is left.
+   */
+  static int startupTimeoutMillis() {
+    long wanted = 120_000;
+    long untilMidnight = java.time.Duration.between(java.time.LocalTime.now(),
+        java.time.LocalTime.MAX).toMillis();
+    if (untilMidnight > wanted + 1_000) {
+      return (int) wanted;
+    }
+    if (untilMidnight > 31_000) {
+      return (int) (untilMidnight - 1_000);
+    }
+    try {
+      Thread.sleep(untilMidnight + 2_000);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    return (int) wanted;
   }
 
   /** A new client for the cluster; the caller closes it. */
