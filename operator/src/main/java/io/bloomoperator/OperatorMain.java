@@ -25,12 +25,20 @@ import org.slf4j.LoggerFactory;
  */
 public final class OperatorMain {
 
-  private static final Logger LOG = LoggerFactory.getLogger(OperatorMain.class);
+  // Looked up when needed, not in a static field: the CLI branch of main must set up logging
+  // (stderr, no logback status dump on stdout) before logback starts.
+  private static Logger log() {
+    return LoggerFactory.getLogger(OperatorMain.class);
+  }
 
   private OperatorMain() {
   }
 
   public static void main(String[] args) throws Exception {
+    if (io.bloomoperator.cli.BloomCli.isCliInvocation(args)) {
+      // build / inspect / query / help: the offline CLI (issue 6); no arguments runs the operator.
+      System.exit(io.bloomoperator.cli.BloomCli.run(args));
+    }
     RuntimeOptions options = RuntimeOptions.fromEnvironment(System.getenv());
     OperatorSettings settings = OperatorSettings.fromEnvironment(System.getenv());
     KubernetesClient client = new KubernetesClientBuilder().build();
@@ -39,7 +47,7 @@ public final class OperatorMain {
     Operator operator = start(client, settings, registry, options);
     HealthServer health = HealthServer.start(options.httpPort(), operator, registry,
         stopped::get);
-    LOG.info("bloom-operator started: endpoints on :{}, leader election {}", health.port(),
+    log().info("bloom-operator started: endpoints on :{}, leader election {}", health.port(),
         options.leaderElection() ? "on (Lease " + options.leaseNamespace() + "/"
             + RuntimeOptions.LEASE_NAME + ", identity " + options.identity() + ")" : "off");
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
@@ -65,7 +73,11 @@ public final class OperatorMain {
     BuildMetrics metrics = registry == null ? BuildMetrics.discarding()
         : new BuildMetrics(registry);
     Operator operator = new Operator(o -> {
-      o.withKubernetesClient(client).withCloseClientOnStop(false);
+      // Status is written with a JSON merge patch, not server-side apply: a reconcile that runs
+      // on a slightly stale copy (e.g. one triggered by the operator's own manifest write) then
+      // leaves the fields it does not set alone instead of deleting them.
+      o.withKubernetesClient(client).withCloseClientOnStop(false)
+          .withUseSSAToPatchPrimaryResource(false);
       if (registry != null) {
         o.withMetrics(MicrometerMetrics.withoutPerResourceMetrics(registry));
       }

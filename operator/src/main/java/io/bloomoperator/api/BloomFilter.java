@@ -32,8 +32,6 @@ public class BloomFilter extends CustomResource<BloomFilterSpec, BloomFilterStat
   public static final String GROUP = "bloomoperator.io";
   public static final String VERSION = "v1alpha1";
 
-  @Override
-  protected BloomFilterStatus initStatus() {
-    return new BloomFilterStatus();
-  }
+  // No initStatus(): a resource the operator has not seen yet has no status, and the status
+  // patch must add /status as a whole rather than fields below a /status that does not exist.
 }

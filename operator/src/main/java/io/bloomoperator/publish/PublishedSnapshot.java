@@ -17,6 +17,12 @@ public record PublishedSnapshot(ConfigMap configMap, Manifest manifest) {
 
   /** Annotation: the version the current one replaced, kept for the grace period. */
   public static final String ANNOTATION_PREVIOUS_VERSION = "bloomoperator.io/previous-version";
+  /** Annotation: change token of the source content the published version was built from. */
+  public static final String ANNOTATION_SOURCE_TOKEN = "bloomoperator.io/source-token";
+  /** Annotation: the BloomFilter generation (spec) the published version was built for. */
+  public static final String ANNOTATION_SPEC_GENERATION = "bloomoperator.io/spec-generation";
+  /** Annotation: when the last build that produced or confirmed this version finished. */
+  public static final String ANNOTATION_BUILT_AT = "bloomoperator.io/built-at";
   /** Annotation: how many chunks the previous version has, so they can be deleted by name. */
   public static final String ANNOTATION_PREVIOUS_CHUNKS = "bloomoperator.io/previous-chunks";
   /** Annotation: when the current version replaced the previous one (RFC 3339). */
@@ -42,6 +48,23 @@ public record PublishedSnapshot(ConfigMap configMap, Manifest manifest) {
   /** When the previous version was superseded, if recorded. */
   public Instant supersededAt() {
     String value = annotation(ANNOTATION_SUPERSEDED_AT);
+    return value == null ? null : Instant.parse(value);
+  }
+
+  /** The source token recorded with the version, or null. */
+  public String sourceToken() {
+    return annotation(ANNOTATION_SOURCE_TOKEN);
+  }
+
+  /** The spec generation recorded with the version, or -1. */
+  public long specGeneration() {
+    String value = annotation(ANNOTATION_SPEC_GENERATION);
+    return value == null ? -1 : Long.parseLong(value);
+  }
+
+  /** When the version was last built or confirmed by a rebuild, or null. */
+  public Instant builtAt() {
+    String value = annotation(ANNOTATION_BUILT_AT);
     return value == null ? null : Instant.parse(value);
   }
 

@@ -77,7 +77,7 @@ public final class SnapshotStore {
    * @param current what {@link #read()} returned; its resourceVersion guards the manifest update
    */
   public Manifest publish(BloomFilterBits bits, long keyCount, long version, int chunkSize,
-      PublishedSnapshot current, Instant now) throws PublishException {
+      PublishedSnapshot current, BuildRecord build, Instant now) throws PublishException {
     List<String> created = new ArrayList<>();
     try {
       SnapshotEncoder.Result encoded = SnapshotEncoder.encode(bits, chunkSize,
@@ -87,7 +87,7 @@ public final class SnapshotStore {
             created.add(name);
           });
       Manifest manifest = Manifest.of(filterName, version, bits, keyCount, encoded, now);
-      writeManifest(manifest, current, now);
+      writeManifest(manifest, current, build, now);
       return manifest;
     } catch (IOException | RuntimeException e) {
       deleteQuietly(created);
@@ -118,8 +118,47 @@ public final class SnapshotStore {
     client.configMaps().inNamespace(namespace).resource(chunk).create();
   }
 
-  private void writeManifest(Manifest manifest, PublishedSnapshot current, Instant now) {
+  /**
+   * What a build was made from. Kept on the manifest ConfigMap, not only in the status, so that a
+   * reconcile caused by the operator's own manifest write (or a lost status) is recognised as
+   * up to date instead of rebuilding.
+   */
+  public record BuildRecord(String sourceToken, long specGeneration, Instant builtAt) {
+
+    void annotate(Map<String, String> annotations) {
+      if (sourceToken != null) {
+        annotations.put(PublishedSnapshot.ANNOTATION_SOURCE_TOKEN, sourceToken);
+      } else {
+        annotations.remove(PublishedSnapshot.ANNOTATION_SOURCE_TOKEN);
+      }
+      annotations.put(PublishedSnapshot.ANNOTATION_SPEC_GENERATION, Long.toString(specGeneration));
+      annotations.put(PublishedSnapshot.ANNOTATION_BUILT_AT, builtAt.toString());
+    }
+  }
+
+  /**
+   * Records that a rebuild produced exactly the published payload: the version stays, the
+   * manifest's build record moves on (readers see an unchanged version and do not reload).
+   * Guarded by the resourceVersion read; a conflict is harmless and only costs a rebuild later.
+   */
+  public void confirm(PublishedSnapshot current, BuildRecord build) {
+    ConfigMap updated = io.fabric8.kubernetes.client.utils.Serialization.clone(
+        current.configMap());
+    Map<String, String> annotations = updated.getMetadata().getAnnotations() == null
+        ? new HashMap<>() : new HashMap<>(updated.getMetadata().getAnnotations());
+    build.annotate(annotations);
+    updated.getMetadata().setAnnotations(annotations);
+    try {
+      client.configMaps().inNamespace(namespace).resource(updated).update();
+    } catch (KubernetesClientException e) {
+      LOG.debug("build record of {}/{} not updated: {}", namespace, filterName, e.getMessage());
+    }
+  }
+
+  private void writeManifest(Manifest manifest, PublishedSnapshot current, BuildRecord build,
+      Instant now) {
     Map<String, String> annotations = new HashMap<>();
+    build.annotate(annotations);
     if (current != null && current.manifest() != null) {
       annotations.put(PublishedSnapshot.ANNOTATION_PREVIOUS_VERSION,
           Long.toString(current.manifest().version()));

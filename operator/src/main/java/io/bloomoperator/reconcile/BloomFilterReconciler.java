@@ -121,17 +121,18 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
     PublishedSnapshot current = store.read();
     try {
       String token = source.changeToken();
-      boolean upToDate = current != null && current.manifest() != null
-          && Long.valueOf(current.manifest().version()).equals(status.getVersion())
-          && Long.valueOf(generation).equals(filter.getStatus() == null ? null
-              : filter.getStatus().getObservedGeneration())
-          && token != null && token.equals(status.getSourceToken())
-          && ready.map(c -> "True".equals(c.getStatus())).orElse(false);
-      boolean refreshDue = resolved.refresh() != null && status.getLastBuildTime() != null
-          && !now.isBefore(Instant.parse(status.getLastBuildTime()).plus(resolved.refresh()));
-      if (!upToDate || (token == null && refreshDue) || RebuildRequest.pending(filter)) {
+      if (needsBuild(current, token, generation, resolved, now) || RebuildRequest.pending(filter)) {
         current = buildAndPublish(client, filter, source, token, resolved, current, status,
             events, now);
+      } else {
+        // Nothing to build: make sure the status describes what is published (it may lag
+        // behind the manifest, e.g. after a restart or when this reconcile was caused by the
+        // operator's own manifest write).
+        describe(status, current.manifest(), filter.getMetadata().getName());
+        status.setSourceToken(current.sourceToken());
+        if (current.builtAt() != null) {
+          status.setLastBuildTime(current.builtAt().toString());
+        }
       }
       Optional<Duration> recheck = janitor.clean(namespace, name, current,
           resolved.retainPrevious(), now);
@@ -141,7 +142,7 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
       status.setPhase("Idle");
       filter.setStatus(status);
       UpdateControl<BloomFilter> control = UpdateControl.patchStatus(filter);
-      next(resolved, status, token != null, recheck, now).ifPresent(control::rescheduleAfter);
+      next(resolved, current, token != null, recheck, now).ifPresent(control::rescheduleAfter);
       return control;
     } catch (SourceException e) {
       return retryLater(fail(filter, status, ready, e.reason(),
@@ -150,6 +151,25 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
       return retryLater(fail(filter, status, ready, e.reason(), e.getMessage(), generation, now,
           events), ready, now);
     }
+  }
+
+  /**
+   * Whether the published version may not reflect the spec and the source: judged from the
+   * build record on the manifest, never from the status, which can lag behind.
+   */
+  static boolean needsBuild(PublishedSnapshot current, String token, long generation,
+      Settings settings, Instant now) {
+    if (current == null || current.manifest() == null
+        || current.specGeneration() != generation) {
+      return true;
+    }
+    if (token != null) {
+      return !token.equals(current.sourceToken());
+    }
+    // A source that cannot tell whether it changed is rebuilt once per refresh interval.
+    Instant builtAt = current.builtAt();
+    return settings.refresh() != null
+        && (builtAt == null || !now.isBefore(builtAt.plus(settings.refresh())));
   }
 
   private PublishedSnapshot buildAndPublish(KubernetesClient client, BloomFilter filter,
@@ -174,6 +194,8 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
     long size = SnapshotEncoder.payloadSize(built.bits());
     String sha256 = sha256Of(built);
     Manifest published = current == null ? null : current.manifest();
+    SnapshotStore.BuildRecord record = new SnapshotStore.BuildRecord(token,
+        filter.getMetadata().getGeneration(), now);
     if (published != null && sha256.equals(published.sha256())
         && published.totalBytes() == size) {
       // Byte-identical payload: publishing it again would only make readers reload.
@@ -183,6 +205,7 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
           + ", nothing published");
       LOG.info("{}/{}: rebuilt from {}, content unchanged (version {})",
           filter.getMetadata().getNamespace(), name, source.description(), published.version());
+      new SnapshotStore(client, filter).confirm(current, record);
     } else {
       long version = Math.max(published == null ? 0 : published.version(),
           status.getVersion() == null ? 0 : status.getVersion()) + 1;
@@ -191,14 +214,29 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
           settings.retainPrevious(), now);
       long publishStart = System.nanoTime();
       published = new SnapshotStore(client, filter).publish(built.bits(), built.keys(), version,
-          settings.chunkSize(), current, now);
+          settings.chunkSize(), current, record, now);
       metrics.published(size, Duration.ofNanos(System.nanoTime() - publishStart));
       events.normal(filter, "Published", "version " + version + ": " + built.keys() + " keys, "
           + published.chunks().size() + " chunk(s), " + Bytes.human(size) + ", expected FPP "
           + String.format("%.3g", published.expectedFpp()) + ", built in "
           + built.took().toMillis() + " ms from " + source.description());
-      current = null; // re-read below so that its resourceVersion is fresh
     }
+    describe(status, published, name);
+    status.setSourceToken(token);
+    status.setRebuildRequest(RebuildRequest.of(filter));
+    status.setKeysRead(built.keys());
+    status.setMalformedKeys(built.malformed());
+    status.setNullKeys(built.nulls());
+    status.setProbableDuplicateKeys(built.probableDuplicates());
+    status.setLastBuildTime(now.toString());
+    status.setLastBuildDurationMillis(built.took().toMillis());
+    // Re-read: the manifest's resourceVersion and build record changed.
+    current = null;
+    return new SnapshotStore(client, filter).read();
+  }
+
+  /** Status fields that describe the published version. */
+  private static void describe(BloomFilterStatus status, Manifest published, String name) {
     status.setVersion(published.version());
     status.setManifest(SnapshotNames.manifestName(name));
     status.setKeys(published.keyCount());
@@ -211,15 +249,6 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
     status.setSize(Bytes.human(published.totalBytes()));
     status.setChunks(published.chunks().size());
     status.setSha256(published.sha256());
-    status.setSourceToken(token);
-    status.setRebuildRequest(RebuildRequest.of(filter));
-    status.setKeysRead(built.keys());
-    status.setMalformedKeys(built.malformed());
-    status.setNullKeys(built.nulls());
-    status.setProbableDuplicateKeys(built.probableDuplicates());
-    status.setLastBuildTime(now.toString());
-    status.setLastBuildDurationMillis(built.took().toMillis());
-    return current != null ? current : new SnapshotStore(client, filter).read();
   }
 
   /** The payload digest, computed without keeping the payload (one buffer of output at a time). */
@@ -284,14 +313,13 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
    * interval from now; one without is rebuilt an interval after its last build) or when the
    * previous version's grace period ends, whichever is first.
    */
-  private static Optional<Duration> next(Settings settings, BloomFilterStatus status,
+  private static Optional<Duration> next(Settings settings, PublishedSnapshot current,
       boolean hasToken, Optional<Duration> recheck, Instant now) {
     Optional<Duration> refresh = Optional.empty();
     if (settings.refresh() != null) {
       Duration left = settings.refresh();
-      if (!hasToken && status.getLastBuildTime() != null) {
-        left = Duration.between(now, Instant.parse(status.getLastBuildTime())
-            .plus(settings.refresh()));
+      if (!hasToken && current != null && current.builtAt() != null) {
+        left = Duration.between(now, current.builtAt().plus(settings.refresh()));
       }
       refresh = Optional.of(left.compareTo(MIN_BACKOFF) < 0 ? MIN_BACKOFF : left);
     }

@@ -2,6 +2,7 @@ package io.bloomoperator.source;
 
 import io.bloomoperator.api.SourceSpec;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import java.util.stream.Stream;
 
 /** Turns the resource's source declaration into a {@link KeySource}. */
 public final class KeySources {
@@ -17,11 +18,11 @@ public final class KeySources {
     if (spec == null) {
       throw new IllegalArgumentException("spec.source is required");
     }
-    int kinds = (spec.getInline() != null ? 1 : 0) + (spec.getConfigMap() != null ? 1 : 0)
-        + (spec.getSecret() != null ? 1 : 0);
+    long kinds = Stream.of(spec.getInline(), spec.getConfigMap(), spec.getSecret(),
+        spec.getHttp(), spec.getJdbc()).filter(java.util.Objects::nonNull).count();
     if (kinds != 1) {
       throw new IllegalArgumentException(
-          "exactly one of inline, configMap or secret must be set in spec.source");
+          "exactly one of inline, configMap, secret, http or jdbc must be set in spec.source");
     }
     if (spec.getInline() != null) {
       return new InlineSource(spec.getInline());
@@ -30,7 +31,13 @@ public final class KeySources {
       return new ConfigMapSource(client, namespace, spec.getConfigMap().getName(),
           spec.getConfigMap().getKey());
     }
-    return new SecretSource(client, namespace, spec.getSecret().getName(),
-        spec.getSecret().getKey());
+    if (spec.getSecret() != null) {
+      return new SecretSource(client, namespace, spec.getSecret().getName(),
+          spec.getSecret().getKey());
+    }
+    if (spec.getHttp() != null) {
+      return new HttpSource(client, namespace, spec.getHttp());
+    }
+    return new JdbcSource(client, namespace, spec.getJdbc());
   }
 }

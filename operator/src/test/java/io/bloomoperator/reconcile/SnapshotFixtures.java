@@ -16,38 +16,41 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.Predicate;
 
-/** Reads what the operator published, as any client of the API server would. */
-final class SnapshotFixtures {
+/**
+ * Test helpers shared by the operator tests: apply a resource, wait for a status, read what the
+ * operator published as any client of the API server would.
+ */
+public final class SnapshotFixtures {
 
   private SnapshotFixtures() {
   }
 
-  static BloomFilter apply(KubernetesClient client, String namespace, String yaml) {
+  public static BloomFilter apply(KubernetesClient client, String namespace, String yaml) {
     return client.resources(BloomFilter.class).inNamespace(namespace)
         .resource(Serialization.unmarshal(yaml, BloomFilter.class)).create();
   }
 
-  static ConfigMap sourceConfigMap(KubernetesClient client, String namespace, String name,
+  public static ConfigMap sourceConfigMap(KubernetesClient client, String namespace, String name,
       String key, List<String> lines) {
     return client.configMaps().inNamespace(namespace).resource(new ConfigMapBuilder()
         .withNewMetadata().withName(name).endMetadata()
         .withData(Map.of(key, String.join("\n", lines) + "\n")).build()).serverSideApply();
   }
 
-  static BloomFilter awaitStatus(KubernetesClient client, String namespace, String name,
+  public static BloomFilter awaitStatus(KubernetesClient client, String namespace, String name,
       Predicate<BloomFilter> condition) {
     return await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(200))
         .until(() -> client.resources(BloomFilter.class).inNamespace(namespace).withName(name)
             .get(), f -> f != null && f.getStatus() != null && condition.test(f));
   }
 
-  static boolean ready(BloomFilter filter, String status, String reason) {
+  public static boolean ready(BloomFilter filter, String status, String reason) {
     return ReadyCondition.of(filter).filter(c -> status.equals(c.getStatus())
         && (reason == null || reason.equals(c.getReason()))
         && filter.getMetadata().getGeneration().equals(c.getObservedGeneration())).isPresent();
   }
 
-  static Manifest manifest(KubernetesClient client, String namespace, String filter)
+  public static Manifest manifest(KubernetesClient client, String namespace, String filter)
       throws Exception {
     ConfigMap cm = client.configMaps().inNamespace(namespace)
         .withName(SnapshotNames.manifestName(filter)).get();
@@ -55,7 +58,7 @@ final class SnapshotFixtures {
   }
 
   /** The payload: every chunk named by the manifest, fetched by name and concatenated. */
-  static byte[] payload(KubernetesClient client, String namespace, Manifest manifest) {
+  public static byte[] payload(KubernetesClient client, String namespace, Manifest manifest) {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     for (Manifest.ChunkRef chunk : manifest.chunks()) {
       ConfigMap cm = client.configMaps().inNamespace(namespace).withName(chunk.name()).get();
@@ -66,7 +69,7 @@ final class SnapshotFixtures {
   }
 
   /** Names of the chunk ConfigMaps of a filter that exist now. */
-  static List<String> chunkNames(KubernetesClient client, String namespace, String filter) {
+  public static List<String> chunkNames(KubernetesClient client, String namespace, String filter) {
     return client.configMaps().inNamespace(namespace)
         .withLabelSelector(SnapshotNames.chunkSelector(filter)).list().getItems().stream()
         .map(cm -> cm.getMetadata().getName()).sorted().toList();

@@ -63,7 +63,7 @@ final class ApiSnapshotLoader {
    */
   LoadedSnapshot load(Manifest manifest) throws SnapshotVerificationException, IOException {
     requireKeyType(manifest, keyType);
-    BloomFilterBits bits = SnapshotDecoder.decode(manifest, this::fetchChunk);
+    BloomFilterBits bits = SnapshotDecoder.decode(manifest, new ConfigMapChunks(client, namespace));
     return new LoadedSnapshot(manifest, bits);
   }
 
@@ -79,21 +79,4 @@ final class ApiSnapshotLoader {
     }
   }
 
-  private byte[] fetchChunk(int index, Manifest.ChunkRef ref) throws IOException {
-    ConfigMap chunk = client.configMaps().inNamespace(namespace).withName(ref.name()).get();
-    if (chunk == null) {
-      return null; // the decoder reports it as missing, naming the chunk
-    }
-    Map<String, String> binaryData = chunk.getBinaryData();
-    String base64 = binaryData == null ? null : binaryData.get(SnapshotNames.CHUNK_DATA_KEY);
-    if (base64 == null) {
-      throw new IOException("chunk ConfigMap " + namespace + "/" + ref.name()
-          + " has no binaryData key '" + SnapshotNames.CHUNK_DATA_KEY + "'");
-    }
-    try {
-      return Base64.getDecoder().decode(base64);
-    } catch (IllegalArgumentException e) {
-      throw new IOException("chunk ConfigMap " + namespace + "/" + ref.name() + " is not valid base64", e);
-    }
-  }
 }

@@ -17,6 +17,8 @@ import org.junit.platform.commons.support.AnnotationSupport;
 public final class RealKubernetesExtension
     implements BeforeAllCallback, BeforeEachCallback, AfterEachCallback, ParameterResolver {
 
+  private static final java.util.concurrent.atomic.AtomicInteger COUNTER =
+      new java.util.concurrent.atomic.AtomicInteger();
   private static final ExtensionContext.Namespace STORE =
       ExtensionContext.Namespace.create(RealKubernetesExtension.class);
 
@@ -83,10 +85,13 @@ public final class RealKubernetesExtension
 
   private static String namespaceName(String testName) {
     String base = testName.toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9]+", "-");
-    if (base.length() > 40) {
-      base = base.substring(0, 40);
+    if (base.length() > 36) {
+      base = base.substring(0, 36);
     }
     base = base.replaceAll("^-+|-+$", "");
-    return "t-" + base + "-" + Integer.toHexString(ThreadLocalRandom.current().nextInt(0x10000));
+    // Unique per JVM (counter) and across JVMs sharing a cluster (random part): a deleted
+    // namespace lingers while the namespace controller empties it.
+    return "t-" + base + "-" + COUNTER.incrementAndGet() + "-"
+        + Integer.toHexString(ThreadLocalRandom.current().nextInt(0x10000));
   }
 }

@@ -1,4 +1,4 @@
-package io.bloomoperator.build.bench;
+package io.bloomoperator.bench;
 
 import com.google.common.hash.BloomFilter;
 import com.google.common.hash.Funnels;
@@ -6,9 +6,6 @@ import io.bloomoperator.build.FilterBuilder;
 import io.bloomoperator.snapshot.KeyType;
 import io.bloomoperator.snapshot.SnapshotEncoder;
 import io.bloomoperator.source.GeneratedSource;
-import java.lang.management.ManagementFactory;
-import java.lang.management.MemoryPoolMXBean;
-import java.lang.management.MemoryType;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
 import java.util.Locale;
@@ -20,7 +17,7 @@ import java.util.Locale;
  *
  * <p>Run (see docs/benchmarks.md): {@code mvn -q -pl operator test-compile exec:exec
  * -Dexec.executable=java -Dexec.classpathScope=test
- * "-Dexec.args=-Xmx64m -cp %classpath io.bloomoperator.build.bench.BuildThroughput 10000000"}.
+ * "-Dexec.args=-Xmx64m -cp %classpath io.bloomoperator.bench.BuildThroughput 10000000"}.
  * A heap limit far below the key list's size proves that the keys are streamed, not held.
  */
 public final class BuildThroughput {
@@ -38,20 +35,20 @@ public final class BuildThroughput {
     builder.build(new GeneratedSource("product-", Math.min(n, 1_000_000)), request);
 
     System.gc();
-    resetPeaks();
+    HeapPeak.reset();
     long start = System.nanoTime();
     FilterBuilder.Result result = builder.build(new GeneratedSource("product-", n), request);
     double buildSeconds = (System.nanoTime() - start) / 1e9;
-    long buildPeak = heapPeak();
+    long buildPeak = HeapPeak.bytes();
 
-    resetPeaks();
+    HeapPeak.reset();
     start = System.nanoTime();
     long[] base64Chars = {0};
     SnapshotEncoder.Result encoded = SnapshotEncoder.encode(result.bits(), 1_000_000,
         (index, data, length, sha) -> base64Chars[0] += Base64.getEncoder()
             .encodeToString(java.util.Arrays.copyOf(data, length)).length());
     double encodeSeconds = (System.nanoTime() - start) / 1e9;
-    long encodePeak = heapPeak();
+    long encodePeak = HeapPeak.bytes();
 
     BloomFilter<CharSequence> warm = BloomFilter.create(
         Funnels.stringFunnel(StandardCharsets.UTF_8), 1_000_000, fpp);
@@ -77,24 +74,5 @@ public final class BuildThroughput {
         encodeSeconds, encoded.chunkCount(), encodePeak / 1e6);
     System.out.printf(Locale.ROOT, "Guava put (same keys)     %.2f s = %.2f M keys/s (%.0f ns/key)%n",
         guavaSeconds, n / guavaSeconds / 1e6, guavaSeconds * 1e9 / n);
-  }
-
-  private static void resetPeaks() {
-    for (MemoryPoolMXBean pool : ManagementFactory.getMemoryPoolMXBeans()) {
-      if (pool.getType() == MemoryType.HEAP) {
-        pool.resetPeakUsage();
-      }
-    }
-  }
-
-  /** Sum of per-pool peaks: an upper bound of the heap in use at any one moment. */
-  private static long heapPeak() {
-    long sum = 0;
-    for (MemoryPoolMXBean pool : ManagementFactory.getMemoryPoolMXBeans()) {
-      if (pool.getType() == MemoryType.HEAP) {
-        sum += pool.getPeakUsage().getUsed();
-      }
-    }
-    return sum;
   }
 }

@@ -1,0 +1,51 @@
+package io.bloomoperator.examples.cacheguard;
+
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpHandler;
+import io.bloomoperator.watch.LiveBloomFilter;
+import java.io.IOException;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * {@code GET /stats}: the look-up counters and the served filter version as JSON, e.g.
+ *
+ * <pre>{@code
+ * {"filter":{"namespace":"demo","name":"product-ids","ready":true,"version":3,"keys":10000,
+ *   "loads":3,"failures":0},
+ *  "lookups":1200,"filterRejections":1000,"cacheHits":150,...,"dbQueries":50,...}
+ * }</pre>
+ */
+final class StatsHandler implements HttpHandler {
+
+  private final GuardStats stats;
+  private final LiveBloomFilter<Long> filter;
+
+  StatsHandler(GuardStats stats, LiveBloomFilter<Long> filter) {
+    this.stats = stats;
+    this.filter = filter;
+  }
+
+  @Override
+  public void handle(HttpExchange exchange) throws IOException {
+    if (!HttpResponses.allowGetOnly(exchange)) {
+      return;
+    }
+    Map<String, Object> body = new LinkedHashMap<>();
+    body.put("filter", filterInfo());
+    body.putAll(stats.asMap());
+    HttpResponses.send(exchange, 200, HttpResponses.JSON, Json.write(body));
+  }
+
+  private Map<String, Object> filterInfo() {
+    Map<String, Object> info = new LinkedHashMap<>();
+    info.put("namespace", filter.namespace());
+    info.put("name", filter.filterName());
+    info.put("ready", filter.isReady());
+    info.put("version", filter.currentVersion());
+    info.put("keys", filter.currentManifest().map(m -> m.keyCount()).orElse(0L));
+    info.put("loads", filter.loads());
+    info.put("failures", filter.failures());
+    return info;
+  }
+}

@@ -1,0 +1,131 @@
+package io.bloomoperator.cli;
+
+import io.bloomoperator.watch.ConfigMapChunks;
+
+import io.bloomoperator.snapshot.BloomFilterBits;
+import io.bloomoperator.snapshot.Manifest;
+import io.bloomoperator.snapshot.SnapshotDecoder;
+import io.bloomoperator.snapshot.SnapshotNames;
+import io.bloomoperator.snapshot.SnapshotVerificationException;
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.client.Config;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Base64;
+import java.util.Map;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+
+/**
+ * Where {@code inspect} and {@code query} read a snapshot: a directory written by {@code build},
+ * or the cluster ({@code --namespace} selects that mode). Shared as a picocli mixin.
+ */
+final class SnapshotLocation {
+
+  @Option(names = {"-n", "--namespace"}, paramLabel = "<ns>",
+      description = "Read the snapshot from this namespace of the cluster instead of a directory.")
+  String namespace;
+
+  @Option(names = "--name", paramLabel = "<filter>",
+      description = "The filter's name. Required with --namespace; with a directory it picks "
+          + "the filter when the directory holds several.")
+  String name;
+
+  @Option(names = "--kubeconfig", paramLabel = "<path>",
+      description = "Kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or the pod's "
+          + "service account). Only with --namespace.")
+  Path kubeconfig;
+
+  @Option(names = "--context", paramLabel = "<context>",
+      description = "Kubeconfig context to use (default: the current one). Only with --namespace.")
+  String context;
+
+  boolean fromCluster() {
+    return namespace != null;
+  }
+
+  /** Checks the combination of options; {@code dir} is the positional directory, if any. */
+  void validate(CommandSpec spec, Path dir) {
+    if (fromCluster()) {
+      if (dir != null) {
+        throw new ParameterException(spec.commandLine(),
+            "give either a snapshot directory or --namespace/--name, not both");
+      }
+      if (name == null) {
+        throw new ParameterException(spec.commandLine(), "--name is required with --namespace");
+      }
+    } else {
+      if (dir == null) {
+        throw new ParameterException(spec.commandLine(),
+            "give a snapshot directory, or --namespace and --name to read from the cluster");
+      }
+      if (kubeconfig != null || context != null) {
+        throw new ParameterException(spec.commandLine(),
+            "--kubeconfig and --context only apply with --namespace");
+      }
+    }
+  }
+
+  /** Loads and verifies the snapshot (everything the decoder checks). */
+  VerifiedSnapshot load(Path dir) throws CliException {
+    if (!fromCluster()) {
+      return new SnapshotFiles(dir).read(name);
+    }
+    Config config;
+    if (kubeconfig != null) {
+      if (!Files.isReadable(kubeconfig)) {
+        throw new CliException("kubeconfig " + kubeconfig + " does not exist or is not readable");
+      }
+      config = Config.fromKubeconfig(context, kubeconfig.toFile());
+    } else {
+      config = Config.autoConfigure(context);
+    }
+    try (KubernetesClient client = new KubernetesClientBuilder().withConfig(config).build()) {
+      return fromCluster(client, namespace, name);
+    } catch (KubernetesClientException e) {
+      throw new CliException("reading " + namespace + "/" + SnapshotNames.manifestName(name)
+          + " from " + config.getMasterUrl() + " failed: " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * Reads the manifest ConfigMap, then each chunk ConfigMap by name (never a list), verifying them
+   * as sidecar-lib does.
+   */
+  static VerifiedSnapshot fromCluster(KubernetesClient client, String namespace, String filterName)
+      throws CliException {
+    String manifestName = SnapshotNames.manifestName(filterName);
+    ConfigMap configMap = client.configMaps().inNamespace(namespace).withName(manifestName).get();
+    if (configMap == null) {
+      throw new CliException("ConfigMap " + namespace + "/" + manifestName
+          + " not found: no snapshot of filter '" + filterName + "' in namespace " + namespace);
+    }
+    Map<String, String> data = configMap.getData();
+    String json = data == null ? null : data.get(SnapshotNames.MANIFEST_DATA_KEY);
+    if (json == null) {
+      throw new CliException("ConfigMap " + namespace + "/" + manifestName
+          + " is not a snapshot manifest: it has no data key '" + SnapshotNames.MANIFEST_DATA_KEY
+          + "'");
+    }
+    try {
+      Manifest manifest = Manifest.fromJson(json);
+      if (!filterName.equals(manifest.filterName())) {
+        throw new SnapshotVerificationException("manifest " + namespace + "/" + manifestName
+            + " is for filter '" + manifest.filterName() + "', expected '" + filterName + "'");
+      }
+      BloomFilterBits bits = SnapshotDecoder.decode(manifest,
+          new ConfigMapChunks(client, namespace));
+      return new VerifiedSnapshot(manifest, bits, "ConfigMap " + namespace + "/" + manifestName);
+    } catch (SnapshotVerificationException e) {
+      throw new CliException("verification failed: " + e.getMessage(), e);
+    } catch (IOException e) {
+      throw new CliException("verification failed: " + e.getMessage(), e);
+    }
+  }
+
+}

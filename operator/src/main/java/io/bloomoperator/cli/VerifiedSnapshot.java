@@ -1,0 +1,12 @@
+package io.bloomoperator.cli;
+
+import io.bloomoperator.snapshot.BloomFilterBits;
+import io.bloomoperator.snapshot.Manifest;
+
+/**
+ * A snapshot whose manifest, chunk sizes and digests, header and payload digest all checked out.
+ *
+ * @param origin where it was read from, e.g. "directory out/" or "ConfigMap ns/ids-bloom"
+ */
+record VerifiedSnapshot(Manifest manifest, BloomFilterBits bits, String origin) {
+}

@@ -1,0 +1,381 @@
+package io.bloomoperator.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.google.common.hash.BloomFilter;
+import com.google.common.hash.Funnels;
+import io.bloomoperator.snapshot.BloomFilterBits;
+import io.bloomoperator.snapshot.BloomFilterSizing;
+import io.bloomoperator.snapshot.KeyType;
+import io.bloomoperator.snapshot.Manifest;
+import io.bloomoperator.snapshot.SnapshotDecoder;
+import io.bloomoperator.snapshot.SnapshotNames;
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.client.utils.Serialization;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.Writer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.List;
+import java.util.stream.IntStream;
+import java.util.stream.Stream;
+import java.util.zip.GZIPOutputStream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class BloomCliTest {
+
+  private static final int KEYS = 120_000;
+  private static final String FILTER = "product-ids";
+
+  @TempDir
+  Path tmp;
+
+  private static List<String> keys(String prefix, int count) {
+    return IntStream.range(0, count).mapToObj(i -> prefix + "-" + i).toList();
+  }
+
+  /** A gzip key file with a comment and blank lines sprinkled in. */
+  private Path gzipKeyFile(List<String> keys) throws IOException {
+    Path file = tmp.resolve("keys.txt.gz");
+    try (Writer out = new java.io.OutputStreamWriter(
+        new GZIPOutputStream(Files.newOutputStream(file)), StandardCharsets.UTF_8)) {
+      out.write("# product ids, exported nightly\n\n");
+      for (String key : keys) {
+        out.write(key);
+        out.write('\n');
+      }
+    }
+    return file;
+  }
+
+  private Path build(List<String> keys, int chunkSize, String... extra) throws IOException {
+    Path out = tmp.resolve("out");
+    List<String> args = new ArrayList<>(List.of("build", "--name", FILTER, "--input",
+        gzipKeyFile(keys).toString(), "--fpp", "0.01", "--chunk-size",
+        Integer.toString(chunkSize), "--output", out.toString()));
+    args.addAll(List.of(extra));
+    Cli.Run run = Cli.run(args.toArray(String[]::new));
+    assertThat(run.exit()).as("%s", run).isZero();
+    return out;
+  }
+
+  private static ConfigMap configMap(Path file) throws IOException {
+    try (var in = Files.newInputStream(file)) {
+      return Serialization.unmarshal(in, ConfigMap.class);
+    }
+  }
+
+  private static Manifest manifest(Path dir) throws Exception {
+    ConfigMap cm = configMap(dir.resolve(SnapshotNames.manifestName(FILTER) + ".yaml"));
+    return Manifest.fromJson(cm.getData().get(SnapshotNames.MANIFEST_DATA_KEY));
+  }
+
+  private static byte[] chunkBytes(Path dir, String chunkName) throws IOException {
+    ConfigMap cm = configMap(dir.resolve(chunkName + ".yaml"));
+    return Base64.getDecoder().decode(cm.getBinaryData().get(SnapshotNames.CHUNK_DATA_KEY));
+  }
+
+  private static byte[] payload(Path dir, Manifest manifest) throws IOException {
+    ByteArrayOutputStream payload = new ByteArrayOutputStream();
+    for (Manifest.ChunkRef ref : manifest.chunks()) {
+      payload.write(chunkBytes(dir, ref.name()));
+    }
+    return payload.toByteArray();
+  }
+
+  @Test
+  void buildWritesChunkConfigMapsThatGuavaReadsBack() throws Exception {
+    List<String> keys = keys("sku", KEYS);
+    Cli.Run run;
+    Path out = tmp.resolve("out");
+    run = Cli.run("build", "--name", FILTER, "--namespace", "shop", "--input",
+        gzipKeyFile(keys).toString(), "--fpp", "0.01", "--chunk-size", "8192",
+        "--output", out.toString());
+    assertThat(run.exit()).as("%s", run).isZero();
+
+    Manifest manifest = manifest(out);
+    // Sized as the operator sizes: for the actual key count (the comment and blank line skipped).
+    BloomFilterSizing sizing = BloomFilterSizing.forKeys(KEYS, 0.01);
+    assertThat(manifest.keyCount()).isEqualTo(KEYS);
+    assertThat(manifest.numBits()).isEqualTo(sizing.numBits());
+    assertThat(manifest.numHashFunctions()).isEqualTo(sizing.numHashFunctions());
+    assertThat(manifest.version()).isEqualTo(1);
+    assertThat(manifest.filterName()).isEqualTo(FILTER);
+    assertThat(manifest.keyType()).isEqualTo(KeyType.STRING);
+    int expectedChunks = (int) ((manifest.totalBytes() + 8191) / 8192);
+    assertThat(expectedChunks).isGreaterThan(5);
+    assertThat(manifest.chunks()).hasSize(expectedChunks);
+
+    // One file per chunk plus the manifest, nothing else (no temp files left behind).
+    try (Stream<Path> files = Files.list(out)) {
+      assertThat(files.map(f -> f.getFileName().toString()).sorted())
+          .hasSize(expectedChunks + 1)
+          .allMatch(n -> n.endsWith(".yaml") && !n.startsWith("."));
+    }
+    for (int i = 0; i < expectedChunks; i++) {
+      String name = SnapshotNames.chunkName(FILTER, 1, i);
+      assertThat(manifest.chunks().get(i).name()).isEqualTo(name);
+      ConfigMap chunk = configMap(out.resolve(name + ".yaml"));
+      assertThat(chunk.getMetadata().getName()).isEqualTo(name);
+      assertThat(chunk.getMetadata().getNamespace()).isEqualTo("shop");
+      assertThat(chunk.getMetadata().getLabels()).isEqualTo(SnapshotNames.chunkLabels(FILTER, 1));
+      assertThat(chunk.getMetadata().getOwnerReferences()).isNullOrEmpty();
+      assertThat(chunk.getImmutable()).isTrue();
+      assertThat(chunk.getData()).isNullOrEmpty();
+      int size = chunkBytes(out, name).length;
+      if (i < expectedChunks - 1) {
+        assertThat(size).isEqualTo(8192);
+      } else {
+        assertThat(size).isBetween(1, 8192);
+      }
+      assertThat(size).isEqualTo(manifest.chunks().get(i).bytes());
+    }
+    ConfigMap manifestMap = configMap(out.resolve(SnapshotNames.manifestName(FILTER) + ".yaml"));
+    assertThat(manifestMap.getMetadata().getLabels()).isEqualTo(SnapshotNames.manifestLabels(FILTER));
+    assertThat(manifestMap.getMetadata().getOwnerReferences()).isNullOrEmpty();
+    assertThat(manifestMap.getImmutable()).isNotEqualTo(Boolean.TRUE);
+
+    byte[] payload = payload(out, manifest);
+    assertThat(payload).hasSize((int) manifest.totalBytes());
+    BloomFilter<CharSequence> guava = BloomFilter.readFrom(new ByteArrayInputStream(payload),
+        Funnels.stringFunnel(StandardCharsets.UTF_8));
+    assertThat(keys).allMatch(guava::mightContain);
+
+    assertThat(run.out()).contains("'" + FILTER + "' v1", KEYS + " keys",
+        "numBits " + manifest.numBits(), "k " + manifest.numHashFunctions(),
+        manifest.totalBytes() + " bytes", expectedChunks + " chunk(s)",
+        "sha256 " + manifest.sha256());
+    assertThat(run.out().lines()).hasSize(1);
+    assertThat(run.err()).contains("kubectl apply --server-side");
+  }
+
+  @Test
+  void inspectPrintsParametersAndVerified() throws Exception {
+    Path out = build(keys("sku", KEYS), 8192);
+    Manifest manifest = manifest(out);
+
+    Cli.Run run = Cli.run("inspect", out.toString());
+
+    assertThat(run.exit()).as("%s", run).isZero();
+    assertThat(run.out()).contains("filter:           " + FILTER,
+        "version:          1", "keyType:          String",
+        "numBits:          " + manifest.numBits(),
+        "numHashFunctions: " + manifest.numHashFunctions(),
+        "keyCount:         " + KEYS, "expectedFpp:      0.0100",
+        "totalBytes:       " + manifest.totalBytes(),
+        "chunks:           " + manifest.chunks().size(),
+        "sha256:           " + manifest.sha256(),
+        "createdAt:        " + manifest.createdAt());
+    assertThat(run.out().strip()).endsWith("verified");
+  }
+
+  @Test
+  void inspectFailsNamingTheTamperedChunk() throws Exception {
+    Path out = build(keys("sku", KEYS), 8192);
+    String victim = SnapshotNames.chunkName(FILTER, 1, 3);
+    Path file = out.resolve(victim + ".yaml");
+    // Flip one bit of the chunk's bytes and write the ConfigMap back, still valid YAML/base64.
+    ConfigMap chunk = configMap(file);
+    byte[] bytes = Base64.getDecoder().decode(chunk.getBinaryData().get(SnapshotNames.CHUNK_DATA_KEY));
+    bytes[100] ^= 0x10;
+    chunk.getBinaryData().put(SnapshotNames.CHUNK_DATA_KEY, Base64.getEncoder().encodeToString(bytes));
+    Files.writeString(file, Serialization.asYaml(chunk));
+
+    Cli.Run run = Cli.run("inspect", out.toString());
+
+    assertThat(run.exit()).as("%s", run).isEqualTo(1);
+    assertThat(run.err()).contains("verification failed", "chunk 3", victim, "sha256 mismatch");
+    assertThat(run.err().lines()).hasSize(1);
+    assertThat(run.out()).doesNotContain("verified");
+
+    Cli.Run query = Cli.run("query", out.toString(), "sku-1");
+    assertThat(query.exit()).isEqualTo(1);
+    assertThat(query.out()).isEmpty();
+  }
+
+  @Test
+  void inspectFailsOnAMissingChunkFile() throws Exception {
+    Path out = build(keys("sku", 20_000), 8192);
+    String victim = SnapshotNames.chunkName(FILTER, 1, 1);
+    Files.delete(out.resolve(victim + ".yaml"));
+
+    Cli.Run run = Cli.run("inspect", out.toString());
+
+    assertThat(run.exit()).isEqualTo(1);
+    assertThat(run.err()).contains(victim, "missing");
+  }
+
+  @Test
+  void queryAnswersAsTheDecodedFilterDoes() throws Exception {
+    List<String> present = keys("sku", KEYS);
+    Path out = build(present, 8192);
+    Manifest manifest = manifest(out);
+    BloomFilterBits decoded = SnapshotDecoder.decodePayload(payload(out, manifest), KeyType.STRING);
+    List<String> absent = keys("other", 2_000);
+    List<String> asked = new ArrayList<>();
+    asked.addAll(present.subList(0, 1_000));
+    asked.addAll(absent);
+
+    List<String> args = new ArrayList<>(List.of("query", out.toString()));
+    args.addAll(asked);
+    Cli.Run run = Cli.run(args.toArray(String[]::new));
+
+    assertThat(run.exit()).as("%s", run).isZero();
+    List<String> lines = run.out().lines().toList();
+    assertThat(lines).hasSize(asked.size());
+    for (int i = 0; i < asked.size(); i++) {
+      String key = asked.get(i);
+      assertThat(lines.get(i)).isEqualTo(key + "\t"
+          + (decoded.mightContainString(key) ? "maybe-present" : "absent"));
+    }
+    assertThat(lines.subList(0, 1_000)).allMatch(l -> l.endsWith("\tmaybe-present"));
+    long falsePositives = lines.subList(1_000, lines.size()).stream()
+        .filter(l -> l.endsWith("\tmaybe-present")).count();
+    assertThat(falsePositives).isLessThan(100); // 1% target: ~20 expected of 2,000
+  }
+
+  @Test
+  void queryReadsKeysFileWithLineRulesAndLongKeys() throws Exception {
+    Path input = Files.writeString(tmp.resolve("ids.txt"), "# ids\n1\n-7\n42\n");
+    Path out = tmp.resolve("longs");
+    Cli.Run build = Cli.run("build", "--name", "ids", "--input", input.toString(),
+        "--key-type", "Long", "--fpp", "0.000001", "--output", out.toString());
+    assertThat(build.exit()).as("%s", build).isZero();
+    Path keysFile = Files.writeString(tmp.resolve("ask.txt"), "  42  \n# skipped\n\n1000\n");
+
+    Cli.Run run = Cli.run("query", "--keys-file", keysFile.toString(), out.toString(), "--",
+        "-7", "x");
+
+    assertThat(run.exit()).as("%s", run).isZero();
+    assertThat(run.out().lines()).containsExactly("-7\tmaybe-present", "x\tabsent",
+        "42\tmaybe-present", "1000\tabsent");
+    assertThat(run.err()).contains("'x' is not a Long key");
+  }
+
+  @Test
+  void buildReadsStdin() throws Exception {
+    byte[] text = String.join("\n", keys("k", 5_000)).getBytes(StandardCharsets.UTF_8);
+    Path out = tmp.resolve("stdin-out");
+    Cli.Run run = Cli.run(new ByteArrayInputStream(text), "build", "--name", "from-stdin",
+        "--input", "-", "--fpp", "0.01", "--output", out.toString());
+    assertThat(run.exit()).as("%s", run).isZero();
+    assertThat(run.out()).contains("5000 keys", "1 chunk(s)");
+
+    Cli.Run query = Cli.run("query", out.toString(), "k-4999", "k-5000x");
+    assertThat(query.out().lines()).first().isEqualTo("k-4999\tmaybe-present");
+  }
+
+  @Test
+  void expectedInsertionsSizesForAtLeastThatMany() throws Exception {
+    Path out = build(keys("sku", 1_000), 1_000_000, "--expected-insertions", "100000",
+        "--version", "7");
+    Manifest manifest = manifest(out);
+    assertThat(manifest.numBits()).isEqualTo(BloomFilterSizing.forKeys(100_000, 0.01).numBits());
+    assertThat(manifest.keyCount()).isEqualTo(1_000);
+    assertThat(manifest.version()).isEqualTo(7);
+    assertThat(out.resolve(SnapshotNames.chunkName(FILTER, 7, 0) + ".yaml")).exists();
+  }
+
+  @Test
+  void refusesToMixWithAnExistingSnapshotUnlessForced() throws Exception {
+    Path out = build(keys("sku", 20_000), 8192);
+    Path input = gzipKeyFile(keys("sku", 100));
+    String[] again = {"build", "--name", FILTER, "--input", input.toString(), "--fpp", "0.01",
+        "--version", "2", "--output", out.toString()};
+
+    Cli.Run refused = Cli.run(again);
+    assertThat(refused.exit()).isEqualTo(1);
+    assertThat(refused.err()).contains("already holds", "--force");
+
+    String[] forced = java.util.Arrays.copyOf(again, again.length + 1);
+    forced[again.length] = "--force";
+    Cli.Run replaced = Cli.run(forced);
+    assertThat(replaced.exit()).as("%s", replaced).isZero();
+    try (Stream<Path> files = Files.list(out)) {
+      assertThat(files.map(f -> f.getFileName().toString()).sorted()).containsExactly(
+          SnapshotNames.chunkName(FILTER, 2, 0) + ".yaml",
+          SnapshotNames.manifestName(FILTER) + ".yaml");
+    }
+    assertThat(Cli.run("inspect", out.toString()).out()).contains("version:          2");
+  }
+
+  @Test
+  void sourceErrorsExitWithOneAndOneLine() throws Exception {
+    Cli.Run missing = Cli.run("build", "--name", "x", "--input", tmp.resolve("nope.txt").toString(),
+        "--fpp", "0.01", "--output", tmp.resolve("o").toString());
+    assertThat(missing.exit()).isEqualTo(1);
+    assertThat(missing.err()).contains("error: ", "nope.txt", "does not exist");
+    assertThat(tmp.resolve("o")).doesNotExist();
+
+    Path bad = Files.writeString(tmp.resolve("ids.txt"), "1\ntwo\n3\n");
+    Cli.Run malformed = Cli.run("build", "--name", "x", "--input", bad.toString(),
+        "--key-type", "Long", "--fpp", "0.01", "--output", tmp.resolve("o").toString());
+    assertThat(malformed.exit()).isEqualTo(1);
+    assertThat(malformed.err()).contains("\"two\"");
+
+    Cli.Run tolerated = Cli.run("build", "--name", "x", "--input", bad.toString(),
+        "--key-type", "Long", "--fpp", "0.01", "--max-malformed", "1",
+        "--output", tmp.resolve("o").toString());
+    assertThat(tolerated.exit()).as("%s", tolerated).isZero();
+    assertThat(tolerated.out()).contains("2 keys");
+
+    Cli.Run noSnapshot = Cli.run("inspect", tmp.toString());
+    assertThat(noSnapshot.exit()).isEqualTo(1);
+    assertThat(noSnapshot.err()).contains("no snapshot manifest");
+  }
+
+  @Test
+  void usageErrorsExitWithTwo() throws Exception {
+    Path input = Files.writeString(tmp.resolve("k.txt"), "a\n");
+    String out = tmp.resolve("o").toString();
+    assertThat(Cli.run("build", "--name", "x", "--input", input.toString(), "--output", out)
+        .exit()).isEqualTo(2); // no --fpp
+    assertThat(Cli.run("build", "--name", "x", "--input", input.toString(), "--fpp", "1.5",
+        "--output", out).exit()).isEqualTo(2);
+    Cli.Run keyType = Cli.run("build", "--name", "x", "--input", input.toString(), "--fpp",
+        "0.1", "--key-type", "string", "--output", out);
+    assertThat(keyType.exit()).isEqualTo(2);
+    assertThat(keyType.err()).contains("expected String or Long");
+    assertThat(Cli.run("build", "--name", "Not_A_Name", "--input", input.toString(), "--fpp",
+        "0.1", "--output", out).exit()).isEqualTo(2);
+    assertThat(Cli.run("build", "--name", "x", "--input", input.toString(), "--fpp", "0.1",
+        "--chunk-size", "100", "--output", out).exit()).isEqualTo(2);
+    assertThat(Cli.run("inspect").exit()).isEqualTo(2);
+    assertThat(Cli.run("inspect", out, "--namespace", "ns", "--name", "x").exit()).isEqualTo(2);
+    assertThat(Cli.run("inspect", "--namespace", "ns").exit()).isEqualTo(2);
+    assertThat(Cli.run("query", out).exit()).isEqualTo(2); // no keys
+    assertThat(Cli.run("frobnicate").exit()).isEqualTo(2);
+    assertThat(Cli.run().exit()).isEqualTo(2);
+    assertThat(tmp.resolve("o")).doesNotExist();
+  }
+
+  @Test
+  void helpDocumentsTheCommands() {
+    Cli.Run help = Cli.run("--help");
+    assertThat(help.exit()).isZero();
+    assertThat(help.out()).contains("build", "inspect", "query", "kubectl apply --server-side");
+    Cli.Run build = Cli.run("build", "--help");
+    assertThat(build.exit()).isZero();
+    assertThat(build.out()).contains("--expected-insertions", "--chunk-size", "--max-malformed",
+        "--version", "gzip", "immutable");
+    Cli.Run query = Cli.run("help", "query");
+    assertThat(query.exit()).isZero();
+    assertThat(query.out()).contains("maybe-present", "--keys-file", "--kubeconfig");
+  }
+
+  @Test
+  void operatorMainDispatchesOnlyCommands() {
+    assertThat(BloomCli.isCliInvocation(new String[] {"build", "--name", "x"})).isTrue();
+    assertThat(BloomCli.isCliInvocation(new String[] {"inspect", "dir"})).isTrue();
+    assertThat(BloomCli.isCliInvocation(new String[] {"query"})).isTrue();
+    assertThat(BloomCli.isCliInvocation(new String[] {"--help"})).isTrue();
+    assertThat(BloomCli.isCliInvocation(new String[0])).isFalse();
+    assertThat(BloomCli.isCliInvocation(new String[] {"--something-else"})).isFalse();
+  }
+}

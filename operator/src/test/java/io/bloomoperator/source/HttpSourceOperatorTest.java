@@ -1,0 +1,298 @@
+package io.bloomoperator.source;
+
+import static io.bloomoperator.reconcile.SnapshotFixtures.apply;
+import static io.bloomoperator.reconcile.SnapshotFixtures.awaitStatus;
+import static io.bloomoperator.reconcile.SnapshotFixtures.manifest;
+import static io.bloomoperator.reconcile.SnapshotFixtures.payload;
+import static io.bloomoperator.reconcile.SnapshotFixtures.ready;
+
+import static io.bloomoperator.source.HttpTestServer.gzip;
+import static io.bloomoperator.source.HttpTestServer.send;
+import static io.bloomoperator.source.HttpTestServer.text;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.google.common.hash.Funnels;
+import io.bloomoperator.OperatorMain;
+import io.bloomoperator.api.BloomFilter;
+import io.bloomoperator.api.HttpSourceSpec;
+import io.bloomoperator.reconcile.OperatorSettings;
+import io.bloomoperator.reconcile.ReadyCondition;
+import io.bloomoperator.snapshot.Manifest;
+import io.bloomoperator.snapshot.SnapshotNames;
+import io.bloomoperator.testing.KubeCluster;
+import io.bloomoperator.testing.RealKubernetes;
+import io.bloomoperator.testing.TestNamespace;
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.api.model.SecretBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.utils.Serialization;
+import io.javaoperatorsdk.operator.Operator;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Base64;
+import java.util.List;
+import java.util.function.Predicate;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** BloomFilters with an http source, built by the operator running in-process. */
+@RealKubernetes(crdDirs = "crds")
+@Timeout(30)
+class HttpSourceOperatorTest {
+
+  private static KubernetesClient operatorClient;
+  private static Operator operator;
+  private final HttpTestServer server = new HttpTestServer();
+
+  /** The export the test server hands out; tests change it while the operator runs. */
+  private volatile byte[] export;
+  private volatile String etag;
+  private volatile int status = 200;
+
+  @BeforeAll
+  static void startOperator() {
+    operatorClient = KubeCluster.shared().newClient();
+    operator = OperatorMain.start(operatorClient, OperatorSettings.defaults());
+  }
+
+  @AfterAll
+  static void stopOperator() {
+    operator.stop();
+    operatorClient.close();
+  }
+
+  @AfterEach
+  void stopServer() {
+    server.close();
+  }
+
+  private void serveExport(String path) {
+    server.on(path, ex -> {
+      if (status != 200) {
+        ex.getResponseHeaders().add("Content-Type", "text/plain");
+        send(ex, status, "export service is down for maintenance".getBytes(
+            StandardCharsets.UTF_8));
+        return;
+      }
+      if (etag != null) {
+        ex.getResponseHeaders().add("ETag", etag);
+      }
+      ex.getResponseHeaders().add("Content-Type", "application/octet-stream");
+      send(ex, 200, export);
+    });
+  }
+
+  private static List<String> ids(String prefix, int n) {
+    return IntStream.range(0, n).mapToObj(i -> prefix + "-" + i).toList();
+  }
+
+  @Test
+  void gzipExportBecomesReadyAndTheSnapshotHoldsEveryKey(KubernetesClient client,
+      TestNamespace ns) throws Exception {
+    List<String> keys = ids("customer", 200_000);
+    export = gzip(text(keys));
+    etag = "\"v1\"";
+    serveExport("/exports/customers.txt.gz");
+    apply(client, ns.name(), """
+        apiVersion: bloomoperator.io/v1alpha1
+        kind: BloomFilter
+        metadata: {name: customers}
+        spec:
+          falsePositiveRate: 0.01
+          source:
+            http: {url: "%s"}
+        """.formatted(server.url("/exports/customers.txt.gz")));
+
+    BloomFilter filter = awaitStatus(client, ns.name(), "customers",
+        f -> ready(f, "True", "Published"));
+    assertThat(filter.getStatus().getKeys()).isEqualTo(200_000L);
+    assertThat(filter.getStatus().getSourceToken()).isEqualTo("etag:\"v1\"");
+    Manifest manifest = manifest(client, ns.name(), "customers");
+    assertThat(manifest.version()).isEqualTo(1L);
+    com.google.common.hash.BloomFilter<CharSequence> published =
+        com.google.common.hash.BloomFilter.readFrom(
+            new ByteArrayInputStream(payload(client, ns.name(), manifest)),
+            Funnels.stringFunnel(StandardCharsets.UTF_8));
+    assertThat(keys).allMatch(published::mightContain);
+    assertThat(IntStream.range(0, 10_000).filter(i -> published.mightContain("absent-" + i))
+        .count()).as("false positives among 10,000 absent keys").isLessThan(200);
+  }
+
+  @Test
+  void headersSecretIsRequiredByTheServerAndSent(KubernetesClient client, TestNamespace ns) {
+    server.on("/private/ids.txt", ex -> {
+      if (!"Bearer s3cret-token".equals(ex.getRequestHeaders().getFirst("Authorization"))) {
+        send(ex, 401, "who are you?".getBytes(StandardCharsets.UTF_8));
+        return;
+      }
+      ex.getResponseHeaders().add("ETag", "\"p1\"");
+      send(ex, 200, text(ids("p", 1000)));
+    });
+    apply(client, ns.name(), """
+        apiVersion: bloomoperator.io/v1alpha1
+        kind: BloomFilter
+        metadata: {name: private}
+        spec:
+          falsePositiveRate: 0.01
+          source:
+            http: {url: "%s", headersSecret: export-auth}
+        """.formatted(server.url("/private/ids.txt")));
+
+    BloomFilter missing = awaitStatus(client, ns.name(), "private",
+        f -> ready(f, "False", SourceException.NOT_FOUND));
+    assertThat(ReadyCondition.of(missing).orElseThrow().getMessage())
+        .contains("Secret export-auth (headersSecret) not found");
+
+    client.secrets().inNamespace(ns.name()).resource(new SecretBuilder()
+        .withNewMetadata().withName("export-auth").endMetadata()
+        .addToData("Authorization", Base64.getEncoder().encodeToString(
+            "Bearer s3cret-token\n".getBytes(StandardCharsets.UTF_8)))
+        .build()).create();
+
+    BloomFilter ready = awaitStatus(client, ns.name(), "private",
+        f -> ready(f, "True", "Published"));
+    assertThat(ready.getStatus().getKeys()).isEqualTo(1000L);
+    assertThat(server.requests).anySatisfy(r ->
+        assertThat(r.header("Authorization")).isEqualTo("Bearer s3cret-token"));
+    assertThat(client.v1().events().inNamespace(ns.name()).list().getItems())
+        .noneSatisfy(e -> assertThat(e.getMessage()).contains("s3cret"));
+  }
+
+  @Test
+  void secretHeadersAreNotForwardedToAnotherOrigin(KubernetesClient client, TestNamespace ns)
+      throws Exception {
+    try (HttpTestServer other = new HttpTestServer()) {
+      other.on("/cdn/ids.txt", ex -> send(ex, 200, text(ids("c", 10))));
+      server.on("/ids.txt", ex -> {
+        // Another origin: other port, and "localhost" instead of 127.0.0.1.
+        ex.getResponseHeaders().add("Location",
+            other.url("/cdn/ids.txt").replace("127.0.0.1", "localhost"));
+        send(ex, 302, new byte[0]);
+      });
+      client.secrets().inNamespace(ns.name()).resource(new SecretBuilder()
+          .withNewMetadata().withName("auth").endMetadata()
+          .addToData("Authorization", Base64.getEncoder().encodeToString(
+              "Bearer s3cret-token".getBytes(StandardCharsets.UTF_8)))
+          .addToData("X-Api-Key", Base64.getEncoder().encodeToString(
+              "k3y".getBytes(StandardCharsets.UTF_8)))
+          .build()).create();
+      HttpSourceSpec spec = new HttpSourceSpec();
+      spec.setUrl(server.url("/ids.txt"));
+      spec.setHeadersSecret("auth");
+      HttpSource source = new HttpSource(client, ns.name(), spec);
+      List<String> keys = new java.util.ArrayList<>();
+      source.readKeys(new LineParser(io.bloomoperator.snapshot.KeyType.STRING,
+          new LineParser.KeyConsumer() {
+            @Override
+            public void putString(String key) {
+              keys.add(key);
+            }
+
+            @Override
+            public void putLong(long key) {
+            }
+          }, 0));
+
+      assertThat(keys).containsExactlyElementsOf(ids("c", 10));
+      assertThat(server.requests).singleElement().satisfies(r -> {
+        assertThat(r.header("Authorization")).isEqualTo("Bearer s3cret-token");
+        assertThat(r.header("X-Api-Key")).isEqualTo("k3y");
+      });
+      assertThat(other.requests).singleElement().satisfies(r -> {
+        assertThat(r.header("Authorization")).isNull();
+        assertThat(r.header("X-Api-Key")).isNull();
+      });
+    }
+  }
+
+  @Test
+  void newEtagPublishesVersionTwoAndAnUnchangedOneIsNotDownloadedAgain(KubernetesClient client,
+      TestNamespace ns) throws Exception {
+    export = text(ids("a", 5000));
+    etag = "\"a\"";
+    serveExport("/ids.txt");
+    apply(client, ns.name(), """
+        apiVersion: bloomoperator.io/v1alpha1
+        kind: BloomFilter
+        metadata: {name: refreshed}
+        spec:
+          falsePositiveRate: 0.01
+          expectedInsertions: 10000
+          refreshInterval: 1s
+          source:
+            http: {url: "%s"}
+        """.formatted(server.url("/ids.txt")));
+    awaitStatus(client, ns.name(), "refreshed", f -> ready(f, "True", "Published"));
+    assertThat(manifest(client, ns.name(), "refreshed").version()).isEqualTo(1L);
+
+    export = text(ids("b", 6000));
+    etag = "\"b\"";
+    BloomFilter v2 = awaitStatus(client, ns.name(), "refreshed",
+        f -> Long.valueOf(2).equals(f.getStatus().getVersion()));
+    assertThat(v2.getStatus().getKeys()).isEqualTo(6000L);
+    assertThat(v2.getStatus().getSourceToken()).isEqualTo("etag:\"b\"");
+    assertThat(manifest(client, ns.name(), "refreshed").version()).isEqualTo(2L);
+
+    // Same ETag from now on: each refresh is one HEAD, nothing is downloaded or rebuilt.
+    long gets = server.count("GET", "/ids.txt");
+    long heads = server.count("HEAD", "/ids.txt");
+    String lastBuild = v2.getStatus().getLastBuildTime();
+    await().atMost(Duration.ofSeconds(15)).pollInterval(Duration.ofMillis(100))
+        .until(() -> server.count("HEAD", "/ids.txt") >= heads + 3);
+    BloomFilter after = get(client, ns.name(), "refreshed");
+    assertThat(after.getStatus().getLastBuildTime()).isEqualTo(lastBuild);
+    assertThat(after.getStatus().getVersion()).isEqualTo(2L);
+    assertThat(server.count("GET", "/ids.txt")).isEqualTo(gets);
+  }
+
+  @Test
+  void serverErrorAfterAGoodBuildKeepsTheLastGoodSnapshot(KubernetesClient client,
+      TestNamespace ns) throws Exception {
+    export = text(ids("g", 3000));
+    etag = "\"g\"";
+    serveExport("/ids.txt");
+    apply(client, ns.name(), """
+        apiVersion: bloomoperator.io/v1alpha1
+        kind: BloomFilter
+        metadata: {name: flaky}
+        spec:
+          falsePositiveRate: 0.01
+          refreshInterval: 1s
+          source:
+            http: {url: "%s"}
+        """.formatted(server.url("/ids.txt")));
+    awaitStatus(client, ns.name(), "flaky", f -> ready(f, "True", "Published"));
+    Manifest good = manifest(client, ns.name(), "flaky");
+
+    status = 500;
+    BloomFilter failed = awaitStatus(client, ns.name(), "flaky",
+        f -> ready(f, "False", SourceException.UNREADABLE));
+    assertThat(ReadyCondition.of(failed).orElseThrow().getMessage())
+        .contains("HTTP 500").contains("down for maintenance");
+    assertThat(failed.getStatus().getVersion()).isEqualTo(1L);
+    assertThat(manifest(client, ns.name(), "flaky")).isEqualTo(good);
+
+    status = 200;
+    awaitStatus(client, ns.name(), "flaky", f -> ready(f, "True", "Published"));
+    assertThat(manifest(client, ns.name(), "flaky").version()).as("same ETag: not rebuilt")
+        .isEqualTo(1L);
+  }
+
+  // Reading what the operator published, as any client would (cf. reconcile.SnapshotFixtures).
+
+
+  private static BloomFilter get(KubernetesClient client, String namespace, String name) {
+    return client.resources(BloomFilter.class).inNamespace(namespace).withName(name).get();
+  }
+
+
+
+
+}

@@ -1,0 +1,167 @@
+package io.bloomoperator.source;
+
+import static io.bloomoperator.reconcile.SnapshotFixtures.apply;
+import static io.bloomoperator.reconcile.SnapshotFixtures.awaitStatus;
+import static io.bloomoperator.reconcile.SnapshotFixtures.manifest;
+import static io.bloomoperator.reconcile.SnapshotFixtures.payload;
+import static io.bloomoperator.reconcile.SnapshotFixtures.ready;
+
+import io.bloomoperator.testing.PostgresServer;
+
+import static io.bloomoperator.source.JdbcTestTables.LONG_NULLS;
+import static io.bloomoperator.source.JdbcTestTables.LONG_TABLE;
+import static io.bloomoperator.source.JdbcTestTables.MILLION;
+import static io.bloomoperator.source.JdbcTestTables.TEXT_NULLS;
+import static io.bloomoperator.source.JdbcTestTables.TEXT_TABLE;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.google.common.hash.Funnels;
+import io.bloomoperator.OperatorMain;
+import io.bloomoperator.api.BloomFilter;
+import io.bloomoperator.reconcile.OperatorSettings;
+import io.bloomoperator.reconcile.ReadyCondition;
+import io.bloomoperator.snapshot.Manifest;
+import io.bloomoperator.snapshot.SnapshotNames;
+import io.bloomoperator.testing.KubeCluster;
+import io.bloomoperator.testing.RealKubernetes;
+import io.bloomoperator.testing.TestNamespace;
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.api.model.SecretBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.utils.Serialization;
+import io.javaoperatorsdk.operator.Operator;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Base64;
+import java.util.Map;
+import java.util.function.Predicate;
+import java.util.stream.IntStream;
+import java.util.stream.LongStream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * BloomFilters with a jdbc source over a million-row PostgreSQL table, built by the operator
+ * running in-process against a real API server.
+ */
+@RealKubernetes(crdDirs = "crds")
+class JdbcSourceOperatorTest {
+
+  private static final double FPP = 0.01;
+  private static final int ABSENT_SAMPLE = 200_000;
+
+  private static KubernetesClient operatorClient;
+  private static Operator operator;
+  private static PostgresServer pg;
+
+  @BeforeAll
+  static void start() {
+    pg = PostgresServer.shared();
+    JdbcTestTables.load(pg);
+    operatorClient = KubeCluster.shared().newClient();
+    operator = OperatorMain.start(operatorClient, OperatorSettings.defaults());
+  }
+
+  @AfterAll
+  static void stopOperator() {
+    operator.stop();
+    operatorClient.close();
+  }
+
+  private static void credentials(KubernetesClient client, String ns, String password) {
+    client.secrets().inNamespace(ns).resource(new SecretBuilder().withNewMetadata()
+        .withName("pg-credentials").endMetadata()
+        .withStringData(Map.of("username", PostgresServer.USER, "password", password)).build())
+        .serverSideApply();
+  }
+
+
+
+
+
+
+  private static String filterYaml(String name, String keyType, String query, String extra) {
+    return """
+        apiVersion: bloomoperator.io/v1alpha1
+        kind: BloomFilter
+        metadata: {name: %s}
+        spec:
+          falsePositiveRate: %s
+          keyType: %s
+        %s  source:
+            jdbc:
+              url: %s
+              query: %s
+              credentialsSecret: pg-credentials
+              fetchSize: 20000
+        """.formatted(name, FPP, keyType, extra, pg.url(), query);
+  }
+
+  @Test
+  void longFilterFromABigintColumnHoldsEveryKey(KubernetesClient client, TestNamespace ns)
+      throws Exception {
+    credentials(client, ns.name(), PostgresServer.PASSWORD);
+    // No expectedInsertions: the operator counts (one query), then fills (a second query).
+    apply(client, ns.name(), filterYaml("order-ids", "Long", "select k from " + LONG_TABLE, ""));
+
+    var filter = awaitStatus(client, ns.name(), "order-ids",
+        f -> ready(f, "True", "Published"));
+    assertThat(filter.getStatus().getKeys()).isEqualTo((long) MILLION);
+    assertThat(filter.getStatus().getNullKeys()).isEqualTo((long) LONG_NULLS);
+    assertThat(filter.getStatus().getMalformedKeys()).isIn(null, 0L);
+
+    Manifest manifest = manifest(client, ns.name(), "order-ids");
+    assertThat(manifest.sha256()).isEqualTo(filter.getStatus().getSha256());
+    com.google.common.hash.BloomFilter<Long> published =
+        com.google.common.hash.BloomFilter.readFrom(
+            new ByteArrayInputStream(payload(client, ns.name(), manifest)),
+            Funnels.longFunnel());
+    assertThat(LongStream.rangeClosed(1, MILLION).filter(k -> !published.mightContain(k))
+        .count()).as("keys missing from the published filter").isZero();
+    long falsePositives = LongStream.rangeClosed(MILLION + 1L, MILLION + (long) ABSENT_SAMPLE)
+        .filter(published::mightContain).count();
+    assertThat((double) falsePositives / ABSENT_SAMPLE).as("measured FPP")
+        .isLessThanOrEqualTo(FPP * 1.5);
+  }
+
+  @Test
+  void stringFilterFromATextColumnThenAWrongPasswordKeepsTheLastGoodSnapshot(
+      KubernetesClient client, TestNamespace ns) throws Exception {
+    credentials(client, ns.name(), PostgresServer.PASSWORD);
+    // Rebuilt every 3s (a database has no change token); one query per build.
+    apply(client, ns.name(), filterYaml("skus", "String", "select k from " + TEXT_TABLE,
+        "  expectedInsertions: " + MILLION + "\n  refreshInterval: 3s\n"));
+
+    var filter = awaitStatus(client, ns.name(), "skus", f -> ready(f, "True", "Published"));
+    assertThat(filter.getStatus().getKeys()).isEqualTo((long) MILLION);
+    assertThat(filter.getStatus().getNullKeys()).isEqualTo((long) TEXT_NULLS);
+
+    Manifest good = manifest(client, ns.name(), "skus");
+    com.google.common.hash.BloomFilter<CharSequence> published =
+        com.google.common.hash.BloomFilter.readFrom(
+            new ByteArrayInputStream(payload(client, ns.name(), good)),
+            Funnels.stringFunnel(StandardCharsets.UTF_8));
+    assertThat(IntStream.rangeClosed(1, MILLION).filter(i -> !published.mightContain("sku-" + i))
+        .count()).as("keys missing from the published filter").isZero();
+    long falsePositives = IntStream.range(0, ABSENT_SAMPLE)
+        .filter(i -> published.mightContain("absent-" + i)).count();
+    assertThat((double) falsePositives / ABSENT_SAMPLE).as("measured FPP")
+        .isLessThanOrEqualTo(FPP * 1.5);
+
+    credentials(client, ns.name(), "not-the-password");
+    var failed = awaitStatus(client, ns.name(), "skus",
+        f -> ready(f, "False", JdbcSource.AUTH_FAILED));
+    assertThat(ReadyCondition.of(failed).orElseThrow().getMessage())
+        .contains("password authentication failed").doesNotContain("not-the-password");
+    Manifest still = manifest(client, ns.name(), "skus");
+    assertThat(still.version()).as("the last good version stays published")
+        .isEqualTo(good.version());
+    assertThat(still.sha256()).isEqualTo(good.sha256());
+    assertThat(payload(client, ns.name(), still)).as("its chunks are still there")
+        .hasSize(still.chunks().stream().mapToInt(Manifest.ChunkRef::bytes).sum());
+  }
+}

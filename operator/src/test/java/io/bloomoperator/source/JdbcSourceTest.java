@@ -1,0 +1,259 @@
+package io.bloomoperator.source;
+
+import io.bloomoperator.testing.PostgresServer;
+
+import static io.bloomoperator.source.JdbcTestTables.LONG_NULLS;
+import static io.bloomoperator.source.JdbcTestTables.LONG_TABLE;
+import static io.bloomoperator.source.JdbcTestTables.MILLION;
+import static io.bloomoperator.source.JdbcTestTables.TEXT_NULLS;
+import static io.bloomoperator.source.JdbcTestTables.TEXT_TABLE;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.bloomoperator.api.JdbcSourceSpec;
+import io.bloomoperator.snapshot.KeyType;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.BitSet;
+import java.util.List;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** The JDBC source against a real PostgreSQL (no Kubernetes). */
+class JdbcSourceTest {
+
+  private static PostgresServer pg;
+
+  @BeforeAll
+  static void startPostgres() {
+    pg = PostgresServer.shared();
+    JdbcTestTables.load(pg);
+    pg.execute("create table mixed (k text)",
+        "insert into mixed values ('1'), ('2'), ('not-a-number'), (null), ('3')",
+        "create table padded (k char(8))", "insert into padded values ('ab'), ('abc')");
+  }
+
+  private static JdbcSourceSpec spec(String query) {
+    JdbcSourceSpec spec = new JdbcSourceSpec();
+    spec.setUrl(pg.url());
+    spec.setQuery(query);
+    return spec;
+  }
+
+  private static JdbcSource source(JdbcSourceSpec spec) {
+    return new JdbcSource(spec,
+        () -> new JdbcCredentials(PostgresServer.USER, PostgresServer.PASSWORD));
+  }
+
+  /** Keys as they arrive, for small results. */
+  private static final class Collected implements LineParser.KeyConsumer {
+    final List<Object> keys = new ArrayList<>();
+
+    @Override
+    public void putString(String key) {
+      keys.add(key);
+    }
+
+    @Override
+    public void putLong(long key) {
+      keys.add(key);
+    }
+  }
+
+  @Test
+  void streamsAMillionBigintKeysAndCountsNulls() throws Exception {
+    BitSet seen = new BitSet(MILLION + 1);
+    long[] outOfRange = {0};
+    LineParser parser = new LineParser(KeyType.LONG, new LineParser.KeyConsumer() {
+      @Override
+      public void putString(String key) {
+        throw new AssertionError("a bigint column must arrive as longs, got " + key);
+      }
+
+      @Override
+      public void putLong(long key) {
+        if (key < 1 || key > MILLION) {
+          outOfRange[0]++;
+        } else {
+          seen.set((int) key);
+        }
+      }
+    }, 0);
+    JdbcSourceSpec spec = spec("select k from " + LONG_TABLE);
+    spec.setFetchSize(5000);
+    source(spec).readKeys(parser);
+
+    assertThat(parser.keys()).isEqualTo(MILLION);
+    assertThat(parser.nulls()).isEqualTo(LONG_NULLS);
+    assertThat(outOfRange[0]).isZero();
+    assertThat(seen.cardinality()).as("every key 1..1M arrived").isEqualTo(MILLION);
+  }
+
+  @Test
+  void streamsAMillionTextKeys() throws Exception {
+    BitSet seen = new BitSet(MILLION + 1);
+    List<String> unexpected = new ArrayList<>();
+    LineParser parser = new LineParser(KeyType.STRING, new LineParser.KeyConsumer() {
+      @Override
+      public void putString(String key) {
+        if (key.startsWith("sku-")) {
+          seen.set(Integer.parseInt(key.substring(4)));
+        } else if (unexpected.size() < 5) {
+          unexpected.add(key);
+        }
+      }
+
+      @Override
+      public void putLong(long key) {
+        throw new AssertionError("a text column must arrive as text, got " + key);
+      }
+    }, 0);
+    source(spec("select k from " + TEXT_TABLE)).readKeys(parser);
+
+    assertThat(unexpected).isEmpty();
+    assertThat(parser.keys()).isEqualTo(MILLION);
+    assertThat(parser.nulls()).isEqualTo(TEXT_NULLS);
+    assertThat(seen.cardinality()).isEqualTo(MILLION);
+    assertThat(seen.get(1) && seen.get(777_777) && seen.get(MILLION)).isTrue();
+  }
+
+  /**
+   * Proves the cursor: the 5000th row raises an error, so with a cursor exactly the complete
+   * batches before it arrive (4900 rows at fetchSize 100, 4000 at 1000), whereas a driver that
+   * buffers the whole result would deliver none.
+   */
+  @Test
+  void fetchesFetchSizeRowsPerRoundTrip() {
+    String failingAt5000 = "select case when g = 5000 then g / (g - g) else g end "
+        + "from generate_series(1, " + MILLION + ") g";
+    for (int fetchSize : new int[] {100, 1000}) {
+      Collected collected = new Collected();
+      JdbcSourceSpec spec = spec(failingAt5000);
+      spec.setFetchSize(fetchSize);
+      assertThatThrownBy(() -> source(spec).readKeys(new LineParser(KeyType.LONG, collected, 0)))
+          .isInstanceOf(SourceException.class)
+          .hasMessageContaining("division by zero")
+          .extracting(e -> ((SourceException) e).reason()).isEqualTo(JdbcSource.QUERY_FAILED);
+      assertThat(collected.keys).as("rows delivered at fetchSize %d", fetchSize)
+          .hasSize(4999 / fetchSize * fetchSize);
+    }
+  }
+
+  @Test
+  void longFilterOverTextColumnCountsMalformedAndNulls() throws Exception {
+    Collected tolerant = new Collected();
+    LineParser parser = new LineParser(KeyType.LONG, tolerant, 1);
+    source(spec("select k from mixed")).readKeys(parser);
+    assertThat(tolerant.keys).containsExactly(1L, 2L, 3L);
+    assertThat(parser.malformed()).isEqualTo(1);
+    assertThat(parser.nulls()).isEqualTo(1);
+
+    assertThatThrownBy(() -> source(spec("select k from mixed"))
+        .readKeys(new LineParser(KeyType.LONG, new Collected(), 0)))
+        .isInstanceOf(SourceException.class)
+        .hasMessageContaining("not-a-number")
+        .extracting(e -> ((SourceException) e).reason())
+        .isEqualTo(SourceException.MALFORMED_KEYS);
+  }
+
+  @Test
+  void integerColumnFeedsAStringFilterAsDecimalTextAndCharPaddingIsDropped() throws Exception {
+    Collected numbers = new Collected();
+    source(spec("select k::int from " + LONG_TABLE + " where k in (7, 42) order by k"))
+        .readKeys(new LineParser(KeyType.STRING, numbers, 0));
+    assertThat(numbers.keys).containsExactly("7", "42");
+
+    Collected padded = new Collected();
+    source(spec("select k from padded order by k"))
+        .readKeys(new LineParser(KeyType.STRING, padded, 0));
+    assertThat(padded.keys).containsExactly("ab", "abc");
+  }
+
+  @Test
+  void binaryColumnIsRejected() {
+    assertThatThrownBy(() -> source(spec("select 'x'::bytea as blob"))
+        .readKeys(new LineParser(KeyType.STRING, new Collected(), 0)))
+        .isInstanceOf(SourceException.class)
+        .hasMessageContaining("binary")
+        .extracting(e -> ((SourceException) e).reason()).isEqualTo(JdbcSource.QUERY_FAILED);
+  }
+
+  @Test
+  void wrongPasswordIsSourceAuthFailed() {
+    JdbcSource source = new JdbcSource(spec("select 1"),
+        () -> new JdbcCredentials(PostgresServer.USER, "wrong-password"));
+    assertThatThrownBy(() -> source.readKeys(new LineParser(KeyType.LONG, new Collected(), 0)))
+        .isInstanceOf(SourceException.class)
+        .hasMessageContaining("password authentication failed")
+        .hasMessageNotContaining("wrong-password")
+        .extracting(e -> ((SourceException) e).reason()).isEqualTo(JdbcSource.AUTH_FAILED);
+  }
+
+  @Test
+  void unreachableServerIsUnreadableNamingTheHostForEveryDriver() {
+    for (String url : List.of("jdbc:postgresql://127.0.0.1:1/db", "jdbc:mysql://127.0.0.1:1/db",
+        "jdbc:mariadb://127.0.0.1:1/db")) {
+      JdbcSourceSpec spec = spec("select 1");
+      spec.setUrl(url);
+      assertThatThrownBy(() -> source(spec)
+          .readKeys(new LineParser(KeyType.LONG, new Collected(), 0)))
+          .as(url)
+          .isInstanceOf(SourceException.class)
+          .hasMessageContaining("cannot connect to 127.0.0.1:1")
+          .extracting(e -> ((SourceException) e).reason())
+          .isEqualTo(SourceException.UNREADABLE);
+    }
+  }
+
+  @Test
+  void missingTableIsSourceQueryFailedWithTheDatabaseMessage() {
+    assertThatThrownBy(() -> source(spec("select id from no_such_table"))
+        .readKeys(new LineParser(KeyType.LONG, new Collected(), 0)))
+        .isInstanceOf(SourceException.class)
+        .hasMessageContaining("relation \"no_such_table\" does not exist")
+        .hasMessageContaining("42P01")
+        .extracting(e -> ((SourceException) e).reason()).isEqualTo(JdbcSource.QUERY_FAILED);
+  }
+
+  @Test
+  void slowQueryIsSourceTimeout() {
+    JdbcSourceSpec spec = spec("select 1 from pg_sleep(10)");
+    spec.setQueryTimeout("1s");
+    long started = System.nanoTime();
+    assertThatThrownBy(() -> source(spec)
+        .readKeys(new LineParser(KeyType.LONG, new Collected(), 0)))
+        .isInstanceOf(SourceException.class)
+        .hasMessageContaining("within 1s")
+        .extracting(e -> ((SourceException) e).reason()).isEqualTo(JdbcSource.TIMEOUT);
+    assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(6));
+  }
+
+  /**
+   * Every fetch is fast (10 rows, 0.2 s) but the whole read would take 20 s: the timeout bounds
+   * the read, not only the first execution.
+   */
+  @Test
+  void timeoutBoundsTheWholeReadNotJustTheFirstFetch() {
+    JdbcSourceSpec spec = spec("select g::bigint from generate_series(1, 1000) g "
+        + "where pg_sleep(0.02) is not null");
+    spec.setFetchSize(10);
+    spec.setQueryTimeout("1500ms");
+    Collected collected = new Collected();
+    long started = System.nanoTime();
+    assertThatThrownBy(() -> source(spec).readKeys(new LineParser(KeyType.LONG, collected, 0)))
+        .isInstanceOf(SourceException.class)
+        .extracting(e -> ((SourceException) e).reason()).isEqualTo(JdbcSource.TIMEOUT);
+    assertThat(collected.keys).as("rows streamed before the timeout").isNotEmpty();
+    assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(6));
+  }
+
+  @Test
+  void describesTheUrlWithoutCredentialsAndHasNoChangeToken() {
+    JdbcSourceSpec spec = spec("select 1");
+    spec.setUrl("jdbc:postgresql://db.example:5432/shop?user=app&password=hunter2&ssl=true");
+    JdbcSource source = source(spec);
+    assertThat(source.description())
+        .isEqualTo("jdbc jdbc:postgresql://db.example:5432/shop?ssl=true");
+    assertThat(source.changeToken()).isNull();
+  }
+}

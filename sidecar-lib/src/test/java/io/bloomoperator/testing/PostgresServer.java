@@ -1,0 +1,214 @@
+package io.bloomoperator.testing;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+/**
+ * One real PostgreSQL server per test JVM (Debian package {@code postgresql}), started on first
+ * use in a fresh temporary directory and stopped at JVM exit.
+ *
+ * <p>It listens on 127.0.0.1 only, with password (scram-sha-256) authentication for TCP, so a
+ * wrong password really fails; the superuser connects over the Unix socket in the temporary
+ * directory without one. PostgreSQL refuses to run as root, so as root every server command runs
+ * as the {@code postgres} OS user (created by the package). Durability is switched off; the data
+ * is throwaway.
+ */
+public final class PostgresServer {
+
+  public static final String DATABASE = "bloom";
+  public static final String USER = "bloom_reader";
+  public static final String PASSWORD = "s3cret-Passw0rd";
+
+  private static PostgresServer shared;
+
+  private final Path binDir;
+  private final Path dir;
+  private final Path data;
+  private final int port;
+  private final boolean asPostgresUser;
+
+  /** The server of this JVM, started on first call. */
+  public static synchronized PostgresServer shared() {
+    if (shared == null) {
+      shared = new PostgresServer();
+      shared.start();
+      Runtime.getRuntime().addShutdownHook(new Thread(shared::stop, "postgres-stop"));
+    }
+    return shared;
+  }
+
+  private PostgresServer() {
+    this.binDir = findBinDir();
+    this.asPostgresUser = "root".equals(System.getProperty("user.name"));
+    try {
+      this.dir = Files.createTempDirectory("bloom-pg-");
+      this.data = dir.resolve("data");
+      try (ServerSocket socket = new ServerSocket(0)) {
+        this.port = socket.getLocalPort();
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /** {@code jdbc:postgresql://127.0.0.1:<port>/bloom}, no credentials. */
+  public String url() {
+    return "jdbc:postgresql://127.0.0.1:" + port + "/" + DATABASE;
+  }
+
+  public int port() {
+    return port;
+  }
+
+  /** A connection as {@link #USER} (who owns the database), for creating test data. */
+  public Connection connect() throws SQLException {
+    return DriverManager.getConnection(url(), USER, PASSWORD);
+  }
+
+  /** Runs statements as {@link #USER}. */
+  public void execute(String... sql) {
+    try (Connection c = connect(); Statement s = c.createStatement()) {
+      for (String statement : sql) {
+        s.execute(statement);
+      }
+    } catch (SQLException e) {
+      throw new IllegalStateException("test SQL failed: " + e.getMessage(), e);
+    }
+  }
+
+  private void start() {
+    if (asPostgresUser) {
+      run("chown", "-R", "postgres:postgres", dir.toString());
+    }
+    runAsServerUser(bin("initdb"), "-D", data.toString(), "-U", "postgres", "-E", "UTF8",
+        "--locale=C", "--auth-local=trust", "--auth-host=scram-sha-256", "--no-sync");
+    try {
+      // Only 127.0.0.1 over TCP, password required; local socket trusted for the superuser.
+      Files.writeString(data.resolve("pg_hba.conf"), """
+          local all postgres trust
+          local all all scram-sha-256
+          host all all 127.0.0.1/32 scram-sha-256
+          """, StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    String options = String.join(" ", "-p", Integer.toString(port), "-k", dir.toString(),
+        "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "synchronous_commit=off",
+        "-c", "full_page_writes=off", "-c", "max_connections=50",
+        "-c", "password_encryption=scram-sha-256");
+    runAsServerUser(bin("pg_ctl"), "-D", data.toString(), "-o", options, "-l",
+        dir.resolve("server.log").toString(), "-w", "-t", "60", "start");
+    runAsServerUser(bin("psql"), "-h", dir.toString(), "-p", Integer.toString(port), "-U",
+        "postgres", "-d", "postgres", "-v", "ON_ERROR_STOP=1", "-q",
+        "-c", "create user " + USER + " password '" + PASSWORD + "'",
+        "-c", "create database " + DATABASE + " owner " + USER);
+  }
+
+  private void stop() {
+    try {
+      runAsServerUser(bin("pg_ctl"), "-D", data.toString(), "-m", "immediate", "-w", "stop");
+    } catch (RuntimeException e) {
+      System.err.println("stopping PostgreSQL: " + e.getMessage());
+    }
+    try (Stream<Path> files = Files.walk(dir)) {
+      files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+    } catch (IOException ignored) {
+      // A temp directory left behind is harmless.
+    }
+  }
+
+  private String bin(String name) {
+    return binDir.resolve(name).toString();
+  }
+
+  private void runAsServerUser(String... command) {
+    List<String> full = new ArrayList<>();
+    if (asPostgresUser) {
+      full.addAll(List.of("runuser", "-u", "postgres", "--"));
+    }
+    full.addAll(List.of(command));
+    run(full.toArray(String[]::new));
+  }
+
+  private void run(String... command) {
+    try {
+      Process process = new ProcessBuilder(command).directory(dir.toFile())
+          .redirectErrorStream(true).start();
+      byte[] output = process.getInputStream().readAllBytes();
+      if (!process.waitFor(120, TimeUnit.SECONDS)) {
+        process.destroyForcibly();
+        throw new IllegalStateException("timed out: " + String.join(" ", command));
+      }
+      if (process.exitValue() != 0) {
+        String log = "";
+        Path serverLog = dir.resolve("server.log");
+        if (Files.isReadable(serverLog)) {
+          log = "\nserver.log:\n" + Files.readString(serverLog);
+        }
+        throw new IllegalStateException(String.join(" ", command) + " exited with "
+            + process.exitValue() + ":\n" + new String(output, StandardCharsets.UTF_8) + log);
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot run " + command[0], e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /** {@code pg_config --bindir}, else the newest /usr/lib/postgresql/N/bin with initdb. */
+  private static Path findBinDir() {
+    List<Path> candidates = new ArrayList<>();
+    try {
+      Process p = new ProcessBuilder("pg_config", "--bindir").redirectErrorStream(true).start();
+      String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
+      if (p.waitFor(10, TimeUnit.SECONDS) && p.exitValue() == 0 && !out.isEmpty()) {
+        candidates.add(Paths.get(out));
+      }
+    } catch (IOException e) {
+      // No pg_config on the PATH; try the Debian layout.
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    Path debian = Paths.get("/usr/lib/postgresql");
+    if (Files.isDirectory(debian)) {
+      try (Stream<Path> versions = Files.list(debian)) {
+        versions.map(v -> v.resolve("bin"))
+            .sorted(Comparator.comparing((Path v) -> versionOf(v)).reversed())
+            .forEach(candidates::add);
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+    }
+    return candidates.stream()
+        .filter(b -> Files.isExecutable(b.resolve("initdb")) && Files.isExecutable(
+            b.resolve("pg_ctl")))
+        .findFirst()
+        .orElseThrow(() -> new IllegalStateException("PostgreSQL server binaries (initdb, "
+            + "pg_ctl) not found via pg_config --bindir or in /usr/lib/postgresql/*/bin; the "
+            + "JDBC tests need a real PostgreSQL: install the Debian package 'postgresql' "
+            + "(apt-get install postgresql)"));
+  }
+
+  private static int versionOf(Path bin) {
+    try {
+      return Integer.parseInt(bin.getParent().getFileName().toString());
+    } catch (NumberFormatException e) {
+      return 0;
+    }
+  }
+}
