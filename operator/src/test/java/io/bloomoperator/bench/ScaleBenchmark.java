@@ -80,6 +80,10 @@ public final class ScaleBenchmark {
     while (true) {
       filter = client.resources(BloomFilter.class).inNamespace("scale").withName("products")
           .get();
+      if (filter.getStatus() == null) {
+        Thread.sleep(200);
+        continue;
+      }
       var ready = ReadyCondition.of(filter);
       if (ready.isPresent() && "True".equals(ready.get().getStatus())) {
         break;

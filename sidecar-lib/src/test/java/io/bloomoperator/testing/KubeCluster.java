@@ -241,8 +241,14 @@ public final class KubeCluster implements AutoCloseable {
     }
   }
 
+  private boolean closed;
+
   @Override
   public synchronized void close() {
+    if (closed) {
+      return; // called explicitly and again by the shutdown hook
+    }
+    closed = true;
     if (controllerManager != null) {
       controllerManager.destroyForcibly();
       controllerManager = null;
