@@ -73,11 +73,8 @@ public final class OperatorMain {
     BuildMetrics metrics = registry == null ? BuildMetrics.discarding()
         : new BuildMetrics(registry);
     Operator operator = new Operator(o -> {
-      // Status is written with a JSON merge patch, not server-side apply: a reconcile that runs
-      // on a slightly stale copy (e.g. one triggered by the operator's own manifest write) then
-      // leaves the fields it does not set alone instead of deleting them.
-      o.withKubernetesClient(client).withCloseClientOnStop(false)
-          .withUseSSAToPatchPrimaryResource(false);
+      // The reconciler writes the status itself (reconcile.StatusWriter, a JSON merge patch).
+      o.withKubernetesClient(client).withCloseClientOnStop(false);
       if (registry != null) {
         o.withMetrics(MicrometerMetrics.withoutPerResourceMetrics(registry));
       }

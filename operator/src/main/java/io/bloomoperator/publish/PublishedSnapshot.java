@@ -35,20 +35,19 @@ public record PublishedSnapshot(ConfigMap configMap, Manifest manifest) {
 
   /** The version superseded by the current one, if it is still recorded. */
   public OptionalLong previousVersion() {
-    String value = annotation(ANNOTATION_PREVIOUS_VERSION);
-    return value == null ? OptionalLong.empty() : OptionalLong.of(Long.parseLong(value));
+    Long value = longAnnotation(ANNOTATION_PREVIOUS_VERSION);
+    return value == null ? OptionalLong.empty() : OptionalLong.of(value);
   }
 
   /** Chunk count of the previous version (0 when not recorded). */
   public int previousChunks() {
-    String value = annotation(ANNOTATION_PREVIOUS_CHUNKS);
-    return value == null ? 0 : Integer.parseInt(value);
+    Long value = longAnnotation(ANNOTATION_PREVIOUS_CHUNKS);
+    return value == null || value < 0 || value > Integer.MAX_VALUE ? 0 : value.intValue();
   }
 
   /** When the previous version was superseded, if recorded. */
   public Instant supersededAt() {
-    String value = annotation(ANNOTATION_SUPERSEDED_AT);
-    return value == null ? null : Instant.parse(value);
+    return instantAnnotation(ANNOTATION_SUPERSEDED_AT);
   }
 
   /** The source token recorded with the version, or null. */
@@ -58,14 +57,33 @@ public record PublishedSnapshot(ConfigMap configMap, Manifest manifest) {
 
   /** The spec generation recorded with the version, or -1. */
   public long specGeneration() {
-    String value = annotation(ANNOTATION_SPEC_GENERATION);
-    return value == null ? -1 : Long.parseLong(value);
+    Long value = longAnnotation(ANNOTATION_SPEC_GENERATION);
+    return value == null ? -1 : value;
   }
 
   /** When the version was last built or confirmed by a rebuild, or null. */
   public Instant builtAt() {
-    String value = annotation(ANNOTATION_BUILT_AT);
-    return value == null ? null : Instant.parse(value);
+    return instantAnnotation(ANNOTATION_BUILT_AT);
+  }
+
+  // Bookkeeping annotations edited by hand into something unparsable count as absent: the
+  // worst outcome is a rebuild or an early cleanup, never a resource stuck in errors.
+  private Long longAnnotation(String key) {
+    String value = annotation(key);
+    try {
+      return value == null ? null : Long.valueOf(value.trim());
+    } catch (NumberFormatException e) {
+      return null;
+    }
+  }
+
+  private Instant instantAnnotation(String key) {
+    String value = annotation(key);
+    try {
+      return value == null ? null : Instant.parse(value.trim());
+    } catch (java.time.format.DateTimeParseException e) {
+      return null;
+    }
   }
 
   private String annotation(String key) {

@@ -87,7 +87,22 @@ public final class SnapshotStore {
             created.add(name);
           });
       Manifest manifest = Manifest.of(filterName, version, bits, keyCount, encoded, now);
-      writeManifest(manifest, current, build, now);
+      try {
+        writeManifest(manifest, current, build);
+      } catch (RuntimeException e) {
+        // The write may have been committed even though it reported failure (a timeout, or the
+        // client's retry of a committed update answered with 409). If the manifest now names
+        // this very version, it is published and its chunks must stay.
+        PublishedSnapshot after = readQuietly();
+        if (after != null && after.manifest() != null
+            && after.manifest().version() == version
+            && after.manifest().sha256().equals(manifest.sha256())) {
+          LOG.info("{}/{}: manifest write of version {} reported {} but was committed",
+              namespace, filterName, version, e.getMessage());
+          return manifest;
+        }
+        throw e;
+      }
       return manifest;
     } catch (IOException | RuntimeException e) {
       deleteQuietly(created);
@@ -155,8 +170,15 @@ public final class SnapshotStore {
     }
   }
 
-  private void writeManifest(Manifest manifest, PublishedSnapshot current, BuildRecord build,
-      Instant now) {
+  private PublishedSnapshot readQuietly() {
+    try {
+      return read();
+    } catch (KubernetesClientException e) {
+      return null;
+    }
+  }
+
+  private void writeManifest(Manifest manifest, PublishedSnapshot current, BuildRecord build) {
     Map<String, String> annotations = new HashMap<>();
     build.annotate(annotations);
     if (current != null && current.manifest() != null) {
@@ -164,7 +186,9 @@ public final class SnapshotStore {
           Long.toString(current.manifest().version()));
       annotations.put(PublishedSnapshot.ANNOTATION_PREVIOUS_CHUNKS,
           Integer.toString(current.manifest().chunks().size()));
-      annotations.put(PublishedSnapshot.ANNOTATION_SUPERSEDED_AT, now.toString());
+      // The grace period starts when readers can first see the new version: now, not when the
+      // reconcile (and a possibly long build) began.
+      annotations.put(PublishedSnapshot.ANNOTATION_SUPERSEDED_AT, Instant.now().toString());
     }
     ConfigMap desired = new ConfigMapBuilder()
         .withNewMetadata()

@@ -112,8 +112,9 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
     } catch (IllegalArgumentException e) {
       // The schema rejects most bad input; what it cannot express lands here. Retrying cannot
       // help, so nothing is rescheduled: a spec change triggers the next reconcile.
-      return fail(filter, status, ready, "InvalidSpec", e.getMessage(), generation, now, events)
-          .map(UpdateControl::patchStatus).orElseThrow();
+      fail(filter, status, ready, "InvalidSpec", e.getMessage(), generation, now, events);
+      StatusWriter.write(client, filter, status);
+      return UpdateControl.noUpdate();
     }
 
     SnapshotStore store = new SnapshotStore(client, filter);
@@ -141,14 +142,15 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
       ReadyCondition.set(status, ready, true, ReadyCondition.PUBLISHED, message, generation, now);
       status.setPhase("Idle");
       filter.setStatus(status);
-      UpdateControl<BloomFilter> control = UpdateControl.patchStatus(filter);
+      StatusWriter.write(client, filter, status);
+      UpdateControl<BloomFilter> control = UpdateControl.noUpdate();
       next(resolved, current, token != null, recheck, now).ifPresent(control::rescheduleAfter);
       return control;
     } catch (SourceException e) {
-      return retryLater(fail(filter, status, ready, e.reason(),
+      return retryLater(client, fail(filter, status, ready, e.reason(),
           source.description() + ": " + e.getMessage(), generation, now, events), ready, now);
     } catch (PublishException e) {
-      return retryLater(fail(filter, status, ready, e.reason(), e.getMessage(), generation, now,
+      return retryLater(client, fail(filter, status, ready, e.reason(), e.getMessage(), generation, now,
           events), ready, now);
     }
   }
@@ -179,7 +181,15 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
     String name = filter.getMetadata().getName();
     BuildProgressReporter progress = new BuildProgressReporter(client, filter);
     progress.started();
-    events.normal(filter, "BuildStarted", "building from " + source.description());
+    // A source that cannot tell whether it changed (JDBC) is rebuilt every interval; an event
+    // for each of those would flood etcd, so only builds with a reason get BuildStarted and
+    // Unchanged events (Published is always recorded).
+    boolean routine = token == null && current != null && current.manifest() != null
+        && current.specGeneration() == filter.getMetadata().getGeneration()
+        && !RebuildRequest.pending(filter);
+    if (!routine) {
+      events.normal(filter, "BuildStarted", "building from " + source.description());
+    }
     FilterBuilder.Result built;
     try {
       built = new FilterBuilder(progress).build(source, new FilterBuilder.Request(settings.keyType(),
@@ -200,9 +210,11 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
         && published.totalBytes() == size) {
       // Byte-identical payload: publishing it again would only make readers reload.
       metrics.unchanged();
-      events.normal(filter, "Unchanged", "rebuilt from " + source.description() + " in "
-          + built.took().toMillis() + " ms: content identical to version " + published.version()
-          + ", nothing published");
+      if (!routine) {
+        events.normal(filter, "Unchanged", "rebuilt from " + source.description() + " in "
+            + built.took().toMillis() + " ms: content identical to version "
+            + published.version() + ", nothing published");
+      }
       LOG.info("{}/{}: rebuilt from {}, content unchanged (version {})",
           filter.getMetadata().getNamespace(), name, source.description(), published.version());
       new SnapshotStore(client, filter).confirm(current, record);
@@ -267,7 +279,8 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
     ReadyCondition.set(status, ReadyCondition.of(filter), false, "ReconcileError",
         String.valueOf(e.getMessage()), filter.getMetadata().getGeneration(), clock.instant());
     filter.setStatus(status);
-    return ErrorStatusUpdateControl.patchStatus(filter);
+    StatusWriter.write(context.getClient(), filter, status);
+    return ErrorStatusUpdateControl.noStatusUpdate();
   }
 
   private Optional<BloomFilter> fail(BloomFilter filter, BloomFilterStatus status,
@@ -288,9 +301,12 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
     return Optional.of(filter);
   }
 
-  private static UpdateControl<BloomFilter> retryLater(Optional<BloomFilter> failed,
+  private static UpdateControl<BloomFilter> retryLater(KubernetesClient client,
+      Optional<BloomFilter> failed,
       Optional<Condition> previous, Instant now) {
-    UpdateControl<BloomFilter> control = UpdateControl.patchStatus(failed.orElseThrow());
+    BloomFilter filter = failed.orElseThrow();
+    StatusWriter.write(client, filter, filter.getStatus());
+    UpdateControl<BloomFilter> control = UpdateControl.noUpdate();
     return control.rescheduleAfter(backoff(previous, now));
   }
 

@@ -392,8 +392,10 @@ public final class HttpSource implements KeySource {
     try {
       parsed = new URI(url);
     } catch (URISyntaxException e) {
-      throw new IllegalArgumentException("spec.source.http.url is not a URL: " + e.getMessage(),
-          e);
+      // The exception text repeats the whole input, which may hold userinfo or a signed query
+      // string: name only the reason and the position.
+      throw new IllegalArgumentException("spec.source.http.url is not a URL: " + e.getReason()
+          + " at index " + e.getIndex());
     }
     String scheme = parsed.getScheme() == null ? "" : parsed.getScheme().toLowerCase(Locale.ROOT);
     if ((!scheme.equals("http") && !scheme.equals("https")) || parsed.getHost() == null) {

@@ -289,7 +289,10 @@ public final class JdbcSource implements KeySource {
    */
   SourceException classify(SQLException e, boolean connecting, boolean timedOut) {
     String state = sqlState(e);
-    String detail = e.getMessage() + (state == null ? "" : " (SQLState " + state + ")");
+    // Drivers echo the URL in some messages (PgJDBC: "Unable to parse URL ..."), which may carry
+    // user=/password= parameters: show the redacted form only.
+    String message = String.valueOf(e.getMessage()).replace(url, shownUrl);
+    String detail = message + (state == null ? "" : " (SQLState " + state + ")");
     if (state != null && state.startsWith("28")) {
       return new SourceException(AUTH_FAILED,
           "authentication to " + server + " failed: " + detail, e);

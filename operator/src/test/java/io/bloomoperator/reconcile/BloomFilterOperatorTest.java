@@ -305,10 +305,44 @@ class BloomFilterOperatorTest {
         f -> "2026-11-29T12:00".equals(f.getStatus().getRebuildRequest()));
     assertThat(rebuilt.getStatus().getVersion()).as("same content: no new version")
         .isEqualTo(1L);
+    var settled = awaitStatus(client, ns.name(), "on-demand",
+        f -> "Idle".equals(f.getStatus().getPhase()));
+    assertThat(settled.getStatus().getKeysRead()).as("progress values replaced by the result")
+        .isEqualTo(3L);
     assertThat(rebuilt.getMetadata().getGeneration()).isEqualTo(1L);
     assertThat(client.v1().events().inNamespace(ns.name()).list().getItems())
         .extracting(e -> e.getReason())
         .contains("BuildStarted", "Published", "Unchanged");
+  }
+
+  @Test
+  void handEditedBookkeepingOnTheManifestDoesNotWedgeTheFilter(KubernetesClient client,
+      TestNamespace ns) throws Exception {
+    apply(client, ns.name(), """
+        apiVersion: bloomoperator.io/v1alpha1
+        kind: BloomFilter
+        metadata: {name: edited}
+        spec:
+          falsePositiveRate: 0.01
+          source:
+            inline: [a, b]
+        """);
+    awaitStatus(client, ns.name(), "edited", f -> ready(f, "True", "Published"));
+    client.configMaps().inNamespace(ns.name()).withName(SnapshotNames.manifestName("edited"))
+        .edit(cm -> new ConfigMapBuilder(cm).editMetadata()
+            .addToAnnotations("bloomoperator.io/built-at", "yesterday")
+            .addToAnnotations("bloomoperator.io/spec-generation", "x")
+            .addToAnnotations("bloomoperator.io/previous-version", "")
+            .endMetadata().build());
+
+    // Unreadable bookkeeping counts as absent: a rebuild repairs it, no error loop.
+    await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+      var annotations = client.configMaps().inNamespace(ns.name())
+          .withName(SnapshotNames.manifestName("edited")).get().getMetadata().getAnnotations();
+      assertThat(annotations).containsEntry("bloomoperator.io/spec-generation", "1");
+    });
+    var filter = awaitStatus(client, ns.name(), "edited", f -> ready(f, "True", "Published"));
+    assertThat(filter.getStatus().getVersion()).isEqualTo(1L);
   }
 
   @Test

@@ -194,7 +194,14 @@ final class WatchLoop implements ManifestInformer.Events {
     long started = System.nanoTime();
     LoadedSnapshot loaded;
     try {
-      loaded = loader.load(manifest);
+      try {
+        loaded = loader.load(manifest);
+      } catch (OutOfMemoryError e) {
+        // The new filter did not fit beside the current one (old + new + one chunk): report it
+        // and retry like any other failed load; the old filter is still complete and served.
+        throw new IOException("not enough heap to load v" + manifest.version() + " ("
+            + manifest.totalBytes() + " bytes) beside the current filter", e);
+      }
     } catch (SnapshotVerificationException | IOException | RuntimeException e) {
       if (closed) {
         return;

@@ -91,7 +91,9 @@ final class WatcherThread {
     return () -> {
       try {
         task.run();
-      } catch (RuntimeException e) {
+      } catch (RuntimeException | Error e) {
+        // Never let a throwable escape: the executor would swallow it silently and cancel a
+        // periodic task (the resync) for good. The current filter keeps serving either way.
         LOG.error("unexpected error in bloom filter watcher", e);
       }
     };

@@ -1,0 +1,27 @@
+package io.bloomoperator.reconcile;
+
+import io.bloomoperator.api.BloomFilter;
+import io.bloomoperator.api.BloomFilterStatus;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.dsl.base.PatchContext;
+import io.fabric8.kubernetes.client.dsl.base.PatchType;
+import io.fabric8.kubernetes.client.utils.Serialization;
+import java.util.Map;
+
+/**
+ * Writes a BloomFilter's whole status as a JSON merge patch of the status subresource. Every field
+ * the reconciler knows is sent, so values written meanwhile (build progress) are overwritten
+ * rather than diffed away, and fields it does not know are left alone instead of deleted.
+ */
+final class StatusWriter {
+
+  private StatusWriter() {
+  }
+
+  static void write(KubernetesClient client, BloomFilter filter, BloomFilterStatus status) {
+    client.resources(BloomFilter.class).inNamespace(filter.getMetadata().getNamespace())
+        .withName(filter.getMetadata().getName()).subresource("status")
+        .patch(PatchContext.of(PatchType.JSON_MERGE),
+            Serialization.asJson(Map.of("status", status)));
+  }
+}
