@@ -167,7 +167,8 @@ final class LocalSnapshotCache {
 
   private void deleteOtherPayloads(Path keep) throws IOException {
     try (DirectoryStream<Path> payloads = Files.newDirectoryStream(directory,
-        path -> isOwnPayload(path.getFileName().toString()) && !path.equals(keep))) {
+        path -> (isOwnPayload(path.getFileName().toString()) && !path.equals(keep))
+            || isStaleTemp(path))) {
       for (Path old : payloads) {
         try {
           Files.deleteIfExists(old);
@@ -175,6 +176,29 @@ final class LocalSnapshotCache {
           // someone else cleaned up first
         }
       }
+    }
+  }
+
+  /**
+   * A temp file of this filter left by a process killed mid-write (full payload size each); old
+   * enough that no live write can still own it.
+   */
+  private boolean isStaleTemp(Path path) {
+    String name = path.getFileName().toString();
+    String suffix = name.endsWith(".payload.tmp") ? ".payload.tmp"
+        : name.endsWith(".manifest.tmp") ? ".manifest.tmp" : null;
+    if (suffix == null || !name.startsWith(prefix)) {
+      return false;
+    }
+    String random = name.substring(prefix.length(), name.length() - suffix.length());
+    if (random.isEmpty() || !random.chars().allMatch(Character::isDigit)) {
+      return false;
+    }
+    try {
+      return Files.getLastModifiedTime(path).toInstant()
+          .isBefore(java.time.Instant.now().minus(java.time.Duration.ofMinutes(10)));
+    } catch (IOException e) {
+      return false;
     }
   }
 

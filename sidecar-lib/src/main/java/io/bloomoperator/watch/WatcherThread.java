@@ -61,18 +61,33 @@ final class WatcherThread {
     }
   }
 
-  /** Runs {@code task} on this thread and waits for it (tests and close only). */
+  /**
+   * Runs {@code task} on this thread and waits for it (tests and close only). An interrupt of the
+   * caller does not cut the wait short: close() must not leave its stop task unrun (that would
+   * leak the watch); the interrupt flag is restored afterwards.
+   */
   <T> T callAndWait(Callable<T> task) {
+    Future<T> future;
     try {
-      Future<T> future = executor.submit(task);
-      return future.get();
+      future = executor.submit(task);
     } catch (RejectedExecutionException e) {
       return null;
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return null;
-    } catch (ExecutionException e) {
-      throw new IllegalStateException("watcher task failed", e.getCause());
+    }
+    boolean interrupted = false;
+    try {
+      while (true) {
+        try {
+          return future.get();
+        } catch (InterruptedException e) {
+          interrupted = true;
+        } catch (ExecutionException e) {
+          throw new IllegalStateException("watcher task failed", e.getCause());
+        }
+      }
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
     }
   }
 
