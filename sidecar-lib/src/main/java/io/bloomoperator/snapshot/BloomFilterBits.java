@@ -224,12 +224,23 @@ public final class BloomFilterBits {
   }
 
   private boolean testBits(long h1, long h2) {
-    // Early exit, like Guava: most absent keys stop at the first or second probe. (A branch-free
-    // variant that always loads all k words measured slower here, for 1M and 10M keys.)
+    // The first two probes are loaded before either is tested, so their cache misses overlap
+    // (most of a lookup's time at 10M keys); then early exit, like Guava, for the rest.
     final long[] w = words;
-    final long bitSize = numBits;
     long combined = h1;
-    for (int i = 0; i < numHashFunctions; i++) {
+    long i0 = indexOf(combined & Long.MAX_VALUE);
+    combined += h2;
+    if (numHashFunctions == 1) {
+      return (w[(int) (i0 >>> 6)] & (1L << i0)) != 0;
+    }
+    long i1 = indexOf(combined & Long.MAX_VALUE);
+    long w0 = w[(int) (i0 >>> 6)];
+    long w1 = w[(int) (i1 >>> 6)];
+    if ((w0 & (1L << i0)) == 0 | (w1 & (1L << i1)) == 0) {
+      return false;
+    }
+    combined += h2;
+    for (int i = 2; i < numHashFunctions; i++) {
       long index = indexOf(combined & Long.MAX_VALUE);
       if ((w[(int) (index >>> 6)] & (1L << index)) == 0) {
         return false;
