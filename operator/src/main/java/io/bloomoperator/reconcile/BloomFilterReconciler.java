@@ -202,12 +202,13 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
     }
     metrics.built(built.keys(), built.took());
     long size = SnapshotEncoder.payloadSize(built.bits());
-    String sha256 = sha256Of(built);
     Manifest published = current == null ? null : current.manifest();
     SnapshotStore.BuildRecord record = new SnapshotStore.BuildRecord(token,
         filter.getMetadata().getGeneration(), now);
-    if (published != null && sha256.equals(published.sha256())
-        && published.totalBytes() == size) {
+    // The digest pass only pays off when there is a same-sized version to compare with; the
+    // publish computes the digest again anyway while writing the chunks.
+    if (published != null && published.totalBytes() == size
+        && sha256Of(built).equals(published.sha256())) {
       // Byte-identical payload: publishing it again would only make readers reload.
       metrics.unchanged();
       if (!routine) {

@@ -14,8 +14,6 @@ public class SourceException extends Exception {
   public static final String UNREADABLE = "SourceUnreadable";
   /** Too many lines are not keys of the declared type. */
   public static final String MALFORMED_KEYS = "MalformedKeys";
-  /** The source holds no keys at all. */
-  public static final String EMPTY = "SourceEmpty";
 
   private final String reason;
 
