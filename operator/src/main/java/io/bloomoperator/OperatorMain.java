@@ -87,8 +87,25 @@ public final class OperatorMain {
             options.identity(), null, options.exitOnLostLease()));
       }
     });
-    operator.register(new BloomFilterReconciler(settings, Clock.systemUTC(), metrics));
-    operator.start();
+    BloomFilterReconciler reconciler = new BloomFilterReconciler(settings, Clock.systemUTC(),
+        metrics);
+    if (options.namespaces().isEmpty()) {
+      operator.register(reconciler);
+    } else {
+      operator.register(reconciler, c -> c.settingNamespaces(options.namespaces()));
+    }
+    try {
+      operator.start();
+    } catch (RuntimeException e) {
+      // A failed start (e.g. an informer refused by RBAC) may already have started others;
+      // stop them so nothing keeps reconciling behind the caller's back.
+      try {
+        operator.stop();
+      } catch (RuntimeException suppressed) {
+        e.addSuppressed(suppressed);
+      }
+      throw e;
+    }
     return operator;
   }
 }

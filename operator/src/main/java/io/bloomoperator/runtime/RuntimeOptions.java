@@ -1,6 +1,9 @@
 package io.bloomoperator.runtime;
 
+import java.util.Arrays;
 import java.util.Map;
+import java.util.Set;
+import java.util.stream.Collectors;
 
 /**
  * How the operator process runs, from environment variables (documented in
@@ -13,9 +16,21 @@ import java.util.Map;
  * @param identity this replica's name in the Lease (POD_NAME, else HOSTNAME)
  * @param exitOnLostLease whether losing the lease ends the process (true in a pod, where the
  *     kubelet restarts it as a fresh follower; false when embedded, e.g. in tests)
+ * @param namespaces namespaces whose BloomFilters are reconciled (BLOOM_WATCH_NAMESPACES,
+ *     comma-separated); empty means all namespaces
  */
 public record RuntimeOptions(int httpPort, boolean leaderElection, String leaseNamespace,
-    String identity, boolean exitOnLostLease) {
+    String identity, boolean exitOnLostLease, Set<String> namespaces) {
+
+  public RuntimeOptions {
+    namespaces = Set.copyOf(namespaces);
+  }
+
+  /** All namespaces. */
+  public RuntimeOptions(int httpPort, boolean leaderElection, String leaseNamespace,
+      String identity, boolean exitOnLostLease) {
+    this(httpPort, leaderElection, leaseNamespace, identity, exitOnLostLease, Set.of());
+  }
 
   public static final String LEASE_NAME = "bloom-operator-leader";
 
@@ -28,7 +43,10 @@ public record RuntimeOptions(int httpPort, boolean leaderElection, String leaseN
           "BLOOM_LEADER_ELECTION=true needs POD_NAMESPACE for the Lease");
     }
     String identity = env.getOrDefault("POD_NAME", env.getOrDefault("HOSTNAME", "bloom-operator"));
+    Set<String> watched = Arrays.stream(env.getOrDefault("BLOOM_WATCH_NAMESPACES", "").split(","))
+        .map(String::strip).filter(ns -> !ns.isEmpty())
+        .collect(Collectors.toUnmodifiableSet());
     return new RuntimeOptions(Integer.parseInt(env.getOrDefault("BLOOM_HTTP_PORT", "8080")),
-        elect, namespace, identity, true);
+        elect, namespace, identity, true, watched);
   }
 }

@@ -164,7 +164,8 @@ class OperatorRbacNecessityTest {
   private static Operator startQuietly(KubernetesClient asOperator, String leaseNamespace) {
     try {
       return OperatorMain.start(asOperator, OperatorSettings.defaults(), null,
-          new RuntimeOptions(0, true, leaseNamespace, "necessity", false));
+          new RuntimeOptions(0, true, leaseNamespace, "necessity", false,
+              java.util.Set.of(leaseNamespace)));
     } catch (RuntimeException e) {
       return null;
     }

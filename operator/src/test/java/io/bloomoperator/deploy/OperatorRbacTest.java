@@ -110,9 +110,14 @@ class OperatorRbacTest {
                 .getItems()).isEmpty());
         assertThat(admin.v1().events().inNamespace(ns.name()).list().getItems())
             .anySatisfy(e -> assertThat(e.getReason()).isEqualTo("Published"));
-        assertThat(admin.leases().inNamespace("bloom-operator")
-            .withName(RuntimeOptions.LEASE_NAME).get().getSpec().getHolderIdentity())
-            .isEqualTo("rbac-test");
+        var lease = admin.leases().inNamespace("bloom-operator")
+            .withName(RuntimeOptions.LEASE_NAME).get().getSpec();
+        assertThat(lease.getHolderIdentity()).isEqualTo("rbac-test");
+        // The leader must be able to renew, or it loses the lease (and, in a pod, exits).
+        await().atMost(Duration.ofSeconds(20)).untilAsserted(() ->
+            assertThat(admin.leases().inNamespace("bloom-operator")
+                .withName(RuntimeOptions.LEASE_NAME).get().getSpec().getRenewTime())
+                .isAfter(lease.getRenewTime()));
       } finally {
         operator.stop();
       }

@@ -43,7 +43,7 @@ class OperatorRuntimeTest {
       KubernetesClient client = cluster.newClient();
       PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
       Operator operator = OperatorMain.start(client, OperatorSettings.defaults(), registry,
-          new RuntimeOptions(0, true, namespace, identity, false));
+          new RuntimeOptions(0, true, namespace, identity, false, java.util.Set.of(namespace)));
       HealthServer health = HealthServer.start(0, operator, registry, () -> false);
       return new Replica(identity, client, operator, health);
     }
