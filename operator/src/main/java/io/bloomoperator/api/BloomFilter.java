@@ -1,6 +1,7 @@
 package io.bloomoperator.api;
 
 import io.fabric8.crd.generator.annotation.AdditionalPrinterColumn;
+import io.fabric8.generator.annotation.ValidationRule;
 import io.fabric8.kubernetes.api.model.Namespaced;
 import io.fabric8.kubernetes.client.CustomResource;
 import io.fabric8.kubernetes.model.annotation.Group;
@@ -14,6 +15,7 @@ import io.fabric8.kubernetes.model.annotation.Version;
 @Group(BloomFilter.GROUP)
 @Version(BloomFilter.VERSION)
 @ShortNames("bf")
+@ValidationRule(value = "has(self.spec)", message = "spec is required")
 @AdditionalPrinterColumn(name = "Ready", type = AdditionalPrinterColumn.Type.STRING,
     jsonPath = ".status.conditions[?(@.type==\"Ready\")].status")
 @AdditionalPrinterColumn(name = "Version", type = AdditionalPrinterColumn.Type.INTEGER,

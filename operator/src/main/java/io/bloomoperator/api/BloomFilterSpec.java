@@ -7,23 +7,40 @@ import io.fabric8.generator.annotation.Min;
 import io.fabric8.generator.annotation.Pattern;
 import io.bloomoperator.snapshot.KeyType;
 import io.fabric8.generator.annotation.Required;
+import io.fabric8.generator.annotation.Size;
+import io.fabric8.generator.annotation.ValidationRule;
 
 /** What a user asks for: the key source, the accuracy, and how the snapshot is refreshed. */
 public class BloomFilterSpec {
 
   /** Go-style durations as Kubernetes users write them: 30s, 10m, 1h30m, 500ms. */
   public static final String DURATION_PATTERN = "^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$";
+  /**
+   * Below this a filter costs more bits per key (about 43 at 1e-9) than most key sets are worth;
+   * smaller targets are almost always a typo.
+   */
+  public static final double MIN_FALSE_POSITIVE_RATE = 1e-9;
+  /** Far above what a ConfigMap snapshot can carry at any rate; the byte limits bind first. */
+  public static final long MAX_EXPECTED_INSERTIONS = 2_000_000_000L;
+  /** The shortest refreshInterval admitted: each check is at least one request to the source. */
+  public static final String MIN_REFRESH_INTERVAL = "10s";
 
   @Required
+  // The exclusive minimum of 0 is not redundant: the API server compares an integer value (0)
+  // with a truncated integer minimum, so `minimum: 1e-9` alone would admit 0.
   @Min(value = 0, inclusive = false)
   @Max(value = 1, inclusive = false)
-  @JsonPropertyDescription("Target false-positive probability, 0 < p < 1 (e.g. 0.01). The published "
-      + "filter's expected false-positive rate at the actual key count never exceeds it.")
+  @ValidationRule(value = "self >= 1e-9", message = "must be at least 1e-9")
+  @JsonPropertyDescription("Target false-positive probability, 1e-9 <= p < 1 (e.g. 0.01). The "
+      + "published filter's expected false-positive rate at the actual key count never exceeds "
+      + "it.")
   private Double falsePositiveRate;
 
   @Min(1)
-  @JsonPropertyDescription("Expected number of keys. Optional: when the source holds more keys, or "
-      + "when it is not given, the filter is sized from the actual key count.")
+  @Max(MAX_EXPECTED_INSERTIONS)
+  @JsonPropertyDescription("Expected number of keys, at most 2000000000. Optional: when the "
+      + "source holds more keys, or when it is not given, the filter is sized from the actual key "
+      + "count. The operator's byte limits (BLOOM_MAX_SNAPSHOT_BYTES) still apply.")
   private Long expectedInsertions;
 
   @Default("String")
@@ -36,10 +53,13 @@ public class BloomFilterSpec {
   private SourceSpec source;
 
   @Pattern(DURATION_PATTERN)
-  @JsonPropertyDescription("How often the source is checked (e.g. 30s, 10m, 1h). A ConfigMap or "
-      + "Secret source is rebuilt only when it changed; a source that cannot tell is rebuilt every "
-      + "interval. Default: 1m for ConfigMap and Secret sources; inline keys change with the "
-      + "resource itself.")
+  @Size(max = 32)
+  @ValidationRule(value = "duration(self) >= duration('" + MIN_REFRESH_INTERVAL + "')",
+      message = "must be at least " + MIN_REFRESH_INTERVAL)
+  @JsonPropertyDescription("How often the source is checked (e.g. 30s, 10m, 1h; at least 10s). A "
+      + "ConfigMap or Secret source is rebuilt only when it changed; a source that cannot tell is "
+      + "rebuilt every interval. Default: 1m for ConfigMap, Secret, HTTP and JDBC sources; inline "
+      + "keys change with the resource itself.")
   private String refreshInterval;
 
   @JsonPropertyDescription("Snapshot tuning: chunk size and how long superseded versions are kept.")

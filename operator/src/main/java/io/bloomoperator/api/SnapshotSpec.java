@@ -4,6 +4,8 @@ import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 import io.fabric8.generator.annotation.Max;
 import io.fabric8.generator.annotation.Min;
 import io.fabric8.generator.annotation.Pattern;
+import io.fabric8.generator.annotation.Size;
+import io.fabric8.generator.annotation.ValidationRule;
 
 /** Snapshot tuning. Defaults suit almost everyone. */
 public class SnapshotSpec {
@@ -12,6 +14,8 @@ public class SnapshotSpec {
   public static final int MAX_CHUNK_BYTES = 1_000_000;
   public static final int DEFAULT_CHUNK_BYTES = MAX_CHUNK_BYTES;
   public static final String DEFAULT_RETAIN = "2m";
+  /** Longer grace periods would only keep superseded chunks in etcd. */
+  public static final java.time.Duration MAX_RETAIN = java.time.Duration.ofHours(1);
 
   @Min(1024)
   @Max(MAX_CHUNK_BYTES)
@@ -19,8 +23,10 @@ public class SnapshotSpec {
   private Integer chunkSizeBytes;
 
   @Pattern(BloomFilterSpec.DURATION_PATTERN)
+  @Size(max = 32)
+  @ValidationRule(value = "duration(self) <= duration('1h')", message = "must be at most 1h")
   @JsonPropertyDescription("How long the chunks of a superseded version are kept so that readers "
-      + "still fetching them can finish (default 2m).")
+      + "still fetching them can finish (default 2m, at most 1h).")
   private String retainPreviousFor;
 
   public Integer getChunkSizeBytes() {

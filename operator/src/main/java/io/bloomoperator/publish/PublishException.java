@@ -13,6 +13,11 @@ public class PublishException extends Exception {
   /** Ready-condition reason when another writer changed the manifest concurrently. */
   public static final String CONFLICT = "ManifestConflict";
 
+  /** Ready-condition reason when the snapshot's ConfigMap names belong to someone else. */
+  public static final String NAME_CONFLICT = "NameConflict";
+  /** Ready-condition reason when the namespace's snapshots would exceed their byte budget. */
+  public static final String NAMESPACE_QUOTA = "NamespaceQuotaExceeded";
+
   private final String reason;
 
   public PublishException(String reason, String message, Throwable cause) {

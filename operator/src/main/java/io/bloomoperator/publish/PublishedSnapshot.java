@@ -39,10 +39,16 @@ public record PublishedSnapshot(ConfigMap configMap, Manifest manifest) {
     return value == null ? OptionalLong.empty() : OptionalLong.of(value);
   }
 
-  /** Chunk count of the previous version (0 when not recorded). */
-  public int previousChunks() {
-    Long value = longAnnotation(ANNOTATION_PREVIOUS_CHUNKS);
-    return value == null || value < 0 || value > Integer.MAX_VALUE ? 0 : value.intValue();
+  /** When the published version was written (the manifest's createdAt), or null. */
+  public Instant publishedAt() {
+    if (manifest == null) {
+      return null;
+    }
+    try {
+      return java.time.OffsetDateTime.parse(manifest.createdAt()).toInstant();
+    } catch (java.time.format.DateTimeParseException e) {
+      return null; // validated when parsed; unreachable in practice
+    }
   }
 
   /** When the previous version was superseded, if recorded. */

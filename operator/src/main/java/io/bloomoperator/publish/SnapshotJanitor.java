@@ -2,8 +2,11 @@ package io.bloomoperator.publish;
 
 import io.bloomoperator.snapshot.SnapshotNames;
 import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.api.model.ConfigMapList;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.dsl.FilterWatchListDeletable;
+import io.fabric8.kubernetes.client.dsl.Resource;
 import io.fabric8.kubernetes.client.utils.Serialization;
 import java.time.Duration;
 import java.time.Instant;
@@ -56,13 +59,14 @@ public final class SnapshotJanitor {
     return recheck;
   }
 
-  /** Deletes the previous version's chunks by name, then forgets it in the manifest. */
+  /**
+   * Deletes the previous version's chunks (one delete-collection by label, so a hand-edited
+   * chunk count on the manifest cannot make it loop), then forgets it in the manifest.
+   */
   private void retirePrevious(String namespace, String filterName, PublishedSnapshot snapshot,
       long previous) {
-    for (int i = 0; i < snapshot.previousChunks(); i++) {
-      client.configMaps().inNamespace(namespace)
-          .withName(SnapshotNames.chunkName(filterName, previous, i)).delete();
-    }
+    chunksOf(namespace, filterName).withLabel(SnapshotNames.LABEL_VERSION,
+        Long.toString(previous)).delete();
     ConfigMap manifest = snapshot.configMap();
     try {
       // update() sends the resourceVersion we read: if the manifest moved on meanwhile, this
@@ -84,15 +88,20 @@ public final class SnapshotJanitor {
    * chunk (each holds up to 1 MB) and on the usual reconcile it matches nothing.
    */
   private void deleteChunksExcept(String namespace, String filterName, List<String> keepVersions) {
-    var chunks = client.configMaps().inNamespace(namespace).withLabels(Map.of(
-        SnapshotNames.LABEL_MANAGED_BY, SnapshotNames.MANAGED_BY,
-        SnapshotNames.LABEL_FILTER, SnapshotNames.filterLabelValue(filterName),
-        SnapshotNames.LABEL_ROLE, SnapshotNames.ROLE_CHUNK));
+    var chunks = chunksOf(namespace, filterName);
     if (keepVersions.isEmpty()) {
       chunks.delete();
     } else {
       chunks.withLabelNotIn(SnapshotNames.LABEL_VERSION, keepVersions.toArray(String[]::new))
           .delete();
     }
+  }
+
+  private FilterWatchListDeletable<ConfigMap, ConfigMapList, Resource<ConfigMap>> chunksOf(
+      String namespace, String filterName) {
+    return client.configMaps().inNamespace(namespace).withLabels(Map.of(
+        SnapshotNames.LABEL_MANAGED_BY, SnapshotNames.MANAGED_BY,
+        SnapshotNames.LABEL_FILTER, SnapshotNames.filterLabelValue(filterName),
+        SnapshotNames.LABEL_ROLE, SnapshotNames.ROLE_CHUNK));
   }
 }

@@ -49,12 +49,22 @@ public final class SnapshotStore {
    * absent, so the next publish replaces it.
    *
    * @return null when there is no manifest ConfigMap
+   * @throws PublishException {@link PublishException#NAME_CONFLICT} when a ConfigMap of the
+   *     manifest's name exists but is not controlled by this BloomFilter: it is someone else's
+   *     and is neither adopted nor overwritten
    */
-  public PublishedSnapshot read() {
+  public PublishedSnapshot read() throws PublishException {
     ConfigMap configMap = client.configMaps().inNamespace(namespace)
         .withName(SnapshotNames.manifestName(filterName)).get();
     if (configMap == null) {
       return null;
+    }
+    if (!controlledByOwner(configMap)) {
+      throw new PublishException(PublishException.NAME_CONFLICT, "ConfigMap "
+          + configMap.getMetadata().getName() + " exists and is not controlled by this "
+          + "BloomFilter; it is left untouched. Rename the BloomFilter, or delete or rename the "
+          + "ConfigMap (a BloomFilter deleted and re-created under the same name waits here "
+          + "until the garbage collector removes the old snapshot)", null);
     }
     String json = configMap.getData() == null ? null
         : configMap.getData().get(SnapshotNames.MANIFEST_DATA_KEY);
@@ -106,6 +116,11 @@ public final class SnapshotStore {
       return manifest;
     } catch (IOException | RuntimeException e) {
       deleteQuietly(created);
+      if (e instanceof ChunkNameTaken taken) {
+        throw new PublishException(PublishException.NAME_CONFLICT, "ConfigMap " + taken.name
+            + " exists and is not a chunk of this BloomFilter; it is left untouched and version "
+            + version + " was not published", e);
+      }
       if (e instanceof KubernetesClientException kce && kce.getCode() == 409) {
         throw new PublishException(PublishException.CONFLICT, "manifest "
             + SnapshotNames.manifestName(filterName)
@@ -130,7 +145,26 @@ public final class SnapshotStore {
         .build();
     // create, never apply: client-side apply would copy the whole chunk into the
     // last-applied-configuration annotation, far beyond the 256 KiB annotation limit.
-    client.configMaps().inNamespace(namespace).resource(chunk).create();
+    try {
+      client.configMaps().inNamespace(namespace).resource(chunk).create();
+    } catch (KubernetesClientException e) {
+      // Our own leftovers were removed by label before this publish, so an existing object of
+      // this name is someone else's.
+      if (e.getCode() == 409) {
+        throw new ChunkNameTaken(name, e);
+      }
+      throw e;
+    }
+  }
+
+  /** A chunk's name is taken by a ConfigMap this filter does not own. */
+  private static final class ChunkNameTaken extends RuntimeException {
+    private final String name;
+
+    ChunkNameTaken(String name, Throwable cause) {
+      super("ConfigMap " + name + " already exists", cause);
+      this.name = name;
+    }
   }
 
   /**
@@ -173,9 +207,16 @@ public final class SnapshotStore {
   private PublishedSnapshot readQuietly() {
     try {
       return read();
-    } catch (KubernetesClientException e) {
+    } catch (KubernetesClientException | PublishException e) {
       return null;
     }
+  }
+
+  /** Whether the object's controller ownerReference is this BloomFilter (same uid). */
+  private boolean controlledByOwner(ConfigMap configMap) {
+    List<OwnerReference> references = configMap.getMetadata().getOwnerReferences();
+    return references != null && references.stream().anyMatch(r -> Boolean.TRUE.equals(
+        r.getController()) && owner.getMetadata().getUid().equals(r.getUid()));
   }
 
   private void writeManifest(Manifest manifest, PublishedSnapshot current, BuildRecord build) {

@@ -15,6 +15,8 @@ import io.bloomoperator.snapshot.SnapshotEncoder;
 import io.bloomoperator.snapshot.SnapshotNames;
 import io.bloomoperator.source.KeySource;
 import io.bloomoperator.source.KeySources;
+import io.bloomoperator.source.SecretAccess;
+import io.bloomoperator.publish.NamespaceBudget;
 import io.bloomoperator.source.SourceException;
 import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.api.model.ConfigMap;
@@ -40,6 +42,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.Semaphore;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -69,11 +72,17 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
   private final OperatorSettings settings;
   private final Clock clock;
   private final BuildMetrics metrics;
+  /**
+   * Bounds the bit arrays alive at once (a build holds its array until the publish is done), so
+   * the heap needed is known: maxConcurrentBuilds × maxSnapshotBytes plus a little.
+   */
+  private final Semaphore builds;
 
   public BloomFilterReconciler(OperatorSettings settings, Clock clock, BuildMetrics metrics) {
     this.settings = settings;
     this.clock = clock;
     this.metrics = metrics;
+    this.builds = new Semaphore(settings.maxConcurrentBuilds(), true);
   }
 
   /**
@@ -107,8 +116,9 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
     Settings resolved;
     KeySource source;
     try {
-      resolved = Settings.of(spec);
-      source = KeySources.from(spec.getSource(), client, namespace);
+      resolved = Settings.of(spec, settings);
+      source = KeySources.from(spec.getSource(), client,
+          new SecretAccess(client, namespace, name, settings.secretAccess()));
     } catch (IllegalArgumentException e) {
       // The schema rejects most bad input; what it cannot express lands here. Retrying cannot
       // help, so nothing is rescheduled: a spec change triggers the next reconcile.
@@ -119,10 +129,17 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
 
     SnapshotStore store = new SnapshotStore(client, filter);
     SnapshotJanitor janitor = new SnapshotJanitor(client);
-    PublishedSnapshot current = store.read();
     try {
+      PublishedSnapshot current = store.read();
       String token = source.changeToken();
       if (needsBuild(current, token, generation, resolved, now) || RebuildRequest.pending(filter)) {
+        Optional<Duration> wait = publishThrottle(current, settings.minPublishInterval(), now);
+        if (wait.isPresent()) {
+          // Too soon after the last publish: come back when the next one is allowed, leaving
+          // the published version and its status as they are.
+          LOG.debug("{}/{}: next publish allowed in {}", namespace, name, wait.get());
+          return UpdateControl.<BloomFilter>noUpdate().rescheduleAfter(wait.get());
+        }
         current = buildAndPublish(client, filter, source, token, resolved, current, status,
             events, now);
       } else {
@@ -156,6 +173,20 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
   }
 
   /**
+   * How long a new publish must wait so that publishes of one filter are at least
+   * {@code minInterval} apart; empty when it may publish now.
+   */
+  static Optional<Duration> publishThrottle(PublishedSnapshot current, Duration minInterval,
+      Instant now) {
+    Instant last = current == null ? null : current.publishedAt();
+    if (last == null || minInterval.isZero()) {
+      return Optional.empty();
+    }
+    Duration left = Duration.between(now, last.plus(minInterval));
+    return left.isNegative() || left.isZero() ? Optional.empty() : Optional.of(left);
+  }
+
+  /**
    * Whether the published version may not reflect the spec and the source: judged from the
    * build record on the manifest, never from the status, which can lag behind.
    */
@@ -178,9 +209,6 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
       KeySource source, String token, Settings settings, PublishedSnapshot current,
       BloomFilterStatus status, EventRecorder events, Instant now)
       throws SourceException, PublishException {
-    String name = filter.getMetadata().getName();
-    BuildProgressReporter progress = new BuildProgressReporter(client, filter);
-    progress.started();
     // A source that cannot tell whether it changed (JDBC) is rebuilt every interval; an event
     // for each of those would flood etcd, so only builds with a reason get BuildStarted and
     // Unchanged events (Published is always recorded).
@@ -190,6 +218,28 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
     if (!routine) {
       events.normal(filter, "BuildStarted", "building from " + source.description());
     }
+    try {
+      builds.acquire();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new PublishException(PublishException.FAILED, "interrupted while waiting for a "
+          + "build slot (operator stopping)", e);
+    }
+    try {
+      return buildAndPublishInSlot(client, filter, source, token, settings, current, status,
+          events, now, routine);
+    } finally {
+      builds.release();
+    }
+  }
+
+  private PublishedSnapshot buildAndPublishInSlot(KubernetesClient client, BloomFilter filter,
+      KeySource source, String token, Settings settings, PublishedSnapshot current,
+      BloomFilterStatus status, EventRecorder events, Instant now, boolean routine)
+      throws SourceException, PublishException {
+    String name = filter.getMetadata().getName();
+    BuildProgressReporter progress = new BuildProgressReporter(client, filter);
+    progress.started();
     FilterBuilder.Result built;
     try {
       built = new FilterBuilder(progress).build(source, new FilterBuilder.Request(settings.keyType(),
@@ -220,6 +270,7 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
           filter.getMetadata().getNamespace(), name, source.description(), published.version());
       new SnapshotStore(client, filter).confirm(current, record);
     } else {
+      checkNamespaceBudget(client, filter, size);
       long version = Math.max(published == null ? 0 : published.version(),
           status.getVersion() == null ? 0 : status.getVersion()) + 1;
       // Leftovers of an interrupted publish must not collide with the new version's names.
@@ -246,6 +297,24 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
     // Re-read: the manifest's resourceVersion and build record changed.
     current = null;
     return new SnapshotStore(client, filter).read();
+  }
+
+  /**
+   * Refuses a publish that would take the namespace's published snapshots over
+   * {@code maxNamespaceBytes}, so one namespace cannot fill etcd for everyone.
+   */
+  private void checkNamespaceBudget(KubernetesClient client, BloomFilter filter, long size)
+      throws PublishException {
+    String namespace = filter.getMetadata().getNamespace();
+    long others = NamespaceBudget.publishedBytesExcept(client, namespace,
+        filter.getMetadata().getName());
+    if (others + size > settings.maxNamespaceBytes()) {
+      throw new PublishException(PublishException.NAMESPACE_QUOTA, "publishing "
+          + Bytes.human(size) + " would take the snapshots of namespace " + namespace + " to "
+          + Bytes.human(others + size) + ", over the operator limit of "
+          + Bytes.human(settings.maxNamespaceBytes())
+          + " (BLOOM_MAX_NAMESPACE_BYTES); nothing was published", null);
+    }
   }
 
   /** Status fields that describe the published version. */
@@ -277,8 +346,13 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
   public ErrorStatusUpdateControl<BloomFilter> updateErrorStatus(BloomFilter filter,
       Context<BloomFilter> context, Exception e) {
     BloomFilterStatus status = copyOf(filter.getStatus());
+    // The exception's text may come from anywhere (a driver, a server): the log has it, the
+    // status only names the kind of error.
+    LOG.warn("{}/{}: unexpected error", filter.getMetadata().getNamespace(),
+        filter.getMetadata().getName(), e);
     ReadyCondition.set(status, ReadyCondition.of(filter), false, "ReconcileError",
-        String.valueOf(e.getMessage()), filter.getMetadata().getGeneration(), clock.instant());
+        "unexpected " + e.getClass().getSimpleName() + "; see the operator log",
+        filter.getMetadata().getGeneration(), clock.instant());
     filter.setStatus(status);
     StatusWriter.write(context.getClient(), filter, status);
     return ErrorStatusUpdateControl.noStatusUpdate();
@@ -357,13 +431,25 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
       Long expectedInsertions, Duration refresh, int chunkSize, Duration retainPrevious,
       Long maxMalformedKeys) {
 
-    static Settings of(BloomFilterSpec spec) {
+    /**
+     * Applies defaults and checks the bounds the CRD also enforces, for resources admitted by an
+     * older CRD.
+     *
+     * @throws IllegalArgumentException naming the field that is out of bounds
+     */
+    static Settings of(BloomFilterSpec spec, OperatorSettings limits) {
       if (spec == null || spec.getFalsePositiveRate() == null) {
         throw new IllegalArgumentException("spec.falsePositiveRate is required");
       }
       double p = spec.getFalsePositiveRate();
-      if (!(p > 0 && p < 1)) {
-        throw new IllegalArgumentException("spec.falsePositiveRate must be in (0, 1), got " + p);
+      if (!(p >= BloomFilterSpec.MIN_FALSE_POSITIVE_RATE && p < 1)) {
+        throw new IllegalArgumentException("spec.falsePositiveRate must be in ["
+            + BloomFilterSpec.MIN_FALSE_POSITIVE_RATE + ", 1), got " + p);
+      }
+      if (spec.getExpectedInsertions() != null
+          && spec.getExpectedInsertions() > BloomFilterSpec.MAX_EXPECTED_INSERTIONS) {
+        throw new IllegalArgumentException("spec.expectedInsertions must be at most "
+            + BloomFilterSpec.MAX_EXPECTED_INSERTIONS);
       }
       SnapshotSpec snapshot = spec.getSnapshot() == null ? new SnapshotSpec() : spec.getSnapshot();
       int chunkSize = snapshot.getChunkSizeBytes() == null ? SnapshotSpec.DEFAULT_CHUNK_BYTES
@@ -375,6 +461,11 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
       Duration refresh;
       if (spec.getRefreshInterval() != null) {
         refresh = Durations.parse(spec.getRefreshInterval());
+        if (refresh.compareTo(limits.minRefreshInterval()) < 0) {
+          throw new IllegalArgumentException("spec.refreshInterval " + spec.getRefreshInterval()
+              + " is below the operator's minimum of "
+              + Durations.format(limits.minRefreshInterval()) + " (BLOOM_MIN_REFRESH_INTERVAL)");
+        }
       } else if (spec.getSource() != null && spec.getSource().getInline() == null) {
         // Sources outside the resource are not watched (the operator watches only its own
         // ConfigMaps); checking one is a single GET, and it rebuilds only when it changed.
@@ -382,13 +473,16 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
       } else {
         refresh = null;
       }
+      Duration retain = Durations.parse(snapshot.getRetainPreviousFor() == null
+          ? SnapshotSpec.DEFAULT_RETAIN : snapshot.getRetainPreviousFor());
+      if (retain.compareTo(SnapshotSpec.MAX_RETAIN) > 0) {
+        throw new IllegalArgumentException("spec.snapshot.retainPreviousFor must be at most "
+            + Durations.format(SnapshotSpec.MAX_RETAIN));
+      }
       return new Settings(
           spec.getKeyType() == null ? io.bloomoperator.snapshot.KeyType.STRING
               : spec.getKeyType(),
-          p, spec.getExpectedInsertions(), refresh,
-          chunkSize,
-          Durations.parse(snapshot.getRetainPreviousFor() == null ? SnapshotSpec.DEFAULT_RETAIN
-              : snapshot.getRetainPreviousFor()),
+          p, spec.getExpectedInsertions(), refresh, chunkSize, retain,
           spec.getMaxMalformedKeys());
     }
   }

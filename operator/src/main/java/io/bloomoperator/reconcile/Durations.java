@@ -41,4 +41,22 @@ public final class Durations {
     }
     return Duration.ofMillis(Math.round(millis));
   }
+
+  /** The shortest text {@link #parse} reads back as {@code d}, e.g. {@code 1h30m}, {@code 10s}. */
+  public static String format(Duration d) {
+    if (d.isZero()) {
+      return "0s";
+    }
+    StringBuilder text = new StringBuilder();
+    long millis = d.toMillis();
+    long[] sizes = {3_600_000, 60_000, 1_000, 1};
+    String[] units = {"h", "m", "s", "ms"};
+    for (int i = 0; i < sizes.length; i++) {
+      if (millis >= sizes[i]) {
+        text.append(millis / sizes[i]).append(units[i]);
+        millis %= sizes[i];
+      }
+    }
+    return text.toString();
+  }
 }

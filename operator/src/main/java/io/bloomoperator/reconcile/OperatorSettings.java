@@ -1,27 +1,98 @@
 package io.bloomoperator.reconcile;
 
+import io.bloomoperator.source.SecretAccess;
+import java.time.Duration;
 import java.util.Map;
 
 /**
- * Operator-wide limits, from environment variables (see docs/configuration.md).
+ * Operator-wide limits and policies, from environment variables (see docs/configuration.md).
+ * They are the administrator's: no BloomFilter field can raise them.
  *
- * @param maxSnapshotBytes largest snapshot the operator publishes; bigger filters get
- *     Ready=False/SnapshotTooLarge instead of filling etcd
+ * @param maxSnapshotBytes largest snapshot the operator publishes for one filter; bigger filters
+ *     get Ready=False/SnapshotTooLarge before any bit array is allocated
  * @param maxMalformedKeys lines per build that may fail to parse before the build fails
+ * @param maxNamespaceBytes total bytes of the published snapshots of all filters of one
+ *     namespace; a publish that would exceed it gets Ready=False/NamespaceQuotaExceeded
+ * @param minPublishInterval shortest time between two publishes of one filter; a rebuild asked
+ *     for earlier waits
+ * @param minRefreshInterval shortest refreshInterval honoured (also enforced by the CRD; this
+ *     covers resources admitted by an older CRD)
+ * @param maxConcurrentBuilds builds running at once; the heap must hold this many bit arrays of
+ *     {@code maxSnapshotBytes}
+ * @param secretAccess which Secrets of its namespace a BloomFilter may use
  */
-public record OperatorSettings(long maxSnapshotBytes, long maxMalformedKeys) {
+public record OperatorSettings(long maxSnapshotBytes, long maxMalformedKeys,
+    long maxNamespaceBytes, Duration minPublishInterval, Duration minRefreshInterval,
+    int maxConcurrentBuilds, SecretAccess.Mode secretAccess) {
 
-  public static final long DEFAULT_MAX_SNAPSHOT_BYTES = 256L * 1024 * 1024;
+  /** 64 MiB: about 53M keys at 1 %, 64 chunk ConfigMaps, one etcd write per chunk. */
+  public static final long DEFAULT_MAX_SNAPSHOT_BYTES = 64L * 1024 * 1024;
+  public static final long DEFAULT_MAX_NAMESPACE_BYTES = 256L * 1024 * 1024;
+  public static final Duration DEFAULT_MIN_PUBLISH_INTERVAL = Duration.ofSeconds(10);
+  public static final Duration DEFAULT_MIN_REFRESH_INTERVAL = Duration.ofSeconds(10);
+  public static final int DEFAULT_MAX_CONCURRENT_BUILDS = 2;
 
-  public static OperatorSettings defaults() {
-    return new OperatorSettings(DEFAULT_MAX_SNAPSHOT_BYTES, 0);
+  public OperatorSettings {
+    if (maxSnapshotBytes < 1 || maxNamespaceBytes < 1 || maxConcurrentBuilds < 1) {
+      throw new IllegalArgumentException("snapshot, namespace and build limits must be positive");
+    }
+    if (maxMalformedKeys < 0 || minPublishInterval.isNegative()
+        || minRefreshInterval.isNegative()) {
+      throw new IllegalArgumentException("limits must not be negative");
+    }
   }
 
-  /** Reads BLOOM_MAX_SNAPSHOT_BYTES and BLOOM_MAX_MALFORMED_KEYS, falling back to defaults. */
+  /** The defaults, as an operator started without any setting has them. */
+  public static OperatorSettings defaults() {
+    return fromEnvironment(Map.of());
+  }
+
+  /**
+   * Reads BLOOM_MAX_SNAPSHOT_BYTES, BLOOM_MAX_MALFORMED_KEYS, BLOOM_MAX_NAMESPACE_BYTES,
+   * BLOOM_MIN_PUBLISH_INTERVAL, BLOOM_MIN_REFRESH_INTERVAL, BLOOM_MAX_CONCURRENT_BUILDS and
+   * BLOOM_SECRET_ACCESS, falling back to the defaults.
+   *
+   * @throws IllegalArgumentException naming the variable that is not valid
+   */
   public static OperatorSettings fromEnvironment(Map<String, String> env) {
     return new OperatorSettings(
         positive(env, "BLOOM_MAX_SNAPSHOT_BYTES", DEFAULT_MAX_SNAPSHOT_BYTES),
-        nonNegative(env, "BLOOM_MAX_MALFORMED_KEYS", 0));
+        nonNegative(env, "BLOOM_MAX_MALFORMED_KEYS", 0),
+        positive(env, "BLOOM_MAX_NAMESPACE_BYTES", DEFAULT_MAX_NAMESPACE_BYTES),
+        duration(env, "BLOOM_MIN_PUBLISH_INTERVAL", DEFAULT_MIN_PUBLISH_INTERVAL),
+        duration(env, "BLOOM_MIN_REFRESH_INTERVAL", DEFAULT_MIN_REFRESH_INTERVAL),
+        (int) Math.min(Integer.MAX_VALUE, positive(env, "BLOOM_MAX_CONCURRENT_BUILDS",
+            DEFAULT_MAX_CONCURRENT_BUILDS)),
+        secretAccess(env, "BLOOM_SECRET_ACCESS"));
+  }
+
+  private static SecretAccess.Mode secretAccess(Map<String, String> env, String name) {
+    String raw = env.get(name);
+    if (raw == null || raw.isBlank()) {
+      return SecretAccess.Mode.ANNOTATION;
+    }
+    try {
+      return SecretAccess.Mode.parse(raw);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(name + " " + e.getMessage(), e);
+    }
+  }
+
+  /** A duration such as {@code 30s}; {@code 0} or {@code 0s} switches the limit off. */
+  private static Duration duration(Map<String, String> env, String name, Duration fallback) {
+    String raw = env.get(name);
+    if (raw == null || raw.isBlank()) {
+      return fallback;
+    }
+    String text = raw.strip();
+    if (text.matches("0+(\\.0+)?(ms|s|m|h)?")) {
+      return Duration.ZERO;
+    }
+    try {
+      return Durations.parse(text);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(name + ": " + e.getMessage(), e);
+    }
   }
 
   private static long positive(Map<String, String> env, String name, long fallback) {

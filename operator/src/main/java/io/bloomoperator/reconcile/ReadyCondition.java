@@ -17,6 +17,8 @@ public final class ReadyCondition {
   public static final String TYPE = "Ready";
   /** Reason of Ready=True. */
   public static final String PUBLISHED = "Published";
+  /** Longest message kept; the rest is cut so one resource cannot bloat its status. */
+  static final int MAX_MESSAGE_CHARS = 1024;
 
   private ReadyCondition() {
   }
@@ -41,7 +43,8 @@ public final class ReadyCondition {
         .withType(TYPE)
         .withStatus(value)
         .withReason(reason)
-        .withMessage(message)
+        .withMessage(message == null || message.length() <= MAX_MESSAGE_CHARS ? message
+            : message.substring(0, MAX_MESSAGE_CHARS - 1) + "…")
         .withObservedGeneration(generation)
         .withLastTransitionTime(transition)
         .build();

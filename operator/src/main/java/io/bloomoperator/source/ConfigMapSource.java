@@ -12,8 +12,11 @@ import java.util.Base64;
 /** Newline-separated keys in one key of a ConfigMap (data or binaryData). */
 public final class ConfigMapSource extends InClusterSource<ConfigMap> {
 
+  private final KubernetesClient client;
+
   public ConfigMapSource(KubernetesClient client, String namespace, String name, String key) {
-    super(client, namespace, "ConfigMap", name, key);
+    super(namespace, "ConfigMap", name, key);
+    this.client = client;
   }
 
   @Override

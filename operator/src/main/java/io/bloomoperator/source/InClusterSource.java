@@ -1,7 +1,6 @@
 package io.bloomoperator.source;
 
 import io.fabric8.kubernetes.api.model.HasMetadata;
-import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import java.io.Reader;
 
@@ -11,15 +10,12 @@ import java.io.Reader;
  */
 abstract class InClusterSource<T extends HasMetadata> implements KeySource {
 
-  protected final KubernetesClient client;
   protected final String namespace;
   private final String kind;
   private final String name;
   private final String key;
 
-  InClusterSource(KubernetesClient client, String namespace, String kind, String name,
-      String key) {
-    this.client = client;
+  InClusterSource(String namespace, String kind, String name, String key) {
     this.namespace = namespace;
     this.kind = kind;
     this.name = name;
@@ -27,7 +23,7 @@ abstract class InClusterSource<T extends HasMetadata> implements KeySource {
   }
 
   /** The object, or null when it does not exist. */
-  abstract T get(String name);
+  abstract T get(String name) throws SourceException;
 
   /** The text under {@code key}, or null when the object has no such key. */
   abstract Reader content(T object, String key);

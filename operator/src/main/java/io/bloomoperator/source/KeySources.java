@@ -13,8 +13,11 @@ public final class KeySources {
   /**
    * The source the spec declares. The schema guarantees exactly one kind; a resource that slipped
    * past it (e.g. an older CRD) gets a clear error instead of a guess.
+   *
+   * @param secrets the only way the source may read Secrets; its namespace is the filter's
    */
-  public static KeySource from(SourceSpec spec, KubernetesClient client, String namespace) {
+  public static KeySource from(SourceSpec spec, KubernetesClient client, SecretAccess secrets) {
+    String namespace = secrets.namespace();
     if (spec == null) {
       throw new IllegalArgumentException("spec.source is required");
     }
@@ -32,8 +35,7 @@ public final class KeySources {
           spec.getConfigMap().getKey());
     }
     if (spec.getSecret() != null) {
-      return new SecretSource(client, namespace, spec.getSecret().getName(),
-          spec.getSecret().getKey());
+      return new SecretSource(secrets, spec.getSecret().getName(), spec.getSecret().getKey());
     }
     if (spec.getHttp() != null) {
       return new HttpSource(client, namespace, spec.getHttp());

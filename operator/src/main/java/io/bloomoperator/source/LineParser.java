@@ -1,13 +1,14 @@
 package io.bloomoperator.source;
 
 import io.bloomoperator.snapshot.KeyType;
-import java.util.ArrayList;
-import java.util.List;
 
 /**
  * The line rules every text source follows: trim, skip blank lines and lines starting with
- * {@code #}, and for Long keys parse decimal numbers, counting (and sampling) the lines that are
- * not. Keys that pass go to a {@link KeyConsumer}.
+ * {@code #}, and for Long keys parse decimal numbers, counting the lines that are not. Keys that
+ * pass go to a {@link KeyConsumer}.
+ *
+ * <p>A malformed line is reported by its position and length only, never by its content: the
+ * source may be a Secret or a server the reader of the status has no right to see.
  */
 public final class LineParser implements KeySink {
 
@@ -18,15 +19,17 @@ public final class LineParser implements KeySink {
     void putLong(long key);
   }
 
-  private static final int SAMPLES = 3;
-
   private final KeyType keyType;
   private final KeyConsumer consumer;
   private final long maxMalformed;
   private long keys;
   private long malformed;
   private long nulls;
-  private final List<String> malformedSamples = new ArrayList<>(SAMPLES);
+  /** Lines (line sources) or values (row sources) seen so far, for positions in messages. */
+  private long position;
+  private boolean lineSource;
+  private long firstMalformedAt;
+  private int firstMalformedLength;
 
   /**
    * @param maxMalformed how many malformed lines are tolerated before the read fails; 0 fails on
@@ -40,27 +43,37 @@ public final class LineParser implements KeySink {
 
   @Override
   public void line(String rawLine) throws SourceException {
+    lineSource = true;
+    position++;
     String line = rawLine.strip();
     if (line.isEmpty() || line.charAt(0) == '#') {
       return;
     }
-    value(line);
+    parse(line);
   }
 
   @Override
   public void value(String key) throws SourceException {
+    position++;
+    parse(key);
+  }
+
+  private void parse(String key) throws SourceException {
     if (keyType == KeyType.LONG) {
       long value;
       try {
         value = Long.parseLong(key);
       } catch (NumberFormatException e) {
         malformed++;
-        if (malformedSamples.size() < SAMPLES) {
-          malformedSamples.add(key.length() > 40 ? key.substring(0, 40) + "…" : key);
+        if (malformed == 1) {
+          firstMalformedAt = position;
+          firstMalformedLength = key.length();
         }
         if (malformed > maxMalformed) {
-          throw new SourceException(SourceException.MALFORMED_KEYS, malformed
-              + " line(s) are not Long keys (e.g. " + String.join(", ", quoted()) + ")");
+          String unit = lineSource ? "line" : "value";
+          throw new SourceException(SourceException.MALFORMED_KEYS, malformed + " " + unit
+              + "(s) are not Long keys (decimal 64-bit integers); the first is " + unit + " "
+              + firstMalformedAt + " (" + firstMalformedLength + " characters)");
         }
         return;
       }
@@ -73,6 +86,7 @@ public final class LineParser implements KeySink {
 
   @Override
   public void value(long key) throws SourceException {
+    position++;
     if (keyType == KeyType.LONG) {
       consumer.putLong(key);
     } else {
@@ -85,6 +99,7 @@ public final class LineParser implements KeySink {
 
   @Override
   public void nullValue() {
+    position++;
     nulls++;
   }
 
@@ -101,9 +116,5 @@ public final class LineParser implements KeySink {
   /** Lines skipped because they were not keys of the declared type. */
   public long malformed() {
     return malformed;
-  }
-
-  private List<String> quoted() {
-    return malformedSamples.stream().map(s -> "\"" + s + "\"").toList();
   }
 }

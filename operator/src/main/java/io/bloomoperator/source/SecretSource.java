@@ -1,23 +1,29 @@
 package io.bloomoperator.source;
 
 import io.fabric8.kubernetes.api.model.Secret;
-import io.fabric8.kubernetes.client.KubernetesClient;
 import java.io.ByteArrayInputStream;
 import java.io.InputStreamReader;
 import java.io.Reader;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
 
-/** Newline-separated keys in one key of a Secret. */
+/**
+ * Newline-separated keys in one key of a Secret. The Secret must allow the filter
+ * ({@link SecretAccess}): its lines end up in a snapshot that every reader of the namespace's
+ * ConfigMaps can query.
+ */
 public final class SecretSource extends InClusterSource<Secret> {
 
-  public SecretSource(KubernetesClient client, String namespace, String name, String key) {
-    super(client, namespace, "Secret", name, key);
+  private final SecretAccess secrets;
+
+  public SecretSource(SecretAccess secrets, String name, String key) {
+    super(secrets.namespace(), "Secret", name, key);
+    this.secrets = secrets;
   }
 
   @Override
-  Secret get(String name) {
-    return client.secrets().inNamespace(namespace).withName(name).get();
+  Secret get(String name) throws SourceException {
+    return secrets.forPublishing(name, "source.secret");
   }
 
   @Override

@@ -102,7 +102,19 @@ class BloomFilterApiTest {
             java.util.Map.of("name", "ids"), "spec.source.configMap.key: Required value"),
         Arguments.of("configMap name not a DNS name", "/spec/source/configMap",
             java.util.Map.of("name", "Bad_Name", "key", "ids.txt"),
-            "spec.source.configMap.name: Invalid value"));
+            "spec.source.configMap.name: Invalid value"),
+        Arguments.of("missing spec", "/spec", null, "spec is required"),
+        Arguments.of("falsePositiveRate below 1e-9", "/spec/falsePositiveRate", 1e-12,
+            "spec.falsePositiveRate: Invalid value: 1e-12: must be at least 1e-9"),
+        Arguments.of("expectedInsertions above 2e9", "/spec/expectedInsertions", 3_000_000_000L,
+            "spec.expectedInsertions: Invalid value"),
+        Arguments.of("refreshInterval below 10s", "/spec/refreshInterval", "1s",
+            "spec.refreshInterval: Invalid value: \"1s\": must be at least 10s"),
+        Arguments.of("refreshInterval of 9.5s", "/spec/refreshInterval", "9500ms",
+            "must be at least 10s"),
+        Arguments.of("retainPreviousFor above 1h", "/spec/snapshot",
+            java.util.Map.of("retainPreviousFor", "1h1s"),
+            "spec.snapshot.retainPreviousFor: Invalid value: \"1h1s\": must be at most 1h"));
   }
 
   @ParameterizedTest(name = "{0}")

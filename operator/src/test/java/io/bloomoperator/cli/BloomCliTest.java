@@ -317,7 +317,7 @@ class BloomCliTest {
     Cli.Run malformed = Cli.run("build", "--name", "x", "--input", bad.toString(),
         "--key-type", "Long", "--fpp", "0.01", "--output", tmp.resolve("o").toString());
     assertThat(malformed.exit()).isEqualTo(1);
-    assertThat(malformed.err()).contains("\"two\"");
+    assertThat(malformed.err()).contains("line 2 (3 characters)");
 
     Cli.Run tolerated = Cli.run("build", "--name", "x", "--input", bad.toString(),
         "--key-type", "Long", "--fpp", "0.01", "--max-malformed", "1",

@@ -136,7 +136,8 @@ class OperatorRbacNecessityTest {
             .withNewMetadata().withName("ids").endMetadata()
             .withData(Map.of("ids", "a\nb\n")).build()).create();
         admin.secrets().inNamespace(ns.name()).resource(new SecretBuilder()
-            .withNewMetadata().withName("ids").endMetadata()
+            .withNewMetadata().withName("ids")
+            .addToAnnotations("bloomoperator.io/allowed-filters", "f").endMetadata()
             .withStringData(Map.of("ids", "a\nb\n")).build()).create();
         String kind = c.rule().startsWith("secrets") ? "secret" : "configMap";
         admin.resources(BloomFilter.class).inNamespace(ns.name()).resource(

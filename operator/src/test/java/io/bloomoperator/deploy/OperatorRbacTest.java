@@ -74,7 +74,8 @@ class OperatorRbacTest {
             .withNewMetadata().withName("ids").endMetadata()
             .withData(Map.of("ids", "a\nb\nc\n")).build()).create();
         admin.secrets().inNamespace(ns.name()).resource(new SecretBuilder()
-            .withNewMetadata().withName("secret-ids").endMetadata()
+            .withNewMetadata().withName("secret-ids")
+            .addToAnnotations("bloomoperator.io/allowed-filters", "from-secret").endMetadata()
             .withStringData(Map.of("ids", "x\ny\n")).build()).create();
         for (String yaml : List.of("""
             apiVersion: bloomoperator.io/v1alpha1
@@ -83,7 +84,7 @@ class OperatorRbacTest {
             spec:
               falsePositiveRate: 0.01
               source: {configMap: {name: ids, key: ids}}
-              refreshInterval: 1s
+              refreshInterval: 10s
               snapshot: {chunkSizeBytes: 1024, retainPreviousFor: 1s}
             """, """
             apiVersion: bloomoperator.io/v1alpha1

@@ -105,7 +105,10 @@ class SnapshotStoreTest {
 
   private static ConfigMap manifestMap(Manifest manifest, String resourceVersion) {
     return new ConfigMapBuilder().withNewMetadata().withName(SnapshotNames.manifestName(FILTER))
-        .withNamespace(NS).withResourceVersion(resourceVersion).endMetadata()
+        .withNamespace(NS).withResourceVersion(resourceVersion)
+        .addNewOwnerReference().withApiVersion("bloomoperator.io/v1alpha1").withKind("BloomFilter")
+        .withName(FILTER).withUid("uid-1").withController(true).endOwnerReference()
+        .endMetadata()
         .withData(Map.of(SnapshotNames.MANIFEST_DATA_KEY, manifest.toJson())).build();
   }
 

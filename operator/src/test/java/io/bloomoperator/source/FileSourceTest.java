@@ -77,7 +77,8 @@ class FileSourceTest {
         .isInstanceOf(SourceException.class)
         .satisfies(e -> assertThat(((SourceException) e).reason())
             .isEqualTo(SourceException.MALFORMED_KEYS))
-        .hasMessageContaining("not-a-number");
+        .hasMessageContaining("line 4 (12 characters)")
+        .hasMessageNotContaining("not-a-number");
 
     keys.clear();
     LineParser tolerant = new LineParser(KeyType.LONG, collect, 1);

@@ -151,7 +151,8 @@ class JdbcSourceTest {
     assertThatThrownBy(() -> source(spec("select k from mixed"))
         .readKeys(new LineParser(KeyType.LONG, new Collected(), 0)))
         .isInstanceOf(SourceException.class)
-        .hasMessageContaining("not-a-number")
+        .hasMessageContaining("value(s) are not Long keys")
+        .hasMessageNotContaining("not-a-number")
         .extracting(e -> ((SourceException) e).reason())
         .isEqualTo(SourceException.MALFORMED_KEYS);
   }

@@ -43,15 +43,29 @@ class LineParserTest {
   }
 
   @Test
-  void malformedLongFailsByDefaultNamingTheLine() {
+  void malformedLongFailsByDefaultNamingThePositionNotTheContent() {
     LineParser parser = new LineParser(KeyType.LONG, collect, 0);
     assertThatThrownBy(() -> {
       parser.line("12");
-      parser.line("12abc");
+      parser.line("# comment lines count as lines");
+      parser.line("hunter2-secret");
     }).isInstanceOfSatisfying(SourceException.class,
         e -> assertThat(e.reason()).isEqualTo(SourceException.MALFORMED_KEYS))
-        .hasMessageContaining("\"12abc\"");
+        .hasMessageContaining("line 3 (14 characters)")
+        .hasMessageNotContaining("hunter2");
     assertThat(keys).containsExactly(12L);
+  }
+
+  @Test
+  void malformedValuesOfRowSourcesAreNamedByRow() {
+    LineParser parser = new LineParser(KeyType.LONG, collect, 0);
+    assertThatThrownBy(() -> {
+      parser.value(1L);
+      parser.nullValue();
+      parser.value("s3cr3t");
+    }).isInstanceOf(SourceException.class)
+        .hasMessageContaining("value 3 (6 characters)")
+        .hasMessageNotContaining("s3cr3t");
   }
 
   @Test
