@@ -13,7 +13,6 @@ import io.bloomoperator.testing.RealKubernetes;
 import io.bloomoperator.testing.RealKubernetesExtension;
 import io.bloomoperator.testing.TestNamespace;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
-import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.SecretBuilder;
 import io.fabric8.kubernetes.api.model.ServiceAccountBuilder;
 import io.fabric8.kubernetes.api.model.rbac.ClusterRole;
@@ -26,8 +25,6 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.utils.Serialization;
 import io.javaoperatorsdk.operator.Operator;
-import java.io.InputStream;
-import java.nio.file.Files;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -39,8 +36,10 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * Each rule of deploy/operator-rbac.yaml is needed: with that one rule removed (and everything
- * else as deployed) the operator visibly fails at the job the rule is for.
+ * Each rule of the ClusterRole in deploy/operator-rbac.yaml (and so of the namespaced variant's
+ * Role, which {@link OperatorNamespacedInstallTest} holds equal to it) is needed: with that one
+ * rule removed (and everything else as deployed) the operator visibly fails at the job the rule is
+ * for.
  * {@link OperatorRbacTest} shows the rules together are sufficient.
  */
 @RealKubernetes(crdDirs = "crds")
@@ -92,13 +91,9 @@ class OperatorRbacNecessityTest {
     String account = "system:serviceaccount:" + ns.name() + ":" + identity;
     admin.serviceAccounts().inNamespace(ns.name()).resource(new ServiceAccountBuilder()
         .withNewMetadata().withName(identity).endMetadata().build()).create();
-    List<HasMetadata> deployed;
-    try (InputStream in = Files.newInputStream(RealKubernetesExtension.repoRoot()
-        .resolve("deploy/operator-rbac.yaml"))) {
-      deployed = admin.load(in).items();
-    }
-    ClusterRole role = deployed.stream().filter(ClusterRole.class::isInstance)
-        .map(ClusterRole.class::cast).findFirst().orElseThrow();
+    InstallManifests deployed = InstallManifests.render(cluster, admin,
+        RealKubernetesExtension.repoRoot().resolve("deploy"));
+    ClusterRole role = deployed.one(ClusterRole.class, "bloom-operator");
     List<PolicyRule> rules = new ArrayList<>(role.getRules());
     if (c.matches() != null) {
       assertThat(rules.removeIf(c.matches())).as("rule exists in deploy/").isTrue();
@@ -112,8 +107,7 @@ class OperatorRbacNecessityTest {
         .withKind("ServiceAccount").withName(identity).withNamespace(ns.name()).endSubject()
         .build()).create();
     if (c.matches() != null) {
-      Role leases = deployed.stream().filter(Role.class::isInstance).map(Role.class::cast)
-          .findFirst().orElseThrow();
+      Role leases = deployed.one(Role.class, "bloom-operator-leader-election");
       leases.getMetadata().setName(identity);
       leases.getMetadata().setNamespace(ns.name());
       admin.resource(leases).create();
