@@ -93,17 +93,14 @@ class BloomFilterApiTest {
         Arguments.of("no source kind", "/spec/source/configMap", null,
             "exactly one of inline, configMap, secret, http or jdbc must be set"),
         Arguments.of("missing source", "/spec/source", null, "spec.source: Required value"),
-        Arguments.of("jdbc url with two hosts", "/spec/source", java.util.Map.of("jdbc",
-            java.util.Map.of("url", "jdbc:mysql://db1,db2/shop", "query", "select 1")),
+        Arguments.of("jdbc url with two hosts", "/spec/source",
+            jdbc("jdbc:mysql://db1,db2/shop", "select 1"), "spec.source.jdbc.url: Invalid value"),
+        Arguments.of("jdbc url with user info", "/spec/source",
+            jdbc("jdbc:mariadb://app:pw@db/shop", "select 1"),
             "spec.source.jdbc.url: Invalid value"),
-        Arguments.of("jdbc url with user info", "/spec/source", java.util.Map.of("jdbc",
-            java.util.Map.of("url", "jdbc:mariadb://app:pw@db/shop", "query", "select 1")),
-            "spec.source.jdbc.url: Invalid value"),
-        Arguments.of("jdbc url without a host", "/spec/source", java.util.Map.of("jdbc",
-            java.util.Map.of("url", "jdbc:postgresql:shop", "query", "select 1")),
-            "spec.source.jdbc.url: Invalid value"),
-        Arguments.of("empty jdbc query", "/spec/source", java.util.Map.of("jdbc",
-            java.util.Map.of("url", "jdbc:postgresql://db/shop", "query", "")),
+        Arguments.of("jdbc url without a host", "/spec/source",
+            jdbc("jdbc:postgresql:shop", "select 1"), "spec.source.jdbc.url: Invalid value"),
+        Arguments.of("empty jdbc query", "/spec/source", jdbc("jdbc:postgresql://db/shop", ""),
             "spec.source.jdbc.query: Invalid value"),
         Arguments.of("refreshInterval not a duration", "/spec/refreshInterval", "ten minutes",
             "spec.refreshInterval: Invalid value"),
@@ -115,6 +112,11 @@ class BloomFilterApiTest {
         Arguments.of("configMap name not a DNS name", "/spec/source/configMap",
             java.util.Map.of("name", "Bad_Name", "key", "ids.txt"),
             "spec.source.configMap.name: Invalid value"));
+  }
+
+  /** A {@code spec.source} with a jdbc source. */
+  private static java.util.Map<String, Object> jdbc(String url, String query) {
+    return java.util.Map.of("jdbc", java.util.Map.of("url", url, "query", query));
   }
 
   @ParameterizedTest(name = "{0}")
