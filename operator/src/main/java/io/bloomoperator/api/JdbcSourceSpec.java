@@ -5,18 +5,29 @@ import io.fabric8.generator.annotation.Max;
 import io.fabric8.generator.annotation.Min;
 import io.fabric8.generator.annotation.Pattern;
 import io.fabric8.generator.annotation.Required;
+import io.fabric8.generator.annotation.Size;
 
 /** Keys from the first column of a SQL query, streamed with a cursor. */
 public class JdbcSourceSpec {
 
+  /** The shape {@code JdbcUrl} checks in full; the schema refuses the obvious misfits early. */
+  static final String URL_PATTERN = "^jdbc:(postgresql|mysql|mariadb)://[A-Za-z0-9.:\\[\\]-]+"
+      + "(/[A-Za-z0-9_$.-]*)?([?][A-Za-z0-9=&,._$-]*)?$";
+
   @Required
-  @Pattern("^jdbc:(postgresql|mysql|mariadb):.+")
-  @JsonPropertyDescription("JDBC URL; PostgreSQL, MySQL and MariaDB drivers are bundled.")
+  @Pattern(URL_PATTERN)
+  @Size(max = 2048)
+  @JsonPropertyDescription("JDBC URL jdbc:<postgresql|mysql|mariadb>://host[:port][/database]"
+      + "[?parameters]: one host, no credentials, only the TLS, application name, schema and "
+      + "character encoding parameters of docs/configuration.md. Drivers are bundled.")
   private String url;
 
   @Required
-  @JsonPropertyDescription("Query whose first column holds the keys (text, or an integer "
-      + "column for keyType Long). NULLs are counted and skipped.")
+  @Size(min = 1, max = 65536)
+  @JsonPropertyDescription("One SELECT or WITH statement whose first column holds the keys "
+      + "(text, or an integer column for keyType Long); run in a read-only transaction. No "
+      + "comments, no ; except at the end, none of the words LOAD, INFILE, OUTFILE, DUMPFILE, "
+      + "COPY, INTO. NULLs are counted and skipped.")
   private String query;
 
   @JsonPropertyDescription("Optional Secret in the same namespace with keys username and "

@@ -3,18 +3,25 @@ package io.bloomoperator.source;
 import java.sql.Connection;
 import java.sql.Driver;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Properties;
+import java.util.regex.Pattern;
 
 /**
- * What differs between the bundled drivers: how to connect with bounded timeouts and how to make
- * the driver stream a result instead of buffering it. Everything else in {@link JdbcSource} is
- * plain JDBC.
+ * What differs between the bundled drivers: which URL parameters are allowed, which connection
+ * properties keep the driver from reaching beyond the database (local files, several statements,
+ * credential and authentication plugins), how to make the session read-only and how to make the
+ * driver stream a result instead of buffering it. Everything else in {@link JdbcSource} is plain
+ * JDBC.
  *
- * <p>Timeouts are passed as connection properties next to the user and password; whether a
- * parameter of the same name in the user's URL overrides them is up to the driver (PgJDBC lets
- * the URL win).
+ * <p>Property names and defaults were checked against the sources of the bundled versions
+ * (PgJDBC 42.7.8, MySQL Connector/J 9.4, MariaDB Connector/J 3.5.6). Which of URL and
+ * {@code Properties} wins differs (PgJDBC and MariaDB let the URL win, Connector/J the
+ * properties), so the forced properties are safe only together with the URL allowlist
+ * ({@link JdbcUrl}), which keeps every one of them out of the URL.
  */
 enum JdbcDriver {
 
@@ -22,20 +29,45 @@ enum JdbcDriver {
    * PgJDBC buffers the whole result unless it can use a portal (server-side cursor): that takes
    * autocommit off, a forward-only read-only statement and a positive fetch size, and then
    * {@code fetchSize} rows are fetched per round trip. Timeouts are in seconds.
+   *
+   * <p>TLS uses the JVM's trust store for {@code verify-ca}/{@code verify-full} (and
+   * {@code ssl=true}) and encrypts without verifying for {@code require}/{@code prefer}, as libpq
+   * does; either way no key or certificate file of the operator's home ({@code ~/.postgresql}) is
+   * read. Without credentials the password is set empty, so the driver does not look it up in a
+   * {@code .pgpass} file of the operator.
    */
-  POSTGRESQL("jdbc:postgresql:", org.postgresql.Driver::new) {
+  POSTGRESQL("jdbc:postgresql:", 5432, org.postgresql.Driver::new, Map.of(
+      "sslmode", Pattern.compile("disable|allow|prefer|require|verify-ca|verify-full"),
+      "ssl", Pattern.compile("true|false"),
+      "ApplicationName", Pattern.compile("[A-Za-z0-9._-]{1,63}"),
+      // Comma-separated identifiers (the search path).
+      "currentSchema", Pattern.compile("[A-Za-z_][A-Za-z0-9_$]{0,62}"
+          + "(?:,[A-Za-z_][A-Za-z0-9_$]{0,62})*"))) {
     @Override
-    Properties properties(Duration connectTimeout, Duration socketTimeout) {
+    Properties properties(Duration connectTimeout, Duration socketTimeout, JdbcUrl.Parsed url) {
       Properties p = new Properties();
       p.setProperty("connectTimeout", Long.toString(seconds(connectTimeout)));
       p.setProperty("loginTimeout", Long.toString(seconds(connectTimeout)));
       p.setProperty("socketTimeout", Long.toString(seconds(socketTimeout)));
       p.setProperty("ApplicationName", "bloom-operator");
+      p.setProperty("readOnly", "true");
+      p.setProperty("readOnlyMode", "always");
+      p.setProperty("preferQueryMode", "extended");
+      p.setProperty("gssEncMode", "disable");
+      String mode = url.parameters().getOrDefault("sslmode",
+          "true".equals(url.parameters().get("ssl")) ? "verify-full" : "prefer");
+      p.setProperty("sslfactory", mode.startsWith("verify-")
+          ? "org.postgresql.ssl.DefaultJavaSSLFactory"
+          : "org.postgresql.ssl.NonValidatingFactory");
+      p.setProperty("password", "");
       return p;
     }
 
     @Override
-    void prepare(Connection connection) throws SQLException {
+    void makeReadOnly(Connection connection) throws SQLException {
+      connection.setReadOnly(true);
+      execute(connection, "SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY");
+      // The cursor needs a transaction; it starts read-only as the session default now says.
       connection.setAutoCommit(false);
     }
 
@@ -51,15 +83,30 @@ enum JdbcDriver {
    * at a time as the server sends them (the server pushes the result; there are no per-batch
    * round trips, so {@code fetchSize} has nothing to size). The alternative,
    * {@code useCursorFetch=true}, would make the server materialize the result in a temporary
-   * table first. Timeouts are in milliseconds.
+   * table first. Timeouts are in milliseconds. {@code LOCAL INFILE} is off by default in this
+   * driver and forced off here; authentication plugins that send the password in clear or use the
+   * operator's own identity (LDAP, Kerberos, OCI, OpenID Connect, WebAuthn) are disabled.
    */
-  MYSQL("jdbc:mysql:", com.mysql.cj.jdbc.Driver::new) {
+  MYSQL("jdbc:mysql:", 3306, com.mysql.cj.jdbc.Driver::new, Map.of(
+      "sslMode", Pattern.compile("DISABLED|PREFERRED|REQUIRED|VERIFY_CA|VERIFY_IDENTITY"),
+      "useSSL", Pattern.compile("true|false"),
+      "characterEncoding", Pattern.compile("[A-Za-z0-9_-]{1,32}"))) {
     @Override
-    Properties properties(Duration connectTimeout, Duration socketTimeout) {
+    Properties properties(Duration connectTimeout, Duration socketTimeout, JdbcUrl.Parsed url) {
       Properties p = new Properties();
       p.setProperty("connectTimeout", Long.toString(connectTimeout.toMillis()));
       p.setProperty("socketTimeout", Long.toString(socketTimeout.toMillis()));
       p.setProperty("useCursorFetch", "false");
+      p.setProperty("allowLoadLocalInfile", "false");
+      p.setProperty("allowUrlInLocalInfile", "false");
+      p.setProperty("allowMultiQueries", "false");
+      p.setProperty("readOnlyPropagatesToServer", "true");
+      p.setProperty("allowPublicKeyRetrieval", "false");
+      p.setProperty("fallbackToSystemKeyStore", "false");
+      p.setProperty("disabledAuthenticationPlugins", "mysql_clear_password,"
+          + "authentication_ldap_sasl_client,authentication_kerberos_client,"
+          + "authentication_oci_client,authentication_openid_connect_client,"
+          + "authentication_webauthn_client");
       return p;
     }
 
@@ -72,14 +119,29 @@ enum JdbcDriver {
   /**
    * MariaDB Connector/J 3 streams whenever the fetch size is positive: it reads {@code fetchSize}
    * rows from the socket at a time and keeps no more ({@link Integer#MIN_VALUE} is rejected by
-   * this driver). Timeouts are in milliseconds.
+   * this driver). Timeouts are in milliseconds. This driver allows {@code LOCAL INFILE} by
+   * default (forced off here) and, even when it is off, answers a server's file request when
+   * the query text names that file: {@link JdbcQuery} refuses such texts. Authentication is
+   * restricted to the hashing plugins (no clear-text, PAM dialog or GSSAPI), and no credential
+   * plugin ({@code credentialType}) can be chosen. Server-initiated redirection to another
+   * host is off. The driver's own logging is off: it logs every server error message at warn
+   * level ({@value #MARIADB_NO_LOGGING}, see the static initializer).
    */
-  MARIADB("jdbc:mariadb:", org.mariadb.jdbc.Driver::new) {
+  MARIADB("jdbc:mariadb:", 3306, org.mariadb.jdbc.Driver::new, Map.of(
+      "sslMode", Pattern.compile("disable|trust|verify-ca|verify-full"))) {
     @Override
-    Properties properties(Duration connectTimeout, Duration socketTimeout) {
+    Properties properties(Duration connectTimeout, Duration socketTimeout, JdbcUrl.Parsed url) {
       Properties p = new Properties();
       p.setProperty("connectTimeout", Long.toString(connectTimeout.toMillis()));
       p.setProperty("socketTimeout", Long.toString(socketTimeout.toMillis()));
+      p.setProperty("allowLocalInfile", "false");
+      p.setProperty("allowMultiQueries", "false");
+      p.setProperty("allowPublicKeyRetrieval", "false");
+      p.setProperty("transactionReplay", "false");
+      // A server may otherwise send the client, credentials included, to another host.
+      p.setProperty("permitRedirect", "false");
+      p.setProperty("restrictedAuth",
+          "mysql_native_password,client_ed25519,parsec,caching_sha2_password");
       return p;
     }
 
@@ -89,7 +151,22 @@ enum JdbcDriver {
     }
   };
 
+  /** MariaDB Connector/J's switch for its logging, read once when the driver first logs. */
+  static final String MARIADB_NO_LOGGING = "mariadb.logging.disable";
+
+  static {
+    // MariaDB Connector/J logs each server error packet ("Error: 1146-42S02: Table 'x' doesn't
+    // exist") at warn level, which would put the database's text into the operator's log. Set
+    // before the driver's classes load; an explicit setting by the administrator is kept.
+    if (System.getProperty(MARIADB_NO_LOGGING) == null) {
+      System.setProperty(MARIADB_NO_LOGGING, "true");
+    }
+  }
+
   private final String prefix;
+  private final int defaultPort;
+  private final Map<String, Pattern> allowedParameters;
+
   /** Creates a driver instance (MySQL's constructor declares SQLException). */
   @FunctionalInterface
   private interface DriverFactory {
@@ -98,9 +175,12 @@ enum JdbcDriver {
 
   private final DriverFactory driver;
 
-  JdbcDriver(String prefix, DriverFactory driver) {
+  JdbcDriver(String prefix, int defaultPort, DriverFactory driver,
+      Map<String, Pattern> allowedParameters) {
     this.prefix = prefix;
+    this.defaultPort = defaultPort;
     this.driver = driver;
+    this.allowedParameters = allowedParameters;
   }
 
   /**
@@ -119,11 +199,36 @@ enum JdbcDriver {
         + "jdbc:mysql: or jdbc:mariadb:");
   }
 
-  /** Connection properties bounding connection setup and every socket read. */
-  abstract Properties properties(Duration connectTimeout, Duration socketTimeout);
+  /** {@code jdbc:<name>:}. */
+  String prefix() {
+    return prefix;
+  }
 
-  /** Whatever the connection needs before a streaming statement is created. */
-  void prepare(Connection connection) throws SQLException {
+  int defaultPort() {
+    return defaultPort;
+  }
+
+  /** The URL parameters a user may set, each with the shape its value must have. */
+  Map<String, Pattern> allowedParameters() {
+    return allowedParameters;
+  }
+
+  /**
+   * Connection properties bounding connection setup and every socket read, and forcing off what
+   * could reach beyond the database.
+   */
+  abstract Properties properties(Duration connectTimeout, Duration socketTimeout,
+      JdbcUrl.Parsed url);
+
+  /**
+   * Makes every following statement of the session run in a read-only transaction, by a
+   * statement of our own rather than only {@link Connection#setReadOnly}, which MariaDB
+   * Connector/J does not send to the server at all. Also whatever the connection needs before a
+   * streaming statement is created.
+   */
+  void makeReadOnly(Connection connection) throws SQLException {
+    connection.setReadOnly(true);
+    execute(connection, "SET SESSION TRANSACTION READ ONLY");
   }
 
   /** The {@code Statement.setFetchSize} value that makes this driver stream. */
@@ -138,6 +243,12 @@ enum JdbcDriver {
           + " driver does not accept this URL", "08001");
     }
     return connection;
+  }
+
+  private static void execute(Connection connection, String sql) throws SQLException {
+    try (Statement statement = connection.createStatement()) {
+      statement.execute(sql);
+    }
   }
 
   private static long seconds(Duration d) {

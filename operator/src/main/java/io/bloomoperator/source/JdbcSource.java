@@ -4,6 +4,7 @@ import io.bloomoperator.api.JdbcSourceSpec;
 import io.bloomoperator.reconcile.Durations;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.sql.Connection;
+import java.sql.JDBCType;
 import java.sql.ResultSet;
 import java.sql.ResultSetMetaData;
 import java.sql.SQLException;
@@ -16,17 +17,33 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.regex.Pattern;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Keys from the first column of a SQL query, streamed from PostgreSQL, MySQL or MariaDB (drivers
  * bundled, chosen by the URL scheme).
  *
+ * <p><b>Nothing beyond the database.</b> The URL and the query come from the BloomFilter's
+ * author, who has fewer rights than the operator, so neither may make the driver reach anything
+ * but the one database server they name. The URL must be
+ * {@code jdbc:<driver>://host[:port][/database][?parameters]} with one host and only allowlisted
+ * parameters ({@link JdbcUrl}); the driver gets the URL rebuilt from the checked parts. The
+ * connection properties force off what drivers could otherwise be talked into: sending local
+ * files ({@code LOAD DATA LOCAL INFILE}), several statements per query, credential and
+ * clear-text authentication plugins, server-initiated redirection ({@link JdbcDriver}). The
+ * query must be one {@code SELECT}/{@code WITH} statement without comments or file-transfer
+ * words ({@link JdbcQuery}), and runs in a read-only transaction set by a statement of the
+ * operator's own. A spec breaking these rules is an invalid spec (an {@link IllegalArgumentException} from
+ * the constructor), so nothing is sent to the server.
+ *
  * <p><b>What the database must grant.</b> A user that can log in from the operator's pods and
  * {@code SELECT} what the query reads; nothing else. Use a dedicated read-only user: the
- * operator also marks the connection read-only ({@link Connection#setReadOnly}), but that is a
- * safety net, not a permission. Credentials come from {@code credentialsSecret} (keys
- * {@code username} and {@code password}, same namespace); without it the URL must carry whatever
- * the server needs. The password is never logged and the URL is shown without credentials.
+ * read-only transaction is a safety net, not a permission. Credentials come from
+ * {@code credentialsSecret} (keys {@code username} and {@code password}, same namespace); a URL
+ * may not carry them. The password is never logged. TLS trust is the JVM's default trust store;
+ * trust material from a Secret is not supported yet.
  * Each read opens one connection and closes it afterwards; a build without
  * {@code expectedInsertions} reads twice (count, then fill), so it runs the query twice.
  *
@@ -54,8 +71,11 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * opened (class 08, unknown host, unknown database) or is lost midway is
  * {@link SourceException#UNREADABLE} naming the server; the query timeout (or SQLState 57014
  * {@code query_canceled}, 70100, any {@link SQLTimeoutException}) is {@value #TIMEOUT}; any other
- * error running the query (class 42 syntax error or missing table, permissions, ...) is
- * {@value #QUERY_FAILED} with the database's message.
+ * error running the query (class 42 syntax error or missing table, 25006 a write in the
+ * read-only transaction, 22 a failed cast, ...) is {@value #QUERY_FAILED}. Messages are fixed
+ * texts with the SQLState and {@code host:port}: a database's message can quote row values
+ * (a failed cast) or names, so it is logged at debug level only and never reaches the status,
+ * events or other log levels.
  *
  * <p><b>Change token.</b> None ({@code null}): a database cannot cheaply tell whether a query's
  * result changed, so every {@code refreshInterval} rebuilds; an identical result is not
@@ -76,13 +96,15 @@ public final class JdbcSource implements KeySource {
   private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(CONNECT_TIMEOUT_SECONDS);
   private static final Duration SOCKET_TIMEOUT_MARGIN = Duration.ofMinutes(1);
 
+  private static final Logger LOG = LoggerFactory.getLogger(JdbcSource.class);
+  /** Five letters or digits: anything else from the server is not shown. */
+  private static final Pattern SQLSTATE = Pattern.compile("[0-9A-Z]{5}");
+
   /** Cancels statements whose read runs over its timeout. */
   private static final ScheduledThreadPoolExecutor WATCHDOG = watchdog();
 
-  private final String url;
+  private final JdbcUrl.Parsed url;
   private final JdbcDriver driver;
-  private final String shownUrl;
-  private final String server;
   private final String query;
   private final int fetchSize;
   private final Duration queryTimeout;
@@ -106,11 +128,9 @@ public final class JdbcSource implements KeySource {
     if (spec.getQuery() == null || spec.getQuery().isBlank()) {
       throw new IllegalArgumentException("spec.source.jdbc.query is required");
     }
-    this.url = spec.getUrl().strip();
-    this.driver = JdbcDriver.forUrl(url);
-    this.shownUrl = JdbcUrl.withoutCredentials(url);
-    this.server = JdbcUrl.server(url);
-    this.query = spec.getQuery();
+    this.url = JdbcUrl.parse(spec.getUrl().strip());
+    this.driver = url.driver();
+    this.query = JdbcQuery.check(spec.getQuery(), driver);
     this.fetchSize = spec.getFetchSize() == null ? DEFAULT_FETCH_SIZE : spec.getFetchSize();
     if (fetchSize < 1) {
       throw new IllegalArgumentException("spec.source.jdbc.fetchSize must be positive");
@@ -133,9 +153,14 @@ public final class JdbcSource implements KeySource {
     return () -> JdbcCredentials.fromSecret(client, namespace, secret);
   }
 
+  /** The single server the URL names, as checked ({@link JdbcUrl}). */
+  public JdbcUrl.Parsed target() {
+    return url;
+  }
+
   @Override
   public String description() {
-    return "jdbc " + shownUrl;
+    return "jdbc " + url.url();
   }
 
   /** Always {@code null}: every refresh rebuilds (see the class comment). */
@@ -167,13 +192,13 @@ public final class JdbcSource implements KeySource {
       credentialsRead = true;
     }
     Properties properties = driver.properties(CONNECT_TIMEOUT,
-        queryTimeout.plus(SOCKET_TIMEOUT_MARGIN));
+        queryTimeout.plus(SOCKET_TIMEOUT_MARGIN), url);
     if (credentials != null) {
       properties.setProperty("user", credentials.username());
       properties.setProperty("password", credentials.password());
     }
     try {
-      return driver.connect(url, properties);
+      return driver.connect(url.url(), properties);
     } catch (SQLException e) {
       throw classify(e, true, false);
     }
@@ -181,8 +206,7 @@ public final class JdbcSource implements KeySource {
 
   private void stream(Connection connection, KeySink sink, AtomicBoolean timedOut)
       throws SQLException, SourceException {
-    connection.setReadOnly(true);
-    driver.prepare(connection);
+    driver.makeReadOnly(connection);
     try (Statement statement = connection.createStatement(ResultSet.TYPE_FORWARD_ONLY,
         ResultSet.CONCUR_READ_ONLY)) {
       statement.setFetchSize(driver.fetchSize(fetchSize));
@@ -254,10 +278,10 @@ public final class JdbcSource implements KeySource {
           }
         };
       }
+      // The label and type name come from the server: not repeated.
       case Types.BINARY, Types.VARBINARY, Types.LONGVARBINARY, Types.BLOB -> throw
-          new SourceException(QUERY_FAILED, "the first column (" + meta.getColumnLabel(1)
-              + ", " + meta.getColumnTypeName(1) + ") is binary; select a text or integer "
-              + "column");
+          new SourceException(QUERY_FAILED, "the first column is binary (JDBC type "
+              + JDBCType.valueOf(type).getName() + "); select a text or integer column");
       default -> {
         return JdbcSource::readText;
       }
@@ -282,36 +306,38 @@ public final class JdbcSource implements KeySource {
 
   /**
    * Maps a driver error to a condition reason by SQLState class, so that the mapping holds for
-   * every driver.
+   * every driver. The message is a fixed text per reason with the SQLState and the server: the
+   * driver's message can carry the server's text (row values in a failed cast, names of tables
+   * or columns) or the URL, so it is logged at debug level only and not kept as the cause.
    *
    * @param connecting whether the error came from opening the connection
    * @param timedOut whether the watchdog cancelled the statement
    */
   SourceException classify(SQLException e, boolean connecting, boolean timedOut) {
     String state = sqlState(e);
-    // Drivers echo the URL in some messages (PgJDBC: "Unable to parse URL ..."), which may carry
-    // user=/password= parameters: show the redacted form only.
-    String message = String.valueOf(e.getMessage()).replace(url, shownUrl);
-    String detail = message + (state == null ? "" : " (SQLState " + state + ")");
+    if (LOG.isDebugEnabled()) {
+      LOG.debug("jdbc source {}: driver error", url.server(), e);
+    }
+    String code = state != null && SQLSTATE.matcher(state).matches()
+        ? " (SQLState " + state + ")" : "";
     if (state != null && state.startsWith("28")) {
       return new SourceException(AUTH_FAILED,
-          "authentication to " + server + " failed: " + detail, e);
+          "authentication to " + url.server() + " failed" + code);
     }
     if (connecting) {
       return new SourceException(SourceException.UNREADABLE,
-          "cannot connect to " + server + ": " + detail, e);
+          "cannot connect to " + url.server() + code);
     }
     if (timedOut || e instanceof SQLTimeoutException || "57014".equals(state)
         || "70100".equals(state)) {
-      SourceException timeout = timeout();
-      timeout.initCause(e);
-      return timeout;
+      return timeout();
     }
     if (state != null && state.startsWith("08")) {
       return new SourceException(SourceException.UNREADABLE,
-          "lost the connection to " + server + ": " + detail, e);
+          "lost the connection to " + url.server() + code);
     }
-    return new SourceException(QUERY_FAILED, "query failed: " + detail, e);
+    return new SourceException(QUERY_FAILED, "the query failed on " + url.server() + code
+        + "; the database's message is logged at debug level");
   }
 
   /** The first SQLState along the exception and its causes. */

@@ -93,6 +93,15 @@ class BloomFilterApiTest {
         Arguments.of("no source kind", "/spec/source/configMap", null,
             "exactly one of inline, configMap, secret, http or jdbc must be set"),
         Arguments.of("missing source", "/spec/source", null, "spec.source: Required value"),
+        Arguments.of("jdbc url with two hosts", "/spec/source",
+            jdbc("jdbc:mysql://db1,db2/shop", "select 1"), "spec.source.jdbc.url: Invalid value"),
+        Arguments.of("jdbc url with user info", "/spec/source",
+            jdbc("jdbc:mariadb://app:pw@db/shop", "select 1"),
+            "spec.source.jdbc.url: Invalid value"),
+        Arguments.of("jdbc url without a host", "/spec/source",
+            jdbc("jdbc:postgresql:shop", "select 1"), "spec.source.jdbc.url: Invalid value"),
+        Arguments.of("empty jdbc query", "/spec/source", jdbc("jdbc:postgresql://db/shop", ""),
+            "spec.source.jdbc.query: Invalid value"),
         Arguments.of("refreshInterval not a duration", "/spec/refreshInterval", "ten minutes",
             "spec.refreshInterval: Invalid value"),
         Arguments.of("chunk larger than a ConfigMap", "/spec/snapshot",
@@ -115,6 +124,11 @@ class BloomFilterApiTest {
         Arguments.of("retainPreviousFor above 1h", "/spec/snapshot",
             java.util.Map.of("retainPreviousFor", "1h1s"),
             "spec.snapshot.retainPreviousFor: Invalid value: \"1h1s\": must be at most 1h"));
+  }
+
+  /** A {@code spec.source} with a jdbc source. */
+  private static java.util.Map<String, Object> jdbc(String url, String query) {
+    return java.util.Map.of("jdbc", java.util.Map.of("url", url, "query", query));
   }
 
   @ParameterizedTest(name = "{0}")

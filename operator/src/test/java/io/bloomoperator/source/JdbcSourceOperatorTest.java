@@ -16,6 +16,10 @@ import static io.bloomoperator.source.JdbcTestTables.TEXT_TABLE;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import com.google.common.hash.Funnels;
 import io.bloomoperator.OperatorMain;
 import io.bloomoperator.api.BloomFilter;
@@ -37,12 +41,14 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Base64;
 import java.util.Map;
+import java.util.UUID;
 import java.util.function.Predicate;
 import java.util.stream.IntStream;
 import java.util.stream.LongStream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
 
 /**
  * BloomFilters with a jdbc source over a million-row PostgreSQL table, built by the operator
@@ -70,6 +76,45 @@ class JdbcSourceOperatorTest {
   static void stopOperator() {
     operator.stop();
     operatorClient.close();
+  }
+
+  /**
+   * A row value the database puts into its error message (a failed cast) appears in no status
+   * field, no event and no operator log line at info level or above: only the SQLState does.
+   */
+  @Test
+  void aFailedCastEchoesNoRowValue(KubernetesClient client, TestNamespace ns) {
+    String secret = "tok-" + UUID.randomUUID();
+    pg.execute("create table if not exists cast_rows (v text)",
+        "insert into cast_rows values ('12'), ('" + secret + "')");
+    credentials(client, ns.name(), PostgresServer.PASSWORD);
+    Logger root = (Logger) LoggerFactory.getLogger(Logger.ROOT_LOGGER_NAME);
+    ListAppender<ILoggingEvent> logs = new ListAppender<>();
+    logs.start();
+    root.addAppender(logs);
+    try {
+      apply(client, ns.name(), filterYaml("casts", "Long",
+          "select cast(v as bigint) from cast_rows", ""));
+      var failed = awaitStatus(client, ns.name(), "casts",
+          f -> ready(f, "False", JdbcSource.QUERY_FAILED));
+      assertThat(ReadyCondition.of(failed).orElseThrow().getMessage())
+          .contains("SQLState 22P02");
+      // A second build fails the same way, so the status and logs have settled on the error.
+      await().atMost(Duration.ofSeconds(30)).until(() -> logs.list.stream()
+          .anyMatch(e -> e.getFormattedMessage().contains("22P02")));
+      String status = Serialization.asJson(client.resources(BloomFilter.class)
+          .inNamespace(ns.name()).withName("casts").get().getStatus());
+      assertThat(status).contains("22P02").doesNotContain(secret);
+      assertThat(client.v1().events().inNamespace(ns.name()).list().getItems())
+          .isNotEmpty()
+          .allSatisfy(e -> assertThat(e.getMessage()).doesNotContain(secret));
+    } finally {
+      root.detachAppender(logs);
+    }
+    assertThat(logs.list).filteredOn(e -> e.getLevel().isGreaterOrEqual(Level.INFO))
+        .noneSatisfy(e -> assertThat(e.getFormattedMessage()
+            + (e.getThrowableProxy() == null ? "" : e.getThrowableProxy().getMessage()))
+            .contains(secret));
   }
 
   private static void credentials(KubernetesClient client, String ns, String password) {
@@ -156,7 +201,8 @@ class JdbcSourceOperatorTest {
     var failed = awaitStatus(client, ns.name(), "skus",
         f -> ready(f, "False", JdbcSource.AUTH_FAILED));
     assertThat(ReadyCondition.of(failed).orElseThrow().getMessage())
-        .contains("password authentication failed").doesNotContain("not-the-password");
+        .contains("SQLState 28P01").doesNotContain("not-the-password")
+        .doesNotContain("password authentication failed");
     Manifest still = manifest(client, ns.name(), "skus");
     assertThat(still.version()).as("the last good version stays published")
         .isEqualTo(good.version());

@@ -124,11 +124,7 @@ public final class PostgresServer {
     } catch (RuntimeException e) {
       System.err.println("stopping PostgreSQL: " + e.getMessage());
     }
-    try (Stream<Path> files = Files.walk(dir)) {
-      files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-    } catch (IOException ignored) {
-      // A temp directory left behind is harmless.
-    }
+    ServerProcesses.deleteTree(dir);
   }
 
   private String bin(String name) {
@@ -146,27 +142,19 @@ public final class PostgresServer {
 
   private void run(String... command) {
     try {
-      Process process = new ProcessBuilder(command).directory(dir.toFile())
-          .redirectErrorStream(true).start();
-      byte[] output = process.getInputStream().readAllBytes();
-      if (!process.waitFor(120, TimeUnit.SECONDS)) {
-        process.destroyForcibly();
-        throw new IllegalStateException("timed out: " + String.join(" ", command));
-      }
-      if (process.exitValue() != 0) {
-        String log = "";
-        Path serverLog = dir.resolve("server.log");
-        if (Files.isReadable(serverLog)) {
-          log = "\nserver.log:\n" + Files.readString(serverLog);
-        }
-        throw new IllegalStateException(String.join(" ", command) + " exited with "
-            + process.exitValue() + ":\n" + new String(output, StandardCharsets.UTF_8) + log);
-      }
+      ServerProcesses.run(dir, command);
+    } catch (IllegalStateException e) {
+      throw new IllegalStateException(e.getMessage() + serverLog(), e);
+    }
+  }
+
+  /** The server's log for a failure message, or nothing when there is none yet. */
+  private String serverLog() {
+    try {
+      Path log = dir.resolve("server.log");
+      return Files.isReadable(log) ? "\nserver.log:\n" + Files.readString(log) : "";
     } catch (IOException e) {
-      throw new UncheckedIOException("cannot run " + command[0], e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException(e);
+      return "";
     }
   }
 

@@ -1,6 +1,5 @@
 package io.bloomoperator.testing;
 
-import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -11,10 +10,7 @@ import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Comparator;
-import java.util.List;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 
 /**
  * One real Redis server per test JVM (Debian package {@code redis-server}), started on first use on
@@ -24,8 +20,6 @@ import java.util.stream.Stream;
  */
 public final class RedisServer {
 
-  private static final List<String> SEARCH_PATH = List.of("/usr/bin", "/usr/local/bin",
-      "/usr/sbin");
   private static final long STARTUP_TIMEOUT_MILLIS = 20_000;
 
   private static RedisServer shared;
@@ -123,19 +117,9 @@ public final class RedisServer {
   }
 
   private void stop() {
-    process.destroy(); // SIGTERM: with persistence off, redis-server exits at once
-    try {
-      if (!process.waitFor(10, TimeUnit.SECONDS)) {
-        process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
-      }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
-    try (Stream<Path> files = Files.walk(dir)) {
-      files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-    } catch (IOException ignored) {
-      // A temp directory left behind is harmless.
-    }
+    // SIGTERM: with persistence off, redis-server exits at once.
+    ServerProcesses.stop(process, 10);
+    ServerProcesses.deleteTree(dir);
   }
 
   private String log() {
@@ -171,15 +155,8 @@ public final class RedisServer {
   }
 
   private static Path findBinary() {
-    String pathEnv = System.getenv("PATH");
-    Stream<String> dirs = Stream.concat(SEARCH_PATH.stream(),
-        pathEnv == null ? Stream.empty() : Stream.of(pathEnv.split(File.pathSeparator)));
-    return dirs.map(d -> Path.of(d, "redis-server"))
-        .filter(Files::isExecutable)
-        .findFirst()
-        .orElseThrow(() -> new IllegalStateException("redis-server not found in " + SEARCH_PATH
-            + " or on the PATH; the tests need a real Redis: install the Debian package "
-            + "'redis-server' (apt-get install redis-server)"));
+    return ServerProcesses.find("redis-server", "the tests need a real Redis: install the Debian "
+        + "package 'redis-server' (apt-get install redis-server)");
   }
 
   private static int freePort() {

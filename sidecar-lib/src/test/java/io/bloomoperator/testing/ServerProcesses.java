@@ -1,0 +1,88 @@
+package io.bloomoperator.testing;
+
+import java.io.File;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+/** Finding, running and stopping the server packages' programs for the test servers. */
+final class ServerProcesses {
+
+  private static final List<String> SEARCH_PATH = List.of("/usr/sbin", "/usr/bin",
+      "/usr/local/sbin", "/usr/local/bin");
+
+  private ServerProcesses() {
+  }
+
+  /**
+   * A program in the usual system directories or on the PATH.
+   *
+   * @param install what to install when it is missing, for the failure message
+   * @throws IllegalStateException when it is missing: a test needing it fails, never skips
+   */
+  static Path find(String name, String install) {
+    String pathEnv = System.getenv("PATH");
+    Stream<String> dirs = Stream.concat(SEARCH_PATH.stream(),
+        pathEnv == null ? Stream.empty() : Stream.of(pathEnv.split(File.pathSeparator)));
+    return dirs.map(d -> Path.of(d, name))
+        .filter(Files::isExecutable)
+        .findFirst()
+        .orElseThrow(() -> new IllegalStateException(name + " not found in " + SEARCH_PATH
+            + " or on the PATH; " + install));
+  }
+
+  /**
+   * Runs a command in {@code dir} and returns its output (stdout and stderr).
+   *
+   * @throws IllegalStateException with the output when it fails or runs over two minutes
+   */
+  static String run(Path dir, String... command) {
+    try {
+      Process process = new ProcessBuilder(command).directory(dir.toFile())
+          .redirectErrorStream(true).start();
+      byte[] output = process.getInputStream().readAllBytes();
+      if (!process.waitFor(120, TimeUnit.SECONDS)) {
+        process.destroyForcibly();
+        throw new IllegalStateException("timed out: " + String.join(" ", command));
+      }
+      String text = new String(output, StandardCharsets.UTF_8);
+      if (process.exitValue() != 0) {
+        throw new IllegalStateException(String.join(" ", command) + " exited with "
+            + process.exitValue() + ":\n" + text);
+      }
+      return text;
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot run " + command[0], e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /** SIGTERM, then SIGKILL if the process has not exited within {@code graceSeconds}. */
+  static void stop(Process process, long graceSeconds) {
+    process.destroy();
+    try {
+      if (!process.waitFor(graceSeconds, TimeUnit.SECONDS)) {
+        process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /** Deletes a server's temporary directory; one left behind is harmless. */
+  static void deleteTree(Path dir) {
+    try (Stream<Path> files = Files.walk(dir)) {
+      files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+    } catch (IOException ignored) {
+      // Left behind.
+    }
+  }
+}
