@@ -30,8 +30,11 @@ public class JdbcSourceSpec {
       + "COPY, INTO. NULLs are counted and skipped.")
   private String query;
 
+  @Size(min = 1, max = 253)
+  @Pattern(KeyRef.NAME_PATTERN)
   @JsonPropertyDescription("Optional Secret in the same namespace with keys username and "
-      + "password.")
+      + "password. The Secret must allow this BloomFilter (annotation "
+      + "bloomoperator.io/allowed-filters) and the database host (bloomoperator.io/allowed-hosts).")
   private String credentialsSecret;
 
   @Min(1)

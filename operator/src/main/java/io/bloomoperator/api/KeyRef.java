@@ -8,9 +8,13 @@ import io.fabric8.generator.annotation.Size;
 /** Names one key of a ConfigMap or Secret in the BloomFilter's namespace. */
 public class KeyRef {
 
+  /** A Kubernetes object name (RFC 1123 subdomain), as every reference field must be. */
+  public static final String NAME_PATTERN =
+      "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$";
+
   @Required
   @Size(min = 1, max = 253)
-  @Pattern("^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+  @Pattern(NAME_PATTERN)
   @JsonPropertyDescription("Name of the object, in the BloomFilter's namespace.")
   private String name;
 

@@ -1,8 +1,6 @@
 package io.bloomoperator.source;
 
 import io.fabric8.kubernetes.api.model.Secret;
-import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.KubernetesClientException;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
 import java.util.Map;
@@ -28,21 +26,13 @@ record JdbcCredentials(String username, String password) {
   }
 
   /**
-   * The keys {@code username} and {@code password} of a Secret. One trailing newline is dropped
-   * from each (the usual artefact of {@code echo ... | base64}); nothing else is trimmed.
+   * The keys {@code username} and {@code password} of a Secret that allows them to be sent to
+   * {@code host:port} ({@link SecretAccess}). One trailing newline is dropped from each (the
+   * usual artefact of {@code echo ... | base64}); nothing else is trimmed.
    */
-  static JdbcCredentials fromSecret(KubernetesClient client, String namespace, String name)
+  static JdbcCredentials fromSecret(SecretAccess secrets, String name, String host, int port)
       throws SourceException {
-    Secret secret;
-    try {
-      secret = client.secrets().inNamespace(namespace).withName(name).get();
-    } catch (KubernetesClientException e) {
-      throw new SourceException(SourceException.UNREADABLE,
-          "cannot read Secret " + name + ": " + e.getMessage(), e);
-    }
-    if (secret == null) {
-      throw new SourceException(SourceException.NOT_FOUND, "Secret " + name + " not found");
-    }
+    Secret secret = secrets.forSending(name, "source.jdbc.credentialsSecret", host, port);
     return new JdbcCredentials(key(secret, name, USERNAME_KEY), key(secret, name, PASSWORD_KEY));
   }
 

@@ -2,7 +2,6 @@ package io.bloomoperator.source;
 
 import io.bloomoperator.api.JdbcSourceSpec;
 import io.bloomoperator.reconcile.Durations;
-import io.fabric8.kubernetes.client.KubernetesClient;
 import java.sql.Connection;
 import java.sql.JDBCType;
 import java.sql.ResultSet;
@@ -117,8 +116,8 @@ public final class JdbcSource implements KeySource {
    * @throws IllegalArgumentException when the URL, query or a setting is invalid (an invalid
    *     spec)
    */
-  public JdbcSource(KubernetesClient client, String namespace, JdbcSourceSpec spec) {
-    this(spec, credentialsLookup(client, namespace, spec));
+  public JdbcSource(SecretAccess secrets, JdbcSourceSpec spec) {
+    this(spec, credentialsLookup(secrets, spec));
   }
 
   JdbcSource(JdbcSourceSpec spec, JdbcCredentials.Lookup credentialsLookup) {
@@ -144,13 +143,18 @@ public final class JdbcSource implements KeySource {
     this.credentialsLookup = credentialsLookup;
   }
 
-  private static JdbcCredentials.Lookup credentialsLookup(KubernetesClient client,
-      String namespace, JdbcSourceSpec spec) {
+  /**
+   * Credentials only for the one server the URL names, and only if the Secret allows that
+   * server: an author who owns some other server must not receive the password.
+   */
+  private static JdbcCredentials.Lookup credentialsLookup(SecretAccess secrets,
+      JdbcSourceSpec spec) {
     String secret = spec == null ? null : spec.getCredentialsSecret();
-    if (secret == null || secret.isBlank()) {
-      return () -> null;
+    if (secret == null || secret.isBlank() || spec.getUrl() == null) {
+      return () -> null; // a missing URL is reported by the constructor
     }
-    return () -> JdbcCredentials.fromSecret(client, namespace, secret);
+    JdbcUrl.Parsed target = JdbcUrl.parse(spec.getUrl().strip());
+    return () -> JdbcCredentials.fromSecret(secrets, secret, target.host(), target.port());
   }
 
   /** The single server the URL names, as checked ({@link JdbcUrl}). */

@@ -40,6 +40,6 @@ public final class KeySources {
     if (spec.getHttp() != null) {
       return new HttpSource(client, namespace, spec.getHttp());
     }
-    return new JdbcSource(client, namespace, spec.getJdbc());
+    return new JdbcSource(secrets, spec.getJdbc());
   }
 }

@@ -10,7 +10,12 @@ import io.bloomoperator.snapshot.KeyType;
 import io.fabric8.kubernetes.api.model.SecretBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
 import java.nio.charset.StandardCharsets;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.Base64;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -21,26 +26,39 @@ class JdbcCredentialsTest {
 
   static KubernetesClient client;
 
+  /** Trusting the namespace boundary: these tests are about reading the keys. */
+  private static final SecretAccess.Mode TRUSTING = SecretAccess.Mode.NAMESPACE;
+
   private static void secret(String name, Map<String, String> data) {
+    secret(name, Map.of(), data);
+  }
+
+  private static void secret(String name, Map<String, String> annotations,
+      Map<String, String> data) {
     client.secrets().inNamespace("ns").resource(new SecretBuilder().withNewMetadata()
-        .withName(name).endMetadata().withData(data.entrySet().stream().collect(
+        .withName(name).withAnnotations(annotations).endMetadata().withData(data.entrySet().stream().collect(
             java.util.stream.Collectors.toMap(Map.Entry::getKey, e -> Base64.getEncoder()
                 .encodeToString(e.getValue().getBytes(StandardCharsets.UTF_8))))).build())
-        .create();
+        .createOr(c -> c.update());
+  }
+
+  private static JdbcCredentials read(String name) throws SourceException {
+    return JdbcCredentials.fromSecret(new SecretAccess(client, "ns", "f", TRUSTING), name,
+        "db", 5432);
   }
 
   @Test
   void missingSecretIsNotFound() {
-    assertThatThrownBy(() -> JdbcCredentials.fromSecret(client, "ns", "db-creds"))
+    assertThatThrownBy(() -> read("db-creds"))
         .isInstanceOf(SourceException.class)
-        .hasMessage("Secret db-creds not found")
+        .hasMessageContaining("Secret db-creds (source.jdbc.credentialsSecret) not found")
         .extracting(e -> ((SourceException) e).reason()).isEqualTo(SourceException.NOT_FOUND);
   }
 
   @Test
   void missingKeyIsKeyNotFound() {
     secret("only-user", Map.of("username", "app"));
-    assertThatThrownBy(() -> JdbcCredentials.fromSecret(client, "ns", "only-user"))
+    assertThatThrownBy(() -> read("only-user"))
         .isInstanceOf(SourceException.class)
         .hasMessageContaining("has no key password")
         .extracting(e -> ((SourceException) e).reason())
@@ -50,7 +68,7 @@ class JdbcCredentialsTest {
   @Test
   void dropsOneTrailingNewlineAndNeverShowsThePassword() throws Exception {
     secret("echoed", Map.of("username", "app\n", "password", " pa ss\n"));
-    JdbcCredentials credentials = JdbcCredentials.fromSecret(client, "ns", "echoed");
+    JdbcCredentials credentials = read("echoed");
     assertThat(credentials.username()).isEqualTo("app");
     assertThat(credentials.password()).isEqualTo(" pa ss");
     assertThat(credentials.toString()).doesNotContain("pa ss");
@@ -73,7 +91,64 @@ class JdbcCredentialsTest {
       public void putLong(long key) {
       }
     }, 0);
-    new JdbcSource(client, "ns", spec).readKeys(parser);
+    new JdbcSource(new SecretAccess(client, "ns", "f", TRUSTING), spec).readKeys(parser);
     assertThat(parser.keys()).isEqualTo(10);
+  }
+
+  /**
+   * The author of a BloomFilter points the URL at a server of their own: without the Secret's
+   * consent for that host, the operator does not even connect, so no password can be asked for.
+   */
+  @Test
+  void credentialsGoOnlyToTheHostsTheSecretAllows() throws Exception {
+    try (ServerSocket attacker = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+      AtomicInteger connections = new AtomicInteger();
+      Thread acceptor = new Thread(() -> {
+        while (!attacker.isClosed()) {
+          try (Socket s = attacker.accept()) {
+            connections.incrementAndGet();
+          } catch (IOException e) {
+            return;
+          }
+        }
+      });
+      acceptor.setDaemon(true);
+      acceptor.start();
+      JdbcSourceSpec spec = new JdbcSourceSpec();
+      spec.setUrl("jdbc:postgresql://127.0.0.1:" + attacker.getLocalPort() + "/shop");
+      spec.setQuery("select 1");
+      spec.setCredentialsSecret("db");
+      SecretAccess access = new SecretAccess(client, "ns", "f", SecretAccess.Mode.ANNOTATION);
+      Map<String, String> data = Map.of("username", "u", "password", "p");
+
+      secret("db", Map.of(SecretAccess.ALLOWED_FILTERS, "f",
+          SecretAccess.ALLOWED_HOSTS, "db.shop.internal:5432"), data);
+      assertThatThrownBy(() -> new JdbcSource(access, spec).readKeys(noKeys()))
+          .isInstanceOfSatisfying(SourceException.class,
+              e -> assertThat(e.reason()).isEqualTo(SecretAccess.NOT_ALLOWED))
+          .hasMessageContaining("may not be sent to 127.0.0.1:" + attacker.getLocalPort());
+      Thread.sleep(200);
+      assertThat(connections.get()).as("connections to the author's server").isZero();
+
+      // With the host allowed, the operator does connect: the check above can fail.
+      secret("db", Map.of(SecretAccess.ALLOWED_FILTERS, "f",
+          SecretAccess.ALLOWED_HOSTS, "127.0.0.1:" + attacker.getLocalPort()), data);
+      assertThatThrownBy(() -> new JdbcSource(access, spec).readKeys(noKeys()))
+          .isInstanceOf(SourceException.class);
+      org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10))
+          .until(() -> connections.get() > 0);
+    }
+  }
+
+  private static LineParser noKeys() {
+    return new LineParser(KeyType.LONG, new LineParser.KeyConsumer() {
+      @Override
+      public void putString(String key) {
+      }
+
+      @Override
+      public void putLong(long key) {
+      }
+    }, 0);
   }
 }

@@ -61,7 +61,10 @@ class JdbcMySqlOperatorTest {
 
   private static void credentials(KubernetesClient client, String ns) {
     client.secrets().inNamespace(ns).resource(new SecretBuilder().withNewMetadata()
-        .withName("db-credentials").endMetadata()
+        .withName("db-credentials")
+        .addToAnnotations(SecretAccess.ALLOWED_FILTERS, "*")
+        .addToAnnotations(SecretAccess.ALLOWED_HOSTS, "127.0.0.1:" + MariaDbServer.shared().port())
+        .endMetadata()
         .withStringData(Map.of("username", MariaDbServer.USER,
             "password", MariaDbServer.PASSWORD)).build())
         .serverSideApply();
