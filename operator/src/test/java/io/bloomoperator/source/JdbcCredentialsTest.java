@@ -82,15 +82,7 @@ class JdbcCredentialsTest {
     spec.setUrl(pg.url());
     spec.setQuery("select g::bigint from generate_series(1, 10) g");
     spec.setCredentialsSecret("pg");
-    LineParser parser = new LineParser(KeyType.LONG, new LineParser.KeyConsumer() {
-      @Override
-      public void putString(String key) {
-      }
-
-      @Override
-      public void putLong(long key) {
-      }
-    }, 0);
+    LineParser parser = noKeys();
     new JdbcSource(new SecretAccess(client, "ns", "f", TRUSTING), spec).readKeys(parser);
     assertThat(parser.keys()).isEqualTo(10);
   }
@@ -141,14 +133,6 @@ class JdbcCredentialsTest {
   }
 
   private static LineParser noKeys() {
-    return new LineParser(KeyType.LONG, new LineParser.KeyConsumer() {
-      @Override
-      public void putString(String key) {
-      }
-
-      @Override
-      public void putLong(long key) {
-      }
-    }, 0);
+    return new LineParser(KeyType.LONG, new CollectedKeys(), 0);
   }
 }
