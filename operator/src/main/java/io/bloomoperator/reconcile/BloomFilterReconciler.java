@@ -108,7 +108,7 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
     KeySource source;
     try {
       resolved = Settings.of(spec);
-      source = KeySources.from(spec.getSource(), client, namespace);
+      source = KeySources.from(spec.getSource(), client, namespace, settings.http());
     } catch (IllegalArgumentException e) {
       // The schema rejects most bad input; what it cannot express lands here. Retrying cannot
       // help, so nothing is rescheduled: a spec change triggers the next reconcile.

@@ -13,8 +13,11 @@ public final class KeySources {
   /**
    * The source the spec declares. The schema guarantees exactly one kind; a resource that slipped
    * past it (e.g. an older CRD) gets a clear error instead of a guess.
+   *
+   * @param http what an http source may reach and cost, set by the operator's administrator
    */
-  public static KeySource from(SourceSpec spec, KubernetesClient client, String namespace) {
+  public static KeySource from(SourceSpec spec, KubernetesClient client, String namespace,
+      HttpSourceSettings http) {
     if (spec == null) {
       throw new IllegalArgumentException("spec.source is required");
     }
@@ -36,7 +39,7 @@ public final class KeySources {
           spec.getSecret().getKey());
     }
     if (spec.getHttp() != null) {
-      return new HttpSource(client, namespace, spec.getHttp());
+      return new HttpSource(client, namespace, spec.getHttp(), http);
     }
     return new JdbcSource(client, namespace, spec.getJdbc());
   }

@@ -5,6 +5,7 @@ import io.bloomoperator.OperatorMain;
 import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.reconcile.OperatorSettings;
 import io.bloomoperator.reconcile.ReadyCondition;
+import io.bloomoperator.source.EgressPolicy;
 import io.bloomoperator.testing.KubeCluster;
 import io.bloomoperator.testing.RealKubernetesExtension;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
@@ -60,7 +61,11 @@ public final class ScaleBenchmark {
     KubernetesClient client = cluster.newClient();
     client.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName("scale")
         .endMetadata().build()).create();
-    Operator operator = OperatorMain.start(client, OperatorSettings.defaults());
+    // The export listens on loopback, which http sources may reach only when allowed; the
+    // limits stay at their defaults, which this export must fit.
+    OperatorSettings settings = OperatorSettings.defaults();
+    Operator operator = OperatorMain.start(client, settings.withHttp(
+        settings.http().withEgress(EgressPolicy.of("127.0.0.1", null))));
 
     HeapPeak.reset();
     long start = System.nanoTime();

@@ -6,12 +6,17 @@ import static io.bloomoperator.reconcile.SnapshotFixtures.manifest;
 import static io.bloomoperator.reconcile.SnapshotFixtures.payload;
 import static io.bloomoperator.reconcile.SnapshotFixtures.ready;
 
+import static io.bloomoperator.source.HttpSourceTest.MARKER;
 import static io.bloomoperator.source.HttpTestServer.gzip;
 import static io.bloomoperator.source.HttpTestServer.send;
 import static io.bloomoperator.source.HttpTestServer.text;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.classic.spi.IThrowableProxy;
+import ch.qos.logback.core.read.ListAppender;
 import com.google.common.hash.Funnels;
 import io.bloomoperator.OperatorMain;
 import io.bloomoperator.api.BloomFilter;
@@ -30,6 +35,7 @@ import io.fabric8.kubernetes.client.utils.Serialization;
 import io.javaoperatorsdk.operator.Operator;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
+import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Base64;
@@ -41,14 +47,24 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.slf4j.LoggerFactory;
 
-/** BloomFilters with an http source, built by the operator running in-process. */
+/**
+ * BloomFilters with an http source, built by the operator running in-process. Its egress policy
+ * is the default plus 127.0.0.1 and ::1, where the test servers listen; 127.0.0.2 stands for the
+ * loopback and node-local services an author must not reach through the operator.
+ */
 @RealKubernetes(crdDirs = "crds")
 @Timeout(30)
 class HttpSourceOperatorTest {
 
+  static final HttpSourceSettings SETTINGS = HttpSourceSettings.defaults()
+      .withEgress(EgressPolicy.of("127.0.0.1/32, ::1/128", null));
+
   private static KubernetesClient operatorClient;
   private static Operator operator;
+  /** Everything logged while the operator runs, at the levels logback-test.xml lets through. */
+  private static final ListAppender<ILoggingEvent> LOGS = new ListAppender<>();
   private final HttpTestServer server = new HttpTestServer();
 
   /** The export the test server hands out; tests change it while the operator runs. */
@@ -58,14 +74,19 @@ class HttpSourceOperatorTest {
 
   @BeforeAll
   static void startOperator() {
+    Logger root = (Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
+    LOGS.setContext(root.getLoggerContext());
+    LOGS.start();
+    root.addAppender(LOGS);
     operatorClient = KubeCluster.shared().newClient();
-    operator = OperatorMain.start(operatorClient, OperatorSettings.defaults());
+    operator = OperatorMain.start(operatorClient, OperatorSettings.defaults().withHttp(SETTINGS));
   }
 
   @AfterAll
   static void stopOperator() {
     operator.stop();
     operatorClient.close();
+    ((Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME)).detachAppender(LOGS);
   }
 
   @AfterEach
@@ -113,7 +134,8 @@ class HttpSourceOperatorTest {
     BloomFilter filter = awaitStatus(client, ns.name(), "customers",
         f -> ready(f, "True", "Published"));
     assertThat(filter.getStatus().getKeys()).isEqualTo(200_000L);
-    assertThat(filter.getStatus().getSourceToken()).isEqualTo("etag:\"v1\"");
+    assertThat(filter.getStatus().getSourceToken())
+        .isEqualTo("etag:" + HttpSource.digest("\"v1\""));
     Manifest manifest = manifest(client, ns.name(), "customers");
     assertThat(manifest.version()).isEqualTo(1L);
     com.google.common.hash.BloomFilter<CharSequence> published =
@@ -186,7 +208,7 @@ class HttpSourceOperatorTest {
       HttpSourceSpec spec = new HttpSourceSpec();
       spec.setUrl(server.url("/ids.txt"));
       spec.setHeadersSecret("auth");
-      HttpSource source = new HttpSource(client, ns.name(), spec);
+      HttpSource source = new HttpSource(client, ns.name(), spec, SETTINGS);
       List<String> keys = new java.util.ArrayList<>();
       source.readKeys(new LineParser(io.bloomoperator.snapshot.KeyType.STRING,
           new LineParser.KeyConsumer() {
@@ -237,7 +259,7 @@ class HttpSourceOperatorTest {
     BloomFilter v2 = awaitStatus(client, ns.name(), "refreshed",
         f -> Long.valueOf(2).equals(f.getStatus().getVersion()));
     assertThat(v2.getStatus().getKeys()).isEqualTo(6000L);
-    assertThat(v2.getStatus().getSourceToken()).isEqualTo("etag:\"b\"");
+    assertThat(v2.getStatus().getSourceToken()).isEqualTo("etag:" + HttpSource.digest("\"b\""));
     assertThat(manifest(client, ns.name(), "refreshed").version()).isEqualTo(2L);
 
     // Same ETag from now on: each refresh is one HEAD, nothing is downloaded or rebuilt.
@@ -275,7 +297,7 @@ class HttpSourceOperatorTest {
     BloomFilter failed = awaitStatus(client, ns.name(), "flaky",
         f -> ready(f, "False", SourceException.UNREADABLE));
     assertThat(ReadyCondition.of(failed).orElseThrow().getMessage())
-        .contains("HTTP 500").contains("down for maintenance");
+        .contains("HTTP 500").doesNotContain("maintenance");
     assertThat(failed.getStatus().getVersion()).isEqualTo(1L);
     assertThat(manifest(client, ns.name(), "flaky")).isEqualTo(good);
 
@@ -285,14 +307,130 @@ class HttpSourceOperatorTest {
         .isEqualTo(1L);
   }
 
-  // Reading what the operator published, as any client would (cf. reconcile.SnapshotFixtures).
+  @Test
+  void nothingTheServerSendsReachesStatusEventsOrLogs(KubernetesClient client, TestNamespace ns) {
+    // What the export server answers; each stage puts the marker somewhere else.
+    java.util.concurrent.atomic.AtomicReference<String> stage =
+        new java.util.concurrent.atomic.AtomicReference<>("etag");
+    server.on("/ids.txt", ex -> {
+      switch (stage.get()) {
+        case "etag" -> {
+          ex.getResponseHeaders().add("ETag", "\"" + MARKER + "\"");
+          send(ex, 200, text(ids("m", 100)));
+        }
+        case "body" -> {
+          ex.getResponseHeaders().add("Content-Type", "text/plain");
+          send(ex, 500, ("internal error; token=" + MARKER).getBytes(StandardCharsets.UTF_8));
+        }
+        case "encoding" -> {
+          ex.getResponseHeaders().add("ETag", "\"v2\"");
+          ex.getResponseHeaders().add("Content-Encoding", MARKER);
+          send(ex, 200, text(ids("m", 100)));
+        }
+        default -> {
+          ex.getResponseHeaders().add("Location", "http://" + MARKER + ".invalid/?" + MARKER);
+          send(ex, 302, new byte[0]);
+        }
+      }
+    });
+    apply(client, ns.name(), """
+        apiVersion: bloomoperator.io/v1alpha1
+        kind: BloomFilter
+        metadata: {name: echo}
+        spec:
+          falsePositiveRate: 0.01
+          refreshInterval: 1s
+          source:
+            http: {url: "%s"}
+        """.formatted(server.url("/ids.txt")));
+    BloomFilter published = awaitStatus(client, ns.name(), "echo",
+        f -> ready(f, "True", "Published"));
+    assertThat(Serialization.asYaml(published.getStatus())).doesNotContain(MARKER);
+    assertThat(manifestYaml(client, ns.name())).doesNotContain(MARKER);
 
+    stage.set("body");
+    assertNotEchoed(awaitStatus(client, ns.name(), "echo", f -> messageOf(f).contains("HTTP 500")));
+    stage.set("encoding");
+    assertNotEchoed(awaitStatus(client, ns.name(), "echo",
+        f -> messageOf(f).contains("unsupported Content-Encoding")));
+    stage.set("location");
+    assertNotEchoed(awaitStatus(client, ns.name(), "echo",
+        f -> messageOf(f).contains("after 1 redirect")));
+
+    assertThat(client.v1().events().inNamespace(ns.name()).list().getItems())
+        .isNotEmpty().allSatisfy(e -> assertThat(Serialization.asYaml(e)).doesNotContain(MARKER));
+    List<ILoggingEvent> logged;
+    synchronized (LOGS) {
+      logged = List.copyOf(LOGS.list);
+    }
+    assertThat(logged).anySatisfy(e -> assertThat(e.getFormattedMessage())
+        .contains("echo").contains(SourceException.UNREADABLE));
+    assertThat(logged).allSatisfy(HttpSourceOperatorTest::assertNoMarker);
+  }
+
+  @Test
+  void addressesTheOperatorRefusesAreNeverContacted(KubernetesClient client, TestNamespace ns)
+      throws Exception {
+    try (HttpTestServer internal = new HttpTestServer(InetAddress.getByName("127.0.0.2"))) {
+      internal.on("/", ex -> send(ex, 200, text(ids("internal", 10))));
+      server.on("/redirect", ex -> {
+        ex.getResponseHeaders().add("Location", internal.url("/ids.txt"));
+        send(ex, 302, new byte[0]);
+      });
+      String template = """
+          apiVersion: bloomoperator.io/v1alpha1
+          kind: BloomFilter
+          metadata: {name: %s}
+          spec:
+            falsePositiveRate: 0.01
+            source:
+              http: {url: "%s"}
+          """;
+      apply(client, ns.name(), template.formatted("direct", internal.url("/ids.txt")));
+      apply(client, ns.name(), template.formatted("redirected", server.url("/redirect")));
+      apply(client, ns.name(), template.formatted("metadata",
+          "http://169.254.169.254/latest/meta-data/"));
+
+      for (String name : List.of("direct", "redirected", "metadata")) {
+        BloomFilter refused = awaitStatus(client, ns.name(), name,
+            f -> ready(f, "False", HttpSource.ADDRESS_NOT_ALLOWED));
+        assertThat(messageOf(refused)).as(name).contains("BLOOM_HTTP_ALLOW");
+      }
+      assertThat(messageOf(get(client, ns.name(), "direct")))
+          .contains("not connecting to " + internal.url("/ids.txt")).contains("loopback");
+      assertThat(messageOf(get(client, ns.name(), "redirected")))
+          .contains("not following the redirect from " + server.url("/redirect"))
+          .doesNotContain("127.0.0.2");
+      assertThat(messageOf(get(client, ns.name(), "metadata"))).contains("link-local");
+      assertThat(internal.requests).isEmpty();
+      assertThat(client.v1().events().inNamespace(ns.name()).list().getItems())
+          .anySatisfy(e -> assertThat(e.getReason()).isEqualTo("SourceAddressNotAllowed"));
+    }
+  }
+
+  private static String messageOf(BloomFilter filter) {
+    return ReadyCondition.of(filter).map(c -> c.getMessage()).orElse("");
+  }
+
+  private static void assertNotEchoed(BloomFilter filter) {
+    assertThat(ready(filter, "False", SourceException.UNREADABLE)).isTrue();
+    assertThat(Serialization.asYaml(filter.getStatus())).doesNotContain(MARKER);
+  }
+
+  private static void assertNoMarker(ILoggingEvent event) {
+    assertThat(event.getFormattedMessage()).doesNotContain(MARKER);
+    for (IThrowableProxy t = event.getThrowableProxy(); t != null; t = t.getCause()) {
+      assertThat(String.valueOf(t.getMessage())).doesNotContain(MARKER);
+    }
+  }
+
+  private static String manifestYaml(KubernetesClient client, String namespace) {
+    ConfigMap manifest = client.configMaps().inNamespace(namespace)
+        .withName(SnapshotNames.manifestName("echo")).get();
+    return Serialization.asYaml(manifest);
+  }
 
   private static BloomFilter get(KubernetesClient client, String namespace, String name) {
     return client.resources(BloomFilter.class).inNamespace(namespace).withName(name).get();
   }
-
-
-
-
 }
