@@ -3,6 +3,7 @@ package io.bloomoperator.api;
 import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 import io.fabric8.generator.annotation.Pattern;
 import io.fabric8.generator.annotation.Required;
+import io.fabric8.generator.annotation.Size;
 
 /** Newline-delimited keys served over HTTP(S), plain or gzip. */
 public class HttpSourceSpec {
@@ -13,8 +14,12 @@ public class HttpSourceSpec {
       + "detected from Content-Encoding or the body's magic bytes (e.g. ids.txt.gz).")
   private String url;
 
+  @Size(min = 1, max = 253)
+  @Pattern(KeyRef.NAME_PATTERN)
   @JsonPropertyDescription("Optional Secret in the same namespace; each of its keys is sent as a "
-      + "request header of that name (e.g. Authorization).")
+      + "request header of that name (e.g. Authorization). The Secret must allow this "
+      + "BloomFilter (annotation bloomoperator.io/allowed-filters) and the URL's host "
+      + "(bloomoperator.io/allowed-hosts).")
   private String headersSecret;
 
   @Pattern(BloomFilterSpec.DURATION_PATTERN)

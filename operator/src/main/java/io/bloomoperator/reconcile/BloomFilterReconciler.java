@@ -118,7 +118,7 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
     try {
       resolved = Settings.of(spec, settings);
       source = KeySources.from(spec.getSource(), client,
-          new SecretAccess(client, namespace, name, settings.secretAccess()));
+          new SecretAccess(client, namespace, name, settings.secretAccess()), settings.http());
     } catch (IllegalArgumentException e) {
       // The schema rejects most bad input; what it cannot express lands here. Retrying cannot
       // help, so nothing is rescheduled: a spec change triggers the next reconcile.

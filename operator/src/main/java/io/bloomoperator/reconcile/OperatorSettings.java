@@ -1,5 +1,6 @@
 package io.bloomoperator.reconcile;
 
+import io.bloomoperator.source.HttpSourceSettings;
 import io.bloomoperator.source.SecretAccess;
 import java.time.Duration;
 import java.util.Map;
@@ -20,10 +21,11 @@ import java.util.Map;
  * @param maxConcurrentBuilds builds running at once; the heap must hold this many bit arrays of
  *     {@code maxSnapshotBytes}
  * @param secretAccess which Secrets of its namespace a BloomFilter may use
+ * @param http where http sources may connect and what one may cost
  */
 public record OperatorSettings(long maxSnapshotBytes, long maxMalformedKeys,
     long maxNamespaceBytes, Duration minPublishInterval, Duration minRefreshInterval,
-    int maxConcurrentBuilds, SecretAccess.Mode secretAccess) {
+    int maxConcurrentBuilds, SecretAccess.Mode secretAccess, HttpSourceSettings http) {
 
   /** 64 MiB: about 53M keys at 1 %, 64 chunk ConfigMaps, one etcd write per chunk. */
   public static final long DEFAULT_MAX_SNAPSHOT_BYTES = 64L * 1024 * 1024;
@@ -35,6 +37,9 @@ public record OperatorSettings(long maxSnapshotBytes, long maxMalformedKeys,
   public OperatorSettings {
     if (maxSnapshotBytes < 1 || maxNamespaceBytes < 1 || maxConcurrentBuilds < 1) {
       throw new IllegalArgumentException("snapshot, namespace and build limits must be positive");
+    }
+    if (http == null || secretAccess == null) {
+      throw new IllegalArgumentException("http source settings and secret access are required");
     }
     if (maxMalformedKeys < 0 || minPublishInterval.isNegative()
         || minRefreshInterval.isNegative()) {
@@ -49,8 +54,9 @@ public record OperatorSettings(long maxSnapshotBytes, long maxMalformedKeys,
 
   /**
    * Reads BLOOM_MAX_SNAPSHOT_BYTES, BLOOM_MAX_MALFORMED_KEYS, BLOOM_MAX_NAMESPACE_BYTES,
-   * BLOOM_MIN_PUBLISH_INTERVAL, BLOOM_MIN_REFRESH_INTERVAL, BLOOM_MAX_CONCURRENT_BUILDS and
-   * BLOOM_SECRET_ACCESS, falling back to the defaults.
+   * BLOOM_MIN_PUBLISH_INTERVAL, BLOOM_MIN_REFRESH_INTERVAL, BLOOM_MAX_CONCURRENT_BUILDS,
+   * BLOOM_SECRET_ACCESS and the http source settings ({@link HttpSourceSettings#fromEnvironment}),
+   * falling back to the defaults.
    *
    * @throws IllegalArgumentException naming the variable that is not valid
    */
@@ -63,7 +69,8 @@ public record OperatorSettings(long maxSnapshotBytes, long maxMalformedKeys,
         duration(env, "BLOOM_MIN_REFRESH_INTERVAL", DEFAULT_MIN_REFRESH_INTERVAL),
         (int) Math.min(Integer.MAX_VALUE, positive(env, "BLOOM_MAX_CONCURRENT_BUILDS",
             DEFAULT_MAX_CONCURRENT_BUILDS)),
-        secretAccess(env, "BLOOM_SECRET_ACCESS"));
+        secretAccess(env, "BLOOM_SECRET_ACCESS"),
+        HttpSourceSettings.fromEnvironment(env));
   }
 
   private static SecretAccess.Mode secretAccess(Map<String, String> env, String name) {
@@ -95,7 +102,19 @@ public record OperatorSettings(long maxSnapshotBytes, long maxMalformedKeys,
     }
   }
 
-  private static long positive(Map<String, String> env, String name, long fallback) {
+  /** These settings with other http source settings. */
+  public OperatorSettings withHttp(HttpSourceSettings settings) {
+    return new OperatorSettings(maxSnapshotBytes, maxMalformedKeys, maxNamespaceBytes,
+        minPublishInterval, minRefreshInterval, maxConcurrentBuilds, secretAccess, settings);
+  }
+
+  /**
+   * The positive whole number in environment variable {@code name}, or {@code fallback} when it
+   * is unset or blank.
+   *
+   * @throws IllegalArgumentException when it is not a positive number: the operator does not start
+   */
+  public static long positive(Map<String, String> env, String name, long fallback) {
     long value = nonNegative(env, name, fallback);
     if (value == 0) {
       throw new IllegalArgumentException(name + " must be positive");

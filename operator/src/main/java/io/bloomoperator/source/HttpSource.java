@@ -3,33 +3,40 @@ package io.bloomoperator.source;
 import io.bloomoperator.api.HttpSourceSpec;
 import io.bloomoperator.reconcile.Durations;
 import io.fabric8.kubernetes.api.model.Secret;
-import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.KubernetesClientException;
 import java.io.BufferedInputStream;
-import java.io.BufferedReader;
+import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.InputStreamReader;
+import java.io.InterruptedIOException;
 import java.net.ConnectException;
+import java.net.NoRouteToHostException;
+import java.net.ProtocolException;
+import java.net.SocketTimeoutException;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.net.UnknownHostException;
-import java.net.http.HttpClient;
-import java.net.http.HttpConnectTimeoutException;
-import java.net.http.HttpHeaders;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.net.http.HttpTimeoutException;
-import java.nio.channels.UnresolvedAddressException;
 import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.Base64;
+import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
+import java.util.Optional;
+import java.util.Set;
 import java.util.zip.GZIPInputStream;
 import java.util.zip.ZipException;
+import javax.net.ssl.SSLException;
+import javax.net.ssl.SSLPeerUnverifiedException;
+import okhttp3.Call;
+import okhttp3.HttpUrl;
+import okhttp3.OkHttpClient;
+import okhttp3.Request;
+import okhttp3.Response;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Newline-delimited keys served over HTTP(S), plain or gzip, e.g. a nightly export of a
@@ -45,76 +52,104 @@ import java.util.zip.ZipException;
  * <p><b>Headers.</b> With {@code headersSecret}, every data key of that Secret (same namespace) is
  * sent as a request header of that name, e.g. {@code Authorization: Bearer ...}; surrounding
  * whitespace (a trailing newline from {@code echo}) is stripped. Header values never appear in
- * messages or logs.
+ * messages or logs. Headers that describe the connection or the message framing ({@code Host},
+ * {@code Connection}, {@code Content-Length}, {@code Transfer-Encoding}, ...) are refused.
  *
  * <p><b>Change token.</b> {@link #changeToken()} asks for the headers only ({@code HEAD}) and
- * returns {@code "etag:<ETag>"}, else {@code "last-modified:<Last-Modified>"}, else {@code null}.
- * An unchanged export therefore costs one HEAD per refresh and is not downloaded again. When
- * HEAD fails with any non-2xx status (405/501 from servers without HEAD, but also 403 from
- * pre-signed object-store URLs that are signed for GET only), the token comes from a GET whose
- * body is abandoned after the headers; that GET's status is authoritative, so a real 404 or 500
- * is reported from it. A server that sends neither validator gets {@code null}: the reconciler
- * then rebuilds every {@code refreshInterval} (an identical result is still not republished,
- * since the payload digest is compared). The token is taken before the download; if the export
- * changes in between, the next refresh sees a new token and rebuilds again, so a change is never
- * missed, at worst built twice.
+ * returns {@code "etag:<digest>"}, else {@code "last-modified:<digest>"}, else {@code null}, where
+ * the digest is a SHA-256 prefix of the header's value: the server's text never reaches the
+ * status or the manifest. An unchanged export therefore costs one HEAD per refresh and is not
+ * downloaded again. When HEAD fails with any non-2xx status (405/501 from servers without HEAD,
+ * but also 403 from pre-signed object-store URLs that are signed for GET only), the token comes
+ * from a GET whose body is abandoned after the headers; that GET's status is authoritative, so a
+ * real 404 or 500 is reported from it. A server that sends neither validator gets {@code null}:
+ * the reconciler then rebuilds every {@code refreshInterval} (an identical result is still not
+ * republished, since the payload digest is compared). The token is taken before the download;
+ * if the export changes in between, the next refresh sees a new token and rebuilds again, so a
+ * change is never missed, at worst built twice.
  *
- * <p><b>Timeouts.</b> {@code connectTimeout} (default 10s) bounds TCP/TLS connection setup.
- * {@code readTimeout} (default 60s) bounds the wait for the response headers (the request
- * timeout) and, separately, every wait for further body data: {@link HttpBodyStream} polls for
- * the next buffer with that timeout and cancels the exchange when nothing arrived. A slow but
- * steady download of any length is fine; a stalled one fails. Either timeout fails the read with
- * reason {@value #TIMEOUT}.
+ * <p><b>Where it connects.</b> Only to addresses the operator's {@link EgressPolicy} allows:
+ * by default not to loopback, link-local (cloud metadata), unspecified, multicast or the
+ * operator's own addresses, checked on the resolved and on the connected address, for the URL
+ * and for every redirect ({@value #ADDRESS_NOT_ALLOWED}); see {@link HttpClients}. No proxy is
+ * used.
  *
- * <p><b>Errors.</b> 404 is {@link SourceException#NOT_FOUND}; 401/403 and other non-2xx
- * statuses are {@link SourceException#UNREADABLE} with the status code and, for text bodies, the
- * first 200 characters of the body; connection failures are {@code UNREADABLE} with the cause.
- * Redirects are followed (except HTTPS to HTTP); the Secret's headers are
- * sent to the URL's own origin only. Messages name the URL without user info and
- * query string, which often carry credentials (pre-signed URLs).
+ * <p><b>Limits.</b> {@code connectTimeout} (default 10s) bounds TCP/TLS connection setup.
+ * {@code readTimeout} (default 60s) bounds the wait for the response headers and every wait for
+ * further body data: a slow but steady download is fine, a stalled one fails. The operator's
+ * {@link HttpSourceSettings} bound what no BloomFilter can raise: the whole request, redirects
+ * and body included ({@code BLOOM_HTTP_MAX_READ_TIME}, default 10m, so a server trickling a byte
+ * just before each readTimeout cannot hold a reconcile thread forever), the length of a line
+ * ({@code BLOOM_HTTP_MAX_LINE_BYTES}, 64 KiB, checked before the line is held) and the body's
+ * size after decompression ({@code BLOOM_HTTP_MAX_BODY_BYTES}, 8 GiB, against gzip bombs).
+ * Timeouts fail the read with {@value #TIMEOUT}, the other limits with
+ * {@value #LIMIT_EXCEEDED}.
+ *
+ * <p><b>Errors.</b> 404 and 410 are {@link SourceException#NOT_FOUND}; 401/403 and other non-2xx
+ * statuses are {@link SourceException#UNREADABLE} with the status code; connection failures are
+ * {@code UNREADABLE} with a fixed description (unknown host, connection refused, TLS handshake
+ * failed, ...). Nothing the server controls is quoted: no body, no header value, no redirect
+ * target; the full exception is logged at DEBUG only. Redirects are followed (at most
+ * {@value #MAX_REDIRECTS}, never from HTTPS to HTTP); the Secret's headers are sent to the URL's
+ * own origin only. Messages name the URL without user info and query string, which often carry
+ * credentials (pre-signed URLs).
  */
 public final class HttpSource implements KeySource {
 
   /** Condition reason when the server does not connect, answer or send data in time. */
   public static final String TIMEOUT = "SourceTimeout";
+  /** Condition reason when the URL or a redirect leads to an address the operator refuses. */
+  public static final String ADDRESS_NOT_ALLOWED = "SourceAddressNotAllowed";
+  /** Condition reason when a line or the body is larger than the operator allows. */
+  public static final String LIMIT_EXCEEDED = "SourceLimitExceeded";
 
   static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(10);
   static final Duration DEFAULT_READ_TIMEOUT = Duration.ofSeconds(60);
-  private static final int SNIPPET_CHARS = 200;
   private static final int BUFFER = 256 * 1024;
   private static final int MAX_REDIRECTS = 5;
-  private static final java.util.Set<Integer> REDIRECTS = java.util.Set.of(301, 302, 303, 307,
-      308);
+  private static final Set<Integer> REDIRECTS = Set.of(301, 302, 303, 307, 308);
+  /** Headers that belong to the connection or the framing, not to the application. */
+  private static final Set<String> RESTRICTED_HEADERS = Set.of("host", "connection",
+      "content-length", "transfer-encoding", "te", "trailer", "upgrade", "expect", "keep-alive",
+      "proxy-connection");
+  private static final Logger LOG = LoggerFactory.getLogger(HttpSource.class);
 
-  /** One client per connect timeout, so connections are reused across reconciles. */
-  private static final Map<Duration, HttpClient> CLIENTS = new ConcurrentHashMap<>();
-
-  private final KubernetesClient client;
-  private final String namespace;
-  private final URI uri;
+  private final SecretAccess secrets;
+  private final HttpUrl url;
   private final String shownUrl;
   private final String headersSecret;
   private final Duration connectTimeout;
   private final Duration readTimeout;
+  private final HttpSourceSettings settings;
+  private final OkHttpClient http;
   /** The Secret's headers, read once per source instance (that is, once per reconcile). */
   private Map<String, String> headers;
 
   /**
+   * @param settings the operator's egress policy and limits
    * @throws IllegalArgumentException when the URL or a timeout is invalid (an invalid spec)
    */
-  public HttpSource(KubernetesClient client, String namespace, HttpSourceSpec spec) {
+  public HttpSource(SecretAccess secrets, HttpSourceSpec spec, HttpSourceSettings settings) {
+    this(secrets, spec, settings, HttpClients.SYSTEM);
+  }
+
+  /** With another resolver, for tests of what happens after resolution. */
+  HttpSource(SecretAccess secrets, HttpSourceSpec spec, HttpSourceSettings settings,
+      HttpClients.Resolver resolver) {
     if (spec == null || spec.getUrl() == null || spec.getUrl().isBlank()) {
       throw new IllegalArgumentException("spec.source.http.url is required");
     }
-    this.client = client;
-    this.namespace = namespace;
-    this.uri = parseUrl(spec.getUrl().strip());
+    this.secrets = secrets;
+    URI uri = parseUrl(spec.getUrl().strip());
+    this.url = httpUrl(uri);
     this.shownUrl = shown(uri);
     this.headersSecret = spec.getHeadersSecret() == null || spec.getHeadersSecret().isBlank()
         ? null : spec.getHeadersSecret();
     this.connectTimeout = duration(spec.getConnectTimeout(), DEFAULT_CONNECT_TIMEOUT,
         "connectTimeout");
     this.readTimeout = duration(spec.getReadTimeout(), DEFAULT_READ_TIMEOUT, "readTimeout");
+    this.settings = settings;
+    this.http = HttpClients.client(settings.egress(), resolver, connectTimeout, readTimeout);
   }
 
   @Override
@@ -124,61 +159,76 @@ public final class HttpSource implements KeySource {
 
   @Override
   public String changeToken() throws SourceException {
-    HttpResponse<HttpBodyStream> head = send("HEAD");
-    HttpResponse<HttpBodyStream> response = head;
-    head.body().close();
-    if (!successful(head.statusCode())) {
-      response = send("GET");
-      try (HttpBodyStream body = response.body()) {
-        if (!successful(response.statusCode())) {
-          throw statusError(response);
-        }
+    long deadline = deadline();
+    try (Fetched head = send("HEAD", deadline)) {
+      if (successful(head.response().code())) {
+        return tokenOf(head.response());
       }
     }
-    return tokenOf(response.headers());
+    try (Fetched get = send("GET", deadline)) {
+      if (!successful(get.response().code())) {
+        throw statusError(get);
+      }
+      return tokenOf(get.response());
+    }
   }
 
   @Override
   public void readKeys(KeySink sink) throws SourceException {
-    HttpResponse<HttpBodyStream> response = send("GET");
-    try (InputStream body = response.body()) {
-      if (!successful(response.statusCode())) {
-        throw statusError(response);
+    Fetched fetched = send("GET", deadline());
+    try {
+      if (!successful(fetched.response().code())) {
+        throw statusError(fetched);
       }
-      InputStream decoded = decode(response, body);
-      BufferedReader lines = new BufferedReader(
-          new InputStreamReader(decoded, StandardCharsets.UTF_8), BUFFER);
-      String line = lines.readLine();
-      if (line != null && !line.isEmpty() && line.charAt(0) == '\uFEFF') {
-        line = line.substring(1); // a UTF-8 byte order mark is not part of the first key
-      }
-      while (line != null) {
-        sink.line(line);
-        line = lines.readLine();
-      }
-    } catch (HttpBodyStream.Stalled e) {
-      throw new SourceException(TIMEOUT, "download from " + shownUrl + " stalled: "
-          + e.getMessage() + " (readTimeout " + readTimeout.toMillis() + " ms)", e);
-    } catch (ZipException e) {
-      throw new SourceException(SourceException.UNREADABLE, "body of " + shownUrl
-          + " is not valid gzip: " + e.getMessage(), e);
+      InputStream body = new BoundedInputStream(decode(fetched), settings.maxBodyBytes(),
+          "BLOOM_HTTP_MAX_BODY_BYTES");
+      BoundedLines.stream(body, settings.maxLineBytes(), "BLOOM_HTTP_MAX_LINE_BYTES", sink);
+    } catch (BodyLimitExceeded e) {
+      throw new SourceException(LIMIT_EXCEEDED, "download from " + shownUrl + " stopped: "
+          + e.getMessage() + " (the operator's " + e.setting() + ")");
     } catch (IOException e) {
+      LOG.debug("{}: download failed", shownUrl, e);
+      if (fetched.call().isCanceled()) {
+        throw tookTooLong();
+      }
+      if (e instanceof SocketTimeoutException) {
+        throw new SourceException(TIMEOUT, "download from " + shownUrl + " stalled: no data "
+            + "received for " + readTimeout.toMillis() + " ms (readTimeout)");
+      }
+      if (e instanceof ZipException || e instanceof EOFException) {
+        // Only GZIPInputStream throws EOFException here: a body cut short is a ProtocolException.
+        throw new SourceException(SourceException.UNREADABLE, "body of " + shownUrl
+            + " is not valid gzip");
+      }
       throw new SourceException(SourceException.UNREADABLE, "download from " + shownUrl
-          + " failed: " + causeOf(e), e);
+          + " failed: " + failure(e));
+    } finally {
+      fetched.close();
+    }
+  }
+
+  /** A response and the call it belongs to; closing it releases the connection. */
+  private record Fetched(Call call, Response response, int hops) implements AutoCloseable {
+    @Override
+    public void close() {
+      response.close();
     }
   }
 
   /** The body with every gzip layer removed (Content-Encoding, then a gzip file as such). */
-  private InputStream decode(HttpResponse<?> response, InputStream body) throws IOException {
-    InputStream in = body;
-    String encoding = response.headers().firstValue("Content-Encoding").orElse("identity")
-        .strip().toLowerCase(Locale.ROOT);
+  private InputStream decode(Fetched fetched) throws IOException, SourceException {
+    InputStream in = fetched.response().body().byteStream();
+    String encoding = Optional.ofNullable(fetched.response().header("Content-Encoding"))
+        .orElse("identity").strip().toLowerCase(Locale.ROOT);
     switch (encoding) {
       case "gzip", "x-gzip" -> in = new GZIPInputStream(in, BUFFER);
       case "identity", "" -> {
       }
-      default -> throw new IOException("unsupported Content-Encoding " + encoding
-          + " (only gzip is accepted)");
+      default -> {
+        LOG.debug("{}: unsupported Content-Encoding {}", shownUrl, encoding);
+        throw new SourceException(SourceException.UNREADABLE, "body of " + shownUrl
+            + " has an unsupported Content-Encoding (only gzip is accepted)");
+      }
     }
     BufferedInputStream peek = new BufferedInputStream(in, BUFFER);
     peek.mark(2);
@@ -192,99 +242,144 @@ public final class HttpSource implements KeySource {
   }
 
   /**
-   * Sends the request, following up to {@value #MAX_REDIRECTS} redirects itself: the JDK's
-   * {@code Redirect.NORMAL} would forward every header, Authorization included, to whatever host
-   * a redirect names (and object stores reject a pre-signed URL that also carries one). Here the
-   * Secret's headers only go to the URL's own origin (scheme, host and port), like curl without
-   * {@code --location-trusted}; as with {@code NORMAL}, HTTPS never redirects to HTTP.
+   * Sends the request, following up to {@value #MAX_REDIRECTS} redirects itself: OkHttp's own
+   * redirects would skip the address check of {@link #sendOnce} for IP literals, and would
+   * forward the Secret's headers to whatever host a redirect names (object stores also reject a
+   * pre-signed URL that carries an Authorization header). Here the Secret's headers only go to
+   * the URL's own origin (scheme, host and port), like curl without {@code --location-trusted};
+   * HTTPS never redirects to HTTP.
    */
-  private HttpResponse<HttpBodyStream> send(String method) throws SourceException {
-    URI target = uri;
+  private Fetched send(String method, long deadline) throws SourceException {
+    HttpUrl target = url;
     for (int hops = 0; ; hops++) {
-      HttpResponse<HttpBodyStream> response = sendOnce(method, target, sameOrigin(target, uri));
-      String location = response.headers().firstValue("Location").orElse(null);
-      if (!REDIRECTS.contains(response.statusCode()) || location == null) {
-        return response;
+      Fetched fetched = sendOnce(method, target, hops, sameOrigin(target, url), deadline);
+      int status = fetched.response().code();
+      String location = fetched.response().header("Location");
+      if (!REDIRECTS.contains(status) || location == null) {
+        return fetched;
       }
-      response.body().close();
+      fetched.close();
       if (hops == MAX_REDIRECTS) {
         throw new SourceException(SourceException.UNREADABLE, "more than " + MAX_REDIRECTS
             + " redirects from " + shownUrl);
       }
-      URI next;
-      try {
-        next = target.resolve(location.strip());
-      } catch (IllegalArgumentException e) {
-        throw new SourceException(SourceException.UNREADABLE, "HTTP "
-            + response.statusCode() + " from " + shown(target)
-            + " redirects to an invalid Location", e);
+      HttpUrl next = target.resolve(location.strip());
+      if (next == null) {
+        LOG.debug("{}: HTTP {} redirects to an invalid Location {}", shownUrl, status, location);
+        throw new SourceException(SourceException.UNREADABLE, "HTTP " + status + " from "
+            + where(hops) + " redirects to a Location that is not an http(s) URL");
       }
-      String scheme = next.getScheme() == null ? "" : next.getScheme().toLowerCase(Locale.ROOT);
-      boolean downgrade = scheme.equals("http") && "https".equalsIgnoreCase(target.getScheme());
-      if ((!scheme.equals("http") && !scheme.equals("https")) || next.getHost() == null
-          || downgrade) {
-        throw new SourceException(SourceException.UNREADABLE, "HTTP " + response.statusCode()
-            + " from " + shown(target) + " redirects to " + (next.getHost() == null
-            ? "an invalid Location" : shown(next)) + ", which is not followed (only http(s), "
-            + "never from HTTPS to HTTP)");
+      LOG.debug("{}: HTTP {} redirects to {}", shownUrl, status, shown(next));
+      if (target.isHttps() && !next.isHttps()) {
+        throw new SourceException(SourceException.UNREADABLE, "HTTP " + status + " from "
+            + where(hops) + " redirects from HTTPS to HTTP, which is not followed");
       }
       target = next;
     }
   }
 
-  private HttpResponse<HttpBodyStream> sendOnce(String method, URI target, boolean withSecret)
-      throws SourceException {
-    HttpRequest.Builder request = HttpRequest.newBuilder(target)
-        .timeout(readTimeout)
-        .method(method, HttpRequest.BodyPublishers.noBody())
-        .setHeader("Accept-Encoding", "gzip")
-        .setHeader("User-Agent", "bloom-operator");
-    for (Map.Entry<String, String> header : withSecret ? headers().entrySet()
-        : Map.<String, String>of().entrySet()) {
-      try {
-        request.setHeader(header.getKey(), header.getValue());
-      } catch (IllegalArgumentException e) {
-        // The JDK's message may quote the value; only the name is shown.
-        throw new SourceException(SourceException.UNREADABLE, "header \"" + header.getKey()
-            + "\" from Secret " + headersSecret + " (headersSecret) cannot be sent: it is not a "
-            + "valid or allowed HTTP header");
+  private Fetched sendOnce(String method, HttpUrl target, int hops, boolean withSecret,
+      long deadline) throws SourceException {
+    Optional<EgressPolicy.Refusal> literal = settings.egress().checkLiteral(target.host());
+    if (literal.isPresent()) {
+      throw refused(hops, literal.get());
+    }
+    HttpClients.ConnectWatch watch = new HttpClients.ConnectWatch();
+    Request.Builder request = new Request.Builder().url(target)
+        .method(method, null)
+        .header("Accept-Encoding", "gzip")
+        .header("User-Agent", "bloom-operator")
+        .tag(HttpClients.ConnectWatch.class, watch);
+    if (withSecret) {
+      for (Map.Entry<String, String> header : headers().entrySet()) {
+        setHeader(request, header.getKey(), header.getValue());
       }
     }
+    long remaining = deadline - System.nanoTime();
+    if (remaining <= 0) {
+      throw tookTooLong();
+    }
+    // A derived client costs no thread and shares the pool; its callTimeout is what is left of
+    // the total read time.
+    Call call = http.newBuilder().callTimeout(Duration.ofNanos(remaining)).build()
+        .newCall(request.build());
     try {
-      return httpClient().send(request.build(), HttpBodyStream.handler(readTimeout));
-    } catch (HttpConnectTimeoutException e) {
-      throw new SourceException(TIMEOUT, "no connection to " + shown(target) + " within "
-          + connectTimeout.toMillis() + " ms (connectTimeout)", e);
-    } catch (HttpTimeoutException e) {
-      throw new SourceException(TIMEOUT, "no response from " + shown(target) + " within "
-          + readTimeout.toMillis() + " ms (readTimeout)", e);
+      return new Fetched(call, call.execute(), hops);
     } catch (IOException e) {
+      LOG.debug("{}: {} {} failed", shownUrl, method, shown(target), e);
+      Optional<EgressPolicy.Refusal> refusal = refusalOf(e);
+      if (refusal.isPresent()) {
+        throw refused(hops, refusal.get());
+      }
+      if (call.isCanceled()) {
+        throw tookTooLong();
+      }
+      if (e instanceof InterruptedIOException && !Thread.currentThread().isInterrupted()) {
+        throw watch.connected()
+            ? new SourceException(TIMEOUT, "no response from " + where(hops) + " within "
+                + readTimeout.toMillis() + " ms (readTimeout)")
+            : new SourceException(TIMEOUT, "no connection to " + where(hops) + " within "
+                + connectTimeout.toMillis() + " ms (connectTimeout)");
+      }
       throw new SourceException(SourceException.UNREADABLE, "cannot " + method + " "
-          + shown(target) + ": " + causeOf(e), e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new SourceException(SourceException.UNREADABLE, "interrupted while requesting "
-          + shown(target), e);
+          + where(hops) + ": " + failure(e));
     }
   }
 
-  private static boolean sameOrigin(URI a, URI b) {
-    return a.getScheme().equalsIgnoreCase(b.getScheme())
-        && a.getHost().equalsIgnoreCase(b.getHost()) && port(a) == port(b);
+  private void setHeader(Request.Builder request, String name, String value)
+      throws SourceException {
+    String problem = null;
+    if (RESTRICTED_HEADERS.contains(name.toLowerCase(Locale.ROOT))) {
+      problem = "it describes the connection, which the operator controls";
+    } else {
+      try {
+        request.header(name, value);
+      } catch (IllegalArgumentException e) {
+        // The message may quote the value; only the name is shown.
+        problem = "it is not a valid HTTP header";
+      }
+    }
+    if (problem != null) {
+      throw new SourceException(SourceException.UNREADABLE, "header \"" + name
+          + "\" from Secret " + headersSecret + " (headersSecret) cannot be sent: " + problem);
+    }
   }
 
-  private static int port(URI u) {
-    return u.getPort() >= 0 ? u.getPort() : "https".equalsIgnoreCase(u.getScheme()) ? 443 : 80;
+  private static Optional<EgressPolicy.Refusal> refusalOf(Throwable e) {
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      if (t instanceof HttpClients.AddressRefused refused) {
+        return Optional.of(refused.refusal());
+      }
+    }
+    return Optional.empty();
   }
 
-  private HttpClient httpClient() {
-    return CLIENTS.computeIfAbsent(connectTimeout, timeout -> HttpClient.newBuilder()
-        .connectTimeout(timeout)
-        .followRedirects(HttpClient.Redirect.NEVER) // see send()
-        // HTTP/1.1: no h2c upgrade attempts on http://, and no HTTP/2 flow-control window
-        // limiting a multi-gigabyte download.
-        .version(HttpClient.Version.HTTP_1_1)
-        .build());
+  /** The same text whether or not anything listens there: no port scan through messages. */
+  private SourceException refused(int hops, EgressPolicy.Refusal refusal) {
+    String whose = hops == 0 ? "not connecting to " + shownUrl + ": the host's address "
+        : "not following the redirect from " + where(hops - 1) + ": the target's address ";
+    String hint = refusal == EgressPolicy.Refusal.DENIED ? ""
+        : " (only the operator's BLOOM_HTTP_ALLOW can admit it)";
+    return new SourceException(ADDRESS_NOT_ALLOWED, whose + refusal.text() + hint);
+  }
+
+  private SourceException tookTooLong() {
+    return new SourceException(TIMEOUT, "reading " + shownUrl + " took longer than "
+        + settings.maxReadTime().toMillis() + " ms (the operator's BLOOM_HTTP_MAX_READ_TIME)");
+  }
+
+  private long deadline() {
+    return System.nanoTime() + settings.maxReadTime().toNanos();
+  }
+
+  /** The URL as the user wrote it (redacted), and how many redirects led to the response. */
+  private String where(int hops) {
+    return hops == 0 ? shownUrl : shownUrl + " (after " + hops + " redirect"
+        + (hops == 1 ? "" : "s") + ")";
+  }
+
+  private static boolean sameOrigin(HttpUrl a, HttpUrl b) {
+    return a.scheme().equals(b.scheme()) && a.host().equals(b.host()) && a.port() == b.port();
   }
 
   private Map<String, String> headers() throws SourceException {
@@ -294,17 +389,10 @@ public final class HttpSource implements KeySource {
     if (headersSecret == null) {
       return headers = Map.of();
     }
-    Secret secret;
-    try {
-      secret = client.secrets().inNamespace(namespace).withName(headersSecret).get();
-    } catch (KubernetesClientException e) {
-      throw new SourceException(SourceException.UNREADABLE, "cannot read Secret " + headersSecret
-          + " (headersSecret): " + e.getMessage(), e);
-    }
-    if (secret == null) {
-      throw new SourceException(SourceException.NOT_FOUND, "Secret " + headersSecret
-          + " (headersSecret) not found in namespace " + namespace);
-    }
+    // Only to the URL's own origin (redirects elsewhere get no headers), and only if the
+    // Secret allows that host.
+    Secret secret = secrets.forSending(headersSecret, "source.http.headersSecret", url.host(),
+        url.port());
     Map<String, String> read = new LinkedHashMap<>();
     if (secret.getData() != null) {
       secret.getData().forEach((name, value) -> read.put(name,
@@ -316,75 +404,77 @@ public final class HttpSource implements KeySource {
     return headers = Map.copyOf(read);
   }
 
-  /** The exception for a non-2xx response, with a bit of its body when that is text. */
-  private SourceException statusError(HttpResponse<HttpBodyStream> response) {
-    int status = response.statusCode();
-    String from = "HTTP " + status + " from " + shown(response.uri());
+  /** The exception for a non-2xx response: the status code only, never the body. */
+  private SourceException statusError(Fetched fetched) {
+    int status = fetched.response().code();
+    String from = "HTTP " + status + " from " + where(fetched.hops());
     if (status == 404 || status == 410) {
       return new SourceException(SourceException.NOT_FOUND, from);
     }
-    String snippet = snippet(response);
-    String detail = snippet.isEmpty() ? "" : ": " + snippet;
     if (status == 401 || status == 403) {
       String hint = headersSecret == null
           ? "; the server wants credentials: set headersSecret (e.g. an Authorization header)"
           : "; check the headers in Secret " + headersSecret + " (headersSecret)";
-      return new SourceException(SourceException.UNREADABLE, from + hint + detail);
+      return new SourceException(SourceException.UNREADABLE, from + hint);
     }
-    return new SourceException(SourceException.UNREADABLE, from + detail);
+    return new SourceException(SourceException.UNREADABLE, from);
   }
 
-  /** Up to 200 characters of a text body on one line, or "" (binary, empty or unreadable). */
-  private String snippet(HttpResponse<HttpBodyStream> response) {
-    String type = response.headers().firstValue("Content-Type").orElse("text/plain")
-        .toLowerCase(Locale.ROOT);
-    if (!(type.startsWith("text/") || type.contains("json") || type.contains("xml"))) {
-      return "";
-    }
-    try {
-      InputStream in = decode(response, response.body());
-      byte[] bytes = in.readNBytes(SNIPPET_CHARS * 4);
-      String text = new String(bytes, StandardCharsets.UTF_8).replaceAll("\\s+", " ").strip();
-      return text.length() > SNIPPET_CHARS ? text.substring(0, SNIPPET_CHARS) + "…" : text;
-    } catch (IOException | RuntimeException e) {
-      return "";
-    }
-  }
-
-  private static String tokenOf(HttpHeaders headers) {
-    String etag = headers.firstValue("ETag").map(String::strip).orElse("");
+  /** The validator as an opaque digest: it changes when the value does, and quotes nothing. */
+  private static String tokenOf(Response response) {
+    String etag = Optional.ofNullable(response.header("ETag")).map(String::strip).orElse("");
     if (!etag.isEmpty()) {
-      return "etag:" + etag;
+      return "etag:" + digest(etag);
     }
-    String lastModified = headers.firstValue("Last-Modified").map(String::strip).orElse("");
+    String lastModified = Optional.ofNullable(response.header("Last-Modified"))
+        .map(String::strip).orElse("");
     if (!lastModified.isEmpty()) {
-      return "last-modified:" + lastModified;
+      return "last-modified:" + digest(lastModified);
     }
     return null;
+  }
+
+  /** The first 128 bits of the value's SHA-256, in hex. */
+  static String digest(String value) {
+    try {
+      byte[] hash = MessageDigest.getInstance("SHA-256")
+          .digest(value.getBytes(StandardCharsets.UTF_8));
+      return HexFormat.of().formatHex(hash, 0, 16);
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("SHA-256 is a required JDK algorithm", e);
+    }
   }
 
   private static boolean successful(int status) {
     return status >= 200 && status < 300;
   }
 
-  /** The most useful description of a failure, e.g. "connection refused". */
-  static String causeOf(Throwable e) {
-    String message = null;
-    boolean connect = false;
+  /** A fixed description of a failure, e.g. "connection refused"; never the exception's text. */
+  static String failure(Throwable e) {
     for (Throwable t = e; t != null; t = t.getCause()) {
-      if (t instanceof UnresolvedAddressException || t instanceof UnknownHostException) {
-        return "unknown host" + (t.getMessage() == null ? "" : " " + t.getMessage());
+      if (t instanceof UnknownHostException) {
+        return "unknown host";
       }
-      connect |= t instanceof ConnectException;
-      if (message == null && t.getMessage() != null && !t.getMessage().isBlank()) {
-        message = t.getMessage();
+      if (t instanceof NoRouteToHostException) {
+        return "no route to host";
+      }
+      if (t instanceof ConnectException) {
+        return "connection refused (nothing listening, or a firewall rejects it)";
+      }
+      if (t instanceof SSLPeerUnverifiedException) {
+        return "the server's TLS certificate does not match the host";
+      }
+      if (t instanceof SSLException) {
+        return "TLS handshake failed";
+      }
+      if (t instanceof ProtocolException) {
+        return "not a valid HTTP response, or the connection closed before it ended";
+      }
+      if (t instanceof EOFException) {
+        return "the connection closed before the response ended";
       }
     }
-    if (message == null && connect) {
-      // The JDK client reports a refused connection as a ConnectException without a message.
-      return "connection refused (nothing listening, or a firewall rejects it)";
-    }
-    return message != null ? message : e.getClass().getSimpleName();
+    return "I/O error (" + e.getClass().getSimpleName() + ")";
   }
 
   private static URI parseUrl(String url) {
@@ -405,6 +495,14 @@ public final class HttpSource implements KeySource {
     return parsed;
   }
 
+  private static HttpUrl httpUrl(URI uri) {
+    HttpUrl parsed = HttpUrl.parse(uri.toString());
+    if (parsed == null) {
+      throw new IllegalArgumentException("spec.source.http.url is not a valid http(s) URL");
+    }
+    return parsed;
+  }
+
   /** The URL without user info and with the query string elided: both may hold credentials. */
   static String shown(URI uri) {
     StringBuilder text = new StringBuilder();
@@ -417,6 +515,13 @@ public final class HttpSource implements KeySource {
       text.append("?…");
     }
     return text.toString();
+  }
+
+  /** As {@link #shown(URI)}, for the URLs of redirects (logged at DEBUG only). */
+  static String shown(HttpUrl url) {
+    String host = url.host().contains(":") ? "[" + url.host() + "]" : url.host();
+    return url.scheme() + "://" + host + ":" + url.port() + url.encodedPath()
+        + (url.encodedQuery() == null ? "" : "?…");
   }
 
   private static Duration duration(String text, Duration fallback, String field) {

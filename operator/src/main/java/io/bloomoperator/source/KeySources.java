@@ -15,8 +15,10 @@ public final class KeySources {
    * past it (e.g. an older CRD) gets a clear error instead of a guess.
    *
    * @param secrets the only way the source may read Secrets; its namespace is the filter's
+   * @param http what an http source may reach and cost, set by the operator's administrator
    */
-  public static KeySource from(SourceSpec spec, KubernetesClient client, SecretAccess secrets) {
+  public static KeySource from(SourceSpec spec, KubernetesClient client, SecretAccess secrets,
+      HttpSourceSettings http) {
     String namespace = secrets.namespace();
     if (spec == null) {
       throw new IllegalArgumentException("spec.source is required");
@@ -38,7 +40,7 @@ public final class KeySources {
       return new SecretSource(secrets, spec.getSecret().getName(), spec.getSecret().getKey());
     }
     if (spec.getHttp() != null) {
-      return new HttpSource(client, namespace, spec.getHttp());
+      return new HttpSource(secrets, spec.getHttp(), http);
     }
     return new JdbcSource(secrets, spec.getJdbc());
   }

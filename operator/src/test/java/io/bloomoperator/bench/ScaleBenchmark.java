@@ -5,6 +5,7 @@ import io.bloomoperator.OperatorMain;
 import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.reconcile.OperatorSettings;
 import io.bloomoperator.reconcile.ReadyCondition;
+import io.bloomoperator.source.EgressPolicy;
 import io.bloomoperator.testing.KubeCluster;
 import io.bloomoperator.testing.RealKubernetesExtension;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
@@ -60,7 +61,15 @@ public final class ScaleBenchmark {
     KubernetesClient client = cluster.newClient();
     client.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName("scale")
         .endMetadata().build()).create();
-    Operator operator = OperatorMain.start(client, OperatorSettings.defaults());
+    // The export listens on loopback, which http sources may reach only when allowed; the http
+    // limits stay at their defaults, which this export must fit. A 120 MB filter is above the
+    // default per-filter and per-namespace snapshot limits (64 / 256 MiB): raised here, as an
+    // administrator would for such a filter.
+    OperatorSettings settings = OperatorSettings.fromEnvironment(java.util.Map.of(
+        "BLOOM_MAX_SNAPSHOT_BYTES", Long.toString(256L << 20),
+        "BLOOM_MAX_NAMESPACE_BYTES", Long.toString(512L << 20)));
+    Operator operator = OperatorMain.start(client, settings.withHttp(
+        settings.http().withEgress(EgressPolicy.of("127.0.0.1", null))));
 
     HeapPeak.reset();
     long start = System.nanoTime();

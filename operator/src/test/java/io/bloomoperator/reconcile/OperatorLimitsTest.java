@@ -11,6 +11,7 @@ import io.bloomoperator.snapshot.BloomFilterBits;
 import io.bloomoperator.snapshot.KeyType;
 import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.snapshot.SnapshotEncoder;
+import io.bloomoperator.source.HttpSourceSettings;
 import io.bloomoperator.source.SecretAccess;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import java.time.Duration;
@@ -42,7 +43,7 @@ class OperatorLimitsTest {
         "BLOOM_MIN_PUBLISH_INTERVAL", "0s", "BLOOM_MIN_REFRESH_INTERVAL", "1m30s",
         "BLOOM_MAX_CONCURRENT_BUILDS", "4", "BLOOM_SECRET_ACCESS", "namespace"));
     assertThat(s).isEqualTo(new OperatorSettings(1000, 0, 5000, Duration.ZERO,
-        Duration.ofSeconds(90), 4, SecretAccess.Mode.NAMESPACE));
+        Duration.ofSeconds(90), 4, SecretAccess.Mode.NAMESPACE, HttpSourceSettings.defaults()));
   }
 
   @Test

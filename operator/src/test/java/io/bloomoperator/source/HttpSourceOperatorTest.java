@@ -6,12 +6,17 @@ import static io.bloomoperator.reconcile.SnapshotFixtures.manifest;
 import static io.bloomoperator.reconcile.SnapshotFixtures.payload;
 import static io.bloomoperator.reconcile.SnapshotFixtures.ready;
 
+import static io.bloomoperator.source.HttpSourceTest.MARKER;
 import static io.bloomoperator.source.HttpTestServer.gzip;
 import static io.bloomoperator.source.HttpTestServer.send;
 import static io.bloomoperator.source.HttpTestServer.text;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.classic.spi.IThrowableProxy;
+import ch.qos.logback.core.read.ListAppender;
 import com.google.common.hash.Funnels;
 import io.bloomoperator.OperatorMain;
 import io.bloomoperator.api.BloomFilter;
@@ -30,10 +35,12 @@ import io.fabric8.kubernetes.client.utils.Serialization;
 import io.javaoperatorsdk.operator.Operator;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
+import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Base64;
 import java.util.List;
+import java.util.Map;
 import java.util.function.Predicate;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterAll;
@@ -41,14 +48,24 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.slf4j.LoggerFactory;
 
-/** BloomFilters with an http source, built by the operator running in-process. */
+/**
+ * BloomFilters with an http source, built by the operator running in-process. Its egress policy
+ * is the default plus 127.0.0.1 and ::1, where the test servers listen; 127.0.0.2 stands for the
+ * loopback and node-local services an author must not reach through the operator.
+ */
 @RealKubernetes(crdDirs = "crds")
-@Timeout(30)
+@Timeout(90) // refreshes come every 10s, the shortest interval the CRD admits
 class HttpSourceOperatorTest {
+
+  static final HttpSourceSettings SETTINGS = HttpSourceSettings.defaults()
+      .withEgress(EgressPolicy.of("127.0.0.1/32, ::1/128", null));
 
   private static KubernetesClient operatorClient;
   private static Operator operator;
+  /** Everything logged while the operator runs, at the levels logback-test.xml lets through. */
+  private static final ListAppender<ILoggingEvent> LOGS = new ListAppender<>();
   private final HttpTestServer server = new HttpTestServer();
 
   /** The export the test server hands out; tests change it while the operator runs. */
@@ -58,14 +75,19 @@ class HttpSourceOperatorTest {
 
   @BeforeAll
   static void startOperator() {
+    Logger root = (Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
+    LOGS.setContext(root.getLoggerContext());
+    LOGS.start();
+    root.addAppender(LOGS);
     operatorClient = KubeCluster.shared().newClient();
-    operator = OperatorMain.start(operatorClient, OperatorSettings.defaults());
+    operator = OperatorMain.start(operatorClient, OperatorSettings.defaults().withHttp(SETTINGS));
   }
 
   @AfterAll
   static void stopOperator() {
     operator.stop();
     operatorClient.close();
+    ((Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME)).detachAppender(LOGS);
   }
 
   @AfterEach
@@ -113,7 +135,8 @@ class HttpSourceOperatorTest {
     BloomFilter filter = awaitStatus(client, ns.name(), "customers",
         f -> ready(f, "True", "Published"));
     assertThat(filter.getStatus().getKeys()).isEqualTo(200_000L);
-    assertThat(filter.getStatus().getSourceToken()).isEqualTo("etag:\"v1\"");
+    assertThat(filter.getStatus().getSourceToken())
+        .isEqualTo("etag:" + HttpSource.digest("\"v1\""));
     Manifest manifest = manifest(client, ns.name(), "customers");
     assertThat(manifest.version()).isEqualTo(1L);
     com.google.common.hash.BloomFilter<CharSequence> published =
@@ -126,7 +149,8 @@ class HttpSourceOperatorTest {
   }
 
   @Test
-  void headersSecretIsRequiredByTheServerAndSent(KubernetesClient client, TestNamespace ns) {
+  void headersSecretIsSentOnlyWithTheSecretsConsentForThatHost(KubernetesClient client,
+      TestNamespace ns) {
     server.on("/private/ids.txt", ex -> {
       if (!"Bearer s3cret-token".equals(ex.getRequestHeaders().getFirst("Authorization"))) {
         send(ex, 401, "who are you?".getBytes(StandardCharsets.UTF_8));
@@ -148,14 +172,20 @@ class HttpSourceOperatorTest {
     BloomFilter missing = awaitStatus(client, ns.name(), "private",
         f -> ready(f, "False", SourceException.NOT_FOUND));
     assertThat(ReadyCondition.of(missing).orElseThrow().getMessage())
-        .contains("Secret export-auth (headersSecret) not found");
+        .contains("Secret export-auth (source.http.headersSecret) not found");
 
-    client.secrets().inNamespace(ns.name()).resource(new SecretBuilder()
-        .withNewMetadata().withName("export-auth").endMetadata()
-        .addToData("Authorization", Base64.getEncoder().encodeToString(
-            "Bearer s3cret-token\n".getBytes(StandardCharsets.UTF_8)))
-        .build()).create();
+    // The Secret exists but its owner has not allowed this host: nothing of it is sent.
+    exportAuth(client, ns.name(), Map.of(SecretAccess.ALLOWED_FILTERS, "private",
+        SecretAccess.ALLOWED_HOSTS, "exports.shop.internal"));
+    BloomFilter refused = awaitStatus(client, ns.name(), "private",
+        f -> ready(f, "False", SecretAccess.NOT_ALLOWED));
+    assertThat(ReadyCondition.of(refused).orElseThrow().getMessage())
+        .contains("may not be sent to 127.0.0.1:" + server.port());
+    assertThat(server.requests).as("requests that carried the Secret's header")
+        .noneSatisfy(r -> assertThat(r.header("Authorization")).isNotNull());
 
+    exportAuth(client, ns.name(), Map.of(SecretAccess.ALLOWED_FILTERS, "private",
+        SecretAccess.ALLOWED_HOSTS, "exports.shop.internal, 127.0.0.1:" + server.port()));
     BloomFilter ready = awaitStatus(client, ns.name(), "private",
         f -> ready(f, "True", "Published"));
     assertThat(ready.getStatus().getKeys()).isEqualTo(1000L);
@@ -163,6 +193,15 @@ class HttpSourceOperatorTest {
         assertThat(r.header("Authorization")).isEqualTo("Bearer s3cret-token"));
     assertThat(client.v1().events().inNamespace(ns.name()).list().getItems())
         .noneSatisfy(e -> assertThat(e.getMessage()).contains("s3cret"));
+  }
+
+  private static void exportAuth(KubernetesClient client, String namespace,
+      Map<String, String> annotations) {
+    client.secrets().inNamespace(namespace).resource(new SecretBuilder()
+        .withNewMetadata().withName("export-auth").withAnnotations(annotations).endMetadata()
+        .addToData("Authorization", Base64.getEncoder().encodeToString(
+            "Bearer s3cret-token\n".getBytes(StandardCharsets.UTF_8)))
+        .build()).createOr(c -> c.update());
   }
 
   @Test
@@ -186,7 +225,8 @@ class HttpSourceOperatorTest {
       HttpSourceSpec spec = new HttpSourceSpec();
       spec.setUrl(server.url("/ids.txt"));
       spec.setHeadersSecret("auth");
-      HttpSource source = new HttpSource(client, ns.name(), spec);
+      HttpSource source = new HttpSource(new SecretAccess(client, ns.name(), "f",
+          SecretAccess.Mode.NAMESPACE), spec, SETTINGS);
       List<String> keys = new java.util.ArrayList<>();
       source.readKeys(new LineParser(io.bloomoperator.snapshot.KeyType.STRING,
           new LineParser.KeyConsumer() {
@@ -225,7 +265,7 @@ class HttpSourceOperatorTest {
         spec:
           falsePositiveRate: 0.01
           expectedInsertions: 10000
-          refreshInterval: 1s
+          refreshInterval: 10s
           source:
             http: {url: "%s"}
         """.formatted(server.url("/ids.txt")));
@@ -237,15 +277,15 @@ class HttpSourceOperatorTest {
     BloomFilter v2 = awaitStatus(client, ns.name(), "refreshed",
         f -> Long.valueOf(2).equals(f.getStatus().getVersion()));
     assertThat(v2.getStatus().getKeys()).isEqualTo(6000L);
-    assertThat(v2.getStatus().getSourceToken()).isEqualTo("etag:\"b\"");
+    assertThat(v2.getStatus().getSourceToken()).isEqualTo("etag:" + HttpSource.digest("\"b\""));
     assertThat(manifest(client, ns.name(), "refreshed").version()).isEqualTo(2L);
 
     // Same ETag from now on: each refresh is one HEAD, nothing is downloaded or rebuilt.
     long gets = server.count("GET", "/ids.txt");
     long heads = server.count("HEAD", "/ids.txt");
     String lastBuild = v2.getStatus().getLastBuildTime();
-    await().atMost(Duration.ofSeconds(15)).pollInterval(Duration.ofMillis(100))
-        .until(() -> server.count("HEAD", "/ids.txt") >= heads + 3);
+    await().atMost(Duration.ofSeconds(35)).pollInterval(Duration.ofMillis(100))
+        .until(() -> server.count("HEAD", "/ids.txt") >= heads + 2);
     BloomFilter after = get(client, ns.name(), "refreshed");
     assertThat(after.getStatus().getLastBuildTime()).isEqualTo(lastBuild);
     assertThat(after.getStatus().getVersion()).isEqualTo(2L);
@@ -264,7 +304,7 @@ class HttpSourceOperatorTest {
         metadata: {name: flaky}
         spec:
           falsePositiveRate: 0.01
-          refreshInterval: 1s
+          refreshInterval: 10s
           source:
             http: {url: "%s"}
         """.formatted(server.url("/ids.txt")));
@@ -275,7 +315,7 @@ class HttpSourceOperatorTest {
     BloomFilter failed = awaitStatus(client, ns.name(), "flaky",
         f -> ready(f, "False", SourceException.UNREADABLE));
     assertThat(ReadyCondition.of(failed).orElseThrow().getMessage())
-        .contains("HTTP 500").contains("down for maintenance");
+        .contains("HTTP 500").doesNotContain("maintenance");
     assertThat(failed.getStatus().getVersion()).isEqualTo(1L);
     assertThat(manifest(client, ns.name(), "flaky")).isEqualTo(good);
 
@@ -285,14 +325,130 @@ class HttpSourceOperatorTest {
         .isEqualTo(1L);
   }
 
-  // Reading what the operator published, as any client would (cf. reconcile.SnapshotFixtures).
+  @Test
+  void nothingTheServerSendsReachesStatusEventsOrLogs(KubernetesClient client, TestNamespace ns) {
+    // What the export server answers; each stage puts the marker somewhere else.
+    java.util.concurrent.atomic.AtomicReference<String> stage =
+        new java.util.concurrent.atomic.AtomicReference<>("etag");
+    server.on("/ids.txt", ex -> {
+      switch (stage.get()) {
+        case "etag" -> {
+          ex.getResponseHeaders().add("ETag", "\"" + MARKER + "\"");
+          send(ex, 200, text(ids("m", 100)));
+        }
+        case "body" -> {
+          ex.getResponseHeaders().add("Content-Type", "text/plain");
+          send(ex, 500, ("internal error; token=" + MARKER).getBytes(StandardCharsets.UTF_8));
+        }
+        case "encoding" -> {
+          ex.getResponseHeaders().add("ETag", "\"v2\"");
+          ex.getResponseHeaders().add("Content-Encoding", MARKER);
+          send(ex, 200, text(ids("m", 100)));
+        }
+        default -> {
+          ex.getResponseHeaders().add("Location", "http://" + MARKER + ".invalid/?" + MARKER);
+          send(ex, 302, new byte[0]);
+        }
+      }
+    });
+    apply(client, ns.name(), """
+        apiVersion: bloomoperator.io/v1alpha1
+        kind: BloomFilter
+        metadata: {name: echo}
+        spec:
+          falsePositiveRate: 0.01
+          refreshInterval: 10s
+          source:
+            http: {url: "%s"}
+        """.formatted(server.url("/ids.txt")));
+    BloomFilter published = awaitStatus(client, ns.name(), "echo",
+        f -> ready(f, "True", "Published"));
+    assertThat(Serialization.asYaml(published.getStatus())).doesNotContain(MARKER);
+    assertThat(manifestYaml(client, ns.name())).doesNotContain(MARKER);
 
+    stage.set("body");
+    assertNotEchoed(awaitStatus(client, ns.name(), "echo", f -> messageOf(f).contains("HTTP 500")));
+    stage.set("encoding");
+    assertNotEchoed(awaitStatus(client, ns.name(), "echo",
+        f -> messageOf(f).contains("unsupported Content-Encoding")));
+    stage.set("location");
+    assertNotEchoed(awaitStatus(client, ns.name(), "echo",
+        f -> messageOf(f).contains("after 1 redirect")));
+
+    assertThat(client.v1().events().inNamespace(ns.name()).list().getItems())
+        .isNotEmpty().allSatisfy(e -> assertThat(Serialization.asYaml(e)).doesNotContain(MARKER));
+    List<ILoggingEvent> logged;
+    synchronized (LOGS) {
+      logged = List.copyOf(LOGS.list);
+    }
+    assertThat(logged).anySatisfy(e -> assertThat(e.getFormattedMessage())
+        .contains("echo").contains(SourceException.UNREADABLE));
+    assertThat(logged).allSatisfy(HttpSourceOperatorTest::assertNoMarker);
+  }
+
+  @Test
+  void addressesTheOperatorRefusesAreNeverContacted(KubernetesClient client, TestNamespace ns)
+      throws Exception {
+    try (HttpTestServer internal = new HttpTestServer(InetAddress.getByName("127.0.0.2"))) {
+      internal.on("/", ex -> send(ex, 200, text(ids("internal", 10))));
+      server.on("/redirect", ex -> {
+        ex.getResponseHeaders().add("Location", internal.url("/ids.txt"));
+        send(ex, 302, new byte[0]);
+      });
+      String template = """
+          apiVersion: bloomoperator.io/v1alpha1
+          kind: BloomFilter
+          metadata: {name: %s}
+          spec:
+            falsePositiveRate: 0.01
+            source:
+              http: {url: "%s"}
+          """;
+      apply(client, ns.name(), template.formatted("direct", internal.url("/ids.txt")));
+      apply(client, ns.name(), template.formatted("redirected", server.url("/redirect")));
+      apply(client, ns.name(), template.formatted("metadata",
+          "http://169.254.169.254/latest/meta-data/"));
+
+      for (String name : List.of("direct", "redirected", "metadata")) {
+        BloomFilter refused = awaitStatus(client, ns.name(), name,
+            f -> ready(f, "False", HttpSource.ADDRESS_NOT_ALLOWED));
+        assertThat(messageOf(refused)).as(name).contains("BLOOM_HTTP_ALLOW");
+      }
+      assertThat(messageOf(get(client, ns.name(), "direct")))
+          .contains("not connecting to " + internal.url("/ids.txt")).contains("loopback");
+      assertThat(messageOf(get(client, ns.name(), "redirected")))
+          .contains("not following the redirect from " + server.url("/redirect"))
+          .doesNotContain("127.0.0.2");
+      assertThat(messageOf(get(client, ns.name(), "metadata"))).contains("link-local");
+      assertThat(internal.requests).isEmpty();
+      assertThat(client.v1().events().inNamespace(ns.name()).list().getItems())
+          .anySatisfy(e -> assertThat(e.getReason()).isEqualTo("SourceAddressNotAllowed"));
+    }
+  }
+
+  private static String messageOf(BloomFilter filter) {
+    return ReadyCondition.of(filter).map(c -> c.getMessage()).orElse("");
+  }
+
+  private static void assertNotEchoed(BloomFilter filter) {
+    assertThat(ready(filter, "False", SourceException.UNREADABLE)).isTrue();
+    assertThat(Serialization.asYaml(filter.getStatus())).doesNotContain(MARKER);
+  }
+
+  private static void assertNoMarker(ILoggingEvent event) {
+    assertThat(event.getFormattedMessage()).doesNotContain(MARKER);
+    for (IThrowableProxy t = event.getThrowableProxy(); t != null; t = t.getCause()) {
+      assertThat(String.valueOf(t.getMessage())).doesNotContain(MARKER);
+    }
+  }
+
+  private static String manifestYaml(KubernetesClient client, String namespace) {
+    ConfigMap manifest = client.configMaps().inNamespace(namespace)
+        .withName(SnapshotNames.manifestName("echo")).get();
+    return Serialization.asYaml(manifest);
+  }
 
   private static BloomFilter get(KubernetesClient client, String namespace, String name) {
     return client.resources(BloomFilter.class).inNamespace(namespace).withName(name).get();
   }
-
-
-
-
 }

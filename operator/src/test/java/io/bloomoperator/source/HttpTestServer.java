@@ -17,7 +17,10 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.zip.GZIPOutputStream;
 
-/** The JDK's HTTP server on 127.0.0.1 and a free port, recording the requests it serves. */
+/**
+ * The JDK's HTTP server on a loopback address (127.0.0.1 unless told otherwise) and a free port,
+ * recording the requests it serves.
+ */
 final class HttpTestServer implements AutoCloseable {
 
   /** What a request looked like. */
@@ -37,8 +40,16 @@ final class HttpTestServer implements AutoCloseable {
   final List<Request> requests = new CopyOnWriteArrayList<>();
 
   HttpTestServer() {
+    this(InetAddress.getLoopbackAddress());
+  }
+
+  /** A server on another loopback address, e.g. 127.0.0.2 or ::1. */
+  HttpTestServer(InetAddress loopback) {
+    if (!loopback.isLoopbackAddress()) {
+      throw new IllegalArgumentException("test servers listen on loopback only");
+    }
     try {
-      server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+      server = HttpServer.create(new InetSocketAddress(loopback, 0), 0);
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
@@ -61,7 +72,13 @@ final class HttpTestServer implements AutoCloseable {
   }
 
   String url(String path) {
-    return "http://127.0.0.1:" + server.getAddress().getPort() + path;
+    InetAddress address = server.getAddress().getAddress();
+    String host = address.getHostAddress();
+    return "http://" + (host.contains(":") ? "[" + host + "]" : host) + ":" + port() + path;
+  }
+
+  int port() {
+    return server.getAddress().getPort();
   }
 
   long count(String method, String path) {
