@@ -3,6 +3,8 @@ package io.bloomoperator.publish;
 import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.snapshot.BloomFilterBits;
 import io.bloomoperator.snapshot.Manifest;
+import io.bloomoperator.snapshot.ManifestSignature;
+import io.bloomoperator.snapshot.ManifestSigner;
 import io.bloomoperator.snapshot.SnapshotEncoder;
 import io.bloomoperator.snapshot.SnapshotNames;
 import io.bloomoperator.snapshot.SnapshotVerificationException;
@@ -26,7 +28,9 @@ import org.slf4j.LoggerFactory;
 /**
  * Writes and reads a filter's snapshot ConfigMaps, following docs/snapshot-protocol.md: chunks
  * first (immutable, created never applied), then the manifest with a resourceVersion
- * precondition, so a reader never sees a version whose chunks are missing.
+ * precondition, so a reader never sees a version whose chunks are missing. With a signing key, the
+ * manifest ConfigMap also gets {@code manifest.sig}, the signature of its exact manifest.json text
+ * and namespace.
  */
 public final class SnapshotStore {
 
@@ -36,8 +40,19 @@ public final class SnapshotStore {
   private final BloomFilter owner;
   private final String namespace;
   private final String filterName;
+  private final SigningKeySecret signingKey;
 
+  /** A store that publishes unsigned manifests. */
   public SnapshotStore(KubernetesClient client, BloomFilter owner) {
+    this(client, owner, null);
+  }
+
+  /**
+   * A store that signs every manifest it publishes with the key in {@code signingKey} (read at
+   * each publish); null publishes unsigned manifests.
+   */
+  public SnapshotStore(KubernetesClient client, BloomFilter owner, SigningKeySecret signingKey) {
+    this.signingKey = signingKey;
     this.client = client;
     this.owner = owner;
     this.namespace = owner.getMetadata().getNamespace();
@@ -75,9 +90,13 @@ public final class SnapshotStore {
    * again and the current manifest is left as it was.
    *
    * @param current what {@link #read()} returned; its resourceVersion guards the manifest update
+   * @throws PublishException also when a signing key is configured but unusable (reason
+   *     {@link PublishException#SIGNING_KEY}); then nothing was created
    */
   public Manifest publish(BloomFilterBits bits, long keyCount, long version, int chunkSize,
       PublishedSnapshot current, BuildRecord build, Instant now) throws PublishException {
+    // Before any chunk: an unusable key must not leave chunks behind or publish unsigned.
+    ManifestSigner signer = signingKey == null ? null : signingKey.load(client);
     List<String> created = new ArrayList<>();
     try {
       SnapshotEncoder.Result encoded = SnapshotEncoder.encode(bits, chunkSize,
@@ -88,7 +107,7 @@ public final class SnapshotStore {
           });
       Manifest manifest = Manifest.of(filterName, version, bits, keyCount, encoded, now);
       try {
-        writeManifest(manifest, current, build);
+        writeManifest(manifest, current, build, signer);
       } catch (RuntimeException e) {
         // The write may have been committed even though it reported failure (a timeout, or the
         // client's retry of a committed update answered with 409). If the manifest now names
@@ -163,6 +182,7 @@ public final class SnapshotStore {
         ? new HashMap<>() : new HashMap<>(updated.getMetadata().getAnnotations());
     build.annotate(annotations);
     updated.getMetadata().setAnnotations(annotations);
+    resignIfNeeded(updated);
     try {
       client.configMaps().inNamespace(namespace).resource(updated).update();
     } catch (KubernetesClientException e) {
@@ -178,7 +198,39 @@ public final class SnapshotStore {
     }
   }
 
-  private void writeManifest(Manifest manifest, PublishedSnapshot current, BuildRecord build) {
+  /**
+   * Signs an unchanged manifest whose signature is missing or by another key than the configured
+   * one (signing was just enabled, or the key rotated): a rebuild then re-signs without a new
+   * version. Best effort, like the rest of confirm.
+   */
+  private void resignIfNeeded(ConfigMap manifest) {
+    Map<String, String> data = manifest.getData();
+    String json = data == null ? null : data.get(SnapshotNames.MANIFEST_DATA_KEY);
+    if (signingKey == null || json == null) {
+      return;
+    }
+    ManifestSigner signer;
+    try {
+      signer = signingKey.load(client);
+    } catch (PublishException e) {
+      LOG.warn("{}/{}: manifest not re-signed: {}", namespace, filterName, e.getMessage());
+      return;
+    }
+    String existing = data.get(SnapshotNames.SIGNATURE_DATA_KEY);
+    try {
+      if (existing != null && signer.keyId().equals(ManifestSignature.fromData(existing).keyId())) {
+        return;
+      }
+    } catch (SnapshotVerificationException e) {
+      // malformed: replace it
+    }
+    Map<String, String> signed = new HashMap<>(data);
+    signed.put(SnapshotNames.SIGNATURE_DATA_KEY, signer.sign(namespace, json).toData());
+    manifest.setData(signed);
+  }
+
+  private void writeManifest(Manifest manifest, PublishedSnapshot current, BuildRecord build,
+      ManifestSigner signer) {
     Map<String, String> annotations = new HashMap<>();
     build.annotate(annotations);
     if (current != null && current.manifest() != null) {
@@ -198,7 +250,7 @@ public final class SnapshotStore {
           .withAnnotations(annotations)
           .withOwnerReferences(ownerReference())
         .endMetadata()
-        .withData(Map.of(SnapshotNames.MANIFEST_DATA_KEY, manifest.toJson()))
+        .withData(manifestData(manifest.toJson(), signer))
         .build();
     if (current == null) {
       client.configMaps().inNamespace(namespace).resource(desired).create();
@@ -209,6 +261,15 @@ public final class SnapshotStore {
           current.configMap().getMetadata().getResourceVersion());
       client.configMaps().inNamespace(namespace).resource(desired).update();
     }
+  }
+
+  /** manifest.json, and manifest.sig over exactly that text and this namespace when signing. */
+  private Map<String, String> manifestData(String json, ManifestSigner signer) {
+    if (signer == null) {
+      return Map.of(SnapshotNames.MANIFEST_DATA_KEY, json);
+    }
+    return Map.of(SnapshotNames.MANIFEST_DATA_KEY, json,
+        SnapshotNames.SIGNATURE_DATA_KEY, signer.sign(namespace, json).toData());
   }
 
   private OwnerReference ownerReference() {

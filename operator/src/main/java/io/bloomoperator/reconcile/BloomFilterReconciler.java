@@ -218,7 +218,7 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
       }
       LOG.info("{}/{}: rebuilt from {}, content unchanged (version {})",
           filter.getMetadata().getNamespace(), name, source.description(), published.version());
-      new SnapshotStore(client, filter).confirm(current, record);
+      new SnapshotStore(client, filter, this.settings.signingKey()).confirm(current, record);
     } else {
       long version = Math.max(published == null ? 0 : published.version(),
           status.getVersion() == null ? 0 : status.getVersion()) + 1;
@@ -226,8 +226,8 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
       new SnapshotJanitor(client).clean(filter.getMetadata().getNamespace(), name, current,
           settings.retainPrevious(), now);
       long publishStart = System.nanoTime();
-      published = new SnapshotStore(client, filter).publish(built.bits(), built.keys(), version,
-          settings.chunkSize(), current, record, now);
+      published = new SnapshotStore(client, filter, this.settings.signingKey())
+          .publish(built.bits(), built.keys(), version, settings.chunkSize(), current, record, now);
       metrics.published(size, Duration.ofNanos(System.nanoTime() - publishStart));
       events.normal(filter, "Published", "version " + version + ": " + built.keys() + " keys, "
           + published.chunks().size() + " chunk(s), " + Bytes.human(size) + ", expected FPP "

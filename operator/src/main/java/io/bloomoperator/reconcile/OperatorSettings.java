@@ -1,5 +1,6 @@
 package io.bloomoperator.reconcile;
 
+import io.bloomoperator.publish.SigningKeySecret;
 import java.util.Map;
 
 /**
@@ -8,8 +9,16 @@ import java.util.Map;
  * @param maxSnapshotBytes largest snapshot the operator publishes; bigger filters get
  *     Ready=False/SnapshotTooLarge instead of filling etcd
  * @param maxMalformedKeys lines per build that may fail to parse before the build fails
+ * @param signingKey the Secret holding the key that signs every published manifest, or null to
+ *     publish unsigned manifests (BLOOM_SIGNING_KEY_SECRET)
  */
-public record OperatorSettings(long maxSnapshotBytes, long maxMalformedKeys) {
+public record OperatorSettings(long maxSnapshotBytes, long maxMalformedKeys,
+    SigningKeySecret signingKey) {
+
+  /** Unsigned manifests. */
+  public OperatorSettings(long maxSnapshotBytes, long maxMalformedKeys) {
+    this(maxSnapshotBytes, maxMalformedKeys, null);
+  }
 
   public static final long DEFAULT_MAX_SNAPSHOT_BYTES = 256L * 1024 * 1024;
 
@@ -17,11 +26,20 @@ public record OperatorSettings(long maxSnapshotBytes, long maxMalformedKeys) {
     return new OperatorSettings(DEFAULT_MAX_SNAPSHOT_BYTES, 0);
   }
 
-  /** Reads BLOOM_MAX_SNAPSHOT_BYTES and BLOOM_MAX_MALFORMED_KEYS, falling back to defaults. */
+  /**
+   * Reads BLOOM_MAX_SNAPSHOT_BYTES, BLOOM_MAX_MALFORMED_KEYS and the signing key settings (see
+   * {@link SigningKeySecret#fromEnvironment}), falling back to defaults.
+   */
   public static OperatorSettings fromEnvironment(Map<String, String> env) {
     return new OperatorSettings(
         positive(env, "BLOOM_MAX_SNAPSHOT_BYTES", DEFAULT_MAX_SNAPSHOT_BYTES),
-        nonNegative(env, "BLOOM_MAX_MALFORMED_KEYS", 0));
+        nonNegative(env, "BLOOM_MAX_MALFORMED_KEYS", 0),
+        SigningKeySecret.fromEnvironment(env, SigningKeySecret.SERVICE_ACCOUNT_NAMESPACE));
+  }
+
+  /** These settings with manifests signed by the key in {@code secret} (null: unsigned). */
+  public OperatorSettings withSigningKey(SigningKeySecret secret) {
+    return new OperatorSettings(maxSnapshotBytes, maxMalformedKeys, secret);
   }
 
   private static long positive(Map<String, String> env, String name, long fallback) {
