@@ -174,15 +174,34 @@ public final class SnapshotStore {
    * Records that a rebuild produced exactly the published payload: the version stays, the
    * manifest's build record moves on (readers see an unchanged version and do not reload).
    * Guarded by the resourceVersion read; a conflict is harmless and only costs a rebuild later.
+   * The manifest is never re-signed.
    */
   public void confirm(PublishedSnapshot current, BuildRecord build) {
+    confirm(current, build, null, 0, 0);
+  }
+
+  /**
+   * As {@link #confirm(PublishedSnapshot, BuildRecord)}, and with a signing key also re-signs the
+   * published manifest if its signature is missing or by another key (signing was just enabled,
+   * or the key rotated), so a rebuild request suffices there; but only if the manifest is exactly
+   * the one this operator would write for {@code bits}: whoever can edit the ConfigMap must not
+   * get the operator to sign their version of it.
+   *
+   * @param bits the rebuilt filter (null: never re-sign)
+   * @param keyCount keys put into {@code bits}
+   * @param chunkSize the filter's chunk size
+   */
+  public void confirm(PublishedSnapshot current, BuildRecord build, BloomFilterBits bits,
+      long keyCount, int chunkSize) {
     ConfigMap updated = io.fabric8.kubernetes.client.utils.Serialization.clone(
         current.configMap());
     Map<String, String> annotations = updated.getMetadata().getAnnotations() == null
         ? new HashMap<>() : new HashMap<>(updated.getMetadata().getAnnotations());
     build.annotate(annotations);
     updated.getMetadata().setAnnotations(annotations);
-    resignIfNeeded(updated);
+    if (bits != null) {
+      resignIfNeeded(updated, current.manifest(), bits, keyCount, chunkSize);
+    }
     try {
       client.configMaps().inNamespace(namespace).resource(updated).update();
     } catch (KubernetesClientException e) {
@@ -198,15 +217,12 @@ public final class SnapshotStore {
     }
   }
 
-  /**
-   * Signs an unchanged manifest whose signature is missing or by another key than the configured
-   * one (signing was just enabled, or the key rotated): a rebuild then re-signs without a new
-   * version. Best effort, like the rest of confirm.
-   */
-  private void resignIfNeeded(ConfigMap manifest) {
+  /** Best effort, like the rest of confirm: a failure only leaves the signature as it was. */
+  private void resignIfNeeded(ConfigMap manifest, Manifest published, BloomFilterBits bits,
+      long keyCount, int chunkSize) {
     Map<String, String> data = manifest.getData();
     String json = data == null ? null : data.get(SnapshotNames.MANIFEST_DATA_KEY);
-    if (signingKey == null || json == null) {
+    if (signingKey == null || json == null || published == null) {
       return;
     }
     ManifestSigner signer;
@@ -224,9 +240,36 @@ public final class SnapshotStore {
     } catch (SnapshotVerificationException e) {
       // malformed: replace it
     }
+    if (!writtenFor(published, bits, keyCount, chunkSize)) {
+      LOG.warn("{}/{}: the published manifest is not the one this build would write; not "
+          + "signing it (the next new version will be signed)", namespace, filterName);
+      return;
+    }
     Map<String, String> signed = new HashMap<>(data);
     signed.put(SnapshotNames.SIGNATURE_DATA_KEY, signer.sign(namespace, json).toData());
     manifest.setData(signed);
+  }
+
+  /**
+   * Whether {@code published} is field for field what {@link #publish} writes for {@code bits}
+   * as its version (its creation time aside, which is not reproducible). Costs one digest pass.
+   */
+  private boolean writtenFor(Manifest published, BloomFilterBits bits, long keyCount,
+      int chunkSize) {
+    Instant createdAt;
+    try {
+      createdAt = Instant.parse(published.createdAt());
+    } catch (java.time.format.DateTimeParseException e) {
+      return false;
+    }
+    try {
+      SnapshotEncoder.Result encoded = SnapshotEncoder.encode(bits, chunkSize,
+          (index, data, length, sha256) -> { });
+      return Manifest.of(filterName, published.version(), bits, keyCount, encoded, createdAt)
+          .equals(published);
+    } catch (IOException e) {
+      return false;
+    }
   }
 
   private void writeManifest(Manifest manifest, PublishedSnapshot current, BuildRecord build,

@@ -218,7 +218,8 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
       }
       LOG.info("{}/{}: rebuilt from {}, content unchanged (version {})",
           filter.getMetadata().getNamespace(), name, source.description(), published.version());
-      new SnapshotStore(client, filter, this.settings.signingKey()).confirm(current, record);
+      new SnapshotStore(client, filter, this.settings.signingKey()).confirm(current, record,
+          built.bits(), built.keys(), settings.chunkSize());
     } else {
       long version = Math.max(published == null ? 0 : published.version(),
           status.getVersion() == null ? 0 : status.getVersion()) + 1;

@@ -187,6 +187,32 @@ class SignedManifestOperatorTest {
   }
 
   @Test
+  void rebuildSignsAnUnsignedManifestOnlyIfTheOperatorWroteIt(KubernetesClient client,
+      TestNamespace ns) throws Exception {
+    applyInline(client, ns.name(), "ids", keys("sku", 100));
+    awaitStatus(client, ns.name(), "ids", f -> ready(f, "True", "Published"));
+    String original = client.configMaps().inNamespace(ns.name())
+        .withName(SnapshotNames.manifestName("ids")).get().getData()
+        .get(SnapshotNames.MANIFEST_DATA_KEY);
+    Manifest m = Manifest.fromJson(original);
+    // Same payload digest (so a rebuild counts as unchanged), other claims, no signature.
+    Manifest edited = new Manifest(m.format(), m.version(), m.filterName(), m.keyType(),
+        m.numBits(), m.numHashFunctions(), 999_999, m.expectedFpp(), m.totalBytes(), m.sha256(),
+        m.createdAt(), m.chunks());
+    setManifestData(client, ns.name(), edited.toJson());
+    requestRebuild(client, ns.name(), "ids", "after-edit");
+    awaitStatus(client, ns.name(), "ids", f -> "after-edit".equals(f.getStatus().getRebuildRequest())
+        && "Idle".equals(f.getStatus().getPhase()));
+    assertThat(signatureKeyId(client, ns.name(), "ids")).as("edited manifest not signed").isNull();
+
+    // The operator's own text without its signature (as after enabling signing) is signed.
+    setManifestData(client, ns.name(), original);
+    requestRebuild(client, ns.name(), "ids", "after-restore");
+    await().atMost(READY).until(() -> keyId(FIRST).equals(signatureKeyId(client, ns.name(),
+        "ids")));
+  }
+
+  @Test
   void unusableSigningKeyPublishesNothing(KubernetesClient client, TestNamespace ns) {
     setSigningKeyPem("-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n");
     try {
@@ -272,6 +298,13 @@ class SignedManifestOperatorTest {
       f.getSpec().getSource().setInline(ids);
       return f;
     });
+  }
+
+  /** Replaces manifest.json and drops manifest.sig, keeping the operator's annotations. */
+  private static void setManifestData(KubernetesClient client, String namespace, String json) {
+    client.configMaps().inNamespace(namespace).withName(SnapshotNames.manifestName("ids"))
+        .edit(cm -> new ConfigMapBuilder(cm)
+            .withData(Map.of(SnapshotNames.MANIFEST_DATA_KEY, json)).build());
   }
 
   private static void requestRebuild(KubernetesClient client, String namespace, String name,
