@@ -70,6 +70,16 @@ public final class OperatorMain {
    */
   public static Operator start(KubernetesClient client, OperatorSettings settings,
       MeterRegistry registry, RuntimeOptions options) {
+    if (settings.signingKey() != null) {
+      // A key that cannot be used is a deployment error: say so now rather than at each publish.
+      try {
+        log().info("manifests are signed with key {} from Secret {}/{}",
+            settings.signingKey().load(client).keyId(), settings.signingKey().namespace(),
+            settings.signingKey().name());
+      } catch (io.bloomoperator.publish.PublishException e) {
+        throw new IllegalStateException(e.getMessage(), e);
+      }
+    }
     BuildMetrics metrics = registry == null ? BuildMetrics.discarding()
         : new BuildMetrics(registry);
     Operator operator = new Operator(o -> {

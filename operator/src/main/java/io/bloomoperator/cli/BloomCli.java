@@ -33,7 +33,7 @@ import picocli.CommandLine.Spec;
         "",
     },
     subcommands = {BuildCommand.class, InspectCommand.class, QueryCommand.class,
-        CommandLine.HelpCommand.class},
+        KeygenCommand.class, CommandLine.HelpCommand.class},
     footer = {"", "Exit codes: 0 ok, 1 source or verification error, 2 usage error."})
 public final class BloomCli implements Runnable {
 
@@ -43,7 +43,7 @@ public final class BloomCli implements Runnable {
 
   /** First arguments that select the CLI instead of the operator. */
   public static final Set<String> COMMANDS =
-      Set.of("build", "inspect", "query", "help", "-h", "--help");
+      Set.of("build", "inspect", "query", "keygen", "help", "-h", "--help");
 
   @Spec
   CommandSpec spec;

@@ -5,8 +5,10 @@ import io.bloomoperator.build.FilterBuilder;
 import io.bloomoperator.build.FilterTooLargeException;
 import io.bloomoperator.reconcile.OperatorSettings;
 import io.bloomoperator.snapshot.BloomFilterBits;
+import io.bloomoperator.snapshot.Ed25519Keys;
 import io.bloomoperator.snapshot.KeyType;
 import io.bloomoperator.snapshot.Manifest;
+import io.bloomoperator.snapshot.ManifestSigner;
 import io.bloomoperator.snapshot.SnapshotEncoder;
 import io.bloomoperator.snapshot.SnapshotNames;
 import io.bloomoperator.source.FileSource;
@@ -14,9 +16,11 @@ import io.bloomoperator.source.SourceException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.security.InvalidKeyException;
 import java.time.Instant;
 import java.util.List;
 import java.util.Locale;
@@ -111,6 +115,12 @@ final class BuildCommand implements Callable<Integer> {
           + "limit). Default: ${DEFAULT-VALUE}.")
   long maxSnapshotBytes;
 
+  @Option(names = "--signing-key", paramLabel = "<pem>",
+      description = "Sign the manifest with this Ed25519 private key (PKCS#8 PEM, e.g. from "
+          + "'keygen' or 'openssl genpkey -algorithm ed25519'); needs --namespace, which the "
+          + "signature covers. Sidecars with trustedKey() accept only signed manifests.")
+  Path signingKey;
+
   @Option(names = {"-o", "--output"}, required = true, paramLabel = "<dir>",
       description = "Directory for the YAML files (created if missing).")
   Path output;
@@ -125,6 +135,7 @@ final class BuildCommand implements Callable<Integer> {
   @Override
   public Integer call() throws CliException {
     validate();
+    ManifestSigner signer = signer();
     PrintWriter out = spec.commandLine().getOut();
     PrintWriter err = spec.commandLine().getErr();
     SnapshotFiles files = new SnapshotFiles(output);
@@ -150,7 +161,7 @@ final class BuildCommand implements Callable<Integer> {
       if (built.keys() == 0) {
         err.println("warning: " + what + " holds no keys; the filter answers absent for every key");
       }
-      writeSnapshot(files, existing, built, out, err);
+      writeSnapshot(files, existing, built, signer, out, err);
       return BloomCli.EXIT_OK;
     } finally {
       if (spooled != null) {
@@ -189,8 +200,27 @@ final class BuildCommand implements Callable<Integer> {
     if (maxMalformed < 0) {
       throw new ParameterException(spec.commandLine(), "--max-malformed must be >= 0");
     }
+    if (signingKey != null && namespace == null) {
+      throw new ParameterException(spec.commandLine(), "--signing-key needs --namespace: the "
+          + "signature covers the namespace the snapshot is published in");
+    }
     if (maxSnapshotBytes < 1) {
       throw new ParameterException(spec.commandLine(), "--max-snapshot-bytes must be >= 1");
+    }
+  }
+
+  private ManifestSigner signer() throws CliException {
+    if (signingKey == null) {
+      return null;
+    }
+    try {
+      return new ManifestSigner(Ed25519Keys.readPrivateKey(
+          Files.readString(signingKey, StandardCharsets.UTF_8)));
+    } catch (IOException e) {
+      throw new CliException("cannot read --signing-key " + signingKey + ": " + e.getMessage(), e);
+    } catch (InvalidKeyException e) {
+      throw new CliException("--signing-key " + signingKey
+          + " is not an Ed25519 private key in PKCS#8 PEM form");
     }
   }
 
@@ -244,7 +274,7 @@ final class BuildCommand implements Callable<Integer> {
   }
 
   private void writeSnapshot(SnapshotFiles files, List<Path> existing, FilterBuilder.Result built,
-      PrintWriter out, PrintWriter err) throws CliException {
+      ManifestSigner signer, PrintWriter out, PrintWriter err) throws CliException {
     BloomFilterBits bits = built.bits();
     try {
       Files.createDirectories(output);
@@ -256,7 +286,10 @@ final class BuildCommand implements Callable<Integer> {
           (index, data, length, sha256) ->
               files.writeChunk(name, namespace, version, index, data, length));
       Manifest manifest = Manifest.of(name, version, bits, built.keys(), encoded, Instant.now());
-      files.writeManifest(manifest, namespace);
+      files.writeManifest(manifest, namespace, signer);
+      if (signer != null) {
+        err.println("signed the manifest for namespace " + namespace + " with key " + signer.keyId());
+      }
       if (built.malformed() > 0) {
         err.printf(Locale.ROOT, "skipped %,d malformed line(s) (--max-malformed %d)%n",
             built.malformed(), maxMalformed);

@@ -18,7 +18,8 @@ import picocli.CommandLine.Spec;
         "Reads a snapshot (manifest and every chunk) from a directory written by 'build', or "
             + "from the cluster with --namespace and --name (one GET per ConfigMap, by name), "
             + "verifies it as sidecar-lib does (manifest fields, chunk sizes and sha256, header, "
-            + "payload sha256), prints its parameters and 'verified'.",
+            + "payload sha256, limits and chunk names; the signature with --trusted-key), prints "
+            + "its parameters, which key signed it, and 'verified'.",
         "Exits with 1 and names the offending chunk when verification fails."},
     sortOptions = false)
 final class InspectCommand implements Callable<Integer> {
@@ -54,6 +55,7 @@ final class InspectCommand implements Callable<Integer> {
     out.println("chunks:           " + m.chunks().size());
     out.println("sha256:           " + m.sha256());
     out.println("createdAt:        " + m.createdAt());
+    out.println("signature:        " + snapshot.signature());
     out.println("verified");
     out.flush();
     return BloomCli.EXIT_OK;

@@ -2,9 +2,11 @@ package io.bloomoperator.cli;
 
 import io.bloomoperator.snapshot.BloomFilterBits;
 import io.bloomoperator.snapshot.Manifest;
+import io.bloomoperator.snapshot.ManifestSigner;
 import io.bloomoperator.snapshot.SnapshotDecoder;
 import io.bloomoperator.snapshot.SnapshotNames;
 import io.bloomoperator.snapshot.SnapshotVerificationException;
+import io.bloomoperator.snapshot.TrustedKeys;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.client.utils.Serialization;
@@ -85,8 +87,16 @@ final class SnapshotFiles {
     return write(name, chunk);
   }
 
-  /** Writes the manifest ConfigMap (mutable: the next version replaces its content). */
-  Path writeManifest(Manifest manifest, String namespace) throws IOException {
+  /**
+   * Writes the manifest ConfigMap (mutable: the next version replaces its content), with
+   * {@code manifest.sig} when {@code signer} is not null ({@code namespace} is then required).
+   */
+  Path writeManifest(Manifest manifest, String namespace, ManifestSigner signer)
+      throws IOException {
+    String json = manifest.toJson();
+    Map<String, String> data = signer == null ? Map.of(SnapshotNames.MANIFEST_DATA_KEY, json)
+        : Map.of(SnapshotNames.MANIFEST_DATA_KEY, json, SnapshotNames.SIGNATURE_DATA_KEY,
+            signer.sign(namespace, json).toData());
     String name = SnapshotNames.manifestName(manifest.filterName());
     ConfigMap configMap = new ConfigMapBuilder()
         .withNewMetadata()
@@ -94,7 +104,7 @@ final class SnapshotFiles {
           .withNamespace(namespace)
           .withLabels(SnapshotNames.manifestLabels(manifest.filterName()))
         .endMetadata()
-        .withData(Map.of(SnapshotNames.MANIFEST_DATA_KEY, manifest.toJson()))
+        .withData(data)
         .build();
     return write(name, configMap);
   }
@@ -113,7 +123,7 @@ final class SnapshotFiles {
    * Reads and verifies the snapshot of {@code filterName}, or of the only filter in the directory
    * when {@code filterName} is null.
    */
-  VerifiedSnapshot read(String filterName) throws CliException {
+  VerifiedSnapshot read(String filterName, TrustedKeys trusted) throws CliException {
     if (!Files.isDirectory(dir)) {
       throw new CliException(dir + " is not a directory");
     }
@@ -142,9 +152,12 @@ final class SnapshotFiles {
           + configMap.getMetadata().getName() + "' but its manifest is for filter '"
           + manifest.filterName() + "' (expected ConfigMap '" + expectedName + "')");
     }
+    String signature = ManifestTrust.check(manifest, json,
+        configMap.getData().get(SnapshotNames.SIGNATURE_DATA_KEY),
+        configMap.getMetadata().getNamespace(), trusted);
     try {
       BloomFilterBits bits = SnapshotDecoder.decode(manifest, this::loadChunk);
-      return new VerifiedSnapshot(manifest, bits, "directory " + dir);
+      return new VerifiedSnapshot(manifest, bits, "directory " + dir, signature);
     } catch (SnapshotVerificationException e) {
       String where = e.chunkIndex() >= 0
           ? " (file " + file(manifest.chunks().get(e.chunkIndex()).name()) + ")" : "";

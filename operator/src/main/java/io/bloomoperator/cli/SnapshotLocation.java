@@ -7,6 +7,7 @@ import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.snapshot.SnapshotDecoder;
 import io.bloomoperator.snapshot.SnapshotNames;
 import io.bloomoperator.snapshot.SnapshotVerificationException;
+import io.bloomoperator.snapshot.TrustedKeys;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -15,7 +16,7 @@ import io.fabric8.kubernetes.client.KubernetesClientException;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Base64;
+import java.util.List;
 import java.util.Map;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -45,6 +46,12 @@ final class SnapshotLocation {
       description = "Kubeconfig context to use (default: the current one). Only with --namespace.")
   String context;
 
+  @Option(names = "--trusted-key", paramLabel = "<pem>",
+      description = "Ed25519 public key (PEM) whose manifest signatures are accepted; repeat for "
+          + "several. With it, an unsigned manifest or a bad signature fails verification, as in "
+          + "a sidecar configured with trustedKey().")
+  List<Path> trustedKeys = List.of();
+
   boolean fromCluster() {
     return namespace != null;
   }
@@ -73,8 +80,9 @@ final class SnapshotLocation {
 
   /** Loads and verifies the snapshot (everything the decoder checks). */
   VerifiedSnapshot load(Path dir) throws CliException {
+    TrustedKeys trusted = ManifestTrust.read(trustedKeys);
     if (!fromCluster()) {
-      return new SnapshotFiles(dir).read(name);
+      return new SnapshotFiles(dir).read(name, trusted);
     }
     Config config;
     if (kubeconfig != null) {
@@ -86,7 +94,7 @@ final class SnapshotLocation {
       config = Config.autoConfigure(context);
     }
     try (KubernetesClient client = new KubernetesClientBuilder().withConfig(config).build()) {
-      return fromCluster(client, namespace, name);
+      return fromCluster(client, namespace, name, trusted);
     } catch (KubernetesClientException e) {
       throw new CliException("reading " + namespace + "/" + SnapshotNames.manifestName(name)
           + " from " + config.getMasterUrl() + " failed: " + e.getMessage(), e);
@@ -97,8 +105,8 @@ final class SnapshotLocation {
    * Reads the manifest ConfigMap, then each chunk ConfigMap by name (never a list), verifying them
    * as sidecar-lib does.
    */
-  static VerifiedSnapshot fromCluster(KubernetesClient client, String namespace, String filterName)
-      throws CliException {
+  static VerifiedSnapshot fromCluster(KubernetesClient client, String namespace, String filterName,
+      TrustedKeys trusted) throws CliException {
     String manifestName = SnapshotNames.manifestName(filterName);
     ConfigMap configMap = client.configMaps().inNamespace(namespace).withName(manifestName).get();
     if (configMap == null) {
@@ -118,9 +126,12 @@ final class SnapshotLocation {
         throw new SnapshotVerificationException("manifest " + namespace + "/" + manifestName
             + " is for filter '" + manifest.filterName() + "', expected '" + filterName + "'");
       }
+      String signature = ManifestTrust.check(manifest, json,
+          data.get(SnapshotNames.SIGNATURE_DATA_KEY), namespace, trusted);
       BloomFilterBits bits = SnapshotDecoder.decode(manifest,
           new ConfigMapChunks(client, namespace));
-      return new VerifiedSnapshot(manifest, bits, "ConfigMap " + namespace + "/" + manifestName);
+      return new VerifiedSnapshot(manifest, bits, "ConfigMap " + namespace + "/" + manifestName,
+          signature);
     } catch (SnapshotVerificationException e) {
       throw new CliException("verification failed: " + e.getMessage(), e);
     } catch (IOException e) {

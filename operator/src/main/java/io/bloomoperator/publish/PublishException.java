@@ -12,6 +12,8 @@ public class PublishException extends Exception {
   public static final String FAILED = "PublishFailed";
   /** Ready-condition reason when another writer changed the manifest concurrently. */
   public static final String CONFLICT = "ManifestConflict";
+  /** Ready-condition reason when manifests must be signed but the signing key is unusable. */
+  public static final String SIGNING_KEY = "SigningKeyUnavailable";
 
   /** Ready-condition reason when the snapshot's ConfigMap names belong to someone else. */
   public static final String NAME_CONFLICT = "NameConflict";

@@ -3,6 +3,8 @@ package io.bloomoperator.publish;
 import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.snapshot.BloomFilterBits;
 import io.bloomoperator.snapshot.Manifest;
+import io.bloomoperator.snapshot.ManifestSignature;
+import io.bloomoperator.snapshot.ManifestSigner;
 import io.bloomoperator.snapshot.SnapshotEncoder;
 import io.bloomoperator.snapshot.SnapshotNames;
 import io.bloomoperator.snapshot.SnapshotVerificationException;
@@ -26,7 +28,9 @@ import org.slf4j.LoggerFactory;
 /**
  * Writes and reads a filter's snapshot ConfigMaps, following docs/snapshot-protocol.md: chunks
  * first (immutable, created never applied), then the manifest with a resourceVersion
- * precondition, so a reader never sees a version whose chunks are missing.
+ * precondition, so a reader never sees a version whose chunks are missing. With a signing key, the
+ * manifest ConfigMap also gets {@code manifest.sig}, the signature of its exact manifest.json text
+ * and namespace.
  */
 public final class SnapshotStore {
 
@@ -36,8 +40,19 @@ public final class SnapshotStore {
   private final BloomFilter owner;
   private final String namespace;
   private final String filterName;
+  private final SigningKeySecret signingKey;
 
+  /** A store that publishes unsigned manifests. */
   public SnapshotStore(KubernetesClient client, BloomFilter owner) {
+    this(client, owner, null);
+  }
+
+  /**
+   * A store that signs every manifest it publishes with the key in {@code signingKey} (read at
+   * each publish); null publishes unsigned manifests.
+   */
+  public SnapshotStore(KubernetesClient client, BloomFilter owner, SigningKeySecret signingKey) {
+    this.signingKey = signingKey;
     this.client = client;
     this.owner = owner;
     this.namespace = owner.getMetadata().getNamespace();
@@ -85,9 +100,13 @@ public final class SnapshotStore {
    * again and the current manifest is left as it was.
    *
    * @param current what {@link #read()} returned; its resourceVersion guards the manifest update
+   * @throws PublishException also when a signing key is configured but unusable (reason
+   *     {@link PublishException#SIGNING_KEY}); then nothing was created
    */
   public Manifest publish(BloomFilterBits bits, long keyCount, long version, int chunkSize,
       PublishedSnapshot current, BuildRecord build, Instant now) throws PublishException {
+    // Before any chunk: an unusable key must not leave chunks behind or publish unsigned.
+    ManifestSigner signer = signingKey == null ? null : signingKey.load(client);
     List<String> created = new ArrayList<>();
     try {
       SnapshotEncoder.Result encoded = SnapshotEncoder.encode(bits, chunkSize,
@@ -98,7 +117,7 @@ public final class SnapshotStore {
           });
       Manifest manifest = Manifest.of(filterName, version, bits, keyCount, encoded, now);
       try {
-        writeManifest(manifest, current, build);
+        writeManifest(manifest, current, build, signer);
       } catch (RuntimeException e) {
         // The write may have been committed even though it reported failure (a timeout, or the
         // client's retry of a committed update answered with 409). If the manifest now names
@@ -189,14 +208,34 @@ public final class SnapshotStore {
    * Records that a rebuild produced exactly the published payload: the version stays, the
    * manifest's build record moves on (readers see an unchanged version and do not reload).
    * Guarded by the resourceVersion read; a conflict is harmless and only costs a rebuild later.
+   * The manifest is never re-signed.
    */
   public void confirm(PublishedSnapshot current, BuildRecord build) {
+    confirm(current, build, null, 0, 0);
+  }
+
+  /**
+   * As {@link #confirm(PublishedSnapshot, BuildRecord)}, and with a signing key also re-signs the
+   * published manifest if its signature is missing or by another key (signing was just enabled,
+   * or the key rotated), so a rebuild request suffices there; but only if the manifest is exactly
+   * the one this operator would write for {@code bits}: whoever can edit the ConfigMap must not
+   * get the operator to sign their version of it.
+   *
+   * @param bits the rebuilt filter (null: never re-sign)
+   * @param keyCount keys put into {@code bits}
+   * @param chunkSize the filter's chunk size
+   */
+  public void confirm(PublishedSnapshot current, BuildRecord build, BloomFilterBits bits,
+      long keyCount, int chunkSize) {
     ConfigMap updated = io.fabric8.kubernetes.client.utils.Serialization.clone(
         current.configMap());
     Map<String, String> annotations = updated.getMetadata().getAnnotations() == null
         ? new HashMap<>() : new HashMap<>(updated.getMetadata().getAnnotations());
     build.annotate(annotations);
     updated.getMetadata().setAnnotations(annotations);
+    if (bits != null) {
+      resignIfNeeded(updated, current.manifest(), bits, keyCount, chunkSize);
+    }
     try {
       client.configMaps().inNamespace(namespace).resource(updated).update();
     } catch (KubernetesClientException e) {
@@ -219,7 +258,63 @@ public final class SnapshotStore {
         r.getController()) && owner.getMetadata().getUid().equals(r.getUid()));
   }
 
-  private void writeManifest(Manifest manifest, PublishedSnapshot current, BuildRecord build) {
+  /** Best effort, like the rest of confirm: a failure only leaves the signature as it was. */
+  private void resignIfNeeded(ConfigMap manifest, Manifest published, BloomFilterBits bits,
+      long keyCount, int chunkSize) {
+    Map<String, String> data = manifest.getData();
+    String json = data == null ? null : data.get(SnapshotNames.MANIFEST_DATA_KEY);
+    if (signingKey == null || json == null || published == null) {
+      return;
+    }
+    ManifestSigner signer;
+    try {
+      signer = signingKey.load(client);
+    } catch (PublishException e) {
+      LOG.warn("{}/{}: manifest not re-signed: {}", namespace, filterName, e.getMessage());
+      return;
+    }
+    String existing = data.get(SnapshotNames.SIGNATURE_DATA_KEY);
+    try {
+      if (existing != null && signer.keyId().equals(ManifestSignature.fromData(existing).keyId())) {
+        return;
+      }
+    } catch (SnapshotVerificationException e) {
+      // malformed: replace it
+    }
+    if (!writtenFor(published, bits, keyCount, chunkSize)) {
+      LOG.warn("{}/{}: the published manifest is not the one this build would write; not "
+          + "signing it (the next new version will be signed)", namespace, filterName);
+      return;
+    }
+    Map<String, String> signed = new HashMap<>(data);
+    signed.put(SnapshotNames.SIGNATURE_DATA_KEY, signer.sign(namespace, json).toData());
+    manifest.setData(signed);
+  }
+
+  /**
+   * Whether {@code published} is field for field what {@link #publish} writes for {@code bits}
+   * as its version (its creation time aside, which is not reproducible). Costs one digest pass.
+   */
+  private boolean writtenFor(Manifest published, BloomFilterBits bits, long keyCount,
+      int chunkSize) {
+    Instant createdAt;
+    try {
+      createdAt = Instant.parse(published.createdAt());
+    } catch (java.time.format.DateTimeParseException e) {
+      return false;
+    }
+    try {
+      SnapshotEncoder.Result encoded = SnapshotEncoder.encode(bits, chunkSize,
+          (index, data, length, sha256) -> { });
+      return Manifest.of(filterName, published.version(), bits, keyCount, encoded, createdAt)
+          .equals(published);
+    } catch (IOException e) {
+      return false;
+    }
+  }
+
+  private void writeManifest(Manifest manifest, PublishedSnapshot current, BuildRecord build,
+      ManifestSigner signer) {
     Map<String, String> annotations = new HashMap<>();
     build.annotate(annotations);
     if (current != null && current.manifest() != null) {
@@ -239,7 +334,7 @@ public final class SnapshotStore {
           .withAnnotations(annotations)
           .withOwnerReferences(ownerReference())
         .endMetadata()
-        .withData(Map.of(SnapshotNames.MANIFEST_DATA_KEY, manifest.toJson()))
+        .withData(manifestData(manifest.toJson(), signer))
         .build();
     if (current == null) {
       client.configMaps().inNamespace(namespace).resource(desired).create();
@@ -250,6 +345,15 @@ public final class SnapshotStore {
           current.configMap().getMetadata().getResourceVersion());
       client.configMaps().inNamespace(namespace).resource(desired).update();
     }
+  }
+
+  /** manifest.json, and manifest.sig over exactly that text and this namespace when signing. */
+  private Map<String, String> manifestData(String json, ManifestSigner signer) {
+    if (signer == null) {
+      return Map.of(SnapshotNames.MANIFEST_DATA_KEY, json);
+    }
+    return Map.of(SnapshotNames.MANIFEST_DATA_KEY, json,
+        SnapshotNames.SIGNATURE_DATA_KEY, signer.sign(namespace, json).toData());
   }
 
   private OwnerReference ownerReference() {

@@ -268,7 +268,8 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
       }
       LOG.info("{}/{}: rebuilt from {}, content unchanged (version {})",
           filter.getMetadata().getNamespace(), name, source.description(), published.version());
-      new SnapshotStore(client, filter).confirm(current, record);
+      new SnapshotStore(client, filter, this.settings.signingKey()).confirm(current, record,
+          built.bits(), built.keys(), settings.chunkSize());
     } else {
       checkNamespaceBudget(client, filter, size);
       long version = Math.max(published == null ? 0 : published.version(),
@@ -277,8 +278,8 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
       new SnapshotJanitor(client).clean(filter.getMetadata().getNamespace(), name, current,
           settings.retainPrevious(), now);
       long publishStart = System.nanoTime();
-      published = new SnapshotStore(client, filter).publish(built.bits(), built.keys(), version,
-          settings.chunkSize(), current, record, now);
+      published = new SnapshotStore(client, filter, this.settings.signingKey())
+          .publish(built.bits(), built.keys(), version, settings.chunkSize(), current, record, now);
       metrics.published(size, Duration.ofNanos(System.nanoTime() - publishStart));
       events.normal(filter, "Published", "version " + version + ": " + built.keys() + " keys, "
           + published.chunks().size() + " chunk(s), " + Bytes.human(size) + ", expected FPP "

@@ -1,5 +1,6 @@
 package io.bloomoperator.reconcile;
 
+import io.bloomoperator.publish.SigningKeySecret;
 import io.bloomoperator.source.HttpSourceSettings;
 import io.bloomoperator.source.SecretAccess;
 import java.time.Duration;
@@ -22,10 +23,13 @@ import java.util.Map;
  *     {@code maxSnapshotBytes}
  * @param secretAccess which Secrets of its namespace a BloomFilter may use
  * @param http where http sources may connect and what one may cost
+ * @param signingKey the Secret holding the key that signs every published manifest, or null to
+ *     publish unsigned manifests (BLOOM_SIGNING_KEY_SECRET)
  */
 public record OperatorSettings(long maxSnapshotBytes, long maxMalformedKeys,
     long maxNamespaceBytes, Duration minPublishInterval, Duration minRefreshInterval,
-    int maxConcurrentBuilds, SecretAccess.Mode secretAccess, HttpSourceSettings http) {
+    int maxConcurrentBuilds, SecretAccess.Mode secretAccess, HttpSourceSettings http,
+    SigningKeySecret signingKey) {
 
   /** 64 MiB: about 53M keys at 1 %, 64 chunk ConfigMaps, one etcd write per chunk. */
   public static final long DEFAULT_MAX_SNAPSHOT_BYTES = 64L * 1024 * 1024;
@@ -55,8 +59,8 @@ public record OperatorSettings(long maxSnapshotBytes, long maxMalformedKeys,
   /**
    * Reads BLOOM_MAX_SNAPSHOT_BYTES, BLOOM_MAX_MALFORMED_KEYS, BLOOM_MAX_NAMESPACE_BYTES,
    * BLOOM_MIN_PUBLISH_INTERVAL, BLOOM_MIN_REFRESH_INTERVAL, BLOOM_MAX_CONCURRENT_BUILDS,
-   * BLOOM_SECRET_ACCESS and the http source settings ({@link HttpSourceSettings#fromEnvironment}),
-   * falling back to the defaults.
+   * BLOOM_SECRET_ACCESS, the http source settings ({@link HttpSourceSettings#fromEnvironment}) and
+   * the signing key ({@link SigningKeySecret#fromEnvironment}), falling back to the defaults.
    *
    * @throws IllegalArgumentException naming the variable that is not valid
    */
@@ -70,7 +74,14 @@ public record OperatorSettings(long maxSnapshotBytes, long maxMalformedKeys,
         (int) Math.min(Integer.MAX_VALUE, positive(env, "BLOOM_MAX_CONCURRENT_BUILDS",
             DEFAULT_MAX_CONCURRENT_BUILDS)),
         secretAccess(env, "BLOOM_SECRET_ACCESS"),
-        HttpSourceSettings.fromEnvironment(env));
+        HttpSourceSettings.fromEnvironment(env),
+        SigningKeySecret.fromEnvironment(env, SigningKeySecret.SERVICE_ACCOUNT_NAMESPACE));
+  }
+
+  /** These settings with manifests signed by the key in {@code secret} (null: unsigned). */
+  public OperatorSettings withSigningKey(SigningKeySecret secret) {
+    return new OperatorSettings(maxSnapshotBytes, maxMalformedKeys, maxNamespaceBytes,
+        minPublishInterval, minRefreshInterval, maxConcurrentBuilds, secretAccess, http, secret);
   }
 
   private static SecretAccess.Mode secretAccess(Map<String, String> env, String name) {
@@ -105,7 +116,8 @@ public record OperatorSettings(long maxSnapshotBytes, long maxMalformedKeys,
   /** These settings with other http source settings. */
   public OperatorSettings withHttp(HttpSourceSettings settings) {
     return new OperatorSettings(maxSnapshotBytes, maxMalformedKeys, maxNamespaceBytes,
-        minPublishInterval, minRefreshInterval, maxConcurrentBuilds, secretAccess, settings);
+        minPublishInterval, minRefreshInterval, maxConcurrentBuilds, secretAccess, settings,
+        signingKey);
   }
 
   /**

@@ -176,6 +176,46 @@ class BloomCliTest {
   }
 
   @Test
+  void keygenBuildSigningKeyAndInspectTrustedKey() throws Exception {
+    Path key = tmp.resolve("ed25519.pem");
+    Path pub = tmp.resolve("ed25519.pub.pem");
+    Cli.Run keygen = Cli.run("keygen", "--private-key", key.toString(), "--public-key",
+        pub.toString());
+    assertThat(keygen.exit()).as("%s", keygen).isZero();
+    String keyId = keygen.out().strip().replace("key id: ", "");
+    assertThat(keyId).hasSize(16);
+    assertThat(Cli.run("keygen", "--private-key", key.toString(), "--public-key",
+        tmp.resolve("other.pem").toString()).exit()).as("never overwrites a key").isOne();
+
+    assertThat(Cli.run("build", "--name", FILTER, "--input", gzipKeyFile(keys("k", 1_000))
+        .toString(), "--fpp", "0.01", "--output", tmp.resolve("x").toString(), "--signing-key",
+        key.toString()).exit()).as("--signing-key needs --namespace").isEqualTo(2);
+    Path out = build(keys("sku", 10_000), 8192, "--namespace", "shop", "--signing-key",
+        key.toString());
+
+    Cli.Run unverified = Cli.run("inspect", out.toString());
+    assertThat(unverified.out()).contains("signature:        Ed25519 key " + keyId
+        + " (not verified: no --trusted-key)");
+    Cli.Run verified = Cli.run("inspect", out.toString(), "--trusted-key", pub.toString());
+    assertThat(verified.exit()).as("%s", verified).isZero();
+    assertThat(verified.out()).contains("Ed25519 key " + keyId + " (verified for namespace shop)");
+
+    // Moved to another namespace, the signature no longer holds.
+    Path manifestFile = out.resolve(SnapshotNames.manifestName(FILTER) + ".yaml");
+    Files.writeString(manifestFile, Files.readString(manifestFile)
+        .replaceAll("namespace: \"?shop\"?", "namespace: staging"));
+    assertThat(Files.readString(manifestFile)).contains("namespace: staging");
+    Cli.Run moved = Cli.run("inspect", out.toString(), "--trusted-key", pub.toString());
+    assertThat(moved.exit()).as("%s", moved).isOne();
+    assertThat(moved.err()).contains("verification failed").contains("does not verify");
+
+    Path plain = build(keys("sku", 1_000), 8192, "--force");
+    assertThat(Cli.run("inspect", plain.toString()).out()).contains("signature:        unsigned");
+    assertThat(Cli.run("inspect", plain.toString(), "--trusted-key", pub.toString()).exit())
+        .isOne();
+  }
+
+  @Test
   void inspectFailsNamingTheTamperedChunk() throws Exception {
     Path out = build(keys("sku", KEYS), 8192);
     String victim = SnapshotNames.chunkName(FILTER, 1, 3);

@@ -43,7 +43,8 @@ class OperatorLimitsTest {
         "BLOOM_MIN_PUBLISH_INTERVAL", "0s", "BLOOM_MIN_REFRESH_INTERVAL", "1m30s",
         "BLOOM_MAX_CONCURRENT_BUILDS", "4", "BLOOM_SECRET_ACCESS", "namespace"));
     assertThat(s).isEqualTo(new OperatorSettings(1000, 0, 5000, Duration.ZERO,
-        Duration.ofSeconds(90), 4, SecretAccess.Mode.NAMESPACE, HttpSourceSettings.defaults()));
+        Duration.ofSeconds(90), 4, SecretAccess.Mode.NAMESPACE, HttpSourceSettings.defaults(),
+        null));
   }
 
   @Test

@@ -18,6 +18,10 @@ import java.util.List;
  * strategy, numHashFunctions and numBits; finally the SHA-256 of the whole payload must match. Words are
  * copied with bulk big-endian {@code LongBuffer} transfers; a word split across two chunks is stitched
  * from a small carry.
+ *
+ * <p>The words array is allocated as soon as chunk 0's header matches the manifest, i.e. at the
+ * manifest's numBits: callers that read manifests written by others check them with
+ * {@link SnapshotLimits#check} first, as sidecar-lib and the CLI do.
  */
 public final class SnapshotDecoder {
 

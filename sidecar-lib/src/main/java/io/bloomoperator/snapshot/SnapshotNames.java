@@ -9,7 +9,8 @@ import java.util.Map;
  * (reader) so they cannot drift apart.
  *
  * <ul>
- *   <li>manifest: {@code <filter>-bloom}, data key {@value #MANIFEST_DATA_KEY}
+ *   <li>manifest: {@code <filter>-bloom}, data key {@value #MANIFEST_DATA_KEY} (and
+ *       {@value #SIGNATURE_DATA_KEY} when signed)
  *   <li>chunk: {@code <filter>-bloom-v<version>-<index>}, binaryData key {@value #CHUNK_DATA_KEY}
  * </ul>
  *
@@ -26,6 +27,8 @@ public final class SnapshotNames {
 
   public static final String MANIFEST_SUFFIX = "-bloom";
   public static final String MANIFEST_DATA_KEY = "manifest.json";
+  /** Data key of the manifest ConfigMap holding the {@link ManifestSignature}, when signed. */
+  public static final String SIGNATURE_DATA_KEY = "manifest.sig";
   public static final String CHUNK_DATA_KEY = "chunk";
 
   public static final String LABEL_MANAGED_BY = "app.kubernetes.io/managed-by";

@@ -4,18 +4,20 @@ import io.bloomoperator.snapshot.BloomFilterBits;
 import io.bloomoperator.snapshot.KeyType;
 import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.snapshot.SnapshotDecoder;
+import io.bloomoperator.snapshot.SnapshotLimits;
 import io.bloomoperator.snapshot.SnapshotNames;
 import io.bloomoperator.snapshot.SnapshotVerificationException;
+import io.bloomoperator.snapshot.TrustedKeys;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.io.IOException;
-import java.util.Base64;
 import java.util.Map;
 
 /**
  * Reads a manifest ConfigMap and loads the snapshot it announces from the API server: one GET per chunk,
  * by name, in order, so at most one chunk is held besides the filter being built (and only get on
- * configmaps is needed, no list over the chunks). Everything is verified by {@link SnapshotDecoder}.
+ * configmaps is needed, no list over the chunks). The manifest is checked against the limits and
+ * trusted keys before any chunk is fetched; everything else is verified by {@link SnapshotDecoder}.
  */
 final class ApiSnapshotLoader {
 
@@ -23,48 +25,60 @@ final class ApiSnapshotLoader {
   private final String namespace;
   private final String filterName;
   private final KeyType keyType;
+  private final SnapshotLimits limits;
+  private final TrustedKeys trustedKeys;
 
-  ApiSnapshotLoader(KubernetesClient client, String namespace, String filterName, KeyType keyType) {
+  ApiSnapshotLoader(KubernetesClient client, String namespace, String filterName, KeyType keyType,
+      SnapshotLimits limits, TrustedKeys trustedKeys) {
     this.client = client;
     this.namespace = namespace;
     this.filterName = filterName;
     this.keyType = keyType;
+    this.limits = limits;
+    this.trustedKeys = trustedKeys;
   }
 
   /**
-   * Parses and validates the manifest held by the manifest ConfigMap.
+   * Parses the manifest held by the manifest ConfigMap; {@link #check} decides whether to accept it.
    *
-   * @throws SnapshotVerificationException if the data key is missing, the JSON is invalid, or the
-   *     manifest is for another filter
+   * @throws SnapshotVerificationException if the data key is missing or the JSON is invalid
    */
-  Manifest readManifest(ConfigMap configMap) throws SnapshotVerificationException {
+  Announcement readManifest(ConfigMap configMap) throws SnapshotVerificationException {
     Map<String, String> data = configMap.getData();
     String json = data == null ? null : data.get(SnapshotNames.MANIFEST_DATA_KEY);
     if (json == null) {
       throw new SnapshotVerificationException("ConfigMap " + namespace + "/"
           + configMap.getMetadata().getName() + " has no data key '" + SnapshotNames.MANIFEST_DATA_KEY + "'");
     }
-    Manifest manifest = Manifest.fromJson(json);
-    if (!filterName.equals(manifest.filterName())) {
-      throw new SnapshotVerificationException("manifest " + namespace + "/"
-          + configMap.getMetadata().getName() + " is for filter '" + manifest.filterName()
-          + "', expected '" + filterName + "'");
-    }
-    return manifest;
+    return new Announcement(Manifest.fromJson(json), json,
+        data.get(SnapshotNames.SIGNATURE_DATA_KEY));
   }
 
   /**
-   * Fetches and verifies the snapshot of {@code manifest}.
+   * Checks a parsed manifest before anything it names is fetched or allocated: signature (when
+   * keys are trusted), filter name, size limits and chunk names.
+   *
+   * @throws io.bloomoperator.snapshot.SnapshotRefusedException if the manifest lacks a valid
+   *     trusted signature, is for another filter, too large, or names foreign chunks
+   */
+  void check(Announcement announcement) throws SnapshotVerificationException {
+    trustedKeys.verify(namespace, announcement.json(), announcement.signature());
+    limits.check(announcement.manifest(), filterName);
+  }
+
+  /**
+   * Fetches and verifies the snapshot of {@code announcement}.
    *
    * @throws SnapshotVerificationException if the key type is not the requested one (checked before any
    *     chunk is fetched), a chunk is missing, or any size, digest or header check fails
-   * @throws IOException if a chunk has no binary data
+   * @throws IOException if a chunk has no binary data or not the announced amount of it
    * @throws io.fabric8.kubernetes.client.KubernetesClientException if the API server does not answer
    */
-  LoadedSnapshot load(Manifest manifest) throws SnapshotVerificationException, IOException {
+  LoadedSnapshot load(Announcement announcement) throws SnapshotVerificationException, IOException {
+    Manifest manifest = announcement.manifest();
     requireKeyType(manifest, keyType);
     BloomFilterBits bits = SnapshotDecoder.decode(manifest, new ConfigMapChunks(client, namespace));
-    return new LoadedSnapshot(manifest, bits);
+    return new LoadedSnapshot(manifest, bits, announcement.json(), announcement.signature());
   }
 
   /**

@@ -1,8 +1,12 @@
 package io.bloomoperator.watch;
 
+import io.bloomoperator.snapshot.Ed25519Keys;
+import io.bloomoperator.snapshot.SnapshotLimits;
 import io.bloomoperator.snapshot.SnapshotNames;
+import io.bloomoperator.snapshot.TrustedKeys;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.nio.file.Path;
+import java.security.PublicKey;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -21,6 +25,13 @@ import java.util.Objects;
  * <p>Only the manifest ConfigMap {@code <filter>-bloom} is watched; the chunks of a new version are then
  * fetched one by one by name. A namespaced Role with get, list and watch on configmaps is all it needs.
  * The client is not closed by the filter: it belongs to the caller.
+ *
+ * <p>Nothing in a manifest is trusted before it is checked: a manifest for another filter, one whose
+ * size exceeds {@link Builder#maxSnapshotBytes(long)} or {@link Builder#maxChunks(int)}, or one that
+ * names chunks other than the filter's own is refused before any chunk is fetched. With
+ * {@link Builder#trustedKey(PublicKey)}, only manifests signed by a trusted key, and only newer
+ * versions than the one served, are accepted. Refusals reach the listeners as a
+ * {@link io.bloomoperator.snapshot.SnapshotRefusedException} whose reason says why.
  */
 public final class BloomFilterWatcher {
 
@@ -64,6 +75,8 @@ public final class BloomFilterWatcher {
     private Duration backoffInitial = DEFAULT_BACKOFF_INITIAL;
     private Duration backoffMax = DEFAULT_BACKOFF_MAX;
     private final List<BloomFilterListener> listeners = new ArrayList<>();
+    private SnapshotLimits limits = SnapshotLimits.forThisHeap();
+    private final List<PublicKey> trustedKeys = new ArrayList<>();
 
     private Builder(KubernetesClient client, String namespace, String filterName, LiveKeyType<K> keyType) {
       this.client = Objects.requireNonNull(client, "client");
@@ -112,6 +125,49 @@ public final class BloomFilterWatcher {
       return this;
     }
 
+    /**
+     * The largest snapshot (manifest {@code totalBytes}, about numBits / 8) this reader loads; larger
+     * ones are refused before a chunk is fetched or the filter allocated, with a
+     * {@link io.bloomoperator.snapshot.SnapshotRefusedException} of reason {@code TOO_LARGE}.
+     * Default: a quarter of the maximum heap ({@code Runtime.maxMemory()}), so the served filter and
+     * the one being loaded fit in half of it.
+     *
+     * @throws IllegalArgumentException if {@code bytes} is not positive
+     */
+    public Builder<K> maxSnapshotBytes(long bytes) {
+      this.limits = limits.withMaxTotalBytes(bytes);
+      return this;
+    }
+
+    /**
+     * The largest number of chunks a manifest may list; more is refused ({@code TOO_LARGE}) before
+     * any is fetched. Default {@value SnapshotLimits#DEFAULT_MAX_CHUNKS}.
+     *
+     * @throws IllegalArgumentException if {@code chunks} is not positive
+     */
+    public Builder<K> maxChunks(int chunks) {
+      this.limits = limits.withMaxChunks(chunks);
+      return this;
+    }
+
+    /**
+     * Trusts manifests signed with the private key of {@code key} (Ed25519, e.g. read with
+     * {@link Ed25519Keys#readPublicKey(String)}). Call once per key: several keys may be trusted at
+     * once, for rotation. With at least one trusted key, a manifest (also one in the local snapshot
+     * directory) is loaded only if its {@code manifest.sig} verifies with a trusted key for this
+     * namespace and its version is above the one served; otherwise it is refused before any chunk is
+     * fetched, with a {@link io.bloomoperator.snapshot.SnapshotRefusedException} of reason
+     * {@code UNSIGNED}, {@code UNTRUSTED_KEY}, {@code BAD_SIGNATURE} or {@code ROLLBACK}. Without a
+     * trusted key (the default), signatures are ignored.
+     *
+     * @throws IllegalArgumentException if {@code key} is not an Ed25519 public key
+     */
+    public Builder<K> trustedKey(PublicKey key) {
+      Ed25519Keys.keyId(key); // validates
+      trustedKeys.add(key);
+      return this;
+    }
+
     /** Adds a listener for swaps and failures (called on the watcher thread). */
     public Builder<K> listener(BloomFilterListener listener) {
       listeners.add(Objects.requireNonNull(listener, "listener"));
@@ -125,9 +181,11 @@ public final class BloomFilterWatcher {
     public LiveBloomFilter<K> start() {
       LiveBloomFilter<K> filter =
           new LiveBloomFilter<>(namespace, filterName, keyType, beforeFirstSnapshot, listeners);
+      TrustedKeys trusted = TrustedKeys.of(trustedKeys);
       LocalSnapshotCache cache = localSnapshotDirectory == null ? null
-          : new LocalSnapshotCache(localSnapshotDirectory, namespace, filterName);
-      WatchLoop loop = new WatchLoop(client, filter, cache, resync, backoffInitial, backoffMax);
+          : new LocalSnapshotCache(localSnapshotDirectory, namespace, filterName, limits, trusted);
+      WatchLoop loop = new WatchLoop(client, filter, cache, resync, backoffInitial, backoffMax,
+          limits, trusted);
       filter.attach(loop);
       loop.start();
       return filter;

@@ -11,7 +11,7 @@ import java.util.Map;
 
 /**
  * Loads a snapshot's chunks from the API server one GET by name at a time (never a list: each
- * chunk holds up to 1 MB), for {@link SnapshotDecoder#decode(Manifest, SnapshotDecoder.ChunkSource)}.
+ * chunk holds up to 1 MB), never decoding more than the manifest announces for the chunk, for {@link SnapshotDecoder#decode(Manifest, SnapshotDecoder.ChunkSource)}.
  */
 public final class ConfigMapChunks implements SnapshotDecoder.ChunkSource {
 
@@ -34,6 +34,14 @@ public final class ConfigMapChunks implements SnapshotDecoder.ChunkSource {
     if (base64 == null) {
       throw new IOException("chunk ConfigMap " + namespace + "/" + ref.name()
           + " has no binaryData key '" + SnapshotNames.CHUNK_DATA_KEY + "'");
+    }
+    // Checked before decoding, so a replaced chunk ConfigMap cannot make this allocate more than
+    // the manifest announced (which the reader's limits already bounded).
+    long expectedLength = 4L * ((ref.bytes() + 2L) / 3);
+    if (base64.length() != expectedLength) {
+      throw new IOException("chunk ConfigMap " + namespace + "/" + ref.name() + " holds "
+          + base64.length() + " base64 characters, the manifest announces " + ref.bytes()
+          + " bytes (" + expectedLength + " characters)");
     }
     try {
       return Base64.getDecoder().decode(base64);

@@ -4,10 +4,15 @@ import io.bloomoperator.snapshot.BloomFilterBits;
 import io.bloomoperator.snapshot.Manifest;
 
 /**
- * A verified snapshot: what a {@link LiveBloomFilter} serves. Immutable (both parts are), so one volatile
- * write publishes it completely and a reader sees either the whole old or the whole new filter.
+ * A verified snapshot: what a {@link LiveBloomFilter} serves. Immutable (all parts are), so one
+ * volatile write publishes it completely and a reader sees either the whole old or the whole new
+ * filter.
+ *
+ * @param manifestJson the exact manifest text it was announced with (what a signature covers)
+ * @param signature the manifest's signature data, or null if it was not signed
  */
-record LoadedSnapshot(Manifest manifest, BloomFilterBits bits) {
+record LoadedSnapshot(Manifest manifest, BloomFilterBits bits, String manifestJson,
+    String signature) {
 
   long version() {
     return manifest.version();

@@ -8,8 +8,10 @@ import io.bloomoperator.snapshot.KeyType;
 import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.snapshot.SnapshotDecoder;
 import io.bloomoperator.snapshot.SnapshotEncoder;
+import io.bloomoperator.snapshot.SnapshotLimits;
 import io.bloomoperator.snapshot.SnapshotNames;
 import io.bloomoperator.snapshot.SnapshotVerificationException;
+import io.bloomoperator.snapshot.TrustedKeys;
 import java.io.BufferedOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -33,14 +35,16 @@ import org.slf4j.LoggerFactory;
  * <ul>
  *   <li>{@code <ns>.<filter>.v<version>.payload}: the Guava payload (the chunks concatenated)
  *   <li>{@code <ns>.<filter>.manifest.json}: {@code {"namespace", "filterName", "payloadFile",
- *       "manifest"}}, where manifest is the snapshot's manifest.json
+ *       "manifest", "manifestJson", "signature"}}, where manifest is the snapshot's manifest.json,
+ *       manifestJson its exact text and signature its manifest.sig (null if unsigned)
  * </ul>
  *
  * <p>Each file is written to a temporary name and renamed into place, payload first: the manifest rename is
  * the commit point, so a crash leaves either the old pair or the new one, never a manifest pointing at a
  * half-written payload. Reading re-verifies everything with {@link SnapshotDecoder} (chunk and payload
- * SHA-256, header against manifest) plus namespace, filter and key type; anything off is logged and
- * ignored, never served.
+ * SHA-256, header against manifest) plus namespace, filter and key type, and applies the reader's
+ * limits (sizes, chunk names) and trusted keys exactly as for a manifest from the API server, before
+ * the payload is read; anything off is logged and ignored, never served.
  */
 final class LocalSnapshotCache {
 
@@ -48,13 +52,24 @@ final class LocalSnapshotCache {
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final String MANIFEST_SUFFIX = ".manifest.json";
   private static final String PAYLOAD_SUFFIX = ".payload";
+  /** A manifest ConfigMap holds at most 1 MiB; its file here, with a signature, stays far below. */
+  private static final long MAX_MANIFEST_FILE_BYTES = 4L * 1024 * 1024;
 
   private final Path directory;
   private final String namespace;
   private final String filterName;
   private final String prefix;
+  private final SnapshotLimits limits;
+  private final TrustedKeys trustedKeys;
 
   LocalSnapshotCache(Path directory, String namespace, String filterName) {
+    this(directory, namespace, filterName, SnapshotLimits.forThisHeap(), TrustedKeys.none());
+  }
+
+  LocalSnapshotCache(Path directory, String namespace, String filterName, SnapshotLimits limits,
+      TrustedKeys trustedKeys) {
+    this.limits = limits;
+    this.trustedKeys = trustedKeys;
     this.directory = directory;
     this.namespace = namespace;
     this.filterName = filterName;
@@ -92,6 +107,11 @@ final class LocalSnapshotCache {
 
   private LoadedSnapshot readVerified(Path file, KeyType expected)
       throws IOException, SnapshotVerificationException {
+    long fileSize = Files.size(file);
+    if (fileSize > MAX_MANIFEST_FILE_BYTES) {
+      throw new SnapshotVerificationException("manifest file is " + fileSize + " bytes, more than "
+          + MAX_MANIFEST_FILE_BYTES);
+    }
     JsonNode root = JSON.readTree(Files.readString(file, StandardCharsets.UTF_8));
     if (root == null || !root.isObject()) {
       throw new SnapshotVerificationException("not a JSON object");
@@ -102,14 +122,20 @@ final class LocalSnapshotCache {
       throw new SnapshotVerificationException("written for " + fileNamespace + "/" + fileFilter
           + ", not " + namespace + "/" + filterName);
     }
-    JsonNode manifestNode = root.get("manifest");
-    if (manifestNode == null || !manifestNode.isObject()) {
-      throw new SnapshotVerificationException("no manifest object");
+    // The exact text, when present (files of older versions only have the object): a signature
+    // covers that text, not a re-serialisation of it.
+    String json = root.path("manifestJson").isTextual() ? root.get("manifestJson").asText() : null;
+    if (json == null) {
+      JsonNode manifestNode = root.get("manifest");
+      if (manifestNode == null || !manifestNode.isObject()) {
+        throw new SnapshotVerificationException("no manifest object");
+      }
+      json = manifestNode.toString();
     }
-    Manifest manifest = Manifest.fromJson(manifestNode.toString());
-    if (!filterName.equals(manifest.filterName())) {
-      throw new SnapshotVerificationException("manifest is for filter '" + manifest.filterName() + "'");
-    }
+    String signature = root.path("signature").isTextual() ? root.get("signature").asText() : null;
+    Manifest manifest = Manifest.fromJson(json);
+    trustedKeys.verify(namespace, json, signature);
+    limits.check(manifest, filterName);
     ApiSnapshotLoader.requireKeyType(manifest, expected);
     // Derived, never taken from the file: a payloadFile of "../x" must not point outside the directory.
     Path payload = payloadFile(manifest.version());
@@ -128,7 +154,7 @@ final class LocalSnapshotCache {
         byte[] chunk = in.readNBytes(ref.bytes());
         return chunk.length == ref.bytes() ? chunk : null;
       });
-      return new LoadedSnapshot(manifest, bits);
+      return new LoadedSnapshot(manifest, bits, json, signature);
     }
   }
 
@@ -152,7 +178,9 @@ final class LocalSnapshotCache {
     root.put("namespace", namespace);
     root.put("filterName", filterName);
     root.put("payloadFile", payload.getFileName().toString());
-    root.set("manifest", JSON.readTree(snapshot.manifest().toJson()));
+    root.set("manifest", JSON.readTree(snapshot.manifestJson()));
+    root.put("manifestJson", snapshot.manifestJson());
+    root.put("signature", snapshot.signature());
     Path manifestTemp = Files.createTempFile(directory, prefix, ".manifest.tmp");
     try {
       Files.writeString(manifestTemp, JSON.writerWithDefaultPrettyPrinter().writeValueAsString(root),

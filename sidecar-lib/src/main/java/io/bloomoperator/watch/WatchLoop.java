@@ -1,8 +1,11 @@
 package io.bloomoperator.watch;
 
 import io.bloomoperator.snapshot.Manifest;
+import io.bloomoperator.snapshot.SnapshotLimits;
 import io.bloomoperator.snapshot.SnapshotNames;
+import io.bloomoperator.snapshot.SnapshotRefusedException;
 import io.bloomoperator.snapshot.SnapshotVerificationException;
+import io.bloomoperator.snapshot.TrustedKeys;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
@@ -19,7 +22,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Rules: a manifest announcing the snapshot already served (same version and digest, e.g. after the
  * operator edited an annotation) changes nothing. Any other manifest is the operator's current truth and
- * is loaded, even a lower version (a re-created filter counts from 1 again). A failed load is retried
+ * is loaded, even a lower version (a re-created filter counts from 1 again), unless keys are trusted:
+ * then a manifest whose version is not above the served one is refused as a rollback (a replayed old
+ * signed manifest would otherwise be accepted). A failed load is retried
  * (initial backoff doubling up to the maximum) until it succeeds or a different manifest arrives; the
  * current filter keeps serving meanwhile. A deleted manifest also changes nothing being served.
  *
@@ -39,20 +44,24 @@ final class WatchLoop implements ManifestInformer.Events {
   private final WatcherThread thread;
   private final ManifestInformer informer;
   private final Backoff retryBackoff;
+  private final boolean refuseRollback;
 
   // Confined to the watcher thread.
-  private Manifest pending; // announced but not loaded yet (in progress or waiting for a retry)
+  private Announcement pending; // announced but not loaded yet (in progress or waiting for a retry)
   private ScheduledFuture<?> retry;
 
   private volatile boolean closed;
 
   WatchLoop(KubernetesClient client, LiveBloomFilter<?> filter, LocalSnapshotCache cache,
-      Duration resync, Duration backoffInitial, Duration backoffMax) {
+      Duration resync, Duration backoffInitial, Duration backoffMax, SnapshotLimits limits,
+      TrustedKeys trustedKeys) {
     this.client = client;
     this.namespace = filter.namespace();
     this.manifestName = SnapshotNames.manifestName(filter.filterName());
     this.filter = filter;
-    this.loader = new ApiSnapshotLoader(client, namespace, filter.filterName(), filter.keyType().keyType());
+    this.loader = new ApiSnapshotLoader(client, namespace, filter.filterName(),
+        filter.keyType().keyType(), limits, trustedKeys);
+    this.refuseRollback = !trustedKeys.isEmpty();
     this.cache = cache;
     this.resync = resync;
     this.thread = new WatcherThread("bloom-watch-" + namespace + "/" + filter.filterName());
@@ -146,13 +155,18 @@ final class WatchLoop implements ManifestInformer.Events {
     if (closed) {
       return;
     }
-    Manifest manifest;
+    Announcement announced;
     try {
-      manifest = loader.readManifest(configMap);
+      announced = loader.readManifest(configMap);
     } catch (SnapshotVerificationException e) {
-      cancelRetry();
-      pending = null;
-      filter.reportFailure(LiveBloomFilter.NO_VERSION, e);
+      refuse(LiveBloomFilter.NO_VERSION, e);
+      return;
+    }
+    Manifest manifest = announced.manifest();
+    try {
+      loader.check(announced);
+    } catch (SnapshotVerificationException e) {
+      refuse(manifest.version(), e);
       return;
     }
     LoadedSnapshot serving = filter.snapshot();
@@ -162,8 +176,15 @@ final class WatchLoop implements ManifestInformer.Events {
       pending = null;
       return;
     }
-    if (LoadedSnapshot.same(pending, manifest) && retry != null) {
+    if (pending != null && LoadedSnapshot.same(pending.manifest(), manifest) && retry != null) {
       return; // already waiting to retry exactly this
+    }
+    if (refuseRollback && serving != null && manifest.version() <= serving.version()) {
+      refuse(manifest.version(), new SnapshotRefusedException(
+          SnapshotRefusedException.Reason.ROLLBACK, "signed manifest of " + namespace + "/"
+          + filter.filterName() + " announces v" + manifest.version() + ", not newer than the served v"
+          + serving.version() + "; refused as a rollback"));
+      return;
     }
     if (serving != null && manifest.version() < serving.version()) {
       LOG.warn("manifest {}/{} went back from v{} to v{} (filter re-created?); loading it", namespace,
@@ -171,8 +192,20 @@ final class WatchLoop implements ManifestInformer.Events {
     }
     cancelRetry();
     retryBackoff.reset();
-    pending = manifest;
+    pending = announced;
     attemptLoad();
+  }
+
+  /**
+   * A manifest that is not loaded at all (unreadable or refused): nothing to retry until the
+   * manifest changes; an older announcement still pending is dropped as well.
+   */
+  private void refuse(long version, SnapshotVerificationException e) {
+    cancelRetry();
+    pending = null;
+    LOG.warn("not loading manifest {}/{}, still serving v{}: {}", namespace, manifestName,
+        filter.currentVersion(), e.getMessage());
+    filter.reportFailure(version, e);
   }
 
   private void onManifestDeleted(boolean fromWatch) {
@@ -186,16 +219,17 @@ final class WatchLoop implements ManifestInformer.Events {
   }
 
   private void attemptLoad() {
-    Manifest manifest = pending;
+    Announcement announced = pending;
     retry = null;
-    if (manifest == null || closed) {
+    if (announced == null || closed) {
       return;
     }
+    Manifest manifest = announced.manifest();
     long started = System.nanoTime();
     LoadedSnapshot loaded;
     try {
       try {
-        loaded = loader.load(manifest);
+        loaded = loader.load(announced);
       } catch (OutOfMemoryError e) {
         // The new filter did not fit beside the current one (old + new + one chunk): report it
         // and retry like any other failed load; the old filter is still complete and served.

@@ -2,6 +2,7 @@ package io.bloomoperator.watch;
 
 import io.bloomoperator.snapshot.BloomFilterBits;
 import io.bloomoperator.snapshot.Manifest;
+import io.bloomoperator.snapshot.ManifestSigner;
 import io.bloomoperator.snapshot.SnapshotEncoder;
 import io.bloomoperator.snapshot.SnapshotNames;
 import io.fabric8.kubernetes.api.model.ConfigMap;
@@ -94,6 +95,18 @@ final class SnapshotPublisher {
   }
 
   void writeManifestJson(String json) {
+    writeManifestData(Map.of(SnapshotNames.MANIFEST_DATA_KEY, json));
+  }
+
+  /** Publishes {@code manifest} with its signature for {@code namespace} by {@code signer}. */
+  void writeSignedManifest(Manifest manifest, ManifestSigner signer, String signedNamespace) {
+    String json = manifest.toJson();
+    writeManifestData(Map.of(SnapshotNames.MANIFEST_DATA_KEY, json,
+        SnapshotNames.SIGNATURE_DATA_KEY, signer.sign(signedNamespace, json).toData()));
+  }
+
+  /** Replaces the manifest ConfigMap's data as a whole (manifest.json and manifest.sig). */
+  void writeManifestData(Map<String, String> data) {
     ConfigMap current = manifestConfigMap();
     ConfigMap desired = new ConfigMapBuilder()
         .withNewMetadata()
@@ -101,7 +114,7 @@ final class SnapshotPublisher {
           .withNamespace(namespace)
           .withLabels(SnapshotNames.manifestLabels(filterName))
         .endMetadata()
-        .withData(Map.of(SnapshotNames.MANIFEST_DATA_KEY, json))
+        .withData(data)
         .build();
     if (current == null) {
       client.configMaps().inNamespace(namespace).resource(desired).create();

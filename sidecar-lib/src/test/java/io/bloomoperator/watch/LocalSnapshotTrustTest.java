@@ -1,0 +1,104 @@
+package io.bloomoperator.watch;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.bloomoperator.snapshot.BloomFilterBits;
+import io.bloomoperator.snapshot.Ed25519Keys;
+import io.bloomoperator.snapshot.KeyType;
+import io.bloomoperator.snapshot.Manifest;
+import io.bloomoperator.snapshot.ManifestSigner;
+import io.bloomoperator.snapshot.SnapshotEncoder;
+import io.bloomoperator.snapshot.SnapshotLimits;
+import io.bloomoperator.snapshot.TrustedKeys;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.IOException;
+import java.io.RandomAccessFile;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.KeyPair;
+import java.time.Instant;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The local snapshot directory is held to the same limits and trusted keys as the API server. */
+class LocalSnapshotTrustTest {
+
+  private static final String NS = "shop";
+  private static final String FILTER = "product-ids";
+  private static final KeyPair KEY = Ed25519Keys.generate();
+
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  @TempDir
+  Path dir;
+
+  @Test
+  void unsignedOrForeignSignedLocalSnapshotIsIgnoredByReaderWithTrustedKey() throws IOException {
+    LoadedSnapshot unsigned = snapshot(null, NS);
+    new LocalSnapshotCache(dir, NS, FILTER).write(unsigned);
+    assertThat(cache(TrustedKeys.none()).read(KeyType.STRING)).isPresent();
+    assertThat(cache(trusted()).read(KeyType.STRING)).isEmpty();
+
+    new LocalSnapshotCache(dir, NS, FILTER).write(snapshot(
+        new ManifestSigner(KEY.getPrivate()), "elsewhere"));
+    assertThat(cache(trusted()).read(KeyType.STRING)).isEmpty();
+
+    new LocalSnapshotCache(dir, NS, FILTER).write(snapshot(new ManifestSigner(KEY.getPrivate()), NS));
+    assertThat(cache(trusted()).read(KeyType.STRING)).get()
+        .satisfies(s -> assertThat(s.signature()).isNotNull());
+  }
+
+  @Test
+  void localSnapshotAboveTheLimitsIsIgnored() throws IOException {
+    LoadedSnapshot snapshot = snapshot(null, NS);
+    new LocalSnapshotCache(dir, NS, FILTER).write(snapshot);
+    long size = snapshot.manifest().totalBytes();
+    assertThat(new LocalSnapshotCache(dir, NS, FILTER, new SnapshotLimits(size, 10),
+        TrustedKeys.none()).read(KeyType.STRING)).isPresent();
+    assertThat(new LocalSnapshotCache(dir, NS, FILTER, new SnapshotLimits(size - 1, 10),
+        TrustedKeys.none()).read(KeyType.STRING)).isEmpty();
+  }
+
+  @Test
+  void localSnapshotClaiming16GiBIsIgnoredWithoutAllocating() throws IOException {
+    // As a tampered or corrupted directory could hold it: consistent manifest, a payload file of
+    // the announced size (sparse) whose chunk 0 matches. Believing it means a 16 GiB allocation
+    // on the starting thread.
+    LocalSnapshotCache files = new LocalSnapshotCache(dir, NS, FILTER);
+    Manifest hostile = HostileManifest.claiming16GiB(FILTER, 2);
+    try (RandomAccessFile payload = new RandomAccessFile(files.payloadFile(2).toFile(), "rw")) {
+      payload.write(HostileManifest.CHUNK0);
+      payload.setLength(hostile.totalBytes());
+    }
+    ObjectNode root = JSON.createObjectNode();
+    root.put("namespace", NS);
+    root.put("filterName", FILTER);
+    root.put("payloadFile", files.payloadFile(2).getFileName().toString());
+    root.set("manifest", JSON.readTree(hostile.toJson()));
+    Files.writeString(files.manifestFile(), root.toString(), StandardCharsets.UTF_8);
+
+    assertThat(files.read(KeyType.STRING)).isEmpty();
+  }
+
+  private LocalSnapshotCache cache(TrustedKeys trusted) {
+    return new LocalSnapshotCache(dir, NS, FILTER, SnapshotLimits.forThisHeap(), trusted);
+  }
+
+  private static TrustedKeys trusted() {
+    return TrustedKeys.of(List.of(KEY.getPublic()));
+  }
+
+  private static LoadedSnapshot snapshot(ManifestSigner signer, String signedNamespace)
+      throws IOException {
+    List<String> keys = TestKeys.strings("k", 1_000);
+    BloomFilterBits bits = TestKeys.stringFilter(2_000, keys);
+    SnapshotEncoder.Result encoded = SnapshotEncoder.encode(bits, 1_000_000, (i, d, l, s) -> { });
+    Manifest manifest = Manifest.of(FILTER, 1, bits, keys.size(), encoded, Instant.now());
+    String json = manifest.toJson();
+    return new LoadedSnapshot(manifest, bits, json,
+        signer == null ? null : signer.sign(signedNamespace, json).toData());
+  }
+}
