@@ -1,5 +1,6 @@
 package io.bloomoperator.cli;
 
+import io.bloomoperator.api.Reasons;
 import io.bloomoperator.api.SnapshotSpec;
 import io.bloomoperator.build.FilterBuilder;
 import io.bloomoperator.build.FilterTooLargeException;
@@ -259,7 +260,7 @@ final class BuildCommand implements Callable<Integer> {
       if ("-".equals(input)) {
         message = message.replace("file " + file, "stdin");
       }
-      if (SourceException.MALFORMED_KEYS.equals(e.reason())) {
+      if (Reasons.MALFORMED_KEYS.equals(e.reason())) {
         message = what + ": " + message + " (--max-malformed raises the limit)";
       }
       throw new CliException(message, e);

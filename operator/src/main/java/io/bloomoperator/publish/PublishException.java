@@ -6,20 +6,6 @@ package io.bloomoperator.publish;
  */
 public class PublishException extends Exception {
 
-  /** Ready-condition reason for a filter that exceeds the configured snapshot limits. */
-  public static final String TOO_LARGE = "SnapshotTooLarge";
-  /** Ready-condition reason for API failures while writing the snapshot. */
-  public static final String FAILED = "PublishFailed";
-  /** Ready-condition reason when another writer changed the manifest concurrently. */
-  public static final String CONFLICT = "ManifestConflict";
-  /** Ready-condition reason when manifests must be signed but the signing key is unusable. */
-  public static final String SIGNING_KEY = "SigningKeyUnavailable";
-
-  /** Ready-condition reason when the snapshot's ConfigMap names belong to someone else. */
-  public static final String NAME_CONFLICT = "NameConflict";
-  /** Ready-condition reason when the namespace's snapshots would exceed their byte budget. */
-  public static final String NAMESPACE_QUOTA = "NamespaceQuotaExceeded";
-
   private final String reason;
 
   public PublishException(String reason, String message, Throwable cause) {
@@ -27,7 +13,7 @@ public class PublishException extends Exception {
     this.reason = reason;
   }
 
-  /** The condition reason. */
+  /** The condition reason, one of {@link io.bloomoperator.api.Reasons}. */
   public String reason() {
     return reason;
   }

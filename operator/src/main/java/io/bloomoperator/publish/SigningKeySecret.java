@@ -1,5 +1,6 @@
 package io.bloomoperator.publish;
 
+import io.bloomoperator.api.Reasons;
 import io.bloomoperator.snapshot.Ed25519Keys;
 import io.bloomoperator.snapshot.ManifestSigner;
 import io.fabric8.kubernetes.api.model.Secret;
@@ -74,16 +75,16 @@ public record SigningKeySecret(String namespace, String name) {
     try {
       secret = client.secrets().inNamespace(namespace).withName(name).get();
     } catch (KubernetesClientException e) {
-      throw new PublishException(PublishException.SIGNING_KEY, where + " could not be read (HTTP "
+      throw new PublishException(Reasons.SIGNING_KEY_UNAVAILABLE, where + " could not be read (HTTP "
           + e.getCode() + "); nothing was published", e);
     }
     if (secret == null) {
-      throw new PublishException(PublishException.SIGNING_KEY, where
+      throw new PublishException(Reasons.SIGNING_KEY_UNAVAILABLE, where
           + " does not exist; nothing was published", null);
     }
     String encoded = secret.getData() == null ? null : secret.getData().get(KEY);
     if (encoded == null) {
-      throw new PublishException(PublishException.SIGNING_KEY, where + " has no data key '" + KEY
+      throw new PublishException(Reasons.SIGNING_KEY_UNAVAILABLE, where + " has no data key '" + KEY
           + "'; nothing was published", null);
     }
     try {
@@ -91,7 +92,7 @@ public record SigningKeySecret(String namespace, String name) {
       return new ManifestSigner(Ed25519Keys.readPrivateKey(pem));
     } catch (IllegalArgumentException | InvalidKeyException e) {
       // No cause: its message could quote key material.
-      throw new PublishException(PublishException.SIGNING_KEY, where + " key '" + KEY
+      throw new PublishException(Reasons.SIGNING_KEY_UNAVAILABLE, where + " key '" + KEY
           + "' is not an Ed25519 private key in PKCS#8 PEM form; nothing was published", null);
     }
   }

@@ -1,5 +1,6 @@
 package io.bloomoperator.publish;
 
+import io.bloomoperator.api.Reasons;
 import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.snapshot.BloomFilterBits;
 import io.bloomoperator.snapshot.Manifest;
@@ -75,7 +76,7 @@ public final class SnapshotStore {
       return null;
     }
     if (!controlledByOwner(configMap)) {
-      throw new PublishException(PublishException.NAME_CONFLICT, "ConfigMap "
+      throw new PublishException(Reasons.NAME_CONFLICT, "ConfigMap "
           + configMap.getMetadata().getName() + " exists and is not controlled by this "
           + "BloomFilter; it is left untouched. Rename the BloomFilter, or delete or rename the "
           + "ConfigMap (a BloomFilter deleted and re-created under the same name waits here "
@@ -136,16 +137,16 @@ public final class SnapshotStore {
     } catch (IOException | RuntimeException e) {
       deleteQuietly(created);
       if (e instanceof ChunkNameTaken taken) {
-        throw new PublishException(PublishException.NAME_CONFLICT, "ConfigMap " + taken.name
+        throw new PublishException(Reasons.NAME_CONFLICT, "ConfigMap " + taken.name
             + " exists and is not a chunk of this BloomFilter; it is left untouched and version "
             + version + " was not published", e);
       }
       if (e instanceof KubernetesClientException kce && kce.getCode() == 409) {
-        throw new PublishException(PublishException.CONFLICT, "manifest "
+        throw new PublishException(Reasons.MANIFEST_CONFLICT, "manifest "
             + SnapshotNames.manifestName(filterName)
             + " changed while version " + version + " was being published; will retry", e);
       }
-      throw new PublishException(PublishException.FAILED, "publishing version " + version
+      throw new PublishException(Reasons.PUBLISH_FAILED, "publishing version " + version
           + " failed: " + rootMessage(e), e);
     }
   }

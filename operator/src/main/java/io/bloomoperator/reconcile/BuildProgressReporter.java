@@ -1,5 +1,6 @@
 package io.bloomoperator.reconcile;
 
+import io.bloomoperator.api.Reasons;
 import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.build.FilterBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -50,7 +51,8 @@ final class BuildProgressReporter implements FilterBuilder.Progress {
       client.resources(BloomFilter.class).inNamespace(filter.getMetadata().getNamespace())
           .withName(filter.getMetadata().getName()).subresource("status")
           .patch(PatchContext.of(PatchType.JSON_MERGE),
-              "{\"status\":{\"phase\":\"Building\",\"keysRead\":" + keys + "}}");
+              "{\"status\":{\"phase\":\"" + Reasons.PHASE_BUILDING + "\",\"keysRead\":" + keys
+                  + "}}");
     } catch (KubernetesClientException e) {
       LOG.debug("progress of {} not written: {}", filter.getMetadata().getName(),
           e.getMessage());

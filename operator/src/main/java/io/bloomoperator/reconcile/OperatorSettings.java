@@ -1,5 +1,6 @@
 package io.bloomoperator.reconcile;
 
+import io.bloomoperator.api.Durations;
 import io.bloomoperator.publish.SigningKeySecret;
 import io.bloomoperator.source.HttpSourceSettings;
 import io.bloomoperator.source.SecretAccess;

@@ -15,8 +15,6 @@ import java.util.Optional;
 public final class ReadyCondition {
 
   public static final String TYPE = "Ready";
-  /** Reason of Ready=True. */
-  public static final String PUBLISHED = "Published";
   /** Longest message kept; the rest is cut so one resource cannot bloat its status. */
   static final int MAX_MESSAGE_CHARS = 1024;
 

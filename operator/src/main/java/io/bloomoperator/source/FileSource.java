@@ -1,5 +1,6 @@
 package io.bloomoperator.source;
 
+import io.bloomoperator.api.Reasons;
 import java.io.BufferedInputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -54,7 +55,7 @@ public final class FileSource implements KeySource {
   @Override
   public void readKeys(KeySink sink) throws SourceException {
     if (Files.isDirectory(path)) {
-      throw new SourceException(SourceException.UNREADABLE, path + " is a directory, not a file");
+      throw new SourceException(Reasons.SOURCE_UNREADABLE, path + " is a directory, not a file");
     }
     InputStream raw;
     try {
@@ -95,13 +96,13 @@ public final class FileSource implements KeySource {
 
   private SourceException failure(IOException e) {
     if (e instanceof NoSuchFileException) {
-      return new SourceException(SourceException.NOT_FOUND, "file " + path + " does not exist", e);
+      return new SourceException(Reasons.SOURCE_NOT_FOUND, "file " + path + " does not exist", e);
     }
     if (e instanceof AccessDeniedException) {
-      return new SourceException(SourceException.UNREADABLE, "file " + path
+      return new SourceException(Reasons.SOURCE_UNREADABLE, "file " + path
           + " is not readable (permission denied)", e);
     }
-    return new SourceException(SourceException.UNREADABLE, "reading file " + path + " failed: "
+    return new SourceException(Reasons.SOURCE_UNREADABLE, "reading file " + path + " failed: "
         + e, e);
   }
 }

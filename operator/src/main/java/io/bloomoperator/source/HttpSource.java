@@ -1,7 +1,8 @@
 package io.bloomoperator.source;
 
+import io.bloomoperator.api.Reasons;
 import io.bloomoperator.api.HttpSourceSpec;
-import io.bloomoperator.reconcile.Durations;
+import io.bloomoperator.api.Durations;
 import io.fabric8.kubernetes.api.model.Secret;
 import java.io.BufferedInputStream;
 import java.io.EOFException;
@@ -71,7 +72,7 @@ import org.slf4j.LoggerFactory;
  * <p><b>Where it connects.</b> Only to addresses the operator's {@link EgressPolicy} allows:
  * by default not to loopback, link-local (cloud metadata), unspecified, multicast or the
  * operator's own addresses, checked on the resolved and on the connected address, for the URL
- * and for every redirect ({@value #ADDRESS_NOT_ALLOWED}); see {@link HttpClients}. No proxy is
+ * and for every redirect ({@value Reasons#SOURCE_ADDRESS_NOT_ALLOWED}); see {@link HttpClients}. No proxy is
  * used.
  *
  * <p><b>Limits.</b> {@code connectTimeout} (default 10s) bounds TCP/TLS connection setup.
@@ -82,8 +83,8 @@ import org.slf4j.LoggerFactory;
  * just before each readTimeout cannot hold a reconcile thread forever), the length of a line
  * ({@code BLOOM_HTTP_MAX_LINE_BYTES}, 64 KiB, checked before the line is held) and the body's
  * size after decompression ({@code BLOOM_HTTP_MAX_BODY_BYTES}, 8 GiB, against gzip bombs).
- * Timeouts fail the read with {@value #TIMEOUT}, the other limits with
- * {@value #LIMIT_EXCEEDED}.
+ * Timeouts fail the read with {@value Reasons#SOURCE_TIMEOUT}, the other limits with
+ * {@value Reasons#SOURCE_LIMIT_EXCEEDED}.
  *
  * <p><b>Errors.</b> 404 and 410 are {@link SourceException#NOT_FOUND}; 401/403 and other non-2xx
  * statuses are {@link SourceException#UNREADABLE} with the status code; connection failures are
@@ -96,12 +97,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class HttpSource implements KeySource {
 
-  /** Condition reason when the server does not connect, answer or send data in time. */
-  public static final String TIMEOUT = "SourceTimeout";
-  /** Condition reason when the URL or a redirect leads to an address the operator refuses. */
-  public static final String ADDRESS_NOT_ALLOWED = "SourceAddressNotAllowed";
-  /** Condition reason when a line or the body is larger than the operator allows. */
-  public static final String LIMIT_EXCEEDED = "SourceLimitExceeded";
 
   static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(10);
   static final Duration DEFAULT_READ_TIMEOUT = Duration.ofSeconds(60);
@@ -184,7 +179,7 @@ public final class HttpSource implements KeySource {
           "BLOOM_HTTP_MAX_BODY_BYTES");
       BoundedLines.stream(body, settings.maxLineBytes(), "BLOOM_HTTP_MAX_LINE_BYTES", sink);
     } catch (BodyLimitExceeded e) {
-      throw new SourceException(LIMIT_EXCEEDED, "download from " + shownUrl + " stopped: "
+      throw new SourceException(Reasons.SOURCE_LIMIT_EXCEEDED, "download from " + shownUrl + " stopped: "
           + e.getMessage() + " (the operator's " + e.setting() + ")");
     } catch (IOException e) {
       LOG.debug("{}: download failed", shownUrl, e);
@@ -192,15 +187,15 @@ public final class HttpSource implements KeySource {
         throw tookTooLong();
       }
       if (e instanceof SocketTimeoutException) {
-        throw new SourceException(TIMEOUT, "download from " + shownUrl + " stalled: no data "
+        throw new SourceException(Reasons.SOURCE_TIMEOUT, "download from " + shownUrl + " stalled: no data "
             + "received for " + readTimeout.toMillis() + " ms (readTimeout)");
       }
       if (e instanceof ZipException || e instanceof EOFException) {
         // Only GZIPInputStream throws EOFException here: a body cut short is a ProtocolException.
-        throw new SourceException(SourceException.UNREADABLE, "body of " + shownUrl
+        throw new SourceException(Reasons.SOURCE_UNREADABLE, "body of " + shownUrl
             + " is not valid gzip");
       }
-      throw new SourceException(SourceException.UNREADABLE, "download from " + shownUrl
+      throw new SourceException(Reasons.SOURCE_UNREADABLE, "download from " + shownUrl
           + " failed: " + failure(e));
     } finally {
       fetched.close();
@@ -226,7 +221,7 @@ public final class HttpSource implements KeySource {
       }
       default -> {
         LOG.debug("{}: unsupported Content-Encoding {}", shownUrl, encoding);
-        throw new SourceException(SourceException.UNREADABLE, "body of " + shownUrl
+        throw new SourceException(Reasons.SOURCE_UNREADABLE, "body of " + shownUrl
             + " has an unsupported Content-Encoding (only gzip is accepted)");
       }
     }
@@ -260,18 +255,18 @@ public final class HttpSource implements KeySource {
       }
       fetched.close();
       if (hops == MAX_REDIRECTS) {
-        throw new SourceException(SourceException.UNREADABLE, "more than " + MAX_REDIRECTS
+        throw new SourceException(Reasons.SOURCE_UNREADABLE, "more than " + MAX_REDIRECTS
             + " redirects from " + shownUrl);
       }
       HttpUrl next = target.resolve(location.strip());
       if (next == null) {
         LOG.debug("{}: HTTP {} redirects to an invalid Location {}", shownUrl, status, location);
-        throw new SourceException(SourceException.UNREADABLE, "HTTP " + status + " from "
+        throw new SourceException(Reasons.SOURCE_UNREADABLE, "HTTP " + status + " from "
             + where(hops) + " redirects to a Location that is not an http(s) URL");
       }
       LOG.debug("{}: HTTP {} redirects to {}", shownUrl, status, shown(next));
       if (target.isHttps() && !next.isHttps()) {
-        throw new SourceException(SourceException.UNREADABLE, "HTTP " + status + " from "
+        throw new SourceException(Reasons.SOURCE_UNREADABLE, "HTTP " + status + " from "
             + where(hops) + " redirects from HTTPS to HTTP, which is not followed");
       }
       target = next;
@@ -316,12 +311,12 @@ public final class HttpSource implements KeySource {
       }
       if (e instanceof InterruptedIOException && !Thread.currentThread().isInterrupted()) {
         throw watch.connected()
-            ? new SourceException(TIMEOUT, "no response from " + where(hops) + " within "
+            ? new SourceException(Reasons.SOURCE_TIMEOUT, "no response from " + where(hops) + " within "
                 + readTimeout.toMillis() + " ms (readTimeout)")
-            : new SourceException(TIMEOUT, "no connection to " + where(hops) + " within "
+            : new SourceException(Reasons.SOURCE_TIMEOUT, "no connection to " + where(hops) + " within "
                 + connectTimeout.toMillis() + " ms (connectTimeout)");
       }
-      throw new SourceException(SourceException.UNREADABLE, "cannot " + method + " "
+      throw new SourceException(Reasons.SOURCE_UNREADABLE, "cannot " + method + " "
           + where(hops) + ": " + failure(e));
     }
   }
@@ -340,7 +335,7 @@ public final class HttpSource implements KeySource {
       }
     }
     if (problem != null) {
-      throw new SourceException(SourceException.UNREADABLE, "header \"" + name
+      throw new SourceException(Reasons.SOURCE_UNREADABLE, "header \"" + name
           + "\" from Secret " + headersSecret + " (headersSecret) cannot be sent: " + problem);
     }
   }
@@ -360,11 +355,11 @@ public final class HttpSource implements KeySource {
         : "not following the redirect from " + where(hops - 1) + ": the target's address ";
     String hint = refusal == EgressPolicy.Refusal.DENIED ? ""
         : " (only the operator's BLOOM_HTTP_ALLOW can admit it)";
-    return new SourceException(ADDRESS_NOT_ALLOWED, whose + refusal.text() + hint);
+    return new SourceException(Reasons.SOURCE_ADDRESS_NOT_ALLOWED, whose + refusal.text() + hint);
   }
 
   private SourceException tookTooLong() {
-    return new SourceException(TIMEOUT, "reading " + shownUrl + " took longer than "
+    return new SourceException(Reasons.SOURCE_TIMEOUT, "reading " + shownUrl + " took longer than "
         + settings.maxReadTime().toMillis() + " ms (the operator's BLOOM_HTTP_MAX_READ_TIME)");
   }
 
@@ -409,15 +404,15 @@ public final class HttpSource implements KeySource {
     int status = fetched.response().code();
     String from = "HTTP " + status + " from " + where(fetched.hops());
     if (status == 404 || status == 410) {
-      return new SourceException(SourceException.NOT_FOUND, from);
+      return new SourceException(Reasons.SOURCE_NOT_FOUND, from);
     }
     if (status == 401 || status == 403) {
       String hint = headersSecret == null
           ? "; the server wants credentials: set headersSecret (e.g. an Authorization header)"
           : "; check the headers in Secret " + headersSecret + " (headersSecret)";
-      return new SourceException(SourceException.UNREADABLE, from + hint);
+      return new SourceException(Reasons.SOURCE_UNREADABLE, from + hint);
     }
-    return new SourceException(SourceException.UNREADABLE, from);
+    return new SourceException(Reasons.SOURCE_UNREADABLE, from);
   }
 
   /** The validator as an opaque digest: it changes when the value does, and quotes nothing. */

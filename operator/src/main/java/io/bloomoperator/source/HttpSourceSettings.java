@@ -2,7 +2,7 @@ package io.bloomoperator.source;
 
 import static io.bloomoperator.reconcile.OperatorSettings.positive;
 
-import io.bloomoperator.reconcile.Durations;
+import io.bloomoperator.api.Durations;
 import java.time.Duration;
 import java.util.Map;
 

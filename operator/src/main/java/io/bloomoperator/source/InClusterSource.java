@@ -1,5 +1,6 @@
 package io.bloomoperator.source;
 
+import io.bloomoperator.api.Reasons;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import java.io.Reader;
@@ -42,7 +43,7 @@ abstract class InClusterSource<T extends HasMetadata> implements KeySource {
   public void readKeys(KeySink sink) throws SourceException {
     Reader text = content(fetch(), key);
     if (text == null) {
-      throw new SourceException(SourceException.KEY_NOT_FOUND, kind + " " + name
+      throw new SourceException(Reasons.SOURCE_KEY_NOT_FOUND, kind + " " + name
           + " has no key " + key);
     }
     TextKeys.stream(text, sink, description());
@@ -53,11 +54,11 @@ abstract class InClusterSource<T extends HasMetadata> implements KeySource {
     try {
       object = get(name);
     } catch (KubernetesClientException e) {
-      throw new SourceException(SourceException.UNREADABLE, "cannot read " + kind + " " + name
+      throw new SourceException(Reasons.SOURCE_UNREADABLE, "cannot read " + kind + " " + name
           + ": " + e.getMessage(), e);
     }
     if (object == null) {
-      throw new SourceException(SourceException.NOT_FOUND, kind + " " + name
+      throw new SourceException(Reasons.SOURCE_NOT_FOUND, kind + " " + name
           + " not found in namespace " + namespace);
     }
     return object;

@@ -1,5 +1,6 @@
 package io.bloomoperator.source;
 
+import io.bloomoperator.api.Reasons;
 import io.fabric8.kubernetes.api.model.Secret;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
@@ -40,7 +41,7 @@ record JdbcCredentials(String username, String password) {
     Map<String, String> data = secret.getData();
     String encoded = data == null ? null : data.get(key);
     if (encoded == null) {
-      throw new SourceException(SourceException.KEY_NOT_FOUND,
+      throw new SourceException(Reasons.SOURCE_KEY_NOT_FOUND,
           "Secret " + name + " has no key " + key + " (expected keys " + USERNAME_KEY + " and "
               + PASSWORD_KEY + ")");
     }
@@ -48,7 +49,7 @@ record JdbcCredentials(String username, String password) {
     try {
       value = new String(Base64.getDecoder().decode(encoded), StandardCharsets.UTF_8);
     } catch (IllegalArgumentException e) {
-      throw new SourceException(SourceException.UNREADABLE,
+      throw new SourceException(Reasons.SOURCE_UNREADABLE,
           "Secret " + name + " key " + key + " is not valid base64");
     }
     if (value.endsWith("\r\n")) {

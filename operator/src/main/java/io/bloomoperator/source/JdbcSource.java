@@ -1,7 +1,8 @@
 package io.bloomoperator.source;
 
+import io.bloomoperator.api.Reasons;
 import io.bloomoperator.api.JdbcSourceSpec;
-import io.bloomoperator.reconcile.Durations;
+import io.bloomoperator.api.Durations;
 import java.sql.Connection;
 import java.sql.JDBCType;
 import java.sql.ResultSet;
@@ -66,12 +67,12 @@ import org.slf4j.LoggerFactory;
  * {@code queryTimeout} plus one minute, as a backstop against a silently dropped connection.
  *
  * <p><b>Errors</b> (the Ready condition's reason), classified by SQLState so they do not depend
- * on the driver: class 28 (authentication) is {@value #AUTH_FAILED}; a connection that cannot be
+ * on the driver: class 28 (authentication) is {@value Reasons#SOURCE_AUTH_FAILED}; a connection that cannot be
  * opened (class 08, unknown host, unknown database) or is lost midway is
  * {@link SourceException#UNREADABLE} naming the server; the query timeout (or SQLState 57014
- * {@code query_canceled}, 70100, any {@link SQLTimeoutException}) is {@value #TIMEOUT}; any other
+ * {@code query_canceled}, 70100, any {@link SQLTimeoutException}) is {@value Reasons#SOURCE_TIMEOUT}; any other
  * error running the query (class 42 syntax error or missing table, 25006 a write in the
- * read-only transaction, 22 a failed cast, ...) is {@value #QUERY_FAILED}. Messages are fixed
+ * read-only transaction, 22 a failed cast, ...) is {@value Reasons#SOURCE_QUERY_FAILED}. Messages are fixed
  * texts with the SQLState and {@code host:port}: a database's message can quote row values
  * (a failed cast) or names, so it is logged at debug level only and never reaches the status,
  * events or other log levels.
@@ -82,12 +83,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class JdbcSource implements KeySource {
 
-  /** Condition reason when the database rejects the credentials. */
-  public static final String AUTH_FAILED = "SourceAuthFailed";
-  /** Condition reason when the database cannot run the query. */
-  public static final String QUERY_FAILED = "SourceQueryFailed";
-  /** Condition reason when the read runs over {@code queryTimeout}. */
-  public static final String TIMEOUT = "SourceTimeout";
 
   static final int DEFAULT_FETCH_SIZE = 10_000;
   static final Duration DEFAULT_QUERY_TIMEOUT = Duration.ofMinutes(30);
@@ -255,7 +250,7 @@ public final class JdbcSource implements KeySource {
 
   private ColumnReader columnReader(ResultSetMetaData meta) throws SQLException, SourceException {
     if (meta.getColumnCount() < 1) {
-      throw new SourceException(QUERY_FAILED, "the query returns no columns");
+      throw new SourceException(Reasons.SOURCE_QUERY_FAILED, "the query returns no columns");
     }
     int type = meta.getColumnType(1);
     switch (type) {
@@ -284,7 +279,7 @@ public final class JdbcSource implements KeySource {
       }
       // The label and type name come from the server: not repeated.
       case Types.BINARY, Types.VARBINARY, Types.LONGVARBINARY, Types.BLOB -> throw
-          new SourceException(QUERY_FAILED, "the first column is binary (JDBC type "
+          new SourceException(Reasons.SOURCE_QUERY_FAILED, "the first column is binary (JDBC type "
               + JDBCType.valueOf(type).getName() + "); select a text or integer column");
       default -> {
         return JdbcSource::readText;
@@ -303,7 +298,7 @@ public final class JdbcSource implements KeySource {
   }
 
   private SourceException timeout() {
-    return new SourceException(TIMEOUT, "the query did not finish within " + queryTimeout
+    return new SourceException(Reasons.SOURCE_TIMEOUT, "the query did not finish within " + queryTimeout
         .toString().substring(2).toLowerCase(java.util.Locale.ROOT)
         + " (spec.source.jdbc.queryTimeout)");
   }
@@ -325,11 +320,11 @@ public final class JdbcSource implements KeySource {
     String code = state != null && SQLSTATE.matcher(state).matches()
         ? " (SQLState " + state + ")" : "";
     if (state != null && state.startsWith("28")) {
-      return new SourceException(AUTH_FAILED,
+      return new SourceException(Reasons.SOURCE_AUTH_FAILED,
           "authentication to " + url.server() + " failed" + code);
     }
     if (connecting) {
-      return new SourceException(SourceException.UNREADABLE,
+      return new SourceException(Reasons.SOURCE_UNREADABLE,
           "cannot connect to " + url.server() + code);
     }
     if (timedOut || e instanceof SQLTimeoutException || "57014".equals(state)
@@ -337,10 +332,10 @@ public final class JdbcSource implements KeySource {
       return timeout();
     }
     if (state != null && state.startsWith("08")) {
-      return new SourceException(SourceException.UNREADABLE,
+      return new SourceException(Reasons.SOURCE_UNREADABLE,
           "lost the connection to " + url.server() + code);
     }
-    return new SourceException(QUERY_FAILED, "the query failed on " + url.server() + code
+    return new SourceException(Reasons.SOURCE_QUERY_FAILED, "the query failed on " + url.server() + code
         + "; the database's message is logged at debug level");
   }
 

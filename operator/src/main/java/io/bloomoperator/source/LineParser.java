@@ -1,5 +1,6 @@
 package io.bloomoperator.source;
 
+import io.bloomoperator.api.Reasons;
 import io.bloomoperator.snapshot.KeyType;
 
 /**
@@ -71,7 +72,7 @@ public final class LineParser implements KeySink {
         }
         if (malformed > maxMalformed) {
           String unit = lineSource ? "line" : "value";
-          throw new SourceException(SourceException.MALFORMED_KEYS, malformed + " " + unit
+          throw new SourceException(Reasons.MALFORMED_KEYS, malformed + " " + unit
               + "(s) are not Long keys (decimal 64-bit integers); the first is " + unit + " "
               + firstMalformedAt + " (" + firstMalformedLength + " characters)");
         }

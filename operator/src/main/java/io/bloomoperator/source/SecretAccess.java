@@ -1,5 +1,6 @@
 package io.bloomoperator.source;
 
+import io.bloomoperator.api.Reasons;
 import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
@@ -37,8 +38,6 @@ public final class SecretAccess {
   public static final String ALLOWED_FILTERS = "bloomoperator.io/allowed-filters";
   /** Annotation on a Secret naming the hosts its values may be sent to. */
   public static final String ALLOWED_HOSTS = "bloomoperator.io/allowed-hosts";
-  /** Condition reason when a Secret did not opt in to this use. */
-  public static final String NOT_ALLOWED = "SecretNotAllowed";
 
   /** Which Secrets of its namespace a BloomFilter may use. */
   public enum Mode {
@@ -89,7 +88,7 @@ public final class SecretAccess {
    *
    * @param field the spec field naming it, for messages (e.g. {@code source.secret})
    * @throws SourceException {@link SourceException#NOT_FOUND} when it does not exist,
-   *     {@value #NOT_ALLOWED} when it does not allow this filter
+   *     {@value Reasons#SECRET_NOT_ALLOWED} when it does not allow this filter
    */
   public Secret forPublishing(String name, String field) throws SourceException {
     Secret secret = fetch(name, field);
@@ -102,14 +101,14 @@ public final class SecretAccess {
    *
    * @param field the spec field naming it, for messages (e.g. {@code http.headersSecret})
    * @throws SourceException {@link SourceException#NOT_FOUND} when it does not exist,
-   *     {@value #NOT_ALLOWED} when it does not allow this filter or this host
+   *     {@value Reasons#SECRET_NOT_ALLOWED} when it does not allow this filter or this host
    */
   public Secret forSending(String name, String field, String host, int port)
       throws SourceException {
     Secret secret = fetch(name, field);
     checkFilter(secret, name, field);
     if (mode == Mode.ANNOTATION && !hostAllowed(annotation(secret, ALLOWED_HOSTS), host, port)) {
-      throw new SourceException(NOT_ALLOWED, "Secret " + name + " (" + field + ") may not be "
+      throw new SourceException(Reasons.SECRET_NOT_ALLOWED, "Secret " + name + " (" + field + ") may not be "
           + "sent to " + host + ":" + port + ": its annotation " + ALLOWED_HOSTS
           + " does not list that host; nothing was sent");
     }
@@ -121,11 +120,11 @@ public final class SecretAccess {
     try {
       secret = client.secrets().inNamespace(namespace).withName(name).get();
     } catch (KubernetesClientException e) {
-      throw new SourceException(SourceException.UNREADABLE, "cannot read Secret " + name + " ("
+      throw new SourceException(Reasons.SOURCE_UNREADABLE, "cannot read Secret " + name + " ("
           + field + "): " + e.getMessage(), e);
     }
     if (secret == null) {
-      throw new SourceException(SourceException.NOT_FOUND, "Secret " + name + " (" + field
+      throw new SourceException(Reasons.SOURCE_NOT_FOUND, "Secret " + name + " (" + field
           + ") not found in namespace " + namespace);
     }
     return secret;
@@ -137,7 +136,7 @@ public final class SecretAccess {
     }
     List<String> allowed = list(annotation(secret, ALLOWED_FILTERS));
     if (!allowed.contains("*") && !allowed.contains(filterName)) {
-      throw new SourceException(NOT_ALLOWED, "Secret " + name + " (" + field + ") does not "
+      throw new SourceException(Reasons.SECRET_NOT_ALLOWED, "Secret " + name + " (" + field + ") does not "
           + "allow BloomFilter " + filterName + ": its owner must add it to the annotation "
           + ALLOWED_FILTERS + "; nothing was read or sent");
     }

@@ -6,15 +6,6 @@ package io.bloomoperator.source;
  */
 public class SourceException extends Exception {
 
-  /** The object named by the source does not exist (yet). */
-  public static final String NOT_FOUND = "SourceNotFound";
-  /** The object exists but lacks the named key. */
-  public static final String KEY_NOT_FOUND = "SourceKeyNotFound";
-  /** The source could not be read (permissions, I/O, bad encoding). */
-  public static final String UNREADABLE = "SourceUnreadable";
-  /** Too many lines are not keys of the declared type. */
-  public static final String MALFORMED_KEYS = "MalformedKeys";
-
   private final String reason;
 
   public SourceException(String reason, String message) {
@@ -27,7 +18,7 @@ public class SourceException extends Exception {
     this.reason = reason;
   }
 
-  /** The condition reason. */
+  /** The condition reason, one of {@link io.bloomoperator.api.Reasons}. */
   public String reason() {
     return reason;
   }

@@ -1,5 +1,6 @@
 package io.bloomoperator.source;
 
+import io.bloomoperator.api.Reasons;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.Reader;
@@ -17,7 +18,7 @@ final class TextKeys {
         sink.line(line);
       }
     } catch (IOException e) {
-      throw new SourceException(SourceException.UNREADABLE, "reading " + what + " failed: "
+      throw new SourceException(Reasons.SOURCE_UNREADABLE, "reading " + what + " failed: "
           + e.getMessage(), e);
     }
   }

@@ -1,5 +1,6 @@
 package io.bloomoperator.publish;
 
+import io.bloomoperator.api.Reasons;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -90,7 +91,7 @@ class SnapshotStoreTest {
     assertThatThrownBy(() -> new SnapshotStore(client, owner).publish(bits, 100, 2, 1024,
         current(), new SnapshotStore.BuildRecord("t", 1, NOW), NOW))
         .isInstanceOfSatisfying(PublishException.class,
-            e -> assertThat(e.reason()).isEqualTo(PublishException.CONFLICT));
+            e -> assertThat(e.reason()).isEqualTo(Reasons.MANIFEST_CONFLICT));
     assertThat(methods()).filteredOn("DELETE"::equals).hasSize(2);
   }
 

@@ -1,5 +1,6 @@
 package io.bloomoperator.reconcile;
 
+import io.bloomoperator.api.Reasons;
 import static io.bloomoperator.reconcile.SnapshotFixtures.apply;
 import static io.bloomoperator.reconcile.SnapshotFixtures.awaitStatus;
 import static io.bloomoperator.reconcile.SnapshotFixtures.chunkNames;
@@ -218,7 +219,7 @@ class SignedManifestOperatorTest {
     try {
       applyInline(client, ns.name(), "ids", keys("sku", 10));
       BloomFilter failed = awaitStatus(client, ns.name(), "ids",
-          f -> ready(f, "False", PublishException.SIGNING_KEY));
+          f -> ready(f, "False", Reasons.SIGNING_KEY_UNAVAILABLE));
       assertThat(ReadyCondition.of(failed).orElseThrow().getMessage())
           .contains(OPERATOR_NS + "/" + SECRET).doesNotContain("AAAA");
       assertThat(chunkNames(client, ns.name(), "ids")).isEmpty();

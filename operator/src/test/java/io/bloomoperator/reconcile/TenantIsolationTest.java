@@ -1,5 +1,6 @@
 package io.bloomoperator.reconcile;
 
+import io.bloomoperator.api.Reasons;
 import static io.bloomoperator.reconcile.SnapshotFixtures.apply;
 import static io.bloomoperator.reconcile.SnapshotFixtures.awaitStatus;
 import static io.bloomoperator.reconcile.SnapshotFixtures.ready;
@@ -84,7 +85,7 @@ class TenantIsolationTest {
     apply(client, ns.name(), secretFilter("vips", "vip", "String"));
 
     var refused = awaitStatus(client, ns.name(), "vips",
-        f -> ready(f, "False", SecretAccess.NOT_ALLOWED));
+        f -> ready(f, "False", Reasons.SECRET_NOT_ALLOWED));
     assertThat(ReadyCondition.of(refused).orElseThrow().getMessage())
         .contains("Secret vip").contains(SecretAccess.ALLOWED_FILTERS);
     assertThat(client.configMaps().inNamespace(ns.name())
@@ -131,7 +132,7 @@ class TenantIsolationTest {
           source: {inline: [a, b]}
         """.formatted(name));
     return awaitStatus(client, namespace, name,
-        f -> ready(f, "False", PublishException.NAME_CONFLICT));
+        f -> ready(f, "False", Reasons.NAME_CONFLICT));
   }
 
   @Test
@@ -192,7 +193,7 @@ class TenantIsolationTest {
           source: {inline: [a]}
         """);
     var refused = awaitStatus(client, ns.name(), "big",
-        f -> ready(f, "False", PublishException.NAMESPACE_QUOTA));
+        f -> ready(f, "False", Reasons.NAMESPACE_QUOTA_EXCEEDED));
     assertThat(ReadyCondition.of(refused).orElseThrow().getMessage())
         .contains("BLOOM_MAX_NAMESPACE_BYTES").contains("nothing was published");
     assertThat(client.configMaps().inNamespace(ns.name())

@@ -1,5 +1,6 @@
 package io.bloomoperator.source;
 
+import io.bloomoperator.api.Reasons;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -76,7 +77,7 @@ class FileSourceTest {
     assertThatThrownBy(() -> new FileSource(file).readKeys(new LineParser(KeyType.LONG, collect, 0)))
         .isInstanceOf(SourceException.class)
         .satisfies(e -> assertThat(((SourceException) e).reason())
-            .isEqualTo(SourceException.MALFORMED_KEYS))
+            .isEqualTo(Reasons.MALFORMED_KEYS))
         .hasMessageContaining("line 4 (12 characters)")
         .hasMessageNotContaining("not-a-number");
 
@@ -112,11 +113,11 @@ class FileSourceTest {
         .isInstanceOf(SourceException.class)
         .hasMessageContaining(missing.toString())
         .satisfies(e -> assertThat(((SourceException) e).reason())
-            .isEqualTo(SourceException.NOT_FOUND));
+            .isEqualTo(Reasons.SOURCE_NOT_FOUND));
     assertThatThrownBy(source::changeToken)
         .isInstanceOf(SourceException.class)
         .satisfies(e -> assertThat(((SourceException) e).reason())
-            .isEqualTo(SourceException.NOT_FOUND));
+            .isEqualTo(Reasons.SOURCE_NOT_FOUND));
   }
 
   @Test
@@ -125,14 +126,14 @@ class FileSourceTest {
         .isInstanceOf(SourceException.class)
         .hasMessageContaining("directory")
         .satisfies(e -> assertThat(((SourceException) e).reason())
-            .isEqualTo(SourceException.UNREADABLE));
+            .isEqualTo(Reasons.SOURCE_UNREADABLE));
 
     Path latin1 = Files.write(dir.resolve("latin1.txt"), new byte[] {'c', 'a', 'f', (byte) 0xE9, '\n'});
     assertThatThrownBy(() -> new FileSource(latin1).readKeys(new LineParser(KeyType.STRING, collect, 0)))
         .isInstanceOf(SourceException.class)
         .hasMessageContaining(latin1.toString())
         .satisfies(e -> assertThat(((SourceException) e).reason())
-            .isEqualTo(SourceException.UNREADABLE));
+            .isEqualTo(Reasons.SOURCE_UNREADABLE));
 
     byte[] full = gzip("a\n".repeat(10_000));
     Path truncated = Files.write(dir.resolve("truncated.gz"),
@@ -140,7 +141,7 @@ class FileSourceTest {
     assertThatThrownBy(() -> new FileSource(truncated).readKeys(new LineParser(KeyType.STRING, collect, 0)))
         .isInstanceOf(SourceException.class)
         .satisfies(e -> assertThat(((SourceException) e).reason())
-            .isEqualTo(SourceException.UNREADABLE));
+            .isEqualTo(Reasons.SOURCE_UNREADABLE));
   }
 
   @Test

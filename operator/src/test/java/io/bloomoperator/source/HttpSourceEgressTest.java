@@ -1,5 +1,6 @@
 package io.bloomoperator.source;
 
+import io.bloomoperator.api.Reasons;
 import static io.bloomoperator.source.HttpSourceTest.failure;
 import static io.bloomoperator.source.HttpSourceTest.parser;
 import static io.bloomoperator.source.HttpSourceTest.spec;
@@ -67,9 +68,9 @@ class HttpSourceEgressTest {
     SourceException token = failure(source::changeToken);
     SourceException read = failure(() -> source.readKeys(parser(KeyType.STRING,
         new ArrayList<>())));
-    assertThat(token.reason()).isEqualTo(HttpSource.ADDRESS_NOT_ALLOWED)
+    assertThat(token.reason()).isEqualTo(Reasons.SOURCE_ADDRESS_NOT_ALLOWED)
         .isEqualTo("SourceAddressNotAllowed");
-    assertThat(read.reason()).isEqualTo(HttpSource.ADDRESS_NOT_ALLOWED);
+    assertThat(read.reason()).isEqualTo(Reasons.SOURCE_ADDRESS_NOT_ALLOWED);
     assertThat(read).hasMessage(token.getMessage());
     for (HttpTestServer s : untouched) {
       assertThat(s.requests).as("requests that reached the refused server").isEmpty();

@@ -1,5 +1,6 @@
 package io.bloomoperator.source;
 
+import io.bloomoperator.api.Reasons;
 import static io.bloomoperator.source.HttpSourceTest.LOOPBACK_ALLOWED;
 import static io.bloomoperator.source.HttpSourceTest.failure;
 import static io.bloomoperator.source.HttpSourceTest.parser;
@@ -69,7 +70,7 @@ class HttpSourceLimitsTest {
     });
     SourceException e = failure(() -> source(server.url("/ids"), LOOPBACK_ALLOWED)
         .readKeys(parser(KeyType.STRING, keys)));
-    assertThat(e.reason()).isEqualTo(HttpSource.LIMIT_EXCEEDED).isEqualTo("SourceLimitExceeded");
+    assertThat(e.reason()).isEqualTo(Reasons.SOURCE_LIMIT_EXCEEDED).isEqualTo("SourceLimitExceeded");
     assertThat(e).hasMessage("download from " + server.url("/ids") + " stopped: line 2 is longer "
         + "than 65536 bytes (the operator's BLOOM_HTTP_MAX_LINE_BYTES)");
     assertThat(keys).containsExactly("id-1");
@@ -86,7 +87,7 @@ class HttpSourceLimitsTest {
     assertThat(keys).containsExactly("a", longest, "b");
     SourceException e = failure(() -> source(server.url("/long"), settings)
         .readKeys(parser(KeyType.STRING, new ArrayList<>())));
-    assertThat(e.reason()).isEqualTo(HttpSource.LIMIT_EXCEEDED);
+    assertThat(e.reason()).isEqualTo(Reasons.SOURCE_LIMIT_EXCEEDED);
     assertThat(e.getMessage()).contains("line 2 is longer than 1000 bytes");
   }
 
@@ -127,7 +128,7 @@ class HttpSourceLimitsTest {
             public void putLong(long key) {
             }
           }, 0)));
-      assertThat(e.reason()).as(path).isEqualTo(HttpSource.LIMIT_EXCEEDED);
+      assertThat(e.reason()).as(path).isEqualTo(Reasons.SOURCE_LIMIT_EXCEEDED);
       assertThat(e).hasMessage("download from " + server.url(path) + " stopped: the body is "
           + "larger than " + limit + " bytes after decompression (the operator's "
           + "BLOOM_HTTP_MAX_BODY_BYTES)");
@@ -159,7 +160,7 @@ class HttpSourceLimitsTest {
     long start = System.nanoTime();
     SourceException e = failure(() -> source.readKeys(parser(KeyType.STRING, keys)));
     Duration took = Duration.ofNanos(System.nanoTime() - start);
-    assertThat(e.reason()).isEqualTo(HttpSource.TIMEOUT);
+    assertThat(e.reason()).isEqualTo(Reasons.SOURCE_TIMEOUT);
     assertThat(e).hasMessage("reading " + server.url("/trickle") + " took longer than 2500 ms "
         + "(the operator's BLOOM_HTTP_MAX_READ_TIME)");
     assertThat(keys).as("keys before the deadline were read").isNotEmpty();
@@ -181,7 +182,7 @@ class HttpSourceLimitsTest {
     // Each hop answers within readTimeout; five of them do not fit into 2 s.
     SourceException e = failure(() -> source(server.url("/slow"),
         limits(1024, 1024, Duration.ofSeconds(2))).changeToken());
-    assertThat(e.reason()).isEqualTo(HttpSource.TIMEOUT);
+    assertThat(e.reason()).isEqualTo(Reasons.SOURCE_TIMEOUT);
     assertThat(e.getMessage()).contains("BLOOM_HTTP_MAX_READ_TIME");
   }
 

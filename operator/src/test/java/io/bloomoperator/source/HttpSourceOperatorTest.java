@@ -1,5 +1,6 @@
 package io.bloomoperator.source;
 
+import io.bloomoperator.api.Reasons;
 import static io.bloomoperator.reconcile.SnapshotFixtures.apply;
 import static io.bloomoperator.reconcile.SnapshotFixtures.awaitStatus;
 import static io.bloomoperator.reconcile.SnapshotFixtures.manifest;
@@ -170,7 +171,7 @@ class HttpSourceOperatorTest {
         """.formatted(server.url("/private/ids.txt")));
 
     BloomFilter missing = awaitStatus(client, ns.name(), "private",
-        f -> ready(f, "False", SourceException.NOT_FOUND));
+        f -> ready(f, "False", Reasons.SOURCE_NOT_FOUND));
     assertThat(ReadyCondition.of(missing).orElseThrow().getMessage())
         .contains("Secret export-auth (source.http.headersSecret) not found");
 
@@ -178,7 +179,7 @@ class HttpSourceOperatorTest {
     exportAuth(client, ns.name(), Map.of(SecretAccess.ALLOWED_FILTERS, "private",
         SecretAccess.ALLOWED_HOSTS, "exports.shop.internal"));
     BloomFilter refused = awaitStatus(client, ns.name(), "private",
-        f -> ready(f, "False", SecretAccess.NOT_ALLOWED));
+        f -> ready(f, "False", Reasons.SECRET_NOT_ALLOWED));
     assertThat(ReadyCondition.of(refused).orElseThrow().getMessage())
         .contains("may not be sent to 127.0.0.1:" + server.port());
     assertThat(server.requests).as("requests that carried the Secret's header")
@@ -313,7 +314,7 @@ class HttpSourceOperatorTest {
 
     status = 500;
     BloomFilter failed = awaitStatus(client, ns.name(), "flaky",
-        f -> ready(f, "False", SourceException.UNREADABLE));
+        f -> ready(f, "False", Reasons.SOURCE_UNREADABLE));
     assertThat(ReadyCondition.of(failed).orElseThrow().getMessage())
         .contains("HTTP 500").doesNotContain("maintenance");
     assertThat(failed.getStatus().getVersion()).isEqualTo(1L);
@@ -382,7 +383,7 @@ class HttpSourceOperatorTest {
       logged = List.copyOf(LOGS.list);
     }
     assertThat(logged).anySatisfy(e -> assertThat(e.getFormattedMessage())
-        .contains("echo").contains(SourceException.UNREADABLE));
+        .contains("echo").contains(Reasons.SOURCE_UNREADABLE));
     assertThat(logged).allSatisfy(HttpSourceOperatorTest::assertNoMarker);
   }
 
@@ -411,7 +412,7 @@ class HttpSourceOperatorTest {
 
       for (String name : List.of("direct", "redirected", "metadata")) {
         BloomFilter refused = awaitStatus(client, ns.name(), name,
-            f -> ready(f, "False", HttpSource.ADDRESS_NOT_ALLOWED));
+            f -> ready(f, "False", Reasons.SOURCE_ADDRESS_NOT_ALLOWED));
         assertThat(messageOf(refused)).as(name).contains("BLOOM_HTTP_ALLOW");
       }
       assertThat(messageOf(get(client, ns.name(), "direct")))
@@ -431,7 +432,7 @@ class HttpSourceOperatorTest {
   }
 
   private static void assertNotEchoed(BloomFilter filter) {
-    assertThat(ready(filter, "False", SourceException.UNREADABLE)).isTrue();
+    assertThat(ready(filter, "False", Reasons.SOURCE_UNREADABLE)).isTrue();
     assertThat(Serialization.asYaml(filter.getStatus())).doesNotContain(MARKER);
   }
 

@@ -1,5 +1,6 @@
 package io.bloomoperator.source;
 
+import io.bloomoperator.api.Reasons;
 import static io.bloomoperator.source.HttpTestServer.gzip;
 import static io.bloomoperator.source.HttpTestServer.send;
 import static io.bloomoperator.source.HttpTestServer.text;
@@ -149,7 +150,7 @@ class HttpSourceTest {
     server.on("/numbers", ex -> send(ex, 200, text(List.of("1", "two", "3"))));
     SourceException e = failure(() -> source(server.url("/numbers"))
         .readKeys(parser(KeyType.LONG)));
-    assertThat(e.reason()).isEqualTo(SourceException.MALFORMED_KEYS);
+    assertThat(e.reason()).isEqualTo(Reasons.MALFORMED_KEYS);
     assertThat(e).hasMessageContaining("line 2 (3 characters)").hasMessageNotContaining("two");
   }
 
@@ -239,7 +240,7 @@ class HttpSourceTest {
   void changeTokenReportsErrorsOfTheGetWhenHeadFails() {
     server.on("/gone", ex -> send(ex, 404, "no such export".getBytes(StandardCharsets.UTF_8)));
     SourceException e = failure(() -> source(server.url("/gone")).changeToken());
-    assertThat(e.reason()).isEqualTo(SourceException.NOT_FOUND);
+    assertThat(e.reason()).isEqualTo(Reasons.SOURCE_NOT_FOUND);
     assertThat(e).hasMessage("HTTP 404 from " + server.url("/gone"));
   }
 
@@ -247,7 +248,7 @@ class HttpSourceTest {
   void notFoundIsSourceNotFound() {
     server.on("/missing", ex -> send(ex, 404, new byte[0]));
     SourceException e = failure(() -> read(source(server.url("/missing"))));
-    assertThat(e.reason()).isEqualTo(SourceException.NOT_FOUND).isEqualTo("SourceNotFound");
+    assertThat(e.reason()).isEqualTo(Reasons.SOURCE_NOT_FOUND).isEqualTo("SourceNotFound");
     assertThat(e).hasMessage("HTTP 404 from " + server.url("/missing"));
   }
 
@@ -258,7 +259,7 @@ class HttpSourceTest {
       send(ex, 500, ("database on fire, password=" + MARKER).getBytes(StandardCharsets.UTF_8));
     });
     SourceException e = failure(() -> read(source(server.url("/ids"))));
-    assertThat(e.reason()).isEqualTo(SourceException.UNREADABLE);
+    assertThat(e.reason()).isEqualTo(Reasons.SOURCE_UNREADABLE);
     assertThat(e).hasMessage("HTTP 500 from " + server.url("/ids"));
     SourceException token = failure(() -> source(server.url("/ids")).changeToken());
     assertThat(token).hasMessage("HTTP 500 from " + server.url("/ids"));
@@ -271,7 +272,7 @@ class HttpSourceTest {
       send(ex, 200, text(ids(10)));
     });
     SourceException e = failure(() -> read(source(server.url("/ids"))));
-    assertThat(e.reason()).isEqualTo(SourceException.UNREADABLE);
+    assertThat(e.reason()).isEqualTo(Reasons.SOURCE_UNREADABLE);
     assertThat(e).hasMessage("body of " + server.url("/ids") + " has an unsupported "
         + "Content-Encoding (only gzip is accepted)");
   }
@@ -287,11 +288,11 @@ class HttpSourceTest {
       send(ex, 302, new byte[0]);
     });
     SourceException scheme = failure(() -> read(source(server.url("/scheme"))));
-    assertThat(scheme.reason()).isEqualTo(SourceException.UNREADABLE);
+    assertThat(scheme.reason()).isEqualTo(Reasons.SOURCE_UNREADABLE);
     assertThat(scheme).hasMessage("HTTP 302 from " + server.url("/scheme")
         + " redirects to a Location that is not an http(s) URL");
     SourceException unknown = failure(() -> read(source(server.url("/unknown"))));
-    assertThat(unknown.reason()).isEqualTo(SourceException.UNREADABLE);
+    assertThat(unknown.reason()).isEqualTo(Reasons.SOURCE_UNREADABLE);
     assertThat(unknown).hasMessage("cannot GET " + server.url("/unknown")
         + " (after 1 redirect): unknown host");
   }
@@ -312,7 +313,7 @@ class HttpSourceTest {
       SourceException e = failure(() -> read(source("http://127.0.0.1:" + raw.getLocalPort()
           + "/ids")));
       responder.join(5_000);
-      assertThat(e.reason()).isEqualTo(SourceException.UNREADABLE);
+      assertThat(e.reason()).isEqualTo(Reasons.SOURCE_UNREADABLE);
       assertThat(e.getMessage()).contains("not a valid HTTP response");
     }
   }
@@ -331,7 +332,7 @@ class HttpSourceTest {
   void forbiddenPointsAtHeadersSecret() {
     server.on("/ids", ex -> send(ex, 403, "denied".getBytes(StandardCharsets.UTF_8)));
     SourceException e = failure(() -> read(source(server.url("/ids"))));
-    assertThat(e.reason()).isEqualTo(SourceException.UNREADABLE);
+    assertThat(e.reason()).isEqualTo(Reasons.SOURCE_UNREADABLE);
     assertThat(e.getMessage()).contains("HTTP 403").contains("headersSecret")
         .doesNotContain("denied");
   }
@@ -352,7 +353,7 @@ class HttpSourceTest {
     long start = System.nanoTime();
     SourceException e = failure(() -> read(source(server.url("/slow"), "500ms")));
     assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(5));
-    assertThat(e.reason()).isEqualTo(HttpSource.TIMEOUT).isEqualTo("SourceTimeout");
+    assertThat(e.reason()).isEqualTo(Reasons.SOURCE_TIMEOUT).isEqualTo("SourceTimeout");
     assertThat(e.getMessage()).contains("stalled").contains("500 ms");
     assertThat(keys).as("lines before the stall were read").hasSize(100);
   }
@@ -388,7 +389,7 @@ class HttpSourceTest {
       }
     });
     SourceException e = failure(() -> source(server.url("/late"), "500ms").changeToken());
-    assertThat(e.reason()).isEqualTo(HttpSource.TIMEOUT);
+    assertThat(e.reason()).isEqualTo(Reasons.SOURCE_TIMEOUT);
     assertThat(e.getMessage()).contains("no response").contains("readTimeout");
   }
 
@@ -400,7 +401,7 @@ class HttpSourceTest {
       ex.getResponseBody().flush();
     });
     SourceException e = failure(() -> read(source(server.url("/cut"))));
-    assertThat(e.reason()).isEqualTo(SourceException.UNREADABLE);
+    assertThat(e.reason()).isEqualTo(Reasons.SOURCE_UNREADABLE);
   }
 
   @Test
@@ -409,7 +410,7 @@ class HttpSourceTest {
     byte[] truncated = java.util.Arrays.copyOf(broken, broken.length / 2);
     server.on("/ids.gz", ex -> send(ex, 200, truncated));
     SourceException e = failure(() -> read(source(server.url("/ids.gz"))));
-    assertThat(e.reason()).isEqualTo(SourceException.UNREADABLE);
+    assertThat(e.reason()).isEqualTo(Reasons.SOURCE_UNREADABLE);
   }
 
   @Test
@@ -419,14 +420,14 @@ class HttpSourceTest {
       port = socket.getLocalPort();
     }
     SourceException e = failure(() -> read(source("http://127.0.0.1:" + port + "/ids")));
-    assertThat(e.reason()).isEqualTo(SourceException.UNREADABLE);
+    assertThat(e.reason()).isEqualTo(Reasons.SOURCE_UNREADABLE);
     assertThat(e.getMessage()).contains("127.0.0.1:" + port).containsIgnoringCase("refused");
   }
 
   @Test
   void unknownHostIsUnreadable() {
     SourceException e = failure(() -> read(source("http://no-such-host.invalid/ids")));
-    assertThat(e.reason()).isEqualTo(SourceException.UNREADABLE);
+    assertThat(e.reason()).isEqualTo(Reasons.SOURCE_UNREADABLE);
     assertThat(e.getMessage()).contains("unknown host");
   }
 
@@ -452,7 +453,7 @@ class HttpSourceTest {
       send(ex, 302, new byte[0]);
     });
     SourceException e = failure(() -> read(source(server.url("/loop"))));
-    assertThat(e.reason()).isEqualTo(SourceException.UNREADABLE);
+    assertThat(e.reason()).isEqualTo(Reasons.SOURCE_UNREADABLE);
     assertThat(e.getMessage()).contains("redirects");
   }
 

@@ -1,5 +1,6 @@
 package io.bloomoperator.source;
 
+import io.bloomoperator.api.Reasons;
 import io.bloomoperator.testing.PostgresServer;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -52,7 +53,7 @@ class JdbcCredentialsTest {
     assertThatThrownBy(() -> read("db-creds"))
         .isInstanceOf(SourceException.class)
         .hasMessageContaining("Secret db-creds (source.jdbc.credentialsSecret) not found")
-        .extracting(e -> ((SourceException) e).reason()).isEqualTo(SourceException.NOT_FOUND);
+        .extracting(e -> ((SourceException) e).reason()).isEqualTo(Reasons.SOURCE_NOT_FOUND);
   }
 
   @Test
@@ -62,7 +63,7 @@ class JdbcCredentialsTest {
         .isInstanceOf(SourceException.class)
         .hasMessageContaining("has no key password")
         .extracting(e -> ((SourceException) e).reason())
-        .isEqualTo(SourceException.KEY_NOT_FOUND);
+        .isEqualTo(Reasons.SOURCE_KEY_NOT_FOUND);
   }
 
   @Test
@@ -117,7 +118,7 @@ class JdbcCredentialsTest {
           SecretAccess.ALLOWED_HOSTS, "db.shop.internal:5432"), data);
       assertThatThrownBy(() -> new JdbcSource(access, spec).readKeys(noKeys()))
           .isInstanceOfSatisfying(SourceException.class,
-              e -> assertThat(e.reason()).isEqualTo(SecretAccess.NOT_ALLOWED))
+              e -> assertThat(e.reason()).isEqualTo(Reasons.SECRET_NOT_ALLOWED))
           .hasMessageContaining("may not be sent to 127.0.0.1:" + attacker.getLocalPort());
       Thread.sleep(200);
       assertThat(connections.get()).as("connections to the author's server").isZero();

@@ -1,5 +1,6 @@
 package io.bloomoperator.source;
 
+import io.bloomoperator.api.Reasons;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -94,7 +95,7 @@ class JdbcMySqlSourceTest {
           .as(scheme)
           .isInstanceOf(SourceException.class)
           .hasMessageContaining("SQLState 25006")
-          .extracting(e -> ((SourceException) e).reason()).isEqualTo(JdbcSource.QUERY_FAILED);
+          .extracting(e -> ((SourceException) e).reason()).isEqualTo(Reasons.SOURCE_QUERY_FAILED);
     }
     assertThat(db.query("select count(*) from writes")).containsExactly("0");
   }
@@ -136,7 +137,7 @@ class JdbcMySqlSourceTest {
           .readKeys(new LineParser(KeyType.LONG, new CollectedKeys(), 0)))
           .as(scheme)
           .hasMessage("authentication to 127.0.0.1:" + db.port() + " failed (SQLState 28000)")
-          .extracting(e -> ((SourceException) e).reason()).isEqualTo(JdbcSource.AUTH_FAILED);
+          .extracting(e -> ((SourceException) e).reason()).isEqualTo(Reasons.SOURCE_AUTH_FAILED);
     }
   }
 }

@@ -1,5 +1,6 @@
 package io.bloomoperator.source;
 
+import io.bloomoperator.api.Reasons;
 import static io.bloomoperator.reconcile.SnapshotFixtures.apply;
 import static io.bloomoperator.reconcile.SnapshotFixtures.awaitStatus;
 import static io.bloomoperator.reconcile.SnapshotFixtures.manifest;
@@ -96,7 +97,7 @@ class JdbcSourceOperatorTest {
       apply(client, ns.name(), filterYaml("casts", "Long",
           "select cast(v as bigint) from cast_rows", ""));
       var failed = awaitStatus(client, ns.name(), "casts",
-          f -> ready(f, "False", JdbcSource.QUERY_FAILED));
+          f -> ready(f, "False", Reasons.SOURCE_QUERY_FAILED));
       assertThat(ReadyCondition.of(failed).orElseThrow().getMessage())
           .contains("SQLState 22P02");
       // A second build fails the same way, so the status and logs have settled on the error.
@@ -203,7 +204,7 @@ class JdbcSourceOperatorTest {
 
     credentials(client, ns.name(), "not-the-password");
     var failed = awaitStatus(client, ns.name(), "skus",
-        f -> ready(f, "False", JdbcSource.AUTH_FAILED));
+        f -> ready(f, "False", Reasons.SOURCE_AUTH_FAILED));
     assertThat(ReadyCondition.of(failed).orElseThrow().getMessage())
         .contains("SQLState 28P01").doesNotContain("not-the-password")
         .doesNotContain("password authentication failed");

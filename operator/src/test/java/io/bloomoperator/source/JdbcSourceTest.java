@@ -1,5 +1,6 @@
 package io.bloomoperator.source;
 
+import io.bloomoperator.api.Reasons;
 import io.bloomoperator.testing.PostgresServer;
 
 import static io.bloomoperator.source.JdbcTestTables.LONG_NULLS;
@@ -119,7 +120,7 @@ class JdbcSourceTest {
           .isInstanceOf(SourceException.class)
           .hasMessageContaining("SQLState 22012")
           .hasMessageNotContaining("division")
-          .extracting(e -> ((SourceException) e).reason()).isEqualTo(JdbcSource.QUERY_FAILED);
+          .extracting(e -> ((SourceException) e).reason()).isEqualTo(Reasons.SOURCE_QUERY_FAILED);
       assertThat(collected.keys).as("rows delivered at fetchSize %d", fetchSize)
           .hasSize(4999 / fetchSize * fetchSize);
     }
@@ -140,7 +141,7 @@ class JdbcSourceTest {
         .hasMessageContaining("value(s) are not Long keys")
         .hasMessageNotContaining("not-a-number")
         .extracting(e -> ((SourceException) e).reason())
-        .isEqualTo(SourceException.MALFORMED_KEYS);
+        .isEqualTo(Reasons.MALFORMED_KEYS);
   }
 
   @Test
@@ -164,7 +165,7 @@ class JdbcSourceTest {
         .hasMessageContaining("binary")
         .as("the server's label and type name are not repeated")
         .hasMessageNotContaining("blob").hasMessageNotContaining("bytea")
-        .extracting(e -> ((SourceException) e).reason()).isEqualTo(JdbcSource.QUERY_FAILED);
+        .extracting(e -> ((SourceException) e).reason()).isEqualTo(Reasons.SOURCE_QUERY_FAILED);
   }
 
   @Test
@@ -174,7 +175,7 @@ class JdbcSourceTest {
     assertThatThrownBy(() -> source.readKeys(new LineParser(KeyType.LONG, new CollectedKeys(), 0)))
         .isInstanceOf(SourceException.class)
         .hasMessage("authentication to 127.0.0.1:" + pg.port() + " failed (SQLState 28P01)")
-        .extracting(e -> ((SourceException) e).reason()).isEqualTo(JdbcSource.AUTH_FAILED);
+        .extracting(e -> ((SourceException) e).reason()).isEqualTo(Reasons.SOURCE_AUTH_FAILED);
   }
 
   @Test
@@ -189,7 +190,7 @@ class JdbcSourceTest {
           .isInstanceOf(SourceException.class)
           .hasMessageContaining("cannot connect to 127.0.0.1:1")
           .extracting(e -> ((SourceException) e).reason())
-          .isEqualTo(SourceException.UNREADABLE);
+          .isEqualTo(Reasons.SOURCE_UNREADABLE);
     }
   }
 
@@ -202,7 +203,7 @@ class JdbcSourceTest {
         .hasMessageNotContaining("does not exist")
         .hasMessageContaining("SQLState 42P01")
         .hasNoCause()
-        .extracting(e -> ((SourceException) e).reason()).isEqualTo(JdbcSource.QUERY_FAILED);
+        .extracting(e -> ((SourceException) e).reason()).isEqualTo(Reasons.SOURCE_QUERY_FAILED);
   }
 
   @Test
@@ -214,7 +215,7 @@ class JdbcSourceTest {
         .readKeys(new LineParser(KeyType.LONG, new CollectedKeys(), 0)))
         .isInstanceOf(SourceException.class)
         .hasMessageContaining("within 1s")
-        .extracting(e -> ((SourceException) e).reason()).isEqualTo(JdbcSource.TIMEOUT);
+        .extracting(e -> ((SourceException) e).reason()).isEqualTo(Reasons.SOURCE_TIMEOUT);
     assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(6));
   }
 
@@ -232,7 +233,7 @@ class JdbcSourceTest {
     long started = System.nanoTime();
     assertThatThrownBy(() -> source(spec).readKeys(new LineParser(KeyType.LONG, collected, 0)))
         .isInstanceOf(SourceException.class)
-        .extracting(e -> ((SourceException) e).reason()).isEqualTo(JdbcSource.TIMEOUT);
+        .extracting(e -> ((SourceException) e).reason()).isEqualTo(Reasons.SOURCE_TIMEOUT);
     assertThat(collected.keys).as("rows streamed before the timeout").isNotEmpty();
     assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(6));
   }
@@ -266,7 +267,7 @@ class JdbcSourceTest {
         .readKeys(new LineParser(KeyType.STRING, new CollectedKeys(), 0)))
         .isInstanceOf(SourceException.class)
         .hasMessageContaining("SQLState 25006")
-        .extracting(e -> ((SourceException) e).reason()).isEqualTo(JdbcSource.QUERY_FAILED);
+        .extracting(e -> ((SourceException) e).reason()).isEqualTo(Reasons.SOURCE_QUERY_FAILED);
     JdbcSourceSpec sequence = spec("select nextval('keep_me_seq')");
     pg.execute("create sequence keep_me_seq");
     assertThatThrownBy(() -> source(sequence)

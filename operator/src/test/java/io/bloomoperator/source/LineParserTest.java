@@ -1,5 +1,6 @@
 package io.bloomoperator.source;
 
+import io.bloomoperator.api.Reasons;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -50,7 +51,7 @@ class LineParserTest {
       parser.line("# comment lines count as lines");
       parser.line("hunter2-secret");
     }).isInstanceOfSatisfying(SourceException.class,
-        e -> assertThat(e.reason()).isEqualTo(SourceException.MALFORMED_KEYS))
+        e -> assertThat(e.reason()).isEqualTo(Reasons.MALFORMED_KEYS))
         .hasMessageContaining("line 3 (14 characters)")
         .hasMessageNotContaining("hunter2");
     assertThat(keys).containsExactly(12L);

@@ -1,5 +1,6 @@
 package io.bloomoperator.source;
 
+import io.bloomoperator.api.Reasons;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -43,7 +44,7 @@ class SecretAccessTest {
     assertThatThrownBy(() -> access("ids", SecretAccess.Mode.ANNOTATION)
         .forPublishing("plain", "source.secret"))
         .isInstanceOfSatisfying(SourceException.class,
-            e -> assertThat(e.reason()).isEqualTo(SecretAccess.NOT_ALLOWED))
+            e -> assertThat(e.reason()).isEqualTo(Reasons.SECRET_NOT_ALLOWED))
         .hasMessageContaining("Secret plain (source.secret) does not allow BloomFilter ids")
         .hasMessageContaining(SecretAccess.ALLOWED_FILTERS);
   }
@@ -67,7 +68,7 @@ class SecretAccessTest {
     assertThat(ids.forSending("token", "h", "pg.db.internal", 5432)).isNotNull();
     assertThatThrownBy(() -> ids.forSending("token", "h", "attacker.example", 443))
         .isInstanceOfSatisfying(SourceException.class,
-            e -> assertThat(e.reason()).isEqualTo(SecretAccess.NOT_ALLOWED))
+            e -> assertThat(e.reason()).isEqualTo(Reasons.SECRET_NOT_ALLOWED))
         .hasMessageContaining("may not be sent to attacker.example:443")
         .hasMessageContaining("nothing was sent");
     assertThatThrownBy(() -> ids.forSending("token", "h", "exports.shop.internal", 8443))
@@ -89,7 +90,7 @@ class SecretAccessTest {
     for (SecretAccess.Mode mode : SecretAccess.Mode.values()) {
       assertThatThrownBy(() -> access("ids", mode).forPublishing("absent", "source.secret"))
           .isInstanceOfSatisfying(SourceException.class,
-              e -> assertThat(e.reason()).isEqualTo(SourceException.NOT_FOUND));
+              e -> assertThat(e.reason()).isEqualTo(Reasons.SOURCE_NOT_FOUND));
     }
   }
 

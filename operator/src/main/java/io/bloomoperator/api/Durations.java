@@ -1,4 +1,4 @@
-package io.bloomoperator.reconcile;
+package io.bloomoperator.api;
 
 import java.time.Duration;
 import java.util.regex.Matcher;

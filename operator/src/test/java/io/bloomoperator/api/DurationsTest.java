@@ -1,4 +1,4 @@
-package io.bloomoperator.reconcile;
+package io.bloomoperator.api;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

@@ -1,14 +1,18 @@
-package io.bloomoperator.reconcile;
+package io.bloomoperator.api;
 
 import java.util.Locale;
 
-/** Byte counts for humans, in the units kubectl users read (KiB, MiB, GiB). */
-final class Bytes {
+/**
+ * Byte counts for humans, in the units kubectl users read (KiB, MiB, GiB): the format of
+ * {@code status.size} and of sizes in messages.
+ */
+public final class ByteSizes {
 
-  private Bytes() {
+  private ByteSizes() {
   }
 
-  static String human(long bytes) {
+  /** E.g. {@code 512 B}, {@code 11.2 MiB}. */
+  public static String human(long bytes) {
     if (bytes < 1024) {
       return bytes + " B";
     }

@@ -1,0 +1,138 @@
+package io.bloomoperator.reconcile;
+
+import io.bloomoperator.api.BloomFilter;
+import io.bloomoperator.api.BloomFilterStatus;
+import io.bloomoperator.api.ByteSizes;
+import io.bloomoperator.api.Reasons;
+import io.bloomoperator.build.FilterBuilder;
+import io.bloomoperator.publish.PublishedSnapshot;
+import io.bloomoperator.snapshot.Manifest;
+import io.bloomoperator.snapshot.SnapshotNames;
+import io.fabric8.kubernetes.api.model.Condition;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.utils.Serialization;
+import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
+import java.math.BigDecimal;
+import java.math.MathContext;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The record step of one reconcile: the status it writes (one JSON merge patch, whatever the
+ * outcome), the Warning event and metric of a failure, and when the next reconcile runs.
+ * One instance per reconcile; it works on a copy of the status, never on the cached resource.
+ */
+final class StatusReport {
+
+  private static final Logger LOG = LoggerFactory.getLogger(StatusReport.class);
+
+  private final BloomFilter filter;
+  private final KubernetesClient client;
+  private final EventRecorder events;
+  private final BuildMetrics metrics;
+  private final Instant now;
+  private final Optional<Condition> previousReady;
+  private final BloomFilterStatus status;
+
+  StatusReport(BloomFilter filter, KubernetesClient client, EventRecorder events,
+      BuildMetrics metrics, Instant now) {
+    this.filter = filter;
+    this.client = client;
+    this.events = events;
+    this.metrics = metrics;
+    this.now = now;
+    this.previousReady = ReadyCondition.of(filter);
+    this.status = filter.getStatus() == null ? new BloomFilterStatus()
+        : Serialization.clone(filter.getStatus());
+    status.setObservedGeneration(filter.getMetadata().getGeneration());
+  }
+
+  /** The published version and the build record on its manifest. */
+  void published(PublishedSnapshot current) {
+    Manifest published = current.manifest();
+    status.setVersion(published.version());
+    status.setManifest(SnapshotNames.manifestName(filter.getMetadata().getName()));
+    status.setKeys(published.keyCount());
+    status.setNumBits(published.numBits());
+    status.setNumHashFunctions(published.numHashFunctions());
+    // Three significant digits: exact enough to compare with the target, short in kubectl get.
+    status.setExpectedFpp(new BigDecimal(published.expectedFpp())
+        .round(new MathContext(3)).doubleValue());
+    status.setSizeBytes(published.totalBytes());
+    status.setSize(ByteSizes.human(published.totalBytes()));
+    status.setChunks(published.chunks().size());
+    status.setSha256(published.sha256());
+    // The keys the published version was built from; a build's own count (built()) replaces it.
+    // Without it, a progress patch of a build that has ended meanwhile, still in the cached
+    // status this copy started from, would be written back as the result.
+    status.setKeysRead(published.keyCount());
+    status.setSourceToken(current.sourceToken());
+    if (current.builtAt() != null) {
+      status.setLastBuildTime(current.builtAt().toString());
+    }
+  }
+
+  /** What the build that just ended read and found. */
+  void built(FilterBuilder.Result built) {
+    status.setRebuildRequest(RebuildRequest.of(filter));
+    status.setKeysRead(built.keys());
+    status.setMalformedKeys(built.malformed());
+    status.setNullKeys(built.nulls());
+    status.setProbableDuplicateKeys(built.probableDuplicates());
+    status.setLastBuildTime(now.toString());
+    status.setLastBuildDurationMillis(built.took().toMillis());
+  }
+
+  /** The highest version the status has reported (0: none). */
+  long lastKnownVersion() {
+    return status.getVersion() == null ? 0 : status.getVersion();
+  }
+
+  /** Ready=True with the published version, then come back after {@code next} (if any). */
+  UpdateControl<BloomFilter> ready(Optional<Duration> next) {
+    String message = "version " + status.getVersion() + " published: " + status.getKeys()
+        + " keys, " + status.getChunks() + " chunk(s), " + status.getSize();
+    ReadyCondition.set(status, previousReady, true, Reasons.PUBLISHED, message, generation(),
+        now);
+    status.setPhase(Reasons.PHASE_IDLE);
+    write();
+    UpdateControl<BloomFilter> control = UpdateControl.noUpdate();
+    next.ifPresent(control::rescheduleAfter);
+    return control;
+  }
+
+  /**
+   * Ready=False with {@code reason}; the published version stays as it is. One Warning event
+   * per new failure (not per retry).
+   *
+   * @param retry whether to come back with a backoff that grows with the failure's age; false
+   *     when only a spec change can help (a spec change triggers a reconcile anyway)
+   */
+  UpdateControl<BloomFilter> failed(String reason, String message, boolean retry) {
+    boolean newFailure = previousReady.map(c -> !"False".equals(c.getStatus())
+        || !reason.equals(c.getReason())).orElse(true);
+    if (newFailure) {
+      events.warning(filter, reason, message);
+    }
+    metrics.failed(reason);
+    LOG.warn("{}/{}: {}: {}", filter.getMetadata().getNamespace(),
+        filter.getMetadata().getName(), reason, message);
+    ReadyCondition.set(status, previousReady, false, reason, message, generation(), now);
+    status.setPhase(Reasons.PHASE_FAILED);
+    write();
+    UpdateControl<BloomFilter> control = UpdateControl.noUpdate();
+    return retry ? control.rescheduleAfter(Decision.backoff(previousReady, now)) : control;
+  }
+
+  private long generation() {
+    return filter.getMetadata().getGeneration();
+  }
+
+  private void write() {
+    filter.setStatus(status);
+    StatusWriter.write(client, filter, status);
+  }
+}
