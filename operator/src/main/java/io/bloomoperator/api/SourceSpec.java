@@ -24,7 +24,9 @@ public class SourceSpec {
       + "are read.")
   private KeyRef configMap;
 
-  @JsonPropertyDescription("A key of a Secret in the same namespace holding newline-separated keys.")
+  @JsonPropertyDescription("A key of a Secret in the same namespace holding newline-separated keys. "
+      + "The Secret must name this BloomFilter in its annotation "
+      + "bloomoperator.io/allowed-filters (or \"*\").")
   private KeyRef secret;
 
   @JsonPropertyDescription("Newline-delimited keys downloaded over HTTP(S), plain or gzip.")
