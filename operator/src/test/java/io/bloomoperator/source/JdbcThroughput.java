@@ -1,7 +1,7 @@
 package io.bloomoperator.source;
 
 import io.bloomoperator.api.JdbcSourceSpec;
-import io.bloomoperator.build.FilterBuilder;
+import io.bloomoperator.assemble.FilterBuilder;
 import io.bloomoperator.snapshot.KeyType;
 import io.bloomoperator.testing.PostgresServer;
 import java.util.Locale;

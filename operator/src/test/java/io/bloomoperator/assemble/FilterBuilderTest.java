@@ -1,4 +1,4 @@
-package io.bloomoperator.build;
+package io.bloomoperator.assemble;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
