@@ -111,7 +111,7 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
     Optional<Condition> ready = ReadyCondition.of(filter);
     BloomFilterStatus status = copyOf(filter.getStatus());
     status.setObservedGeneration(generation);
-    EventRecorder events = new EventRecorder(client);
+    EventRecorder events = new EventRecorder(client, clock);
 
     Settings resolved;
     KeySource source;
