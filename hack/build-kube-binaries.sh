@@ -8,19 +8,21 @@
 #
 # Idempotent: when every binary is present (and records the version it was built from) it does nothing.
 # Environment:
-#   KUBE_VERSION        Kubernetes release to build (default 1.35.4; its staging modules are v0.<minor>.<patch>)
-#   ETCD_VERSION        etcd release (default 3.6.5, the version that Kubernetes release pins)
+#   KUBE_VERSION        Kubernetes release to build (default: hack/kube-versions.env; its staging
+#                       modules are v0.<minor>.<patch>)
+#   ETCD_VERSION        etcd release (default: hack/kube-versions.env)
 #   KUBE_API_TEST_DIR   kube-api-test's directory (default ~/.kubeapitest, kube-api-test's own default)
 set -euo pipefail
 
-KUBE_VERSION="${KUBE_VERSION:-1.35.4}"
-ETCD_VERSION="${ETCD_VERSION:-3.6.5}"
+HERE="$(cd "$(dirname "$0")" && pwd)"
+pinned() { sed -n "s/^$1=//p" "$HERE/kube-versions.env"; }
+KUBE_VERSION="${KUBE_VERSION:-$(pinned KUBE_VERSION)}"
+ETCD_VERSION="${ETCD_VERSION:-$(pinned ETCD_VERSION)}"
 TEST_DIR="${KUBE_API_TEST_DIR:-$HOME/.kubeapitest}"
 OS_ARCH="linux-amd64"
 TARGET="$TEST_DIR/k8s/${KUBE_VERSION}-${OS_ARCH}"
 STAMP="$TARGET/.built-from"
 WANT_STAMP="kubernetes v${KUBE_VERSION} etcd v${ETCD_VERSION}"
-HERE="$(cd "$(dirname "$0")" && pwd)"
 
 have_all() {
   for b in kube-apiserver kube-controller-manager etcd kubectl; do

@@ -9,4 +9,4 @@ fi
 mvn -B -q install -DskipTests
 exec mvn -B -q -pl operator exec:java -Dexec.mainClass=io.bloomoperator.dev.DevMode \
   -Dexec.classpathScope=test -Dexec.cleanupDaemonThreads=false \
-  -Dbloom.repoRoot="$PWD" -Dkube.version="${KUBE_VERSION:-1.35.4}"
+  -Dbloom.repoRoot="$PWD"

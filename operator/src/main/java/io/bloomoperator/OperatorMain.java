@@ -36,7 +36,7 @@ public final class OperatorMain {
 
   public static void main(String[] args) throws Exception {
     if (io.bloomoperator.cli.BloomCli.isCliInvocation(args)) {
-      // build / inspect / query / help: the offline CLI (issue 6); no arguments runs the operator.
+      // build / inspect / query / help: the offline CLI; no arguments runs the operator.
       System.exit(io.bloomoperator.cli.BloomCli.run(args));
     }
     RuntimeOptions options = RuntimeOptions.fromEnvironment(System.getenv());

@@ -2,8 +2,8 @@ package io.bloomoperator.cli;
 
 import io.bloomoperator.api.Reasons;
 import io.bloomoperator.api.SnapshotSpec;
-import io.bloomoperator.build.FilterBuilder;
-import io.bloomoperator.build.FilterTooLargeException;
+import io.bloomoperator.assemble.FilterBuilder;
+import io.bloomoperator.assemble.FilterTooLargeException;
 import io.bloomoperator.reconcile.OperatorSettings;
 import io.bloomoperator.snapshot.BloomFilterBits;
 import io.bloomoperator.snapshot.Ed25519Keys;

@@ -4,8 +4,8 @@ import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.api.ByteSizes;
 import io.bloomoperator.api.Reasons;
 import io.bloomoperator.api.ResolvedSpec;
-import io.bloomoperator.build.FilterBuilder;
-import io.bloomoperator.build.FilterTooLargeException;
+import io.bloomoperator.assemble.FilterBuilder;
+import io.bloomoperator.assemble.FilterTooLargeException;
 import io.bloomoperator.publish.Publication;
 import io.bloomoperator.publish.PublishException;
 import io.bloomoperator.publish.PublishedSnapshot;
@@ -97,7 +97,7 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
     Instant now = clock.instant();
     String namespace = filter.getMetadata().getNamespace();
     String name = filter.getMetadata().getName();
-    EventRecorder events = new EventRecorder(client);
+    EventRecorder events = new EventRecorder(client, clock);
     StatusReport report = new StatusReport(filter, client, events, metrics, now);
 
     ResolvedSpec spec;
@@ -225,7 +225,7 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
     // status only names the kind of error.
     LOG.warn("{}/{}: unexpected error", filter.getMetadata().getNamespace(),
         filter.getMetadata().getName(), e);
-    new StatusReport(filter, context.getClient(), new EventRecorder(context.getClient()),
+    new StatusReport(filter, context.getClient(), new EventRecorder(context.getClient(), clock),
         metrics, clock.instant()).failed(Reasons.RECONCILE_ERROR,
             "unexpected " + e.getClass().getSimpleName() + "; see the operator log", false);
     return ErrorStatusUpdateControl.noStatusUpdate();

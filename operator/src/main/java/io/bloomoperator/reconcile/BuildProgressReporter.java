@@ -2,7 +2,7 @@ package io.bloomoperator.reconcile;
 
 import io.bloomoperator.api.Reasons;
 import io.bloomoperator.api.BloomFilter;
-import io.bloomoperator.build.FilterBuilder;
+import io.bloomoperator.assemble.FilterBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;

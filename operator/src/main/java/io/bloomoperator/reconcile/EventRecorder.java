@@ -5,6 +5,7 @@ import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.MicroTime;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
+import java.time.Clock;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -23,9 +24,12 @@ public final class EventRecorder {
   private static final AtomicLong SEQUENCE = new AtomicLong();
 
   private final KubernetesClient client;
+  private final Clock clock;
 
-  public EventRecorder(KubernetesClient client) {
+  /** @param clock stamps each event (and makes its name unique); the reconciler's own clock */
+  public EventRecorder(KubernetesClient client, Clock clock) {
     this.client = client;
+    this.clock = clock;
   }
 
   public void normal(HasMetadata about, String reason, String message) {
@@ -37,7 +41,7 @@ public final class EventRecorder {
   }
 
   private void emit(HasMetadata about, String type, String reason, String message) {
-    Instant now = Instant.now();
+    Instant now = clock.instant();
     String stamp = now.truncatedTo(ChronoUnit.SECONDS).toString();
     String name = about.getMetadata().getName() + "."
         + Long.toHexString(now.toEpochMilli() * 1000 + SEQUENCE.incrementAndGet() % 1000);

@@ -4,7 +4,7 @@ import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.api.BloomFilterStatus;
 import io.bloomoperator.api.ByteSizes;
 import io.bloomoperator.api.Reasons;
-import io.bloomoperator.build.FilterBuilder;
+import io.bloomoperator.assemble.FilterBuilder;
 import io.bloomoperator.publish.PublishedSnapshot;
 import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.snapshot.SnapshotNames;

@@ -2,7 +2,7 @@ package io.bloomoperator.bench;
 
 import com.google.common.hash.BloomFilter;
 import com.google.common.hash.Funnels;
-import io.bloomoperator.build.FilterBuilder;
+import io.bloomoperator.assemble.FilterBuilder;
 import io.bloomoperator.snapshot.KeyType;
 import io.bloomoperator.snapshot.SnapshotEncoder;
 import io.bloomoperator.source.GeneratedSource;

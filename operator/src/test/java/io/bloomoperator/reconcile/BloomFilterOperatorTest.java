@@ -12,16 +12,15 @@ import static org.awaitility.Awaitility.await;
 
 import com.google.common.hash.BloomFilter;
 import com.google.common.hash.Funnels;
-import io.bloomoperator.OperatorMain;
 import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.snapshot.SnapshotNames;
 import io.bloomoperator.testing.KubeCluster;
 import io.bloomoperator.testing.RealKubernetes;
 import io.bloomoperator.testing.TestNamespace;
+import io.bloomoperator.testing.operator.InProcessOperator;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.javaoperatorsdk.operator.Operator;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.DataOutputStream;
@@ -33,28 +32,15 @@ import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.IntStream;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The operator end to end on a real API server (and kube-controller-manager for GC). */
 @RealKubernetes(crdDirs = "crds", controllerManager = true)
 class BloomFilterOperatorTest {
 
-  private static KubernetesClient operatorClient;
-  private static Operator operator;
-
-  @BeforeAll
-  static void startOperator() {
-    operatorClient = KubeCluster.shared().newClient();
-    operator = OperatorMain.start(operatorClient, OperatorSettings.defaults());
-  }
-
-  @AfterAll
-  static void stopOperator() {
-    operator.stop();
-    operatorClient.close();
-  }
+  @RegisterExtension
+  static final InProcessOperator OPERATOR = InProcessOperator.withDefaults();
 
   private static List<String> keys(String prefix, int count) {
     return IntStream.range(0, count).mapToObj(i -> prefix + "-" + i).toList();
@@ -385,7 +371,7 @@ class BloomFilterOperatorTest {
 
     // What an operator killed between chunk writes leaves behind: some chunks of the next
     // version (including the very name the next publish will use) and no manifest for them.
-    operator.stop();
+    OPERATOR.stop();
     try {
       for (int i = 0; i < 2; i++) {
         client.configMaps().inNamespace(ns.name()).resource(new ConfigMapBuilder()
@@ -401,7 +387,7 @@ class BloomFilterOperatorTest {
       }
       sourceConfigMap(client, ns.name(), "ids", "ids", keys("y", 2000));
     } finally {
-      operator = OperatorMain.start(operatorClient, OperatorSettings.defaults());
+      OPERATOR.start();
     }
 
     var republished = awaitStatus(client, ns.name(), "crashy",

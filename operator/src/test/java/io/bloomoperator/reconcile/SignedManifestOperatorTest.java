@@ -8,7 +8,6 @@ import static io.bloomoperator.reconcile.SnapshotFixtures.ready;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.bloomoperator.OperatorMain;
 import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.publish.PublishException;
 import io.bloomoperator.publish.SigningKeySecret;
@@ -21,9 +20,9 @@ import io.bloomoperator.snapshot.SnapshotEncoder;
 import io.bloomoperator.snapshot.SnapshotNames;
 import io.bloomoperator.snapshot.SnapshotRefusedException;
 import io.bloomoperator.snapshot.SnapshotRefusedException.Reason;
-import io.bloomoperator.testing.KubeCluster;
 import io.bloomoperator.testing.RealKubernetes;
 import io.bloomoperator.testing.TestNamespace;
+import io.bloomoperator.testing.operator.InProcessOperator;
 import io.bloomoperator.watch.BloomFilterListener;
 import io.bloomoperator.watch.BloomFilterWatcher;
 import io.bloomoperator.watch.LiveBloomFilter;
@@ -33,7 +32,6 @@ import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.SecretBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.javaoperatorsdk.operator.Operator;
 import java.nio.charset.StandardCharsets;
 import java.security.KeyPair;
 import java.time.Duration;
@@ -45,9 +43,8 @@ import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.stream.IntStream;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The operator signs every manifest with the key of a Secret in its own namespace; readers that
@@ -64,25 +61,16 @@ class SignedManifestOperatorTest {
   private static final String OPERATOR_NS = "bloom-system-"
       + Integer.toHexString(ThreadLocalRandom.current().nextInt(0x10000));
 
-  private static KubernetesClient operatorClient;
-  private static Operator operator;
-
-  @BeforeAll
-  static void startOperator() {
-    operatorClient = KubeCluster.shared().newClient();
-    operatorClient.namespaces().resource(new NamespaceBuilder().withNewMetadata()
-        .withName(OPERATOR_NS).endMetadata().build()).create();
-    setSigningKey(FIRST);
-    operator = OperatorMain.start(operatorClient, OperatorSettings.defaults()
-        .withSigningKey(new SigningKeySecret(OPERATOR_NS, SECRET)));
-  }
-
-  @AfterAll
-  static void stopOperator() {
-    operator.stop();
-    operatorClient.namespaces().withName(OPERATOR_NS).delete();
-    operatorClient.close();
-  }
+  /** Signs with the key in a Secret of its own namespace, which exists before it starts. */
+  @RegisterExtension
+  static final InProcessOperator OPERATOR = InProcessOperator.withSettings(
+      OperatorSettings.defaults().withSigningKey(new SigningKeySecret(OPERATOR_NS, SECRET)))
+      .beforeStart(client -> {
+        client.namespaces().resource(new NamespaceBuilder().withNewMetadata()
+            .withName(OPERATOR_NS).endMetadata().build()).create();
+        setSigningKey(FIRST);
+      })
+      .afterStop(client -> client.namespaces().withName(OPERATOR_NS).delete());
 
   @Test
   void trustedReaderLoadsOperatorSnapshotsAndRefusesForgeries(KubernetesClient client,
@@ -254,7 +242,7 @@ class SignedManifestOperatorTest {
   }
 
   private static void setSigningKeyPem(String pem) {
-    operatorClient.secrets().inNamespace(OPERATOR_NS).resource(new SecretBuilder()
+    OPERATOR.client().secrets().inNamespace(OPERATOR_NS).resource(new SecretBuilder()
         .withNewMetadata().withName(SECRET).endMetadata()
         .withData(Map.of(KEY_FIELD, Base64.getEncoder().encodeToString(
             pem.getBytes(StandardCharsets.US_ASCII))))

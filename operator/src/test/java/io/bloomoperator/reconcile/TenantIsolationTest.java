@@ -6,27 +6,22 @@ import static io.bloomoperator.reconcile.SnapshotFixtures.awaitStatus;
 import static io.bloomoperator.reconcile.SnapshotFixtures.ready;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import ch.qos.logback.classic.Logger;
-import ch.qos.logback.classic.spi.ILoggingEvent;
-import ch.qos.logback.core.read.ListAppender;
-import io.bloomoperator.OperatorMain;
 import io.bloomoperator.publish.PublishException;
 import io.bloomoperator.snapshot.SnapshotNames;
 import io.bloomoperator.source.SecretAccess;
-import io.bloomoperator.testing.KubeCluster;
 import io.bloomoperator.testing.RealKubernetes;
 import io.bloomoperator.testing.TestNamespace;
+import io.bloomoperator.testing.operator.InProcessOperator;
+import io.bloomoperator.testing.operator.LogCapture;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.SecretBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.utils.Serialization;
-import io.javaoperatorsdk.operator.Operator;
 import java.util.Map;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
-import org.slf4j.LoggerFactory;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * What the author of a BloomFilter can reach through the operator, on a real API server: no
@@ -39,25 +34,14 @@ class TenantIsolationTest {
   /** Fits a few small filters (about 130 bytes each), not a 10,000-key one. */
   private static final long NAMESPACE_BUDGET = 4096;
 
-  private static KubernetesClient operatorClient;
-  private static Operator operator;
-  private static final ListAppender<ILoggingEvent> LOGS = new ListAppender<>();
-
-  @BeforeAll
-  static void startOperator() {
-    LOGS.start();
-    ((Logger) LoggerFactory.getLogger(Logger.ROOT_LOGGER_NAME)).addAppender(LOGS);
-    operatorClient = KubeCluster.shared().newClient();
-    operator = OperatorMain.start(operatorClient, OperatorSettings.fromEnvironment(Map.of(
-        "BLOOM_MAX_NAMESPACE_BYTES", Long.toString(NAMESPACE_BUDGET))));
-  }
-
-  @AfterAll
-  static void stopOperator() {
-    operator.stop();
-    operatorClient.close();
-    ((Logger) LoggerFactory.getLogger(Logger.ROOT_LOGGER_NAME)).detachAppender(LOGS);
-  }
+  @RegisterExtension
+  @Order(1)
+  static final LogCapture LOGS = new LogCapture();
+  @RegisterExtension
+  @Order(2)
+  static final InProcessOperator OPERATOR = InProcessOperator.withSettings(
+      OperatorSettings.fromEnvironment(Map.of(
+          "BLOOM_MAX_NAMESPACE_BYTES", Long.toString(NAMESPACE_BUDGET))));
 
   private static void secret(KubernetesClient client, String namespace, String name,
       Map<String, String> annotations, String ids) {
@@ -114,9 +98,9 @@ class TenantIsolationTest {
     assertThat(client.v1().events().inNamespace(ns.name()).list().getItems())
         .anySatisfy(e -> assertThat(e.getReason()).isEqualTo("MalformedKeys"))
         .allSatisfy(e -> assertThat(e.getMessage()).doesNotContain(marker));
-    assertThat(LOGS.list).anySatisfy(e -> assertThat(e.getFormattedMessage())
+    assertThat(LOGS.events()).anySatisfy(e -> assertThat(e.getFormattedMessage())
         .contains("MalformedKeys"));
-    assertThat(LOGS.list).noneSatisfy(e -> assertThat(e.getFormattedMessage()
+    assertThat(LOGS.events()).noneSatisfy(e -> assertThat(e.getFormattedMessage()
         + String.valueOf(e.getThrowableProxy() == null ? "" : e.getThrowableProxy().getMessage()))
         .contains(marker));
   }

@@ -6,7 +6,6 @@ import static io.bloomoperator.reconcile.SnapshotFixtures.awaitStatus;
 import static io.bloomoperator.reconcile.SnapshotFixtures.manifest;
 import static io.bloomoperator.reconcile.SnapshotFixtures.payload;
 import static io.bloomoperator.reconcile.SnapshotFixtures.ready;
-
 import static io.bloomoperator.source.HttpSourceTest.MARKER;
 import static io.bloomoperator.source.HttpTestServer.gzip;
 import static io.bloomoperator.source.HttpTestServer.send;
@@ -14,42 +13,36 @@ import static io.bloomoperator.source.HttpTestServer.text;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.classic.spi.IThrowableProxy;
-import ch.qos.logback.core.read.ListAppender;
 import com.google.common.hash.Funnels;
-import io.bloomoperator.OperatorMain;
 import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.api.HttpSourceSpec;
 import io.bloomoperator.reconcile.OperatorSettings;
 import io.bloomoperator.reconcile.ReadyCondition;
 import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.snapshot.SnapshotNames;
-import io.bloomoperator.testing.KubeCluster;
 import io.bloomoperator.testing.RealKubernetes;
 import io.bloomoperator.testing.TestNamespace;
+import io.bloomoperator.testing.operator.InProcessOperator;
+import io.bloomoperator.testing.operator.LogCapture;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.SecretBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.utils.Serialization;
-import io.javaoperatorsdk.operator.Operator;
 import java.io.ByteArrayInputStream;
-import java.io.ByteArrayOutputStream;
 import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Base64;
 import java.util.List;
 import java.util.Map;
-import java.util.function.Predicate;
 import java.util.stream.IntStream;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.slf4j.LoggerFactory;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * BloomFilters with an http source, built by the operator running in-process. Its egress policy
@@ -63,33 +56,20 @@ class HttpSourceOperatorTest {
   static final HttpSourceSettings SETTINGS = HttpSourceSettings.defaults()
       .withEgress(EgressPolicy.of("127.0.0.1/32, ::1/128", null));
 
-  private static KubernetesClient operatorClient;
-  private static Operator operator;
   /** Everything logged while the operator runs, at the levels logback-test.xml lets through. */
-  private static final ListAppender<ILoggingEvent> LOGS = new ListAppender<>();
+  @RegisterExtension
+  @Order(1)
+  static final LogCapture LOGS = new LogCapture();
+  @RegisterExtension
+  @Order(2)
+  static final InProcessOperator OPERATOR = InProcessOperator.withSettings(
+      OperatorSettings.defaults().withHttp(SETTINGS));
   private final HttpTestServer server = new HttpTestServer();
 
   /** The export the test server hands out; tests change it while the operator runs. */
   private volatile byte[] export;
   private volatile String etag;
   private volatile int status = 200;
-
-  @BeforeAll
-  static void startOperator() {
-    Logger root = (Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
-    LOGS.setContext(root.getLoggerContext());
-    LOGS.start();
-    root.addAppender(LOGS);
-    operatorClient = KubeCluster.shared().newClient();
-    operator = OperatorMain.start(operatorClient, OperatorSettings.defaults().withHttp(SETTINGS));
-  }
-
-  @AfterAll
-  static void stopOperator() {
-    operator.stop();
-    operatorClient.close();
-    ((Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME)).detachAppender(LOGS);
-  }
 
   @AfterEach
   void stopServer() {
@@ -378,10 +358,7 @@ class HttpSourceOperatorTest {
 
     assertThat(client.v1().events().inNamespace(ns.name()).list().getItems())
         .isNotEmpty().allSatisfy(e -> assertThat(Serialization.asYaml(e)).doesNotContain(MARKER));
-    List<ILoggingEvent> logged;
-    synchronized (LOGS) {
-      logged = List.copyOf(LOGS.list);
-    }
+    List<ILoggingEvent> logged = LOGS.events();
     assertThat(logged).anySatisfy(e -> assertThat(e.getFormattedMessage())
         .contains("echo").contains(Reasons.SOURCE_UNREADABLE));
     assertThat(logged).allSatisfy(HttpSourceOperatorTest::assertNoMarker);

@@ -1,13 +1,12 @@
 package io.bloomoperator.source;
 
 import io.bloomoperator.api.Reasons;
-import io.bloomoperator.testing.PostgresServer;
-
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.bloomoperator.api.JdbcSourceSpec;
 import io.bloomoperator.snapshot.KeyType;
+import io.bloomoperator.testing.servers.PostgresServer;
 import io.fabric8.kubernetes.api.model.SecretBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
@@ -16,9 +15,9 @@ import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.Base64;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
 /** Credentials from a Secret (API server mocked; the database is the real PostgreSQL). */

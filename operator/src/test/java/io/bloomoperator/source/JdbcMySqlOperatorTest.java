@@ -8,17 +8,14 @@ import static io.bloomoperator.reconcile.SnapshotFixtures.ready;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.common.hash.Funnels;
-import io.bloomoperator.OperatorMain;
-import io.bloomoperator.reconcile.OperatorSettings;
 import io.bloomoperator.reconcile.ReadyCondition;
 import io.bloomoperator.snapshot.Manifest;
-import io.bloomoperator.testing.KubeCluster;
-import io.bloomoperator.testing.MariaDbServer;
 import io.bloomoperator.testing.RealKubernetes;
 import io.bloomoperator.testing.TestNamespace;
+import io.bloomoperator.testing.operator.InProcessOperator;
+import io.bloomoperator.testing.servers.MariaDbServer;
 import io.fabric8.kubernetes.api.model.SecretBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.javaoperatorsdk.operator.Operator;
 import java.io.ByteArrayInputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -27,9 +24,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.stream.IntStream;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -40,8 +37,8 @@ import org.junit.jupiter.api.io.TempDir;
 @RealKubernetes(crdDirs = "crds")
 class JdbcMySqlOperatorTest {
 
-  private static KubernetesClient operatorClient;
-  private static Operator operator;
+  @RegisterExtension
+  static final InProcessOperator OPERATOR = InProcessOperator.withDefaults();
   private static MariaDbServer db;
 
   @BeforeAll
@@ -49,14 +46,6 @@ class JdbcMySqlOperatorTest {
     db = MariaDbServer.shared();
     JdbcMySqlSourceTest.loadKeys(db);
     db.execute("create table if not exists uploads (line text)");
-    operatorClient = KubeCluster.shared().newClient();
-    operator = OperatorMain.start(operatorClient, OperatorSettings.defaults());
-  }
-
-  @AfterAll
-  static void stopOperator() {
-    operator.stop();
-    operatorClient.close();
   }
 
   private static void credentials(KubernetesClient client, String ns) {

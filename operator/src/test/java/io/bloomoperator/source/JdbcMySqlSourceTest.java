@@ -5,18 +5,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import ch.qos.logback.classic.Level;
-import ch.qos.logback.classic.Logger;
-import ch.qos.logback.classic.spi.ILoggingEvent;
-import ch.qos.logback.core.read.ListAppender;
 import io.bloomoperator.api.JdbcSourceSpec;
 import io.bloomoperator.snapshot.KeyType;
-import io.bloomoperator.testing.MariaDbServer;
+import io.bloomoperator.testing.operator.LogCapture;
+import io.bloomoperator.testing.servers.MariaDbServer;
 import java.util.BitSet;
 import java.util.List;
 import java.util.UUID;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.slf4j.LoggerFactory;
 
 /**
  * The JDBC source against a real MariaDB through both MySQL-protocol drivers (no Kubernetes):
@@ -107,16 +104,13 @@ class JdbcMySqlSourceTest {
   @Test
   void databaseErrorsAreReportedByStateWithoutTheServersText() {
     String table = "no_such_table_" + UUID.randomUUID().toString().replace("-", "");
-    Logger root = (Logger) LoggerFactory.getLogger(Logger.ROOT_LOGGER_NAME);
-    ListAppender<ILoggingEvent> logs = new ListAppender<>();
-    logs.start();
-    root.addAppender(logs);
+    LogCapture logs = LogCapture.attach();
     try {
       databaseErrors(table);
     } finally {
-      root.detachAppender(logs);
+      logs.close();
     }
-    assertThat(logs.list).filteredOn(e -> e.getLevel().isGreaterOrEqual(Level.INFO))
+    assertThat(logs.events()).filteredOn(e -> e.getLevel().isGreaterOrEqual(Level.INFO))
         .noneSatisfy(e -> assertThat(e.getFormattedMessage()).contains(table));
   }
 

@@ -6,9 +6,6 @@ import static io.bloomoperator.reconcile.SnapshotFixtures.awaitStatus;
 import static io.bloomoperator.reconcile.SnapshotFixtures.manifest;
 import static io.bloomoperator.reconcile.SnapshotFixtures.payload;
 import static io.bloomoperator.reconcile.SnapshotFixtures.ready;
-
-import io.bloomoperator.testing.PostgresServer;
-
 import static io.bloomoperator.source.JdbcTestTables.LONG_NULLS;
 import static io.bloomoperator.source.JdbcTestTables.LONG_TABLE;
 import static io.bloomoperator.source.JdbcTestTables.MILLION;
@@ -18,38 +15,28 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import ch.qos.logback.classic.Level;
-import ch.qos.logback.classic.Logger;
-import ch.qos.logback.classic.spi.ILoggingEvent;
-import ch.qos.logback.core.read.ListAppender;
 import com.google.common.hash.Funnels;
-import io.bloomoperator.OperatorMain;
 import io.bloomoperator.api.BloomFilter;
-import io.bloomoperator.reconcile.OperatorSettings;
 import io.bloomoperator.reconcile.ReadyCondition;
 import io.bloomoperator.snapshot.Manifest;
-import io.bloomoperator.snapshot.SnapshotNames;
-import io.bloomoperator.testing.KubeCluster;
 import io.bloomoperator.testing.RealKubernetes;
 import io.bloomoperator.testing.TestNamespace;
-import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.bloomoperator.testing.operator.InProcessOperator;
+import io.bloomoperator.testing.operator.LogCapture;
+import io.bloomoperator.testing.servers.PostgresServer;
 import io.fabric8.kubernetes.api.model.SecretBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.utils.Serialization;
-import io.javaoperatorsdk.operator.Operator;
 import java.io.ByteArrayInputStream;
-import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.Base64;
 import java.util.Map;
 import java.util.UUID;
-import java.util.function.Predicate;
 import java.util.stream.IntStream;
 import java.util.stream.LongStream;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.slf4j.LoggerFactory;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * BloomFilters with a jdbc source over a million-row PostgreSQL table, built by the operator
@@ -61,22 +48,14 @@ class JdbcSourceOperatorTest {
   private static final double FPP = 0.01;
   private static final int ABSENT_SAMPLE = 200_000;
 
-  private static KubernetesClient operatorClient;
-  private static Operator operator;
+  @RegisterExtension
+  static final InProcessOperator OPERATOR = InProcessOperator.withDefaults();
   private static PostgresServer pg;
 
   @BeforeAll
   static void start() {
     pg = PostgresServer.shared();
     JdbcTestTables.load(pg);
-    operatorClient = KubeCluster.shared().newClient();
-    operator = OperatorMain.start(operatorClient, OperatorSettings.defaults());
-  }
-
-  @AfterAll
-  static void stopOperator() {
-    operator.stop();
-    operatorClient.close();
   }
 
   /**
@@ -89,10 +68,7 @@ class JdbcSourceOperatorTest {
     pg.execute("create table if not exists cast_rows (v text)",
         "insert into cast_rows values ('12'), ('" + secret + "')");
     credentials(client, ns.name(), PostgresServer.PASSWORD);
-    Logger root = (Logger) LoggerFactory.getLogger(Logger.ROOT_LOGGER_NAME);
-    ListAppender<ILoggingEvent> logs = new ListAppender<>();
-    logs.start();
-    root.addAppender(logs);
+    LogCapture logs = LogCapture.attach();
     try {
       apply(client, ns.name(), filterYaml("casts", "Long",
           "select cast(v as bigint) from cast_rows", ""));
@@ -101,7 +77,7 @@ class JdbcSourceOperatorTest {
       assertThat(ReadyCondition.of(failed).orElseThrow().getMessage())
           .contains("SQLState 22P02");
       // A second build fails the same way, so the status and logs have settled on the error.
-      await().atMost(Duration.ofSeconds(30)).until(() -> logs.list.stream()
+      await().atMost(Duration.ofSeconds(30)).until(() -> logs.events().stream()
           .anyMatch(e -> e.getFormattedMessage().contains("22P02")));
       String status = Serialization.asJson(client.resources(BloomFilter.class)
           .inNamespace(ns.name()).withName("casts").get().getStatus());
@@ -110,9 +86,9 @@ class JdbcSourceOperatorTest {
           .isNotEmpty()
           .allSatisfy(e -> assertThat(e.getMessage()).doesNotContain(secret));
     } finally {
-      root.detachAppender(logs);
+      logs.close();
     }
-    assertThat(logs.list).filteredOn(e -> e.getLevel().isGreaterOrEqual(Level.INFO))
+    assertThat(logs.events()).filteredOn(e -> e.getLevel().isGreaterOrEqual(Level.INFO))
         .noneSatisfy(e -> assertThat(e.getFormattedMessage()
             + (e.getThrowableProxy() == null ? "" : e.getThrowableProxy().getMessage()))
             .contains(secret));

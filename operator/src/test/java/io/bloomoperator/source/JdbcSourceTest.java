@@ -1,8 +1,6 @@
 package io.bloomoperator.source;
 
 import io.bloomoperator.api.Reasons;
-import io.bloomoperator.testing.PostgresServer;
-
 import static io.bloomoperator.source.JdbcTestTables.LONG_NULLS;
 import static io.bloomoperator.source.JdbcTestTables.LONG_TABLE;
 import static io.bloomoperator.source.JdbcTestTables.MILLION;
@@ -13,6 +11,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.bloomoperator.api.JdbcSourceSpec;
 import io.bloomoperator.snapshot.KeyType;
+import io.bloomoperator.testing.servers.PostgresServer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.BitSet;

@@ -1,6 +1,6 @@
 package io.bloomoperator.source;
 
-import io.bloomoperator.testing.PostgresServer;
+import io.bloomoperator.testing.servers.PostgresServer;
 
 /** The JDBC tests' data: two million-row tables in the shared PostgreSQL, loaded once. */
 final class JdbcTestTables {

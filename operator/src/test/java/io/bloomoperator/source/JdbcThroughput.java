@@ -1,9 +1,9 @@
 package io.bloomoperator.source;
 
 import io.bloomoperator.api.JdbcSourceSpec;
-import io.bloomoperator.build.FilterBuilder;
+import io.bloomoperator.assemble.FilterBuilder;
 import io.bloomoperator.snapshot.KeyType;
-import io.bloomoperator.testing.PostgresServer;
+import io.bloomoperator.testing.servers.PostgresServer;
 import java.util.Locale;
 
 /**

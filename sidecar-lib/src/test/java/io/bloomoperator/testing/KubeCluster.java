@@ -33,6 +33,7 @@ import java.util.stream.Stream;
 public final class KubeCluster implements AutoCloseable {
 
   private static final String HACK_SCRIPT = "hack/build-kube-binaries.sh";
+  private static final String VERSIONS_FILE = "hack/kube-versions.env";
   private static KubeCluster shared;
 
   private final KubeAPIServer apiServer;
@@ -64,7 +65,7 @@ public final class KubeCluster implements AutoCloseable {
     String testDir = firstNonBlank(System.getenv("KUBE_API_TEST_DIR"),
         new File(System.getProperty("user.home"), KubeAPIServerConfigBuilder.DIRECTORY_NAME)
             .getPath());
-    String version = firstNonBlank(System.getProperty("kube.version"), "1.35.4");
+    String version = kubeVersion();
     boolean download = "true".equalsIgnoreCase(System.getenv("BLOOM_KUBE_DOWNLOAD"));
     Path binaryDir = Path.of(testDir, "k8s", version + "-linux-amd64");
     if (!download && !Files.isExecutable(binaryDir.resolve("kube-apiserver"))) {
@@ -261,6 +262,27 @@ public final class KubeCluster implements AutoCloseable {
   private static int freePort() throws IOException {
     try (ServerSocket socket = new ServerSocket(0)) {
       return socket.getLocalPort();
+    }
+  }
+
+  /**
+   * The Kubernetes version to test against: {@code -Dkube.version}, else {@code KUBE_VERSION} (as
+   * for hack/build-kube-binaries.sh), else the one pinned in {@value #VERSIONS_FILE}.
+   */
+  static String kubeVersion() {
+    String override = firstNonBlank(System.getProperty("kube.version"),
+        System.getenv("KUBE_VERSION"));
+    if (override != null && !override.isBlank()) {
+      return override.trim();
+    }
+    Path file = RealKubernetesExtension.repoRoot().resolve(VERSIONS_FILE);
+    try (Stream<String> lines = Files.lines(file)) {
+      return lines.filter(line -> line.startsWith("KUBE_VERSION="))
+          .map(line -> line.substring("KUBE_VERSION=".length()).trim())
+          .findFirst()
+          .orElseThrow(() -> new IllegalStateException("no KUBE_VERSION= line in " + file));
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot read the pinned Kubernetes version", e);
     }
   }
 

@@ -5,14 +5,12 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.bloomoperator.OperatorMain;
-import io.bloomoperator.reconcile.OperatorSettings;
-import io.bloomoperator.testing.KubeCluster;
-import io.bloomoperator.testing.PostgresServer;
 import io.bloomoperator.testing.RealKubernetes;
 import io.bloomoperator.testing.RealKubernetesExtension;
-import io.bloomoperator.testing.RedisServer;
 import io.bloomoperator.testing.TestNamespace;
+import io.bloomoperator.testing.operator.InProcessOperator;
+import io.bloomoperator.testing.servers.PostgresServer;
+import io.bloomoperator.testing.servers.RedisServer;
 import io.bloomoperator.watch.BloomFilterWatcher;
 import io.bloomoperator.watch.LiveBloomFilter;
 import io.bloomoperator.watch.LiveKeyType;
@@ -20,7 +18,6 @@ import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.javaoperatorsdk.operator.Operator;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -28,7 +25,6 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -44,9 +40,8 @@ import java.util.Random;
 import java.util.Set;
 import java.util.stream.Collectors;
 import java.util.stream.LongStream;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import redis.clients.jedis.RedisClient;
 
 /**
@@ -68,24 +63,13 @@ class CacheGuardIntegrationTest {
   private static final String ID_LIST = "products-ids";
   private static final ObjectMapper JSON = new ObjectMapper();
 
-  private static KubernetesClient operatorClient;
-  private static Operator operator;
+  /** Builds and publishes the filter the service watches. */
+  @RegisterExtension
+  static final InProcessOperator OPERATOR = InProcessOperator.withDefaults();
 
   private final HttpClient http = HttpClient.newBuilder()
       .connectTimeout(Duration.ofSeconds(5)).build();
   private int port;
-
-  @BeforeAll
-  static void startOperator() {
-    operatorClient = KubeCluster.shared().newClient();
-    operator = OperatorMain.start(operatorClient, OperatorSettings.defaults());
-  }
-
-  @AfterAll
-  static void stopOperator() {
-    operator.stop();
-    operatorClient.close();
-  }
 
   @Test
   void keepsAbsentIdsFromTheDatabaseAndPicksUpNewProductsWithoutRestart(KubernetesClient client,

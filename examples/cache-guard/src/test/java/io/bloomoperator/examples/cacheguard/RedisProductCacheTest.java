@@ -3,7 +3,7 @@ package io.bloomoperator.examples.cacheguard;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.bloomoperator.testing.RedisServer;
+import io.bloomoperator.testing.servers.RedisServer;
 import java.net.URI;
 import java.time.Duration;
 import org.junit.jupiter.api.AfterEach;

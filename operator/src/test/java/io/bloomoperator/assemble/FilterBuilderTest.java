@@ -1,4 +1,4 @@
-package io.bloomoperator.build;
+package io.bloomoperator.assemble;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -6,7 +6,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.bloomoperator.snapshot.BloomFilterSizing;
 import io.bloomoperator.snapshot.KeyType;
 import io.bloomoperator.source.GeneratedSource;
-import io.bloomoperator.source.SourceException;
 import java.util.stream.LongStream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;

@@ -1,4 +1,4 @@
-package io.bloomoperator.build;
+package io.bloomoperator.assemble;
 
 import io.bloomoperator.snapshot.BloomFilterBits;
 import io.bloomoperator.snapshot.BloomFilterSizing;

@@ -1,4 +1,4 @@
-package io.bloomoperator.build;
+package io.bloomoperator.assemble;
 
 /**
  * No acceptable filter fits the limits: the operator's snapshot size limit or Guava's format.

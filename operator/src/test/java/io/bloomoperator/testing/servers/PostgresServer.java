@@ -1,4 +1,4 @@
-package io.bloomoperator.testing;
+package io.bloomoperator.testing.servers;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;

@@ -1,4 +1,4 @@
-package io.bloomoperator.testing;
+package io.bloomoperator.testing.servers;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -20,7 +20,7 @@ import java.util.concurrent.TimeUnit;
  * {@link #DATABASE}, so a test can show what a query could do with such a user; {@code LOCAL
  * INFILE} is enabled on the server side ({@code --local-infile=1}), so only the client decides
  * whether a local file is sent. Test data is created as the server's {@code root} over the Unix
- * socket with the {@code mariadb} client (no JDBC driver needed in this module). mariadbd does
+ * socket with the {@code mariadb} client (no JDBC driver needed for setup). mariadbd does
  * not run as root: as root it is started with {@code --user=mysql} (the OS user the package
  * creates). Durability is switched off; the data is throwaway. A missing binary fails the test
  * with a message naming the package: never a skip.
