@@ -103,7 +103,7 @@ class OperatorLimitsTest {
   }
 
   private static PublishedSnapshot published(Instant at) throws Exception {
-    BloomFilterBits bits = BloomFilterBits.create(KeyType.STRING, 64, 1);
+    BloomFilterBits bits = BloomFilterBits.builder(KeyType.STRING, 64, 1).build();
     Manifest manifest = Manifest.of("f", 1, bits, 0,
         SnapshotEncoder.encode(bits, 1024, (index, data, length, sha) -> { }), at);
     return new PublishedSnapshot(new ConfigMapBuilder().withNewMetadata().withName("f-bloom")
