@@ -113,7 +113,7 @@ public final class FilterBuilder {
               + "%,d bytes", capacity, request.falsePositiveRate(), payload,
           request.maxPayloadBytes()));
     }
-    BloomFilterBits bits = BloomFilterBits.create(request.keyType(), sizing);
+    BloomFilterBits.Builder bits = BloomFilterBits.builder(request.keyType(), sizing);
     long[] unchanged = {0};
     LineParser parser = new LineParser(request.keyType(), new LineParser.KeyConsumer() {
       long inserted;
@@ -141,7 +141,7 @@ public final class FilterBuilder {
       }
     }, request.maxMalformed());
     source.readKeys(parser);
-    return new Result(bits, parser.keys(), parser.malformed(), parser.nulls(), unchanged[0],
+    return new Result(bits.build(), parser.keys(), parser.malformed(), parser.nulls(), unchanged[0],
         Duration.ofNanos(System.nanoTime() - started));
   }
 }

@@ -48,10 +48,12 @@ class SnapshotStoreTest {
     owner.getMetadata().setName(FILTER);
     owner.getMetadata().setNamespace(NS);
     owner.getMetadata().setUid("uid-1");
-    bits = BloomFilterBits.create(KeyType.STRING, 64 * 128, 3); // 1,030 bytes: 2 chunks of 1024
+    // 1,030 bytes: 2 chunks of 1024
+    BloomFilterBits.Builder builder = BloomFilterBits.builder(KeyType.STRING, 64 * 128, 3);
     for (int i = 0; i < 100; i++) {
-      bits.putString("k" + i);
+      builder.putString("k" + i);
     }
+    bits = builder.build();
     server.expect().post().withPath("/api/v1/namespaces/" + NS + "/configmaps")
         .andReturn(201, new ConfigMap()).always();
     server.expect().delete().withPath("/api/v1/namespaces/" + NS + "/configmaps/"

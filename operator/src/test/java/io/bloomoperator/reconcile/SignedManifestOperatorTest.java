@@ -309,8 +309,8 @@ class SignedManifestOperatorTest {
       String filter, long version) {
     try {
       Manifest published = SnapshotFixtures.manifest(client, namespace, filter);
-      BloomFilterBits empty = BloomFilterBits.create(KeyType.STRING, published.numBits(),
-          published.numHashFunctions());
+      BloomFilterBits empty = BloomFilterBits.builder(KeyType.STRING, published.numBits(),
+          published.numHashFunctions()).build();
       SnapshotEncoder.Result encoded = SnapshotEncoder.encode(empty, 1_000_000,
           (index, data, length, sha) -> client.configMaps().inNamespace(namespace)
               .resource(new ConfigMapBuilder().withNewMetadata()

@@ -1,22 +1,20 @@
 package io.bloomoperator.snapshot;
 
-import java.nio.LongBuffer;
 import java.util.Arrays;
 import java.util.Objects;
 
 /**
- * The bits of a Bloom filter laid out exactly as Guava's {@code BloomFilter} (strategy
- * MURMUR128_MITZ_64) lays them out, so {@link SnapshotEncoder} can write them in Guava's format and Guava
- * can read them back.
+ * A read-only Bloom filter laid out exactly as Guava's {@code BloomFilter} (strategy
+ * MURMUR128_MITZ_64) lays it out, so {@link SnapshotEncoder} can write it in Guava's format and Guava
+ * can read it back. Filled by a {@link Builder}, or read back by {@link SnapshotDecoder}.
  *
  * <p>Index derivation, as in Guava: hash the key with murmur3_x64_128 (seed 0) into (h1, h2); then for
  * {@code i < k} set/test bit {@code (combined & Long.MAX_VALUE) % numBits} with {@code combined = h1 + i *
  * h2}. Bit {@code b} is word {@code b >>> 6}, mask {@code 1L << b}.
  *
- * <p>Threading: the {@code put*} methods are for a single builder thread and are not atomic (unlike
- * Guava's lock-free array, which pays for CAS on every put). The {@code mightContain*} methods only read,
- * so any number of threads may call them concurrently once the filter is safely published (a filter from
- * {@link SnapshotDecoder} is fully built before its constructor returns, so its final fields publish it).
+ * <p>Immutable: no method changes a bit, and the words are only written before the instance exists
+ * (by the builder or the decoder, which hand them over). Its final fields publish it safely, so any
+ * number of threads may call the {@code mightContain*} methods concurrently, without locks.
  *
  * <p>Every filter has one {@link KeyType}; asking about a key of the other type throws instead of
  * answering from hashes of the wrong bytes.
@@ -28,76 +26,55 @@ public final class BloomFilterBits {
   private final int numHashFunctions;
   private final KeyType keyType;
   /**
-   * floor((2^64 - 1) / numBits): lets {@link #indexOf} replace Guava's 64-bit division (tens of
+   * floor((2^64 - 1) / numBits): lets {@link #remainder} replace Guava's 64-bit division (tens of
    * cycles, k times per key) by a multiplication, with bit-for-bit the same result.
    */
   private final long reciprocal;
 
-  // One consumer per operation, created once: the hash functions call back into these, which keeps the
-  // per-key path allocation-free.
-  private final Hash128Consumer setBits = this::setBits;
+  // Created once: the hash functions call back into it, which keeps the lookup path allocation-free.
   private final Hash128Consumer testBits = this::testBits;
 
   private BloomFilterBits(KeyType keyType, int numHashFunctions, long[] words) {
-    this.keyType = Objects.requireNonNull(keyType, "keyType");
-    if (numHashFunctions < 1 || numHashFunctions > BloomFilterSizing.MAX_HASH_FUNCTIONS) {
-      throw new IllegalArgumentException(
-          "numHashFunctions must be in 1..255, got " + numHashFunctions);
-    }
-    if (words.length == 0) {
-      throw new IllegalArgumentException("a filter needs at least one 64-bit word");
-    }
+    this.keyType = keyType;
     this.numHashFunctions = numHashFunctions;
     this.words = words;
     this.numBits = (long) words.length * Long.SIZE;
     this.reciprocal = Long.divideUnsigned(-1L, numBits);
   }
 
-  /** An empty filter sized by {@code sizing}. */
-  public static BloomFilterBits create(KeyType keyType, BloomFilterSizing sizing) {
-    return create(keyType, sizing.numBits(), sizing.numHashFunctions());
+  /** A builder of an empty filter sized by {@code sizing}. */
+  public static Builder builder(KeyType keyType, BloomFilterSizing sizing) {
+    return builder(keyType, sizing.numBits(), sizing.numHashFunctions());
   }
 
   /**
-   * An empty filter with {@code numBits} rounded up to whole 64-bit words (as Guava does).
+   * A builder of an empty filter with {@code numBits} rounded up to whole 64-bit words (as Guava
+   * does).
    *
    * @throws IllegalArgumentException if numBits is not in 1..{@link BloomFilterSizing#MAX_BITS} or
    *     numHashFunctions not in 1..255
    */
-  public static BloomFilterBits create(KeyType keyType, long numBits, int numHashFunctions) {
+  public static Builder builder(KeyType keyType, long numBits, int numHashFunctions) {
     if (numBits < 1 || numBits > BloomFilterSizing.MAX_BITS) {
       throw new IllegalArgumentException(
           "numBits must be in 1.." + BloomFilterSizing.MAX_BITS + ", got " + numBits);
     }
     int numLongs = (int) ((numBits + Long.SIZE - 1) / Long.SIZE);
-    return new BloomFilterBits(keyType, numHashFunctions, new long[numLongs]);
+    return new Builder(keyType, numHashFunctions, new long[numLongs]);
+  }
+
+  /**
+   * A builder that starts from a copy of {@code base}'s bits (same key type and geometry), for adding
+   * keys to a filter already built; {@code base} itself never changes.
+   */
+  public static Builder builder(BloomFilterBits base) {
+    return new Builder(base.keyType, base.numHashFunctions, base.words.clone());
   }
 
   /** Takes ownership of {@code words} (no copy): the decoder fills the array, then hands it over. */
   static BloomFilterBits wrap(KeyType keyType, int numHashFunctions, long[] words) {
+    checkGeometry(keyType, numHashFunctions, words);
     return new BloomFilterBits(keyType, numHashFunctions, words);
-  }
-
-  /**
-   * Adds a string key (hashed as Guava's UTF-8 string funnel does).
-   *
-   * @return true if any bit changed, i.e. the key was definitely not in the filter before
-   * @throws IllegalStateException if this is not a {@link KeyType#STRING} filter
-   */
-  public boolean putString(String key) {
-    requireType(KeyType.STRING);
-    return Murmur3x64.hashString(key, setBits);
-  }
-
-  /**
-   * Adds a long key (hashed as Guava's long funnel does).
-   *
-   * @return true if any bit changed
-   * @throws IllegalStateException if this is not a {@link KeyType#LONG} filter
-   */
-  public boolean putLong(long key) {
-    requireType(KeyType.LONG);
-    return Murmur3x64.hashLong(key, setBits);
   }
 
   /**
@@ -106,7 +83,7 @@ public final class BloomFilterBits {
    * @throws IllegalStateException if this is not a {@link KeyType#STRING} filter
    */
   public boolean mightContainString(String key) {
-    requireType(KeyType.STRING);
+    requireType(keyType, KeyType.STRING);
     return Murmur3x64.hashString(key, testBits);
   }
 
@@ -116,21 +93,17 @@ public final class BloomFilterBits {
    * @throws IllegalStateException if this is not a {@link KeyType#LONG} filter
    */
   public boolean mightContainLong(long key) {
-    requireType(KeyType.LONG);
+    requireType(keyType, KeyType.LONG);
     return Murmur3x64.hashLong(key, testBits);
   }
 
   /**
-   * Adds a key given as an object: a {@link CharSequence} for STRING filters, a {@link Long} (or any
-   * integral {@link Number} that fits: Integer, Short, Byte) for LONG filters.
+   * {@link #mightContainString} or {@link #mightContainLong}, chosen by the key's type: a
+   * {@link CharSequence} for STRING filters, a {@link Long} (or any integral {@link Number} that
+   * fits: Integer, Short, Byte) for LONG filters.
    *
    * @throws IllegalArgumentException if the object's type does not match {@link #keyType()}
    */
-  public boolean put(Object key) {
-    return keyType == KeyType.STRING ? putString(asString(key)) : putLong(asLong(key));
-  }
-
-  /** {@link #mightContainString} or {@link #mightContainLong}, chosen by the key's type; see {@link #put}. */
   public boolean mightContain(Object key) {
     return keyType == KeyType.STRING
         ? mightContainString(asString(key))
@@ -174,11 +147,6 @@ public final class BloomFilterBits {
     return Math.pow((double) bitCount() / numBits, numHashFunctions);
   }
 
-  /** A read-only view of the words, in order, for the encoder. No copy is made. */
-  public LongBuffer wordsView() {
-    return LongBuffer.wrap(words).asReadOnlyBuffer();
-  }
-
   /** The backing words, not copied: for {@link SnapshotEncoder}'s bulk transfer only. */
   long[] words() {
     return words;
@@ -202,25 +170,6 @@ public final class BloomFilterBits {
   public String toString() {
     return "BloomFilterBits{keyType=" + keyType + ", numBits=" + numBits + ", numHashFunctions="
         + numHashFunctions + "}";
-  }
-
-  private boolean setBits(long h1, long h2) {
-    final long[] w = words;
-    final long bitSize = numBits;
-    boolean changed = false;
-    long combined = h1;
-    for (int i = 0; i < numHashFunctions; i++) {
-      long index = indexOf(combined & Long.MAX_VALUE);
-      int wordIndex = (int) (index >>> 6);
-      long mask = 1L << index; // Java masks the shift count to index & 63
-      long old = w[wordIndex];
-      if ((old & mask) == 0) {
-        w[wordIndex] = old | mask;
-        changed = true;
-      }
-      combined += h2;
-    }
-    return changed;
   }
 
   private boolean testBits(long h1, long h2) {
@@ -250,24 +199,35 @@ public final class BloomFilterBits {
     return true;
   }
 
-  /**
-   * {@code x % numBits} for {@code 0 <= x < 2^63}, by Barrett reduction. The estimated quotient
-   * {@code floor(x * reciprocal / 2^64)} is never above the true one and at most one below it
-   * ({@code x / 2^64 < 1/2}), so one conditional subtraction makes the remainder exact. Both
-   * factors are below 2^63, so the signed high product equals the unsigned one.
-   */
   private long indexOf(long x) {
     return remainder(x, numBits, reciprocal);
   }
 
-  /** {@code x % m} given {@code reciprocal = Long.divideUnsigned(-1L, m)}; see {@link #indexOf}. */
+  /**
+   * {@code x % m} for {@code 0 <= x < 2^63}, given {@code reciprocal = Long.divideUnsigned(-1L, m)},
+   * by Barrett reduction. The estimated quotient {@code floor(x * reciprocal / 2^64)} is never above
+   * the true one and at most one below it ({@code x / 2^64 < 1/2}), so one conditional subtraction
+   * makes the remainder exact. Both factors are below 2^63, so the signed high product equals the
+   * unsigned one.
+   */
   static long remainder(long x, long m, long reciprocal) {
     long q = Math.multiplyHigh(x, reciprocal);
     long r = x - q * m;
     return r >= m ? r - m : r;
   }
 
-  private void requireType(KeyType expected) {
+  private static void checkGeometry(KeyType keyType, int numHashFunctions, long[] words) {
+    Objects.requireNonNull(keyType, "keyType");
+    if (numHashFunctions < 1 || numHashFunctions > BloomFilterSizing.MAX_HASH_FUNCTIONS) {
+      throw new IllegalArgumentException(
+          "numHashFunctions must be in 1..255, got " + numHashFunctions);
+    }
+    if (words.length == 0) {
+      throw new IllegalArgumentException("a filter needs at least one 64-bit word");
+    }
+  }
+
+  private static void requireType(KeyType keyType, KeyType expected) {
     if (keyType != expected) {
       throw new IllegalStateException("this filter holds " + keyType.crdName()
           + " keys; a " + expected.crdName() + " key cannot be added or looked up");
@@ -290,5 +250,118 @@ public final class BloomFilterBits {
 
   private static String describe(Object key) {
     return key == null ? "null" : key.getClass().getName();
+  }
+
+  /**
+   * Fills a filter key by key, then hands it over as a read-only {@link BloomFilterBits}. For one
+   * thread: {@code put*} are not atomic (unlike Guava's lock-free array, which pays for a CAS on
+   * every put). After {@link #build()} the builder refuses further keys, so the filter it returned
+   * can never change.
+   */
+  public static final class Builder {
+
+    private final KeyType keyType;
+    private final int numHashFunctions;
+    private final long numBits;
+    private final long reciprocal;
+    private long[] words; // null once built
+    private final Hash128Consumer setBits = this::setBits;
+
+    private Builder(KeyType keyType, int numHashFunctions, long[] words) {
+      checkGeometry(keyType, numHashFunctions, words);
+      this.keyType = keyType;
+      this.numHashFunctions = numHashFunctions;
+      this.words = words;
+      this.numBits = (long) words.length * Long.SIZE;
+      this.reciprocal = Long.divideUnsigned(-1L, numBits);
+    }
+
+    /**
+     * Adds a string key (hashed as Guava's UTF-8 string funnel does).
+     *
+     * @return true if any bit changed, i.e. the key was definitely not in the filter before
+     * @throws IllegalStateException if this is not a {@link KeyType#STRING} filter, or already built
+     */
+    public boolean putString(String key) {
+      requireType(keyType, KeyType.STRING);
+      requireOpen();
+      return Murmur3x64.hashString(key, setBits);
+    }
+
+    /**
+     * Adds a long key (hashed as Guava's long funnel does).
+     *
+     * @return true if any bit changed
+     * @throws IllegalStateException if this is not a {@link KeyType#LONG} filter, or already built
+     */
+    public boolean putLong(long key) {
+      requireType(keyType, KeyType.LONG);
+      requireOpen();
+      return Murmur3x64.hashLong(key, setBits);
+    }
+
+    /**
+     * Adds a key given as an object: a {@link CharSequence} for STRING filters, a {@link Long} (or
+     * any integral {@link Number} that fits: Integer, Short, Byte) for LONG filters.
+     *
+     * @return true if any bit changed
+     * @throws IllegalArgumentException if the object's type does not match {@link #keyType()}
+     * @throws IllegalStateException if already built
+     */
+    public boolean put(Object key) {
+      return keyType == KeyType.STRING ? putString(asString(key)) : putLong(asLong(key));
+    }
+
+    /** The key type of the filter being built. */
+    public KeyType keyType() {
+      return keyType;
+    }
+
+    /** Number of bits (always a multiple of 64). */
+    public long numBits() {
+      return numBits;
+    }
+
+    /** k, the number of bits set per key. */
+    public int numHashFunctions() {
+      return numHashFunctions;
+    }
+
+    /**
+     * The filter with every key added so far. Hands the bits over without copying them (a filter
+     * may be hundreds of megabytes), which is why this builder takes no keys afterwards.
+     *
+     * @throws IllegalStateException if already built
+     */
+    public BloomFilterBits build() {
+      requireOpen();
+      long[] built = words;
+      words = null;
+      return new BloomFilterBits(keyType, numHashFunctions, built);
+    }
+
+    private void requireOpen() {
+      if (words == null) {
+        throw new IllegalStateException("this filter was already built; it takes no more keys");
+      }
+    }
+
+    private boolean setBits(long h1, long h2) {
+      final long[] w = words;
+      boolean changed = false;
+      long combined = h1;
+      for (int i = 0; i < numHashFunctions; i++) {
+        long index = remainder(combined & Long.MAX_VALUE, numBits, reciprocal);
+        int wordIndex = (int) (index >>> 6);
+        long mask = 1L << index; // Java masks the shift count to index & 63
+        long old = w[wordIndex];
+        if ((old & mask) == 0) {
+          w[wordIndex] = old | mask;
+          changed = true;
+        }
+        combined += h2;
+      }
+      return changed;
+    }
   }
 }

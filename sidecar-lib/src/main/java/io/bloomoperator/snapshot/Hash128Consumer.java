@@ -6,7 +6,7 @@ package io.bloomoperator.snapshot;
  * manages to inline the hash function.
  */
 @FunctionalInterface
-public interface Hash128Consumer {
+interface Hash128Consumer {
 
   /**
    * @param h1 the low half (Guava's {@code HashCode.asBytes()} bytes 0..7, little-endian)

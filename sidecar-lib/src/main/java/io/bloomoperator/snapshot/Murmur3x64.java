@@ -15,7 +15,7 @@ import java.nio.charset.StandardCharsets;
  * back to {@code String.getBytes(UTF_8)}, which is exactly what Guava's funnel hashes (unpaired
  * surrogates become '?').
  */
-public final class Murmur3x64 {
+final class Murmur3x64 {
 
   private static final long C1 = 0x87c37b91114253d5L;
   private static final long C2 = 0x4cf5ad432745937fL;
@@ -42,7 +42,7 @@ public final class Murmur3x64 {
   }
 
   /** Hashes a long as {@code Funnels.longFunnel()} does (8 bytes, little-endian). */
-  public static boolean hashLong(long value, Hash128Consumer consumer) {
+  static boolean hashLong(long value, Hash128Consumer consumer) {
     // A single 8-byte tail: k1 = value, k2 = 0 (mixK2(0) == 0, so h2 stays 0 until finalisation).
     long h1 = mixK1(value);
     long h2 = 0;
@@ -52,7 +52,7 @@ public final class Murmur3x64 {
   }
 
   /** Hashes {@code bytes[offset, offset + length)}. */
-  public static boolean hashBytes(byte[] bytes, int offset, int length, Hash128Consumer consumer) {
+  static boolean hashBytes(byte[] bytes, int offset, int length, Hash128Consumer consumer) {
     java.util.Objects.checkFromIndexSize(offset, length, bytes.length);
     long h1 = 0;
     long h2 = 0;
@@ -77,7 +77,7 @@ public final class Murmur3x64 {
   }
 
   /** Hashes a string as {@code Funnels.stringFunnel(StandardCharsets.UTF_8)} does. */
-  public static boolean hashString(String s, Hash128Consumer consumer) {
+  static boolean hashString(String s, Hash128Consumer consumer) {
     // ASCII fast path: the UTF-8 bytes are the chars, so read them directly instead of encoding.
     // Any non-ASCII block aborts to the exact (allocating) encoder; the work done so far is discarded.
     final int len = s.length();
@@ -109,21 +109,21 @@ public final class Murmur3x64 {
   }
 
   /** Allocating convenience: the hash of a long key. */
-  public static Hash128 hashLong(long value) {
+  static Hash128 hashLong(long value) {
     long[] out = new long[2];
     hashLong(value, (a, b) -> store(out, a, b));
     return new Hash128(out[0], out[1]);
   }
 
   /** Allocating convenience: the hash of a string key. */
-  public static Hash128 hashString(String s) {
+  static Hash128 hashString(String s) {
     long[] out = new long[2];
     hashString(s, (a, b) -> store(out, a, b));
     return new Hash128(out[0], out[1]);
   }
 
   /** Allocating convenience: the hash of a byte range. */
-  public static Hash128 hashBytes(byte[] bytes, int offset, int length) {
+  static Hash128 hashBytes(byte[] bytes, int offset, int length) {
     long[] out = new long[2];
     hashBytes(bytes, offset, length, (a, b) -> store(out, a, b));
     return new Hash128(out[0], out[1]);

@@ -4,17 +4,24 @@ import io.bloomoperator.snapshot.Ed25519Keys;
 import io.bloomoperator.snapshot.SnapshotLimits;
 import io.bloomoperator.snapshot.SnapshotNames;
 import io.bloomoperator.snapshot.TrustedKeys;
+import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import java.nio.file.Path;
 import java.security.PublicKey;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.function.Consumer;
 
 /**
  * Creates {@link LiveBloomFilter}s that follow the snapshot the bloom-operator publishes for a BloomFilter
- * resource.
+ * resource. The entry point of the library: {@link #watch} with the defaults, {@link #builder} for
+ * options. Neither blocks on the API server; neither throws for an unreachable cluster or a missing
+ * snapshot (the filter then answers per {@link BeforeFirstSnapshot} and keeps retrying). Arguments are
+ * checked at once: a null argument throws {@link NullPointerException}, an empty namespace or a filter
+ * name that cannot name a ConfigMap {@link IllegalArgumentException}.
  *
  * <pre>{@code
  * KubernetesClient client = new KubernetesClientBuilder().build();
@@ -53,14 +60,22 @@ public final class BloomFilterWatcher {
     return builder(client, namespace, filterName, keyType).start();
   }
 
-  /** Options for following a filter; finish with {@link Builder#start()}. */
+  /**
+   * Options for following a filter; finish with {@link Builder#start()}.
+   *
+   * @throws NullPointerException if an argument is null
+   * @throws IllegalArgumentException if namespace or filterName is empty, or filterName cannot
+   *     name a ConfigMap
+   */
   public static <K> Builder<K> builder(KubernetesClient client, String namespace, String filterName,
       LiveKeyType<K> keyType) {
     return new Builder<>(client, namespace, filterName, keyType);
   }
 
   /**
-   * Options of one {@link LiveBloomFilter}.
+   * Options of one {@link LiveBloomFilter}. Each setter checks its argument at once and returns
+   * this builder. Not thread-safe: configure it on one thread, then call {@link #start()}, once per
+   * filter to create.
    *
    * @param <K> the key type
    */
@@ -77,6 +92,7 @@ public final class BloomFilterWatcher {
     private final List<BloomFilterListener> listeners = new ArrayList<>();
     private SnapshotLimits limits = SnapshotLimits.forThisHeap();
     private final List<PublicKey> trustedKeys = new ArrayList<>();
+    private Consumer<SharedIndexInformer<ConfigMap>> onInformerCreated = informer -> { };
 
     private Builder(KubernetesClient client, String namespace, String filterName, LiveKeyType<K> keyType) {
       this.client = Objects.requireNonNull(client, "client");
@@ -175,18 +191,27 @@ public final class BloomFilterWatcher {
     }
 
     /**
+     * Told of every manifest informer the watcher creates (the first and each restart), before it
+     * starts. Not API: the seam through which tests count restarts and stop an informer the way
+     * fabric8 does when it gives up.
+     */
+    Builder<K> onInformerCreated(Consumer<SharedIndexInformer<ConfigMap>> observer) {
+      this.onInformerCreated = Objects.requireNonNull(observer, "observer");
+      return this;
+    }
+
+    /**
      * Creates the filter and starts watching. Returns without waiting for the API server; a valid local
      * snapshot, if configured, is already being served when this returns.
      */
     public LiveBloomFilter<K> start() {
-      LiveBloomFilter<K> filter =
-          new LiveBloomFilter<>(namespace, filterName, keyType, beforeFirstSnapshot, listeners);
       TrustedKeys trusted = TrustedKeys.of(trustedKeys);
       LocalSnapshotCache cache = localSnapshotDirectory == null ? null
           : new LocalSnapshotCache(localSnapshotDirectory, namespace, filterName, limits, trusted);
-      WatchLoop loop = new WatchLoop(client, filter, cache, resync, backoffInitial, backoffMax,
-          limits, trusted);
-      filter.attach(loop);
+      WatchLoop loop = new WatchLoop(client, namespace, filterName, keyType.keyType(), listeners,
+          cache, resync, backoffInitial, backoffMax, limits, trusted, onInformerCreated);
+      LiveBloomFilter<K> filter =
+          new LiveBloomFilter<>(namespace, filterName, keyType, beforeFirstSnapshot, loop);
       loop.start();
       return filter;
     }

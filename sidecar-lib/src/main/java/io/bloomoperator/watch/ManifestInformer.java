@@ -4,9 +4,8 @@ import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -17,41 +16,44 @@ import org.slf4j.LoggerFactory;
  * replaced by a new one after a backoff. Chunk ConfigMaps are never watched: they are large and only
  * needed once, by name.
  *
- * <p>Events go to {@link Events} as they arrive (on fabric8's thread); all bookkeeping here runs on the
- * watcher thread of {@link WatchLoop}.
+ * <p>Events are handed to the watcher thread as they arrive, where the callbacks run; all bookkeeping
+ * here runs on that thread too.
  */
 final class ManifestInformer {
 
   private static final Logger LOG = LoggerFactory.getLogger(ManifestInformer.class);
 
-  /** Receives the manifest ConfigMap's changes. */
-  interface Events {
-    void manifestChanged(ConfigMap configMap);
-
-    void manifestDeleted();
-  }
-
   private final KubernetesClient client;
   private final String namespace;
   private final String manifestName;
-  private final Events events;
+  private final Consumer<ConfigMap> onChanged;
+  private final Runnable onDeleted;
   private final WatcherThread thread;
   private final Backoff restartBackoff;
-  private final AtomicInteger starts = new AtomicInteger();
+  private final Consumer<SharedIndexInformer<ConfigMap>> onCreated;
 
   // Confined to the watcher thread.
   private SharedIndexInformer<ConfigMap> informer;
-  private CompletableFuture<Void> stopped;
   private boolean closed;
 
-  ManifestInformer(KubernetesClient client, String namespace, String manifestName, Events events,
-      WatcherThread thread, Backoff restartBackoff) {
+  /**
+   * @param onCreated told of every informer created (the first and each replacement) before it
+   *     starts: lets a test count restarts or stop one as fabric8 would
+   * @param onChanged runs on the watcher thread with the manifest, when it is added or updated
+   * @param onDeleted runs on the watcher thread when the manifest is deleted
+   */
+  ManifestInformer(KubernetesClient client, String namespace, String manifestName,
+      WatcherThread thread, Backoff restartBackoff,
+      Consumer<SharedIndexInformer<ConfigMap>> onCreated, Consumer<ConfigMap> onChanged,
+      Runnable onDeleted) {
     this.client = client;
     this.namespace = namespace;
     this.manifestName = manifestName;
-    this.events = events;
+    this.onChanged = onChanged;
+    this.onDeleted = onDeleted;
     this.thread = thread;
     this.restartBackoff = restartBackoff;
+    this.onCreated = onCreated;
   }
 
   /** Starts the first informer (asynchronously: an unreachable API server must not block the caller). */
@@ -64,26 +66,6 @@ final class ManifestInformer {
     closed = true;
     stopQuietly(informer);
     informer = null;
-  }
-
-  /** How many informers were started: 1 plus the number of restarts. */
-  int starts() {
-    return starts.get();
-  }
-
-  /**
-   * Test hook: makes the running informer's {@code stopped()} future complete exceptionally, as fabric8
-   * does when an informer gives up on a non-410 error. Returns once the watcher has reacted to it (stopped
-   * the informer and scheduled a restart).
-   */
-  void failForTest(Throwable cause) {
-    thread.callAndWait(() -> {
-      if (stopped != null) {
-        stopped.completeExceptionally(cause);
-      }
-      return null;
-    });
-    thread.callAndWait(() -> null); // the reaction was queued behind the task above
   }
 
   private void startInformer() {
@@ -99,11 +81,8 @@ final class ManifestInformer {
     }
     created.addEventHandler(new Handler());
     informer = created;
-    starts.incrementAndGet();
-    // Captured once: completing this very future is what the test hook does.
-    CompletableFuture<Void> stoppedFuture = created.stopped().toCompletableFuture();
-    stopped = stoppedFuture;
-    stoppedFuture.whenComplete((ignored, error) -> thread.execute(() -> onStopped(created, error)));
+    onCreated.accept(created);
+    created.stopped().whenComplete((ignored, error) -> thread.execute(() -> onStopped(created, error)));
     try {
       created.start().whenComplete((ignored, error) -> thread.execute(() -> {
         if (error == null) {
@@ -125,7 +104,6 @@ final class ManifestInformer {
       return; // our own stop, or an informer already replaced
     }
     informer = null;
-    stopped = null;
     stopQuietly(which);
     scheduleRestart(which, error);
   }
@@ -148,26 +126,29 @@ final class ManifestInformer {
     }
   }
 
-  /** Forwards manifest events; ignores anything else (the field selector should not let it through). */
+  /**
+   * Hands manifest events to the watcher thread; ignores anything else (the field selector should not
+   * let it through).
+   */
   private final class Handler implements ResourceEventHandler<ConfigMap> {
     @Override
     public void onAdd(ConfigMap configMap) {
       if (isManifest(configMap)) {
-        events.manifestChanged(configMap);
+        thread.execute(() -> onChanged.accept(configMap));
       }
     }
 
     @Override
     public void onUpdate(ConfigMap oldConfigMap, ConfigMap newConfigMap) {
       if (isManifest(newConfigMap)) {
-        events.manifestChanged(newConfigMap);
+        thread.execute(() -> onChanged.accept(newConfigMap));
       }
     }
 
     @Override
     public void onDelete(ConfigMap configMap, boolean finalStateUnknown) {
       if (isManifest(configMap)) {
-        events.manifestDeleted();
+        thread.execute(onDeleted);
       }
     }
 

@@ -1,5 +1,6 @@
 package io.bloomoperator.watch;
 
+import io.bloomoperator.snapshot.KeyType;
 import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.snapshot.SnapshotLimits;
 import io.bloomoperator.snapshot.SnapshotNames;
@@ -9,16 +10,22 @@ import io.bloomoperator.snapshot.TrustedKeys;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import java.io.IOException;
 import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Decides what a {@link LiveBloomFilter} serves: reacts to manifest events and resync polls, loads new
- * snapshots, retries failed ones with backoff, and hands verified ones to the filter to swap in.
+ * Follows one filter's manifest and holds the snapshot served for it: the whole path from "manifest
+ * changed" to "filter swapped" reads top to bottom here ({@link #onManifest}, {@link #attemptLoad},
+ * {@link #install}). {@link LiveBloomFilter} only reads {@link #serving()}.
  *
  * <p>Rules: a manifest announcing the snapshot already served (same version and digest, e.g. after the
  * operator edited an annotation) changes nothing. Any other manifest is the operator's current truth and
@@ -28,16 +35,19 @@ import org.slf4j.LoggerFactory;
  * (initial backoff doubling up to the maximum) until it succeeds or a different manifest arrives; the
  * current filter keeps serving meanwhile. A deleted manifest also changes nothing being served.
  *
- * <p>All methods except {@link #start()} and {@link #close()} run on the {@link WatcherThread}.
+ * <p>Manifest events, polls, loads and swaps all run on the one {@link WatcherThread}; only
+ * {@link #start()}, {@link #close()} and the read-only accessors are called from other threads.
  */
-final class WatchLoop implements ManifestInformer.Events {
+final class WatchLoop {
 
   private static final Logger LOG = LoggerFactory.getLogger(WatchLoop.class);
 
   private final KubernetesClient client;
   private final String namespace;
+  private final String filterName;
   private final String manifestName;
-  private final LiveBloomFilter<?> filter;
+  private final KeyType keyType;
+  private final List<BloomFilterListener> listeners;
   private final ApiSnapshotLoader loader;
   private final LocalSnapshotCache cache; // null without a local snapshot directory
   private final Duration resync;
@@ -46,28 +56,37 @@ final class WatchLoop implements ManifestInformer.Events {
   private final Backoff retryBackoff;
   private final boolean refuseRollback;
 
+  // What is served: written on the watcher thread (or by start() for the local snapshot), read anywhere.
+  private volatile LoadedSnapshot current;
+  private final LongAdder loads = new LongAdder();
+  private final LongAdder failures = new LongAdder();
+  private final CountDownLatch ready = new CountDownLatch(1);
+
   // Confined to the watcher thread.
   private Announcement pending; // announced but not loaded yet (in progress or waiting for a retry)
   private ScheduledFuture<?> retry;
 
   private volatile boolean closed;
 
-  WatchLoop(KubernetesClient client, LiveBloomFilter<?> filter, LocalSnapshotCache cache,
-      Duration resync, Duration backoffInitial, Duration backoffMax, SnapshotLimits limits,
-      TrustedKeys trustedKeys) {
+  WatchLoop(KubernetesClient client, String namespace, String filterName, KeyType keyType,
+      List<BloomFilterListener> listeners, LocalSnapshotCache cache, Duration resync,
+      Duration backoffInitial, Duration backoffMax, SnapshotLimits limits, TrustedKeys trustedKeys,
+      Consumer<SharedIndexInformer<ConfigMap>> onInformerCreated) {
     this.client = client;
-    this.namespace = filter.namespace();
-    this.manifestName = SnapshotNames.manifestName(filter.filterName());
-    this.filter = filter;
-    this.loader = new ApiSnapshotLoader(client, namespace, filter.filterName(),
-        filter.keyType().keyType(), limits, trustedKeys);
+    this.namespace = namespace;
+    this.filterName = filterName;
+    this.manifestName = SnapshotNames.manifestName(filterName);
+    this.keyType = keyType;
+    this.listeners = List.copyOf(listeners);
+    this.loader = new ApiSnapshotLoader(client, namespace, filterName, keyType, limits, trustedKeys);
     this.refuseRollback = !trustedKeys.isEmpty();
     this.cache = cache;
     this.resync = resync;
-    this.thread = new WatcherThread("bloom-watch-" + namespace + "/" + filter.filterName());
+    this.thread = new WatcherThread("bloom-watch-" + namespace + "/" + filterName);
     this.retryBackoff = new Backoff(backoffInitial, backoffMax);
-    this.informer = new ManifestInformer(client, namespace, manifestName, this, thread,
-        new Backoff(backoffInitial, backoffMax));
+    this.informer = new ManifestInformer(client, namespace, manifestName, thread,
+        new Backoff(backoffInitial, backoffMax), onInformerCreated, this::onManifest,
+        () -> onManifestDeleted(true));
   }
 
   /**
@@ -77,10 +96,10 @@ final class WatchLoop implements ManifestInformer.Events {
   void start() {
     if (cache != null) {
       long started = System.nanoTime();
-      cache.read(filter.keyType().keyType()).ifPresent(snapshot -> {
+      cache.read(keyType).ifPresent(snapshot -> {
         LOG.info("serving local snapshot v{} of {}/{} until the API server answers", snapshot.version(),
-            namespace, filter.filterName());
-        filter.install(snapshot, Duration.ofNanos(System.nanoTime() - started));
+            namespace, filterName);
+        install(snapshot, Duration.ofNanos(System.nanoTime() - started));
       });
     }
     informer.start();
@@ -113,26 +132,22 @@ final class WatchLoop implements ManifestInformer.Events {
     thread.shutdown();
   }
 
-  ManifestInformer informer() {
-    return informer;
+  /** The snapshot served, or null before the first: one volatile read. */
+  LoadedSnapshot serving() {
+    return current;
   }
 
-  @Override
-  public void manifestChanged(ConfigMap configMap) {
-    thread.execute(() -> onManifest(configMap));
+  long loads() {
+    return loads.sum();
   }
 
-  @Override
-  public void manifestDeleted() {
-    thread.execute(() -> onManifestDeleted(true));
+  long failures() {
+    return failures.sum();
   }
 
-  /** Test hook: runs a resync poll on the watcher thread now and waits for it. */
-  void pollForTest() {
-    thread.callAndWait(() -> {
-      poll();
-      return null;
-    });
+  /** Waits until a snapshot is served. */
+  boolean awaitReady(Duration timeout) throws InterruptedException {
+    return ready.await(timeout.toNanos(), TimeUnit.NANOSECONDS);
   }
 
   /** The safety net behind the watch: read the manifest directly, as if it had just been announced. */
@@ -151,6 +166,7 @@ final class WatchLoop implements ManifestInformer.Events {
     }
   }
 
+  /** A manifest was announced (watch event or poll): decide whether to load it. */
   private void onManifest(ConfigMap configMap) {
     if (closed) {
       return;
@@ -169,7 +185,7 @@ final class WatchLoop implements ManifestInformer.Events {
       refuse(manifest.version(), e);
       return;
     }
-    LoadedSnapshot serving = filter.snapshot();
+    LoadedSnapshot serving = current;
     if (serving != null && serving.isSameAs(manifest)) {
       // Re-announced (annotation edit, relist, resync): nothing to load, and nothing older to retry.
       cancelRetry();
@@ -182,7 +198,7 @@ final class WatchLoop implements ManifestInformer.Events {
     if (refuseRollback && serving != null && manifest.version() <= serving.version()) {
       refuse(manifest.version(), new SnapshotRefusedException(
           SnapshotRefusedException.Reason.ROLLBACK, "signed manifest of " + namespace + "/"
-          + filter.filterName() + " announces v" + manifest.version() + ", not newer than the served v"
+          + filterName + " announces v" + manifest.version() + ", not newer than the served v"
           + serving.version() + "; refused as a rollback"));
       return;
     }
@@ -196,28 +212,7 @@ final class WatchLoop implements ManifestInformer.Events {
     attemptLoad();
   }
 
-  /**
-   * A manifest that is not loaded at all (unreadable or refused): nothing to retry until the
-   * manifest changes; an older announcement still pending is dropped as well.
-   */
-  private void refuse(long version, SnapshotVerificationException e) {
-    cancelRetry();
-    pending = null;
-    LOG.warn("not loading manifest {}/{}, still serving v{}: {}", namespace, manifestName,
-        filter.currentVersion(), e.getMessage());
-    filter.reportFailure(version, e);
-  }
-
-  private void onManifestDeleted(boolean fromWatch) {
-    if (fromWatch || pending != null) {
-      LOG.info("manifest {}/{} is gone; still serving v{}", namespace, manifestName,
-          filter.currentVersion());
-    }
-    // Its chunks go with it: retrying the old announcement could only fail. Re-creation is an add event.
-    cancelRetry();
-    pending = null;
-  }
-
+  /** Loads the pending announcement; on failure, tries again after the backoff. */
   private void attemptLoad() {
     Announcement announced = pending;
     retry = null;
@@ -240,25 +235,82 @@ final class WatchLoop implements ManifestInformer.Events {
       if (closed) {
         return;
       }
-      filter.reportFailure(manifest.version(), e);
+      reportFailure(manifest.version(), e);
       long delayMillis = retryBackoff.next().toMillis();
       LOG.warn("could not load v{} of {}/{}, still serving v{}, retrying in {} ms: {}",
-          manifest.version(), namespace, filter.filterName(), filter.currentVersion(), delayMillis,
-          e.toString());
+          manifest.version(), namespace, filterName, servedVersion(), delayMillis, e.toString());
       retry = thread.schedule(this::attemptLoad, delayMillis, TimeUnit.MILLISECONDS);
       return;
     }
     pending = null;
     retryBackoff.reset();
-    filter.install(loaded, Duration.ofNanos(System.nanoTime() - started));
+    install(loaded, Duration.ofNanos(System.nanoTime() - started));
     if (cache != null) {
       try {
         cache.write(loaded); // after the swap: the disk must never delay serving
       } catch (IOException | RuntimeException e) {
-        LOG.warn("could not write local snapshot of {}/{}: {}", namespace, filter.filterName(),
-            e.toString());
+        LOG.warn("could not write local snapshot of {}/{}: {}", namespace, filterName, e.toString());
       }
     }
+  }
+
+  /** Serves {@code snapshot} from now on: one volatile write. Its key type was checked by the loader. */
+  private void install(LoadedSnapshot snapshot, Duration loadDuration) {
+    if (snapshot.bits().keyType() != keyType) {
+      throw new IllegalStateException("refusing to serve " + snapshot.bits().keyType() + " keys as "
+          + keyType); // the loaders check this first; this guards against a future code path that does not
+    }
+    long oldVersion = servedVersion();
+    current = snapshot;
+    loads.increment();
+    ready.countDown();
+    LOG.info("{}/{}: serving v{} (was v{}), loaded in {} ms", namespace, filterName, snapshot.version(),
+        oldVersion, loadDuration.toMillis());
+    for (BloomFilterListener listener : listeners) {
+      try {
+        listener.onUpdate(oldVersion, snapshot.version(), loadDuration);
+      } catch (RuntimeException e) {
+        LOG.warn("listener {} failed in onUpdate", listener, e);
+      }
+    }
+  }
+
+  /**
+   * A manifest that is not loaded at all (unreadable or refused): nothing to retry until the
+   * manifest changes; an older announcement still pending is dropped as well.
+   */
+  private void refuse(long version, SnapshotVerificationException e) {
+    cancelRetry();
+    pending = null;
+    LOG.warn("not loading manifest {}/{}, still serving v{}: {}", namespace, manifestName,
+        servedVersion(), e.getMessage());
+    reportFailure(version, e);
+  }
+
+  /** Counts and reports a failed load; the served snapshot is unchanged. */
+  private void reportFailure(long version, Exception exception) {
+    failures.increment();
+    for (BloomFilterListener listener : listeners) {
+      try {
+        listener.onFailure(version, exception);
+      } catch (RuntimeException e) {
+        LOG.warn("listener {} failed in onFailure", listener, e);
+      }
+    }
+  }
+
+  private void onManifestDeleted(boolean fromWatch) {
+    if (fromWatch || pending != null) {
+      LOG.info("manifest {}/{} is gone; still serving v{}", namespace, manifestName, servedVersion());
+    }
+    // Its chunks go with it: retrying the old announcement could only fail. Re-creation is an add event.
+    cancelRetry();
+    pending = null;
+  }
+
+  private long servedVersion() {
+    LoadedSnapshot snapshot = current;
+    return snapshot == null ? LiveBloomFilter.NO_VERSION : snapshot.version();
   }
 
   private void cancelRetry() {

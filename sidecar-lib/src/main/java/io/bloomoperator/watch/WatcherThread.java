@@ -62,7 +62,7 @@ final class WatcherThread {
   }
 
   /**
-   * Runs {@code task} on this thread and waits for it (tests and close only). An interrupt of the
+   * Runs {@code task} on this thread and waits for it (close only). An interrupt of the
    * caller does not cut the wait short: close() must not leave its stop task unrun (that would
    * leak the watch); the interrupt flag is restored afterwards.
    */

@@ -9,14 +9,17 @@ class BloomFilterBitsTest {
 
   @Test
   void keyTypeMismatchThrowsInsteadOfAnswering() {
-    BloomFilterBits strings = BloomFilterBits.create(KeyType.STRING, 1024, 3);
-    BloomFilterBits longs = BloomFilterBits.create(KeyType.LONG, 1024, 3);
+    BloomFilterBits.Builder stringBuilder = BloomFilterBits.builder(KeyType.STRING, 1024, 3);
+    BloomFilterBits.Builder longBuilder = BloomFilterBits.builder(KeyType.LONG, 1024, 3);
+    assertThatThrownBy(() -> stringBuilder.putLong(1)).isInstanceOf(IllegalStateException.class);
+    assertThatThrownBy(() -> longBuilder.putString("1")).isInstanceOf(IllegalStateException.class);
+    assertThatThrownBy(() -> longBuilder.put(1.0)).isInstanceOf(IllegalArgumentException.class);
+    BloomFilterBits strings = stringBuilder.build();
+    BloomFilterBits longs = longBuilder.build();
     assertThatThrownBy(() -> strings.mightContainLong(1)).isInstanceOf(IllegalStateException.class)
         .hasMessageContaining("String keys");
-    assertThatThrownBy(() -> strings.putLong(1)).isInstanceOf(IllegalStateException.class);
     assertThatThrownBy(() -> longs.mightContainString("1")).isInstanceOf(IllegalStateException.class)
         .hasMessageContaining("Long keys");
-    assertThatThrownBy(() -> longs.putString("1")).isInstanceOf(IllegalStateException.class);
     assertThatThrownBy(() -> strings.mightContain(1L)).isInstanceOf(IllegalArgumentException.class);
     assertThatThrownBy(() -> longs.mightContain("1")).isInstanceOf(IllegalArgumentException.class);
     assertThatThrownBy(() -> longs.mightContain(1.0)).isInstanceOf(IllegalArgumentException.class);
@@ -25,15 +28,17 @@ class BloomFilterBitsTest {
 
   @Test
   void genericPutAndLookup() {
-    BloomFilterBits strings = BloomFilterBits.create(KeyType.STRING, 4096, 5);
-    assertThat(strings.put(new StringBuilder("alpha"))).isTrue();
-    assertThat(strings.put("alpha")).isFalse();
+    BloomFilterBits.Builder stringBuilder = BloomFilterBits.builder(KeyType.STRING, 4096, 5);
+    assertThat(stringBuilder.put(new StringBuilder("alpha"))).isTrue();
+    assertThat(stringBuilder.put("alpha")).isFalse();
+    BloomFilterBits strings = stringBuilder.build();
     assertThat(strings.mightContain("alpha")).isTrue();
     assertThat(strings.mightContainString("alpha")).isTrue();
     assertThat(strings.mightContain("beta")).isFalse();
 
-    BloomFilterBits longs = BloomFilterBits.create(KeyType.LONG, 4096, 5);
-    longs.put(42);
+    BloomFilterBits.Builder longBuilder = BloomFilterBits.builder(KeyType.LONG, 4096, 5);
+    longBuilder.put(42);
+    BloomFilterBits longs = longBuilder.build();
     assertThat(longs.mightContainLong(42)).isTrue();
     assertThat(longs.mightContain(42L)).isTrue();
     assertThat(longs.mightContain(43L)).isFalse();
@@ -41,32 +46,50 @@ class BloomFilterBitsTest {
   }
 
   @Test
+  void builtFilterCanNoLongerChange() {
+    BloomFilterBits.Builder builder = BloomFilterBits.builder(KeyType.LONG, 4096, 5);
+    builder.putLong(1);
+    BloomFilterBits built = builder.build();
+    assertThatThrownBy(() -> builder.putLong(2)).isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("already built");
+    assertThatThrownBy(() -> builder.put(2L)).isInstanceOf(IllegalStateException.class);
+    assertThatThrownBy(builder::build).isInstanceOf(IllegalStateException.class);
+    assertThat(built.mightContainLong(2)).isFalse();
+    assertThat(built.mightContainLong(1)).isTrue();
+  }
+
+  @Test
   void shapeAndEquality() {
-    BloomFilterBits a = BloomFilterBits.create(KeyType.LONG, 100, 4);
+    BloomFilterBits.Builder builder = BloomFilterBits.builder(KeyType.LONG, 100, 4);
+    assertThat(builder.numBits()).isEqualTo(128);
+    assertThat(builder.numHashFunctions()).isEqualTo(4);
+    assertThat(builder.keyType()).isEqualTo(KeyType.LONG);
+    BloomFilterBits a = builder.build();
     assertThat(a.numBits()).isEqualTo(128);
     assertThat(a.numLongs()).isEqualTo(2);
     assertThat(a.numHashFunctions()).isEqualTo(4);
-    assertThat(a.wordsView().isReadOnly()).isTrue();
-    assertThat(a.wordsView().remaining()).isEqualTo(2);
-    BloomFilterBits b = BloomFilterBits.create(KeyType.LONG, 128, 4);
+    BloomFilterBits b = BloomFilterBits.builder(KeyType.LONG, 128, 4).build();
     assertThat(a).isEqualTo(b).hasSameHashCodeAs(b);
-    a.putLong(7);
-    assertThat(a).isNotEqualTo(b);
-    b.putLong(7);
-    assertThat(a).isEqualTo(b);
-    assertThat(a).isNotEqualTo(BloomFilterBits.create(KeyType.STRING, 128, 4));
-    assertThat(a.currentFpp()).isBetween(0.0, 1.0);
+    BloomFilterBits.Builder withSeven = BloomFilterBits.builder(KeyType.LONG, 128, 4);
+    withSeven.putLong(7);
+    BloomFilterBits c = withSeven.build();
+    assertThat(c).isNotEqualTo(a);
+    BloomFilterBits.Builder alsoSeven = BloomFilterBits.builder(KeyType.LONG, 128, 4);
+    alsoSeven.putLong(7);
+    assertThat(alsoSeven.build()).isEqualTo(c);
+    assertThat(a).isNotEqualTo(BloomFilterBits.builder(KeyType.STRING, 128, 4).build());
+    assertThat(c.currentFpp()).isBetween(0.0, 1.0);
   }
 
   @Test
   void rejectsImpossibleShapes() {
-    assertThatThrownBy(() -> BloomFilterBits.create(KeyType.LONG, 0, 1))
+    assertThatThrownBy(() -> BloomFilterBits.builder(KeyType.LONG, 0, 1))
         .isInstanceOf(IllegalArgumentException.class);
-    assertThatThrownBy(() -> BloomFilterBits.create(KeyType.LONG, 64, 0))
+    assertThatThrownBy(() -> BloomFilterBits.builder(KeyType.LONG, 64, 0))
         .isInstanceOf(IllegalArgumentException.class);
-    assertThatThrownBy(() -> BloomFilterBits.create(KeyType.LONG, 64, 256))
+    assertThatThrownBy(() -> BloomFilterBits.builder(KeyType.LONG, 64, 256))
         .isInstanceOf(IllegalArgumentException.class);
-    assertThatThrownBy(() -> BloomFilterBits.create(KeyType.LONG, BloomFilterSizing.MAX_BITS + 1, 1))
+    assertThatThrownBy(() -> BloomFilterBits.builder(KeyType.LONG, BloomFilterSizing.MAX_BITS + 1, 1))
         .isInstanceOf(IllegalArgumentException.class);
   }
 

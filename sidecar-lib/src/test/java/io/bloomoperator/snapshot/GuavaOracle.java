@@ -33,8 +33,8 @@ final class GuavaOracle {
     }
   }
 
-  static <T> BloomFilter<T> emptyGuavaLike(BloomFilterBits ours, Funnel<? super T> funnel) {
-    return emptyGuava(ours.numLongs(), ours.numHashFunctions(), funnel);
+  static <T> BloomFilter<T> emptyGuavaLike(BloomFilterBits.Builder ours, Funnel<? super T> funnel) {
+    return emptyGuava((int) (ours.numBits() / Long.SIZE), ours.numHashFunctions(), funnel);
   }
 
   static byte[] writeTo(BloomFilter<?> filter) {

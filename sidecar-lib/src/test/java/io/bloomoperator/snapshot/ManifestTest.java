@@ -13,10 +13,12 @@ class ManifestTest {
   private static final ObjectMapper JSON = new ObjectMapper();
 
   private static Manifest sample() throws Exception {
-    BloomFilterBits bits = BloomFilterBits.create(KeyType.LONG, BloomFilterSizing.forKeys(3000, 0.01));
+    BloomFilterBits.Builder builder =
+        BloomFilterBits.builder(KeyType.LONG, BloomFilterSizing.forKeys(3000, 0.01));
     for (long i = 0; i < 3000; i++) {
-      bits.putLong(i);
+      builder.putLong(i);
     }
+    BloomFilterBits bits = builder.build();
     SnapshotEncoder.Result result = SnapshotEncoder.encode(bits, 1024, (i, d, l, s) -> { });
     return Manifest.of("payments", 17, bits, 3000, result, Instant.parse("2025-06-01T10:15:30.987Z"));
   }

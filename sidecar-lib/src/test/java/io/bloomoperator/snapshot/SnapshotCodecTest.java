@@ -24,12 +24,13 @@ class SnapshotCodecTest {
 
   /** A STRING filter with 2000 keys at 1%: a payload of a few KB. */
   private static BloomFilterBits sampleFilter() {
-    BloomFilterBits bits = BloomFilterBits.create(KeyType.STRING, BloomFilterSizing.forKeys(2000, 0.01));
+    BloomFilterBits.Builder bits =
+        BloomFilterBits.builder(KeyType.STRING, BloomFilterSizing.forKeys(2000, 0.01));
     Random random = new Random(5);
     for (int i = 0; i < 2000; i++) {
       bits.putString(GuavaOracle.randomString(random));
     }
-    return bits;
+    return bits.build();
   }
 
   /** Encodes into copied chunks and the matching manifest. */
@@ -85,10 +86,12 @@ class SnapshotCodecTest {
 
   @Test
   void decodedFilterAnswersLikeTheOriginal() throws Exception {
-    BloomFilterBits bits = BloomFilterBits.create(KeyType.LONG, BloomFilterSizing.forKeys(5000, 0.01));
+    BloomFilterBits.Builder builder =
+        BloomFilterBits.builder(KeyType.LONG, BloomFilterSizing.forKeys(5000, 0.01));
     for (long i = -2500; i < 2500; i++) {
-      bits.putLong(i * 7919);
+      builder.putLong(i * 7919);
     }
+    BloomFilterBits bits = builder.build();
     Encoded encoded = encode(bits, 1001);
     BloomFilterBits decoded = SnapshotDecoder.decode(encoded.manifest(), encoded.chunks().iterator());
     assertThat(decoded.keyType()).isEqualTo(KeyType.LONG);
@@ -218,11 +221,13 @@ class SnapshotCodecTest {
 
   @Test
   void largeFilterWithDefaultChunkSize() throws Exception {
-    BloomFilterBits bits = BloomFilterBits.create(KeyType.LONG, BloomFilterSizing.forKeys(2_000_000, 0.01));
+    BloomFilterBits.Builder builder =
+        BloomFilterBits.builder(KeyType.LONG, BloomFilterSizing.forKeys(2_000_000, 0.01));
     Random random = new Random(9);
     for (int i = 0; i < 2_000_000; i++) {
-      bits.putLong(random.nextLong());
+      builder.putLong(random.nextLong());
     }
+    BloomFilterBits bits = builder.build();
     Encoded encoded = encode(bits, 1_000_000);
     assertThat(encoded.chunks()).hasSize(3); // 2.4 MB
     assertThat(SnapshotDecoder.decode(encoded.manifest(), encoded.chunks().iterator())).isEqualTo(bits);

@@ -49,7 +49,7 @@ class SnapshotLimitsTest {
 
   /** A real snapshot of {@code chunks} chunks. */
   private static Manifest manifest(String filter, long version, int chunks) throws Exception {
-    BloomFilterBits bits = BloomFilterBits.create(KeyType.STRING, 64L * 1024 * chunks, 3);
+    BloomFilterBits bits = BloomFilterBits.builder(KeyType.STRING, 64L * 1024 * chunks, 3).build();
     int chunkSize = (int) ((SnapshotEncoder.payloadSize(bits) + chunks - 1) / chunks);
     SnapshotEncoder.Result encoded = SnapshotEncoder.encode(bits, chunkSize, (i, d, l, s) -> { });
     Manifest manifest = Manifest.of(filter, version, bits, 0, encoded, Instant.now());

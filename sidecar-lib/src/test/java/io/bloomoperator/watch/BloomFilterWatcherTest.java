@@ -41,8 +41,11 @@ class BloomFilterWatcherTest {
     publisher.publish(v1, 25_000, 1, 7_001, SnapshotPublisher.Tamper.NONE);
 
     RecordingListener listener = new RecordingListener();
+    InformerRecorder informers = new InformerRecorder();
+    // A fast resync, so that polls also run while the manifest is re-announced below.
     try (LiveBloomFilter<String> live = BloomFilterWatcher.builder(client, ns.name(), FILTER,
-        LiveKeyType.STRING).listener(listener).start()) {
+        LiveKeyType.STRING).listener(listener).resync(Duration.ofMillis(100))
+        .onInformerCreated(informers).start()) {
       assertThat(live.awaitReady(READY)).isTrue();
       assertThat(live.isReady()).isTrue();
       assertThat(live.currentVersion()).isEqualTo(1);
@@ -89,12 +92,12 @@ class BloomFilterWatcherTest {
               tuple(1L, 2L));
 
       // The janitor edits annotations of the manifest: same version, no reload.
-      int startsBefore = live.loop().informer().starts();
+      int startsBefore = informers.starts();
       publisher.annotateManifest("bloomoperator.io/touched", "yes");
-      live.loop().pollForTest(); // not a substitute for the event, but it must not reload either
+      // The event and the polls of these 500 ms (about five) all see it; none may reload.
       await().during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(2))
           .until(() -> live.loads() == 2);
-      assertThat(live.loop().informer().starts()).isEqualTo(startsBefore);
+      assertThat(informers.starts()).isEqualTo(startsBefore);
     }
   }
 
@@ -108,8 +111,11 @@ class BloomFilterWatcherTest {
     publisher.publish(v1, keys1.size(), 1, 10_000, SnapshotPublisher.Tamper.NONE);
 
     RecordingListener listener = new RecordingListener();
+    InformerRecorder informers = new InformerRecorder();
+    // A fast resync, so that polls also run while the manifest is re-announced below.
     try (LiveBloomFilter<String> live = BloomFilterWatcher.builder(client, ns.name(), FILTER,
-        LiveKeyType.STRING).listener(listener).start()) {
+        LiveKeyType.STRING).listener(listener).resync(Duration.ofMillis(100))
+        .onInformerCreated(informers).start()) {
       assertThat(live.awaitReady(READY)).isTrue();
 
       // v2: one byte of chunk 1 flipped after the manifest took its digest.
@@ -206,13 +212,14 @@ class BloomFilterWatcherTest {
     List<String> keys2 = TestKeys.strings("two", 5_000);
     publisher.publish(TestKeys.stringFilter(10_000, keys1), keys1.size(), 1);
 
-    try (LiveBloomFilter<String> live = BloomFilterWatcher.watch(client, ns.name(), FILTER,
-        LiveKeyType.STRING)) {
+    try (LiveBloomFilter<String> live = BloomFilterWatcher.builder(client, ns.name(), FILTER,
+        LiveKeyType.STRING).resync(Duration.ofMillis(100)).start()) {
       assertThat(live.awaitReady(READY)).isTrue();
       publisher.deleteManifest();
       await().atMost(READY).until(() -> publisher.manifestConfigMap() == null);
-      live.loop().pollForTest(); // a poll finding no manifest changes nothing either
-      assertThat(live.currentVersion()).isEqualTo(1);
+      // Nor do the polls of these 500 ms (about five), which find no manifest.
+      await().during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(2))
+          .until(() -> live.currentVersion() == 1);
       assertThat(keys1).allMatch(live::mightContain);
 
       BloomFilterBits v2 = TestKeys.stringFilter(10_000, keys2);
@@ -247,15 +254,15 @@ class BloomFilterWatcherTest {
     List<String> keys2 = TestKeys.strings("two", 5_000);
     publisher.publish(TestKeys.stringFilter(10_000, keys1), keys1.size(), 1);
 
-    try (LiveBloomFilter<String> live = BloomFilterWatcher.watch(client, ns.name(), FILTER,
-        LiveKeyType.STRING)) {
+    InformerRecorder informer = new InformerRecorder();
+    try (LiveBloomFilter<String> live = BloomFilterWatcher.builder(client, ns.name(), FILTER,
+        LiveKeyType.STRING).onInformerCreated(informer).start()) {
       assertThat(live.awaitReady(READY)).isTrue();
-      ManifestInformer informer = live.loop().informer();
       assertThat(informer.starts()).isEqualTo(1);
 
       // As when fabric8 gives up on a non-410 error: stopped() completes exceptionally. The informer is
       // stopped when this returns and a restart is scheduled (1 s); v2 is published while disconnected.
-      informer.failForTest(new IllegalStateException("simulated watch failure"));
+      informer.failLatest(new IllegalStateException("simulated watch failure"));
       BloomFilterBits v2 = TestKeys.stringFilter(10_000, keys2);
       publisher.publish(v2, keys2.size(), 2);
       assertThat(keys1).allMatch(live::mightContain); // still serving v1 meanwhile
@@ -280,15 +287,16 @@ class BloomFilterWatcherTest {
     publisher.publish(TestKeys.stringFilter(10_000, keys1), keys1.size(), 1);
 
     // The informer restart waits 30 s, so only the 1 s resync poll can find v2 in time.
+    InformerRecorder informers = new InformerRecorder();
     try (LiveBloomFilter<String> live = BloomFilterWatcher.builder(client, ns.name(), FILTER,
             LiveKeyType.STRING)
         .retryBackoff(Duration.ofSeconds(30), Duration.ofSeconds(30))
-        .resync(Duration.ofSeconds(1)).start()) {
+        .resync(Duration.ofSeconds(1)).onInformerCreated(informers).start()) {
       assertThat(live.awaitReady(READY)).isTrue();
-      live.loop().informer().failForTest(new IllegalStateException("simulated watch failure"));
+      informers.failLatest(new IllegalStateException("simulated watch failure"));
       publisher.publish(TestKeys.stringFilter(10_000, keys2), keys2.size(), 2);
       await().atMost(READY).until(() -> live.currentVersion() == 2);
-      assertThat(live.loop().informer().starts()).isEqualTo(1);
+      assertThat(informers.starts()).isEqualTo(1);
       assertThat(keys2).allMatch(live::mightContain);
     }
   }

@@ -47,9 +47,10 @@ class LocalSnapshotDirectoryTest {
 
     try (KubernetesClient unreachable = unreachableClient()) {
       // Ready as soon as start() returns: nothing waits for the API server.
+      InformerRecorder informers = new InformerRecorder();
       try (LiveBloomFilter<String> offline = BloomFilterWatcher.builder(unreachable, ns.name(), FILTER,
           LiveKeyType.STRING).beforeFirstSnapshot(BeforeFirstSnapshot.FAIL_CLOSED)
-          .localSnapshotDirectory(dir).start()) {
+          .localSnapshotDirectory(dir).onInformerCreated(informers).start()) {
         assertThat(offline.isReady()).isTrue();
         assertThat(offline.currentVersion()).isEqualTo(1);
         assertThat(offline.loads()).isEqualTo(1);
@@ -59,7 +60,7 @@ class LocalSnapshotDirectoryTest {
           }
         }
         // The watch keeps failing (and restarting) in the background; lookups are unaffected.
-        await().atMost(Duration.ofSeconds(10)).until(() -> offline.loop().informer().starts() >= 2);
+        await().atMost(Duration.ofSeconds(10)).until(() -> informers.starts() >= 2);
         assertThat(offline.currentVersion()).isEqualTo(1);
       }
 

@@ -45,20 +45,20 @@ final class TestKeys {
 
   @SafeVarargs
   static BloomFilterBits stringFilter(long expectedKeys, List<String>... keySets) {
-    BloomFilterBits bits =
-        BloomFilterBits.create(KeyType.STRING, BloomFilterSizing.forKeys(expectedKeys, 0.01));
+    BloomFilterBits.Builder bits =
+        BloomFilterBits.builder(KeyType.STRING, BloomFilterSizing.forKeys(expectedKeys, 0.01));
     for (List<String> keys : keySets) {
       keys.forEach(bits::putString);
     }
-    return bits;
+    return bits.build();
   }
 
   static BloomFilterBits longFilter(long expectedKeys, long[] keys) {
-    BloomFilterBits bits =
-        BloomFilterBits.create(KeyType.LONG, BloomFilterSizing.forKeys(expectedKeys, 0.01));
+    BloomFilterBits.Builder bits =
+        BloomFilterBits.builder(KeyType.LONG, BloomFilterSizing.forKeys(expectedKeys, 0.01));
     for (long key : keys) {
       bits.putLong(key);
     }
-    return bits;
+    return bits.build();
   }
 }

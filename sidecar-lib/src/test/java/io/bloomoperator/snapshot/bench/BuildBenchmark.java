@@ -51,11 +51,11 @@ public class BuildBenchmark {
 
   @Benchmark
   public BloomFilterBits stringOurs() {
-    BloomFilterBits bits = BloomFilterBits.create(KeyType.STRING, sizing);
+    BloomFilterBits.Builder bits = BloomFilterBits.builder(KeyType.STRING, sizing);
     for (String key : stringKeys) {
       bits.putString(key);
     }
-    return bits;
+    return bits.build();
   }
 
   @Benchmark
@@ -70,11 +70,11 @@ public class BuildBenchmark {
 
   @Benchmark
   public BloomFilterBits longOurs() {
-    BloomFilterBits bits = BloomFilterBits.create(KeyType.LONG, sizing);
+    BloomFilterBits.Builder bits = BloomFilterBits.builder(KeyType.LONG, sizing);
     for (long key : longKeys) {
       bits.putLong(key);
     }
-    return bits;
+    return bits.build();
   }
 
   @Benchmark

@@ -52,10 +52,12 @@ public class DecodeBenchmark {
   @Setup(Level.Trial)
   public void setUp() throws IOException {
     int keys = 10_000_000;
-    BloomFilterBits bits = BloomFilterBits.create(KeyType.LONG, BloomFilterSizing.forKeys(keys, 0.01));
+    BloomFilterBits.Builder builder =
+        BloomFilterBits.builder(KeyType.LONG, BloomFilterSizing.forKeys(keys, 0.01));
     for (int i = 0; i < keys; i++) {
-      bits.putLong(Keys.presentLong(i));
+      builder.putLong(Keys.presentLong(i));
     }
+    BloomFilterBits bits = builder.build();
     chunks = new ArrayList<>();
     ByteArrayOutputStream whole = new ByteArrayOutputStream();
     SnapshotEncoder.Result result = SnapshotEncoder.encode(bits, 1_000_000, (index, data, length, sha) -> {

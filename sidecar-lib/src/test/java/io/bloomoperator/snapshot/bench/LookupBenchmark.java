@@ -42,10 +42,12 @@ public class LookupBenchmark {
 
     @Setup(Level.Trial)
     public void setUp() throws IOException {
-      ours = BloomFilterBits.create(KeyType.STRING, BloomFilterSizing.forKeys(n, 0.01));
+      BloomFilterBits.Builder builder =
+          BloomFilterBits.builder(KeyType.STRING, BloomFilterSizing.forKeys(n, 0.01));
       for (int i = 0; i < n; i++) {
-        ours.putString(Keys.present(i));
+        builder.putString(Keys.present(i));
       }
+      ours = builder.build();
       guava = BloomFilter.readFrom(new ByteArrayInputStream(SnapshotEncoder.toByteArray(ours)),
           Funnels.stringFunnel(StandardCharsets.UTF_8));
       long[] indexes = Keys.queryIndexes(QUERIES, n, 42);
@@ -72,10 +74,12 @@ public class LookupBenchmark {
 
     @Setup(Level.Trial)
     public void setUp() throws IOException {
-      ours = BloomFilterBits.create(KeyType.LONG, BloomFilterSizing.forKeys(n, 0.01));
+      BloomFilterBits.Builder builder =
+          BloomFilterBits.builder(KeyType.LONG, BloomFilterSizing.forKeys(n, 0.01));
       for (int i = 0; i < n; i++) {
-        ours.putLong(Keys.presentLong(i));
+        builder.putLong(Keys.presentLong(i));
       }
+      ours = builder.build();
       guava = BloomFilter.readFrom(new ByteArrayInputStream(SnapshotEncoder.toByteArray(ours)),
           Funnels.longFunnel());
       long[] indexes = Keys.queryIndexes(QUERIES, n, 43);

@@ -155,7 +155,9 @@ public final class PropagationBenchmark {
     System.out.printf("%n== %s: payload %,d bytes, %d warm-up + %d measured rounds ==%n",
         size.label(), SnapshotEncoder.payloadSize(bits), size.warmup(), size.rounds());
     long version = 1;
-    addKeys(bits, random);
+    BloomFilterBits.Builder next = BloomFilterBits.builder(bits);
+    addKeys(next, random);
+    bits = next.build();
     Publisher.Timing first = publisher.publish(bits, keyCount(version), version);
     LiveBloomFilter<Long> live = BloomFilterWatcher.builder(watcherClient, namespace, filterName,
         LiveKeyType.LONG).listener(listener).start();
@@ -167,7 +169,9 @@ public final class PropagationBenchmark {
       System.out.printf("  v1 published (chunks %.0f ms) and loaded%n", first.chunkPhaseNanos() / 1e6);
       for (int i = 0; i < size.warmup() + size.rounds(); i++) {
         version++;
-        long probe = addKeys(bits, random);
+        next = BloomFilterBits.builder(bits);
+        long probe = addKeys(next, random);
+        bits = next.build();
         CompletableFuture<long[]> swapped = swaps.computeIfAbsent(version,
             v -> new CompletableFuture<>());
         Publisher.Timing timing = publisher.publish(bits, keyCount(version), version);
@@ -223,7 +227,7 @@ public final class PropagationBenchmark {
   }
 
   /** Adds fresh random keys so the version's digest differs; returns one of them as a probe. */
-  static long addKeys(BloomFilterBits bits, SplittableRandom random) {
+  static long addKeys(BloomFilterBits.Builder bits, SplittableRandom random) {
     long probe = 0;
     for (int i = 0; i < KEYS_PER_VERSION; i++) {
       probe = random.nextLong();
