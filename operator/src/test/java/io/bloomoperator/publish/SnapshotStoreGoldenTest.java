@@ -10,10 +10,11 @@ import io.bloomoperator.snapshot.BloomFilterBits;
 import io.bloomoperator.snapshot.BloomFilterSizing;
 import io.bloomoperator.snapshot.KeyType;
 import io.bloomoperator.snapshot.Manifest;
+import io.bloomoperator.snapshot.SnapshotConfigMaps;
 import io.bloomoperator.snapshot.SnapshotEncoder;
 import io.bloomoperator.snapshot.SnapshotNames;
 import io.fabric8.kubernetes.api.model.ConfigMap;
-import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
+import io.fabric8.kubernetes.api.model.OwnerReferenceBuilder;
 import io.fabric8.kubernetes.api.model.SecretBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
@@ -26,6 +27,7 @@ import java.nio.file.Path;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Base64;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -178,21 +180,14 @@ class SnapshotStoreGoldenTest {
     Manifest manifest = Manifest.of(FILTER, 2, bits, KEYS,
         SnapshotEncoder.encode(bits, CHUNK_SIZE, (index, data, length, sha256) -> { }),
         CREATED_AT.minusSeconds(3600));
-    ConfigMap configMap = new ConfigMapBuilder()
-        .withNewMetadata()
-          .withName(SnapshotNames.manifestName(FILTER))
-          .withNamespace(NS)
-          .withResourceVersion("41")
-          .withLabels(SnapshotNames.manifestLabels(FILTER))
-          .withAnnotations(Map.of("bloomoperator.io/source-token", "token-old",
-              "bloomoperator.io/spec-generation", "2",
-              "bloomoperator.io/built-at", "2026-11-29T11:00:04Z"))
-          .addNewOwnerReference().withApiVersion(owner.getApiVersion()).withKind(owner.getKind())
-            .withName(FILTER).withUid(UID).withController(true).withBlockOwnerDeletion(false)
-          .endOwnerReference()
-        .endMetadata()
-        .withData(Map.of(SnapshotNames.MANIFEST_DATA_KEY, manifest.toJson()))
-        .build();
+    Map<String, String> annotations = new HashMap<>();
+    SnapshotConfigMaps.putBuildRecord(annotations, "token-old", 2,
+        Instant.parse("2026-11-29T11:00:04Z"));
+    ConfigMap configMap = SnapshotConfigMaps.manifest(NS, manifest, null, annotations);
+    configMap.getMetadata().setResourceVersion("41");
+    configMap.getMetadata().setOwnerReferences(List.of(new OwnerReferenceBuilder()
+        .withApiVersion(owner.getApiVersion()).withKind(owner.getKind()).withName(FILTER)
+        .withUid(UID).withController(true).withBlockOwnerDeletion(false).build()));
     return new PublishedSnapshot(configMap, manifest);
   }
 
