@@ -269,7 +269,8 @@ public final class SnapshotStore {
       return;
     }
     Map<String, String> signed = new HashMap<>(manifest.getData());
-    signed.put(SnapshotNames.SIGNATURE_DATA_KEY, signer.sign(namespace, json).toData());
+    signed.putAll(SnapshotConfigMaps.manifest(namespace, filterName, json,
+        signer.sign(namespace, json).toData(), null).getData());
     manifest.setData(signed);
   }
 

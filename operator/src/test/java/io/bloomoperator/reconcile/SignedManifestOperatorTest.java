@@ -102,7 +102,8 @@ class SignedManifestOperatorTest {
       Manifest forged = forgeEmptyVersion(client, ns.name(), "ids", 2);
       client.configMaps().inNamespace(ns.name()).withName(SnapshotNames.manifestName("ids"))
           .edit(cm -> new ConfigMapBuilder(cm)
-              .withData(Map.of(SnapshotNames.MANIFEST_DATA_KEY, forged.toJson())).build());
+              .withData(SnapshotConfigMaps.manifest(ns.name(), "ids", forged.toJson(), null, null)
+                  .getData()).build());
 
       failures.await(Reason.UNSIGNED);
       assertThat(live.currentVersion()).isEqualTo(1);
@@ -303,7 +304,8 @@ class SignedManifestOperatorTest {
   private static void setManifestData(KubernetesClient client, String namespace, String json) {
     client.configMaps().inNamespace(namespace).withName(SnapshotNames.manifestName("ids"))
         .edit(cm -> new ConfigMapBuilder(cm)
-            .withData(Map.of(SnapshotNames.MANIFEST_DATA_KEY, json)).build());
+            .withData(SnapshotConfigMaps.manifest(namespace, "ids", json, null, null).getData())
+            .build());
   }
 
   private static void requestRebuild(KubernetesClient client, String namespace, String name,
