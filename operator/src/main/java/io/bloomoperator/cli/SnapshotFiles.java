@@ -3,12 +3,12 @@ package io.bloomoperator.cli;
 import io.bloomoperator.snapshot.BloomFilterBits;
 import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.snapshot.ManifestSigner;
+import io.bloomoperator.snapshot.SnapshotConfigMaps;
 import io.bloomoperator.snapshot.SnapshotDecoder;
 import io.bloomoperator.snapshot.SnapshotNames;
 import io.bloomoperator.snapshot.SnapshotVerificationException;
 import io.bloomoperator.snapshot.TrustedKeys;
 import io.fabric8.kubernetes.api.model.ConfigMap;
-import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.client.utils.Serialization;
 import java.io.IOException;
 import java.io.InputStream;
@@ -18,8 +18,6 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 import java.util.regex.Pattern;
@@ -72,18 +70,9 @@ final class SnapshotFiles {
   /** Writes one immutable chunk ConfigMap, labelled and named as the operator does. */
   Path writeChunk(String filterName, String namespace, long version, int index, byte[] data,
       int length) throws IOException {
-    String name = SnapshotNames.chunkName(filterName, version, index);
-    ConfigMap chunk = new ConfigMapBuilder()
-        .withNewMetadata()
-          .withName(name)
-          .withNamespace(namespace)
-          .withLabels(SnapshotNames.chunkLabels(filterName, version))
-        .endMetadata()
-        .withImmutable(true)
-        .withBinaryData(Map.of(SnapshotNames.CHUNK_DATA_KEY,
-            Base64.getEncoder().encodeToString(length == data.length ? data
-                : Arrays.copyOf(data, length))))
-        .build();
+    ConfigMap chunk = SnapshotConfigMaps.chunk(namespace, filterName, version, index, data,
+        length);
+    String name = chunk.getMetadata().getName();
     return write(name, chunk);
   }
 
@@ -93,19 +82,8 @@ final class SnapshotFiles {
    */
   Path writeManifest(Manifest manifest, String namespace, ManifestSigner signer)
       throws IOException {
-    String json = manifest.toJson();
-    Map<String, String> data = signer == null ? Map.of(SnapshotNames.MANIFEST_DATA_KEY, json)
-        : Map.of(SnapshotNames.MANIFEST_DATA_KEY, json, SnapshotNames.SIGNATURE_DATA_KEY,
-            signer.sign(namespace, json).toData());
-    String name = SnapshotNames.manifestName(manifest.filterName());
-    ConfigMap configMap = new ConfigMapBuilder()
-        .withNewMetadata()
-          .withName(name)
-          .withNamespace(namespace)
-          .withLabels(SnapshotNames.manifestLabels(manifest.filterName()))
-        .endMetadata()
-        .withData(data)
-        .build();
+    ConfigMap configMap = SnapshotConfigMaps.manifest(namespace, manifest, signer, null);
+    String name = configMap.getMetadata().getName();
     return write(name, configMap);
   }
 
@@ -134,8 +112,7 @@ final class SnapshotFiles {
       throw new CliException("no manifest file " + manifestFile + " (is '" + filterName
           + "' the filter's name?)");
     }
-    String json = configMap.getData() == null ? null
-        : configMap.getData().get(SnapshotNames.MANIFEST_DATA_KEY);
+    String json = SnapshotConfigMaps.manifestJson(configMap);
     if (json == null) {
       throw new CliException(manifestFile + " is not a snapshot manifest: it has no data key '"
           + SnapshotNames.MANIFEST_DATA_KEY + "'");
@@ -153,7 +130,7 @@ final class SnapshotFiles {
           + manifest.filterName() + "' (expected ConfigMap '" + expectedName + "')");
     }
     String signature = ManifestTrust.check(manifest, json,
-        configMap.getData().get(SnapshotNames.SIGNATURE_DATA_KEY),
+        SnapshotConfigMaps.signatureData(configMap),
         configMap.getMetadata().getNamespace(), trusted);
     try {
       BloomFilterBits bits = SnapshotDecoder.decode(manifest, this::loadChunk);
@@ -206,17 +183,11 @@ final class SnapshotFiles {
           + (chunk.getMetadata() == null ? null : chunk.getMetadata().getName())
           + "', expected chunk " + index + " '" + ref.name() + "'");
     }
-    String base64 = chunk.getBinaryData() == null ? null
-        : chunk.getBinaryData().get(SnapshotNames.CHUNK_DATA_KEY);
-    if (base64 == null) {
-      throw new IOException("verification failed: chunk " + index + " ('" + ref.name() + "', file "
-          + path + ") has no binaryData key '" + SnapshotNames.CHUNK_DATA_KEY + "'");
-    }
     try {
-      return Base64.getDecoder().decode(base64);
-    } catch (IllegalArgumentException e) {
-      throw new IOException("verification failed: chunk " + index + " ('" + ref.name()
-          + "', file " + path + ") is not valid base64: " + e.getMessage(), e);
+      return SnapshotConfigMaps.chunkBytes(chunk, ref.bytes(),
+          "chunk " + index + " ('" + ref.name() + "', file " + path + ")");
+    } catch (IOException e) {
+      throw new IOException("verification failed: " + e.getMessage(), e);
     }
   }
 

@@ -1,9 +1,9 @@
 package io.bloomoperator.cli;
 
-import io.bloomoperator.watch.ConfigMapChunks;
 
 import io.bloomoperator.snapshot.BloomFilterBits;
 import io.bloomoperator.snapshot.Manifest;
+import io.bloomoperator.snapshot.SnapshotConfigMaps;
 import io.bloomoperator.snapshot.SnapshotDecoder;
 import io.bloomoperator.snapshot.SnapshotNames;
 import io.bloomoperator.snapshot.SnapshotVerificationException;
@@ -17,7 +17,6 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.Map;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
@@ -113,8 +112,7 @@ final class SnapshotLocation {
       throw new CliException("ConfigMap " + namespace + "/" + manifestName
           + " not found: no snapshot of filter '" + filterName + "' in namespace " + namespace);
     }
-    Map<String, String> data = configMap.getData();
-    String json = data == null ? null : data.get(SnapshotNames.MANIFEST_DATA_KEY);
+    String json = SnapshotConfigMaps.manifestJson(configMap);
     if (json == null) {
       throw new CliException("ConfigMap " + namespace + "/" + manifestName
           + " is not a snapshot manifest: it has no data key '" + SnapshotNames.MANIFEST_DATA_KEY
@@ -127,9 +125,9 @@ final class SnapshotLocation {
             + " is for filter '" + manifest.filterName() + "', expected '" + filterName + "'");
       }
       String signature = ManifestTrust.check(manifest, json,
-          data.get(SnapshotNames.SIGNATURE_DATA_KEY), namespace, trusted);
+          SnapshotConfigMaps.signatureData(configMap), namespace, trusted);
       BloomFilterBits bits = SnapshotDecoder.decode(manifest,
-          new ConfigMapChunks(client, namespace));
+          SnapshotConfigMaps.chunkSource(client, namespace));
       return new VerifiedSnapshot(manifest, bits, "ConfigMap " + namespace + "/" + manifestName,
           signature);
     } catch (SnapshotVerificationException e) {

@@ -1,6 +1,7 @@
 package io.bloomoperator.publish;
 
 import io.bloomoperator.snapshot.Manifest;
+import io.bloomoperator.snapshot.SnapshotConfigMaps;
 import io.bloomoperator.snapshot.SnapshotNames;
 import io.bloomoperator.snapshot.SnapshotVerificationException;
 import io.fabric8.kubernetes.api.model.ConfigMap;
@@ -28,8 +29,7 @@ public final class NamespaceBudget {
     for (ConfigMap manifest : client.configMaps().inNamespace(namespace).withLabels(Map.of(
         SnapshotNames.LABEL_MANAGED_BY, SnapshotNames.MANAGED_BY,
         SnapshotNames.LABEL_ROLE, SnapshotNames.ROLE_MANIFEST)).list().getItems()) {
-      String json = manifest.getData() == null ? null
-          : manifest.getData().get(SnapshotNames.MANIFEST_DATA_KEY);
+      String json = SnapshotConfigMaps.manifestJson(manifest);
       if (ownManifest.equals(manifest.getMetadata().getName()) || json == null) {
         continue;
       }

@@ -1,32 +1,20 @@
 package io.bloomoperator.publish;
 
 import io.bloomoperator.snapshot.Manifest;
+import io.bloomoperator.snapshot.SnapshotConfigMaps;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import java.time.Instant;
 import java.util.OptionalLong;
 
 /**
  * The manifest ConfigMap as the operator last read it: the parsed manifest (null while no version
- * was ever published) and the bookkeeping annotations on it.
+ * was ever published) and the bookkeeping annotations on it, named in {@link SnapshotConfigMaps}.
  *
  * @param configMap the manifest ConfigMap; its resourceVersion is the precondition of the next
  *     update
  * @param manifest the published version, or null
  */
 public record PublishedSnapshot(ConfigMap configMap, Manifest manifest) {
-
-  /** Annotation: the version the current one replaced, kept for the grace period. */
-  public static final String ANNOTATION_PREVIOUS_VERSION = "bloomoperator.io/previous-version";
-  /** Annotation: change token of the source content the published version was built from. */
-  public static final String ANNOTATION_SOURCE_TOKEN = "bloomoperator.io/source-token";
-  /** Annotation: the BloomFilter generation (spec) the published version was built for. */
-  public static final String ANNOTATION_SPEC_GENERATION = "bloomoperator.io/spec-generation";
-  /** Annotation: when the last build that produced or confirmed this version finished. */
-  public static final String ANNOTATION_BUILT_AT = "bloomoperator.io/built-at";
-  /** Annotation: how many chunks the previous version has, so they can be deleted by name. */
-  public static final String ANNOTATION_PREVIOUS_CHUNKS = "bloomoperator.io/previous-chunks";
-  /** Annotation: when the current version replaced the previous one (RFC 3339). */
-  public static final String ANNOTATION_SUPERSEDED_AT = "bloomoperator.io/superseded-at";
 
   /** The published version, if any. */
   public OptionalLong version() {
@@ -35,7 +23,7 @@ public record PublishedSnapshot(ConfigMap configMap, Manifest manifest) {
 
   /** The version superseded by the current one, if it is still recorded. */
   public OptionalLong previousVersion() {
-    Long value = longAnnotation(ANNOTATION_PREVIOUS_VERSION);
+    Long value = longAnnotation(SnapshotConfigMaps.ANNOTATION_PREVIOUS_VERSION);
     return value == null ? OptionalLong.empty() : OptionalLong.of(value);
   }
 
@@ -53,23 +41,23 @@ public record PublishedSnapshot(ConfigMap configMap, Manifest manifest) {
 
   /** When the previous version was superseded, if recorded. */
   public Instant supersededAt() {
-    return instantAnnotation(ANNOTATION_SUPERSEDED_AT);
+    return instantAnnotation(SnapshotConfigMaps.ANNOTATION_SUPERSEDED_AT);
   }
 
   /** The source token recorded with the version, or null. */
   public String sourceToken() {
-    return annotation(ANNOTATION_SOURCE_TOKEN);
+    return annotation(SnapshotConfigMaps.ANNOTATION_SOURCE_TOKEN);
   }
 
   /** The spec generation recorded with the version, or -1. */
   public long specGeneration() {
-    Long value = longAnnotation(ANNOTATION_SPEC_GENERATION);
+    Long value = longAnnotation(SnapshotConfigMaps.ANNOTATION_SPEC_GENERATION);
     return value == null ? -1 : value;
   }
 
   /** When the version was last built or confirmed by a rebuild, or null. */
   public Instant builtAt() {
-    return instantAnnotation(ANNOTATION_BUILT_AT);
+    return instantAnnotation(SnapshotConfigMaps.ANNOTATION_BUILT_AT);
   }
 
   // Bookkeeping annotations edited by hand into something unparsable count as absent: the

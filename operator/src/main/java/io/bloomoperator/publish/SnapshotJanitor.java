@@ -1,5 +1,6 @@
 package io.bloomoperator.publish;
 
+import io.bloomoperator.snapshot.SnapshotConfigMaps;
 import io.bloomoperator.snapshot.SnapshotNames;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.ConfigMapList;
@@ -72,9 +73,7 @@ public final class SnapshotJanitor {
       // update() sends the resourceVersion we read: if the manifest moved on meanwhile, this
       // fails instead of erasing the bookkeeping of a newer version.
       ConfigMap forgotten = Serialization.clone(manifest);
-      forgotten.getMetadata().getAnnotations().remove(PublishedSnapshot.ANNOTATION_PREVIOUS_VERSION);
-      forgotten.getMetadata().getAnnotations().remove(PublishedSnapshot.ANNOTATION_PREVIOUS_CHUNKS);
-      forgotten.getMetadata().getAnnotations().remove(PublishedSnapshot.ANNOTATION_SUPERSEDED_AT);
+      SnapshotConfigMaps.removeSuperseded(forgotten.getMetadata().getAnnotations());
       client.configMaps().inNamespace(namespace).resource(forgotten).update();
     } catch (KubernetesClientException e) {
       // Harmless: the next clean finds the chunks already gone and tries again.

@@ -6,11 +6,11 @@ import io.bloomoperator.snapshot.BloomFilterBits;
 import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.snapshot.ManifestSignature;
 import io.bloomoperator.snapshot.ManifestSigner;
+import io.bloomoperator.snapshot.SnapshotConfigMaps;
 import io.bloomoperator.snapshot.SnapshotEncoder;
 import io.bloomoperator.snapshot.SnapshotNames;
 import io.bloomoperator.snapshot.SnapshotVerificationException;
 import io.fabric8.kubernetes.api.model.ConfigMap;
-import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.OwnerReference;
 import io.fabric8.kubernetes.api.model.OwnerReferenceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -18,8 +18,6 @@ import io.fabric8.kubernetes.client.KubernetesClientException;
 import java.io.IOException;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.Base64;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -82,8 +80,7 @@ public final class SnapshotStore {
           + "ConfigMap (a BloomFilter deleted and re-created under the same name waits here "
           + "until the garbage collector removes the old snapshot)", null);
     }
-    String json = configMap.getData() == null ? null
-        : configMap.getData().get(SnapshotNames.MANIFEST_DATA_KEY);
+    String json = SnapshotConfigMaps.manifestJson(configMap);
     Manifest manifest = null;
     if (json != null) {
       try {
@@ -112,9 +109,8 @@ public final class SnapshotStore {
     try {
       SnapshotEncoder.Result encoded = SnapshotEncoder.encode(bits, chunkSize,
           (index, data, length, sha256) -> {
-            String name = SnapshotNames.chunkName(filterName, version, index);
-            createChunk(name, version, Arrays.copyOf(data, length));
-            created.add(name);
+            createChunk(index, version, data, length);
+            created.add(SnapshotNames.chunkName(filterName, version, index));
           });
       Manifest manifest = Manifest.of(filterName, version, bits, keyCount, encoded, now);
       try {
@@ -151,18 +147,11 @@ public final class SnapshotStore {
     }
   }
 
-  private void createChunk(String name, long version, byte[] bytes) throws IOException {
-    ConfigMap chunk = new ConfigMapBuilder()
-        .withNewMetadata()
-          .withName(name)
-          .withNamespace(namespace)
-          .withLabels(SnapshotNames.chunkLabels(filterName, version))
-          .withOwnerReferences(ownerReference())
-        .endMetadata()
-        .withImmutable(true)
-        .withBinaryData(Map.of(SnapshotNames.CHUNK_DATA_KEY,
-            Base64.getEncoder().encodeToString(bytes)))
-        .build();
+  private void createChunk(int index, long version, byte[] data, int length) {
+    ConfigMap chunk = SnapshotConfigMaps.chunk(namespace, filterName, version, index, data,
+        length);
+    chunk.getMetadata().setOwnerReferences(List.of(ownerReference()));
+    String name = chunk.getMetadata().getName();
     // create, never apply: client-side apply would copy the whole chunk into the
     // last-applied-configuration annotation, far beyond the 256 KiB annotation limit.
     try {
@@ -195,13 +184,7 @@ public final class SnapshotStore {
   public record BuildRecord(String sourceToken, long specGeneration, Instant builtAt) {
 
     void annotate(Map<String, String> annotations) {
-      if (sourceToken != null) {
-        annotations.put(PublishedSnapshot.ANNOTATION_SOURCE_TOKEN, sourceToken);
-      } else {
-        annotations.remove(PublishedSnapshot.ANNOTATION_SOURCE_TOKEN);
-      }
-      annotations.put(PublishedSnapshot.ANNOTATION_SPEC_GENERATION, Long.toString(specGeneration));
-      annotations.put(PublishedSnapshot.ANNOTATION_BUILT_AT, builtAt.toString());
+      SnapshotConfigMaps.putBuildRecord(annotations, sourceToken, specGeneration, builtAt);
     }
   }
 
@@ -262,8 +245,7 @@ public final class SnapshotStore {
   /** Best effort, like the rest of confirm: a failure only leaves the signature as it was. */
   private void resignIfNeeded(ConfigMap manifest, Manifest published, BloomFilterBits bits,
       long keyCount, int chunkSize) {
-    Map<String, String> data = manifest.getData();
-    String json = data == null ? null : data.get(SnapshotNames.MANIFEST_DATA_KEY);
+    String json = SnapshotConfigMaps.manifestJson(manifest);
     if (signingKey == null || json == null || published == null) {
       return;
     }
@@ -274,7 +256,7 @@ public final class SnapshotStore {
       LOG.warn("{}/{}: manifest not re-signed: {}", namespace, filterName, e.getMessage());
       return;
     }
-    String existing = data.get(SnapshotNames.SIGNATURE_DATA_KEY);
+    String existing = SnapshotConfigMaps.signatureData(manifest);
     try {
       if (existing != null && signer.keyId().equals(ManifestSignature.fromData(existing).keyId())) {
         return;
@@ -287,8 +269,9 @@ public final class SnapshotStore {
           + "signing it (the next new version will be signed)", namespace, filterName);
       return;
     }
-    Map<String, String> signed = new HashMap<>(data);
-    signed.put(SnapshotNames.SIGNATURE_DATA_KEY, signer.sign(namespace, json).toData());
+    Map<String, String> signed = new HashMap<>(manifest.getData());
+    signed.putAll(SnapshotConfigMaps.manifest(namespace, filterName, json,
+        signer.sign(namespace, json).toData(), null).getData());
     manifest.setData(signed);
   }
 
@@ -319,24 +302,12 @@ public final class SnapshotStore {
     Map<String, String> annotations = new HashMap<>();
     build.annotate(annotations);
     if (current != null && current.manifest() != null) {
-      annotations.put(PublishedSnapshot.ANNOTATION_PREVIOUS_VERSION,
-          Long.toString(current.manifest().version()));
-      annotations.put(PublishedSnapshot.ANNOTATION_PREVIOUS_CHUNKS,
-          Integer.toString(current.manifest().chunks().size()));
       // The grace period starts when readers can first see the new version: now, not when the
       // reconcile (and a possibly long build) began.
-      annotations.put(PublishedSnapshot.ANNOTATION_SUPERSEDED_AT, Instant.now().toString());
+      SnapshotConfigMaps.putSuperseded(annotations, current.manifest(), Instant.now());
     }
-    ConfigMap desired = new ConfigMapBuilder()
-        .withNewMetadata()
-          .withName(SnapshotNames.manifestName(filterName))
-          .withNamespace(namespace)
-          .withLabels(SnapshotNames.manifestLabels(filterName))
-          .withAnnotations(annotations)
-          .withOwnerReferences(ownerReference())
-        .endMetadata()
-        .withData(manifestData(manifest.toJson(), signer))
-        .build();
+    ConfigMap desired = SnapshotConfigMaps.manifest(namespace, manifest, signer, annotations);
+    desired.getMetadata().setOwnerReferences(List.of(ownerReference()));
     if (current == null) {
       client.configMaps().inNamespace(namespace).resource(desired).create();
     } else {
@@ -346,15 +317,6 @@ public final class SnapshotStore {
           current.configMap().getMetadata().getResourceVersion());
       client.configMaps().inNamespace(namespace).resource(desired).update();
     }
-  }
-
-  /** manifest.json, and manifest.sig over exactly that text and this namespace when signing. */
-  private Map<String, String> manifestData(String json, ManifestSigner signer) {
-    if (signer == null) {
-      return Map.of(SnapshotNames.MANIFEST_DATA_KEY, json);
-    }
-    return Map.of(SnapshotNames.MANIFEST_DATA_KEY, json,
-        SnapshotNames.SIGNATURE_DATA_KEY, signer.sign(namespace, json).toData());
   }
 
   private OwnerReference ownerReference() {

@@ -8,6 +8,7 @@ import io.bloomoperator.snapshot.BloomFilterBits;
 import io.bloomoperator.snapshot.BloomFilterSizing;
 import io.bloomoperator.snapshot.KeyType;
 import io.bloomoperator.snapshot.Manifest;
+import io.bloomoperator.snapshot.SnapshotConfigMaps;
 import io.bloomoperator.snapshot.SnapshotDecoder;
 import io.bloomoperator.snapshot.SnapshotNames;
 import io.fabric8.kubernetes.api.model.ConfigMap;
@@ -20,7 +21,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Base64;
 import java.util.List;
 import java.util.stream.IntStream;
 import java.util.stream.Stream;
@@ -73,18 +73,18 @@ class BloomCliTest {
 
   private static Manifest manifest(Path dir) throws Exception {
     ConfigMap cm = configMap(dir.resolve(SnapshotNames.manifestName(FILTER) + ".yaml"));
-    return Manifest.fromJson(cm.getData().get(SnapshotNames.MANIFEST_DATA_KEY));
+    return SnapshotConfigMaps.readManifest(cm).manifest();
   }
 
-  private static byte[] chunkBytes(Path dir, String chunkName) throws IOException {
-    ConfigMap cm = configMap(dir.resolve(chunkName + ".yaml"));
-    return Base64.getDecoder().decode(cm.getBinaryData().get(SnapshotNames.CHUNK_DATA_KEY));
+  private static byte[] chunkBytes(Path dir, Manifest.ChunkRef ref) throws IOException {
+    ConfigMap cm = configMap(dir.resolve(ref.name() + ".yaml"));
+    return SnapshotConfigMaps.chunkBytes(cm, ref.bytes(), ref.name());
   }
 
   private static byte[] payload(Path dir, Manifest manifest) throws IOException {
     ByteArrayOutputStream payload = new ByteArrayOutputStream();
     for (Manifest.ChunkRef ref : manifest.chunks()) {
-      payload.write(chunkBytes(dir, ref.name()));
+      payload.write(chunkBytes(dir, ref));
     }
     return payload.toByteArray();
   }
@@ -128,7 +128,7 @@ class BloomCliTest {
       assertThat(chunk.getMetadata().getOwnerReferences()).isNullOrEmpty();
       assertThat(chunk.getImmutable()).isTrue();
       assertThat(chunk.getData()).isNullOrEmpty();
-      int size = chunkBytes(out, name).length;
+      int size = chunkBytes(out, manifest.chunks().get(i)).length;
       if (i < expectedChunks - 1) {
         assertThat(size).isEqualTo(8192);
       } else {
@@ -222,10 +222,10 @@ class BloomCliTest {
     Path file = out.resolve(victim + ".yaml");
     // Flip one bit of the chunk's bytes and write the ConfigMap back, still valid YAML/base64.
     ConfigMap chunk = configMap(file);
-    byte[] bytes = Base64.getDecoder().decode(chunk.getBinaryData().get(SnapshotNames.CHUNK_DATA_KEY));
+    byte[] bytes = chunkBytes(out, manifest(out).chunks().get(3));
     bytes[100] ^= 0x10;
-    chunk.getBinaryData().put(SnapshotNames.CHUNK_DATA_KEY, Base64.getEncoder().encodeToString(bytes));
-    Files.writeString(file, Serialization.asYaml(chunk));
+    Files.writeString(file, Serialization.asYaml(SnapshotConfigMaps.chunk(
+        chunk.getMetadata().getNamespace(), FILTER, 1, 3, bytes, bytes.length)));
 
     Cli.Run run = Cli.run("inspect", out.toString());
 

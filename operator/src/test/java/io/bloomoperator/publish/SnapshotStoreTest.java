@@ -8,17 +8,17 @@ import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.snapshot.BloomFilterBits;
 import io.bloomoperator.snapshot.KeyType;
 import io.bloomoperator.snapshot.Manifest;
+import io.bloomoperator.snapshot.SnapshotConfigMaps;
 import io.bloomoperator.snapshot.SnapshotEncoder;
 import io.bloomoperator.snapshot.SnapshotNames;
 import io.fabric8.kubernetes.api.model.ConfigMap;
-import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
+import io.fabric8.kubernetes.api.model.OwnerReferenceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.fabric8.mockwebserver.http.RecordedRequest;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -107,12 +107,12 @@ class SnapshotStoreTest {
   }
 
   private static ConfigMap manifestMap(Manifest manifest, String resourceVersion) {
-    return new ConfigMapBuilder().withNewMetadata().withName(SnapshotNames.manifestName(FILTER))
-        .withNamespace(NS).withResourceVersion(resourceVersion)
-        .addNewOwnerReference().withApiVersion("bloomoperator.io/v1alpha1").withKind("BloomFilter")
-        .withName(FILTER).withUid("uid-1").withController(true).endOwnerReference()
-        .endMetadata()
-        .withData(Map.of(SnapshotNames.MANIFEST_DATA_KEY, manifest.toJson())).build();
+    ConfigMap configMap = SnapshotConfigMaps.manifest(NS, manifest, null, null);
+    configMap.getMetadata().setResourceVersion(resourceVersion);
+    configMap.getMetadata().setOwnerReferences(List.of(new OwnerReferenceBuilder()
+        .withApiVersion("bloomoperator.io/v1alpha1").withKind("BloomFilter").withName(FILTER)
+        .withUid("uid-1").withController(true).build()));
+    return configMap;
   }
 
   private static String manifestPath() {

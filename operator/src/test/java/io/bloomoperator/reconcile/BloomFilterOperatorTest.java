@@ -13,6 +13,7 @@ import static org.awaitility.Awaitility.await;
 import com.google.common.hash.BloomFilter;
 import com.google.common.hash.Funnels;
 import io.bloomoperator.snapshot.Manifest;
+import io.bloomoperator.snapshot.SnapshotConfigMaps;
 import io.bloomoperator.snapshot.SnapshotNames;
 import io.bloomoperator.testing.KubeCluster;
 import io.bloomoperator.testing.RealKubernetes;
@@ -20,6 +21,7 @@ import io.bloomoperator.testing.TestNamespace;
 import io.bloomoperator.testing.operator.InProcessOperator;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
+import io.fabric8.kubernetes.api.model.OwnerReferenceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
@@ -28,9 +30,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Base64;
 import java.util.List;
-import java.util.Map;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -374,16 +374,13 @@ class BloomFilterOperatorTest {
     OPERATOR.stop();
     try {
       for (int i = 0; i < 2; i++) {
-        client.configMaps().inNamespace(ns.name()).resource(new ConfigMapBuilder()
-            .withNewMetadata().withName(SnapshotNames.chunkName("crashy", 2, i))
-            .withLabels(SnapshotNames.chunkLabels("crashy", 2))
-            .addNewOwnerReference().withApiVersion("bloomoperator.io/v1alpha1")
-            .withKind("BloomFilter").withName("crashy").withUid(created.getMetadata().getUid())
-            .withController(true).endOwnerReference()
-            .endMetadata()
-            .withBinaryData(Map.of(SnapshotNames.CHUNK_DATA_KEY,
-                Base64.getEncoder().encodeToString(new byte[] {1, 2, 3})))
-            .build()).create();
+        ConfigMap leftover = SnapshotConfigMaps.chunk(ns.name(), "crashy", 2, i,
+            new byte[] {1, 2, 3}, 3);
+        leftover.getMetadata().setOwnerReferences(List.of(new OwnerReferenceBuilder()
+            .withApiVersion("bloomoperator.io/v1alpha1").withKind("BloomFilter")
+            .withName("crashy").withUid(created.getMetadata().getUid()).withController(true)
+            .build()));
+        client.configMaps().inNamespace(ns.name()).resource(leftover).create();
       }
       sourceConfigMap(client, ns.name(), "ids", "ids", keys("y", 2000));
     } finally {

@@ -16,6 +16,7 @@ import io.bloomoperator.snapshot.Ed25519Keys;
 import io.bloomoperator.snapshot.KeyType;
 import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.snapshot.ManifestSignature;
+import io.bloomoperator.snapshot.SnapshotConfigMaps;
 import io.bloomoperator.snapshot.SnapshotEncoder;
 import io.bloomoperator.snapshot.SnapshotNames;
 import io.bloomoperator.snapshot.SnapshotRefusedException;
@@ -36,7 +37,6 @@ import java.nio.charset.StandardCharsets;
 import java.security.KeyPair;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.Arrays;
 import java.util.Base64;
 import java.util.List;
 import java.util.Map;
@@ -91,7 +91,8 @@ class SignedManifestOperatorTest {
       Manifest forged = forgeEmptyVersion(client, ns.name(), "ids", 2);
       client.configMaps().inNamespace(ns.name()).withName(SnapshotNames.manifestName("ids"))
           .edit(cm -> new ConfigMapBuilder(cm)
-              .withData(Map.of(SnapshotNames.MANIFEST_DATA_KEY, forged.toJson())).build());
+              .withData(SnapshotConfigMaps.manifest(ns.name(), "ids", forged.toJson(), null, null)
+                  .getData()).build());
 
       failures.await(Reason.UNSIGNED);
       assertThat(live.currentVersion()).isEqualTo(1);
@@ -180,9 +181,8 @@ class SignedManifestOperatorTest {
       TestNamespace ns) throws Exception {
     applyInline(client, ns.name(), "ids", keys("sku", 100));
     awaitStatus(client, ns.name(), "ids", f -> ready(f, "True", "Published"));
-    String original = client.configMaps().inNamespace(ns.name())
-        .withName(SnapshotNames.manifestName("ids")).get().getData()
-        .get(SnapshotNames.MANIFEST_DATA_KEY);
+    String original = SnapshotConfigMaps.manifestJson(client.configMaps()
+        .inNamespace(ns.name()).withName(SnapshotNames.manifestName("ids")).get());
     Manifest m = Manifest.fromJson(original);
     // Same payload digest (so a rebuild counts as unchanged), other claims, no signature.
     Manifest edited = new Manifest(m.format(), m.version(), m.filterName(), m.keyType(),
@@ -256,7 +256,7 @@ class SignedManifestOperatorTest {
   private static String signatureKeyId(KubernetesClient client, String namespace, String filter) {
     ConfigMap cm = client.configMaps().inNamespace(namespace)
         .withName(SnapshotNames.manifestName(filter)).get();
-    String data = cm.getData().get(SnapshotNames.SIGNATURE_DATA_KEY);
+    String data = SnapshotConfigMaps.signatureData(cm);
     try {
       return data == null ? null : ManifestSignature.fromData(data).keyId();
     } catch (SnapshotRefusedException e) {
@@ -293,7 +293,8 @@ class SignedManifestOperatorTest {
   private static void setManifestData(KubernetesClient client, String namespace, String json) {
     client.configMaps().inNamespace(namespace).withName(SnapshotNames.manifestName("ids"))
         .edit(cm -> new ConfigMapBuilder(cm)
-            .withData(Map.of(SnapshotNames.MANIFEST_DATA_KEY, json)).build());
+            .withData(SnapshotConfigMaps.manifest(namespace, "ids", json, null, null).getData())
+            .build());
   }
 
   private static void requestRebuild(KubernetesClient client, String namespace, String name,
@@ -313,12 +314,8 @@ class SignedManifestOperatorTest {
           published.numHashFunctions()).build();
       SnapshotEncoder.Result encoded = SnapshotEncoder.encode(empty, 1_000_000,
           (index, data, length, sha) -> client.configMaps().inNamespace(namespace)
-              .resource(new ConfigMapBuilder().withNewMetadata()
-                  .withName(SnapshotNames.chunkName(filter, version, index))
-                  .withLabels(SnapshotNames.chunkLabels(filter, version)).endMetadata()
-                  .withBinaryData(Map.of(SnapshotNames.CHUNK_DATA_KEY,
-                      Base64.getEncoder().encodeToString(Arrays.copyOf(data, length))))
-                  .build()).create());
+              .resource(SnapshotConfigMaps.chunk(namespace, filter, version, index, data, length))
+              .create());
       return Manifest.of(filter, version, empty, published.keyCount(), encoded, Instant.now());
     } catch (Exception e) {
       throw new IllegalStateException(e);

@@ -4,14 +4,17 @@ import static org.awaitility.Awaitility.await;
 
 import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.snapshot.Manifest;
+import io.bloomoperator.snapshot.SnapshotConfigMaps;
+import io.bloomoperator.snapshot.SnapshotDecoder;
 import io.bloomoperator.snapshot.SnapshotNames;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.utils.Serialization;
 import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.time.Duration;
-import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Predicate;
@@ -54,16 +57,19 @@ public final class SnapshotFixtures {
       throws Exception {
     ConfigMap cm = client.configMaps().inNamespace(namespace)
         .withName(SnapshotNames.manifestName(filter)).get();
-    return Manifest.fromJson(cm.getData().get(SnapshotNames.MANIFEST_DATA_KEY));
+    return SnapshotConfigMaps.readManifest(cm).manifest();
   }
 
   /** The payload: every chunk named by the manifest, fetched by name and concatenated. */
   public static byte[] payload(KubernetesClient client, String namespace, Manifest manifest) {
+    SnapshotDecoder.ChunkSource chunks = SnapshotConfigMaps.chunkSource(client, namespace);
     ByteArrayOutputStream out = new ByteArrayOutputStream();
-    for (Manifest.ChunkRef chunk : manifest.chunks()) {
-      ConfigMap cm = client.configMaps().inNamespace(namespace).withName(chunk.name()).get();
-      out.writeBytes(Base64.getDecoder().decode(
-          cm.getBinaryData().get(SnapshotNames.CHUNK_DATA_KEY)));
+    try {
+      for (int i = 0; i < manifest.chunks().size(); i++) {
+        out.writeBytes(chunks.load(i, manifest.chunks().get(i)));
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
     }
     return out.toByteArray();
   }

@@ -3,15 +3,14 @@ package io.bloomoperator.watch;
 import io.bloomoperator.snapshot.BloomFilterBits;
 import io.bloomoperator.snapshot.KeyType;
 import io.bloomoperator.snapshot.Manifest;
+import io.bloomoperator.snapshot.SnapshotConfigMaps;
 import io.bloomoperator.snapshot.SnapshotDecoder;
 import io.bloomoperator.snapshot.SnapshotLimits;
-import io.bloomoperator.snapshot.SnapshotNames;
 import io.bloomoperator.snapshot.SnapshotVerificationException;
 import io.bloomoperator.snapshot.TrustedKeys;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.io.IOException;
-import java.util.Map;
 
 /**
  * Reads a manifest ConfigMap and loads the snapshot it announces from the API server: one GET per chunk,
@@ -44,14 +43,8 @@ final class ApiSnapshotLoader {
    * @throws SnapshotVerificationException if the data key is missing or the JSON is invalid
    */
   Announcement readManifest(ConfigMap configMap) throws SnapshotVerificationException {
-    Map<String, String> data = configMap.getData();
-    String json = data == null ? null : data.get(SnapshotNames.MANIFEST_DATA_KEY);
-    if (json == null) {
-      throw new SnapshotVerificationException("ConfigMap " + namespace + "/"
-          + configMap.getMetadata().getName() + " has no data key '" + SnapshotNames.MANIFEST_DATA_KEY + "'");
-    }
-    return new Announcement(Manifest.fromJson(json), json,
-        data.get(SnapshotNames.SIGNATURE_DATA_KEY));
+    SnapshotConfigMaps.StoredManifest stored = SnapshotConfigMaps.readManifest(configMap);
+    return new Announcement(stored.manifest(), stored.json(), stored.signature());
   }
 
   /**

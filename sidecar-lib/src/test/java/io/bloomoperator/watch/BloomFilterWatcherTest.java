@@ -177,7 +177,7 @@ class BloomFilterWatcherTest {
       assertThat(live.isReady()).isFalse();
       assertThat(live.mightContain(keys.get(0))).isFalse();
 
-      publisher.createChunk(chunk2, 1, chunk2Bytes);
+      publisher.createChunk(1, 2, chunk2Bytes);
       assertThat(live.awaitReady(READY)).isTrue();
       assertThat(live.currentVersion()).isEqualTo(1);
       assertThat(keys).allMatch(live::mightContain);

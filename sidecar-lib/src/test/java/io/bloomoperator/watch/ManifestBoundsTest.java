@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.bloomoperator.snapshot.BloomFilterBits;
 import io.bloomoperator.snapshot.Manifest;
+import io.bloomoperator.snapshot.SnapshotConfigMaps;
 import io.bloomoperator.snapshot.SnapshotNames;
 import io.bloomoperator.snapshot.SnapshotRefusedException;
 import io.bloomoperator.snapshot.SnapshotRefusedException.Reason;
@@ -12,12 +13,10 @@ import io.bloomoperator.testing.KubeCluster;
 import io.bloomoperator.testing.RealKubernetes;
 import io.bloomoperator.testing.RequestLog;
 import io.bloomoperator.testing.TestNamespace;
-import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
+import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.time.Duration;
-import java.util.Base64;
 import java.util.List;
-import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -42,7 +41,7 @@ class ManifestBoundsTest {
     hostile.validate();
     long totalBytes = hostile.totalBytes();
     assertThat(totalBytes).isGreaterThan(16L * 1024 * 1024 * 1024 - 16);
-    publisher.createChunk(SnapshotNames.chunkName(FILTER, 2, 0), 2, HostileManifest.CHUNK0);
+    publisher.createChunk(2, 0, HostileManifest.CHUNK0);
 
     RequestLog requests = new RequestLog();
     RecordingListener listener = new RecordingListener();
@@ -84,11 +83,11 @@ class ManifestBoundsTest {
         .createChunks(TestKeys.stringFilter(10_000, keys2), keys2.size(), 2, 1_000_000,
             SnapshotPublisher.Tamper.NONE);
     String foreign = "app-settings";
-    client.configMaps().inNamespace(ns.name()).resource(new ConfigMapBuilder()
-        .withNewMetadata().withName(foreign).endMetadata()
-        .withBinaryData(Map.of(SnapshotNames.CHUNK_DATA_KEY,
-            Base64.getEncoder().encodeToString(v2.payload())))
-        .build()).create();
+    ConfigMap foreignMap = SnapshotConfigMaps.chunk(ns.name(), "elsewhere", 2, 0, v2.payload(),
+        v2.payload().length);
+    foreignMap.getMetadata().setName(foreign);
+    foreignMap.getMetadata().setLabels(null);
+    client.configMaps().inNamespace(ns.name()).resource(foreignMap).create();
     Manifest real = v2.manifest();
     Manifest.ChunkRef only = real.chunks().get(0);
     Manifest pointing = new Manifest(real.format(), real.version(), FILTER, real.keyType(),

@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import io.bloomoperator.snapshot.BloomFilterBits;
 import io.bloomoperator.snapshot.Ed25519Keys;
 import io.bloomoperator.snapshot.ManifestSigner;
+import io.bloomoperator.snapshot.SnapshotConfigMaps;
 import io.bloomoperator.snapshot.SnapshotNames;
 import io.bloomoperator.snapshot.SnapshotRefusedException;
 import io.bloomoperator.snapshot.SnapshotRefusedException.Reason;
@@ -17,7 +18,6 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import java.security.KeyPair;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -66,8 +66,7 @@ class SignedManifestTest {
 
       // The operator's genuine signature of v1 next to the forged manifest.
       String v1Signature = OPERATOR.sign(ns.name(), v1.manifest().toJson()).toData();
-      publisher.writeManifestData(Map.of(SnapshotNames.MANIFEST_DATA_KEY, forged.manifest().toJson(),
-          SnapshotNames.SIGNATURE_DATA_KEY, v1Signature));
+      publisher.writeManifestData(forged.manifest().toJson(), v1Signature);
       assertRefused(listener, 3, Reason.BAD_SIGNATURE);
 
       assertThat(requests.anyPathEndsWith(chunk)).as("no forged chunk fetched").isFalse();
@@ -125,7 +124,7 @@ class SignedManifestTest {
     SnapshotPublisher.Published v1 = publisher.createChunks(TestKeys.stringFilter(10_000, keys1),
         keys1.size(), 1, 1_000_000, SnapshotPublisher.Tamper.NONE);
     publisher.writeSignedManifest(v1.manifest(), OPERATOR, ns.name());
-    String v1Data = publisher.manifestConfigMap().getData().get(SnapshotNames.SIGNATURE_DATA_KEY);
+    String v1Data = SnapshotConfigMaps.signatureData(publisher.manifestConfigMap());
 
     RecordingListener listener = new RecordingListener();
     try (LiveBloomFilter<String> live = BloomFilterWatcher.builder(client, ns.name(), FILTER,
@@ -137,8 +136,7 @@ class SignedManifestTest {
       await().atMost(READY).until(() -> live.currentVersion() == 2);
 
       // Replay of the genuine v1 (its chunks still exist, as during the retention period).
-      publisher.writeManifestData(Map.of(SnapshotNames.MANIFEST_DATA_KEY, v1.manifest().toJson(),
-          SnapshotNames.SIGNATURE_DATA_KEY, v1Data));
+      publisher.writeManifestData(v1.manifest().toJson(), v1Data);
       assertRefused(listener, 1, Reason.ROLLBACK);
       assertThat(live.currentVersion()).isEqualTo(2);
       assertThat(keys2).allMatch(live::mightContain);

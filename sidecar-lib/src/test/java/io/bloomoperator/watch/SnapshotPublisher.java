@@ -3,6 +3,7 @@ package io.bloomoperator.watch;
 import io.bloomoperator.snapshot.BloomFilterBits;
 import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.snapshot.ManifestSigner;
+import io.bloomoperator.snapshot.SnapshotConfigMaps;
 import io.bloomoperator.snapshot.SnapshotEncoder;
 import io.bloomoperator.snapshot.SnapshotNames;
 import io.fabric8.kubernetes.api.model.ConfigMap;
@@ -13,8 +14,6 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Instant;
 import java.util.Arrays;
-import java.util.Base64;
-import java.util.Map;
 
 /**
  * Publishes snapshots the way the operator's SnapshotStore does: every chunk as an immutable ConfigMap
@@ -66,8 +65,7 @@ final class SnapshotPublisher {
       SnapshotEncoder.Result encoded = SnapshotEncoder.encode(bits, chunkSize, (index, data, length, sha) -> {
         byte[] chunk = Arrays.copyOf(data, length);
         payload.write(chunk);
-        createChunk(SnapshotNames.chunkName(filterName, version, index), version,
-            tamper.apply(index, chunk.clone()));
+        createChunk(version, index, tamper.apply(index, chunk.clone()));
       });
       Manifest manifest = Manifest.of(filterName, version, bits, keyCount, encoded, Instant.now());
       return new Published(manifest, payload.toByteArray());
@@ -76,17 +74,9 @@ final class SnapshotPublisher {
     }
   }
 
-  void createChunk(String name, long version, byte[] bytes) {
-    ConfigMap chunk = new ConfigMapBuilder()
-        .withNewMetadata()
-          .withName(name)
-          .withNamespace(namespace)
-          .withLabels(SnapshotNames.chunkLabels(filterName, version))
-        .endMetadata()
-        .withImmutable(true)
-        .withBinaryData(Map.of(SnapshotNames.CHUNK_DATA_KEY, Base64.getEncoder().encodeToString(bytes)))
-        .build();
-    client.configMaps().inNamespace(namespace).resource(chunk).create();
+  void createChunk(long version, int index, byte[] bytes) {
+    client.configMaps().inNamespace(namespace).resource(SnapshotConfigMaps.chunk(namespace,
+        filterName, version, index, bytes, bytes.length)).create();
   }
 
   /** Step two of a publish: create the manifest, or update it guarded by its resourceVersion. */
@@ -95,27 +85,22 @@ final class SnapshotPublisher {
   }
 
   void writeManifestJson(String json) {
-    writeManifestData(Map.of(SnapshotNames.MANIFEST_DATA_KEY, json));
+    writeManifestData(json, null);
   }
 
   /** Publishes {@code manifest} with its signature for {@code namespace} by {@code signer}. */
   void writeSignedManifest(Manifest manifest, ManifestSigner signer, String signedNamespace) {
     String json = manifest.toJson();
-    writeManifestData(Map.of(SnapshotNames.MANIFEST_DATA_KEY, json,
-        SnapshotNames.SIGNATURE_DATA_KEY, signer.sign(signedNamespace, json).toData()));
+    writeManifestData(json, signer.sign(signedNamespace, json).toData());
   }
 
-  /** Replaces the manifest ConfigMap's data as a whole (manifest.json and manifest.sig). */
-  void writeManifestData(Map<String, String> data) {
+  /**
+   * Replaces the manifest ConfigMap's data as a whole: manifest.json and manifest.sig (none when
+   * {@code signature} is null).
+   */
+  void writeManifestData(String json, String signature) {
     ConfigMap current = manifestConfigMap();
-    ConfigMap desired = new ConfigMapBuilder()
-        .withNewMetadata()
-          .withName(SnapshotNames.manifestName(filterName))
-          .withNamespace(namespace)
-          .withLabels(SnapshotNames.manifestLabels(filterName))
-        .endMetadata()
-        .withData(data)
-        .build();
+    ConfigMap desired = SnapshotConfigMaps.manifest(namespace, filterName, json, signature, null);
     if (current == null) {
       client.configMaps().inNamespace(namespace).resource(desired).create();
     } else {

@@ -3,6 +3,7 @@ package io.bloomoperator.watch.bench;
 import io.bloomoperator.snapshot.BloomFilterBits;
 import io.bloomoperator.snapshot.KeyType;
 import io.bloomoperator.snapshot.Manifest;
+import io.bloomoperator.snapshot.SnapshotConfigMaps;
 import io.bloomoperator.snapshot.SnapshotDecoder;
 import io.bloomoperator.snapshot.SnapshotEncoder;
 import io.bloomoperator.snapshot.SnapshotNames;
@@ -12,7 +13,6 @@ import io.bloomoperator.watch.BloomFilterWatcher;
 import io.bloomoperator.watch.LiveBloomFilter;
 import io.bloomoperator.watch.LiveKeyType;
 import io.fabric8.kubernetes.api.model.ConfigMap;
-import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.io.IOException;
@@ -22,7 +22,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Base64;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
@@ -316,17 +315,12 @@ public final class PropagationBenchmark {
 
   /**
    * Publishes snapshots the way the operator's {@code SnapshotStore} does (io.bloomoperator.publish, in
-   * the operator module): every chunk an immutable ConfigMap (binaryData "chunk", chunk labels), created,
-   * never applied; then the manifest updated with the resourceVersion read before as precondition, with
-   * the previous-version annotations. No ownerReference: there is no BloomFilter resource here. (The
-   * test fixture {@code io.bloomoperator.watch.SnapshotPublisher} is package-private, hence this copy.)
+   * the operator module), with the same {@link SnapshotConfigMaps} objects: every chunk created, never
+   * applied; then the manifest updated with the resourceVersion read before as precondition, with the
+   * previous-version annotations. No ownerReference: there is no BloomFilter resource here. (The test
+   * fixture {@code io.bloomoperator.watch.SnapshotPublisher} is package-private, hence this class.)
    */
   static final class Publisher {
-
-    /** Mirrors the operator's PublishedSnapshot annotation keys. */
-    static final String ANNOTATION_PREVIOUS_VERSION = "bloomoperator.io/previous-version";
-    static final String ANNOTATION_PREVIOUS_CHUNKS = "bloomoperator.io/previous-chunks";
-    static final String ANNOTATION_SUPERSEDED_AT = "bloomoperator.io/superseded-at";
 
     /** When and how long: chunk phase = encode + create every chunk; manifest write = GET + PUT. */
     record Timing(long payloadBytes, long chunkPhaseNanos, long manifestWriteNanos,
@@ -350,8 +344,8 @@ public final class PropagationBenchmark {
       SnapshotEncoder.Result encoded;
       try {
         encoded = SnapshotEncoder.encode(bits, CHUNK_SIZE, (index, data, length, sha256) ->
-            createChunk(SnapshotNames.chunkName(filterName, version, index), version,
-                Arrays.copyOf(data, length)));
+            client.configMaps().inNamespace(namespace).resource(SnapshotConfigMaps.chunk(
+                namespace, filterName, version, index, data, length)).create());
       } catch (IOException e) {
         throw new UncheckedIOException(e);
       }
@@ -364,36 +358,13 @@ public final class PropagationBenchmark {
       return new Timing(encoded.totalBytes(), chunksEnd - chunksStart, written - writeStart, written);
     }
 
-    private void createChunk(String name, long version, byte[] bytes) {
-      ConfigMap chunk = new ConfigMapBuilder()
-          .withNewMetadata()
-            .withName(name)
-            .withNamespace(namespace)
-            .withLabels(SnapshotNames.chunkLabels(filterName, version))
-          .endMetadata()
-          .withImmutable(true)
-          .withBinaryData(Map.of(SnapshotNames.CHUNK_DATA_KEY, Base64.getEncoder().encodeToString(bytes)))
-          .build();
-      client.configMaps().inNamespace(namespace).resource(chunk).create();
-    }
-
     private void writeManifest(Manifest manifest, ConfigMap current, Instant now) {
       Map<String, String> annotations = new HashMap<>();
       Manifest previous = parse(current);
       if (previous != null) {
-        annotations.put(ANNOTATION_PREVIOUS_VERSION, Long.toString(previous.version()));
-        annotations.put(ANNOTATION_PREVIOUS_CHUNKS, Integer.toString(previous.chunks().size()));
-        annotations.put(ANNOTATION_SUPERSEDED_AT, now.toString());
+        SnapshotConfigMaps.putSuperseded(annotations, previous, now);
       }
-      ConfigMap desired = new ConfigMapBuilder()
-          .withNewMetadata()
-            .withName(SnapshotNames.manifestName(filterName))
-            .withNamespace(namespace)
-            .withLabels(SnapshotNames.manifestLabels(filterName))
-            .withAnnotations(annotations)
-          .endMetadata()
-          .withData(Map.of(SnapshotNames.MANIFEST_DATA_KEY, manifest.toJson()))
-          .build();
+      ConfigMap desired = SnapshotConfigMaps.manifest(namespace, manifest, null, annotations);
       if (current == null) {
         client.configMaps().inNamespace(namespace).resource(desired).create();
       } else {
@@ -403,10 +374,7 @@ public final class PropagationBenchmark {
     }
 
     private static Manifest parse(ConfigMap configMap) {
-      if (configMap == null || configMap.getData() == null) {
-        return null;
-      }
-      String json = configMap.getData().get(SnapshotNames.MANIFEST_DATA_KEY);
+      String json = configMap == null ? null : SnapshotConfigMaps.manifestJson(configMap);
       try {
         return json == null ? null : Manifest.fromJson(json);
       } catch (io.bloomoperator.snapshot.SnapshotVerificationException e) {
