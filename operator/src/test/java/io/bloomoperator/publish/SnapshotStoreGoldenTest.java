@@ -154,21 +154,21 @@ class SnapshotStoreGoldenTest {
   }
 
   private static BloomFilterBits stringBits() {
-    BloomFilterBits bits = BloomFilterBits.create(KeyType.STRING,
+    BloomFilterBits.Builder bits = BloomFilterBits.builder(KeyType.STRING,
         BloomFilterSizing.forKeys(KEYS, FPP));
     for (int i = 0; i < KEYS; i++) {
       bits.putString("sku-" + i);
     }
-    return bits;
+    return bits.build();
   }
 
   private static BloomFilterBits longBits() {
-    BloomFilterBits bits = BloomFilterBits.create(KeyType.LONG,
+    BloomFilterBits.Builder bits = BloomFilterBits.builder(KeyType.LONG,
         BloomFilterSizing.forKeys(KEYS, FPP));
     for (int i = 0; i < KEYS; i++) {
       bits.putLong(i * 7919L - 1_000_000L);
     }
-    return bits;
+    return bits.build();
   }
 
   /**

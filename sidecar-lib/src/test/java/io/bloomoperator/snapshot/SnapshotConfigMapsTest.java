@@ -56,8 +56,9 @@ class SnapshotConfigMapsTest {
 
   @Test
   void manifestRoundTripsWithSignatureAndBookkeeping() throws Exception {
-    BloomFilterBits bits = BloomFilterBits.create(KeyType.LONG, 64 * 20, 3);
-    bits.putLong(42);
+    BloomFilterBits.Builder builder = BloomFilterBits.builder(KeyType.LONG, 64 * 20, 3);
+    builder.putLong(42);
+    BloomFilterBits bits = builder.build();
     Manifest manifest = Manifest.of("ids", 3, bits, 1,
         SnapshotEncoder.encode(bits, 64, (index, data, length, sha) -> { }), AT);
     KeyPair key = Ed25519Keys.generate();
