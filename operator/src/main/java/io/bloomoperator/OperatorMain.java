@@ -20,8 +20,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Runs the operator against the cluster of the current kubeconfig or service account, with
- * health and metrics endpoints and, inside a pod, leader election on a Lease.
+ * Runs the operator against the cluster of the current kubeconfig or service account, with health
+ * and metrics endpoints and, inside a pod, leader election on a Lease.
  */
 public final class OperatorMain {
 
@@ -31,8 +31,7 @@ public final class OperatorMain {
     return LoggerFactory.getLogger(OperatorMain.class);
   }
 
-  private OperatorMain() {
-  }
+  private OperatorMain() {}
 
   public static void main(String[] args) throws Exception {
     if (io.bloomoperator.cli.BloomCli.isCliInvocation(args)) {
@@ -45,17 +44,30 @@ public final class OperatorMain {
     PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     AtomicBoolean stopped = new AtomicBoolean();
     Operator operator = start(client, settings, registry, options);
-    HealthServer health = HealthServer.start(options.httpPort(), operator, registry,
-        stopped::get);
-    log().info("bloom-operator started: endpoints on :{}, leader election {}", health.port(),
-        options.leaderElection() ? "on (Lease " + options.leaseNamespace() + "/"
-            + RuntimeOptions.LEASE_NAME + ", identity " + options.identity() + ")" : "off");
-    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-      stopped.set(true);
-      operator.stop();
-      health.close();
-      client.close();
-    }, "bloom-operator-stop"));
+    HealthServer health = HealthServer.start(options.httpPort(), operator, registry, stopped::get);
+    log()
+        .info(
+            "bloom-operator started: endpoints on :{}, leader election {}",
+            health.port(),
+            options.leaderElection()
+                ? "on (Lease "
+                    + options.leaseNamespace()
+                    + "/"
+                    + RuntimeOptions.LEASE_NAME
+                    + ", identity "
+                    + options.identity()
+                    + ")"
+                : "off");
+    Runtime.getRuntime()
+        .addShutdownHook(
+            new Thread(
+                () -> {
+                  stopped.set(true);
+                  operator.stop();
+                  health.close();
+                  client.close();
+                },
+                "bloom-operator-stop"));
   }
 
   /** Creates, registers and starts the operator with default metrics and no leader election. */
@@ -68,37 +80,53 @@ public final class OperatorMain {
    *
    * @param registry where java-operator-sdk's and the build metrics go (null: nowhere)
    */
-  public static Operator start(KubernetesClient client, OperatorSettings settings,
-      MeterRegistry registry, RuntimeOptions options) {
+  public static Operator start(
+      KubernetesClient client,
+      OperatorSettings settings,
+      MeterRegistry registry,
+      RuntimeOptions options) {
     if (settings.signingKey() != null) {
       // A key that cannot be used is a deployment error: say so now rather than at each publish.
       try {
-        log().info("manifests are signed with key {} from Secret {}/{}",
-            settings.signingKey().load(client).keyId(), settings.signingKey().namespace(),
-            settings.signingKey().name());
+        log()
+            .info(
+                "manifests are signed with key {} from Secret {}/{}",
+                settings.signingKey().load(client).keyId(),
+                settings.signingKey().namespace(),
+                settings.signingKey().name());
       } catch (io.bloomoperator.publish.PublishException e) {
         throw new IllegalStateException(e.getMessage(), e);
       }
     }
-    BuildMetrics metrics = registry == null ? BuildMetrics.discarding()
-        : new BuildMetrics(registry);
-    Operator operator = new Operator(o -> {
-      // The reconciler writes the status itself (reconcile.StatusWriter, a JSON merge patch).
-      o.withKubernetesClient(client).withCloseClientOnStop(false);
-      if (registry != null) {
-        o.withMetrics(MicrometerMetrics.withoutPerResourceMetrics(registry));
-      }
-      if (options.leaderElection()) {
-        // Only the Lease holder reconciles; others keep their caches warm and take over within
-        // the lease duration when the holder goes away.
-        o.withLeaderElectionConfiguration(new LeaderElectionConfiguration(
-            RuntimeOptions.LEASE_NAME, options.leaseNamespace(),
-            Duration.ofSeconds(15), Duration.ofSeconds(10), Duration.ofSeconds(2),
-            options.identity(), null, options.exitOnLostLease()));
-      }
-    });
-    BloomFilterReconciler reconciler = new BloomFilterReconciler(settings, Clock.systemUTC(),
-        metrics);
+    BuildMetrics metrics =
+        registry == null ? BuildMetrics.discarding() : new BuildMetrics(registry);
+    Operator operator =
+        new Operator(
+            o -> {
+              // The reconciler writes the status itself (reconcile.StatusWriter, a JSON merge
+              // patch).
+              o.withKubernetesClient(client).withCloseClientOnStop(false);
+              if (registry != null) {
+                o.withMetrics(MicrometerMetrics.withoutPerResourceMetrics(registry));
+              }
+              if (options.leaderElection()) {
+                // Only the Lease holder reconciles; others keep their caches warm and take over
+                // within
+                // the lease duration when the holder goes away.
+                o.withLeaderElectionConfiguration(
+                    new LeaderElectionConfiguration(
+                        RuntimeOptions.LEASE_NAME,
+                        options.leaseNamespace(),
+                        Duration.ofSeconds(15),
+                        Duration.ofSeconds(10),
+                        Duration.ofSeconds(2),
+                        options.identity(),
+                        null,
+                        options.exitOnLostLease()));
+              }
+            });
+    BloomFilterReconciler reconciler =
+        new BloomFilterReconciler(settings, Clock.systemUTC(), metrics);
     if (options.namespaces().isEmpty()) {
       operator.register(reconciler);
     } else {

@@ -43,9 +43,14 @@ class PublicApiTest {
       expected = in == null ? "" : new String(in.readAllBytes(), StandardCharsets.UTF_8);
     }
     assertThat(actual)
-        .withFailMessage(() -> "The public API of sidecar-lib changed. If that is intended, update "
-            + EXPECTED_SOURCE + " (mvn -o -pl sidecar-lib test -Dtest=PublicApiTest -D"
-            + UPDATE_PROPERTY + "=true) and commit it with the change.\n" + diff(expected, actual))
+        .withFailMessage(
+            () ->
+                "The public API of sidecar-lib changed. If that is intended, update "
+                    + EXPECTED_SOURCE
+                    + " (mvn -o -pl sidecar-lib test -Dtest=PublicApiTest -D"
+                    + UPDATE_PROPERTY
+                    + "=true) and commit it with the change.\n"
+                    + diff(expected, actual))
         .isEqualTo(expected);
   }
 
@@ -60,15 +65,22 @@ class PublicApiTest {
 
   /** One line per public type and per public or protected member, sorted. */
   static List<String> describeApi() throws IOException, URISyntaxException, ClassNotFoundException {
-    Path classes = Path.of(KeyType.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+    Path classes =
+        Path.of(KeyType.class.getProtectionDomain().getCodeSource().getLocation().toURI());
     List<String> names;
     try (Stream<Path> files = Files.walk(classes.resolve("io/bloomoperator"))) {
-      names = files.filter(file -> file.toString().endsWith(".class"))
-          .filter(file -> !file.getFileName().toString().equals("package-info.class"))
-          .map(file -> classes.relativize(file).toString())
-          .map(name -> name.substring(0, name.length() - ".class".length()).replace('/', '.')
-              .replace('\\', '.'))
-          .sorted().toList();
+      names =
+          files
+              .filter(file -> file.toString().endsWith(".class"))
+              .filter(file -> !file.getFileName().toString().equals("package-info.class"))
+              .map(file -> classes.relativize(file).toString())
+              .map(
+                  name ->
+                      name.substring(0, name.length() - ".class".length())
+                          .replace('/', '.')
+                          .replace('\\', '.'))
+              .sorted()
+              .toList();
     }
     List<String> lines = new ArrayList<>();
     for (String name : names) {
@@ -112,25 +124,41 @@ class PublicApiTest {
   }
 
   private static String describeType(Class<?> type) {
-    String kind = type.isAnnotation() ? "@interface" : type.isInterface() ? "interface"
-        : type.isEnum() ? "enum" : type.isRecord() ? "record" : "class";
-    String modifiers = Modifier.toString(type.getModifiers()
-        & ~(type.isInterface() ? Modifier.ABSTRACT | Modifier.INTERFACE : 0)
-        & ~(type.isEnum() || type.isRecord() ? Modifier.FINAL : 0));
-    StringBuilder line = new StringBuilder(modifiers).append(' ').append(kind).append(' ')
-        .append(type.getTypeName());
+    String kind =
+        type.isAnnotation()
+            ? "@interface"
+            : type.isInterface()
+                ? "interface"
+                : type.isEnum() ? "enum" : type.isRecord() ? "record" : "class";
+    String modifiers =
+        Modifier.toString(
+            type.getModifiers()
+                & ~(type.isInterface() ? Modifier.ABSTRACT | Modifier.INTERFACE : 0)
+                & ~(type.isEnum() || type.isRecord() ? Modifier.FINAL : 0));
+    StringBuilder line =
+        new StringBuilder(modifiers)
+            .append(' ')
+            .append(kind)
+            .append(' ')
+            .append(type.getTypeName());
     if (type.getTypeParameters().length > 0) {
-      line.append(Stream.of(type.getTypeParameters()).map(Object::toString)
-          .collect(Collectors.joining(", ", "<", ">")));
+      line.append(
+          Stream.of(type.getTypeParameters())
+              .map(Object::toString)
+              .collect(Collectors.joining(", ", "<", ">")));
     }
-    if (type.getGenericSuperclass() != null && type.getSuperclass() != Object.class
-        && !type.isEnum() && !type.isRecord()) {
+    if (type.getGenericSuperclass() != null
+        && type.getSuperclass() != Object.class
+        && !type.isEnum()
+        && !type.isRecord()) {
       line.append(" extends ").append(type.getGenericSuperclass().getTypeName());
     }
     if (type.getGenericInterfaces().length > 0) {
-      line.append(type.isInterface() ? " extends " : " implements ").append(
-          Stream.of(type.getGenericInterfaces()).map(t -> t.getTypeName())
-              .collect(Collectors.joining(", ")));
+      line.append(type.isInterface() ? " extends " : " implements ")
+          .append(
+              Stream.of(type.getGenericInterfaces())
+                  .map(t -> t.getTypeName())
+                  .collect(Collectors.joining(", ")));
     }
     return line.toString();
   }
@@ -158,10 +186,12 @@ class PublicApiTest {
     List<String> was = expected.lines().toList();
     List<String> now = actual.lines().toList();
     StringBuilder out = new StringBuilder();
-    now.stream().filter(line -> !was.contains(line)).forEach(line -> out.append("+ ").append(line)
-        .append('\n'));
-    was.stream().filter(line -> !now.contains(line)).forEach(line -> out.append("- ").append(line)
-        .append('\n'));
+    now.stream()
+        .filter(line -> !was.contains(line))
+        .forEach(line -> out.append("+ ").append(line).append('\n'));
+    was.stream()
+        .filter(line -> !now.contains(line))
+        .forEach(line -> out.append("- ").append(line).append('\n'));
     return out.toString();
   }
 }

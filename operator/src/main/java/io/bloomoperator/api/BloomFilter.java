@@ -16,17 +16,29 @@ import io.fabric8.kubernetes.model.annotation.Version;
 @Version(BloomFilter.VERSION)
 @ShortNames("bf")
 @ValidationRule(value = "has(self.spec)", message = "spec is required")
-@AdditionalPrinterColumn(name = "Ready", type = AdditionalPrinterColumn.Type.STRING,
+@AdditionalPrinterColumn(
+    name = "Ready",
+    type = AdditionalPrinterColumn.Type.STRING,
     jsonPath = ".status.conditions[?(@.type==\"Ready\")].status")
-@AdditionalPrinterColumn(name = "Version", type = AdditionalPrinterColumn.Type.INTEGER,
+@AdditionalPrinterColumn(
+    name = "Version",
+    type = AdditionalPrinterColumn.Type.INTEGER,
     jsonPath = ".status.version")
-@AdditionalPrinterColumn(name = "Keys", type = AdditionalPrinterColumn.Type.INTEGER,
+@AdditionalPrinterColumn(
+    name = "Keys",
+    type = AdditionalPrinterColumn.Type.INTEGER,
     jsonPath = ".status.keys")
-@AdditionalPrinterColumn(name = "FPP", type = AdditionalPrinterColumn.Type.NUMBER,
+@AdditionalPrinterColumn(
+    name = "FPP",
+    type = AdditionalPrinterColumn.Type.NUMBER,
     jsonPath = ".status.expectedFpp")
-@AdditionalPrinterColumn(name = "Size", type = AdditionalPrinterColumn.Type.STRING,
+@AdditionalPrinterColumn(
+    name = "Size",
+    type = AdditionalPrinterColumn.Type.STRING,
     jsonPath = ".status.size")
-@AdditionalPrinterColumn(name = "Age", type = AdditionalPrinterColumn.Type.DATE,
+@AdditionalPrinterColumn(
+    name = "Age",
+    type = AdditionalPrinterColumn.Type.DATE,
     jsonPath = ".metadata.creationTimestamp")
 public class BloomFilter extends CustomResource<BloomFilterSpec, BloomFilterStatus>
     implements Namespaced {

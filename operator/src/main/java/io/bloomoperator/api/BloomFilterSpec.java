@@ -1,11 +1,11 @@
 package io.bloomoperator.api;
 
 import com.fasterxml.jackson.annotation.JsonPropertyDescription;
+import io.bloomoperator.snapshot.KeyType;
 import io.fabric8.generator.annotation.Default;
 import io.fabric8.generator.annotation.Max;
 import io.fabric8.generator.annotation.Min;
 import io.fabric8.generator.annotation.Pattern;
-import io.bloomoperator.snapshot.KeyType;
 import io.fabric8.generator.annotation.Required;
 import io.fabric8.generator.annotation.Size;
 import io.fabric8.generator.annotation.ValidationRule;
@@ -15,13 +15,16 @@ public class BloomFilterSpec {
 
   /** Go-style durations as Kubernetes users write them: 30s, 10m, 1h30m, 500ms. */
   public static final String DURATION_PATTERN = "^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$";
+
   /**
    * Below this a filter costs more bits per key (about 43 at 1e-9) than most key sets are worth;
    * smaller targets are almost always a typo.
    */
   public static final double MIN_FALSE_POSITIVE_RATE = 1e-9;
+
   /** Far above what a ConfigMap snapshot can carry at any rate; the byte limits bind first. */
   public static final long MAX_EXPECTED_INSERTIONS = 2_000_000_000L;
+
   /** The shortest refreshInterval admitted: each check is at least one request to the source. */
   public static final String MIN_REFRESH_INTERVAL = "10s";
 
@@ -31,21 +34,24 @@ public class BloomFilterSpec {
   @Min(value = 0, inclusive = false)
   @Max(value = 1, inclusive = false)
   @ValidationRule(value = "self >= 1e-9", message = "must be at least 1e-9")
-  @JsonPropertyDescription("Target false-positive probability, 1e-9 <= p < 1 (e.g. 0.01). The "
-      + "published filter's expected false-positive rate at the actual key count never exceeds "
-      + "it.")
+  @JsonPropertyDescription(
+      "Target false-positive probability, 1e-9 <= p < 1 (e.g. 0.01). The "
+          + "published filter's expected false-positive rate at the actual key count never exceeds "
+          + "it.")
   private Double falsePositiveRate;
 
   @Min(1)
   @Max(MAX_EXPECTED_INSERTIONS)
-  @JsonPropertyDescription("Expected number of keys, at most 2000000000. Optional: when the "
-      + "source holds more keys, or when it is not given, the filter is sized from the actual key "
-      + "count. The operator's byte limits (BLOOM_MAX_SNAPSHOT_BYTES) still apply.")
+  @JsonPropertyDescription(
+      "Expected number of keys, at most 2000000000. Optional: when the "
+          + "source holds more keys, or when it is not given, the filter is sized from the actual key "
+          + "count. The operator's byte limits (BLOOM_MAX_SNAPSHOT_BYTES) still apply.")
   private Long expectedInsertions;
 
   @Default("String")
-  @JsonPropertyDescription("How keys are hashed: String (UTF-8, like Guava's "
-      + "Funnels.stringFunnel(UTF_8)) or Long (like Funnels.longFunnel()).")
+  @JsonPropertyDescription(
+      "How keys are hashed: String (UTF-8, like Guava's "
+          + "Funnels.stringFunnel(UTF_8)) or Long (like Funnels.longFunnel()).")
   private KeyType keyType = KeyType.STRING;
 
   @Required
@@ -54,21 +60,24 @@ public class BloomFilterSpec {
 
   @Pattern(DURATION_PATTERN)
   @Size(max = 32)
-  @ValidationRule(value = "duration(self) >= duration('" + MIN_REFRESH_INTERVAL + "')",
+  @ValidationRule(
+      value = "duration(self) >= duration('" + MIN_REFRESH_INTERVAL + "')",
       message = "must be at least " + MIN_REFRESH_INTERVAL)
-  @JsonPropertyDescription("How often the source is checked (e.g. 30s, 10m, 1h; at least 10s). A "
-      + "ConfigMap or Secret source is rebuilt only when it changed; a source that cannot tell is "
-      + "rebuilt every interval. Default: 1m for ConfigMap, Secret, HTTP and JDBC sources; inline "
-      + "keys change with the resource itself.")
+  @JsonPropertyDescription(
+      "How often the source is checked (e.g. 30s, 10m, 1h; at least 10s). A "
+          + "ConfigMap or Secret source is rebuilt only when it changed; a source that cannot tell is "
+          + "rebuilt every interval. Default: 1m for ConfigMap, Secret, HTTP and JDBC sources; inline "
+          + "keys change with the resource itself.")
   private String refreshInterval;
 
   @JsonPropertyDescription("Snapshot tuning: chunk size and how long superseded versions are kept.")
   private SnapshotSpec snapshot;
 
   @Min(0)
-  @JsonPropertyDescription("How many malformed keys (lines that are not keys of keyType) a build "
-      + "tolerates; above it the build fails and the last snapshot stays. Default 0: any "
-      + "malformed key fails the build, so a filter never silently lacks keys.")
+  @JsonPropertyDescription(
+      "How many malformed keys (lines that are not keys of keyType) a build "
+          + "tolerates; above it the build fails and the last snapshot stays. Default 0: any "
+          + "malformed key fails the build, so a filter never silently lacks keys.")
   private Long maxMalformedKeys;
 
   public Double getFalsePositiveRate() {

@@ -13,8 +13,9 @@ public class BloomFilterStatus {
   @JsonPropertyDescription("The metadata.generation this status describes.")
   private Long observedGeneration;
 
-  @JsonPropertyDescription("Ready is True while a verified snapshot of the current spec is "
-      + "published; when False its reason says why.")
+  @JsonPropertyDescription(
+      "Ready is True while a verified snapshot of the current spec is "
+          + "published; when False its reason says why.")
   private List<Condition> conditions = new ArrayList<>();
 
   @JsonPropertyDescription("What the operator is doing now: Building, Idle or Failed.")
@@ -38,8 +39,9 @@ public class BloomFilterStatus {
   @JsonPropertyDescription("NULL values the last build's source produced (skipped).")
   private Long nullKeys;
 
-  @JsonPropertyDescription("Keys of the last build whose bits were all set already: duplicates, "
-      + "plus the few keys that were false positives at insertion time.")
+  @JsonPropertyDescription(
+      "Keys of the last build whose bits were all set already: duplicates, "
+          + "plus the few keys that were false positives at insertion time.")
   private Long probableDuplicateKeys;
 
   @JsonPropertyDescription("Bits in the published filter.")
@@ -63,8 +65,9 @@ public class BloomFilterStatus {
   @JsonPropertyDescription("sha256 of the whole serialized snapshot (hex).")
   private String sha256;
 
-  @JsonPropertyDescription("Opaque token of the source content the published version was built "
-      + "from (e.g. a resourceVersion); an unchanged token skips rebuilds.")
+  @JsonPropertyDescription(
+      "Opaque token of the source content the published version was built "
+          + "from (e.g. a resourceVersion); an unchanged token skips rebuilds.")
   private String sourceToken;
 
   @JsonPropertyDescription("The bloomoperator.io/rebuild annotation value last acted on.")

@@ -3,13 +3,12 @@ package io.bloomoperator.api;
 import java.util.Locale;
 
 /**
- * Byte counts for humans, in the units kubectl users read (KiB, MiB, GiB): the format of
- * {@code status.size} and of sizes in messages.
+ * Byte counts for humans, in the units kubectl users read (KiB, MiB, GiB): the format of {@code
+ * status.size} and of sizes in messages.
  */
 public final class ByteSizes {
 
-  private ByteSizes() {
-  }
+  private ByteSizes() {}
 
   /** E.g. {@code 512 B}, {@code 11.2 MiB}. */
   public static String human(long bytes) {

@@ -9,8 +9,7 @@ public final class Durations {
 
   private static final Pattern PART = Pattern.compile("([0-9]+(?:\\.[0-9]+)?)(ms|s|m|h)");
 
-  private Durations() {
-  }
+  private Durations() {}
 
   /**
    * @throws IllegalArgumentException when {@code text} is not such a duration or is zero
@@ -24,16 +23,17 @@ public final class Durations {
     double millis = 0;
     while (at < text.length()) {
       if (!m.find(at) || m.start() != at) {
-        throw new IllegalArgumentException("not a duration: \"" + text
-            + "\" (expected e.g. 30s, 10m, 1h30m)");
+        throw new IllegalArgumentException(
+            "not a duration: \"" + text + "\" (expected e.g. 30s, 10m, 1h30m)");
       }
       double value = Double.parseDouble(m.group(1));
-      millis += switch (m.group(2)) {
-        case "ms" -> value;
-        case "s" -> value * 1_000;
-        case "m" -> value * 60_000;
-        default -> value * 3_600_000;
-      };
+      millis +=
+          switch (m.group(2)) {
+            case "ms" -> value;
+            case "s" -> value * 1_000;
+            case "m" -> value * 60_000;
+            default -> value * 3_600_000;
+          };
       at = m.end();
     }
     if (millis < 1) {

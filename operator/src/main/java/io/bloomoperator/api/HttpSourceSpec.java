@@ -10,16 +10,18 @@ public class HttpSourceSpec {
 
   @Required
   @Pattern("^https?://.+")
-  @JsonPropertyDescription("http:// or https:// URL of a newline-delimited key export; gzip is "
-      + "detected from Content-Encoding or the body's magic bytes (e.g. ids.txt.gz).")
+  @JsonPropertyDescription(
+      "http:// or https:// URL of a newline-delimited key export; gzip is "
+          + "detected from Content-Encoding or the body's magic bytes (e.g. ids.txt.gz).")
   private String url;
 
   @Size(min = 1, max = 253)
   @Pattern(KeyRef.NAME_PATTERN)
-  @JsonPropertyDescription("Optional Secret in the same namespace; each of its keys is sent as a "
-      + "request header of that name (e.g. Authorization). The Secret must allow this "
-      + "BloomFilter (annotation bloomoperator.io/allowed-filters) and the URL's host "
-      + "(bloomoperator.io/allowed-hosts).")
+  @JsonPropertyDescription(
+      "Optional Secret in the same namespace; each of its keys is sent as a "
+          + "request header of that name (e.g. Authorization). The Secret must allow this "
+          + "BloomFilter (annotation bloomoperator.io/allowed-filters) and the URL's host "
+          + "(bloomoperator.io/allowed-hosts).")
   private String headersSecret;
 
   @Pattern(BloomFilterSpec.DURATION_PATTERN)
@@ -27,8 +29,8 @@ public class HttpSourceSpec {
   private String connectTimeout;
 
   @Pattern(BloomFilterSpec.DURATION_PATTERN)
-  @JsonPropertyDescription("Longest wait for response data before the download fails "
-      + "(default 60s).")
+  @JsonPropertyDescription(
+      "Longest wait for response data before the download fails " + "(default 60s).")
   private String readTimeout;
 
   public String getUrl() {

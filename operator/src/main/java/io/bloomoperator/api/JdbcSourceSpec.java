@@ -11,36 +11,41 @@ import io.fabric8.generator.annotation.Size;
 public class JdbcSourceSpec {
 
   /** The shape {@code JdbcUrl} checks in full; the schema refuses the obvious misfits early. */
-  static final String URL_PATTERN = "^jdbc:(postgresql|mysql|mariadb)://[A-Za-z0-9.:\\[\\]-]+"
-      + "(/[A-Za-z0-9_$.-]*)?([?][A-Za-z0-9=&,._$-]*)?$";
+  static final String URL_PATTERN =
+      "^jdbc:(postgresql|mysql|mariadb)://[A-Za-z0-9.:\\[\\]-]+"
+          + "(/[A-Za-z0-9_$.-]*)?([?][A-Za-z0-9=&,._$-]*)?$";
 
   @Required
   @Pattern(URL_PATTERN)
   @Size(max = 2048)
-  @JsonPropertyDescription("JDBC URL jdbc:<postgresql|mysql|mariadb>://host[:port][/database]"
-      + "[?parameters]: one host, no credentials, only the TLS, application name, schema and "
-      + "character encoding parameters of docs/configuration.md. Drivers are bundled.")
+  @JsonPropertyDescription(
+      "JDBC URL jdbc:<postgresql|mysql|mariadb>://host[:port][/database]"
+          + "[?parameters]: one host, no credentials, only the TLS, application name, schema and "
+          + "character encoding parameters of docs/configuration.md. Drivers are bundled.")
   private String url;
 
   @Required
   @Size(min = 1, max = 65536)
-  @JsonPropertyDescription("One SELECT or WITH statement whose first column holds the keys "
-      + "(text, or an integer column for keyType Long); run in a read-only transaction. No "
-      + "comments, no ; except at the end, none of the words LOAD, INFILE, OUTFILE, DUMPFILE, "
-      + "COPY, INTO. NULLs are counted and skipped.")
+  @JsonPropertyDescription(
+      "One SELECT or WITH statement whose first column holds the keys "
+          + "(text, or an integer column for keyType Long); run in a read-only transaction. No "
+          + "comments, no ; except at the end, none of the words LOAD, INFILE, OUTFILE, DUMPFILE, "
+          + "COPY, INTO. NULLs are counted and skipped.")
   private String query;
 
   @Size(min = 1, max = 253)
   @Pattern(KeyRef.NAME_PATTERN)
-  @JsonPropertyDescription("Optional Secret in the same namespace with keys username and "
-      + "password. The Secret must allow this BloomFilter (annotation "
-      + "bloomoperator.io/allowed-filters) and the database host (bloomoperator.io/allowed-hosts).")
+  @JsonPropertyDescription(
+      "Optional Secret in the same namespace with keys username and "
+          + "password. The Secret must allow this BloomFilter (annotation "
+          + "bloomoperator.io/allowed-filters) and the database host (bloomoperator.io/allowed-hosts).")
   private String credentialsSecret;
 
   @Min(1)
   @Max(1_000_000)
-  @JsonPropertyDescription("Rows fetched per round trip (default 10000); rows are streamed, "
-      + "never held all at once.")
+  @JsonPropertyDescription(
+      "Rows fetched per round trip (default 10000); rows are streamed, "
+          + "never held all at once.")
   private Integer fetchSize;
 
   @Pattern(BloomFilterSpec.DURATION_PATTERN)

@@ -24,8 +24,7 @@ public class KeyRef {
   @JsonPropertyDescription("The data key holding the newline-separated keys.")
   private String key;
 
-  public KeyRef() {
-  }
+  public KeyRef() {}
 
   public KeyRef(String name, String key) {
     this.name = name;

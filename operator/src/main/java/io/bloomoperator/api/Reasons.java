@@ -17,50 +17,68 @@ public final class Reasons {
 
   /** The spec is invalid in a way the CRD schema could not express; waits for a spec change. */
   public static final String INVALID_SPEC = "InvalidSpec";
+
   /** The object named by the source (ConfigMap, Secret, HTTP URL) does not exist (yet). */
   public static final String SOURCE_NOT_FOUND = "SourceNotFound";
+
   /** The source object exists but lacks the named key. */
   public static final String SOURCE_KEY_NOT_FOUND = "SourceKeyNotFound";
+
   /** The source could not be read (permissions, I/O, a server error, bad encoding). */
   public static final String SOURCE_UNREADABLE = "SourceUnreadable";
+
   /** More lines than maxMalformedKeys are not keys of the declared type. */
   public static final String MALFORMED_KEYS = "MalformedKeys";
+
   /** An HTTP or JDBC source did not connect, answer or finish in time. */
   public static final String SOURCE_TIMEOUT = "SourceTimeout";
+
   /** The database refused the credentials. */
   public static final String SOURCE_AUTH_FAILED = "SourceAuthFailed";
+
   /** The database could not run the query. */
   public static final String SOURCE_QUERY_FAILED = "SourceQueryFailed";
+
   /** An HTTP source's URL or redirect leads to an address the egress policy refuses. */
   public static final String SOURCE_ADDRESS_NOT_ALLOWED = "SourceAddressNotAllowed";
+
   /** An HTTP source broke a line or body limit. */
   public static final String SOURCE_LIMIT_EXCEEDED = "SourceLimitExceeded";
+
   /** A Secret does not allow this filter (or the destination host) in its annotations. */
   public static final String SECRET_NOT_ALLOWED = "SecretNotAllowed";
+
   /** The filter exceeds BLOOM_MAX_SNAPSHOT_BYTES or the format's limits; nothing is written. */
   public static final String SNAPSHOT_TOO_LARGE = "SnapshotTooLarge";
+
   /** The namespace's snapshots would exceed BLOOM_MAX_NAMESPACE_BYTES; nothing is written. */
   public static final String NAMESPACE_QUOTA_EXCEEDED = "NamespaceQuotaExceeded";
+
   /** A ConfigMap of the snapshot's names exists and is not controlled by this BloomFilter. */
   public static final String NAME_CONFLICT = "NameConflict";
+
   /** Signing is configured but the key is unusable; nothing is written. */
   public static final String SIGNING_KEY_UNAVAILABLE = "SigningKeyUnavailable";
+
   /** The API server refused a write; the partial version was removed. */
   public static final String PUBLISH_FAILED = "PublishFailed";
+
   /** Someone else changed the manifest during a publish. */
   public static final String MANIFEST_CONFLICT = "ManifestConflict";
+
   /** An unexpected error; the status names only its kind, the operator log has the rest. */
   public static final String RECONCILE_ERROR = "ReconcileError";
 
   /** {@code status.phase} while a build runs ({@code keysRead} moves). */
   public static final String PHASE_BUILDING = "Building";
+
   /** {@code status.phase} when the published version is current. */
   public static final String PHASE_IDLE = "Idle";
+
   /** {@code status.phase} while Ready is False. */
   public static final String PHASE_FAILED = "Failed";
 
-  private Reasons() {
-  }
+  private Reasons() {}
 
   /** Every condition reason above (not the phases), in declaration order. */
   public static List<String> all() {
@@ -76,7 +94,9 @@ public final class Reasons {
     List<String> values = new ArrayList<>();
     for (Field field : Reasons.class.getDeclaredFields()) {
       int m = field.getModifiers();
-      if (Modifier.isStatic(m) && Modifier.isPublic(m) && field.getType() == String.class
+      if (Modifier.isStatic(m)
+          && Modifier.isPublic(m)
+          && field.getType() == String.class
           && field.getName().startsWith("PHASE_") == phases) {
         try {
           values.add((String) field.get(null));

@@ -10,8 +10,14 @@ import java.time.Duration;
  * @param refresh how often the source is checked, or null (inline keys change with the resource)
  * @param maxMalformedKeys the spec's tolerance, or null for the operator's default
  */
-public record ResolvedSpec(KeyType keyType, double falsePositiveRate, Long expectedInsertions,
-    Duration refresh, int chunkSize, Duration retainPrevious, Long maxMalformedKeys) {
+public record ResolvedSpec(
+    KeyType keyType,
+    double falsePositiveRate,
+    Long expectedInsertions,
+    Duration refresh,
+    int chunkSize,
+    Duration retainPrevious,
+    Long maxMalformedKeys) {
 
   /**
    * How often a source outside the resource is checked when no refreshInterval is given: such
@@ -29,41 +35,59 @@ public record ResolvedSpec(KeyType keyType, double falsePositiveRate, Long expec
     }
     double p = spec.getFalsePositiveRate();
     if (!(p >= BloomFilterSpec.MIN_FALSE_POSITIVE_RATE && p < 1)) {
-      throw new IllegalArgumentException("spec.falsePositiveRate must be in ["
-          + BloomFilterSpec.MIN_FALSE_POSITIVE_RATE + ", 1), got " + p);
+      throw new IllegalArgumentException(
+          "spec.falsePositiveRate must be in ["
+              + BloomFilterSpec.MIN_FALSE_POSITIVE_RATE
+              + ", 1), got "
+              + p);
     }
     if (spec.getExpectedInsertions() != null
         && spec.getExpectedInsertions() > BloomFilterSpec.MAX_EXPECTED_INSERTIONS) {
-      throw new IllegalArgumentException("spec.expectedInsertions must be at most "
-          + BloomFilterSpec.MAX_EXPECTED_INSERTIONS);
+      throw new IllegalArgumentException(
+          "spec.expectedInsertions must be at most " + BloomFilterSpec.MAX_EXPECTED_INSERTIONS);
     }
     SnapshotSpec snapshot = spec.getSnapshot() == null ? new SnapshotSpec() : spec.getSnapshot();
-    int chunkSize = snapshot.getChunkSizeBytes() == null ? SnapshotSpec.DEFAULT_CHUNK_BYTES
-        : snapshot.getChunkSizeBytes();
+    int chunkSize =
+        snapshot.getChunkSizeBytes() == null
+            ? SnapshotSpec.DEFAULT_CHUNK_BYTES
+            : snapshot.getChunkSizeBytes();
     if (chunkSize < 1024 || chunkSize > SnapshotSpec.MAX_CHUNK_BYTES) {
-      throw new IllegalArgumentException("spec.snapshot.chunkSizeBytes must be in 1024.."
-          + SnapshotSpec.MAX_CHUNK_BYTES);
+      throw new IllegalArgumentException(
+          "spec.snapshot.chunkSizeBytes must be in 1024.." + SnapshotSpec.MAX_CHUNK_BYTES);
     }
     Duration refresh;
     if (spec.getRefreshInterval() != null) {
       refresh = Durations.parse(spec.getRefreshInterval());
       if (refresh.compareTo(minRefresh) < 0) {
-        throw new IllegalArgumentException("spec.refreshInterval " + spec.getRefreshInterval()
-            + " is below the operator's minimum of " + Durations.format(minRefresh)
-            + " (BLOOM_MIN_REFRESH_INTERVAL)");
+        throw new IllegalArgumentException(
+            "spec.refreshInterval "
+                + spec.getRefreshInterval()
+                + " is below the operator's minimum of "
+                + Durations.format(minRefresh)
+                + " (BLOOM_MIN_REFRESH_INTERVAL)");
       }
     } else if (spec.getSource() != null && spec.getSource().getInline() == null) {
       refresh = DEFAULT_SOURCE_CHECK;
     } else {
       refresh = null;
     }
-    Duration retain = Durations.parse(snapshot.getRetainPreviousFor() == null
-        ? SnapshotSpec.DEFAULT_RETAIN : snapshot.getRetainPreviousFor());
+    Duration retain =
+        Durations.parse(
+            snapshot.getRetainPreviousFor() == null
+                ? SnapshotSpec.DEFAULT_RETAIN
+                : snapshot.getRetainPreviousFor());
     if (retain.compareTo(SnapshotSpec.MAX_RETAIN) > 0) {
-      throw new IllegalArgumentException("spec.snapshot.retainPreviousFor must be at most "
-          + Durations.format(SnapshotSpec.MAX_RETAIN));
+      throw new IllegalArgumentException(
+          "spec.snapshot.retainPreviousFor must be at most "
+              + Durations.format(SnapshotSpec.MAX_RETAIN));
     }
-    return new ResolvedSpec(spec.getKeyType() == null ? KeyType.STRING : spec.getKeyType(), p,
-        spec.getExpectedInsertions(), refresh, chunkSize, retain, spec.getMaxMalformedKeys());
+    return new ResolvedSpec(
+        spec.getKeyType() == null ? KeyType.STRING : spec.getKeyType(),
+        p,
+        spec.getExpectedInsertions(),
+        refresh,
+        chunkSize,
+        retain,
+        spec.getMaxMalformedKeys());
   }
 }

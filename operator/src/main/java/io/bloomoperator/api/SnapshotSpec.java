@@ -12,8 +12,10 @@ public class SnapshotSpec {
 
   /** ConfigMaps are limited to 1 MiB of decoded data; this leaves room for the object itself. */
   public static final int MAX_CHUNK_BYTES = 1_000_000;
+
   public static final int DEFAULT_CHUNK_BYTES = MAX_CHUNK_BYTES;
   public static final String DEFAULT_RETAIN = "2m";
+
   /** Longer grace periods would only keep superseded chunks in etcd. */
   public static final java.time.Duration MAX_RETAIN = java.time.Duration.ofHours(1);
 
@@ -25,8 +27,9 @@ public class SnapshotSpec {
   @Pattern(BloomFilterSpec.DURATION_PATTERN)
   @Size(max = 32)
   @ValidationRule(value = "duration(self) <= duration('1h')", message = "must be at most 1h")
-  @JsonPropertyDescription("How long the chunks of a superseded version are kept so that readers "
-      + "still fetching them can finish (default 2m, at most 1h).")
+  @JsonPropertyDescription(
+      "How long the chunks of a superseded version are kept so that readers "
+          + "still fetching them can finish (default 2m, at most 1h).")
   private String retainPreviousFor;
 
   public Integer getChunkSizeBytes() {

@@ -23,12 +23,16 @@ public final class FilterBuilder {
   /**
    * What a build produced.
    *
-   * @param probableDuplicates keys whose bits were all set already when inserted: duplicates,
-   *     plus the few false positives at insertion time (exact counting would need the key set)
+   * @param probableDuplicates keys whose bits were all set already when inserted: duplicates, plus
+   *     the few false positives at insertion time (exact counting would need the key set)
    */
-  public record Result(BloomFilterBits bits, long keys, long malformed, long nulls,
-      long probableDuplicates, Duration took) {
-  }
+  public record Result(
+      BloomFilterBits bits,
+      long keys,
+      long malformed,
+      long nulls,
+      long probableDuplicates,
+      Duration took) {}
 
   /** Told how far a build has got, every {@link #PROGRESS_EVERY} keys. */
   @FunctionalInterface
@@ -41,7 +45,7 @@ public final class FilterBuilder {
   private final Progress progress;
 
   public FilterBuilder() {
-    this(keys -> { });
+    this(keys -> {});
   }
 
   public FilterBuilder(Progress progress) {
@@ -53,9 +57,12 @@ public final class FilterBuilder {
    *
    * @param maxPayloadBytes largest serialized filter allowed; checked before allocating
    */
-  public record Request(KeyType keyType, double falsePositiveRate, Long expectedInsertions,
-      long maxMalformed, long maxPayloadBytes) {
-  }
+  public record Request(
+      KeyType keyType,
+      double falsePositiveRate,
+      Long expectedInsertions,
+      long maxMalformed,
+      long maxPayloadBytes) {}
 
   /**
    * Builds the filter.
@@ -84,15 +91,17 @@ public final class FilterBuilder {
   }
 
   private long count(KeySource source, Request request) throws SourceException {
-    LineParser counter = new LineParser(request.keyType(), new LineParser.KeyConsumer() {
-      @Override
-      public void putString(String key) {
-      }
+    LineParser counter =
+        new LineParser(
+            request.keyType(),
+            new LineParser.KeyConsumer() {
+              @Override
+              public void putString(String key) {}
 
-      @Override
-      public void putLong(long key) {
-      }
-    }, request.maxMalformed());
+              @Override
+              public void putLong(long key) {}
+            },
+            request.maxMalformed());
     source.readKeys(counter);
     return counter.keys();
   }
@@ -108,40 +117,54 @@ public final class FilterBuilder {
     }
     long payload = SnapshotEncoder.HEADER_BYTES + sizing.numBits() / Byte.SIZE;
     if (payload > request.maxPayloadBytes()) {
-      throw new FilterTooLargeException(String.format(Locale.ROOT,
-          "%d keys at false-positive rate %s need a %,d-byte snapshot, more than the limit of "
-              + "%,d bytes", capacity, request.falsePositiveRate(), payload,
-          request.maxPayloadBytes()));
+      throw new FilterTooLargeException(
+          String.format(
+              Locale.ROOT,
+              "%d keys at false-positive rate %s need a %,d-byte snapshot, more than the limit of "
+                  + "%,d bytes",
+              capacity,
+              request.falsePositiveRate(),
+              payload,
+              request.maxPayloadBytes()));
     }
     BloomFilterBits.Builder bits = BloomFilterBits.builder(request.keyType(), sizing);
     long[] unchanged = {0};
-    LineParser parser = new LineParser(request.keyType(), new LineParser.KeyConsumer() {
-      long inserted;
+    LineParser parser =
+        new LineParser(
+            request.keyType(),
+            new LineParser.KeyConsumer() {
+              long inserted;
 
-      @Override
-      public void putString(String key) {
-        if (!bits.putString(key)) {
-          unchanged[0]++;
-        }
-        tick();
-      }
+              @Override
+              public void putString(String key) {
+                if (!bits.putString(key)) {
+                  unchanged[0]++;
+                }
+                tick();
+              }
 
-      @Override
-      public void putLong(long key) {
-        if (!bits.putLong(key)) {
-          unchanged[0]++;
-        }
-        tick();
-      }
+              @Override
+              public void putLong(long key) {
+                if (!bits.putLong(key)) {
+                  unchanged[0]++;
+                }
+                tick();
+              }
 
-      private void tick() {
-        if ((++inserted & (PROGRESS_EVERY - 1)) == 0) {
-          progress.keysRead(inserted);
-        }
-      }
-    }, request.maxMalformed());
+              private void tick() {
+                if ((++inserted & (PROGRESS_EVERY - 1)) == 0) {
+                  progress.keysRead(inserted);
+                }
+              }
+            },
+            request.maxMalformed());
     source.readKeys(parser);
-    return new Result(bits.build(), parser.keys(), parser.malformed(), parser.nulls(), unchanged[0],
+    return new Result(
+        bits.build(),
+        parser.keys(),
+        parser.malformed(),
+        parser.nulls(),
+        unchanged[0],
         Duration.ofNanos(System.nanoTime() - started));
   }
 }

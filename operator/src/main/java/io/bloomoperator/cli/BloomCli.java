@@ -13,27 +13,33 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 /**
- * The offline command line: builds, inspects and queries snapshots without a running operator,
- * for GitOps users who commit the snapshot ConfigMaps and apply them with kubectl.
+ * The offline command line: builds, inspects and queries snapshots without a running operator, for
+ * GitOps users who commit the snapshot ConfigMaps and apply them with kubectl.
  *
  * <p>Reached through {@code java -jar bloom-operator.jar <command> ...}: {@link
  * io.bloomoperator.OperatorMain} hands over when its first argument is one of {@link #COMMANDS}.
  */
-@Command(name = "bloom-operator",
+@Command(
+    name = "bloom-operator",
     description = {
-        "Builds, inspects and queries Bloom filter snapshots offline, without the operator.",
-        "Without a command, bloom-operator runs the operator.",
-        "",
-        "Typical GitOps flow:",
-        "  java -jar bloom-operator.jar build --name product-ids \\",
-        "      --input ids.txt.gz --fpp 0.001 --output snapshot/",
-        "  kubectl apply --server-side -n shop -f snapshot/",
-        "  java -jar bloom-operator.jar inspect -n shop --name product-ids",
-        "  java -jar bloom-operator.jar query -n shop --name product-ids sku-1 sku-2",
-        "",
+      "Builds, inspects and queries Bloom filter snapshots offline, without the operator.",
+      "Without a command, bloom-operator runs the operator.",
+      "",
+      "Typical GitOps flow:",
+      "  java -jar bloom-operator.jar build --name product-ids \\",
+      "      --input ids.txt.gz --fpp 0.001 --output snapshot/",
+      "  kubectl apply --server-side -n shop -f snapshot/",
+      "  java -jar bloom-operator.jar inspect -n shop --name product-ids",
+      "  java -jar bloom-operator.jar query -n shop --name product-ids sku-1 sku-2",
+      "",
     },
-    subcommands = {BuildCommand.class, InspectCommand.class, QueryCommand.class,
-        KeygenCommand.class, CommandLine.HelpCommand.class},
+    subcommands = {
+      BuildCommand.class,
+      InspectCommand.class,
+      QueryCommand.class,
+      KeygenCommand.class,
+      CommandLine.HelpCommand.class
+    },
     footer = {"", "Exit codes: 0 ok, 1 source or verification error, 2 usage error."})
 public final class BloomCli implements Runnable {
 
@@ -45,10 +51,12 @@ public final class BloomCli implements Runnable {
   public static final Set<String> COMMANDS =
       Set.of("build", "inspect", "query", "keygen", "help", "-h", "--help");
 
-  @Spec
-  CommandSpec spec;
+  @Spec CommandSpec spec;
 
-  @Option(names = {"-h", "--help"}, usageHelp = true, description = "Show this help and exit.")
+  @Option(
+      names = {"-h", "--help"},
+      usageHelp = true,
+      description = "Show this help and exit.")
   boolean help;
 
   private final InputStream stdin;
@@ -67,22 +75,26 @@ public final class BloomCli implements Runnable {
     return args != null && args.length > 0 && COMMANDS.contains(args[0]);
   }
 
-  /** A configured command line writing to {@code out} and {@code err}, reading stdin from {@code in}. */
+  /**
+   * A configured command line writing to {@code out} and {@code err}, reading stdin from {@code
+   * in}.
+   */
   public static CommandLine commandLine(InputStream in, PrintWriter out, PrintWriter err) {
     CommandLine commandLine = new CommandLine(new BloomCli(in));
     commandLine.setOut(out);
     commandLine.setErr(err);
-    commandLine.setExecutionExceptionHandler((e, cl, parseResult) -> {
-      PrintWriter stderr = cl.getErr();
-      if (e instanceof CliException) {
-        stderr.println("error: " + e.getMessage());
-      } else {
-        stderr.println("error: unexpected failure: " + e);
-        e.printStackTrace(stderr);
-      }
-      stderr.flush();
-      return EXIT_FAILURE;
-    });
+    commandLine.setExecutionExceptionHandler(
+        (e, cl, parseResult) -> {
+          PrintWriter stderr = cl.getErr();
+          if (e instanceof CliException) {
+            stderr.println("error: " + e.getMessage());
+          } else {
+            stderr.println("error: unexpected failure: " + e);
+            e.printStackTrace(stderr);
+          }
+          stderr.flush();
+          return EXIT_FAILURE;
+        });
     return commandLine;
   }
 
@@ -94,13 +106,13 @@ public final class BloomCli implements Runnable {
   public static int run(String[] args) {
     // Before anything logs: no logback status dump, and console logs (to System.out in the
     // operator's logback.xml) end up on stderr.
-    System.setProperty("logback.statusListenerClass",
-        "ch.qos.logback.core.status.NopStatusListener");
+    System.setProperty(
+        "logback.statusListenerClass", "ch.qos.logback.core.status.NopStatusListener");
     PrintStream stdout = System.out;
     System.setOut(System.err);
     PrintWriter out = new PrintWriter(new OutputStreamWriter(stdout, StandardCharsets.UTF_8), true);
-    PrintWriter err = new PrintWriter(new OutputStreamWriter(System.err, StandardCharsets.UTF_8),
-        true);
+    PrintWriter err =
+        new PrintWriter(new OutputStreamWriter(System.err, StandardCharsets.UTF_8), true);
     try {
       return commandLine(System.in, out, err).execute(args);
     } finally {

@@ -36,25 +36,29 @@ import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
 import picocli.CommandLine.TypeConversionException;
 
-/** {@code build}: a local key file into snapshot ConfigMap manifests, sized as the operator does. */
-@Command(name = "build",
+/**
+ * {@code build}: a local key file into snapshot ConfigMap manifests, sized as the operator does.
+ */
+@Command(
+    name = "build",
     description = {
-        "Builds a Bloom filter from a local file of newline-separated keys and writes its snapshot "
-            + "as ConfigMap manifests into a directory: one immutable chunk ConfigMap per "
-            + "<chunk-size> bytes (<filter>-bloom-v<version>-<index>.yaml) and the manifest "
-            + "ConfigMap (<filter>-bloom.yaml), named and labelled as the operator names them, "
-            + "without ownerReferences.",
-        "The input may be plain or gzip-compressed (detected from its content); blank lines and "
-            + "lines starting with # are skipped, keys are trimmed. Sizing is the operator's: "
-            + "without --expected-insertions the input is read twice (count, then build).",
-        "Apply the result with 'kubectl apply --server-side -n <ns> -f <dir>' (or 'kubectl "
-            + "create -f <dir>' the first time); client-side 'kubectl apply' does not work: its "
-            + "last-applied annotation cannot hold a chunk. kubectl reads a directory in name "
-            + "order, so chunks are created before their manifest.",
-        "Chunk ConfigMaps are immutable: publish new content with a higher --version, then delete "
-            + "the old version's chunk ConfigMaps once no reader needs them "
-            + "(kubectl delete cm -n <ns> -l bloomoperator.io/filter=<filter>,"
-            + "bloomoperator.io/version=<old>)."},
+      "Builds a Bloom filter from a local file of newline-separated keys and writes its snapshot "
+          + "as ConfigMap manifests into a directory: one immutable chunk ConfigMap per "
+          + "<chunk-size> bytes (<filter>-bloom-v<version>-<index>.yaml) and the manifest "
+          + "ConfigMap (<filter>-bloom.yaml), named and labelled as the operator names them, "
+          + "without ownerReferences.",
+      "The input may be plain or gzip-compressed (detected from its content); blank lines and "
+          + "lines starting with # are skipped, keys are trimmed. Sizing is the operator's: "
+          + "without --expected-insertions the input is read twice (count, then build).",
+      "Apply the result with 'kubectl apply --server-side -n <ns> -f <dir>' (or 'kubectl "
+          + "create -f <dir>' the first time); client-side 'kubectl apply' does not work: its "
+          + "last-applied annotation cannot hold a chunk. kubectl reads a directory in name "
+          + "order, so chunks are created before their manifest.",
+      "Chunk ConfigMaps are immutable: publish new content with a higher --version, then delete "
+          + "the old version's chunk ConfigMaps once no reader needs them "
+          + "(kubectl delete cm -n <ns> -l bloomoperator.io/filter=<filter>,"
+          + "bloomoperator.io/version=<old>)."
+    },
     sortOptions = false)
 final class BuildCommand implements Callable<Integer> {
 
@@ -62,75 +66,116 @@ final class BuildCommand implements Callable<Integer> {
       Pattern.compile("[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*");
   private static final Pattern DNS_LABEL = Pattern.compile("[a-z0-9]([-a-z0-9]*[a-z0-9])?");
 
-  @ParentCommand
-  BloomCli parent;
+  @ParentCommand BloomCli parent;
 
-  @Spec
-  CommandSpec spec;
+  @Spec CommandSpec spec;
 
-  @Option(names = "--name", required = true, paramLabel = "<filter>",
+  @Option(
+      names = "--name",
+      required = true,
+      paramLabel = "<filter>",
       description = "The filter's name (what sidecars pass to BloomFilterWatcher.watch).")
   String name;
 
-  @Option(names = {"-n", "--namespace"}, paramLabel = "<ns>",
-      description = "Namespace written into the manifests (default: none, so 'kubectl -n' or "
-          + "the current context decides).")
+  @Option(
+      names = {"-n", "--namespace"},
+      paramLabel = "<ns>",
+      description =
+          "Namespace written into the manifests (default: none, so 'kubectl -n' or "
+              + "the current context decides).")
   String namespace;
 
-  @Option(names = {"-i", "--input"}, required = true, paramLabel = "<file|->",
-      description = "Key file, plain or gzip; '-' reads stdin (copied to a temporary file, "
-          + "since sizing may need a second pass).")
+  @Option(
+      names = {"-i", "--input"},
+      required = true,
+      paramLabel = "<file|->",
+      description =
+          "Key file, plain or gzip; '-' reads stdin (copied to a temporary file, "
+              + "since sizing may need a second pass).")
   String input;
 
-  @Option(names = "--key-type", paramLabel = "String|Long", defaultValue = "String",
+  @Option(
+      names = "--key-type",
+      paramLabel = "String|Long",
+      defaultValue = "String",
       converter = KeyTypeConverter.class,
-      description = "How keys are hashed: String (UTF-8) or Long (decimal numbers). "
-          + "Default: ${DEFAULT-VALUE}.")
+      description =
+          "How keys are hashed: String (UTF-8) or Long (decimal numbers). "
+              + "Default: ${DEFAULT-VALUE}.")
   KeyType keyType;
 
-  @Option(names = "--fpp", required = true, paramLabel = "<p>",
+  @Option(
+      names = "--fpp",
+      required = true,
+      paramLabel = "<p>",
       description = "Target false-positive probability, in (0, 1), e.g. 0.001.")
   double fpp;
 
-  @Option(names = "--expected-insertions", paramLabel = "<N>",
+  @Option(
+      names = "--expected-insertions",
+      paramLabel = "<N>",
       description = "Size for at least N keys and read the input once (unless it holds more).")
   Long expectedInsertions;
 
-  @Option(names = "--chunk-size", paramLabel = "<bytes>", defaultValue = "1000000",
+  @Option(
+      names = "--chunk-size",
+      paramLabel = "<bytes>",
+      defaultValue = "1000000",
       description = "Bytes per chunk ConfigMap, 1024..1000000. Default: ${DEFAULT-VALUE}.")
   int chunkSize;
 
-  @Option(names = "--version", paramLabel = "<N>", defaultValue = "1",
-      description = "Snapshot version (part of the chunk names); raise it for every new build "
-          + "of the same filter. Default: ${DEFAULT-VALUE}.")
+  @Option(
+      names = "--version",
+      paramLabel = "<N>",
+      defaultValue = "1",
+      description =
+          "Snapshot version (part of the chunk names); raise it for every new build "
+              + "of the same filter. Default: ${DEFAULT-VALUE}.")
   long version;
 
-  @Option(names = "--max-malformed", paramLabel = "<N>", defaultValue = "0",
-      description = "Lines that are not Long keys tolerated (and skipped) before failing. "
-          + "Default: ${DEFAULT-VALUE}.")
+  @Option(
+      names = "--max-malformed",
+      paramLabel = "<N>",
+      defaultValue = "0",
+      description =
+          "Lines that are not Long keys tolerated (and skipped) before failing. "
+              + "Default: ${DEFAULT-VALUE}.")
   long maxMalformed;
 
-  @Option(names = "--max-snapshot-bytes", paramLabel = "<bytes>",
+  @Option(
+      names = "--max-snapshot-bytes",
+      paramLabel = "<bytes>",
       defaultValue = "" + OperatorSettings.DEFAULT_MAX_SNAPSHOT_BYTES,
-      description = "Refuse filters whose snapshot would be larger (the operator's default "
-          + "limit). Default: ${DEFAULT-VALUE}.")
+      description =
+          "Refuse filters whose snapshot would be larger (the operator's default "
+              + "limit). Default: ${DEFAULT-VALUE}.")
   long maxSnapshotBytes;
 
-  @Option(names = "--signing-key", paramLabel = "<pem>",
-      description = "Sign the manifest with this Ed25519 private key (PKCS#8 PEM, e.g. from "
-          + "'keygen' or 'openssl genpkey -algorithm ed25519'); needs --namespace, which the "
-          + "signature covers. Sidecars with trustedKey() accept only signed manifests.")
+  @Option(
+      names = "--signing-key",
+      paramLabel = "<pem>",
+      description =
+          "Sign the manifest with this Ed25519 private key (PKCS#8 PEM, e.g. from "
+              + "'keygen' or 'openssl genpkey -algorithm ed25519'); needs --namespace, which the "
+              + "signature covers. Sidecars with trustedKey() accept only signed manifests.")
   Path signingKey;
 
-  @Option(names = {"-o", "--output"}, required = true, paramLabel = "<dir>",
+  @Option(
+      names = {"-o", "--output"},
+      required = true,
+      paramLabel = "<dir>",
       description = "Directory for the YAML files (created if missing).")
   Path output;
 
-  @Option(names = "--force",
+  @Option(
+      names = "--force",
       description = "Replace files of this filter already in <dir> (all versions).")
   boolean force;
 
-  @Option(names = {"-h", "--help"}, usageHelp = true, description = "Show this help and exit.")
+  @Option(
+      names = {"-h", "--help"},
+      usageHelp = true,
+      description = "Show this help and exit.")
   boolean help;
 
   @Override
@@ -142,9 +187,15 @@ final class BuildCommand implements Callable<Integer> {
     SnapshotFiles files = new SnapshotFiles(output);
     List<Path> existing = existingFiles(files);
     if (!existing.isEmpty() && !force) {
-      throw new CliException(output + " already holds " + existing.size() + " file(s) of filter '"
-          + name + "' (e.g. " + existing.get(0).getFileName()
-          + "); use an empty directory or --force to replace them");
+      throw new CliException(
+          output
+              + " already holds "
+              + existing.size()
+              + " file(s) of filter '"
+              + name
+              + "' (e.g. "
+              + existing.get(0).getFileName()
+              + "); use an empty directory or --force to replace them");
     }
     Path spooled = null;
     try {
@@ -169,7 +220,8 @@ final class BuildCommand implements Callable<Integer> {
         try {
           Files.deleteIfExists(spooled);
         } catch (IOException e) {
-          err.println("warning: could not delete temporary file " + spooled + ": " + e.getMessage());
+          err.println(
+              "warning: could not delete temporary file " + spooled + ": " + e.getMessage());
         }
       }
     }
@@ -177,13 +229,17 @@ final class BuildCommand implements Callable<Integer> {
 
   private void validate() {
     if (!DNS_SUBDOMAIN.matcher(name).matches() || name.length() > SnapshotNames.MAX_NAME_LENGTH) {
-      throw new ParameterException(spec.commandLine(), "--name '" + name
-          + "' is not a valid Kubernetes object name (lower-case letters, digits, '-' and '.')");
+      throw new ParameterException(
+          spec.commandLine(),
+          "--name '"
+              + name
+              + "' is not a valid Kubernetes object name (lower-case letters, digits, '-' and '.')");
     }
-    if (namespace != null && (!DNS_LABEL.matcher(namespace).matches()
-        || namespace.length() > SnapshotNames.MAX_LABEL_VALUE_LENGTH)) {
-      throw new ParameterException(spec.commandLine(), "--namespace '" + namespace
-          + "' is not a valid namespace name");
+    if (namespace != null
+        && (!DNS_LABEL.matcher(namespace).matches()
+            || namespace.length() > SnapshotNames.MAX_LABEL_VALUE_LENGTH)) {
+      throw new ParameterException(
+          spec.commandLine(), "--namespace '" + namespace + "' is not a valid namespace name");
     }
     if (!(fpp > 0 && fpp < 1)) {
       throw new ParameterException(spec.commandLine(), "--fpp must be in (0, 1), got " + fpp);
@@ -192,8 +248,9 @@ final class BuildCommand implements Callable<Integer> {
       throw new ParameterException(spec.commandLine(), "--expected-insertions must be >= 1");
     }
     if (chunkSize < 1024 || chunkSize > SnapshotSpec.MAX_CHUNK_BYTES) {
-      throw new ParameterException(spec.commandLine(), "--chunk-size must be in 1024.."
-          + SnapshotSpec.MAX_CHUNK_BYTES + ", got " + chunkSize);
+      throw new ParameterException(
+          spec.commandLine(),
+          "--chunk-size must be in 1024.." + SnapshotSpec.MAX_CHUNK_BYTES + ", got " + chunkSize);
     }
     if (version < 1) {
       throw new ParameterException(spec.commandLine(), "--version must be >= 1, got " + version);
@@ -202,8 +259,10 @@ final class BuildCommand implements Callable<Integer> {
       throw new ParameterException(spec.commandLine(), "--max-malformed must be >= 0");
     }
     if (signingKey != null && namespace == null) {
-      throw new ParameterException(spec.commandLine(), "--signing-key needs --namespace: the "
-          + "signature covers the namespace the snapshot is published in");
+      throw new ParameterException(
+          spec.commandLine(),
+          "--signing-key needs --namespace: the "
+              + "signature covers the namespace the snapshot is published in");
     }
     if (maxSnapshotBytes < 1) {
       throw new ParameterException(spec.commandLine(), "--max-snapshot-bytes must be >= 1");
@@ -215,13 +274,13 @@ final class BuildCommand implements Callable<Integer> {
       return null;
     }
     try {
-      return new ManifestSigner(Ed25519Keys.readPrivateKey(
-          Files.readString(signingKey, StandardCharsets.UTF_8)));
+      return new ManifestSigner(
+          Ed25519Keys.readPrivateKey(Files.readString(signingKey, StandardCharsets.UTF_8)));
     } catch (IOException e) {
       throw new CliException("cannot read --signing-key " + signingKey + ": " + e.getMessage(), e);
     } catch (InvalidKeyException e) {
-      throw new CliException("--signing-key " + signingKey
-          + " is not an Ed25519 private key in PKCS#8 PEM form");
+      throw new CliException(
+          "--signing-key " + signingKey + " is not an Ed25519 private key in PKCS#8 PEM form");
     }
   }
 
@@ -249,12 +308,18 @@ final class BuildCommand implements Callable<Integer> {
   private FilterBuilder.Result build(Path file, String what, PrintWriter err) throws CliException {
     ProgressSource source = new ProgressSource(new FileSource(file), err, System::nanoTime);
     if (expectedInsertions == null) {
-      err.println("reading " + what + " twice: once to count keys for sizing, once to build "
-          + "(--expected-insertions reads it once)");
+      err.println(
+          "reading "
+              + what
+              + " twice: once to count keys for sizing, once to build "
+              + "(--expected-insertions reads it once)");
     }
     try {
-      return new FilterBuilder().build(source, new FilterBuilder.Request(keyType, fpp,
-          expectedInsertions, maxMalformed, maxSnapshotBytes));
+      return new FilterBuilder()
+          .build(
+              source,
+              new FilterBuilder.Request(
+                  keyType, fpp, expectedInsertions, maxMalformed, maxSnapshotBytes));
     } catch (SourceException e) {
       String message = e.getMessage();
       if ("-".equals(input)) {
@@ -268,14 +333,24 @@ final class BuildCommand implements Callable<Integer> {
       throw new CliException(e.getMessage() + " (--max-snapshot-bytes)", e);
     } finally {
       if (expectedInsertions != null && source.passes() > 1) {
-        err.println("note: " + what + " holds more keys than --expected-insertions "
-            + expectedInsertions + ", so it was read again to size the filter for all of them");
+        err.println(
+            "note: "
+                + what
+                + " holds more keys than --expected-insertions "
+                + expectedInsertions
+                + ", so it was read again to size the filter for all of them");
       }
     }
   }
 
-  private void writeSnapshot(SnapshotFiles files, List<Path> existing, FilterBuilder.Result built,
-      ManifestSigner signer, PrintWriter out, PrintWriter err) throws CliException {
+  private void writeSnapshot(
+      SnapshotFiles files,
+      List<Path> existing,
+      FilterBuilder.Result built,
+      ManifestSigner signer,
+      PrintWriter out,
+      PrintWriter err)
+      throws CliException {
     BloomFilterBits bits = built.bits();
     try {
       Files.createDirectories(output);
@@ -283,27 +358,47 @@ final class BuildCommand implements Callable<Integer> {
         Files.deleteIfExists(old);
       }
       // Each chunk goes to disk as soon as it is encoded: memory is the bit array plus one chunk.
-      SnapshotEncoder.Result encoded = SnapshotEncoder.encode(bits, chunkSize,
-          (index, data, length, sha256) ->
-              files.writeChunk(name, namespace, version, index, data, length));
+      SnapshotEncoder.Result encoded =
+          SnapshotEncoder.encode(
+              bits,
+              chunkSize,
+              (index, data, length, sha256) ->
+                  files.writeChunk(name, namespace, version, index, data, length));
       Manifest manifest = Manifest.of(name, version, bits, built.keys(), encoded, Instant.now());
       files.writeManifest(manifest, namespace, signer);
       if (signer != null) {
-        err.println("signed the manifest for namespace " + namespace + " with key " + signer.keyId());
+        err.println(
+            "signed the manifest for namespace " + namespace + " with key " + signer.keyId());
       }
       if (built.malformed() > 0) {
-        err.printf(Locale.ROOT, "skipped %,d malformed line(s) (--max-malformed %d)%n",
-            built.malformed(), maxMalformed);
+        err.printf(
+            Locale.ROOT,
+            "skipped %,d malformed line(s) (--max-malformed %d)%n",
+            built.malformed(),
+            maxMalformed);
       }
-      out.printf(Locale.ROOT, "built filter '%s' v%d: %d keys, numBits %d, k %d, expected FPP "
+      out.printf(
+          Locale.ROOT,
+          "built filter '%s' v%d: %d keys, numBits %d, k %d, expected FPP "
               + "%.3g, %d bytes, %d chunk(s), sha256 %s; wrote %d files to %s in %.1f s%n",
-          name, version, manifest.keyCount(), manifest.numBits(), manifest.numHashFunctions(),
-          manifest.expectedFpp(), manifest.totalBytes(), manifest.chunks().size(),
-          manifest.sha256(), manifest.chunks().size() + 1, output,
+          name,
+          version,
+          manifest.keyCount(),
+          manifest.numBits(),
+          manifest.numHashFunctions(),
+          manifest.expectedFpp(),
+          manifest.totalBytes(),
+          manifest.chunks().size(),
+          manifest.sha256(),
+          manifest.chunks().size() + 1,
+          output,
           built.took().toMillis() / 1000.0);
       out.flush();
-      err.println("apply with: kubectl apply --server-side"
-          + (namespace == null ? " -n <namespace>" : "") + " -f " + output);
+      err.println(
+          "apply with: kubectl apply --server-side"
+              + (namespace == null ? " -n <namespace>" : "")
+              + " -f "
+              + output);
       err.flush();
     } catch (IOException e) {
       throw new CliException("writing " + output + " failed: " + e, e);

@@ -1,8 +1,8 @@
 package io.bloomoperator.cli;
 
 /**
- * A failure the user can act on (unreadable input, failed verification, missing ConfigMap):
- * printed as one line on stderr, exit code {@value BloomCli#EXIT_FAILURE}.
+ * A failure the user can act on (unreadable input, failed verification, missing ConfigMap): printed
+ * as one line on stderr, exit code {@value BloomCli#EXIT_FAILURE}.
  */
 public final class CliException extends Exception {
 

@@ -13,28 +13,33 @@ import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
 /** {@code inspect}: verifies a snapshot and prints its parameters. */
-@Command(name = "inspect",
+@Command(
+    name = "inspect",
     description = {
-        "Reads a snapshot (manifest and every chunk) from a directory written by 'build', or "
-            + "from the cluster with --namespace and --name (one GET per ConfigMap, by name), "
-            + "verifies it as sidecar-lib does (manifest fields, chunk sizes and sha256, header, "
-            + "payload sha256, limits and chunk names; the signature with --trusted-key), prints "
-            + "its parameters, which key signed it, and 'verified'.",
-        "Exits with 1 and names the offending chunk when verification fails."},
+      "Reads a snapshot (manifest and every chunk) from a directory written by 'build', or "
+          + "from the cluster with --namespace and --name (one GET per ConfigMap, by name), "
+          + "verifies it as sidecar-lib does (manifest fields, chunk sizes and sha256, header, "
+          + "payload sha256, limits and chunk names; the signature with --trusted-key), prints "
+          + "its parameters, which key signed it, and 'verified'.",
+      "Exits with 1 and names the offending chunk when verification fails."
+    },
     sortOptions = false)
 final class InspectCommand implements Callable<Integer> {
 
-  @Spec
-  CommandSpec spec;
+  @Spec CommandSpec spec;
 
-  @Parameters(arity = "0..1", paramLabel = "<dir>",
+  @Parameters(
+      arity = "0..1",
+      paramLabel = "<dir>",
       description = "Directory holding the snapshot's YAML files.")
   Path dir;
 
-  @Mixin
-  SnapshotLocation location;
+  @Mixin SnapshotLocation location;
 
-  @Option(names = {"-h", "--help"}, usageHelp = true, description = "Show this help and exit.")
+  @Option(
+      names = {"-h", "--help"},
+      usageHelp = true,
+      description = "Show this help and exit.")
   boolean help;
 
   @Override

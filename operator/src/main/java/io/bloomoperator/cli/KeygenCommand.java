@@ -17,28 +17,38 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 /** {@code keygen}: a new Ed25519 key pair for signing manifests. */
-@Command(name = "keygen",
+@Command(
+    name = "keygen",
     description = {
-        "Generates an Ed25519 key pair for manifest signatures: the private key as PKCS#8 PEM "
-            + "(for the operator's signing Secret or 'build --signing-key'; written readable by "
-            + "its owner only) and the public key as X.509 PEM (for applications: "
-            + "BloomFilterWatcher.builder(...).trustedKey(...)). Prints the key id manifests "
-            + "will carry. Existing files are never overwritten."},
+      "Generates an Ed25519 key pair for manifest signatures: the private key as PKCS#8 PEM "
+          + "(for the operator's signing Secret or 'build --signing-key'; written readable by "
+          + "its owner only) and the public key as X.509 PEM (for applications: "
+          + "BloomFilterWatcher.builder(...).trustedKey(...)). Prints the key id manifests "
+          + "will carry. Existing files are never overwritten."
+    },
     sortOptions = false)
 final class KeygenCommand implements Callable<Integer> {
 
-  @Spec
-  CommandSpec spec;
+  @Spec CommandSpec spec;
 
-  @Option(names = "--private-key", required = true, paramLabel = "<file>",
+  @Option(
+      names = "--private-key",
+      required = true,
+      paramLabel = "<file>",
       description = "Where to write the private key (PEM).")
   Path privateKey;
 
-  @Option(names = "--public-key", required = true, paramLabel = "<file>",
+  @Option(
+      names = "--public-key",
+      required = true,
+      paramLabel = "<file>",
       description = "Where to write the public key (PEM).")
   Path publicKey;
 
-  @Option(names = {"-h", "--help"}, usageHelp = true, description = "Show this help and exit.")
+  @Option(
+      names = {"-h", "--help"},
+      usageHelp = true,
+      description = "Show this help and exit.")
   boolean help;
 
   @Override
@@ -59,8 +69,11 @@ final class KeygenCommand implements Callable<Integer> {
     out.println("key id: " + Ed25519Keys.keyId(pair.getPublic()));
     out.flush();
     PrintWriter err = spec.commandLine().getErr();
-    err.println("operator: kubectl -n <operator-namespace> create secret generic <name> "
-        + "--from-file=ed25519.pem=" + privateKey + " and set BLOOM_SIGNING_KEY_SECRET=<name>");
+    err.println(
+        "operator: kubectl -n <operator-namespace> create secret generic <name> "
+            + "--from-file=ed25519.pem="
+            + privateKey
+            + " and set BLOOM_SIGNING_KEY_SECRET=<name>");
     err.println("applications: ship " + publicKey + " and pass it to trustedKey()");
     err.flush();
     return BloomCli.EXIT_OK;
@@ -69,11 +82,17 @@ final class KeygenCommand implements Callable<Integer> {
   private static void writeNew(Path file, String pem, boolean secret) throws CliException {
     try {
       if (secret && file.getFileSystem().supportedFileAttributeViews().contains("posix")) {
-        Files.createFile(file, PosixFilePermissions.asFileAttribute(
-            PosixFilePermissions.fromString("rw-------")));
-        Files.writeString(file, pem, StandardCharsets.US_ASCII, StandardOpenOption.TRUNCATE_EXISTING);
+        Files.createFile(
+            file,
+            PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+        Files.writeString(
+            file, pem, StandardCharsets.US_ASCII, StandardOpenOption.TRUNCATE_EXISTING);
       } else {
-        Files.writeString(file, pem, StandardCharsets.US_ASCII, StandardOpenOption.CREATE_NEW,
+        Files.writeString(
+            file,
+            pem,
+            StandardCharsets.US_ASCII,
+            StandardOpenOption.CREATE_NEW,
             StandardOpenOption.WRITE);
       }
     } catch (FileAlreadyExistsException e) {

@@ -32,8 +32,8 @@ final class ManifestTrust {
       } catch (IOException e) {
         throw new CliException("cannot read --trusted-key " + file + ": " + e.getMessage(), e);
       } catch (InvalidKeyException e) {
-        throw new CliException("--trusted-key " + file + " is not an Ed25519 public key in PEM "
-            + "(X.509) form", e);
+        throw new CliException(
+            "--trusted-key " + file + " is not an Ed25519 public key in PEM " + "(X.509) form", e);
       }
     }
     return TrustedKeys.of(keys);
@@ -47,13 +47,15 @@ final class ManifestTrust {
    * @return "unsigned", or "Ed25519 key <id>" plus whether it was verified
    * @throws CliException if the manifest would be refused
    */
-  static String check(Manifest manifest, String json, String signature, String namespace,
-      TrustedKeys trusted) throws CliException {
+  static String check(
+      Manifest manifest, String json, String signature, String namespace, TrustedKeys trusted)
+      throws CliException {
     try {
       if (!trusted.isEmpty()) {
         if (namespace == null) {
-          throw new CliException("cannot verify the signature: the manifest has no namespace "
-              + "(build with --namespace, or read it from the cluster)");
+          throw new CliException(
+              "cannot verify the signature: the manifest has no namespace "
+                  + "(build with --namespace, or read it from the cluster)");
         }
         trusted.verify(namespace, json, signature);
       }
@@ -62,8 +64,11 @@ final class ManifestTrust {
         return "unsigned";
       }
       String keyId = ManifestSignature.fromData(signature).keyId();
-      return "Ed25519 key " + keyId + (trusted.isEmpty() ? " (not verified: no --trusted-key)"
-          : " (verified for namespace " + namespace + ")");
+      return "Ed25519 key "
+          + keyId
+          + (trusted.isEmpty()
+              ? " (not verified: no --trusted-key)"
+              : " (verified for namespace " + namespace + ")");
     } catch (SnapshotVerificationException e) {
       throw new CliException("verification failed: " + e.getMessage(), e);
     }

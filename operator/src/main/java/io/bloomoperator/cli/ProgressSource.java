@@ -8,8 +8,8 @@ import java.util.Locale;
 import java.util.function.LongSupplier;
 
 /**
- * Reports on stderr how far a read has got: every {@value #LINES_EVERY} lines or every few
- * seconds, whichever comes first, and which pass of the build it is (sizing may read twice).
+ * Reports on stderr how far a read has got: every {@value #LINES_EVERY} lines or every few seconds,
+ * whichever comes first, and which pass of the build it is (sizing may read twice).
  */
 final class ProgressSource implements KeySource {
 
@@ -51,7 +51,11 @@ final class ProgressSource implements KeySource {
     delegate.readKeys(counting);
     long millis = (nanoClock.getAsLong() - started) / 1_000_000;
     if (millis >= 1000 || counting.lines >= LINES_EVERY) {
-      err.printf(Locale.ROOT, "pass %d: read %,d lines in %.1f s%n", pass, counting.lines,
+      err.printf(
+          Locale.ROOT,
+          "pass %d: read %,d lines in %.1f s%n",
+          pass,
+          counting.lines,
           millis / 1000.0);
       err.flush();
     }

@@ -22,35 +22,41 @@ import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
 
 /** {@code query}: looks keys up in a verified snapshot. */
-@Command(name = "query",
+@Command(
+    name = "query",
     description = {
-        "Loads and verifies a snapshot (from a directory, or from the cluster with --namespace "
-            + "and --name, in which case every argument is a key) and prints one line per key: "
-            + "'<key><TAB>maybe-present' or '<key><TAB>absent'.",
-        "Keys given as arguments are looked up exactly as typed; keys from --keys-file follow "
-            + "the build's line rules (trimmed; blank lines and # comments skipped).",
-        "Put -- before keys that start with '-' (e.g. negative Long keys)."},
+      "Loads and verifies a snapshot (from a directory, or from the cluster with --namespace "
+          + "and --name, in which case every argument is a key) and prints one line per key: "
+          + "'<key><TAB>maybe-present' or '<key><TAB>absent'.",
+      "Keys given as arguments are looked up exactly as typed; keys from --keys-file follow "
+          + "the build's line rules (trimmed; blank lines and # comments skipped).",
+      "Put -- before keys that start with '-' (e.g. negative Long keys)."
+    },
     sortOptions = false)
 final class QueryCommand implements Callable<Integer> {
 
-  @ParentCommand
-  BloomCli parent;
+  @ParentCommand BloomCli parent;
 
-  @Spec
-  CommandSpec spec;
+  @Spec CommandSpec spec;
 
-  @Parameters(arity = "0..*", paramLabel = "[<dir>] <key>",
+  @Parameters(
+      arity = "0..*",
+      paramLabel = "[<dir>] <key>",
       description = "The snapshot directory (unless --namespace is given), then the keys.")
   List<String> arguments = new ArrayList<>();
 
-  @Option(names = "--keys-file", paramLabel = "<file|->",
+  @Option(
+      names = "--keys-file",
+      paramLabel = "<file|->",
       description = "Also look up the keys in this file (plain or gzip; '-' reads stdin).")
   String keysFile;
 
-  @Mixin
-  SnapshotLocation location;
+  @Mixin SnapshotLocation location;
 
-  @Option(names = {"-h", "--help"}, usageHelp = true, description = "Show this help and exit.")
+  @Option(
+      names = {"-h", "--help"},
+      usageHelp = true,
+      description = "Show this help and exit.")
   boolean help;
 
   @Override
@@ -140,7 +146,6 @@ final class QueryCommand implements Callable<Integer> {
     }
 
     @Override
-    public void nullValue() {
-    }
+    public void nullValue() {}
   }
 }

@@ -19,15 +19,14 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 /**
  * A snapshot as ConfigMap manifests in a directory, one YAML file per ConfigMap, each named after
- * its ConfigMap ({@code <filter>-bloom-v<version>-<index>.yaml} for chunks,
- * {@code <filter>-bloom.yaml} for the manifest). Since {@code '-' < '.'}, kubectl (which reads a
- * directory in file-name order) creates every chunk of a filter before its manifest, as
+ * its ConfigMap ({@code <filter>-bloom-v<version>-<index>.yaml} for chunks, {@code
+ * <filter>-bloom.yaml} for the manifest). Since {@code '-' < '.'}, kubectl (which reads a directory
+ * in file-name order) creates every chunk of a filter before its manifest, as
  * docs/snapshot-protocol.md asks of writers.
  */
 final class SnapshotFiles {
@@ -57,28 +56,33 @@ final class SnapshotFiles {
       return List.of();
     }
     try (Stream<Path> files = Files.list(dir)) {
-      return files.filter(f -> {
-        String name = f.getFileName().toString();
-        return name.equals(manifest + ".yaml") || name.equals(manifest + ".yml")
-            || chunk.matcher(name).matches();
-      }).sorted().toList();
+      return files
+          .filter(
+              f -> {
+                String name = f.getFileName().toString();
+                return name.equals(manifest + ".yaml")
+                    || name.equals(manifest + ".yml")
+                    || chunk.matcher(name).matches();
+              })
+          .sorted()
+          .toList();
     }
   }
 
   // ---------------------------------------------------------------- writing
 
   /** Writes one immutable chunk ConfigMap, labelled and named as the operator does. */
-  Path writeChunk(String filterName, String namespace, long version, int index, byte[] data,
-      int length) throws IOException {
-    ConfigMap chunk = SnapshotConfigMaps.chunk(namespace, filterName, version, index, data,
-        length);
+  Path writeChunk(
+      String filterName, String namespace, long version, int index, byte[] data, int length)
+      throws IOException {
+    ConfigMap chunk = SnapshotConfigMaps.chunk(namespace, filterName, version, index, data, length);
     String name = chunk.getMetadata().getName();
     return write(name, chunk);
   }
 
   /**
-   * Writes the manifest ConfigMap (mutable: the next version replaces its content), with
-   * {@code manifest.sig} when {@code signer} is not null ({@code namespace} is then required).
+   * Writes the manifest ConfigMap (mutable: the next version replaces its content), with {@code
+   * manifest.sig} when {@code signer} is not null ({@code namespace} is then required).
    */
   Path writeManifest(Manifest manifest, String namespace, ManifestSigner signer)
       throws IOException {
@@ -105,17 +109,20 @@ final class SnapshotFiles {
     if (!Files.isDirectory(dir)) {
       throw new CliException(dir + " is not a directory");
     }
-    Path manifestFile = filterName != null ? file(SnapshotNames.manifestName(filterName))
-        : onlyManifestFile();
+    Path manifestFile =
+        filterName != null ? file(SnapshotNames.manifestName(filterName)) : onlyManifestFile();
     ConfigMap configMap = readConfigMap(manifestFile);
     if (configMap == null) {
-      throw new CliException("no manifest file " + manifestFile + " (is '" + filterName
-          + "' the filter's name?)");
+      throw new CliException(
+          "no manifest file " + manifestFile + " (is '" + filterName + "' the filter's name?)");
     }
     String json = SnapshotConfigMaps.manifestJson(configMap);
     if (json == null) {
-      throw new CliException(manifestFile + " is not a snapshot manifest: it has no data key '"
-          + SnapshotNames.MANIFEST_DATA_KEY + "'");
+      throw new CliException(
+          manifestFile
+              + " is not a snapshot manifest: it has no data key '"
+              + SnapshotNames.MANIFEST_DATA_KEY
+              + "'");
     }
     Manifest manifest;
     try {
@@ -125,19 +132,32 @@ final class SnapshotFiles {
     }
     String expectedName = SnapshotNames.manifestName(manifest.filterName());
     if (!expectedName.equals(configMap.getMetadata().getName())) {
-      throw new CliException("verification failed: " + manifestFile + " holds ConfigMap '"
-          + configMap.getMetadata().getName() + "' but its manifest is for filter '"
-          + manifest.filterName() + "' (expected ConfigMap '" + expectedName + "')");
+      throw new CliException(
+          "verification failed: "
+              + manifestFile
+              + " holds ConfigMap '"
+              + configMap.getMetadata().getName()
+              + "' but its manifest is for filter '"
+              + manifest.filterName()
+              + "' (expected ConfigMap '"
+              + expectedName
+              + "')");
     }
-    String signature = ManifestTrust.check(manifest, json,
-        SnapshotConfigMaps.signatureData(configMap),
-        configMap.getMetadata().getNamespace(), trusted);
+    String signature =
+        ManifestTrust.check(
+            manifest,
+            json,
+            SnapshotConfigMaps.signatureData(configMap),
+            configMap.getMetadata().getNamespace(),
+            trusted);
     try {
       BloomFilterBits bits = SnapshotDecoder.decode(manifest, this::loadChunk);
       return new VerifiedSnapshot(manifest, bits, "directory " + dir, signature);
     } catch (SnapshotVerificationException e) {
-      String where = e.chunkIndex() >= 0
-          ? " (file " + file(manifest.chunks().get(e.chunkIndex()).name()) + ")" : "";
+      String where =
+          e.chunkIndex() >= 0
+              ? " (file " + file(manifest.chunks().get(e.chunkIndex()).name()) + ")"
+              : "";
       throw new CliException("verification failed: " + e.getMessage() + where, e);
     } catch (IOException e) {
       throw new CliException(e.getMessage(), e);
@@ -147,22 +167,28 @@ final class SnapshotFiles {
   private Path onlyManifestFile() throws CliException {
     List<Path> manifests = new ArrayList<>();
     try (Stream<Path> files = Files.list(dir)) {
-      files.filter(f -> {
-        String name = f.getFileName().toString();
-        return name.endsWith(SnapshotNames.MANIFEST_SUFFIX + ".yaml")
-            || name.endsWith(SnapshotNames.MANIFEST_SUFFIX + ".yml");
-      }).sorted().forEach(manifests::add);
+      files
+          .filter(
+              f -> {
+                String name = f.getFileName().toString();
+                return name.endsWith(SnapshotNames.MANIFEST_SUFFIX + ".yaml")
+                    || name.endsWith(SnapshotNames.MANIFEST_SUFFIX + ".yml");
+              })
+          .sorted()
+          .forEach(manifests::add);
     } catch (IOException e) {
       throw new CliException("cannot list " + dir + ": " + e.getMessage(), e);
     }
     if (manifests.isEmpty()) {
-      throw new CliException("no snapshot manifest (*" + SnapshotNames.MANIFEST_SUFFIX + ".yaml) in "
-          + dir);
+      throw new CliException(
+          "no snapshot manifest (*" + SnapshotNames.MANIFEST_SUFFIX + ".yaml) in " + dir);
     }
     if (manifests.size() > 1) {
-      throw new CliException(dir + " holds manifests of several filters ("
-          + String.join(", ", manifests.stream().map(p -> p.getFileName().toString()).toList())
-          + "); pick one with --name");
+      throw new CliException(
+          dir
+              + " holds manifests of several filters ("
+              + String.join(", ", manifests.stream().map(p -> p.getFileName().toString()).toList())
+              + "); pick one with --name");
     }
     return manifests.get(0);
   }
@@ -179,13 +205,20 @@ final class SnapshotFiles {
       return null; // the decoder reports it as missing, naming the chunk
     }
     if (!ref.name().equals(chunk.getMetadata() == null ? null : chunk.getMetadata().getName())) {
-      throw new IOException("verification failed: " + path + " holds ConfigMap '"
-          + (chunk.getMetadata() == null ? null : chunk.getMetadata().getName())
-          + "', expected chunk " + index + " '" + ref.name() + "'");
+      throw new IOException(
+          "verification failed: "
+              + path
+              + " holds ConfigMap '"
+              + (chunk.getMetadata() == null ? null : chunk.getMetadata().getName())
+              + "', expected chunk "
+              + index
+              + " '"
+              + ref.name()
+              + "'");
     }
     try {
-      return SnapshotConfigMaps.chunkBytes(chunk, ref.bytes(),
-          "chunk " + index + " ('" + ref.name() + "', file " + path + ")");
+      return SnapshotConfigMaps.chunkBytes(
+          chunk, ref.bytes(), "chunk " + index + " ('" + ref.name() + "', file " + path + ")");
     } catch (IOException e) {
       throw new IOException("verification failed: " + e.getMessage(), e);
     }
@@ -199,12 +232,14 @@ final class SnapshotFiles {
     } catch (NoSuchFileException e) {
       return null;
     } catch (IOException | RuntimeException e) {
-      throw new CliException("cannot parse " + path + " as a Kubernetes object: "
-          + e.getMessage(), e);
+      throw new CliException(
+          "cannot parse " + path + " as a Kubernetes object: " + e.getMessage(), e);
     }
     if (!(parsed instanceof ConfigMap configMap)) {
-      throw new CliException(path + " does not hold a ConfigMap"
-          + (parsed == null ? "" : " but a " + parsed.getClass().getSimpleName()));
+      throw new CliException(
+          path
+              + " does not hold a ConfigMap"
+              + (parsed == null ? "" : " but a " + parsed.getClass().getSimpleName()));
     }
     return configMap;
   }

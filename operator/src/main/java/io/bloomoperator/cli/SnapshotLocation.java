@@ -1,6 +1,5 @@
 package io.bloomoperator.cli;
 
-
 import io.bloomoperator.snapshot.BloomFilterBits;
 import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.snapshot.SnapshotConfigMaps;
@@ -22,33 +21,46 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
 
 /**
- * Where {@code inspect} and {@code query} read a snapshot: a directory written by {@code build},
- * or the cluster ({@code --namespace} selects that mode). Shared as a picocli mixin.
+ * Where {@code inspect} and {@code query} read a snapshot: a directory written by {@code build}, or
+ * the cluster ({@code --namespace} selects that mode). Shared as a picocli mixin.
  */
 final class SnapshotLocation {
 
-  @Option(names = {"-n", "--namespace"}, paramLabel = "<ns>",
+  @Option(
+      names = {"-n", "--namespace"},
+      paramLabel = "<ns>",
       description = "Read the snapshot from this namespace of the cluster instead of a directory.")
   String namespace;
 
-  @Option(names = "--name", paramLabel = "<filter>",
-      description = "The filter's name. Required with --namespace; with a directory it picks "
-          + "the filter when the directory holds several.")
+  @Option(
+      names = "--name",
+      paramLabel = "<filter>",
+      description =
+          "The filter's name. Required with --namespace; with a directory it picks "
+              + "the filter when the directory holds several.")
   String name;
 
-  @Option(names = "--kubeconfig", paramLabel = "<path>",
-      description = "Kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or the pod's "
-          + "service account). Only with --namespace.")
+  @Option(
+      names = "--kubeconfig",
+      paramLabel = "<path>",
+      description =
+          "Kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or the pod's "
+              + "service account). Only with --namespace.")
   Path kubeconfig;
 
-  @Option(names = "--context", paramLabel = "<context>",
+  @Option(
+      names = "--context",
+      paramLabel = "<context>",
       description = "Kubeconfig context to use (default: the current one). Only with --namespace.")
   String context;
 
-  @Option(names = "--trusted-key", paramLabel = "<pem>",
-      description = "Ed25519 public key (PEM) whose manifest signatures are accepted; repeat for "
-          + "several. With it, an unsigned manifest or a bad signature fails verification, as in "
-          + "a sidecar configured with trustedKey().")
+  @Option(
+      names = "--trusted-key",
+      paramLabel = "<pem>",
+      description =
+          "Ed25519 public key (PEM) whose manifest signatures are accepted; repeat for "
+              + "several. With it, an unsigned manifest or a bad signature fails verification, as in "
+              + "a sidecar configured with trustedKey().")
   List<Path> trustedKeys = List.of();
 
   boolean fromCluster() {
@@ -59,20 +71,21 @@ final class SnapshotLocation {
   void validate(CommandSpec spec, Path dir) {
     if (fromCluster()) {
       if (dir != null) {
-        throw new ParameterException(spec.commandLine(),
-            "give either a snapshot directory or --namespace/--name, not both");
+        throw new ParameterException(
+            spec.commandLine(), "give either a snapshot directory or --namespace/--name, not both");
       }
       if (name == null) {
         throw new ParameterException(spec.commandLine(), "--name is required with --namespace");
       }
     } else {
       if (dir == null) {
-        throw new ParameterException(spec.commandLine(),
+        throw new ParameterException(
+            spec.commandLine(),
             "give a snapshot directory, or --namespace and --name to read from the cluster");
       }
       if (kubeconfig != null || context != null) {
-        throw new ParameterException(spec.commandLine(),
-            "--kubeconfig and --context only apply with --namespace");
+        throw new ParameterException(
+            spec.commandLine(), "--kubeconfig and --context only apply with --namespace");
       }
     }
   }
@@ -95,8 +108,16 @@ final class SnapshotLocation {
     try (KubernetesClient client = new KubernetesClientBuilder().withConfig(config).build()) {
       return fromCluster(client, namespace, name, trusted);
     } catch (KubernetesClientException e) {
-      throw new CliException("reading " + namespace + "/" + SnapshotNames.manifestName(name)
-          + " from " + config.getMasterUrl() + " failed: " + e.getMessage(), e);
+      throw new CliException(
+          "reading "
+              + namespace
+              + "/"
+              + SnapshotNames.manifestName(name)
+              + " from "
+              + config.getMasterUrl()
+              + " failed: "
+              + e.getMessage(),
+          e);
     }
   }
 
@@ -104,37 +125,58 @@ final class SnapshotLocation {
    * Reads the manifest ConfigMap, then each chunk ConfigMap by name (never a list), verifying them
    * as sidecar-lib does.
    */
-  static VerifiedSnapshot fromCluster(KubernetesClient client, String namespace, String filterName,
-      TrustedKeys trusted) throws CliException {
+  static VerifiedSnapshot fromCluster(
+      KubernetesClient client, String namespace, String filterName, TrustedKeys trusted)
+      throws CliException {
     String manifestName = SnapshotNames.manifestName(filterName);
     ConfigMap configMap = client.configMaps().inNamespace(namespace).withName(manifestName).get();
     if (configMap == null) {
-      throw new CliException("ConfigMap " + namespace + "/" + manifestName
-          + " not found: no snapshot of filter '" + filterName + "' in namespace " + namespace);
+      throw new CliException(
+          "ConfigMap "
+              + namespace
+              + "/"
+              + manifestName
+              + " not found: no snapshot of filter '"
+              + filterName
+              + "' in namespace "
+              + namespace);
     }
     String json = SnapshotConfigMaps.manifestJson(configMap);
     if (json == null) {
-      throw new CliException("ConfigMap " + namespace + "/" + manifestName
-          + " is not a snapshot manifest: it has no data key '" + SnapshotNames.MANIFEST_DATA_KEY
-          + "'");
+      throw new CliException(
+          "ConfigMap "
+              + namespace
+              + "/"
+              + manifestName
+              + " is not a snapshot manifest: it has no data key '"
+              + SnapshotNames.MANIFEST_DATA_KEY
+              + "'");
     }
     try {
       Manifest manifest = Manifest.fromJson(json);
       if (!filterName.equals(manifest.filterName())) {
-        throw new SnapshotVerificationException("manifest " + namespace + "/" + manifestName
-            + " is for filter '" + manifest.filterName() + "', expected '" + filterName + "'");
+        throw new SnapshotVerificationException(
+            "manifest "
+                + namespace
+                + "/"
+                + manifestName
+                + " is for filter '"
+                + manifest.filterName()
+                + "', expected '"
+                + filterName
+                + "'");
       }
-      String signature = ManifestTrust.check(manifest, json,
-          SnapshotConfigMaps.signatureData(configMap), namespace, trusted);
-      BloomFilterBits bits = SnapshotDecoder.decode(manifest,
-          SnapshotConfigMaps.chunkSource(client, namespace));
-      return new VerifiedSnapshot(manifest, bits, "ConfigMap " + namespace + "/" + manifestName,
-          signature);
+      String signature =
+          ManifestTrust.check(
+              manifest, json, SnapshotConfigMaps.signatureData(configMap), namespace, trusted);
+      BloomFilterBits bits =
+          SnapshotDecoder.decode(manifest, SnapshotConfigMaps.chunkSource(client, namespace));
+      return new VerifiedSnapshot(
+          manifest, bits, "ConfigMap " + namespace + "/" + manifestName, signature);
     } catch (SnapshotVerificationException e) {
       throw new CliException("verification failed: " + e.getMessage(), e);
     } catch (IOException e) {
       throw new CliException("verification failed: " + e.getMessage(), e);
     }
   }
-
 }

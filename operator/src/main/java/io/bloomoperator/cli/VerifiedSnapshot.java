@@ -9,5 +9,4 @@ import io.bloomoperator.snapshot.Manifest;
  * @param origin where it was read from, e.g. "directory out/" or "ConfigMap ns/ids-bloom"
  * @param signature "unsigned" or which key signed the manifest, see {@link ManifestTrust#check}
  */
-record VerifiedSnapshot(Manifest manifest, BloomFilterBits bits, String origin, String signature) {
-}
+record VerifiedSnapshot(Manifest manifest, BloomFilterBits bits, String origin, String signature) {}

@@ -14,21 +14,27 @@ import java.util.Map;
  */
 public final class NamespaceBudget {
 
-  private NamespaceBudget() {
-  }
+  private NamespaceBudget() {}
 
   /**
-   * The payload bytes of the published versions of every filter of the namespace except
-   * {@code filterName}, from their manifests (one list of the small manifest ConfigMaps, no
-   * chunk is read). Manifests that do not parse count as nothing: they are not served.
+   * The payload bytes of the published versions of every filter of the namespace except {@code
+   * filterName}, from their manifests (one list of the small manifest ConfigMaps, no chunk is
+   * read). Manifests that do not parse count as nothing: they are not served.
    */
-  public static long publishedBytesExcept(KubernetesClient client, String namespace,
-      String filterName) {
+  public static long publishedBytesExcept(
+      KubernetesClient client, String namespace, String filterName) {
     String ownManifest = SnapshotNames.manifestName(filterName);
     long total = 0;
-    for (ConfigMap manifest : client.configMaps().inNamespace(namespace).withLabels(Map.of(
-        SnapshotNames.LABEL_MANAGED_BY, SnapshotNames.MANAGED_BY,
-        SnapshotNames.LABEL_ROLE, SnapshotNames.ROLE_MANIFEST)).list().getItems()) {
+    for (ConfigMap manifest :
+        client
+            .configMaps()
+            .inNamespace(namespace)
+            .withLabels(
+                Map.of(
+                    SnapshotNames.LABEL_MANAGED_BY, SnapshotNames.MANAGED_BY,
+                    SnapshotNames.LABEL_ROLE, SnapshotNames.ROLE_MANIFEST))
+            .list()
+            .getItems()) {
       String json = SnapshotConfigMaps.manifestJson(manifest);
       if (ownManifest.equals(manifest.getMetadata().getName()) || json == null) {
         continue;

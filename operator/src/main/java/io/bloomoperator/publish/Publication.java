@@ -41,7 +41,10 @@ public final class Publication {
    * @param signingKey signs every manifest written, or null for unsigned manifests
    * @param maxNamespaceBytes budget of all published payloads of the owner's namespace
    */
-  public Publication(KubernetesClient client, BloomFilter owner, SigningKeySecret signingKey,
+  public Publication(
+      KubernetesClient client,
+      BloomFilter owner,
+      SigningKeySecret signingKey,
       long maxNamespaceBytes) {
     this.client = client;
     this.owner = owner;
@@ -52,19 +55,26 @@ public final class Publication {
   /**
    * @param current what was published when the build started (its resourceVersion guards the
    *     manifest write), or null
-   * @param lastKnownVersion the highest version the status reports (0: none); new versions go
-   *     above it even when the manifest was deleted, so readers never see a version reused
+   * @param lastKnownVersion the highest version the status reports (0: none); new versions go above
+   *     it even when the manifest was deleted, so readers never see a version reused
    * @throws PublishException with nothing of this attempt left behind
    */
-  public Outcome publish(BloomFilterBits bits, long keyCount, PublishedSnapshot current,
-      long lastKnownVersion, SnapshotStore.BuildRecord record, int chunkSize, Instant now)
+  public Outcome publish(
+      BloomFilterBits bits,
+      long keyCount,
+      PublishedSnapshot current,
+      long lastKnownVersion,
+      SnapshotStore.BuildRecord record,
+      int chunkSize,
+      Instant now)
       throws PublishException {
     SnapshotStore store = new SnapshotStore(client, owner, signingKey);
     Manifest published = current == null ? null : current.manifest();
     long size = SnapshotEncoder.payloadSize(bits);
     // The digest pass only pays off when a same-sized version exists; publishing computes the
     // digest again anyway while it writes the chunks.
-    if (published != null && published.totalBytes() == size
+    if (published != null
+        && published.totalBytes() == size
         && sha256Of(bits).equals(published.sha256())) {
       // Byte-identical: publishing it again would only make every reader reload.
       store.confirm(current, record, bits, keyCount, chunkSize);
@@ -79,14 +89,21 @@ public final class Publication {
   /** One namespace must not fill etcd for everyone: refuse what would exceed its budget. */
   private void checkNamespaceBudget(long size) throws PublishException {
     String namespace = owner.getMetadata().getNamespace();
-    long others = NamespaceBudget.publishedBytesExcept(client, namespace,
-        owner.getMetadata().getName());
+    long others =
+        NamespaceBudget.publishedBytesExcept(client, namespace, owner.getMetadata().getName());
     if (others + size > maxNamespaceBytes) {
-      throw new PublishException(Reasons.NAMESPACE_QUOTA_EXCEEDED, "publishing "
-          + ByteSizes.human(size) + " would take the snapshots of namespace " + namespace
-          + " to " + ByteSizes.human(others + size) + ", over the operator limit of "
-          + ByteSizes.human(maxNamespaceBytes)
-          + " (BLOOM_MAX_NAMESPACE_BYTES); nothing was published", null);
+      throw new PublishException(
+          Reasons.NAMESPACE_QUOTA_EXCEEDED,
+          "publishing "
+              + ByteSizes.human(size)
+              + " would take the snapshots of namespace "
+              + namespace
+              + " to "
+              + ByteSizes.human(others + size)
+              + ", over the operator limit of "
+              + ByteSizes.human(maxNamespaceBytes)
+              + " (BLOOM_MAX_NAMESPACE_BYTES); nothing was published",
+          null);
     }
   }
 

@@ -56,8 +56,9 @@ public record SigningKeySecret(String namespace, String name) {
       }
     }
     if (namespace == null || namespace.isBlank()) {
-      throw new IllegalArgumentException("BLOOM_SIGNING_KEY_SECRET is set but the operator's "
-          + "namespace is unknown: set BLOOM_OPERATOR_NAMESPACE");
+      throw new IllegalArgumentException(
+          "BLOOM_SIGNING_KEY_SECRET is set but the operator's "
+              + "namespace is unknown: set BLOOM_OPERATOR_NAMESPACE");
     }
     return new SigningKeySecret(namespace.strip(), name.strip());
   }
@@ -75,25 +76,34 @@ public record SigningKeySecret(String namespace, String name) {
     try {
       secret = client.secrets().inNamespace(namespace).withName(name).get();
     } catch (KubernetesClientException e) {
-      throw new PublishException(Reasons.SIGNING_KEY_UNAVAILABLE, where + " could not be read (HTTP "
-          + e.getCode() + "); nothing was published", e);
+      throw new PublishException(
+          Reasons.SIGNING_KEY_UNAVAILABLE,
+          where + " could not be read (HTTP " + e.getCode() + "); nothing was published",
+          e);
     }
     if (secret == null) {
-      throw new PublishException(Reasons.SIGNING_KEY_UNAVAILABLE, where
-          + " does not exist; nothing was published", null);
+      throw new PublishException(
+          Reasons.SIGNING_KEY_UNAVAILABLE, where + " does not exist; nothing was published", null);
     }
     String encoded = secret.getData() == null ? null : secret.getData().get(KEY);
     if (encoded == null) {
-      throw new PublishException(Reasons.SIGNING_KEY_UNAVAILABLE, where + " has no data key '" + KEY
-          + "'; nothing was published", null);
+      throw new PublishException(
+          Reasons.SIGNING_KEY_UNAVAILABLE,
+          where + " has no data key '" + KEY + "'; nothing was published",
+          null);
     }
     try {
       String pem = new String(Base64.getDecoder().decode(encoded), StandardCharsets.UTF_8);
       return new ManifestSigner(Ed25519Keys.readPrivateKey(pem));
     } catch (IllegalArgumentException | InvalidKeyException e) {
       // No cause: its message could quote key material.
-      throw new PublishException(Reasons.SIGNING_KEY_UNAVAILABLE, where + " key '" + KEY
-          + "' is not an Ed25519 private key in PKCS#8 PEM form; nothing was published", null);
+      throw new PublishException(
+          Reasons.SIGNING_KEY_UNAVAILABLE,
+          where
+              + " key '"
+              + KEY
+              + "' is not an Ed25519 private key in PKCS#8 PEM form; nothing was published",
+          null);
     }
   }
 }

@@ -38,16 +38,20 @@ public final class SnapshotJanitor {
    *     chunk of the filter goes)
    * @return how long until the previous version's grace period ends, while it is still running
    */
-  public Optional<Duration> clean(String namespace, String filterName, PublishedSnapshot snapshot,
-      Duration retainPrevious, Instant now) {
+  public Optional<Duration> clean(
+      String namespace,
+      String filterName,
+      PublishedSnapshot snapshot,
+      Duration retainPrevious,
+      Instant now) {
     List<String> keep = new ArrayList<>();
     Optional<Duration> recheck = Optional.empty();
     if (snapshot != null && snapshot.manifest() != null) {
       keep.add(Long.toString(snapshot.manifest().version()));
       if (snapshot.previousVersion().isPresent()) {
         long previous = snapshot.previousVersion().getAsLong();
-        Instant expires = snapshot.supersededAt() == null ? now
-            : snapshot.supersededAt().plus(retainPrevious);
+        Instant expires =
+            snapshot.supersededAt() == null ? now : snapshot.supersededAt().plus(retainPrevious);
         if (now.isBefore(expires)) {
           keep.add(Long.toString(previous));
           recheck = Optional.of(Duration.between(now, expires));
@@ -61,13 +65,14 @@ public final class SnapshotJanitor {
   }
 
   /**
-   * Deletes the previous version's chunks (one delete-collection by label, so a hand-edited
-   * chunk count on the manifest cannot make it loop), then forgets it in the manifest.
+   * Deletes the previous version's chunks (one delete-collection by label, so a hand-edited chunk
+   * count on the manifest cannot make it loop), then forgets it in the manifest.
    */
-  private void retirePrevious(String namespace, String filterName, PublishedSnapshot snapshot,
-      long previous) {
-    chunksOf(namespace, filterName).withLabel(SnapshotNames.LABEL_VERSION,
-        Long.toString(previous)).delete();
+  private void retirePrevious(
+      String namespace, String filterName, PublishedSnapshot snapshot, long previous) {
+    chunksOf(namespace, filterName)
+        .withLabel(SnapshotNames.LABEL_VERSION, Long.toString(previous))
+        .delete();
     ConfigMap manifest = snapshot.configMap();
     try {
       // update() sends the resourceVersion we read: if the manifest moved on meanwhile, this
@@ -77,30 +82,38 @@ public final class SnapshotJanitor {
       client.configMaps().inNamespace(namespace).resource(forgotten).update();
     } catch (KubernetesClientException e) {
       // Harmless: the next clean finds the chunks already gone and tries again.
-      LOG.debug("could not clear previous-version annotations of {}/{}: {}", namespace,
-          manifest.getMetadata().getName(), e.getMessage());
+      LOG.debug(
+          "could not clear previous-version annotations of {}/{}: {}",
+          namespace,
+          manifest.getMetadata().getName(),
+          e.getMessage());
     }
   }
 
   /**
-   * One server-side delete-collection by label selector for everything else; it never lists a
-   * chunk (each holds up to 1 MB) and on the usual reconcile it matches nothing.
+   * One server-side delete-collection by label selector for everything else; it never lists a chunk
+   * (each holds up to 1 MB) and on the usual reconcile it matches nothing.
    */
   private void deleteChunksExcept(String namespace, String filterName, List<String> keepVersions) {
     var chunks = chunksOf(namespace, filterName);
     if (keepVersions.isEmpty()) {
       chunks.delete();
     } else {
-      chunks.withLabelNotIn(SnapshotNames.LABEL_VERSION, keepVersions.toArray(String[]::new))
+      chunks
+          .withLabelNotIn(SnapshotNames.LABEL_VERSION, keepVersions.toArray(String[]::new))
           .delete();
     }
   }
 
   private FilterWatchListDeletable<ConfigMap, ConfigMapList, Resource<ConfigMap>> chunksOf(
       String namespace, String filterName) {
-    return client.configMaps().inNamespace(namespace).withLabels(Map.of(
-        SnapshotNames.LABEL_MANAGED_BY, SnapshotNames.MANAGED_BY,
-        SnapshotNames.LABEL_FILTER, SnapshotNames.filterLabelValue(filterName),
-        SnapshotNames.LABEL_ROLE, SnapshotNames.ROLE_CHUNK));
+    return client
+        .configMaps()
+        .inNamespace(namespace)
+        .withLabels(
+            Map.of(
+                SnapshotNames.LABEL_MANAGED_BY, SnapshotNames.MANAGED_BY,
+                SnapshotNames.LABEL_FILTER, SnapshotNames.filterLabelValue(filterName),
+                SnapshotNames.LABEL_ROLE, SnapshotNames.ROLE_CHUNK));
   }
 }

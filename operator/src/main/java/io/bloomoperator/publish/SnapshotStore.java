@@ -1,7 +1,7 @@
 package io.bloomoperator.publish;
 
-import io.bloomoperator.api.Reasons;
 import io.bloomoperator.api.BloomFilter;
+import io.bloomoperator.api.Reasons;
 import io.bloomoperator.snapshot.BloomFilterBits;
 import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.snapshot.ManifestSignature;
@@ -26,10 +26,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Writes and reads a filter's snapshot ConfigMaps, following docs/snapshot-protocol.md: chunks
- * first (immutable, created never applied), then the manifest with a resourceVersion
- * precondition, so a reader never sees a version whose chunks are missing. With a signing key, the
- * manifest ConfigMap also gets {@code manifest.sig}, the signature of its exact manifest.json text
- * and namespace.
+ * first (immutable, created never applied), then the manifest with a resourceVersion precondition,
+ * so a reader never sees a version whose chunks are missing. With a signing key, the manifest
+ * ConfigMap also gets {@code manifest.sig}, the signature of its exact manifest.json text and
+ * namespace.
  */
 public final class SnapshotStore {
 
@@ -47,8 +47,8 @@ public final class SnapshotStore {
   }
 
   /**
-   * A store that signs every manifest it publishes with the key in {@code signingKey} (read at
-   * each publish); null publishes unsigned manifests.
+   * A store that signs every manifest it publishes with the key in {@code signingKey} (read at each
+   * publish); null publishes unsigned manifests.
    */
   public SnapshotStore(KubernetesClient client, BloomFilter owner, SigningKeySecret signingKey) {
     this.signingKey = signingKey;
@@ -59,26 +59,34 @@ public final class SnapshotStore {
   }
 
   /**
-   * Reads the manifest ConfigMap. A manifest that does not parse is reported and treated as
-   * absent, so the next publish replaces it.
+   * Reads the manifest ConfigMap. A manifest that does not parse is reported and treated as absent,
+   * so the next publish replaces it.
    *
    * @return null when there is no manifest ConfigMap
    * @throws PublishException {@link PublishException#NAME_CONFLICT} when a ConfigMap of the
-   *     manifest's name exists but is not controlled by this BloomFilter: it is someone else's
-   *     and is neither adopted nor overwritten
+   *     manifest's name exists but is not controlled by this BloomFilter: it is someone else's and
+   *     is neither adopted nor overwritten
    */
   public PublishedSnapshot read() throws PublishException {
-    ConfigMap configMap = client.configMaps().inNamespace(namespace)
-        .withName(SnapshotNames.manifestName(filterName)).get();
+    ConfigMap configMap =
+        client
+            .configMaps()
+            .inNamespace(namespace)
+            .withName(SnapshotNames.manifestName(filterName))
+            .get();
     if (configMap == null) {
       return null;
     }
     if (!controlledByOwner(configMap)) {
-      throw new PublishException(Reasons.NAME_CONFLICT, "ConfigMap "
-          + configMap.getMetadata().getName() + " exists and is not controlled by this "
-          + "BloomFilter; it is left untouched. Rename the BloomFilter, or delete or rename the "
-          + "ConfigMap (a BloomFilter deleted and re-created under the same name waits here "
-          + "until the garbage collector removes the old snapshot)", null);
+      throw new PublishException(
+          Reasons.NAME_CONFLICT,
+          "ConfigMap "
+              + configMap.getMetadata().getName()
+              + " exists and is not controlled by this "
+              + "BloomFilter; it is left untouched. Rename the BloomFilter, or delete or rename the "
+              + "ConfigMap (a BloomFilter deleted and re-created under the same name waits here "
+              + "until the garbage collector removes the old snapshot)",
+          null);
     }
     String json = SnapshotConfigMaps.manifestJson(configMap);
     Manifest manifest = null;
@@ -86,8 +94,11 @@ public final class SnapshotStore {
       try {
         manifest = Manifest.fromJson(json);
       } catch (SnapshotVerificationException e) {
-        LOG.warn("manifest of {}/{} is unreadable and will be replaced: {}", namespace,
-            filterName, e.getMessage());
+        LOG.warn(
+            "manifest of {}/{} is unreadable and will be replaced: {}",
+            namespace,
+            filterName,
+            e.getMessage());
       }
     }
     return new PublishedSnapshot(configMap, manifest);
@@ -98,20 +109,30 @@ public final class SnapshotStore {
    * again and the current manifest is left as it was.
    *
    * @param current what {@link #read()} returned; its resourceVersion guards the manifest update
-   * @throws PublishException also when a signing key is configured but unusable (reason
-   *     {@link PublishException#SIGNING_KEY}); then nothing was created
+   * @throws PublishException also when a signing key is configured but unusable (reason {@link
+   *     PublishException#SIGNING_KEY}); then nothing was created
    */
-  public Manifest publish(BloomFilterBits bits, long keyCount, long version, int chunkSize,
-      PublishedSnapshot current, BuildRecord build, Instant now) throws PublishException {
+  public Manifest publish(
+      BloomFilterBits bits,
+      long keyCount,
+      long version,
+      int chunkSize,
+      PublishedSnapshot current,
+      BuildRecord build,
+      Instant now)
+      throws PublishException {
     // Before any chunk: an unusable key must not leave chunks behind or publish unsigned.
     ManifestSigner signer = signingKey == null ? null : signingKey.load(client);
     List<String> created = new ArrayList<>();
     try {
-      SnapshotEncoder.Result encoded = SnapshotEncoder.encode(bits, chunkSize,
-          (index, data, length, sha256) -> {
-            createChunk(index, version, data, length);
-            created.add(SnapshotNames.chunkName(filterName, version, index));
-          });
+      SnapshotEncoder.Result encoded =
+          SnapshotEncoder.encode(
+              bits,
+              chunkSize,
+              (index, data, length, sha256) -> {
+                createChunk(index, version, data, length);
+                created.add(SnapshotNames.chunkName(filterName, version, index));
+              });
       Manifest manifest = Manifest.of(filterName, version, bits, keyCount, encoded, now);
       try {
         writeManifest(manifest, current, build, signer);
@@ -120,11 +141,16 @@ public final class SnapshotStore {
         // client's retry of a committed update answered with 409). If the manifest now names
         // this very version, it is published and its chunks must stay.
         PublishedSnapshot after = readQuietly();
-        if (after != null && after.manifest() != null
+        if (after != null
+            && after.manifest() != null
             && after.manifest().version() == version
             && after.manifest().sha256().equals(manifest.sha256())) {
-          LOG.info("{}/{}: manifest write of version {} reported {} but was committed",
-              namespace, filterName, version, e.getMessage());
+          LOG.info(
+              "{}/{}: manifest write of version {} reported {} but was committed",
+              namespace,
+              filterName,
+              version,
+              e.getMessage());
           return manifest;
         }
         throw e;
@@ -133,23 +159,34 @@ public final class SnapshotStore {
     } catch (IOException | RuntimeException e) {
       deleteQuietly(created);
       if (e instanceof ChunkNameTaken taken) {
-        throw new PublishException(Reasons.NAME_CONFLICT, "ConfigMap " + taken.name
-            + " exists and is not a chunk of this BloomFilter; it is left untouched and version "
-            + version + " was not published", e);
+        throw new PublishException(
+            Reasons.NAME_CONFLICT,
+            "ConfigMap "
+                + taken.name
+                + " exists and is not a chunk of this BloomFilter; it is left untouched and version "
+                + version
+                + " was not published",
+            e);
       }
       if (e instanceof KubernetesClientException kce && kce.getCode() == 409) {
-        throw new PublishException(Reasons.MANIFEST_CONFLICT, "manifest "
-            + SnapshotNames.manifestName(filterName)
-            + " changed while version " + version + " was being published; will retry", e);
+        throw new PublishException(
+            Reasons.MANIFEST_CONFLICT,
+            "manifest "
+                + SnapshotNames.manifestName(filterName)
+                + " changed while version "
+                + version
+                + " was being published; will retry",
+            e);
       }
-      throw new PublishException(Reasons.PUBLISH_FAILED, "publishing version " + version
-          + " failed: " + rootMessage(e), e);
+      throw new PublishException(
+          Reasons.PUBLISH_FAILED,
+          "publishing version " + version + " failed: " + rootMessage(e),
+          e);
     }
   }
 
   private void createChunk(int index, long version, byte[] data, int length) {
-    ConfigMap chunk = SnapshotConfigMaps.chunk(namespace, filterName, version, index, data,
-        length);
+    ConfigMap chunk = SnapshotConfigMaps.chunk(namespace, filterName, version, index, data, length);
     chunk.getMetadata().setOwnerReferences(List.of(ownerReference()));
     String name = chunk.getMetadata().getName();
     // create, never apply: client-side apply would copy the whole chunk into the
@@ -178,8 +215,8 @@ public final class SnapshotStore {
 
   /**
    * What a build was made from. Kept on the manifest ConfigMap, not only in the status, so that a
-   * reconcile caused by the operator's own manifest write (or a lost status) is recognised as
-   * up to date instead of rebuilding.
+   * reconcile caused by the operator's own manifest write (or a lost status) is recognised as up to
+   * date instead of rebuilding.
    */
   public record BuildRecord(String sourceToken, long specGeneration, Instant builtAt) {
 
@@ -190,9 +227,9 @@ public final class SnapshotStore {
 
   /**
    * Records that a rebuild produced exactly the published payload: the version stays, the
-   * manifest's build record moves on (readers see an unchanged version and do not reload).
-   * Guarded by the resourceVersion read; a conflict is harmless and only costs a rebuild later.
-   * The manifest is never re-signed.
+   * manifest's build record moves on (readers see an unchanged version and do not reload). Guarded
+   * by the resourceVersion read; a conflict is harmless and only costs a rebuild later. The
+   * manifest is never re-signed.
    */
   public void confirm(PublishedSnapshot current, BuildRecord build) {
     confirm(current, build, null, 0, 0);
@@ -200,21 +237,26 @@ public final class SnapshotStore {
 
   /**
    * As {@link #confirm(PublishedSnapshot, BuildRecord)}, and with a signing key also re-signs the
-   * published manifest if its signature is missing or by another key (signing was just enabled,
-   * or the key rotated), so a rebuild request suffices there; but only if the manifest is exactly
-   * the one this operator would write for {@code bits}: whoever can edit the ConfigMap must not
-   * get the operator to sign their version of it.
+   * published manifest if its signature is missing or by another key (signing was just enabled, or
+   * the key rotated), so a rebuild request suffices there; but only if the manifest is exactly the
+   * one this operator would write for {@code bits}: whoever can edit the ConfigMap must not get the
+   * operator to sign their version of it.
    *
    * @param bits the rebuilt filter (null: never re-sign)
    * @param keyCount keys put into {@code bits}
    * @param chunkSize the filter's chunk size
    */
-  public void confirm(PublishedSnapshot current, BuildRecord build, BloomFilterBits bits,
-      long keyCount, int chunkSize) {
-    ConfigMap updated = io.fabric8.kubernetes.client.utils.Serialization.clone(
-        current.configMap());
-    Map<String, String> annotations = updated.getMetadata().getAnnotations() == null
-        ? new HashMap<>() : new HashMap<>(updated.getMetadata().getAnnotations());
+  public void confirm(
+      PublishedSnapshot current,
+      BuildRecord build,
+      BloomFilterBits bits,
+      long keyCount,
+      int chunkSize) {
+    ConfigMap updated = io.fabric8.kubernetes.client.utils.Serialization.clone(current.configMap());
+    Map<String, String> annotations =
+        updated.getMetadata().getAnnotations() == null
+            ? new HashMap<>()
+            : new HashMap<>(updated.getMetadata().getAnnotations());
     build.annotate(annotations);
     updated.getMetadata().setAnnotations(annotations);
     if (bits != null) {
@@ -238,13 +280,17 @@ public final class SnapshotStore {
   /** Whether the object's controller ownerReference is this BloomFilter (same uid). */
   private boolean controlledByOwner(ConfigMap configMap) {
     List<OwnerReference> references = configMap.getMetadata().getOwnerReferences();
-    return references != null && references.stream().anyMatch(r -> Boolean.TRUE.equals(
-        r.getController()) && owner.getMetadata().getUid().equals(r.getUid()));
+    return references != null
+        && references.stream()
+            .anyMatch(
+                r ->
+                    Boolean.TRUE.equals(r.getController())
+                        && owner.getMetadata().getUid().equals(r.getUid()));
   }
 
   /** Best effort, like the rest of confirm: a failure only leaves the signature as it was. */
-  private void resignIfNeeded(ConfigMap manifest, Manifest published, BloomFilterBits bits,
-      long keyCount, int chunkSize) {
+  private void resignIfNeeded(
+      ConfigMap manifest, Manifest published, BloomFilterBits bits, long keyCount, int chunkSize) {
     String json = SnapshotConfigMaps.manifestJson(manifest);
     if (signingKey == null || json == null || published == null) {
       return;
@@ -265,22 +311,27 @@ public final class SnapshotStore {
       // malformed: replace it
     }
     if (!writtenFor(published, bits, keyCount, chunkSize)) {
-      LOG.warn("{}/{}: the published manifest is not the one this build would write; not "
-          + "signing it (the next new version will be signed)", namespace, filterName);
+      LOG.warn(
+          "{}/{}: the published manifest is not the one this build would write; not "
+              + "signing it (the next new version will be signed)",
+          namespace,
+          filterName);
       return;
     }
     Map<String, String> signed = new HashMap<>(manifest.getData());
-    signed.putAll(SnapshotConfigMaps.manifest(namespace, filterName, json,
-        signer.sign(namespace, json).toData(), null).getData());
+    signed.putAll(
+        SnapshotConfigMaps.manifest(
+                namespace, filterName, json, signer.sign(namespace, json).toData(), null)
+            .getData());
     manifest.setData(signed);
   }
 
   /**
-   * Whether {@code published} is field for field what {@link #publish} writes for {@code bits}
-   * as its version (its creation time aside, which is not reproducible). Costs one digest pass.
+   * Whether {@code published} is field for field what {@link #publish} writes for {@code bits} as
+   * its version (its creation time aside, which is not reproducible). Costs one digest pass.
    */
-  private boolean writtenFor(Manifest published, BloomFilterBits bits, long keyCount,
-      int chunkSize) {
+  private boolean writtenFor(
+      Manifest published, BloomFilterBits bits, long keyCount, int chunkSize) {
     Instant createdAt;
     try {
       createdAt = Instant.parse(published.createdAt());
@@ -288,8 +339,8 @@ public final class SnapshotStore {
       return false;
     }
     try {
-      SnapshotEncoder.Result encoded = SnapshotEncoder.encode(bits, chunkSize,
-          (index, data, length, sha256) -> { });
+      SnapshotEncoder.Result encoded =
+          SnapshotEncoder.encode(bits, chunkSize, (index, data, length, sha256) -> {});
       return Manifest.of(filterName, published.version(), bits, keyCount, encoded, createdAt)
           .equals(published);
     } catch (IOException e) {
@@ -297,8 +348,8 @@ public final class SnapshotStore {
     }
   }
 
-  private void writeManifest(Manifest manifest, PublishedSnapshot current, BuildRecord build,
-      ManifestSigner signer) {
+  private void writeManifest(
+      Manifest manifest, PublishedSnapshot current, BuildRecord build, ManifestSigner signer) {
     Map<String, String> annotations = new HashMap<>();
     build.annotate(annotations);
     if (current != null && current.manifest() != null) {
@@ -313,8 +364,9 @@ public final class SnapshotStore {
     } else {
       // The resourceVersion we read is the precondition: a concurrent writer makes this fail
       // with 409 instead of silently replacing a manifest we have not seen.
-      desired.getMetadata().setResourceVersion(
-          current.configMap().getMetadata().getResourceVersion());
+      desired
+          .getMetadata()
+          .setResourceVersion(current.configMap().getMetadata().getResourceVersion());
       client.configMaps().inNamespace(namespace).resource(desired).update();
     }
   }
@@ -339,7 +391,10 @@ public final class SnapshotStore {
         client.configMaps().inNamespace(namespace).withName(name).delete();
       } catch (KubernetesClientException e) {
         // The janitor removes chunks of unpublished versions on the next reconcile.
-        LOG.warn("could not delete chunk {}/{} of a failed publish: {}", namespace, name,
+        LOG.warn(
+            "could not delete chunk {}/{} of a failed publish: {}",
+            namespace,
+            name,
             e.getMessage());
       }
     }

@@ -39,20 +39,23 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Turns a BloomFilter into a published snapshot, in four steps: <b>observe</b> (resolve the
- * spec, read the published manifest, clean up what no reader needs, ask the source for its
- * change token), <b>decide</b> ({@link Decision}: build, wait, or nothing to do), <b>act</b>
- * (build, then {@link Publication}) and <b>record</b> ({@link StatusReport}: status, events, next
- * reconcile).
+ * Turns a BloomFilter into a published snapshot, in four steps: <b>observe</b> (resolve the spec,
+ * read the published manifest, clean up what no reader needs, ask the source for its change token),
+ * <b>decide</b> ({@link Decision}: build, wait, or nothing to do), <b>act</b> (build, then {@link
+ * Publication}) and <b>record</b> ({@link StatusReport}: status, events, next reconcile).
  *
  * <p>Failures of the source or of a publish leave the last good snapshot published and untouched,
  * set Ready=False with a reason from {@link Reasons}, and retry with a backoff that grows with the
  * time the failure has lasted (no hot loop, no state outside the resource).
  */
-@ControllerConfiguration(name = BloomFilterReconciler.NAME,
+@ControllerConfiguration(
+    name = BloomFilterReconciler.NAME,
     generationAwareEventProcessing = false,
     informer = @Informer(onUpdateFilter = RebuildRequest.class))
-@GradualRetry(maxAttempts = -1, initialInterval = 1000, intervalMultiplier = 2,
+@GradualRetry(
+    maxAttempts = -1,
+    initialInterval = 1000,
+    intervalMultiplier = 2,
     maxInterval = 300_000)
 public class BloomFilterReconciler implements Reconciler<BloomFilter> {
 
@@ -63,9 +66,10 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
   private final OperatorSettings settings;
   private final Clock clock;
   private final BuildMetrics metrics;
+
   /**
-   * Bounds the bit arrays alive at once (a build holds its array until the publish is done), so
-   * the heap needed is known: maxConcurrentBuilds × maxSnapshotBytes plus a little.
+   * Bounds the bit arrays alive at once (a build holds its array until the publish is done), so the
+   * heap needed is known: maxConcurrentBuilds × maxSnapshotBytes plus a little.
    */
   private final Semaphore buildSlots;
 
@@ -83,11 +87,18 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
   @Override
   public List<EventSource<?, BloomFilter>> prepareEventSources(
       EventSourceContext<BloomFilter> context) {
-    var config = InformerEventSourceConfiguration.from(ConfigMap.class, BloomFilter.class)
-        .withName("manifests")
-        .withLabelSelector(SnapshotNames.LABEL_MANAGED_BY + "=" + SnapshotNames.MANAGED_BY + ","
-            + SnapshotNames.LABEL_ROLE + "=" + SnapshotNames.ROLE_MANIFEST)
-        .build();
+    var config =
+        InformerEventSourceConfiguration.from(ConfigMap.class, BloomFilter.class)
+            .withName("manifests")
+            .withLabelSelector(
+                SnapshotNames.LABEL_MANAGED_BY
+                    + "="
+                    + SnapshotNames.MANAGED_BY
+                    + ","
+                    + SnapshotNames.LABEL_ROLE
+                    + "="
+                    + SnapshotNames.ROLE_MANIFEST)
+            .build();
     return List.of(new InformerEventSource<>(config, context));
   }
 
@@ -104,8 +115,12 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
     KeySource source;
     try {
       spec = ResolvedSpec.of(filter.getSpec(), settings.minRefreshInterval());
-      source = KeySources.from(filter.getSpec().getSource(), client,
-          new SecretAccess(client, namespace, name, settings.secretAccess()), settings.http());
+      source =
+          KeySources.from(
+              filter.getSpec().getSource(),
+              client,
+              new SecretAccess(client, namespace, name, settings.secretAccess()),
+              settings.http());
     } catch (IllegalArgumentException e) {
       // What the schema could not reject; retrying cannot help, a spec change reconciles anyway.
       return report.failed(Reasons.INVALID_SPEC, e.getMessage(), false);
@@ -113,20 +128,32 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
     try {
       PublishedSnapshot current = new SnapshotStore(client, filter).read();
       // Leftovers of an interrupted publish go before anything is written under their names.
-      Optional<Duration> graceLeft = new SnapshotJanitor(client).clean(namespace, name, current,
-          spec.retainPrevious(), now);
+      Optional<Duration> graceLeft =
+          new SnapshotJanitor(client).clean(namespace, name, current, spec.retainPrevious(), now);
       String token = source.changeToken();
-      Decision decision = Decision.decide(Decision.Published.of(current), token,
-          filter.getMetadata().getGeneration(), RebuildRequest.pending(filter), spec.refresh(),
-          settings.minPublishInterval(), now);
+      Decision decision =
+          Decision.decide(
+              Decision.Published.of(current),
+              token,
+              filter.getMetadata().getGeneration(),
+              RebuildRequest.pending(filter),
+              spec.refresh(),
+              settings.minPublishInterval(),
+              now);
       switch (decision.action()) {
         case WAIT -> {
           LOG.debug("{}/{}: next publish allowed in {}", namespace, name, decision.delay());
           return UpdateControl.<BloomFilter>noUpdate().rescheduleAfter(decision.delay());
         }
         case BUILD -> {
-          Publication.Outcome outcome = build(new Attempt(filter, client, events, report, now),
-              source, spec, current, token, decision.routine());
+          Publication.Outcome outcome =
+              build(
+                  new Attempt(filter, client, events, report, now),
+                  source,
+                  spec,
+                  current,
+                  token,
+                  decision.routine());
           current = outcome.published();
           if (outcome.newVersion()) {
             graceLeft = Optional.of(spec.retainPrevious()); // the version just replaced
@@ -134,8 +161,8 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
         }
         case UP_TO_DATE -> report.published(current);
       }
-      return report.ready(Decision.nextCheck(spec.refresh(), token != null, current.builtAt(),
-          graceLeft, now));
+      return report.ready(
+          Decision.nextCheck(spec.refresh(), token != null, current.builtAt(), graceLeft, now));
     } catch (SourceException e) {
       return report.failed(e.reason(), source.description() + ": " + e.getMessage(), true);
     } catch (PublishException e) {
@@ -144,12 +171,21 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
   }
 
   /** One reconcile's resource, client, clock reading and where its results go. */
-  private record Attempt(BloomFilter filter, KubernetesClient client, EventRecorder events,
-      StatusReport report, Instant now) {}
+  private record Attempt(
+      BloomFilter filter,
+      KubernetesClient client,
+      EventRecorder events,
+      StatusReport report,
+      Instant now) {}
 
   /** Builds from the source in a build slot and publishes the result. */
-  private Publication.Outcome build(Attempt attempt, KeySource source, ResolvedSpec spec,
-      PublishedSnapshot current, String token, boolean routine)
+  private Publication.Outcome build(
+      Attempt attempt,
+      KeySource source,
+      ResolvedSpec spec,
+      PublishedSnapshot current,
+      String token,
+      boolean routine)
       throws SourceException, PublishException {
     BloomFilter filter = attempt.filter();
     KubernetesClient client = attempt.client();
@@ -161,36 +197,65 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
       buildSlots.acquire();
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      throw new PublishException(Reasons.PUBLISH_FAILED, "interrupted while waiting for a "
-          + "build slot (operator stopping)", e);
+      throw new PublishException(
+          Reasons.PUBLISH_FAILED,
+          "interrupted while waiting for a " + "build slot (operator stopping)",
+          e);
     }
     try {
       FilterBuilder.Result built = buildFilter(filter, client, source, spec);
       long start = System.nanoTime();
-      Publication.Outcome outcome = new Publication(client, filter, settings.signingKey(),
-          settings.maxNamespaceBytes()).publish(built.bits(), built.keys(), current,
-          attempt.report().lastKnownVersion(),
-          new SnapshotStore.BuildRecord(token, filter.getMetadata().getGeneration(),
-              attempt.now()),
-          spec.chunkSize(), attempt.now());
+      Publication.Outcome outcome =
+          new Publication(client, filter, settings.signingKey(), settings.maxNamespaceBytes())
+              .publish(
+                  built.bits(),
+                  built.keys(),
+                  current,
+                  attempt.report().lastKnownVersion(),
+                  new SnapshotStore.BuildRecord(
+                      token, filter.getMetadata().getGeneration(), attempt.now()),
+                  spec.chunkSize(),
+                  attempt.now());
       var manifest = outcome.manifest();
       if (outcome.newVersion()) {
         metrics.published(manifest.totalBytes(), Duration.ofNanos(System.nanoTime() - start));
-        events.normal(filter, "Published", "version " + manifest.version() + ": "
-            + built.keys() + " keys, " + manifest.chunks().size() + " chunk(s), "
-            + ByteSizes.human(manifest.totalBytes()) + ", expected FPP "
-            + String.format("%.3g", manifest.expectedFpp()) + ", built in "
-            + built.took().toMillis() + " ms from " + source.description());
+        events.normal(
+            filter,
+            "Published",
+            "version "
+                + manifest.version()
+                + ": "
+                + built.keys()
+                + " keys, "
+                + manifest.chunks().size()
+                + " chunk(s), "
+                + ByteSizes.human(manifest.totalBytes())
+                + ", expected FPP "
+                + String.format("%.3g", manifest.expectedFpp())
+                + ", built in "
+                + built.took().toMillis()
+                + " ms from "
+                + source.description());
       } else {
         metrics.unchanged();
         if (!routine) {
-          events.normal(filter, "Unchanged", "rebuilt from " + source.description() + " in "
-              + built.took().toMillis() + " ms: content identical to version "
-              + manifest.version() + ", nothing published");
+          events.normal(
+              filter,
+              "Unchanged",
+              "rebuilt from "
+                  + source.description()
+                  + " in "
+                  + built.took().toMillis()
+                  + " ms: content identical to version "
+                  + manifest.version()
+                  + ", nothing published");
         }
-        LOG.info("{}/{}: rebuilt from {}, content unchanged (version {})",
-            filter.getMetadata().getNamespace(), filter.getMetadata().getName(),
-            source.description(), manifest.version());
+        LOG.info(
+            "{}/{}: rebuilt from {}, content unchanged (version {})",
+            filter.getMetadata().getNamespace(),
+            filter.getMetadata().getName(),
+            source.description(),
+            manifest.version());
       }
       attempt.report().published(outcome.published());
       attempt.report().built(built);
@@ -200,34 +265,54 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
     }
   }
 
-  private FilterBuilder.Result buildFilter(BloomFilter filter, KubernetesClient client,
-      KeySource source, ResolvedSpec spec) throws SourceException, PublishException {
+  private FilterBuilder.Result buildFilter(
+      BloomFilter filter, KubernetesClient client, KeySource source, ResolvedSpec spec)
+      throws SourceException, PublishException {
     BuildProgressReporter progress = new BuildProgressReporter(client, filter);
     progress.started();
     try {
-      FilterBuilder.Result built = new FilterBuilder(progress).build(source,
-          new FilterBuilder.Request(spec.keyType(), spec.falsePositiveRate(),
-              spec.expectedInsertions(), spec.maxMalformedKeys() != null
-                  ? spec.maxMalformedKeys() : settings.maxMalformedKeys(),
-              settings.maxSnapshotBytes()));
+      FilterBuilder.Result built =
+          new FilterBuilder(progress)
+              .build(
+                  source,
+                  new FilterBuilder.Request(
+                      spec.keyType(),
+                      spec.falsePositiveRate(),
+                      spec.expectedInsertions(),
+                      spec.maxMalformedKeys() != null
+                          ? spec.maxMalformedKeys()
+                          : settings.maxMalformedKeys(),
+                      settings.maxSnapshotBytes()));
       metrics.built(built.keys(), built.took());
       return built;
     } catch (FilterTooLargeException e) {
-      throw new PublishException(Reasons.SNAPSHOT_TOO_LARGE, e.getMessage()
-          + " (operator limit BLOOM_MAX_SNAPSHOT_BYTES); nothing was published", e);
+      throw new PublishException(
+          Reasons.SNAPSHOT_TOO_LARGE,
+          e.getMessage() + " (operator limit BLOOM_MAX_SNAPSHOT_BYTES); nothing was published",
+          e);
     }
   }
 
   @Override
-  public ErrorStatusUpdateControl<BloomFilter> updateErrorStatus(BloomFilter filter,
-      Context<BloomFilter> context, Exception e) {
+  public ErrorStatusUpdateControl<BloomFilter> updateErrorStatus(
+      BloomFilter filter, Context<BloomFilter> context, Exception e) {
     // The exception's text may come from anywhere (a driver, a server): the log has it, the
     // status only names the kind of error.
-    LOG.warn("{}/{}: unexpected error", filter.getMetadata().getNamespace(),
-        filter.getMetadata().getName(), e);
-    new StatusReport(filter, context.getClient(), new EventRecorder(context.getClient(), clock),
-        metrics, clock.instant()).failed(Reasons.RECONCILE_ERROR,
-            "unexpected " + e.getClass().getSimpleName() + "; see the operator log", false);
+    LOG.warn(
+        "{}/{}: unexpected error",
+        filter.getMetadata().getNamespace(),
+        filter.getMetadata().getName(),
+        e);
+    new StatusReport(
+            filter,
+            context.getClient(),
+            new EventRecorder(context.getClient(), clock),
+            metrics,
+            clock.instant())
+        .failed(
+            Reasons.RECONCILE_ERROR,
+            "unexpected " + e.getClass().getSimpleName() + "; see the operator log",
+            false);
     return ErrorStatusUpdateControl.noStatusUpdate();
   }
 }

@@ -1,7 +1,7 @@
 package io.bloomoperator.reconcile;
 
-import io.bloomoperator.api.Reasons;
 import io.bloomoperator.api.BloomFilter;
+import io.bloomoperator.api.Reasons;
 import io.bloomoperator.assemble.FilterBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
@@ -12,9 +12,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Shows a long build's progress in the resource ({@code status.phase=Building},
- * {@code status.keysRead}), at most every few seconds so that a 100M-key build writes a handful
- * of patches, not thousands. A failed progress write is logged and ignored.
+ * Shows a long build's progress in the resource ({@code status.phase=Building}, {@code
+ * status.keysRead}), at most every few seconds so that a 100M-key build writes a handful of
+ * patches, not thousands. A failed progress write is logged and ignored.
  */
 final class BuildProgressReporter implements FilterBuilder.Progress {
 
@@ -48,14 +48,20 @@ final class BuildProgressReporter implements FilterBuilder.Progress {
     try {
       // A merge patch of two fields: it cannot clobber the rest of the status, which the
       // reconciler writes in full when the build ends.
-      client.resources(BloomFilter.class).inNamespace(filter.getMetadata().getNamespace())
-          .withName(filter.getMetadata().getName()).subresource("status")
-          .patch(PatchContext.of(PatchType.JSON_MERGE),
-              "{\"status\":{\"phase\":\"" + Reasons.PHASE_BUILDING + "\",\"keysRead\":" + keys
+      client
+          .resources(BloomFilter.class)
+          .inNamespace(filter.getMetadata().getNamespace())
+          .withName(filter.getMetadata().getName())
+          .subresource("status")
+          .patch(
+              PatchContext.of(PatchType.JSON_MERGE),
+              "{\"status\":{\"phase\":\""
+                  + Reasons.PHASE_BUILDING
+                  + "\",\"keysRead\":"
+                  + keys
                   + "}}");
     } catch (KubernetesClientException e) {
-      LOG.debug("progress of {} not written: {}", filter.getMetadata().getName(),
-          e.getMessage());
+      LOG.debug("progress of {} not written: {}", filter.getMetadata().getName(), e.getMessage());
     }
   }
 }

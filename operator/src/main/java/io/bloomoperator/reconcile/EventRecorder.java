@@ -13,9 +13,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Emits core/v1 Events about a resource, shown by {@code kubectl describe} and
- * {@code kubectl get events}. An event that cannot be written is logged, never fatal: events are
- * for humans, the status is the contract.
+ * Emits core/v1 Events about a resource, shown by {@code kubectl describe} and {@code kubectl get
+ * events}. An event that cannot be written is logged, never fatal: events are for humans, the
+ * status is the contract.
  */
 public final class EventRecorder {
 
@@ -26,7 +26,9 @@ public final class EventRecorder {
   private final KubernetesClient client;
   private final Clock clock;
 
-  /** @param clock stamps each event (and makes its name unique); the reconciler's own clock */
+  /**
+   * @param clock stamps each event (and makes its name unique); the reconciler's own clock
+   */
   public EventRecorder(KubernetesClient client, Clock clock) {
     this.client = client;
     this.clock = clock;
@@ -43,35 +45,48 @@ public final class EventRecorder {
   private void emit(HasMetadata about, String type, String reason, String message) {
     Instant now = clock.instant();
     String stamp = now.truncatedTo(ChronoUnit.SECONDS).toString();
-    String name = about.getMetadata().getName() + "."
-        + Long.toHexString(now.toEpochMilli() * 1000 + SEQUENCE.incrementAndGet() % 1000);
+    String name =
+        about.getMetadata().getName()
+            + "."
+            + Long.toHexString(now.toEpochMilli() * 1000 + SEQUENCE.incrementAndGet() % 1000);
     try {
-      client.v1().events().inNamespace(about.getMetadata().getNamespace()).resource(
-          new EventBuilder()
-              .withNewMetadata().withName(name)
-              .withNamespace(about.getMetadata().getNamespace()).endMetadata()
-              .withNewInvolvedObject()
-                .withApiVersion(about.getApiVersion())
-                .withKind(about.getKind())
-                .withName(about.getMetadata().getName())
-                .withNamespace(about.getMetadata().getNamespace())
-                .withUid(about.getMetadata().getUid())
-              .endInvolvedObject()
-              .withType(type)
-              .withReason(reason)
-              .withMessage(message.length() > 1024 ? message.substring(0, 1024) : message)
-              .withFirstTimestamp(stamp)
-              .withLastTimestamp(stamp)
-              .withEventTime(new MicroTime(now.truncatedTo(ChronoUnit.MICROS).toString()))
-              .withCount(1)
-              .withReportingComponent(COMPONENT)
-              .withReportingInstance(COMPONENT)
-              .withAction(reason)
-              .withNewSource().withComponent(COMPONENT).endSource()
-              .build())
+      client
+          .v1()
+          .events()
+          .inNamespace(about.getMetadata().getNamespace())
+          .resource(
+              new EventBuilder()
+                  .withNewMetadata()
+                  .withName(name)
+                  .withNamespace(about.getMetadata().getNamespace())
+                  .endMetadata()
+                  .withNewInvolvedObject()
+                  .withApiVersion(about.getApiVersion())
+                  .withKind(about.getKind())
+                  .withName(about.getMetadata().getName())
+                  .withNamespace(about.getMetadata().getNamespace())
+                  .withUid(about.getMetadata().getUid())
+                  .endInvolvedObject()
+                  .withType(type)
+                  .withReason(reason)
+                  .withMessage(message.length() > 1024 ? message.substring(0, 1024) : message)
+                  .withFirstTimestamp(stamp)
+                  .withLastTimestamp(stamp)
+                  .withEventTime(new MicroTime(now.truncatedTo(ChronoUnit.MICROS).toString()))
+                  .withCount(1)
+                  .withReportingComponent(COMPONENT)
+                  .withReportingInstance(COMPONENT)
+                  .withAction(reason)
+                  .withNewSource()
+                  .withComponent(COMPONENT)
+                  .endSource()
+                  .build())
           .create();
     } catch (KubernetesClientException e) {
-      LOG.warn("could not record event {} on {}: {}", reason, about.getMetadata().getName(),
+      LOG.warn(
+          "could not record event {} on {}: {}",
+          reason,
+          about.getMetadata().getName(),
           e.getMessage());
     }
   }

@@ -8,16 +8,16 @@ import java.time.Duration;
 import java.util.Map;
 
 /**
- * Operator-wide limits and policies, from environment variables (see docs/configuration.md).
- * They are the administrator's: no BloomFilter field can raise them.
+ * Operator-wide limits and policies, from environment variables (see docs/configuration.md). They
+ * are the administrator's: no BloomFilter field can raise them.
  *
  * @param maxSnapshotBytes largest snapshot the operator publishes for one filter; bigger filters
  *     get Ready=False/SnapshotTooLarge before any bit array is allocated
  * @param maxMalformedKeys lines per build that may fail to parse before the build fails
- * @param maxNamespaceBytes total bytes of the published snapshots of all filters of one
- *     namespace; a publish that would exceed it gets Ready=False/NamespaceQuotaExceeded
- * @param minPublishInterval shortest time between two publishes of one filter; a rebuild asked
- *     for earlier waits
+ * @param maxNamespaceBytes total bytes of the published snapshots of all filters of one namespace;
+ *     a publish that would exceed it gets Ready=False/NamespaceQuotaExceeded
+ * @param minPublishInterval shortest time between two publishes of one filter; a rebuild asked for
+ *     earlier waits
  * @param minRefreshInterval shortest refreshInterval honoured (also enforced by the CRD; this
  *     covers resources admitted by an older CRD)
  * @param maxConcurrentBuilds builds running at once; the heap must hold this many bit arrays of
@@ -27,13 +27,20 @@ import java.util.Map;
  * @param signingKey the Secret holding the key that signs every published manifest, or null to
  *     publish unsigned manifests (BLOOM_SIGNING_KEY_SECRET)
  */
-public record OperatorSettings(long maxSnapshotBytes, long maxMalformedKeys,
-    long maxNamespaceBytes, Duration minPublishInterval, Duration minRefreshInterval,
-    int maxConcurrentBuilds, SecretAccess.Mode secretAccess, HttpSourceSettings http,
+public record OperatorSettings(
+    long maxSnapshotBytes,
+    long maxMalformedKeys,
+    long maxNamespaceBytes,
+    Duration minPublishInterval,
+    Duration minRefreshInterval,
+    int maxConcurrentBuilds,
+    SecretAccess.Mode secretAccess,
+    HttpSourceSettings http,
     SigningKeySecret signingKey) {
 
   /** 64 MiB: about 53M keys at 1 %, 64 chunk ConfigMaps, one etcd write per chunk. */
   public static final long DEFAULT_MAX_SNAPSHOT_BYTES = 64L * 1024 * 1024;
+
   public static final long DEFAULT_MAX_NAMESPACE_BYTES = 256L * 1024 * 1024;
   public static final Duration DEFAULT_MIN_PUBLISH_INTERVAL = Duration.ofSeconds(10);
   public static final Duration DEFAULT_MIN_REFRESH_INTERVAL = Duration.ofSeconds(10);
@@ -46,7 +53,8 @@ public record OperatorSettings(long maxSnapshotBytes, long maxMalformedKeys,
     if (http == null || secretAccess == null) {
       throw new IllegalArgumentException("http source settings and secret access are required");
     }
-    if (maxMalformedKeys < 0 || minPublishInterval.isNegative()
+    if (maxMalformedKeys < 0
+        || minPublishInterval.isNegative()
         || minRefreshInterval.isNegative()) {
       throw new IllegalArgumentException("limits must not be negative");
     }
@@ -72,8 +80,10 @@ public record OperatorSettings(long maxSnapshotBytes, long maxMalformedKeys,
         positive(env, "BLOOM_MAX_NAMESPACE_BYTES", DEFAULT_MAX_NAMESPACE_BYTES),
         duration(env, "BLOOM_MIN_PUBLISH_INTERVAL", DEFAULT_MIN_PUBLISH_INTERVAL),
         duration(env, "BLOOM_MIN_REFRESH_INTERVAL", DEFAULT_MIN_REFRESH_INTERVAL),
-        (int) Math.min(Integer.MAX_VALUE, positive(env, "BLOOM_MAX_CONCURRENT_BUILDS",
-            DEFAULT_MAX_CONCURRENT_BUILDS)),
+        (int)
+            Math.min(
+                Integer.MAX_VALUE,
+                positive(env, "BLOOM_MAX_CONCURRENT_BUILDS", DEFAULT_MAX_CONCURRENT_BUILDS)),
         secretAccess(env, "BLOOM_SECRET_ACCESS"),
         HttpSourceSettings.fromEnvironment(env),
         SigningKeySecret.fromEnvironment(env, SigningKeySecret.SERVICE_ACCOUNT_NAMESPACE));
@@ -81,8 +91,16 @@ public record OperatorSettings(long maxSnapshotBytes, long maxMalformedKeys,
 
   /** These settings with manifests signed by the key in {@code secret} (null: unsigned). */
   public OperatorSettings withSigningKey(SigningKeySecret secret) {
-    return new OperatorSettings(maxSnapshotBytes, maxMalformedKeys, maxNamespaceBytes,
-        minPublishInterval, minRefreshInterval, maxConcurrentBuilds, secretAccess, http, secret);
+    return new OperatorSettings(
+        maxSnapshotBytes,
+        maxMalformedKeys,
+        maxNamespaceBytes,
+        minPublishInterval,
+        minRefreshInterval,
+        maxConcurrentBuilds,
+        secretAccess,
+        http,
+        secret);
   }
 
   private static SecretAccess.Mode secretAccess(Map<String, String> env, String name) {
@@ -116,14 +134,21 @@ public record OperatorSettings(long maxSnapshotBytes, long maxMalformedKeys,
 
   /** These settings with other http source settings. */
   public OperatorSettings withHttp(HttpSourceSettings settings) {
-    return new OperatorSettings(maxSnapshotBytes, maxMalformedKeys, maxNamespaceBytes,
-        minPublishInterval, minRefreshInterval, maxConcurrentBuilds, secretAccess, settings,
+    return new OperatorSettings(
+        maxSnapshotBytes,
+        maxMalformedKeys,
+        maxNamespaceBytes,
+        minPublishInterval,
+        minRefreshInterval,
+        maxConcurrentBuilds,
+        secretAccess,
+        settings,
         signingKey);
   }
 
   /**
-   * The positive whole number in environment variable {@code name}, or {@code fallback} when it
-   * is unset or blank.
+   * The positive whole number in environment variable {@code name}, or {@code fallback} when it is
+   * unset or blank.
    *
    * @throws IllegalArgumentException when it is not a positive number: the operator does not start
    */

@@ -5,12 +5,12 @@ import io.javaoperatorsdk.operator.processing.event.source.filter.OnUpdateFilter
 import java.util.Objects;
 
 /**
- * On-demand rebuilds: setting the annotation {@value #ANNOTATION} to a new value (e.g. a
- * timestamp) makes the operator rebuild from the source even when the source says it is
- * unchanged. The value last acted on is kept in {@code status.rebuildRequest}.
+ * On-demand rebuilds: setting the annotation {@value #ANNOTATION} to a new value (e.g. a timestamp)
+ * makes the operator rebuild from the source even when the source says it is unchanged. The value
+ * last acted on is kept in {@code status.rebuildRequest}.
  *
- * <p>Also the update filter of the controller: reconcile on spec changes (generation) and on a
- * new rebuild request, not on the operator's own status writes.
+ * <p>Also the update filter of the controller: reconcile on spec changes (generation) and on a new
+ * rebuild request, not on the operator's own status writes.
  */
 public final class RebuildRequest implements OnUpdateFilter<BloomFilter> {
 
@@ -25,14 +25,15 @@ public final class RebuildRequest implements OnUpdateFilter<BloomFilter> {
   /** True when the resource carries a rebuild request that has not been acted on yet. */
   public static boolean pending(BloomFilter filter) {
     String requested = of(filter);
-    return requested != null && (filter.getStatus() == null
-        || !requested.equals(filter.getStatus().getRebuildRequest()));
+    return requested != null
+        && (filter.getStatus() == null
+            || !requested.equals(filter.getStatus().getRebuildRequest()));
   }
 
   @Override
   public boolean accept(BloomFilter newResource, BloomFilter oldResource) {
-    return !Objects.equals(newResource.getMetadata().getGeneration(),
-        oldResource.getMetadata().getGeneration())
+    return !Objects.equals(
+            newResource.getMetadata().getGeneration(), oldResource.getMetadata().getGeneration())
         || !Objects.equals(of(newResource), of(oldResource));
   }
 }

@@ -22,8 +22,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The record step of one reconcile: the status it writes (one JSON merge patch, whatever the
- * outcome), the Warning event and metric of a failure, and when the next reconcile runs.
- * One instance per reconcile; it works on a copy of the status, never on the cached resource.
+ * outcome), the Warning event and metric of a failure, and when the next reconcile runs. One
+ * instance per reconcile; it works on a copy of the status, never on the cached resource.
  */
 final class StatusReport {
 
@@ -37,16 +37,22 @@ final class StatusReport {
   private final Optional<Condition> previousReady;
   private final BloomFilterStatus status;
 
-  StatusReport(BloomFilter filter, KubernetesClient client, EventRecorder events,
-      BuildMetrics metrics, Instant now) {
+  StatusReport(
+      BloomFilter filter,
+      KubernetesClient client,
+      EventRecorder events,
+      BuildMetrics metrics,
+      Instant now) {
     this.filter = filter;
     this.client = client;
     this.events = events;
     this.metrics = metrics;
     this.now = now;
     this.previousReady = ReadyCondition.of(filter);
-    this.status = filter.getStatus() == null ? new BloomFilterStatus()
-        : Serialization.clone(filter.getStatus());
+    this.status =
+        filter.getStatus() == null
+            ? new BloomFilterStatus()
+            : Serialization.clone(filter.getStatus());
     status.setObservedGeneration(filter.getMetadata().getGeneration());
   }
 
@@ -59,8 +65,8 @@ final class StatusReport {
     status.setNumBits(published.numBits());
     status.setNumHashFunctions(published.numHashFunctions());
     // Three significant digits: exact enough to compare with the target, short in kubectl get.
-    status.setExpectedFpp(new BigDecimal(published.expectedFpp())
-        .round(new MathContext(3)).doubleValue());
+    status.setExpectedFpp(
+        new BigDecimal(published.expectedFpp()).round(new MathContext(3)).doubleValue());
     status.setSizeBytes(published.totalBytes());
     status.setSize(ByteSizes.human(published.totalBytes()));
     status.setChunks(published.chunks().size());
@@ -93,10 +99,16 @@ final class StatusReport {
 
   /** Ready=True with the published version, then come back after {@code next} (if any). */
   UpdateControl<BloomFilter> ready(Optional<Duration> next) {
-    String message = "version " + status.getVersion() + " published: " + status.getKeys()
-        + " keys, " + status.getChunks() + " chunk(s), " + status.getSize();
-    ReadyCondition.set(status, previousReady, true, Reasons.PUBLISHED, message, generation(),
-        now);
+    String message =
+        "version "
+            + status.getVersion()
+            + " published: "
+            + status.getKeys()
+            + " keys, "
+            + status.getChunks()
+            + " chunk(s), "
+            + status.getSize();
+    ReadyCondition.set(status, previousReady, true, Reasons.PUBLISHED, message, generation(), now);
     status.setPhase(Reasons.PHASE_IDLE);
     write();
     UpdateControl<BloomFilter> control = UpdateControl.noUpdate();
@@ -105,21 +117,27 @@ final class StatusReport {
   }
 
   /**
-   * Ready=False with {@code reason}; the published version stays as it is. One Warning event
-   * per new failure (not per retry).
+   * Ready=False with {@code reason}; the published version stays as it is. One Warning event per
+   * new failure (not per retry).
    *
-   * @param retry whether to come back with a backoff that grows with the failure's age; false
-   *     when only a spec change can help (a spec change triggers a reconcile anyway)
+   * @param retry whether to come back with a backoff that grows with the failure's age; false when
+   *     only a spec change can help (a spec change triggers a reconcile anyway)
    */
   UpdateControl<BloomFilter> failed(String reason, String message, boolean retry) {
-    boolean newFailure = previousReady.map(c -> !"False".equals(c.getStatus())
-        || !reason.equals(c.getReason())).orElse(true);
+    boolean newFailure =
+        previousReady
+            .map(c -> !"False".equals(c.getStatus()) || !reason.equals(c.getReason()))
+            .orElse(true);
     if (newFailure) {
       events.warning(filter, reason, message);
     }
     metrics.failed(reason);
-    LOG.warn("{}/{}: {}: {}", filter.getMetadata().getNamespace(),
-        filter.getMetadata().getName(), reason, message);
+    LOG.warn(
+        "{}/{}: {}: {}",
+        filter.getMetadata().getNamespace(),
+        filter.getMetadata().getName(),
+        reason,
+        message);
     ReadyCondition.set(status, previousReady, false, reason, message, generation(), now);
     status.setPhase(Reasons.PHASE_FAILED);
     write();

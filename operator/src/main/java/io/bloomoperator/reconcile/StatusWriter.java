@@ -10,18 +10,20 @@ import java.util.Map;
 
 /**
  * Writes a BloomFilter's whole status as a JSON merge patch of the status subresource. Every field
- * the reconciler knows is sent, so values written meanwhile (build progress) are overwritten
- * rather than diffed away, and fields it does not know are left alone instead of deleted.
+ * the reconciler knows is sent, so values written meanwhile (build progress) are overwritten rather
+ * than diffed away, and fields it does not know are left alone instead of deleted.
  */
 final class StatusWriter {
 
-  private StatusWriter() {
-  }
+  private StatusWriter() {}
 
   static void write(KubernetesClient client, BloomFilter filter, BloomFilterStatus status) {
-    client.resources(BloomFilter.class).inNamespace(filter.getMetadata().getNamespace())
-        .withName(filter.getMetadata().getName()).subresource("status")
-        .patch(PatchContext.of(PatchType.JSON_MERGE),
-            Serialization.asJson(Map.of("status", status)));
+    client
+        .resources(BloomFilter.class)
+        .inNamespace(filter.getMetadata().getNamespace())
+        .withName(filter.getMetadata().getName())
+        .subresource("status")
+        .patch(
+            PatchContext.of(PatchType.JSON_MERGE), Serialization.asJson(Map.of("status", status)));
   }
 }

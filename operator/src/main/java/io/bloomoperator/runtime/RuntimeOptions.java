@@ -6,8 +6,7 @@ import java.util.Set;
 import java.util.stream.Collectors;
 
 /**
- * How the operator process runs, from environment variables (documented in
- * docs/configuration.md).
+ * How the operator process runs, from environment variables (documented in docs/configuration.md).
  *
  * @param httpPort port of /healthz, /readyz and /metrics (BLOOM_HTTP_PORT, default 8080)
  * @param leaderElection whether replicas elect a leader through a Lease (BLOOM_LEADER_ELECTION,
@@ -19,16 +18,25 @@ import java.util.stream.Collectors;
  * @param namespaces namespaces whose BloomFilters are reconciled (BLOOM_WATCH_NAMESPACES,
  *     comma-separated); empty means all namespaces
  */
-public record RuntimeOptions(int httpPort, boolean leaderElection, String leaseNamespace,
-    String identity, boolean exitOnLostLease, Set<String> namespaces) {
+public record RuntimeOptions(
+    int httpPort,
+    boolean leaderElection,
+    String leaseNamespace,
+    String identity,
+    boolean exitOnLostLease,
+    Set<String> namespaces) {
 
   public RuntimeOptions {
     namespaces = Set.copyOf(namespaces);
   }
 
   /** All namespaces. */
-  public RuntimeOptions(int httpPort, boolean leaderElection, String leaseNamespace,
-      String identity, boolean exitOnLostLease) {
+  public RuntimeOptions(
+      int httpPort,
+      boolean leaderElection,
+      String leaseNamespace,
+      String identity,
+      boolean exitOnLostLease) {
     this(httpPort, leaderElection, leaseNamespace, identity, exitOnLostLease, Set.of());
   }
 
@@ -43,10 +51,17 @@ public record RuntimeOptions(int httpPort, boolean leaderElection, String leaseN
           "BLOOM_LEADER_ELECTION=true needs POD_NAMESPACE for the Lease");
     }
     String identity = env.getOrDefault("POD_NAME", env.getOrDefault("HOSTNAME", "bloom-operator"));
-    Set<String> watched = Arrays.stream(env.getOrDefault("BLOOM_WATCH_NAMESPACES", "").split(","))
-        .map(String::strip).filter(ns -> !ns.isEmpty())
-        .collect(Collectors.toUnmodifiableSet());
-    return new RuntimeOptions(Integer.parseInt(env.getOrDefault("BLOOM_HTTP_PORT", "8080")),
-        elect, namespace, identity, true, watched);
+    Set<String> watched =
+        Arrays.stream(env.getOrDefault("BLOOM_WATCH_NAMESPACES", "").split(","))
+            .map(String::strip)
+            .filter(ns -> !ns.isEmpty())
+            .collect(Collectors.toUnmodifiableSet());
+    return new RuntimeOptions(
+        Integer.parseInt(env.getOrDefault("BLOOM_HTTP_PORT", "8080")),
+        elect,
+        namespace,
+        identity,
+        true,
+        watched);
   }
 }

@@ -3,8 +3,8 @@ package io.bloomoperator.source;
 import java.io.IOException;
 
 /**
- * A body broke one of the limits an administrator set on what one source may cost. The message
- * is fixed text and numbers, never content of the body.
+ * A body broke one of the limits an administrator set on what one source may cost. The message is
+ * fixed text and numbers, never content of the body.
  */
 final class BodyLimitExceeded extends IOException {
 

@@ -55,8 +55,8 @@ final class BoundedInputStream extends FilterInputStream {
   private void count(long n) throws BodyLimitExceeded {
     read += n;
     if (read > limit) {
-      throw new BodyLimitExceeded("the body is larger than " + limit
-          + " bytes after decompression", setting);
+      throw new BodyLimitExceeded(
+          "the body is larger than " + limit + " bytes after decompression", setting);
     }
   }
 }

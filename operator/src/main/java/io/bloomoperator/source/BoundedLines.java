@@ -6,11 +6,11 @@ import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 
 /**
- * Splits a UTF-8 byte stream into lines as {@link java.io.BufferedReader#readLine()} does
- * ({@code \n}, {@code \r\n} or {@code \r} ends a line; a leading byte order mark is dropped), but
- * with a maximum line length: a longer line fails with {@link BodyLimitExceeded} as soon as the
- * limit is passed, so a body without newlines costs at most the limit, not the whole body.
- * Invalid UTF-8 becomes U+FFFD, as with an {@code InputStreamReader}.
+ * Splits a UTF-8 byte stream into lines as {@link java.io.BufferedReader#readLine()} does ({@code
+ * \n}, {@code \r\n} or {@code \r} ends a line; a leading byte order mark is dropped), but with a
+ * maximum line length: a longer line fails with {@link BodyLimitExceeded} as soon as the limit is
+ * passed, so a body without newlines costs at most the limit, not the whole body. Invalid UTF-8
+ * becomes U+FFFD, as with an {@code InputStreamReader}.
  */
 final class BoundedLines {
 
@@ -71,8 +71,8 @@ final class BoundedLines {
       }
       afterCr = false;
       if (length == maxLineBytes) {
-        throw new BodyLimitExceeded("line " + lineNumber + " is longer than " + maxLineBytes
-            + " bytes", setting);
+        throw new BodyLimitExceeded(
+            "line " + lineNumber + " is longer than " + maxLineBytes + " bytes", setting);
       }
       if (length == line.length) {
         line = Arrays.copyOf(line, (int) Math.min(maxLineBytes, 2L * line.length));

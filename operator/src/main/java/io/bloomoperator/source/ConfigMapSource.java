@@ -30,8 +30,8 @@ public final class ConfigMapSource extends InClusterSource<ConfigMap> {
       return new StringReader(configMap.getData().get(key));
     }
     if (configMap.getBinaryData() != null && configMap.getBinaryData().containsKey(key)) {
-      return new InputStreamReader(new ByteArrayInputStream(
-          Base64.getDecoder().decode(configMap.getBinaryData().get(key))),
+      return new InputStreamReader(
+          new ByteArrayInputStream(Base64.getDecoder().decode(configMap.getBinaryData().get(key))),
           StandardCharsets.UTF_8);
     }
     return null;

@@ -15,29 +15,29 @@ import java.util.regex.Pattern;
 /**
  * Which addresses an http source may connect to. A BloomFilter's author chooses the URL, but the
  * operator makes the request, from inside the cluster and with the operator's network position;
- * without a policy the author could make it fetch from places the author cannot reach: the
- * cloud metadata endpoint, the operator's own port, services on the node's loopback.
+ * without a policy the author could make it fetch from places the author cannot reach: the cloud
+ * metadata endpoint, the operator's own port, services on the node's loopback.
  *
- * <p>Denied by default: loopback, unspecified ({@code 0.0.0.0/8}, {@code ::}), link-local
- * ({@code 169.254.0.0/16}, which holds the metadata endpoint {@code 169.254.169.254}, and
- * {@code fe80::/10}), multicast, the reserved {@code 240.0.0.0/4} (with the broadcast address),
- * the metadata addresses outside those ranges ({@code fd00:ec2::254}, {@code 100.100.100.200}),
- * and every address of one of the operator's own network interfaces (its pod IP). IPv6 forms
- * that carry an IPv4 address (IPv4-mapped {@code ::ffff:a.b.c.d}, IPv4-compatible
- * {@code ::a.b.c.d}, NAT64 {@code 64:ff9b::a.b.c.d}) are judged by both.
+ * <p>Denied by default: loopback, unspecified ({@code 0.0.0.0/8}, {@code ::}), link-local ({@code
+ * 169.254.0.0/16}, which holds the metadata endpoint {@code 169.254.169.254}, and {@code
+ * fe80::/10}), multicast, the reserved {@code 240.0.0.0/4} (with the broadcast address), the
+ * metadata addresses outside those ranges ({@code fd00:ec2::254}, {@code 100.100.100.200}), and
+ * every address of one of the operator's own network interfaces (its pod IP). IPv6 forms that carry
+ * an IPv4 address (IPv4-mapped {@code ::ffff:a.b.c.d}, IPv4-compatible {@code ::a.b.c.d}, NAT64
+ * {@code 64:ff9b::a.b.c.d}) are judged by both.
  *
- * <p>The administrator adds rules: {@code allow} entries admit addresses even inside a range
- * denied by default (e.g. an export service on a link-local address), {@code deny} entries
- * refuse more (e.g. the cluster's service CIDR, or the node network). An entry is a CIDR
- * ({@code 10.96.0.0/12}), an address ({@code 10.0.0.7}, {@code fd00::1}) or a host name, exact
- * ({@code exports.internal}) or with a leading dot for all names below it
- * ({@code .svc.cluster.local}). A host name rule matches the host as written in the URL (or the
- * redirect); since an IP address can always be written instead, deny rules that matter are
- * CIDRs. Precedence: a deny rule beats an allow rule, which beats the defaults.
+ * <p>The administrator adds rules: {@code allow} entries admit addresses even inside a range denied
+ * by default (e.g. an export service on a link-local address), {@code deny} entries refuse more
+ * (e.g. the cluster's service CIDR, or the node network). An entry is a CIDR ({@code
+ * 10.96.0.0/12}), an address ({@code 10.0.0.7}, {@code fd00::1}) or a host name, exact ({@code
+ * exports.internal}) or with a leading dot for all names below it ({@code .svc.cluster.local}). A
+ * host name rule matches the host as written in the URL (or the redirect); since an IP address can
+ * always be written instead, deny rules that matter are CIDRs. Precedence: a deny rule beats an
+ * allow rule, which beats the defaults.
  *
  * <p>The check applies to every address a host resolves to (a host with one refused address is
- * refused, so DNS answers mixing a public and an internal address do not help), and is made
- * again on the address a connection is actually made to: see {@link HttpClients}.
+ * refused, so DNS answers mixing a public and an internal address do not help), and is made again
+ * on the address a connection is actually made to: see {@link HttpClients}.
  */
 public final class EgressPolicy {
 
@@ -70,8 +70,10 @@ public final class EgressPolicy {
     static Cidr parse(String text) {
       int slash = text.indexOf('/');
       String address = slash < 0 ? text : text.substring(0, slash);
-      byte[] network = literal(address).map(InetAddress::getAddress).orElseThrow(() ->
-          new IllegalArgumentException("not an IP address: " + address));
+      byte[] network =
+          literal(address)
+              .map(InetAddress::getAddress)
+              .orElseThrow(() -> new IllegalArgumentException("not an IP address: " + address));
       if (network.length == 4 && address.contains(":")) {
         byte[] mapped = new byte[16];
         mapped[10] = (byte) 0xff;
@@ -114,7 +116,8 @@ public final class EgressPolicy {
 
     @Override
     public boolean equals(Object o) {
-      return o instanceof Cidr other && prefix == other.prefix
+      return o instanceof Cidr other
+          && prefix == other.prefix
           && Arrays.equals(network, other.network);
     }
 
@@ -132,6 +135,7 @@ public final class EgressPolicy {
   /** What OkHttp (and the JDK) take as an IP address instead of a name to resolve. */
   private static final Pattern IP_LITERAL =
       Pattern.compile("([0-9a-fA-F]*:[0-9a-fA-F:.]*)|([\\d.]+)");
+
   private static final String OCTET = "(25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)";
   private static final Pattern DOTTED_QUAD = Pattern.compile(OCTET + "(\\." + OCTET + "){3}");
   private static final Pattern HOST_NAME =
@@ -142,17 +146,17 @@ public final class EgressPolicy {
   private static final List<Cidr> LINK_LOCAL = cidrs("169.254.0.0/16", "fe80::/10");
   private static final List<Cidr> METADATA = cidrs("fd00:ec2::254/128", "100.100.100.200/32");
   private static final List<Cidr> MULTICAST = cidrs("224.0.0.0/4", "240.0.0.0/4", "ff00::/8");
+
   /** IPv6 ranges whose last four bytes are an IPv4 address. */
-  private static final List<Cidr> EMBEDDING_IPV4 =
-      cidrs("::ffff:0:0/96", "::/96", "64:ff9b::/96");
+  private static final List<Cidr> EMBEDDING_IPV4 = cidrs("::ffff:0:0/96", "::/96", "64:ff9b::/96");
 
   private final List<Cidr> allow;
   private final List<Cidr> deny;
   private final List<String> allowHosts;
   private final List<String> denyHosts;
 
-  private EgressPolicy(List<Cidr> allow, List<Cidr> deny, List<String> allowHosts,
-      List<String> denyHosts) {
+  private EgressPolicy(
+      List<Cidr> allow, List<Cidr> deny, List<String> allowHosts, List<String> denyHosts) {
     this.allow = List.copyOf(allow);
     this.deny = List.copyOf(deny);
     this.allowHosts = List.copyOf(allowHosts);
@@ -165,8 +169,8 @@ public final class EgressPolicy {
   }
 
   /**
-   * A policy with extra rules; each list holds entries separated by commas or whitespace
-   * (see the class comment), {@code null} or blank for none.
+   * A policy with extra rules; each list holds entries separated by commas or whitespace (see the
+   * class comment), {@code null} or blank for none.
    *
    * @throws IllegalArgumentException when an entry is neither an address, a CIDR nor a host name
    */
@@ -202,19 +206,19 @@ public final class EgressPolicy {
       } else if (HOST_NAME.matcher(lower).matches()) {
         hosts.add(stripDot(lower));
       } else {
-        throw new IllegalArgumentException(setting + ": \"" + entry + "\" is neither an IP "
-            + "address, a CIDR nor a host name");
+        throw new IllegalArgumentException(
+            setting + ": \"" + entry + "\" is neither an IP " + "address, a CIDR nor a host name");
       }
     }
   }
 
   /**
-   * The address {@code host} names when it is an IPv6 literal or a dotted-quad IPv4 address,
-   * parsed without asking DNS; else empty.
+   * The address {@code host} names when it is an IPv6 literal or a dotted-quad IPv4 address, parsed
+   * without asking DNS; else empty.
    */
   static Optional<InetAddress> literal(String host) {
-    String bare = host.startsWith("[") && host.endsWith("]")
-        ? host.substring(1, host.length() - 1) : host;
+    String bare =
+        host.startsWith("[") && host.endsWith("]") ? host.substring(1, host.length() - 1) : host;
     boolean ipv6 = bare.contains(":");
     if (!(ipv6 ? IP_LITERAL : DOTTED_QUAD).matcher(bare).matches()) {
       return Optional.empty();
@@ -228,15 +232,15 @@ public final class EgressPolicy {
   }
 
   /**
-   * Why a URL host that is an IP literal is refused, checked before any connection (OkHttp
-   * connects to literals without asking its {@code Dns}); empty for an allowed literal and for a
-   * host name, which is checked when it is resolved. Digits and dots that are no dotted quad
-   * ({@code 127.1}, {@code 2130706433}, {@code 1.2.3.4.5}) are refused: the JDK reads some as
-   * addresses and looks others up in DNS, and neither is worth the ambiguity.
+   * Why a URL host that is an IP literal is refused, checked before any connection (OkHttp connects
+   * to literals without asking its {@code Dns}); empty for an allowed literal and for a host name,
+   * which is checked when it is resolved. Digits and dots that are no dotted quad ({@code 127.1},
+   * {@code 2130706433}, {@code 1.2.3.4.5}) are refused: the JDK reads some as addresses and looks
+   * others up in DNS, and neither is worth the ambiguity.
    */
   public Optional<Refusal> checkLiteral(String host) {
-    String bare = host.startsWith("[") && host.endsWith("]")
-        ? host.substring(1, host.length() - 1) : host;
+    String bare =
+        host.startsWith("[") && host.endsWith("]") ? host.substring(1, host.length() - 1) : host;
     if (!IP_LITERAL.matcher(bare).matches()) {
       return Optional.empty();
     }
@@ -327,7 +331,8 @@ public final class EgressPolicy {
 
   private static boolean matches(List<String> rules, String host) {
     for (String rule : rules) {
-      if (rule.startsWith(".") ? host.endsWith(rule) || host.equals(rule.substring(1))
+      if (rule.startsWith(".")
+          ? host.endsWith(rule) || host.equals(rule.substring(1))
           : host.equals(rule)) {
         return true;
       }
@@ -345,8 +350,11 @@ public final class EgressPolicy {
 
   @Override
   public boolean equals(Object o) {
-    return o instanceof EgressPolicy other && allow.equals(other.allow) && deny.equals(other.deny)
-        && allowHosts.equals(other.allowHosts) && denyHosts.equals(other.denyHosts);
+    return o instanceof EgressPolicy other
+        && allow.equals(other.allow)
+        && deny.equals(other.deny)
+        && allowHosts.equals(other.allowHosts)
+        && denyHosts.equals(other.denyHosts);
   }
 
   @Override
@@ -356,7 +364,14 @@ public final class EgressPolicy {
 
   @Override
   public String toString() {
-    return "EgressPolicy[allow=" + allow + " " + allowHosts + ", deny=" + deny + " " + denyHosts
+    return "EgressPolicy[allow="
+        + allow
+        + " "
+        + allowHosts
+        + ", deny="
+        + deny
+        + " "
+        + denyHosts
         + "]";
   }
 }

@@ -16,9 +16,9 @@ import java.nio.file.attribute.BasicFileAttributes;
 import java.util.zip.GZIPInputStream;
 
 /**
- * Newline-separated keys in a local file, plain or gzip-compressed (recognised by its magic
- * bytes, not its name), following the shared {@link LineParser} line rules. Used by the offline
- * CLI; re-readable, as {@link KeySource} requires, because it reopens the file on every read.
+ * Newline-separated keys in a local file, plain or gzip-compressed (recognised by its magic bytes,
+ * not its name), following the shared {@link LineParser} line rules. Used by the offline CLI;
+ * re-readable, as {@link KeySource} requires, because it reopens the file on every read.
  */
 public final class FileSource implements KeySource {
 
@@ -89,9 +89,12 @@ public final class FileSource implements KeySource {
     InputStream content = isGzip(buffered) ? new GZIPInputStream(buffered, BUFFER) : buffered;
     // Strict UTF-8: a file in another encoding must fail the build rather than insert
     // replacement characters that no client will ever look up.
-    return new InputStreamReader(content, StandardCharsets.UTF_8.newDecoder()
-        .onMalformedInput(CodingErrorAction.REPORT)
-        .onUnmappableCharacter(CodingErrorAction.REPORT));
+    return new InputStreamReader(
+        content,
+        StandardCharsets.UTF_8
+            .newDecoder()
+            .onMalformedInput(CodingErrorAction.REPORT)
+            .onUnmappableCharacter(CodingErrorAction.REPORT));
   }
 
   private SourceException failure(IOException e) {
@@ -99,10 +102,10 @@ public final class FileSource implements KeySource {
       return new SourceException(Reasons.SOURCE_NOT_FOUND, "file " + path + " does not exist", e);
     }
     if (e instanceof AccessDeniedException) {
-      return new SourceException(Reasons.SOURCE_UNREADABLE, "file " + path
-          + " is not readable (permission denied)", e);
+      return new SourceException(
+          Reasons.SOURCE_UNREADABLE, "file " + path + " is not readable (permission denied)", e);
     }
-    return new SourceException(Reasons.SOURCE_UNREADABLE, "reading file " + path + " failed: "
-        + e, e);
+    return new SourceException(
+        Reasons.SOURCE_UNREADABLE, "reading file " + path + " failed: " + e, e);
   }
 }

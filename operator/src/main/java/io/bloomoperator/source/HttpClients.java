@@ -18,17 +18,17 @@ import okhttp3.Protocol;
 import okhttp3.Response;
 
 /**
- * The HTTP clients of http sources: all derived from one client, so they share one connection
- * pool and one dispatcher however many sources and timeouts there are (OkHttp's derived clients
- * start no threads of their own), and all confined by an {@link EgressPolicy}.
+ * The HTTP clients of http sources: all derived from one client, so they share one connection pool
+ * and one dispatcher however many sources and timeouts there are (OkHttp's derived clients start no
+ * threads of their own), and all confined by an {@link EgressPolicy}.
  *
  * <p>The policy is enforced where the address is known. Host names are resolved by a {@link Dns}
- * that refuses a host when any of its addresses is refused; with no proxy, OkHttp connects only
- * to addresses that {@code Dns} returned, so a DNS answer that changes between a check and the
+ * that refuses a host when any of its addresses is refused; with no proxy, OkHttp connects only to
+ * addresses that {@code Dns} returned, so a DNS answer that changes between a check and the
  * connection (DNS rebinding) cannot slip through. IP literals never reach {@code Dns} (OkHttp
- * connects to them directly): {@link HttpSource} checks them before each request. Finally a
- * network interceptor checks the remote address of the socket each request is about to be sent
- * on, so nothing is sent to a refused address whatever path led there.
+ * connects to them directly): {@link HttpSource} checks them before each request. Finally a network
+ * interceptor checks the remote address of the socket each request is about to be sent on, so
+ * nothing is sent to a refused address whatever path led there.
  *
  * <p>No proxy is used, whatever the JVM's proxy settings: a proxy would connect on the operator's
  * behalf to addresses this class never sees.
@@ -57,33 +57,35 @@ final class HttpClients {
     }
   }
 
-  private static final OkHttpClient SHARED = new OkHttpClient.Builder()
-      .proxy(Proxy.NO_PROXY)
-      // Redirects are followed by HttpSource itself: each hop is checked against the policy and
-      // the Secret's headers are sent to the URL's own origin only.
-      .followRedirects(false)
-      .followSslRedirects(false)
-      // HTTP/1.1: no HTTP/2 flow-control window limiting a multi-gigabyte download, and no
-      // connection coalescing across host names.
-      .protocols(List.of(Protocol.HTTP_1_1))
-      .build();
+  private static final OkHttpClient SHARED =
+      new OkHttpClient.Builder()
+          .proxy(Proxy.NO_PROXY)
+          // Redirects are followed by HttpSource itself: each hop is checked against the policy and
+          // the Secret's headers are sent to the URL's own origin only.
+          .followRedirects(false)
+          .followSslRedirects(false)
+          // HTTP/1.1: no HTTP/2 flow-control window limiting a multi-gigabyte download, and no
+          // connection coalescing across host names.
+          .protocols(List.of(Protocol.HTTP_1_1))
+          .build();
 
-  private HttpClients() {
-  }
+  private HttpClients() {}
 
   /** A client with these timeouts, connecting only where the policy allows. */
-  static OkHttpClient client(EgressPolicy policy, Resolver resolver, Duration connectTimeout,
-      Duration readTimeout) {
-    return SHARED.newBuilder()
+  static OkHttpClient client(
+      EgressPolicy policy, Resolver resolver, Duration connectTimeout, Duration readTimeout) {
+    return SHARED
+        .newBuilder()
         .dns(new PolicyDns(policy, resolver))
         .addNetworkInterceptor(new ConnectedAddressCheck(policy))
         .connectTimeout(connectTimeout)
         .readTimeout(readTimeout)
         .writeTimeout(readTimeout)
-        .eventListenerFactory(call -> {
-          ConnectWatch watch = call.request().tag(ConnectWatch.class);
-          return watch != null ? watch : EventListener.NONE;
-        })
+        .eventListenerFactory(
+            call -> {
+              ConnectWatch watch = call.request().tag(ConnectWatch.class);
+              return watch != null ? watch : EventListener.NONE;
+            })
         .build();
   }
 
@@ -105,8 +107,8 @@ final class HttpClients {
   }
 
   /**
-   * Refuses a host when the policy refuses one of its addresses. A record: OkHttp pools
-   * connections by address, which includes the {@code Dns}, so equal policies share them.
+   * Refuses a host when the policy refuses one of its addresses. A record: OkHttp pools connections
+   * by address, which includes the {@code Dns}, so equal policies share them.
    */
   record PolicyDns(EgressPolicy policy, Resolver resolver) implements Dns {
     @Override

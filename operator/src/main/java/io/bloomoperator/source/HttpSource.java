@@ -1,8 +1,8 @@
 package io.bloomoperator.source;
 
-import io.bloomoperator.api.Reasons;
-import io.bloomoperator.api.HttpSourceSpec;
 import io.bloomoperator.api.Durations;
+import io.bloomoperator.api.HttpSourceSpec;
+import io.bloomoperator.api.Reasons;
 import io.fabric8.kubernetes.api.model.Secret;
 import java.io.BufferedInputStream;
 import java.io.EOFException;
@@ -40,15 +40,15 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Newline-delimited keys served over HTTP(S), plain or gzip, e.g. a nightly export of a
- * warehouse table. The body is streamed line by line into the sink and never held whole, so
- * exports of 100M keys (1-2 GB) work with a small heap.
+ * Newline-delimited keys served over HTTP(S), plain or gzip, e.g. a nightly export of a warehouse
+ * table. The body is streamed line by line into the sink and never held whole, so exports of 100M
+ * keys (1-2 GB) work with a small heap.
  *
  * <p><b>Compression.</b> Requests send {@code Accept-Encoding: gzip}. The body is gunzipped when
  * the response says {@code Content-Encoding: gzip}, and also when the (decoded) body starts with
- * the gzip magic bytes {@code 1f 8b}, so a {@code ids.txt.gz} file served as
- * {@code application/octet-stream} works. Text that starts with those bytes is not valid UTF-8,
- * so the sniffing cannot misread a plain export.
+ * the gzip magic bytes {@code 1f 8b}, so a {@code ids.txt.gz} file served as {@code
+ * application/octet-stream} works. Text that starts with those bytes is not valid UTF-8, so the
+ * sniffing cannot misread a plain export.
  *
  * <p><b>Headers.</b> With {@code headersSecret}, every data key of that Secret (same namespace) is
  * sent as a request header of that name, e.g. {@code Authorization: Bearer ...}; surrounding
@@ -58,55 +58,65 @@ import org.slf4j.LoggerFactory;
  *
  * <p><b>Change token.</b> {@link #changeToken()} asks for the headers only ({@code HEAD}) and
  * returns {@code "etag:<digest>"}, else {@code "last-modified:<digest>"}, else {@code null}, where
- * the digest is a SHA-256 prefix of the header's value: the server's text never reaches the
- * status or the manifest. An unchanged export therefore costs one HEAD per refresh and is not
- * downloaded again. When HEAD fails with any non-2xx status (405/501 from servers without HEAD,
- * but also 403 from pre-signed object-store URLs that are signed for GET only), the token comes
- * from a GET whose body is abandoned after the headers; that GET's status is authoritative, so a
- * real 404 or 500 is reported from it. A server that sends neither validator gets {@code null}:
- * the reconciler then rebuilds every {@code refreshInterval} (an identical result is still not
- * republished, since the payload digest is compared). The token is taken before the download;
- * if the export changes in between, the next refresh sees a new token and rebuilds again, so a
- * change is never missed, at worst built twice.
+ * the digest is a SHA-256 prefix of the header's value: the server's text never reaches the status
+ * or the manifest. An unchanged export therefore costs one HEAD per refresh and is not downloaded
+ * again. When HEAD fails with any non-2xx status (405/501 from servers without HEAD, but also 403
+ * from pre-signed object-store URLs that are signed for GET only), the token comes from a GET whose
+ * body is abandoned after the headers; that GET's status is authoritative, so a real 404 or 500 is
+ * reported from it. A server that sends neither validator gets {@code null}: the reconciler then
+ * rebuilds every {@code refreshInterval} (an identical result is still not republished, since the
+ * payload digest is compared). The token is taken before the download; if the export changes in
+ * between, the next refresh sees a new token and rebuilds again, so a change is never missed, at
+ * worst built twice.
  *
- * <p><b>Where it connects.</b> Only to addresses the operator's {@link EgressPolicy} allows:
- * by default not to loopback, link-local (cloud metadata), unspecified, multicast or the
- * operator's own addresses, checked on the resolved and on the connected address, for the URL
- * and for every redirect ({@value Reasons#SOURCE_ADDRESS_NOT_ALLOWED}); see {@link HttpClients}. No proxy is
+ * <p><b>Where it connects.</b> Only to addresses the operator's {@link EgressPolicy} allows: by
+ * default not to loopback, link-local (cloud metadata), unspecified, multicast or the operator's
+ * own addresses, checked on the resolved and on the connected address, for the URL and for every
+ * redirect ({@value Reasons#SOURCE_ADDRESS_NOT_ALLOWED}); see {@link HttpClients}. No proxy is
  * used.
  *
- * <p><b>Limits.</b> {@code connectTimeout} (default 10s) bounds TCP/TLS connection setup.
- * {@code readTimeout} (default 60s) bounds the wait for the response headers and every wait for
- * further body data: a slow but steady download is fine, a stalled one fails. The operator's
- * {@link HttpSourceSettings} bound what no BloomFilter can raise: the whole request, redirects
- * and body included ({@code BLOOM_HTTP_MAX_READ_TIME}, default 10m, so a server trickling a byte
- * just before each readTimeout cannot hold a reconcile thread forever), the length of a line
- * ({@code BLOOM_HTTP_MAX_LINE_BYTES}, 64 KiB, checked before the line is held) and the body's
- * size after decompression ({@code BLOOM_HTTP_MAX_BODY_BYTES}, 8 GiB, against gzip bombs).
- * Timeouts fail the read with {@value Reasons#SOURCE_TIMEOUT}, the other limits with
- * {@value Reasons#SOURCE_LIMIT_EXCEEDED}.
+ * <p><b>Limits.</b> {@code connectTimeout} (default 10s) bounds TCP/TLS connection setup. {@code
+ * readTimeout} (default 60s) bounds the wait for the response headers and every wait for further
+ * body data: a slow but steady download is fine, a stalled one fails. The operator's {@link
+ * HttpSourceSettings} bound what no BloomFilter can raise: the whole request, redirects and body
+ * included ({@code BLOOM_HTTP_MAX_READ_TIME}, default 10m, so a server trickling a byte just before
+ * each readTimeout cannot hold a reconcile thread forever), the length of a line ({@code
+ * BLOOM_HTTP_MAX_LINE_BYTES}, 64 KiB, checked before the line is held) and the body's size after
+ * decompression ({@code BLOOM_HTTP_MAX_BODY_BYTES}, 8 GiB, against gzip bombs). Timeouts fail the
+ * read with {@value Reasons#SOURCE_TIMEOUT}, the other limits with {@value
+ * Reasons#SOURCE_LIMIT_EXCEEDED}.
  *
  * <p><b>Errors.</b> 404 and 410 are {@link SourceException#NOT_FOUND}; 401/403 and other non-2xx
  * statuses are {@link SourceException#UNREADABLE} with the status code; connection failures are
  * {@code UNREADABLE} with a fixed description (unknown host, connection refused, TLS handshake
  * failed, ...). Nothing the server controls is quoted: no body, no header value, no redirect
- * target; the full exception is logged at DEBUG only. Redirects are followed (at most
- * {@value #MAX_REDIRECTS}, never from HTTPS to HTTP); the Secret's headers are sent to the URL's
- * own origin only. Messages name the URL without user info and query string, which often carry
- * credentials (pre-signed URLs).
+ * target; the full exception is logged at DEBUG only. Redirects are followed (at most {@value
+ * #MAX_REDIRECTS}, never from HTTPS to HTTP); the Secret's headers are sent to the URL's own origin
+ * only. Messages name the URL without user info and query string, which often carry credentials
+ * (pre-signed URLs).
  */
 public final class HttpSource implements KeySource {
-
 
   static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(10);
   static final Duration DEFAULT_READ_TIMEOUT = Duration.ofSeconds(60);
   private static final int BUFFER = 256 * 1024;
   private static final int MAX_REDIRECTS = 5;
   private static final Set<Integer> REDIRECTS = Set.of(301, 302, 303, 307, 308);
+
   /** Headers that belong to the connection or the framing, not to the application. */
-  private static final Set<String> RESTRICTED_HEADERS = Set.of("host", "connection",
-      "content-length", "transfer-encoding", "te", "trailer", "upgrade", "expect", "keep-alive",
-      "proxy-connection");
+  private static final Set<String> RESTRICTED_HEADERS =
+      Set.of(
+          "host",
+          "connection",
+          "content-length",
+          "transfer-encoding",
+          "te",
+          "trailer",
+          "upgrade",
+          "expect",
+          "keep-alive",
+          "proxy-connection");
+
   private static final Logger LOG = LoggerFactory.getLogger(HttpSource.class);
 
   private final SecretAccess secrets;
@@ -117,6 +127,7 @@ public final class HttpSource implements KeySource {
   private final Duration readTimeout;
   private final HttpSourceSettings settings;
   private final OkHttpClient http;
+
   /** The Secret's headers, read once per source instance (that is, once per reconcile). */
   private Map<String, String> headers;
 
@@ -129,7 +140,10 @@ public final class HttpSource implements KeySource {
   }
 
   /** With another resolver, for tests of what happens after resolution. */
-  HttpSource(SecretAccess secrets, HttpSourceSpec spec, HttpSourceSettings settings,
+  HttpSource(
+      SecretAccess secrets,
+      HttpSourceSpec spec,
+      HttpSourceSettings settings,
       HttpClients.Resolver resolver) {
     if (spec == null || spec.getUrl() == null || spec.getUrl().isBlank()) {
       throw new IllegalArgumentException("spec.source.http.url is required");
@@ -138,10 +152,12 @@ public final class HttpSource implements KeySource {
     URI uri = parseUrl(spec.getUrl().strip());
     this.url = httpUrl(uri);
     this.shownUrl = shown(uri);
-    this.headersSecret = spec.getHeadersSecret() == null || spec.getHeadersSecret().isBlank()
-        ? null : spec.getHeadersSecret();
-    this.connectTimeout = duration(spec.getConnectTimeout(), DEFAULT_CONNECT_TIMEOUT,
-        "connectTimeout");
+    this.headersSecret =
+        spec.getHeadersSecret() == null || spec.getHeadersSecret().isBlank()
+            ? null
+            : spec.getHeadersSecret();
+    this.connectTimeout =
+        duration(spec.getConnectTimeout(), DEFAULT_CONNECT_TIMEOUT, "connectTimeout");
     this.readTimeout = duration(spec.getReadTimeout(), DEFAULT_READ_TIMEOUT, "readTimeout");
     this.settings = settings;
     this.http = HttpClients.client(settings.egress(), resolver, connectTimeout, readTimeout);
@@ -175,28 +191,42 @@ public final class HttpSource implements KeySource {
       if (!successful(fetched.response().code())) {
         throw statusError(fetched);
       }
-      InputStream body = new BoundedInputStream(decode(fetched), settings.maxBodyBytes(),
-          "BLOOM_HTTP_MAX_BODY_BYTES");
+      InputStream body =
+          new BoundedInputStream(
+              decode(fetched), settings.maxBodyBytes(), "BLOOM_HTTP_MAX_BODY_BYTES");
       BoundedLines.stream(body, settings.maxLineBytes(), "BLOOM_HTTP_MAX_LINE_BYTES", sink);
     } catch (BodyLimitExceeded e) {
-      throw new SourceException(Reasons.SOURCE_LIMIT_EXCEEDED, "download from " + shownUrl + " stopped: "
-          + e.getMessage() + " (the operator's " + e.setting() + ")");
+      throw new SourceException(
+          Reasons.SOURCE_LIMIT_EXCEEDED,
+          "download from "
+              + shownUrl
+              + " stopped: "
+              + e.getMessage()
+              + " (the operator's "
+              + e.setting()
+              + ")");
     } catch (IOException e) {
       LOG.debug("{}: download failed", shownUrl, e);
       if (fetched.call().isCanceled()) {
         throw tookTooLong();
       }
       if (e instanceof SocketTimeoutException) {
-        throw new SourceException(Reasons.SOURCE_TIMEOUT, "download from " + shownUrl + " stalled: no data "
-            + "received for " + readTimeout.toMillis() + " ms (readTimeout)");
+        throw new SourceException(
+            Reasons.SOURCE_TIMEOUT,
+            "download from "
+                + shownUrl
+                + " stalled: no data "
+                + "received for "
+                + readTimeout.toMillis()
+                + " ms (readTimeout)");
       }
       if (e instanceof ZipException || e instanceof EOFException) {
         // Only GZIPInputStream throws EOFException here: a body cut short is a ProtocolException.
-        throw new SourceException(Reasons.SOURCE_UNREADABLE, "body of " + shownUrl
-            + " is not valid gzip");
+        throw new SourceException(
+            Reasons.SOURCE_UNREADABLE, "body of " + shownUrl + " is not valid gzip");
       }
-      throw new SourceException(Reasons.SOURCE_UNREADABLE, "download from " + shownUrl
-          + " failed: " + failure(e));
+      throw new SourceException(
+          Reasons.SOURCE_UNREADABLE, "download from " + shownUrl + " failed: " + failure(e));
     } finally {
       fetched.close();
     }
@@ -213,16 +243,19 @@ public final class HttpSource implements KeySource {
   /** The body with every gzip layer removed (Content-Encoding, then a gzip file as such). */
   private InputStream decode(Fetched fetched) throws IOException, SourceException {
     InputStream in = fetched.response().body().byteStream();
-    String encoding = Optional.ofNullable(fetched.response().header("Content-Encoding"))
-        .orElse("identity").strip().toLowerCase(Locale.ROOT);
+    String encoding =
+        Optional.ofNullable(fetched.response().header("Content-Encoding"))
+            .orElse("identity")
+            .strip()
+            .toLowerCase(Locale.ROOT);
     switch (encoding) {
       case "gzip", "x-gzip" -> in = new GZIPInputStream(in, BUFFER);
-      case "identity", "" -> {
-      }
+      case "identity", "" -> {}
       default -> {
         LOG.debug("{}: unsupported Content-Encoding {}", shownUrl, encoding);
-        throw new SourceException(Reasons.SOURCE_UNREADABLE, "body of " + shownUrl
-            + " has an unsupported Content-Encoding (only gzip is accepted)");
+        throw new SourceException(
+            Reasons.SOURCE_UNREADABLE,
+            "body of " + shownUrl + " has an unsupported Content-Encoding (only gzip is accepted)");
       }
     }
     BufferedInputStream peek = new BufferedInputStream(in, BUFFER);
@@ -238,11 +271,11 @@ public final class HttpSource implements KeySource {
 
   /**
    * Sends the request, following up to {@value #MAX_REDIRECTS} redirects itself: OkHttp's own
-   * redirects would skip the address check of {@link #sendOnce} for IP literals, and would
-   * forward the Secret's headers to whatever host a redirect names (object stores also reject a
-   * pre-signed URL that carries an Authorization header). Here the Secret's headers only go to
-   * the URL's own origin (scheme, host and port), like curl without {@code --location-trusted};
-   * HTTPS never redirects to HTTP.
+   * redirects would skip the address check of {@link #sendOnce} for IP literals, and would forward
+   * the Secret's headers to whatever host a redirect names (object stores also reject a pre-signed
+   * URL that carries an Authorization header). Here the Secret's headers only go to the URL's own
+   * origin (scheme, host and port), like curl without {@code --location-trusted}; HTTPS never
+   * redirects to HTTP.
    */
   private Fetched send(String method, long deadline) throws SourceException {
     HttpUrl target = url;
@@ -255,36 +288,50 @@ public final class HttpSource implements KeySource {
       }
       fetched.close();
       if (hops == MAX_REDIRECTS) {
-        throw new SourceException(Reasons.SOURCE_UNREADABLE, "more than " + MAX_REDIRECTS
-            + " redirects from " + shownUrl);
+        throw new SourceException(
+            Reasons.SOURCE_UNREADABLE,
+            "more than " + MAX_REDIRECTS + " redirects from " + shownUrl);
       }
       HttpUrl next = target.resolve(location.strip());
       if (next == null) {
         LOG.debug("{}: HTTP {} redirects to an invalid Location {}", shownUrl, status, location);
-        throw new SourceException(Reasons.SOURCE_UNREADABLE, "HTTP " + status + " from "
-            + where(hops) + " redirects to a Location that is not an http(s) URL");
+        throw new SourceException(
+            Reasons.SOURCE_UNREADABLE,
+            "HTTP "
+                + status
+                + " from "
+                + where(hops)
+                + " redirects to a Location that is not an http(s) URL");
       }
       LOG.debug("{}: HTTP {} redirects to {}", shownUrl, status, shown(next));
       if (target.isHttps() && !next.isHttps()) {
-        throw new SourceException(Reasons.SOURCE_UNREADABLE, "HTTP " + status + " from "
-            + where(hops) + " redirects from HTTPS to HTTP, which is not followed");
+        throw new SourceException(
+            Reasons.SOURCE_UNREADABLE,
+            "HTTP "
+                + status
+                + " from "
+                + where(hops)
+                + " redirects from HTTPS to HTTP, which is not followed");
       }
       target = next;
     }
   }
 
-  private Fetched sendOnce(String method, HttpUrl target, int hops, boolean withSecret,
-      long deadline) throws SourceException {
+  private Fetched sendOnce(
+      String method, HttpUrl target, int hops, boolean withSecret, long deadline)
+      throws SourceException {
     Optional<EgressPolicy.Refusal> literal = settings.egress().checkLiteral(target.host());
     if (literal.isPresent()) {
       throw refused(hops, literal.get());
     }
     HttpClients.ConnectWatch watch = new HttpClients.ConnectWatch();
-    Request.Builder request = new Request.Builder().url(target)
-        .method(method, null)
-        .header("Accept-Encoding", "gzip")
-        .header("User-Agent", "bloom-operator")
-        .tag(HttpClients.ConnectWatch.class, watch);
+    Request.Builder request =
+        new Request.Builder()
+            .url(target)
+            .method(method, null)
+            .header("Accept-Encoding", "gzip")
+            .header("User-Agent", "bloom-operator")
+            .tag(HttpClients.ConnectWatch.class, watch);
     if (withSecret) {
       for (Map.Entry<String, String> header : headers().entrySet()) {
         setHeader(request, header.getKey(), header.getValue());
@@ -296,8 +343,8 @@ public final class HttpSource implements KeySource {
     }
     // A derived client costs no thread and shares the pool; its callTimeout is what is left of
     // the total read time.
-    Call call = http.newBuilder().callTimeout(Duration.ofNanos(remaining)).build()
-        .newCall(request.build());
+    Call call =
+        http.newBuilder().callTimeout(Duration.ofNanos(remaining)).build().newCall(request.build());
     try {
       return new Fetched(call, call.execute(), hops);
     } catch (IOException e) {
@@ -311,13 +358,23 @@ public final class HttpSource implements KeySource {
       }
       if (e instanceof InterruptedIOException && !Thread.currentThread().isInterrupted()) {
         throw watch.connected()
-            ? new SourceException(Reasons.SOURCE_TIMEOUT, "no response from " + where(hops) + " within "
-                + readTimeout.toMillis() + " ms (readTimeout)")
-            : new SourceException(Reasons.SOURCE_TIMEOUT, "no connection to " + where(hops) + " within "
-                + connectTimeout.toMillis() + " ms (connectTimeout)");
+            ? new SourceException(
+                Reasons.SOURCE_TIMEOUT,
+                "no response from "
+                    + where(hops)
+                    + " within "
+                    + readTimeout.toMillis()
+                    + " ms (readTimeout)")
+            : new SourceException(
+                Reasons.SOURCE_TIMEOUT,
+                "no connection to "
+                    + where(hops)
+                    + " within "
+                    + connectTimeout.toMillis()
+                    + " ms (connectTimeout)");
       }
-      throw new SourceException(Reasons.SOURCE_UNREADABLE, "cannot " + method + " "
-          + where(hops) + ": " + failure(e));
+      throw new SourceException(
+          Reasons.SOURCE_UNREADABLE, "cannot " + method + " " + where(hops) + ": " + failure(e));
     }
   }
 
@@ -335,8 +392,14 @@ public final class HttpSource implements KeySource {
       }
     }
     if (problem != null) {
-      throw new SourceException(Reasons.SOURCE_UNREADABLE, "header \"" + name
-          + "\" from Secret " + headersSecret + " (headersSecret) cannot be sent: " + problem);
+      throw new SourceException(
+          Reasons.SOURCE_UNREADABLE,
+          "header \""
+              + name
+              + "\" from Secret "
+              + headersSecret
+              + " (headersSecret) cannot be sent: "
+              + problem);
     }
   }
 
@@ -351,16 +414,25 @@ public final class HttpSource implements KeySource {
 
   /** The same text whether or not anything listens there: no port scan through messages. */
   private SourceException refused(int hops, EgressPolicy.Refusal refusal) {
-    String whose = hops == 0 ? "not connecting to " + shownUrl + ": the host's address "
-        : "not following the redirect from " + where(hops - 1) + ": the target's address ";
-    String hint = refusal == EgressPolicy.Refusal.DENIED ? ""
-        : " (only the operator's BLOOM_HTTP_ALLOW can admit it)";
+    String whose =
+        hops == 0
+            ? "not connecting to " + shownUrl + ": the host's address "
+            : "not following the redirect from " + where(hops - 1) + ": the target's address ";
+    String hint =
+        refusal == EgressPolicy.Refusal.DENIED
+            ? ""
+            : " (only the operator's BLOOM_HTTP_ALLOW can admit it)";
     return new SourceException(Reasons.SOURCE_ADDRESS_NOT_ALLOWED, whose + refusal.text() + hint);
   }
 
   private SourceException tookTooLong() {
-    return new SourceException(Reasons.SOURCE_TIMEOUT, "reading " + shownUrl + " took longer than "
-        + settings.maxReadTime().toMillis() + " ms (the operator's BLOOM_HTTP_MAX_READ_TIME)");
+    return new SourceException(
+        Reasons.SOURCE_TIMEOUT,
+        "reading "
+            + shownUrl
+            + " took longer than "
+            + settings.maxReadTime().toMillis()
+            + " ms (the operator's BLOOM_HTTP_MAX_READ_TIME)");
   }
 
   private long deadline() {
@@ -369,8 +441,9 @@ public final class HttpSource implements KeySource {
 
   /** The URL as the user wrote it (redacted), and how many redirects led to the response. */
   private String where(int hops) {
-    return hops == 0 ? shownUrl : shownUrl + " (after " + hops + " redirect"
-        + (hops == 1 ? "" : "s") + ")";
+    return hops == 0
+        ? shownUrl
+        : shownUrl + " (after " + hops + " redirect" + (hops == 1 ? "" : "s") + ")";
   }
 
   private static boolean sameOrigin(HttpUrl a, HttpUrl b) {
@@ -386,12 +459,18 @@ public final class HttpSource implements KeySource {
     }
     // Only to the URL's own origin (redirects elsewhere get no headers), and only if the
     // Secret allows that host.
-    Secret secret = secrets.forSending(headersSecret, "source.http.headersSecret", url.host(),
-        url.port());
+    Secret secret =
+        secrets.forSending(headersSecret, "source.http.headersSecret", url.host(), url.port());
     Map<String, String> read = new LinkedHashMap<>();
     if (secret.getData() != null) {
-      secret.getData().forEach((name, value) -> read.put(name,
-          new String(Base64.getDecoder().decode(value), StandardCharsets.UTF_8).strip()));
+      secret
+          .getData()
+          .forEach(
+              (name, value) ->
+                  read.put(
+                      name,
+                      new String(Base64.getDecoder().decode(value), StandardCharsets.UTF_8)
+                          .strip()));
     }
     if (secret.getStringData() != null) {
       secret.getStringData().forEach((name, value) -> read.put(name, value.strip()));
@@ -407,9 +486,10 @@ public final class HttpSource implements KeySource {
       return new SourceException(Reasons.SOURCE_NOT_FOUND, from);
     }
     if (status == 401 || status == 403) {
-      String hint = headersSecret == null
-          ? "; the server wants credentials: set headersSecret (e.g. an Authorization header)"
-          : "; check the headers in Secret " + headersSecret + " (headersSecret)";
+      String hint =
+          headersSecret == null
+              ? "; the server wants credentials: set headersSecret (e.g. an Authorization header)"
+              : "; check the headers in Secret " + headersSecret + " (headersSecret)";
       return new SourceException(Reasons.SOURCE_UNREADABLE, from + hint);
     }
     return new SourceException(Reasons.SOURCE_UNREADABLE, from);
@@ -421,8 +501,8 @@ public final class HttpSource implements KeySource {
     if (!etag.isEmpty()) {
       return "etag:" + digest(etag);
     }
-    String lastModified = Optional.ofNullable(response.header("Last-Modified"))
-        .map(String::strip).orElse("");
+    String lastModified =
+        Optional.ofNullable(response.header("Last-Modified")).map(String::strip).orElse("");
     if (!lastModified.isEmpty()) {
       return "last-modified:" + digest(lastModified);
     }
@@ -432,8 +512,8 @@ public final class HttpSource implements KeySource {
   /** The first 128 bits of the value's SHA-256, in hex. */
   static String digest(String value) {
     try {
-      byte[] hash = MessageDigest.getInstance("SHA-256")
-          .digest(value.getBytes(StandardCharsets.UTF_8));
+      byte[] hash =
+          MessageDigest.getInstance("SHA-256").digest(value.getBytes(StandardCharsets.UTF_8));
       return HexFormat.of().formatHex(hash, 0, 16);
     } catch (NoSuchAlgorithmException e) {
       throw new IllegalStateException("SHA-256 is a required JDK algorithm", e);
@@ -479,13 +559,13 @@ public final class HttpSource implements KeySource {
     } catch (URISyntaxException e) {
       // The exception text repeats the whole input, which may hold userinfo or a signed query
       // string: name only the reason and the position.
-      throw new IllegalArgumentException("spec.source.http.url is not a URL: " + e.getReason()
-          + " at index " + e.getIndex());
+      throw new IllegalArgumentException(
+          "spec.source.http.url is not a URL: " + e.getReason() + " at index " + e.getIndex());
     }
     String scheme = parsed.getScheme() == null ? "" : parsed.getScheme().toLowerCase(Locale.ROOT);
     if ((!scheme.equals("http") && !scheme.equals("https")) || parsed.getHost() == null) {
-      throw new IllegalArgumentException("spec.source.http.url must be an http:// or https:// "
-          + "URL with a host");
+      throw new IllegalArgumentException(
+          "spec.source.http.url must be an http:// or https:// " + "URL with a host");
     }
     return parsed;
   }
@@ -515,7 +595,12 @@ public final class HttpSource implements KeySource {
   /** As {@link #shown(URI)}, for the URLs of redirects (logged at DEBUG only). */
   static String shown(HttpUrl url) {
     String host = url.host().contains(":") ? "[" + url.host() + "]" : url.host();
-    return url.scheme() + "://" + host + ":" + url.port() + url.encodedPath()
+    return url.scheme()
+        + "://"
+        + host
+        + ":"
+        + url.port()
+        + url.encodedPath()
         + (url.encodedQuery() == null ? "" : "?…");
   }
 

@@ -6,8 +6,8 @@ import io.fabric8.kubernetes.client.KubernetesClientException;
 import java.io.Reader;
 
 /**
- * Keys in one data key of an object in the filter's namespace. The object's resourceVersion is
- * the change token, so an unchanged object is never rebuilt.
+ * Keys in one data key of an object in the filter's namespace. The object's resourceVersion is the
+ * change token, so an unchanged object is never rebuilt.
  */
 abstract class InClusterSource<T extends HasMetadata> implements KeySource {
 
@@ -43,8 +43,8 @@ abstract class InClusterSource<T extends HasMetadata> implements KeySource {
   public void readKeys(KeySink sink) throws SourceException {
     Reader text = content(fetch(), key);
     if (text == null) {
-      throw new SourceException(Reasons.SOURCE_KEY_NOT_FOUND, kind + " " + name
-          + " has no key " + key);
+      throw new SourceException(
+          Reasons.SOURCE_KEY_NOT_FOUND, kind + " " + name + " has no key " + key);
     }
     TextKeys.stream(text, sink, description());
   }
@@ -54,12 +54,12 @@ abstract class InClusterSource<T extends HasMetadata> implements KeySource {
     try {
       object = get(name);
     } catch (KubernetesClientException e) {
-      throw new SourceException(Reasons.SOURCE_UNREADABLE, "cannot read " + kind + " " + name
-          + ": " + e.getMessage(), e);
+      throw new SourceException(
+          Reasons.SOURCE_UNREADABLE, "cannot read " + kind + " " + name + ": " + e.getMessage(), e);
     }
     if (object == null) {
-      throw new SourceException(Reasons.SOURCE_NOT_FOUND, kind + " " + name
-          + " not found in namespace " + namespace);
+      throw new SourceException(
+          Reasons.SOURCE_NOT_FOUND, kind + " " + name + " not found in namespace " + namespace);
     }
     return object;
   }

@@ -7,8 +7,8 @@ import java.util.Base64;
 import java.util.Map;
 
 /**
- * A database user and password. {@link #toString()} never shows the password, so the record can
- * not leak it into a log or message by accident.
+ * A database user and password. {@link #toString()} never shows the password, so the record can not
+ * leak it into a log or message by accident.
  */
 record JdbcCredentials(String username, String password) {
 
@@ -28,8 +28,8 @@ record JdbcCredentials(String username, String password) {
 
   /**
    * The keys {@code username} and {@code password} of a Secret that allows them to be sent to
-   * {@code host:port} ({@link SecretAccess}). One trailing newline is dropped from each (the
-   * usual artefact of {@code echo ... | base64}); nothing else is trimmed.
+   * {@code host:port} ({@link SecretAccess}). One trailing newline is dropped from each (the usual
+   * artefact of {@code echo ... | base64}); nothing else is trimmed.
    */
   static JdbcCredentials fromSecret(SecretAccess secrets, String name, String host, int port)
       throws SourceException {
@@ -41,16 +41,24 @@ record JdbcCredentials(String username, String password) {
     Map<String, String> data = secret.getData();
     String encoded = data == null ? null : data.get(key);
     if (encoded == null) {
-      throw new SourceException(Reasons.SOURCE_KEY_NOT_FOUND,
-          "Secret " + name + " has no key " + key + " (expected keys " + USERNAME_KEY + " and "
-              + PASSWORD_KEY + ")");
+      throw new SourceException(
+          Reasons.SOURCE_KEY_NOT_FOUND,
+          "Secret "
+              + name
+              + " has no key "
+              + key
+              + " (expected keys "
+              + USERNAME_KEY
+              + " and "
+              + PASSWORD_KEY
+              + ")");
     }
     String value;
     try {
       value = new String(Base64.getDecoder().decode(encoded), StandardCharsets.UTF_8);
     } catch (IllegalArgumentException e) {
-      throw new SourceException(Reasons.SOURCE_UNREADABLE,
-          "Secret " + name + " key " + key + " is not valid base64");
+      throw new SourceException(
+          Reasons.SOURCE_UNREADABLE, "Secret " + name + " key " + key + " is not valid base64");
     }
     if (value.endsWith("\r\n")) {
       return value.substring(0, value.length() - 2);

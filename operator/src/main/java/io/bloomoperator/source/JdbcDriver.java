@@ -17,32 +17,37 @@ import java.util.regex.Pattern;
  * driver stream a result instead of buffering it. Everything else in {@link JdbcSource} is plain
  * JDBC.
  *
- * <p>Property names and defaults were checked against the sources of the bundled versions
- * (PgJDBC 42.7.8, MySQL Connector/J 9.4, MariaDB Connector/J 3.5.6). Which of URL and
- * {@code Properties} wins differs (PgJDBC and MariaDB let the URL win, Connector/J the
- * properties), so the forced properties are safe only together with the URL allowlist
- * ({@link JdbcUrl}), which keeps every one of them out of the URL.
+ * <p>Property names and defaults were checked against the sources of the bundled versions (PgJDBC
+ * 42.7.8, MySQL Connector/J 9.4, MariaDB Connector/J 3.5.6). Which of URL and {@code Properties}
+ * wins differs (PgJDBC and MariaDB let the URL win, Connector/J the properties), so the forced
+ * properties are safe only together with the URL allowlist ({@link JdbcUrl}), which keeps every one
+ * of them out of the URL.
  */
 enum JdbcDriver {
 
   /**
    * PgJDBC buffers the whole result unless it can use a portal (server-side cursor): that takes
-   * autocommit off, a forward-only read-only statement and a positive fetch size, and then
-   * {@code fetchSize} rows are fetched per round trip. Timeouts are in seconds.
+   * autocommit off, a forward-only read-only statement and a positive fetch size, and then {@code
+   * fetchSize} rows are fetched per round trip. Timeouts are in seconds.
    *
-   * <p>TLS uses the JVM's trust store for {@code verify-ca}/{@code verify-full} (and
-   * {@code ssl=true}) and encrypts without verifying for {@code require}/{@code prefer}, as libpq
-   * does; either way no key or certificate file of the operator's home ({@code ~/.postgresql}) is
-   * read. Without credentials the password is set empty, so the driver does not look it up in a
-   * {@code .pgpass} file of the operator.
+   * <p>TLS uses the JVM's trust store for {@code verify-ca}/{@code verify-full} (and {@code
+   * ssl=true}) and encrypts without verifying for {@code require}/{@code prefer}, as libpq does;
+   * either way no key or certificate file of the operator's home ({@code ~/.postgresql}) is read.
+   * Without credentials the password is set empty, so the driver does not look it up in a {@code
+   * .pgpass} file of the operator.
    */
-  POSTGRESQL("jdbc:postgresql:", 5432, org.postgresql.Driver::new, Map.of(
-      "sslmode", Pattern.compile("disable|allow|prefer|require|verify-ca|verify-full"),
-      "ssl", Pattern.compile("true|false"),
-      "ApplicationName", Pattern.compile("[A-Za-z0-9._-]{1,63}"),
-      // Comma-separated identifiers (the search path).
-      "currentSchema", Pattern.compile("[A-Za-z_][A-Za-z0-9_$]{0,62}"
-          + "(?:,[A-Za-z_][A-Za-z0-9_$]{0,62})*"))) {
+  POSTGRESQL(
+      "jdbc:postgresql:",
+      5432,
+      org.postgresql.Driver::new,
+      Map.of(
+          "sslmode", Pattern.compile("disable|allow|prefer|require|verify-ca|verify-full"),
+          "ssl", Pattern.compile("true|false"),
+          "ApplicationName", Pattern.compile("[A-Za-z0-9._-]{1,63}"),
+          // Comma-separated identifiers (the search path).
+          "currentSchema",
+              Pattern.compile(
+                  "[A-Za-z_][A-Za-z0-9_$]{0,62}" + "(?:,[A-Za-z_][A-Za-z0-9_$]{0,62})*"))) {
     @Override
     Properties properties(Duration connectTimeout, Duration socketTimeout, JdbcUrl.Parsed url) {
       Properties p = new Properties();
@@ -54,11 +59,15 @@ enum JdbcDriver {
       p.setProperty("readOnlyMode", "always");
       p.setProperty("preferQueryMode", "extended");
       p.setProperty("gssEncMode", "disable");
-      String mode = url.parameters().getOrDefault("sslmode",
-          "true".equals(url.parameters().get("ssl")) ? "verify-full" : "prefer");
-      p.setProperty("sslfactory", mode.startsWith("verify-")
-          ? "org.postgresql.ssl.DefaultJavaSSLFactory"
-          : "org.postgresql.ssl.NonValidatingFactory");
+      String mode =
+          url.parameters()
+              .getOrDefault(
+                  "sslmode", "true".equals(url.parameters().get("ssl")) ? "verify-full" : "prefer");
+      p.setProperty(
+          "sslfactory",
+          mode.startsWith("verify-")
+              ? "org.postgresql.ssl.DefaultJavaSSLFactory"
+              : "org.postgresql.ssl.NonValidatingFactory");
       p.setProperty("password", "");
       return p;
     }
@@ -80,17 +89,21 @@ enum JdbcDriver {
   /**
    * MySQL Connector/J reads the whole result into memory unless the statement is forward-only,
    * read-only and has fetch size {@link Integer#MIN_VALUE}: then rows are read from the socket one
-   * at a time as the server sends them (the server pushes the result; there are no per-batch
-   * round trips, so {@code fetchSize} has nothing to size). The alternative,
-   * {@code useCursorFetch=true}, would make the server materialize the result in a temporary
-   * table first. Timeouts are in milliseconds. {@code LOCAL INFILE} is off by default in this
-   * driver and forced off here; authentication plugins that send the password in clear or use the
-   * operator's own identity (LDAP, Kerberos, OCI, OpenID Connect, WebAuthn) are disabled.
+   * at a time as the server sends them (the server pushes the result; there are no per-batch round
+   * trips, so {@code fetchSize} has nothing to size). The alternative, {@code useCursorFetch=true},
+   * would make the server materialize the result in a temporary table first. Timeouts are in
+   * milliseconds. {@code LOCAL INFILE} is off by default in this driver and forced off here;
+   * authentication plugins that send the password in clear or use the operator's own identity
+   * (LDAP, Kerberos, OCI, OpenID Connect, WebAuthn) are disabled.
    */
-  MYSQL("jdbc:mysql:", 3306, com.mysql.cj.jdbc.Driver::new, Map.of(
-      "sslMode", Pattern.compile("DISABLED|PREFERRED|REQUIRED|VERIFY_CA|VERIFY_IDENTITY"),
-      "useSSL", Pattern.compile("true|false"),
-      "characterEncoding", Pattern.compile("[A-Za-z0-9_-]{1,32}"))) {
+  MYSQL(
+      "jdbc:mysql:",
+      3306,
+      com.mysql.cj.jdbc.Driver::new,
+      Map.of(
+          "sslMode", Pattern.compile("DISABLED|PREFERRED|REQUIRED|VERIFY_CA|VERIFY_IDENTITY"),
+          "useSSL", Pattern.compile("true|false"),
+          "characterEncoding", Pattern.compile("[A-Za-z0-9_-]{1,32}"))) {
     @Override
     Properties properties(Duration connectTimeout, Duration socketTimeout, JdbcUrl.Parsed url) {
       Properties p = new Properties();
@@ -103,10 +116,12 @@ enum JdbcDriver {
       p.setProperty("readOnlyPropagatesToServer", "true");
       p.setProperty("allowPublicKeyRetrieval", "false");
       p.setProperty("fallbackToSystemKeyStore", "false");
-      p.setProperty("disabledAuthenticationPlugins", "mysql_clear_password,"
-          + "authentication_ldap_sasl_client,authentication_kerberos_client,"
-          + "authentication_oci_client,authentication_openid_connect_client,"
-          + "authentication_webauthn_client");
+      p.setProperty(
+          "disabledAuthenticationPlugins",
+          "mysql_clear_password,"
+              + "authentication_ldap_sasl_client,authentication_kerberos_client,"
+              + "authentication_oci_client,authentication_openid_connect_client,"
+              + "authentication_webauthn_client");
       return p;
     }
 
@@ -118,17 +133,20 @@ enum JdbcDriver {
 
   /**
    * MariaDB Connector/J 3 streams whenever the fetch size is positive: it reads {@code fetchSize}
-   * rows from the socket at a time and keeps no more ({@link Integer#MIN_VALUE} is rejected by
-   * this driver). Timeouts are in milliseconds. This driver allows {@code LOCAL INFILE} by
-   * default (forced off here) and, even when it is off, answers a server's file request when
-   * the query text names that file: {@link JdbcQuery} refuses such texts. Authentication is
-   * restricted to the hashing plugins (no clear-text, PAM dialog or GSSAPI), and no credential
-   * plugin ({@code credentialType}) can be chosen. Server-initiated redirection to another
-   * host is off. The driver's own logging is off: it logs every server error message at warn
-   * level ({@value #MARIADB_NO_LOGGING}, see the static initializer).
+   * rows from the socket at a time and keeps no more ({@link Integer#MIN_VALUE} is rejected by this
+   * driver). Timeouts are in milliseconds. This driver allows {@code LOCAL INFILE} by default
+   * (forced off here) and, even when it is off, answers a server's file request when the query text
+   * names that file: {@link JdbcQuery} refuses such texts. Authentication is restricted to the
+   * hashing plugins (no clear-text, PAM dialog or GSSAPI), and no credential plugin ({@code
+   * credentialType}) can be chosen. Server-initiated redirection to another host is off. The
+   * driver's own logging is off: it logs every server error message at warn level ({@value
+   * #MARIADB_NO_LOGGING}, see the static initializer).
    */
-  MARIADB("jdbc:mariadb:", 3306, org.mariadb.jdbc.Driver::new, Map.of(
-      "sslMode", Pattern.compile("disable|trust|verify-ca|verify-full"))) {
+  MARIADB(
+      "jdbc:mariadb:",
+      3306,
+      org.mariadb.jdbc.Driver::new,
+      Map.of("sslMode", Pattern.compile("disable|trust|verify-ca|verify-full"))) {
     @Override
     Properties properties(Duration connectTimeout, Duration socketTimeout, JdbcUrl.Parsed url) {
       Properties p = new Properties();
@@ -140,8 +158,8 @@ enum JdbcDriver {
       p.setProperty("transactionReplay", "false");
       // A server may otherwise send the client, credentials included, to another host.
       p.setProperty("permitRedirect", "false");
-      p.setProperty("restrictedAuth",
-          "mysql_native_password,client_ed25519,parsec,caching_sha2_password");
+      p.setProperty(
+          "restrictedAuth", "mysql_native_password,client_ed25519,parsec,caching_sha2_password");
       return p;
     }
 
@@ -175,7 +193,10 @@ enum JdbcDriver {
 
   private final DriverFactory driver;
 
-  JdbcDriver(String prefix, int defaultPort, DriverFactory driver,
+  JdbcDriver(
+      String prefix,
+      int defaultPort,
+      DriverFactory driver,
       Map<String, Pattern> allowedParameters) {
     this.prefix = prefix;
     this.defaultPort = defaultPort;
@@ -195,8 +216,8 @@ enum JdbcDriver {
         return d;
       }
     }
-    throw new IllegalArgumentException("spec.source.jdbc.url must start with jdbc:postgresql:, "
-        + "jdbc:mysql: or jdbc:mariadb:");
+    throw new IllegalArgumentException(
+        "spec.source.jdbc.url must start with jdbc:postgresql:, " + "jdbc:mysql: or jdbc:mariadb:");
   }
 
   /** {@code jdbc:<name>:}. */
@@ -217,14 +238,14 @@ enum JdbcDriver {
    * Connection properties bounding connection setup and every socket read, and forcing off what
    * could reach beyond the database.
    */
-  abstract Properties properties(Duration connectTimeout, Duration socketTimeout,
-      JdbcUrl.Parsed url);
+  abstract Properties properties(
+      Duration connectTimeout, Duration socketTimeout, JdbcUrl.Parsed url);
 
   /**
-   * Makes every following statement of the session run in a read-only transaction, by a
-   * statement of our own rather than only {@link Connection#setReadOnly}, which MariaDB
-   * Connector/J does not send to the server at all. Also whatever the connection needs before a
-   * streaming statement is created.
+   * Makes every following statement of the session run in a read-only transaction, by a statement
+   * of our own rather than only {@link Connection#setReadOnly}, which MariaDB Connector/J does not
+   * send to the server at all. Also whatever the connection needs before a streaming statement is
+   * created.
    */
   void makeReadOnly(Connection connection) throws SQLException {
     connection.setReadOnly(true);
@@ -239,8 +260,8 @@ enum JdbcDriver {
     Connection connection = driver.create().connect(url, properties);
     if (connection == null) {
       // Driver.connect returns null for a URL it does not accept.
-      throw new SQLException("the " + name().toLowerCase(Locale.ROOT)
-          + " driver does not accept this URL", "08001");
+      throw new SQLException(
+          "the " + name().toLowerCase(Locale.ROOT) + " driver does not accept this URL", "08001");
     }
     return connection;
   }

@@ -1,8 +1,8 @@
 package io.bloomoperator.source;
 
-import io.bloomoperator.api.Reasons;
-import io.bloomoperator.api.JdbcSourceSpec;
 import io.bloomoperator.api.Durations;
+import io.bloomoperator.api.JdbcSourceSpec;
+import io.bloomoperator.api.Reasons;
 import java.sql.Connection;
 import java.sql.JDBCType;
 import java.sql.ResultSet;
@@ -25,64 +25,62 @@ import org.slf4j.LoggerFactory;
  * Keys from the first column of a SQL query, streamed from PostgreSQL, MySQL or MariaDB (drivers
  * bundled, chosen by the URL scheme).
  *
- * <p><b>Nothing beyond the database.</b> The URL and the query come from the BloomFilter's
- * author, who has fewer rights than the operator, so neither may make the driver reach anything
- * but the one database server they name. The URL must be
- * {@code jdbc:<driver>://host[:port][/database][?parameters]} with one host and only allowlisted
+ * <p><b>Nothing beyond the database.</b> The URL and the query come from the BloomFilter's author,
+ * who has fewer rights than the operator, so neither may make the driver reach anything but the one
+ * database server they name. The URL must be {@code
+ * jdbc:<driver>://host[:port][/database][?parameters]} with one host and only allowlisted
  * parameters ({@link JdbcUrl}); the driver gets the URL rebuilt from the checked parts. The
- * connection properties force off what drivers could otherwise be talked into: sending local
- * files ({@code LOAD DATA LOCAL INFILE}), several statements per query, credential and
- * clear-text authentication plugins, server-initiated redirection ({@link JdbcDriver}). The
- * query must be one {@code SELECT}/{@code WITH} statement without comments or file-transfer
- * words ({@link JdbcQuery}), and runs in a read-only transaction set by a statement of the
- * operator's own. A spec breaking these rules is an invalid spec (an {@link IllegalArgumentException} from
- * the constructor), so nothing is sent to the server.
+ * connection properties force off what drivers could otherwise be talked into: sending local files
+ * ({@code LOAD DATA LOCAL INFILE}), several statements per query, credential and clear-text
+ * authentication plugins, server-initiated redirection ({@link JdbcDriver}). The query must be one
+ * {@code SELECT}/{@code WITH} statement without comments or file-transfer words ({@link
+ * JdbcQuery}), and runs in a read-only transaction set by a statement of the operator's own. A spec
+ * breaking these rules is an invalid spec (an {@link IllegalArgumentException} from the
+ * constructor), so nothing is sent to the server.
  *
  * <p><b>What the database must grant.</b> A user that can log in from the operator's pods and
- * {@code SELECT} what the query reads; nothing else. Use a dedicated read-only user: the
- * read-only transaction is a safety net, not a permission. Credentials come from
- * {@code credentialsSecret} (keys {@code username} and {@code password}, same namespace); a URL
- * may not carry them. The password is never logged. TLS trust is the JVM's default trust store;
- * trust material from a Secret is not supported yet.
- * Each read opens one connection and closes it afterwards; a build without
- * {@code expectedInsertions} reads twice (count, then fill), so it runs the query twice.
+ * {@code SELECT} what the query reads; nothing else. Use a dedicated read-only user: the read-only
+ * transaction is a safety net, not a permission. Credentials come from {@code credentialsSecret}
+ * (keys {@code username} and {@code password}, same namespace); a URL may not carry them. The
+ * password is never logged. TLS trust is the JVM's default trust store; trust material from a
+ * Secret is not supported yet. Each read opens one connection and closes it afterwards; a build
+ * without {@code expectedInsertions} reads twice (count, then fill), so it runs the query twice.
  *
- * <p><b>Streaming.</b> Rows are streamed, never held all at once: the statement is forward-only
- * and read-only, and each driver gets what it needs to stream ({@link JdbcDriver}): PostgreSQL a
- * cursor (autocommit off) fetching {@code fetchSize} rows per round trip, MySQL Connector/J
- * row-by-row streaming, MariaDB batches of {@code fetchSize} rows. A read that fails midway
- * aborts the connection, so the driver does not drain the rest of the result first.
+ * <p><b>Streaming.</b> Rows are streamed, never held all at once: the statement is forward-only and
+ * read-only, and each driver gets what it needs to stream ({@link JdbcDriver}): PostgreSQL a cursor
+ * (autocommit off) fetching {@code fetchSize} rows per round trip, MySQL Connector/J row-by-row
+ * streaming, MariaDB batches of {@code fetchSize} rows. A read that fails midway aborts the
+ * connection, so the driver does not drain the rest of the result first.
  *
  * <p><b>Column.</b> The first column's type is checked once. Integer columns ({@code BIGINT},
- * {@code INTEGER}, {@code SMALLINT}, {@code TINYINT}; not unsigned {@code BIGINT}, which may
- * exceed a long) are read as longs; fixed-width {@code CHAR} columns lose their trailing padding;
- * other types are read as text ({@link KeySink#value(String)}), so for {@code keyType: Long} a
- * text value must be a decimal integer or it counts as malformed. Binary columns are rejected.
- * SQL NULLs are counted ({@code status.nullKeys}), not inserted.
+ * {@code INTEGER}, {@code SMALLINT}, {@code TINYINT}; not unsigned {@code BIGINT}, which may exceed
+ * a long) are read as longs; fixed-width {@code CHAR} columns lose their trailing padding; other
+ * types are read as text ({@link KeySink#value(String)}), so for {@code keyType: Long} a text value
+ * must be a decimal integer or it counts as malformed. Binary columns are rejected. SQL NULLs are
+ * counted ({@code status.nullKeys}), not inserted.
  *
  * <p><b>Timeouts.</b> Connecting (TCP and login) is bounded by {@value #CONNECT_TIMEOUT_SECONDS}s.
  * {@code queryTimeout} (default 30m) bounds the whole read, not just the execution: it is set as
- * the statement's query timeout and, because drivers do not apply that to later fetches, a
- * watchdog cancels the statement when the read as a whole runs over. Socket reads time out at
- * {@code queryTimeout} plus one minute, as a backstop against a silently dropped connection.
+ * the statement's query timeout and, because drivers do not apply that to later fetches, a watchdog
+ * cancels the statement when the read as a whole runs over. Socket reads time out at {@code
+ * queryTimeout} plus one minute, as a backstop against a silently dropped connection.
  *
- * <p><b>Errors</b> (the Ready condition's reason), classified by SQLState so they do not depend
- * on the driver: class 28 (authentication) is {@value Reasons#SOURCE_AUTH_FAILED}; a connection that cannot be
- * opened (class 08, unknown host, unknown database) or is lost midway is
- * {@link SourceException#UNREADABLE} naming the server; the query timeout (or SQLState 57014
- * {@code query_canceled}, 70100, any {@link SQLTimeoutException}) is {@value Reasons#SOURCE_TIMEOUT}; any other
- * error running the query (class 42 syntax error or missing table, 25006 a write in the
- * read-only transaction, 22 a failed cast, ...) is {@value Reasons#SOURCE_QUERY_FAILED}. Messages are fixed
- * texts with the SQLState and {@code host:port}: a database's message can quote row values
- * (a failed cast) or names, so it is logged at debug level only and never reaches the status,
- * events or other log levels.
+ * <p><b>Errors</b> (the Ready condition's reason), classified by SQLState so they do not depend on
+ * the driver: class 28 (authentication) is {@value Reasons#SOURCE_AUTH_FAILED}; a connection that
+ * cannot be opened (class 08, unknown host, unknown database) or is lost midway is {@link
+ * SourceException#UNREADABLE} naming the server; the query timeout (or SQLState 57014 {@code
+ * query_canceled}, 70100, any {@link SQLTimeoutException}) is {@value Reasons#SOURCE_TIMEOUT}; any
+ * other error running the query (class 42 syntax error or missing table, 25006 a write in the
+ * read-only transaction, 22 a failed cast, ...) is {@value Reasons#SOURCE_QUERY_FAILED}. Messages
+ * are fixed texts with the SQLState and {@code host:port}: a database's message can quote row
+ * values (a failed cast) or names, so it is logged at debug level only and never reaches the
+ * status, events or other log levels.
  *
  * <p><b>Change token.</b> None ({@code null}): a database cannot cheaply tell whether a query's
  * result changed, so every {@code refreshInterval} rebuilds; an identical result is not
  * republished.
  */
 public final class JdbcSource implements KeySource {
-
 
   static final int DEFAULT_FETCH_SIZE = 10_000;
   static final Duration DEFAULT_QUERY_TIMEOUT = Duration.ofMinutes(30);
@@ -91,6 +89,7 @@ public final class JdbcSource implements KeySource {
   private static final Duration SOCKET_TIMEOUT_MARGIN = Duration.ofMinutes(1);
 
   private static final Logger LOG = LoggerFactory.getLogger(JdbcSource.class);
+
   /** Five letters or digits: anything else from the server is not shown. */
   private static final Pattern SQLSTATE = Pattern.compile("[0-9A-Z]{5}");
 
@@ -103,13 +102,14 @@ public final class JdbcSource implements KeySource {
   private final int fetchSize;
   private final Duration queryTimeout;
   private final JdbcCredentials.Lookup credentialsLookup;
+
   /** Read once per source instance (that is, once per reconcile). */
   private JdbcCredentials credentials;
+
   private boolean credentialsRead;
 
   /**
-   * @throws IllegalArgumentException when the URL, query or a setting is invalid (an invalid
-   *     spec)
+   * @throws IllegalArgumentException when the URL, query or a setting is invalid (an invalid spec)
    */
   public JdbcSource(SecretAccess secrets, JdbcSourceSpec spec) {
     this(spec, credentialsLookup(secrets, spec));
@@ -130,8 +130,10 @@ public final class JdbcSource implements KeySource {
       throw new IllegalArgumentException("spec.source.jdbc.fetchSize must be positive");
     }
     try {
-      this.queryTimeout = spec.getQueryTimeout() == null ? DEFAULT_QUERY_TIMEOUT
-          : Durations.parse(spec.getQueryTimeout().strip());
+      this.queryTimeout =
+          spec.getQueryTimeout() == null
+              ? DEFAULT_QUERY_TIMEOUT
+              : Durations.parse(spec.getQueryTimeout().strip());
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException("spec.source.jdbc.queryTimeout: " + e.getMessage(), e);
     }
@@ -139,11 +141,11 @@ public final class JdbcSource implements KeySource {
   }
 
   /**
-   * Credentials only for the one server the URL names, and only if the Secret allows that
-   * server: an author who owns some other server must not receive the password.
+   * Credentials only for the one server the URL names, and only if the Secret allows that server:
+   * an author who owns some other server must not receive the password.
    */
-  private static JdbcCredentials.Lookup credentialsLookup(SecretAccess secrets,
-      JdbcSourceSpec spec) {
+  private static JdbcCredentials.Lookup credentialsLookup(
+      SecretAccess secrets, JdbcSourceSpec spec) {
     String secret = spec == null ? null : spec.getCredentialsSecret();
     if (secret == null || secret.isBlank() || spec.getUrl() == null) {
       return () -> null; // a missing URL is reported by the constructor
@@ -190,8 +192,8 @@ public final class JdbcSource implements KeySource {
       credentials = credentialsLookup.get();
       credentialsRead = true;
     }
-    Properties properties = driver.properties(CONNECT_TIMEOUT,
-        queryTimeout.plus(SOCKET_TIMEOUT_MARGIN), url);
+    Properties properties =
+        driver.properties(CONNECT_TIMEOUT, queryTimeout.plus(SOCKET_TIMEOUT_MARGIN), url);
     if (credentials != null) {
       properties.setProperty("user", credentials.username());
       properties.setProperty("password", credentials.password());
@@ -206,19 +208,23 @@ public final class JdbcSource implements KeySource {
   private void stream(Connection connection, KeySink sink, AtomicBoolean timedOut)
       throws SQLException, SourceException {
     driver.makeReadOnly(connection);
-    try (Statement statement = connection.createStatement(ResultSet.TYPE_FORWARD_ONLY,
-        ResultSet.CONCUR_READ_ONLY)) {
+    try (Statement statement =
+        connection.createStatement(ResultSet.TYPE_FORWARD_ONLY, ResultSet.CONCUR_READ_ONLY)) {
       statement.setFetchSize(driver.fetchSize(fetchSize));
-      statement.setQueryTimeout((int) Math.min(Integer.MAX_VALUE,
-          Math.max(1, (queryTimeout.toMillis() + 999) / 1000)));
-      ScheduledFuture<?> watchdog = WATCHDOG.schedule(() -> {
-        timedOut.set(true);
-        try {
-          statement.cancel();
-        } catch (SQLException | RuntimeException ignored) {
-          // The read loop sees the flag at the next row anyway.
-        }
-      }, queryTimeout.toMillis(), TimeUnit.MILLISECONDS);
+      statement.setQueryTimeout(
+          (int) Math.min(Integer.MAX_VALUE, Math.max(1, (queryTimeout.toMillis() + 999) / 1000)));
+      ScheduledFuture<?> watchdog =
+          WATCHDOG.schedule(
+              () -> {
+                timedOut.set(true);
+                try {
+                  statement.cancel();
+                } catch (SQLException | RuntimeException ignored) {
+                  // The read loop sees the flag at the next row anyway.
+                }
+              },
+              queryTimeout.toMillis(),
+              TimeUnit.MILLISECONDS);
       try {
         ResultSet rows = statement.executeQuery(query);
         try {
@@ -278,17 +284,19 @@ public final class JdbcSource implements KeySource {
         };
       }
       // The label and type name come from the server: not repeated.
-      case Types.BINARY, Types.VARBINARY, Types.LONGVARBINARY, Types.BLOB -> throw
-          new SourceException(Reasons.SOURCE_QUERY_FAILED, "the first column is binary (JDBC type "
-              + JDBCType.valueOf(type).getName() + "); select a text or integer column");
+      case Types.BINARY, Types.VARBINARY, Types.LONGVARBINARY, Types.BLOB ->
+          throw new SourceException(
+              Reasons.SOURCE_QUERY_FAILED,
+              "the first column is binary (JDBC type "
+                  + JDBCType.valueOf(type).getName()
+                  + "); select a text or integer column");
       default -> {
         return JdbcSource::readText;
       }
     }
   }
 
-  private static void readText(ResultSet rows, KeySink sink)
-      throws SQLException, SourceException {
+  private static void readText(ResultSet rows, KeySink sink) throws SQLException, SourceException {
     String value = rows.getString(1);
     if (value == null) {
       sink.nullValue();
@@ -298,16 +306,18 @@ public final class JdbcSource implements KeySource {
   }
 
   private SourceException timeout() {
-    return new SourceException(Reasons.SOURCE_TIMEOUT, "the query did not finish within " + queryTimeout
-        .toString().substring(2).toLowerCase(java.util.Locale.ROOT)
-        + " (spec.source.jdbc.queryTimeout)");
+    return new SourceException(
+        Reasons.SOURCE_TIMEOUT,
+        "the query did not finish within "
+            + queryTimeout.toString().substring(2).toLowerCase(java.util.Locale.ROOT)
+            + " (spec.source.jdbc.queryTimeout)");
   }
 
   /**
    * Maps a driver error to a condition reason by SQLState class, so that the mapping holds for
    * every driver. The message is a fixed text per reason with the SQLState and the server: the
-   * driver's message can carry the server's text (row values in a failed cast, names of tables
-   * or columns) or the URL, so it is logged at debug level only and not kept as the cause.
+   * driver's message can carry the server's text (row values in a failed cast, names of tables or
+   * columns) or the URL, so it is logged at debug level only and not kept as the cause.
    *
    * @param connecting whether the error came from opening the connection
    * @param timedOut whether the watchdog cancelled the statement
@@ -317,26 +327,32 @@ public final class JdbcSource implements KeySource {
     if (LOG.isDebugEnabled()) {
       LOG.debug("jdbc source {}: driver error", url.server(), e);
     }
-    String code = state != null && SQLSTATE.matcher(state).matches()
-        ? " (SQLState " + state + ")" : "";
+    String code =
+        state != null && SQLSTATE.matcher(state).matches() ? " (SQLState " + state + ")" : "";
     if (state != null && state.startsWith("28")) {
-      return new SourceException(Reasons.SOURCE_AUTH_FAILED,
-          "authentication to " + url.server() + " failed" + code);
+      return new SourceException(
+          Reasons.SOURCE_AUTH_FAILED, "authentication to " + url.server() + " failed" + code);
     }
     if (connecting) {
-      return new SourceException(Reasons.SOURCE_UNREADABLE,
-          "cannot connect to " + url.server() + code);
+      return new SourceException(
+          Reasons.SOURCE_UNREADABLE, "cannot connect to " + url.server() + code);
     }
-    if (timedOut || e instanceof SQLTimeoutException || "57014".equals(state)
+    if (timedOut
+        || e instanceof SQLTimeoutException
+        || "57014".equals(state)
         || "70100".equals(state)) {
       return timeout();
     }
     if (state != null && state.startsWith("08")) {
-      return new SourceException(Reasons.SOURCE_UNREADABLE,
-          "lost the connection to " + url.server() + code);
+      return new SourceException(
+          Reasons.SOURCE_UNREADABLE, "lost the connection to " + url.server() + code);
     }
-    return new SourceException(Reasons.SOURCE_QUERY_FAILED, "the query failed on " + url.server() + code
-        + "; the database's message is logged at debug level");
+    return new SourceException(
+        Reasons.SOURCE_QUERY_FAILED,
+        "the query failed on "
+            + url.server()
+            + code
+            + "; the database's message is logged at debug level");
   }
 
   /** The first SQLState along the exception and its causes. */
@@ -361,11 +377,14 @@ public final class JdbcSource implements KeySource {
   }
 
   private static ScheduledThreadPoolExecutor watchdog() {
-    ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, r -> {
-      Thread thread = new Thread(r, "jdbc-query-timeout");
-      thread.setDaemon(true);
-      return thread;
-    });
+    ScheduledThreadPoolExecutor executor =
+        new ScheduledThreadPoolExecutor(
+            1,
+            r -> {
+              Thread thread = new Thread(r, "jdbc-query-timeout");
+              thread.setDaemon(true);
+              return thread;
+            });
     executor.setRemoveOnCancelPolicy(true);
     return executor;
   }

@@ -4,14 +4,14 @@ package io.bloomoperator.source;
 public interface KeySink {
 
   /**
-   * One line of text as the source holds it. Text sources share one set of rules (trim, skip
-   * blank lines and {@code #} comments, parse per key type), implemented by {@link LineParser}.
+   * One line of text as the source holds it. Text sources share one set of rules (trim, skip blank
+   * lines and {@code #} comments, parse per key type), implemented by {@link LineParser}.
    */
   void line(String rawLine) throws SourceException;
 
   /**
-   * A typed value from a structured source (e.g. a text column): taken as it is, no line rules;
-   * for Long filters it must be a decimal integer, else it counts as malformed.
+   * A typed value from a structured source (e.g. a text column): taken as it is, no line rules; for
+   * Long filters it must be a decimal integer, else it counts as malformed.
    */
   void value(String key) throws SourceException;
 

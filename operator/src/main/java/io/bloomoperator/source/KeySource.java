@@ -11,8 +11,8 @@ public interface KeySource {
   String description();
 
   /**
-   * A cheap token that changes whenever the content may have changed (a resourceVersion, an
-   * ETag), or {@code null} when the source cannot tell, in which case every refresh rebuilds.
+   * A cheap token that changes whenever the content may have changed (a resourceVersion, an ETag),
+   * or {@code null} when the source cannot tell, in which case every refresh rebuilds.
    */
   String changeToken() throws SourceException;
 

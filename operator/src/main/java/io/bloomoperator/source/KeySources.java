@@ -7,8 +7,7 @@ import java.util.stream.Stream;
 /** Turns the resource's source declaration into a {@link KeySource}. */
 public final class KeySources {
 
-  private KeySources() {
-  }
+  private KeySources() {}
 
   /**
    * The source the spec declares. The schema guarantees exactly one kind; a resource that slipped
@@ -17,14 +16,21 @@ public final class KeySources {
    * @param secrets the only way the source may read Secrets; its namespace is the filter's
    * @param http what an http source may reach and cost, set by the operator's administrator
    */
-  public static KeySource from(SourceSpec spec, KubernetesClient client, SecretAccess secrets,
-      HttpSourceSettings http) {
+  public static KeySource from(
+      SourceSpec spec, KubernetesClient client, SecretAccess secrets, HttpSourceSettings http) {
     String namespace = secrets.namespace();
     if (spec == null) {
       throw new IllegalArgumentException("spec.source is required");
     }
-    long kinds = Stream.of(spec.getInline(), spec.getConfigMap(), spec.getSecret(),
-        spec.getHttp(), spec.getJdbc()).filter(java.util.Objects::nonNull).count();
+    long kinds =
+        Stream.of(
+                spec.getInline(),
+                spec.getConfigMap(),
+                spec.getSecret(),
+                spec.getHttp(),
+                spec.getJdbc())
+            .filter(java.util.Objects::nonNull)
+            .count();
     if (kinds != 1) {
       throw new IllegalArgumentException(
           "exactly one of inline, configMap, secret, http or jdbc must be set in spec.source");
@@ -33,8 +39,8 @@ public final class KeySources {
       return new InlineSource(spec.getInline());
     }
     if (spec.getConfigMap() != null) {
-      return new ConfigMapSource(client, namespace, spec.getConfigMap().getName(),
-          spec.getConfigMap().getKey());
+      return new ConfigMapSource(
+          client, namespace, spec.getConfigMap().getName(), spec.getConfigMap().getKey());
     }
     if (spec.getSecret() != null) {
       return new SecretSource(secrets, spec.getSecret().getName(), spec.getSecret().getKey());

@@ -4,12 +4,12 @@ import io.bloomoperator.api.Reasons;
 import io.bloomoperator.snapshot.KeyType;
 
 /**
- * The line rules every text source follows: trim, skip blank lines and lines starting with
- * {@code #}, and for Long keys parse decimal numbers, counting the lines that are not. Keys that
- * pass go to a {@link KeyConsumer}.
+ * The line rules every text source follows: trim, skip blank lines and lines starting with {@code
+ * #}, and for Long keys parse decimal numbers, counting the lines that are not. Keys that pass go
+ * to a {@link KeyConsumer}.
  *
- * <p>A malformed line is reported by its position and length only, never by its content: the
- * source may be a Secret or a server the reader of the status has no right to see.
+ * <p>A malformed line is reported by its position and length only, never by its content: the source
+ * may be a Secret or a server the reader of the status has no right to see.
  */
 public final class LineParser implements KeySink {
 
@@ -26,8 +26,10 @@ public final class LineParser implements KeySink {
   private long keys;
   private long malformed;
   private long nulls;
+
   /** Lines (line sources) or values (row sources) seen so far, for positions in messages. */
   private long position;
+
   private boolean lineSource;
   private long firstMalformedAt;
   private int firstMalformedLength;
@@ -72,9 +74,18 @@ public final class LineParser implements KeySink {
         }
         if (malformed > maxMalformed) {
           String unit = lineSource ? "line" : "value";
-          throw new SourceException(Reasons.MALFORMED_KEYS, malformed + " " + unit
-              + "(s) are not Long keys (decimal 64-bit integers); the first is " + unit + " "
-              + firstMalformedAt + " (" + firstMalformedLength + " characters)");
+          throw new SourceException(
+              Reasons.MALFORMED_KEYS,
+              malformed
+                  + " "
+                  + unit
+                  + "(s) are not Long keys (decimal 64-bit integers); the first is "
+                  + unit
+                  + " "
+                  + firstMalformedAt
+                  + " ("
+                  + firstMalformedLength
+                  + " characters)");
         }
         return;
       }

@@ -10,32 +10,35 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * The only way a source reads a Secret: fetches it from the BloomFilter's own namespace and lets
- * it be used only as far as the Secret's owner allowed.
+ * The only way a source reads a Secret: fetches it from the BloomFilter's own namespace and lets it
+ * be used only as far as the Secret's owner allowed.
  *
  * <p>Why: the operator can read every Secret in the cluster, but the author of a BloomFilter may
- * not be allowed to read any. Without this gate, naming a Secret in a BloomFilter would publish
- * its lines into a ConfigMap ({@code source.secret}) or send its values to a server the author
- * chose ({@code http.headersSecret}, {@code jdbc.credentialsSecret}).
+ * not be allowed to read any. Without this gate, naming a Secret in a BloomFilter would publish its
+ * lines into a ConfigMap ({@code source.secret}) or send its values to a server the author chose
+ * ({@code http.headersSecret}, {@code jdbc.credentialsSecret}).
  *
  * <p>Under {@link Mode#ANNOTATION} (the default) a Secret must opt in:
+ *
  * <ul>
- *   <li>{@value #ALLOWED_FILTERS}: comma-separated names of the BloomFilters (same namespace)
- *       that may use it, or {@code *} for all of them;
+ *   <li>{@value #ALLOWED_FILTERS}: comma-separated names of the BloomFilters (same namespace) that
+ *       may use it, or {@code *} for all of them;
  *   <li>{@value #ALLOWED_HOSTS}, for Secrets whose values are sent to a server: comma-separated
  *       hosts the values may go to, as {@code host}, {@code host:port} or {@code *.domain}
- *       (matching any subdomain, not the domain itself). Hosts are compared with the host
- *       written in the source's URL, case-insensitively, never with resolved addresses.
+ *       (matching any subdomain, not the domain itself). Hosts are compared with the host written
+ *       in the source's URL, case-insensitively, never with resolved addresses.
  * </ul>
- * Only someone who may update the Secret can add these annotations, so using a Secret never
- * reaches further than its owner chose. {@link Mode#NAMESPACE} trusts the namespace boundary
- * instead (any Secret of the namespace, sent anywhere), for single-tenant clusters where
- * everyone who can create a BloomFilter can also read the namespace's Secrets.
+ *
+ * Only someone who may update the Secret can add these annotations, so using a Secret never reaches
+ * further than its owner chose. {@link Mode#NAMESPACE} trusts the namespace boundary instead (any
+ * Secret of the namespace, sent anywhere), for single-tenant clusters where everyone who can create
+ * a BloomFilter can also read the namespace's Secrets.
  */
 public final class SecretAccess {
 
   /** Annotation on a Secret naming the BloomFilters that may use it. */
   public static final String ALLOWED_FILTERS = "bloomoperator.io/allowed-filters";
+
   /** Annotation on a Secret naming the hosts its values may be sent to. */
   public static final String ALLOWED_HOSTS = "bloomoperator.io/allowed-hosts";
 
@@ -57,8 +60,7 @@ public final class SecretAccess {
           return mode;
         }
       }
-      throw new IllegalArgumentException("must be 'annotation' or 'namespace', got '" + text
-          + "'");
+      throw new IllegalArgumentException("must be 'annotation' or 'namespace', got '" + text + "'");
     }
   }
 
@@ -87,8 +89,8 @@ public final class SecretAccess {
    * A Secret whose content becomes part of a published snapshot.
    *
    * @param field the spec field naming it, for messages (e.g. {@code source.secret})
-   * @throws SourceException {@link SourceException#NOT_FOUND} when it does not exist,
-   *     {@value Reasons#SECRET_NOT_ALLOWED} when it does not allow this filter
+   * @throws SourceException {@link SourceException#NOT_FOUND} when it does not exist, {@value
+   *     Reasons#SECRET_NOT_ALLOWED} when it does not allow this filter
    */
   public Secret forPublishing(String name, String field) throws SourceException {
     Secret secret = fetch(name, field);
@@ -100,17 +102,28 @@ public final class SecretAccess {
    * A Secret whose values are sent to {@code host:port}.
    *
    * @param field the spec field naming it, for messages (e.g. {@code http.headersSecret})
-   * @throws SourceException {@link SourceException#NOT_FOUND} when it does not exist,
-   *     {@value Reasons#SECRET_NOT_ALLOWED} when it does not allow this filter or this host
+   * @throws SourceException {@link SourceException#NOT_FOUND} when it does not exist, {@value
+   *     Reasons#SECRET_NOT_ALLOWED} when it does not allow this filter or this host
    */
   public Secret forSending(String name, String field, String host, int port)
       throws SourceException {
     Secret secret = fetch(name, field);
     checkFilter(secret, name, field);
     if (mode == Mode.ANNOTATION && !hostAllowed(annotation(secret, ALLOWED_HOSTS), host, port)) {
-      throw new SourceException(Reasons.SECRET_NOT_ALLOWED, "Secret " + name + " (" + field + ") may not be "
-          + "sent to " + host + ":" + port + ": its annotation " + ALLOWED_HOSTS
-          + " does not list that host; nothing was sent");
+      throw new SourceException(
+          Reasons.SECRET_NOT_ALLOWED,
+          "Secret "
+              + name
+              + " ("
+              + field
+              + ") may not be "
+              + "sent to "
+              + host
+              + ":"
+              + port
+              + ": its annotation "
+              + ALLOWED_HOSTS
+              + " does not list that host; nothing was sent");
     }
     return secret;
   }
@@ -120,12 +133,15 @@ public final class SecretAccess {
     try {
       secret = client.secrets().inNamespace(namespace).withName(name).get();
     } catch (KubernetesClientException e) {
-      throw new SourceException(Reasons.SOURCE_UNREADABLE, "cannot read Secret " + name + " ("
-          + field + "): " + e.getMessage(), e);
+      throw new SourceException(
+          Reasons.SOURCE_UNREADABLE,
+          "cannot read Secret " + name + " (" + field + "): " + e.getMessage(),
+          e);
     }
     if (secret == null) {
-      throw new SourceException(Reasons.SOURCE_NOT_FOUND, "Secret " + name + " (" + field
-          + ") not found in namespace " + namespace);
+      throw new SourceException(
+          Reasons.SOURCE_NOT_FOUND,
+          "Secret " + name + " (" + field + ") not found in namespace " + namespace);
     }
     return secret;
   }
@@ -136,9 +152,18 @@ public final class SecretAccess {
     }
     List<String> allowed = list(annotation(secret, ALLOWED_FILTERS));
     if (!allowed.contains("*") && !allowed.contains(filterName)) {
-      throw new SourceException(Reasons.SECRET_NOT_ALLOWED, "Secret " + name + " (" + field + ") does not "
-          + "allow BloomFilter " + filterName + ": its owner must add it to the annotation "
-          + ALLOWED_FILTERS + "; nothing was read or sent");
+      throw new SourceException(
+          Reasons.SECRET_NOT_ALLOWED,
+          "Secret "
+              + name
+              + " ("
+              + field
+              + ") does not "
+              + "allow BloomFilter "
+              + filterName
+              + ": its owner must add it to the annotation "
+              + ALLOWED_FILTERS
+              + "; nothing was read or sent");
     }
   }
 
@@ -174,13 +199,12 @@ public final class SecretAccess {
   }
 
   private static String unbracket(String host) {
-    return host.startsWith("[") && host.endsWith("]") ? host.substring(1, host.length() - 1)
-        : host;
+    return host.startsWith("[") && host.endsWith("]") ? host.substring(1, host.length() - 1) : host;
   }
 
   private static String annotation(Secret secret, String key) {
-    Map<String, String> annotations = secret.getMetadata() == null ? null
-        : secret.getMetadata().getAnnotations();
+    Map<String, String> annotations =
+        secret.getMetadata() == null ? null : secret.getMetadata().getAnnotations();
     return annotations == null ? null : annotations.get(key);
   }
 

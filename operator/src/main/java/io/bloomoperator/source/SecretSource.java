@@ -8,9 +8,9 @@ import java.nio.charset.StandardCharsets;
 import java.util.Base64;
 
 /**
- * Newline-separated keys in one key of a Secret. The Secret must allow the filter
- * ({@link SecretAccess}): its lines end up in a snapshot that every reader of the namespace's
- * ConfigMaps can query.
+ * Newline-separated keys in one key of a Secret. The Secret must allow the filter ({@link
+ * SecretAccess}): its lines end up in a snapshot that every reader of the namespace's ConfigMaps
+ * can query.
  */
 public final class SecretSource extends InClusterSource<Secret> {
 
@@ -31,7 +31,8 @@ public final class SecretSource extends InClusterSource<Secret> {
     if (secret.getData() == null || !secret.getData().containsKey(key)) {
       return null;
     }
-    return new InputStreamReader(new ByteArrayInputStream(
-        Base64.getDecoder().decode(secret.getData().get(key))), StandardCharsets.UTF_8);
+    return new InputStreamReader(
+        new ByteArrayInputStream(Base64.getDecoder().decode(secret.getData().get(key))),
+        StandardCharsets.UTF_8);
   }
 }

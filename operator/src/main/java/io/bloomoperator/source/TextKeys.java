@@ -8,8 +8,7 @@ import java.io.Reader;
 /** Feeds newline-separated text to a sink line by line without holding a list of lines. */
 final class TextKeys {
 
-  private TextKeys() {
-  }
+  private TextKeys() {}
 
   static void stream(Reader reader, KeySink sink, String what) throws SourceException {
     try (BufferedReader lines = new BufferedReader(reader, 64 * 1024)) {
@@ -18,8 +17,8 @@ final class TextKeys {
         sink.line(line);
       }
     } catch (IOException e) {
-      throw new SourceException(Reasons.SOURCE_UNREADABLE, "reading " + what + " failed: "
-          + e.getMessage(), e);
+      throw new SourceException(
+          Reasons.SOURCE_UNREADABLE, "reading " + what + " failed: " + e.getMessage(), e);
     }
   }
 }

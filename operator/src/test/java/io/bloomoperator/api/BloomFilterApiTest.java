@@ -24,7 +24,8 @@ import org.junit.jupiter.params.provider.MethodSource;
 @RealKubernetes(crdDirs = "crds")
 class BloomFilterApiTest {
 
-  private static final String VALID = """
+  private static final String VALID =
+      """
       apiVersion: bloomoperator.io/v1alpha1
       kind: BloomFilter
       metadata: {name: product-ids}
@@ -38,16 +39,25 @@ class BloomFilterApiTest {
 
   @Test
   void committedCrdIsServedWithStatusSubresourceAndShortName(KubernetesClient client) {
-    CustomResourceDefinition crd = client.apiextensions().v1().customResourceDefinitions()
-        .withName("bloomfilters.bloomoperator.io").get();
+    CustomResourceDefinition crd =
+        client
+            .apiextensions()
+            .v1()
+            .customResourceDefinitions()
+            .withName("bloomfilters.bloomoperator.io")
+            .get();
     assertThat(crd.getSpec().getScope()).isEqualTo("Namespaced");
     assertThat(crd.getSpec().getNames().getShortNames()).containsExactly("bf");
-    assertThat(crd.getSpec().getVersions()).singleElement().satisfies(v -> {
-      assertThat(v.getName()).isEqualTo("v1alpha1");
-      assertThat(v.getSubresources().getStatus()).isNotNull();
-      assertThat(v.getAdditionalPrinterColumns()).extracting(c -> c.getName())
-          .containsExactlyInAnyOrder("Ready", "Version", "Keys", "FPP", "Size", "Age");
-    });
+    assertThat(crd.getSpec().getVersions())
+        .singleElement()
+        .satisfies(
+            v -> {
+              assertThat(v.getName()).isEqualTo("v1alpha1");
+              assertThat(v.getSubresources().getStatus()).isNotNull();
+              assertThat(v.getAdditionalPrinterColumns())
+                  .extracting(c -> c.getName())
+                  .containsExactlyInAnyOrder("Ready", "Version", "Keys", "FPP", "Size", "Age");
+            });
   }
 
   @Test
@@ -64,72 +74,145 @@ class BloomFilterApiTest {
 
   @Test
   void validResourceIsAcceptedWithDefaults(KubernetesClient client, TestNamespace ns) {
-    BloomFilter created = client.resources(BloomFilter.class).inNamespace(ns.name())
-        .resource(Serialization.unmarshal(VALID, BloomFilter.class)).create();
+    BloomFilter created =
+        client
+            .resources(BloomFilter.class)
+            .inNamespace(ns.name())
+            .resource(Serialization.unmarshal(VALID, BloomFilter.class))
+            .create();
 
     assertThat(created.getMetadata().getGeneration()).isEqualTo(1L);
-    assertThat(created.getSpec().getKeyType()).as("defaulted by the schema")
+    assertThat(created.getSpec().getKeyType())
+        .as("defaulted by the schema")
         .isEqualTo(KeyType.STRING);
-    assertThat(created.getSpec().getSource().getConfigMap().getName())
-        .isEqualTo("product-id-list");
+    assertThat(created.getSpec().getSource().getConfigMap().getName()).isEqualTo("product-id-list");
     assertThat(client.resources(BloomFilter.class).inNamespace(ns.name()).list().getItems())
         .hasSize(1);
   }
 
   static Stream<Arguments> invalidResources() {
     return Stream.of(
-        Arguments.of("missing falsePositiveRate", "/spec/falsePositiveRate", null,
+        Arguments.of(
+            "missing falsePositiveRate",
+            "/spec/falsePositiveRate",
+            null,
             "spec.falsePositiveRate: Required value"),
-        Arguments.of("falsePositiveRate of zero", "/spec/falsePositiveRate", 0,
+        Arguments.of(
+            "falsePositiveRate of zero",
+            "/spec/falsePositiveRate",
+            0,
             "spec.falsePositiveRate: Invalid value"),
-        Arguments.of("falsePositiveRate above one", "/spec/falsePositiveRate", 1.5,
+        Arguments.of(
+            "falsePositiveRate above one",
+            "/spec/falsePositiveRate",
+            1.5,
             "spec.falsePositiveRate: Invalid value"),
-        Arguments.of("expectedInsertions of zero", "/spec/expectedInsertions", 0,
+        Arguments.of(
+            "expectedInsertions of zero",
+            "/spec/expectedInsertions",
+            0,
             "spec.expectedInsertions: Invalid value"),
-        Arguments.of("unknown keyType", "/spec/keyType", "Integer",
+        Arguments.of(
+            "unknown keyType",
+            "/spec/keyType",
+            "Integer",
             "spec.keyType: Unsupported value: \"Integer\""),
-        Arguments.of("two sources", "/spec/source/inline", List.of("a", "b"),
+        Arguments.of(
+            "two sources",
+            "/spec/source/inline",
+            List.of("a", "b"),
             "exactly one of inline, configMap, secret, http or jdbc must be set"),
-        Arguments.of("no source kind", "/spec/source/configMap", null,
+        Arguments.of(
+            "no source kind",
+            "/spec/source/configMap",
+            null,
             "exactly one of inline, configMap, secret, http or jdbc must be set"),
         Arguments.of("missing source", "/spec/source", null, "spec.source: Required value"),
-        Arguments.of("jdbc url with two hosts", "/spec/source",
-            jdbc("jdbc:mysql://db1,db2/shop", "select 1"), "spec.source.jdbc.url: Invalid value"),
-        Arguments.of("jdbc url with user info", "/spec/source",
+        Arguments.of(
+            "jdbc url with two hosts",
+            "/spec/source",
+            jdbc("jdbc:mysql://db1,db2/shop", "select 1"),
+            "spec.source.jdbc.url: Invalid value"),
+        Arguments.of(
+            "jdbc url with user info",
+            "/spec/source",
             jdbc("jdbc:mariadb://app:pw@db/shop", "select 1"),
             "spec.source.jdbc.url: Invalid value"),
-        Arguments.of("jdbc url without a host", "/spec/source",
-            jdbc("jdbc:postgresql:shop", "select 1"), "spec.source.jdbc.url: Invalid value"),
-        Arguments.of("empty jdbc query", "/spec/source", jdbc("jdbc:postgresql://db/shop", ""),
+        Arguments.of(
+            "jdbc url without a host",
+            "/spec/source",
+            jdbc("jdbc:postgresql:shop", "select 1"),
+            "spec.source.jdbc.url: Invalid value"),
+        Arguments.of(
+            "empty jdbc query",
+            "/spec/source",
+            jdbc("jdbc:postgresql://db/shop", ""),
             "spec.source.jdbc.query: Invalid value"),
-        Arguments.of("credentialsSecret not a name", "/spec/source", java.util.Map.of("jdbc",
-            java.util.Map.of("url", "jdbc:postgresql://db/shop", "query", "select 1",
-                "credentialsSecret", "../other-namespace/creds")),
+        Arguments.of(
+            "credentialsSecret not a name",
+            "/spec/source",
+            java.util.Map.of(
+                "jdbc",
+                java.util.Map.of(
+                    "url",
+                    "jdbc:postgresql://db/shop",
+                    "query",
+                    "select 1",
+                    "credentialsSecret",
+                    "../other-namespace/creds")),
             "spec.source.jdbc.credentialsSecret: Invalid value"),
-        Arguments.of("headersSecret not a name", "/spec/source", java.util.Map.of("http",
-            java.util.Map.of("url", "https://exports.shop.internal/ids.txt",
-                "headersSecret", "Other_Namespace/token")),
+        Arguments.of(
+            "headersSecret not a name",
+            "/spec/source",
+            java.util.Map.of(
+                "http",
+                java.util.Map.of(
+                    "url",
+                    "https://exports.shop.internal/ids.txt",
+                    "headersSecret",
+                    "Other_Namespace/token")),
             "spec.source.http.headersSecret: Invalid value"),
-        Arguments.of("refreshInterval not a duration", "/spec/refreshInterval", "ten minutes",
+        Arguments.of(
+            "refreshInterval not a duration",
+            "/spec/refreshInterval",
+            "ten minutes",
             "spec.refreshInterval: Invalid value"),
-        Arguments.of("chunk larger than a ConfigMap", "/spec/snapshot",
+        Arguments.of(
+            "chunk larger than a ConfigMap",
+            "/spec/snapshot",
             java.util.Map.of("chunkSizeBytes", 2_000_000),
             "spec.snapshot.chunkSizeBytes: Invalid value"),
-        Arguments.of("configMap without key", "/spec/source/configMap",
-            java.util.Map.of("name", "ids"), "spec.source.configMap.key: Required value"),
-        Arguments.of("configMap name not a DNS name", "/spec/source/configMap",
+        Arguments.of(
+            "configMap without key",
+            "/spec/source/configMap",
+            java.util.Map.of("name", "ids"),
+            "spec.source.configMap.key: Required value"),
+        Arguments.of(
+            "configMap name not a DNS name",
+            "/spec/source/configMap",
             java.util.Map.of("name", "Bad_Name", "key", "ids.txt"),
             "spec.source.configMap.name: Invalid value"),
         Arguments.of("missing spec", "/spec", null, "spec is required"),
-        Arguments.of("falsePositiveRate below 1e-9", "/spec/falsePositiveRate", 1e-12,
+        Arguments.of(
+            "falsePositiveRate below 1e-9",
+            "/spec/falsePositiveRate",
+            1e-12,
             "spec.falsePositiveRate: Invalid value: 1e-12: must be at least 1e-9"),
-        Arguments.of("expectedInsertions above 2e9", "/spec/expectedInsertions", 3_000_000_000L,
+        Arguments.of(
+            "expectedInsertions above 2e9",
+            "/spec/expectedInsertions",
+            3_000_000_000L,
             "spec.expectedInsertions: Invalid value"),
-        Arguments.of("refreshInterval below 10s", "/spec/refreshInterval", "1s",
+        Arguments.of(
+            "refreshInterval below 10s",
+            "/spec/refreshInterval",
+            "1s",
             "spec.refreshInterval: Invalid value: \"1s\": must be at least 10s"),
-        Arguments.of("refreshInterval of 9.5s", "/spec/refreshInterval", "9500ms",
-            "must be at least 10s"),
-        Arguments.of("retainPreviousFor above 1h", "/spec/snapshot",
+        Arguments.of(
+            "refreshInterval of 9.5s", "/spec/refreshInterval", "9500ms", "must be at least 10s"),
+        Arguments.of(
+            "retainPreviousFor above 1h",
+            "/spec/snapshot",
             java.util.Map.of("retainPreviousFor", "1h1s"),
             "spec.snapshot.retainPreviousFor: Invalid value: \"1h1s\": must be at most 1h"));
   }
@@ -141,40 +224,54 @@ class BloomFilterApiTest {
 
   @ParameterizedTest(name = "{0}")
   @MethodSource("invalidResources")
-  void invalidResourceIsRejectedAtAdmission(String description, String path, Object value,
-      String expectedMessage, KubernetesClient client, TestNamespace ns) {
-    GenericKubernetesResource resource = Serialization.unmarshal(VALID,
-        GenericKubernetesResource.class);
+  void invalidResourceIsRejectedAtAdmission(
+      String description,
+      String path,
+      Object value,
+      String expectedMessage,
+      KubernetesClient client,
+      TestNamespace ns) {
+    GenericKubernetesResource resource =
+        Serialization.unmarshal(VALID, GenericKubernetesResource.class);
     setOrRemove(resource, path, value);
 
     assertThatThrownBy(() -> client.resource(resource).inNamespace(ns.name()).create())
         .as(description)
-        .isInstanceOfSatisfying(KubernetesClientException.class,
-            e -> assertThat(e.getCode()).isEqualTo(422))
+        .isInstanceOfSatisfying(
+            KubernetesClientException.class, e -> assertThat(e.getCode()).isEqualTo(422))
         .hasMessageContaining(expectedMessage);
   }
 
   @Test
   void statusSubresourceIsSeparateFromSpec(KubernetesClient client, TestNamespace ns) {
     var filters = client.resources(BloomFilter.class).inNamespace(ns.name());
-    BloomFilter created = filters.resource(Serialization.unmarshal(VALID, BloomFilter.class))
-        .create();
+    BloomFilter created =
+        filters.resource(Serialization.unmarshal(VALID, BloomFilter.class)).create();
 
     BloomFilterStatus status = new BloomFilterStatus();
     status.setObservedGeneration(1L);
     status.setVersion(3L);
     status.setKeys(42L);
-    status.getConditions().add(new ConditionBuilder().withType("Ready").withStatus("True")
-        .withReason("Published").withMessage("version 3 published")
-        .withLastTransitionTime("2026-11-29T00:00:00Z").build());
+    status
+        .getConditions()
+        .add(
+            new ConditionBuilder()
+                .withType("Ready")
+                .withStatus("True")
+                .withReason("Published")
+                .withMessage("version 3 published")
+                .withLastTransitionTime("2026-11-29T00:00:00Z")
+                .build());
     created.setStatus(status);
     filters.resource(created).updateStatus();
 
     BloomFilter read = filters.withName("product-ids").get();
     assertThat(read.getStatus().getVersion()).isEqualTo(3L);
-    assertThat(read.getStatus().getConditions()).extracting(c -> c.getReason())
+    assertThat(read.getStatus().getConditions())
+        .extracting(c -> c.getReason())
         .containsExactly("Published");
-    assertThat(read.getMetadata().getGeneration()).as("status writes do not bump generation")
+    assertThat(read.getMetadata().getGeneration())
+        .as("status writes do not bump generation")
         .isEqualTo(1L);
 
     // A spec write through the main resource cannot change the status.

@@ -11,8 +11,14 @@ import org.junit.jupiter.params.provider.ValueSource;
 class DurationsTest {
 
   @ParameterizedTest
-  @CsvSource({"500ms, 500", "30s, 30000", "10m, 600000", "1h30m, 5400000", "1.5h, 5400000",
-      "2m3s, 123000"})
+  @CsvSource({
+    "500ms, 500",
+    "30s, 30000",
+    "10m, 600000",
+    "1h30m, 5400000",
+    "1.5h, 5400000",
+    "2m3s, 123000"
+  })
   void parsesGoDurations(String text, long millis) {
     assertThat(Durations.parse(text)).isEqualTo(Duration.ofMillis(millis));
   }

@@ -17,8 +17,8 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * Every example under examples/ is accepted by the real API server as written, and no field of
- * a BloomFilter spec is silently dropped by the schema (a misspelt field would be).
+ * Every example under examples/ is accepted by the real API server as written, and no field of a
+ * BloomFilter spec is silently dropped by the schema (a misspelt field would be).
  */
 @RealKubernetes(crdDirs = "crds")
 class ExamplesTest {
@@ -26,8 +26,12 @@ class ExamplesTest {
   static Stream<Path> examples() throws Exception {
     Path root = RealKubernetesExtension.repoRoot().resolve("examples");
     try (Stream<Path> files = Files.walk(root)) {
-      return files.filter(f -> f.toString().endsWith(".yaml"))
-          .filter(f -> !f.toString().contains("/target/")).sorted().toList().stream();
+      return files
+          .filter(f -> f.toString().endsWith(".yaml"))
+          .filter(f -> !f.toString().contains("/target/"))
+          .sorted()
+          .toList()
+          .stream();
     }
   }
 
@@ -44,10 +48,12 @@ class ExamplesTest {
       HasMetadata created = client.resource(item).inNamespace(ns.name()).dryRun().create();
       if ("BloomFilter".equals(item.getKind())) {
         Object written = ((GenericKubernetesResource) item).getAdditionalProperties().get("spec");
-        Object stored = ((GenericKubernetesResource) created).getAdditionalProperties()
-            .get("spec");
-        assertThat(stored).as("spec as stored, defaults aside")
-            .usingRecursiveComparison().ignoringFields("keyType").isEqualTo(written);
+        Object stored = ((GenericKubernetesResource) created).getAdditionalProperties().get("spec");
+        assertThat(stored)
+            .as("spec as stored, defaults aside")
+            .usingRecursiveComparison()
+            .ignoringFields("keyType")
+            .isEqualTo(written);
       }
     }
   }

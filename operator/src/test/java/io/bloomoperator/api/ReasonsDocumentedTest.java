@@ -18,8 +18,8 @@ class ReasonsDocumentedTest {
 
   @Test
   void everyReadyFalseReasonHasARowAndEveryRowIsAReason() throws IOException {
-    List<String> lines = Files.readAllLines(
-        RealKubernetesExtension.repoRoot().resolve("docs/configuration.md"));
+    List<String> lines =
+        Files.readAllLines(RealKubernetesExtension.repoRoot().resolve("docs/configuration.md"));
     int start = lines.indexOf("`Ready=False` reasons:");
     assertThat(start).as("the reasons table of docs/configuration.md").isPositive();
     List<String> documented = new ArrayList<>();
@@ -34,16 +34,21 @@ class ReasonsDocumentedTest {
     }
     List<String> failures = new ArrayList<>(Reasons.all());
     failures.remove(Reasons.PUBLISHED);
-    assertThat(documented).as("reasons in docs/configuration.md vs io.bloomoperator.api.Reasons")
+    assertThat(documented)
+        .as("reasons in docs/configuration.md vs io.bloomoperator.api.Reasons")
         .containsExactlyInAnyOrderElementsOf(failures);
   }
 
   @Test
   void everyPhaseIsDocumented() throws IOException {
-    String phaseRow = Files.readAllLines(
-            RealKubernetesExtension.repoRoot().resolve("docs/configuration.md")).stream()
-        .filter(l -> l.startsWith("| `phase` |")).findFirst().orElseThrow();
-    assertThat(Reasons.phases()).hasSize(3)
+    String phaseRow =
+        Files.readAllLines(RealKubernetesExtension.repoRoot().resolve("docs/configuration.md"))
+            .stream()
+            .filter(l -> l.startsWith("| `phase` |"))
+            .findFirst()
+            .orElseThrow();
+    assertThat(Reasons.phases())
+        .hasSize(3)
         .allSatisfy(phase -> assertThat(phaseRow).contains("`" + phase + "`"));
   }
 }

@@ -16,8 +16,16 @@ class ResolvedSpecTest {
   @Test
   void defaultsAreApplied() {
     ResolvedSpec inline = ResolvedSpec.of(spec(0.01, null, null, true), MIN_REFRESH);
-    assertThat(inline).isEqualTo(new ResolvedSpec(KeyType.STRING, 0.01, null, null,
-        SnapshotSpec.DEFAULT_CHUNK_BYTES, Duration.ofMinutes(2), null));
+    assertThat(inline)
+        .isEqualTo(
+            new ResolvedSpec(
+                KeyType.STRING,
+                0.01,
+                null,
+                null,
+                SnapshotSpec.DEFAULT_CHUNK_BYTES,
+                Duration.ofMinutes(2),
+                null));
     assertThat(ResolvedSpec.of(spec(0.01, null, null, false), MIN_REFRESH).refresh())
         .as("a source outside the resource is checked every minute")
         .isEqualTo(ResolvedSpec.DEFAULT_SOURCE_CHECK);

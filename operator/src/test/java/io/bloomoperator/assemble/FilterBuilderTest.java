@@ -17,26 +17,29 @@ class FilterBuilderTest {
 
   @ParameterizedTest(name = "{0} keys declared as {1} at {2}")
   @CsvSource({
-      "10000, , 0.01",       // no expectedInsertions: counted first
-      "10000, 100, 0.01",    // far more keys than declared
-      "10000, 9999, 0.001",  // one more than declared
-      "10000, 50000, 0.01",  // fewer than declared: declared size is kept
-      "1, , 0.5"})
+    "10000, , 0.01", // no expectedInsertions: counted first
+    "10000, 100, 0.01", // far more keys than declared
+    "10000, 9999, 0.001", // one more than declared
+    "10000, 50000, 0.01", // fewer than declared: declared size is kept
+    "1, , 0.5"
+  })
   void neverSaturates(long keys, Long declared, double fpp) throws Exception {
     GeneratedSource source = new GeneratedSource("key-", keys);
-    FilterBuilder.Result result = builder.build(source,
-        new FilterBuilder.Request(KeyType.STRING, fpp, declared, 0, Long.MAX_VALUE));
+    FilterBuilder.Result result =
+        builder.build(
+            source, new FilterBuilder.Request(KeyType.STRING, fpp, declared, 0, Long.MAX_VALUE));
 
     assertThat(result.keys()).isEqualTo(keys);
-    double expected = BloomFilterSizing.expectedFpp(result.bits().numBits(),
-        result.bits().numHashFunctions(), keys);
+    double expected =
+        BloomFilterSizing.expectedFpp(
+            result.bits().numBits(), result.bits().numHashFunctions(), keys);
     assertThat(expected).isLessThanOrEqualTo(fpp);
     assertThat(LongStream.range(0, keys).mapToObj(i -> "key-" + i))
         .allMatch(result.bits()::mightContainString);
     if (declared != null && declared >= keys) {
       assertThat(source.reads()).as("one pass when the declaration holds").isEqualTo(1);
-      assertThat(result.bits().numBits()).isEqualTo(
-          BloomFilterSizing.forKeys(declared, fpp).numBits());
+      assertThat(result.bits().numBits())
+          .isEqualTo(BloomFilterSizing.forKeys(declared, fpp).numBits());
     } else {
       assertThat(source.reads()).as("count or rebuild from the actual count").isEqualTo(2);
     }
@@ -44,8 +47,10 @@ class FilterBuilderTest {
 
   @Test
   void emptySourceGivesAFilterThatContainsNothing() throws Exception {
-    FilterBuilder.Result result = builder.build(new GeneratedSource("key-", 0),
-        new FilterBuilder.Request(KeyType.STRING, 0.01, null, 0, Long.MAX_VALUE));
+    FilterBuilder.Result result =
+        builder.build(
+            new GeneratedSource("key-", 0),
+            new FilterBuilder.Request(KeyType.STRING, 0.01, null, 0, Long.MAX_VALUE));
     assertThat(result.keys()).isZero();
     assertThat(result.bits().bitCount()).isZero();
     assertThat(result.bits().mightContainString("anything")).isFalse();
@@ -55,12 +60,19 @@ class FilterBuilderTest {
   void oversizedFilterIsRefusedBeforeAnyAllocation() {
     GeneratedSource source = new GeneratedSource("key-", 10);
     // 10^9 keys at 1% would need ~1.2 GB; 10^12 more than Guava's format can describe.
-    assertThatThrownBy(() -> builder.build(source,
-        new FilterBuilder.Request(KeyType.STRING, 0.01, 1_000_000_000L, 0, 256L << 20)))
+    assertThatThrownBy(
+            () ->
+                builder.build(
+                    source,
+                    new FilterBuilder.Request(KeyType.STRING, 0.01, 1_000_000_000L, 0, 256L << 20)))
         .isInstanceOf(FilterTooLargeException.class)
         .hasMessageContaining("more than the limit of 268,435,456 bytes");
-    assertThatThrownBy(() -> builder.build(source,
-        new FilterBuilder.Request(KeyType.STRING, 0.01, 1_000_000_000_000L, 0, Long.MAX_VALUE)))
+    assertThatThrownBy(
+            () ->
+                builder.build(
+                    source,
+                    new FilterBuilder.Request(
+                        KeyType.STRING, 0.01, 1_000_000_000_000L, 0, Long.MAX_VALUE)))
         .isInstanceOf(FilterTooLargeException.class);
     assertThat(source.reads()).as("sizing fails before the source is read").isZero();
   }

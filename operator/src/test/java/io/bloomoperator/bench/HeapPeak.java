@@ -7,8 +7,7 @@ import java.lang.management.MemoryType;
 /** Peak heap use between {@link #reset()} and {@link #bytes()}, for the benchmark printouts. */
 final class HeapPeak {
 
-  private HeapPeak() {
-  }
+  private HeapPeak() {}
 
   static void reset() {
     for (MemoryPoolMXBean pool : ManagementFactory.getMemoryPoolMXBeans()) {

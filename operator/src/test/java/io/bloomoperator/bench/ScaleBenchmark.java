@@ -19,9 +19,9 @@ import java.nio.charset.StandardCharsets;
 import java.util.Locale;
 
 /**
- * End-to-end scale run: an HTTP export of N keys (generated while it is served, never held) →
- * the operator in this JVM → a published snapshot on the real kube-apiserver + etcd. Prints
- * build keys/s, publish MB/s, end-to-end time and the peak heap, which the run's -Xmx caps.
+ * End-to-end scale run: an HTTP export of N keys (generated while it is served, never held) → the
+ * operator in this JVM → a published snapshot on the real kube-apiserver + etcd. Prints build
+ * keys/s, publish MB/s, end-to-end time and the peak heap, which the run's -Xmx caps.
  *
  * <pre>
  * mvn -q -pl operator test-compile exec:exec -Dexec.executable=java -Dexec.classpathScope=test \
@@ -30,50 +30,62 @@ import java.util.Locale;
  */
 public final class ScaleBenchmark {
 
-  private ScaleBenchmark() {
-  }
+  private ScaleBenchmark() {}
 
   public static void main(String[] args) throws Exception {
     long n = args.length > 0 ? Long.parseLong(args[0]) : 100_000_000L;
     double fpp = 0.01;
     HttpServer export = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
-    export.createContext("/ids.txt", exchange -> {
-      exchange.getResponseHeaders().set("ETag", "\"export-" + n + "\"");
-      if ("HEAD".equals(exchange.getRequestMethod())) {
-        exchange.sendResponseHeaders(200, -1);
-        exchange.close();
-        return;
-      }
-      exchange.sendResponseHeaders(200, 0);
-      try (OutputStream out = new BufferedOutputStream(exchange.getResponseBody(), 1 << 16)) {
-        byte[] prefix = "product-".getBytes(StandardCharsets.US_ASCII);
-        for (long i = 0; i < n; i++) {
-          out.write(prefix);
-          out.write(Long.toString(i).getBytes(StandardCharsets.US_ASCII));
-          out.write('\n');
-        }
-      }
-    });
+    export.createContext(
+        "/ids.txt",
+        exchange -> {
+          exchange.getResponseHeaders().set("ETag", "\"export-" + n + "\"");
+          if ("HEAD".equals(exchange.getRequestMethod())) {
+            exchange.sendResponseHeaders(200, -1);
+            exchange.close();
+            return;
+          }
+          exchange.sendResponseHeaders(200, 0);
+          try (OutputStream out = new BufferedOutputStream(exchange.getResponseBody(), 1 << 16)) {
+            byte[] prefix = "product-".getBytes(StandardCharsets.US_ASCII);
+            for (long i = 0; i < n; i++) {
+              out.write(prefix);
+              out.write(Long.toString(i).getBytes(StandardCharsets.US_ASCII));
+              out.write('\n');
+            }
+          }
+        });
     export.start();
 
     KubeCluster cluster = KubeCluster.shared();
     cluster.installCrds(RealKubernetesExtension.repoRoot().resolve("crds"));
     KubernetesClient client = cluster.newClient();
-    client.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName("scale")
-        .endMetadata().build()).create();
+    client
+        .namespaces()
+        .resource(new NamespaceBuilder().withNewMetadata().withName("scale").endMetadata().build())
+        .create();
     // The export listens on loopback, which http sources may reach only when allowed; the http
     // limits stay at their defaults, which this export must fit. A 120 MB filter is above the
     // default per-filter and per-namespace snapshot limits (64 / 256 MiB): raised here, as an
     // administrator would for such a filter.
-    OperatorSettings settings = OperatorSettings.fromEnvironment(java.util.Map.of(
-        "BLOOM_MAX_SNAPSHOT_BYTES", Long.toString(256L << 20),
-        "BLOOM_MAX_NAMESPACE_BYTES", Long.toString(512L << 20)));
-    Operator operator = OperatorMain.start(client, settings.withHttp(
-        settings.http().withEgress(EgressPolicy.of("127.0.0.1", null))));
+    OperatorSettings settings =
+        OperatorSettings.fromEnvironment(
+            java.util.Map.of(
+                "BLOOM_MAX_SNAPSHOT_BYTES", Long.toString(256L << 20),
+                "BLOOM_MAX_NAMESPACE_BYTES", Long.toString(512L << 20)));
+    Operator operator =
+        OperatorMain.start(
+            client,
+            settings.withHttp(settings.http().withEgress(EgressPolicy.of("127.0.0.1", null))));
 
     HeapPeak.reset();
     long start = System.nanoTime();
-    client.resources(BloomFilter.class).inNamespace("scale").resource(Serialization.unmarshal("""
+    client
+        .resources(BloomFilter.class)
+        .inNamespace("scale")
+        .resource(
+            Serialization.unmarshal(
+                """
         apiVersion: bloomoperator.io/v1alpha1
         kind: BloomFilter
         metadata: {name: products}
@@ -82,13 +94,15 @@ public final class ScaleBenchmark {
           expectedInsertions: %d
           source:
             http: {url: "http://127.0.0.1:%d/ids.txt"}
-        """.formatted(fpp, n, export.getAddress().getPort()), BloomFilter.class)).create();
+        """
+                    .formatted(fpp, n, export.getAddress().getPort()),
+                BloomFilter.class))
+        .create();
 
     BloomFilter filter;
     long lastPrint = 0;
     while (true) {
-      filter = client.resources(BloomFilter.class).inNamespace("scale").withName("products")
-          .get();
+      filter = client.resources(BloomFilter.class).inNamespace("scale").withName("products").get();
       if (filter.getStatus() == null) {
         Thread.sleep(200);
         continue;
@@ -98,13 +112,14 @@ public final class ScaleBenchmark {
         break;
       }
       if (ready.isPresent() && "False".equals(ready.get().getStatus())) {
-        throw new IllegalStateException("failed: " + ready.get().getReason() + ": "
-            + ready.get().getMessage());
+        throw new IllegalStateException(
+            "failed: " + ready.get().getReason() + ": " + ready.get().getMessage());
       }
       if (System.nanoTime() - lastPrint > 5e9) {
         lastPrint = System.nanoTime();
-        System.err.printf("  phase=%s keysRead=%s%n", filter.getStatus().getPhase(),
-            filter.getStatus().getKeysRead());
+        System.err.printf(
+            "  phase=%s keysRead=%s%n",
+            filter.getStatus().getPhase(), filter.getStatus().getKeysRead());
       }
       Thread.sleep(200);
     }
@@ -112,17 +127,31 @@ public final class ScaleBenchmark {
     var status = filter.getStatus();
     double build = status.getLastBuildDurationMillis() / 1e3;
     double mb = status.getSizeBytes() / 1e6;
-    System.out.printf(Locale.ROOT, "keys                 %,d at FPP target %s (expected %s)%n",
-        status.getKeys(), fpp, status.getExpectedFpp());
-    System.out.printf(Locale.ROOT, "snapshot             %.1f MB in %d chunks%n", mb,
-        status.getChunks());
-    System.out.printf(Locale.ROOT, "build (HTTP source)  %.1f s = %.2f M keys/s%n", build,
+    System.out.printf(
+        Locale.ROOT,
+        "keys                 %,d at FPP target %s (expected %s)%n",
+        status.getKeys(),
+        fpp,
+        status.getExpectedFpp());
+    System.out.printf(
+        Locale.ROOT, "snapshot             %.1f MB in %d chunks%n", mb, status.getChunks());
+    System.out.printf(
+        Locale.ROOT,
+        "build (HTTP source)  %.1f s = %.2f M keys/s%n",
+        build,
         status.getKeys() / build / 1e6);
-    System.out.printf(Locale.ROOT, "publish + status     %.1f s = %.1f MB/s%n", total - build,
+    System.out.printf(
+        Locale.ROOT,
+        "publish + status     %.1f s = %.1f MB/s%n",
+        total - build,
         mb / (total - build));
     System.out.printf(Locale.ROOT, "end to end           %.1f s (apply → Ready)%n", total);
-    System.out.printf(Locale.ROOT, "peak heap            %.0f MB of -Xmx %.0f MB (bit array %.0f MB)%n",
-        HeapPeak.bytes() / 1e6, Runtime.getRuntime().maxMemory() / 1e6, status.getNumBits() / 8e6);
+    System.out.printf(
+        Locale.ROOT,
+        "peak heap            %.0f MB of -Xmx %.0f MB (bit array %.0f MB)%n",
+        HeapPeak.bytes() / 1e6,
+        Runtime.getRuntime().maxMemory() / 1e6,
+        status.getNumBits() / 8e6);
 
     operator.stop();
     client.close();

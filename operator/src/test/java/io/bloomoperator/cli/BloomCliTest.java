@@ -33,8 +33,7 @@ class BloomCliTest {
   private static final int KEYS = 120_000;
   private static final String FILTER = "product-ids";
 
-  @TempDir
-  Path tmp;
+  @TempDir Path tmp;
 
   private static List<String> keys(String prefix, int count) {
     return IntStream.range(0, count).mapToObj(i -> prefix + "-" + i).toList();
@@ -43,8 +42,9 @@ class BloomCliTest {
   /** A gzip key file with a comment and blank lines sprinkled in. */
   private Path gzipKeyFile(List<String> keys) throws IOException {
     Path file = tmp.resolve("keys.txt.gz");
-    try (Writer out = new java.io.OutputStreamWriter(
-        new GZIPOutputStream(Files.newOutputStream(file)), StandardCharsets.UTF_8)) {
+    try (Writer out =
+        new java.io.OutputStreamWriter(
+            new GZIPOutputStream(Files.newOutputStream(file)), StandardCharsets.UTF_8)) {
       out.write("# product ids, exported nightly\n\n");
       for (String key : keys) {
         out.write(key);
@@ -56,9 +56,20 @@ class BloomCliTest {
 
   private Path build(List<String> keys, int chunkSize, String... extra) throws IOException {
     Path out = tmp.resolve("out");
-    List<String> args = new ArrayList<>(List.of("build", "--name", FILTER, "--input",
-        gzipKeyFile(keys).toString(), "--fpp", "0.01", "--chunk-size",
-        Integer.toString(chunkSize), "--output", out.toString()));
+    List<String> args =
+        new ArrayList<>(
+            List.of(
+                "build",
+                "--name",
+                FILTER,
+                "--input",
+                gzipKeyFile(keys).toString(),
+                "--fpp",
+                "0.01",
+                "--chunk-size",
+                Integer.toString(chunkSize),
+                "--output",
+                out.toString()));
     args.addAll(List.of(extra));
     Cli.Run run = Cli.run(args.toArray(String[]::new));
     assertThat(run.exit()).as("%s", run).isZero();
@@ -94,9 +105,21 @@ class BloomCliTest {
     List<String> keys = keys("sku", KEYS);
     Cli.Run run;
     Path out = tmp.resolve("out");
-    run = Cli.run("build", "--name", FILTER, "--namespace", "shop", "--input",
-        gzipKeyFile(keys).toString(), "--fpp", "0.01", "--chunk-size", "8192",
-        "--output", out.toString());
+    run =
+        Cli.run(
+            "build",
+            "--name",
+            FILTER,
+            "--namespace",
+            "shop",
+            "--input",
+            gzipKeyFile(keys).toString(),
+            "--fpp",
+            "0.01",
+            "--chunk-size",
+            "8192",
+            "--output",
+            out.toString());
     assertThat(run.exit()).as("%s", run).isZero();
 
     Manifest manifest = manifest(out);
@@ -137,20 +160,27 @@ class BloomCliTest {
       assertThat(size).isEqualTo(manifest.chunks().get(i).bytes());
     }
     ConfigMap manifestMap = configMap(out.resolve(SnapshotNames.manifestName(FILTER) + ".yaml"));
-    assertThat(manifestMap.getMetadata().getLabels()).isEqualTo(SnapshotNames.manifestLabels(FILTER));
+    assertThat(manifestMap.getMetadata().getLabels())
+        .isEqualTo(SnapshotNames.manifestLabels(FILTER));
     assertThat(manifestMap.getMetadata().getOwnerReferences()).isNullOrEmpty();
     assertThat(manifestMap.getImmutable()).isNotEqualTo(Boolean.TRUE);
 
     byte[] payload = payload(out, manifest);
     assertThat(payload).hasSize((int) manifest.totalBytes());
-    BloomFilter<CharSequence> guava = BloomFilter.readFrom(new ByteArrayInputStream(payload),
-        Funnels.stringFunnel(StandardCharsets.UTF_8));
+    BloomFilter<CharSequence> guava =
+        BloomFilter.readFrom(
+            new ByteArrayInputStream(payload), Funnels.stringFunnel(StandardCharsets.UTF_8));
     assertThat(keys).allMatch(guava::mightContain);
 
-    assertThat(run.out()).contains("'" + FILTER + "' v1", KEYS + " keys",
-        "numBits " + manifest.numBits(), "k " + manifest.numHashFunctions(),
-        manifest.totalBytes() + " bytes", expectedChunks + " chunk(s)",
-        "sha256 " + manifest.sha256());
+    assertThat(run.out())
+        .contains(
+            "'" + FILTER + "' v1",
+            KEYS + " keys",
+            "numBits " + manifest.numBits(),
+            "k " + manifest.numHashFunctions(),
+            manifest.totalBytes() + " bytes",
+            expectedChunks + " chunk(s)",
+            "sha256 " + manifest.sha256());
     assertThat(run.out().lines()).hasSize(1);
     assertThat(run.err()).contains("kubectl apply --server-side");
   }
@@ -163,15 +193,19 @@ class BloomCliTest {
     Cli.Run run = Cli.run("inspect", out.toString());
 
     assertThat(run.exit()).as("%s", run).isZero();
-    assertThat(run.out()).contains("filter:           " + FILTER,
-        "version:          1", "keyType:          String",
-        "numBits:          " + manifest.numBits(),
-        "numHashFunctions: " + manifest.numHashFunctions(),
-        "keyCount:         " + KEYS, "expectedFpp:      0.0100",
-        "totalBytes:       " + manifest.totalBytes(),
-        "chunks:           " + manifest.chunks().size(),
-        "sha256:           " + manifest.sha256(),
-        "createdAt:        " + manifest.createdAt());
+    assertThat(run.out())
+        .contains(
+            "filter:           " + FILTER,
+            "version:          1",
+            "keyType:          String",
+            "numBits:          " + manifest.numBits(),
+            "numHashFunctions: " + manifest.numHashFunctions(),
+            "keyCount:         " + KEYS,
+            "expectedFpp:      0.0100",
+            "totalBytes:       " + manifest.totalBytes(),
+            "chunks:           " + manifest.chunks().size(),
+            "sha256:           " + manifest.sha256(),
+            "createdAt:        " + manifest.createdAt());
     assertThat(run.out().strip()).endsWith("verified");
   }
 
@@ -179,31 +213,53 @@ class BloomCliTest {
   void keygenBuildSigningKeyAndInspectTrustedKey() throws Exception {
     Path key = tmp.resolve("ed25519.pem");
     Path pub = tmp.resolve("ed25519.pub.pem");
-    Cli.Run keygen = Cli.run("keygen", "--private-key", key.toString(), "--public-key",
-        pub.toString());
+    Cli.Run keygen =
+        Cli.run("keygen", "--private-key", key.toString(), "--public-key", pub.toString());
     assertThat(keygen.exit()).as("%s", keygen).isZero();
     String keyId = keygen.out().strip().replace("key id: ", "");
     assertThat(keyId).hasSize(16);
-    assertThat(Cli.run("keygen", "--private-key", key.toString(), "--public-key",
-        tmp.resolve("other.pem").toString()).exit()).as("never overwrites a key").isOne();
+    assertThat(
+            Cli.run(
+                    "keygen",
+                    "--private-key",
+                    key.toString(),
+                    "--public-key",
+                    tmp.resolve("other.pem").toString())
+                .exit())
+        .as("never overwrites a key")
+        .isOne();
 
-    assertThat(Cli.run("build", "--name", FILTER, "--input", gzipKeyFile(keys("k", 1_000))
-        .toString(), "--fpp", "0.01", "--output", tmp.resolve("x").toString(), "--signing-key",
-        key.toString()).exit()).as("--signing-key needs --namespace").isEqualTo(2);
-    Path out = build(keys("sku", 10_000), 8192, "--namespace", "shop", "--signing-key",
-        key.toString());
+    assertThat(
+            Cli.run(
+                    "build",
+                    "--name",
+                    FILTER,
+                    "--input",
+                    gzipKeyFile(keys("k", 1_000)).toString(),
+                    "--fpp",
+                    "0.01",
+                    "--output",
+                    tmp.resolve("x").toString(),
+                    "--signing-key",
+                    key.toString())
+                .exit())
+        .as("--signing-key needs --namespace")
+        .isEqualTo(2);
+    Path out =
+        build(keys("sku", 10_000), 8192, "--namespace", "shop", "--signing-key", key.toString());
 
     Cli.Run unverified = Cli.run("inspect", out.toString());
-    assertThat(unverified.out()).contains("signature:        Ed25519 key " + keyId
-        + " (not verified: no --trusted-key)");
+    assertThat(unverified.out())
+        .contains("signature:        Ed25519 key " + keyId + " (not verified: no --trusted-key)");
     Cli.Run verified = Cli.run("inspect", out.toString(), "--trusted-key", pub.toString());
     assertThat(verified.exit()).as("%s", verified).isZero();
     assertThat(verified.out()).contains("Ed25519 key " + keyId + " (verified for namespace shop)");
 
     // Moved to another namespace, the signature no longer holds.
     Path manifestFile = out.resolve(SnapshotNames.manifestName(FILTER) + ".yaml");
-    Files.writeString(manifestFile, Files.readString(manifestFile)
-        .replaceAll("namespace: \"?shop\"?", "namespace: staging"));
+    Files.writeString(
+        manifestFile,
+        Files.readString(manifestFile).replaceAll("namespace: \"?shop\"?", "namespace: staging"));
     assertThat(Files.readString(manifestFile)).contains("namespace: staging");
     Cli.Run moved = Cli.run("inspect", out.toString(), "--trusted-key", pub.toString());
     assertThat(moved.exit()).as("%s", moved).isOne();
@@ -224,8 +280,11 @@ class BloomCliTest {
     ConfigMap chunk = configMap(file);
     byte[] bytes = chunkBytes(out, manifest(out).chunks().get(3));
     bytes[100] ^= 0x10;
-    Files.writeString(file, Serialization.asYaml(SnapshotConfigMaps.chunk(
-        chunk.getMetadata().getNamespace(), FILTER, 1, 3, bytes, bytes.length)));
+    Files.writeString(
+        file,
+        Serialization.asYaml(
+            SnapshotConfigMaps.chunk(
+                chunk.getMetadata().getNamespace(), FILTER, 1, 3, bytes, bytes.length)));
 
     Cli.Run run = Cli.run("inspect", out.toString());
 
@@ -271,12 +330,14 @@ class BloomCliTest {
     assertThat(lines).hasSize(asked.size());
     for (int i = 0; i < asked.size(); i++) {
       String key = asked.get(i);
-      assertThat(lines.get(i)).isEqualTo(key + "\t"
-          + (decoded.mightContainString(key) ? "maybe-present" : "absent"));
+      assertThat(lines.get(i))
+          .isEqualTo(key + "\t" + (decoded.mightContainString(key) ? "maybe-present" : "absent"));
     }
     assertThat(lines.subList(0, 1_000)).allMatch(l -> l.endsWith("\tmaybe-present"));
-    long falsePositives = lines.subList(1_000, lines.size()).stream()
-        .filter(l -> l.endsWith("\tmaybe-present")).count();
+    long falsePositives =
+        lines.subList(1_000, lines.size()).stream()
+            .filter(l -> l.endsWith("\tmaybe-present"))
+            .count();
     assertThat(falsePositives).isLessThan(100); // 1% target: ~20 expected of 2,000
   }
 
@@ -284,17 +345,28 @@ class BloomCliTest {
   void queryReadsKeysFileWithLineRulesAndLongKeys() throws Exception {
     Path input = Files.writeString(tmp.resolve("ids.txt"), "# ids\n1\n-7\n42\n");
     Path out = tmp.resolve("longs");
-    Cli.Run build = Cli.run("build", "--name", "ids", "--input", input.toString(),
-        "--key-type", "Long", "--fpp", "0.000001", "--output", out.toString());
+    Cli.Run build =
+        Cli.run(
+            "build",
+            "--name",
+            "ids",
+            "--input",
+            input.toString(),
+            "--key-type",
+            "Long",
+            "--fpp",
+            "0.000001",
+            "--output",
+            out.toString());
     assertThat(build.exit()).as("%s", build).isZero();
     Path keysFile = Files.writeString(tmp.resolve("ask.txt"), "  42  \n# skipped\n\n1000\n");
 
-    Cli.Run run = Cli.run("query", "--keys-file", keysFile.toString(), out.toString(), "--",
-        "-7", "x");
+    Cli.Run run =
+        Cli.run("query", "--keys-file", keysFile.toString(), out.toString(), "--", "-7", "x");
 
     assertThat(run.exit()).as("%s", run).isZero();
-    assertThat(run.out().lines()).containsExactly("-7\tmaybe-present", "x\tabsent",
-        "42\tmaybe-present", "1000\tabsent");
+    assertThat(run.out().lines())
+        .containsExactly("-7\tmaybe-present", "x\tabsent", "42\tmaybe-present", "1000\tabsent");
     assertThat(run.err()).contains("'x' is not a Long key");
   }
 
@@ -302,8 +374,18 @@ class BloomCliTest {
   void buildReadsStdin() throws Exception {
     byte[] text = String.join("\n", keys("k", 5_000)).getBytes(StandardCharsets.UTF_8);
     Path out = tmp.resolve("stdin-out");
-    Cli.Run run = Cli.run(new ByteArrayInputStream(text), "build", "--name", "from-stdin",
-        "--input", "-", "--fpp", "0.01", "--output", out.toString());
+    Cli.Run run =
+        Cli.run(
+            new ByteArrayInputStream(text),
+            "build",
+            "--name",
+            "from-stdin",
+            "--input",
+            "-",
+            "--fpp",
+            "0.01",
+            "--output",
+            out.toString());
     assertThat(run.exit()).as("%s", run).isZero();
     assertThat(run.out()).contains("5000 keys", "1 chunk(s)");
 
@@ -313,8 +395,8 @@ class BloomCliTest {
 
   @Test
   void expectedInsertionsSizesForAtLeastThatMany() throws Exception {
-    Path out = build(keys("sku", 1_000), 1_000_000, "--expected-insertions", "100000",
-        "--version", "7");
+    Path out =
+        build(keys("sku", 1_000), 1_000_000, "--expected-insertions", "100000", "--version", "7");
     Manifest manifest = manifest(out);
     assertThat(manifest.numBits()).isEqualTo(BloomFilterSizing.forKeys(100_000, 0.01).numBits());
     assertThat(manifest.keyCount()).isEqualTo(1_000);
@@ -326,8 +408,19 @@ class BloomCliTest {
   void refusesToMixWithAnExistingSnapshotUnlessForced() throws Exception {
     Path out = build(keys("sku", 20_000), 8192);
     Path input = gzipKeyFile(keys("sku", 100));
-    String[] again = {"build", "--name", FILTER, "--input", input.toString(), "--fpp", "0.01",
-        "--version", "2", "--output", out.toString()};
+    String[] again = {
+      "build",
+      "--name",
+      FILTER,
+      "--input",
+      input.toString(),
+      "--fpp",
+      "0.01",
+      "--version",
+      "2",
+      "--output",
+      out.toString()
+    };
 
     Cli.Run refused = Cli.run(again);
     assertThat(refused.exit()).isEqualTo(1);
@@ -338,30 +431,63 @@ class BloomCliTest {
     Cli.Run replaced = Cli.run(forced);
     assertThat(replaced.exit()).as("%s", replaced).isZero();
     try (Stream<Path> files = Files.list(out)) {
-      assertThat(files.map(f -> f.getFileName().toString()).sorted()).containsExactly(
-          SnapshotNames.chunkName(FILTER, 2, 0) + ".yaml",
-          SnapshotNames.manifestName(FILTER) + ".yaml");
+      assertThat(files.map(f -> f.getFileName().toString()).sorted())
+          .containsExactly(
+              SnapshotNames.chunkName(FILTER, 2, 0) + ".yaml",
+              SnapshotNames.manifestName(FILTER) + ".yaml");
     }
     assertThat(Cli.run("inspect", out.toString()).out()).contains("version:          2");
   }
 
   @Test
   void sourceErrorsExitWithOneAndOneLine() throws Exception {
-    Cli.Run missing = Cli.run("build", "--name", "x", "--input", tmp.resolve("nope.txt").toString(),
-        "--fpp", "0.01", "--output", tmp.resolve("o").toString());
+    Cli.Run missing =
+        Cli.run(
+            "build",
+            "--name",
+            "x",
+            "--input",
+            tmp.resolve("nope.txt").toString(),
+            "--fpp",
+            "0.01",
+            "--output",
+            tmp.resolve("o").toString());
     assertThat(missing.exit()).isEqualTo(1);
     assertThat(missing.err()).contains("error: ", "nope.txt", "does not exist");
     assertThat(tmp.resolve("o")).doesNotExist();
 
     Path bad = Files.writeString(tmp.resolve("ids.txt"), "1\ntwo\n3\n");
-    Cli.Run malformed = Cli.run("build", "--name", "x", "--input", bad.toString(),
-        "--key-type", "Long", "--fpp", "0.01", "--output", tmp.resolve("o").toString());
+    Cli.Run malformed =
+        Cli.run(
+            "build",
+            "--name",
+            "x",
+            "--input",
+            bad.toString(),
+            "--key-type",
+            "Long",
+            "--fpp",
+            "0.01",
+            "--output",
+            tmp.resolve("o").toString());
     assertThat(malformed.exit()).isEqualTo(1);
     assertThat(malformed.err()).contains("line 2 (3 characters)");
 
-    Cli.Run tolerated = Cli.run("build", "--name", "x", "--input", bad.toString(),
-        "--key-type", "Long", "--fpp", "0.01", "--max-malformed", "1",
-        "--output", tmp.resolve("o").toString());
+    Cli.Run tolerated =
+        Cli.run(
+            "build",
+            "--name",
+            "x",
+            "--input",
+            bad.toString(),
+            "--key-type",
+            "Long",
+            "--fpp",
+            "0.01",
+            "--max-malformed",
+            "1",
+            "--output",
+            tmp.resolve("o").toString());
     assertThat(tolerated.exit()).as("%s", tolerated).isZero();
     assertThat(tolerated.out()).contains("2 keys");
 
@@ -374,18 +500,64 @@ class BloomCliTest {
   void usageErrorsExitWithTwo() throws Exception {
     Path input = Files.writeString(tmp.resolve("k.txt"), "a\n");
     String out = tmp.resolve("o").toString();
-    assertThat(Cli.run("build", "--name", "x", "--input", input.toString(), "--output", out)
-        .exit()).isEqualTo(2); // no --fpp
-    assertThat(Cli.run("build", "--name", "x", "--input", input.toString(), "--fpp", "1.5",
-        "--output", out).exit()).isEqualTo(2);
-    Cli.Run keyType = Cli.run("build", "--name", "x", "--input", input.toString(), "--fpp",
-        "0.1", "--key-type", "string", "--output", out);
+    assertThat(Cli.run("build", "--name", "x", "--input", input.toString(), "--output", out).exit())
+        .isEqualTo(2); // no --fpp
+    assertThat(
+            Cli.run(
+                    "build",
+                    "--name",
+                    "x",
+                    "--input",
+                    input.toString(),
+                    "--fpp",
+                    "1.5",
+                    "--output",
+                    out)
+                .exit())
+        .isEqualTo(2);
+    Cli.Run keyType =
+        Cli.run(
+            "build",
+            "--name",
+            "x",
+            "--input",
+            input.toString(),
+            "--fpp",
+            "0.1",
+            "--key-type",
+            "string",
+            "--output",
+            out);
     assertThat(keyType.exit()).isEqualTo(2);
     assertThat(keyType.err()).contains("expected String or Long");
-    assertThat(Cli.run("build", "--name", "Not_A_Name", "--input", input.toString(), "--fpp",
-        "0.1", "--output", out).exit()).isEqualTo(2);
-    assertThat(Cli.run("build", "--name", "x", "--input", input.toString(), "--fpp", "0.1",
-        "--chunk-size", "100", "--output", out).exit()).isEqualTo(2);
+    assertThat(
+            Cli.run(
+                    "build",
+                    "--name",
+                    "Not_A_Name",
+                    "--input",
+                    input.toString(),
+                    "--fpp",
+                    "0.1",
+                    "--output",
+                    out)
+                .exit())
+        .isEqualTo(2);
+    assertThat(
+            Cli.run(
+                    "build",
+                    "--name",
+                    "x",
+                    "--input",
+                    input.toString(),
+                    "--fpp",
+                    "0.1",
+                    "--chunk-size",
+                    "100",
+                    "--output",
+                    out)
+                .exit())
+        .isEqualTo(2);
     assertThat(Cli.run("inspect").exit()).isEqualTo(2);
     assertThat(Cli.run("inspect", out, "--namespace", "ns", "--name", "x").exit()).isEqualTo(2);
     assertThat(Cli.run("inspect", "--namespace", "ns").exit()).isEqualTo(2);
@@ -402,8 +574,14 @@ class BloomCliTest {
     assertThat(help.out()).contains("build", "inspect", "query", "kubectl apply --server-side");
     Cli.Run build = Cli.run("build", "--help");
     assertThat(build.exit()).isZero();
-    assertThat(build.out()).contains("--expected-insertions", "--chunk-size", "--max-malformed",
-        "--version", "gzip", "immutable");
+    assertThat(build.out())
+        .contains(
+            "--expected-insertions",
+            "--chunk-size",
+            "--max-malformed",
+            "--version",
+            "gzip",
+            "immutable");
     Cli.Run query = Cli.run("help", "query");
     assertThat(query.exit()).isZero();
     assertThat(query.out()).contains("maybe-present", "--keys-file", "--kubeconfig");

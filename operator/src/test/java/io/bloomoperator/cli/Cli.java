@@ -15,8 +15,7 @@ final class Cli {
     }
   }
 
-  private Cli() {
-  }
+  private Cli() {}
 
   static Run run(String... args) {
     return run(new ByteArrayInputStream(new byte[0]), args);
@@ -25,8 +24,9 @@ final class Cli {
   static Run run(InputStream stdin, String... args) {
     StringWriter out = new StringWriter();
     StringWriter err = new StringWriter();
-    int exit = BloomCli.commandLine(stdin, new PrintWriter(out, true), new PrintWriter(err, true))
-        .execute(args);
+    int exit =
+        BloomCli.commandLine(stdin, new PrintWriter(out, true), new PrintWriter(err, true))
+            .execute(args);
     return new Run(exit, out.toString(), err.toString());
   }
 }

@@ -38,31 +38,39 @@ class ProgressSourceTest {
   }
 
   private static LineParser counter() {
-    return new LineParser(KeyType.STRING, new LineParser.KeyConsumer() {
-      @Override
-      public void putString(String key) {
-      }
+    return new LineParser(
+        KeyType.STRING,
+        new LineParser.KeyConsumer() {
+          @Override
+          public void putString(String key) {}
 
-      @Override
-      public void putLong(long key) {
-      }
-    }, 0);
+          @Override
+          public void putLong(long key) {}
+        },
+        0);
   }
 
   @Test
   void reportsEveryMillionLinesAndCountsPasses() throws Exception {
     StringWriter err = new StringWriter();
     AtomicLong clock = new AtomicLong();
-    ProgressSource source = new ProgressSource(lines(2 * ProgressSource.LINES_EVERY + 5, clock, 0),
-        new PrintWriter(err, true), clock::get);
+    ProgressSource source =
+        new ProgressSource(
+            lines(2 * ProgressSource.LINES_EVERY + 5, clock, 0),
+            new PrintWriter(err, true),
+            clock::get);
     LineParser parser = counter();
     source.readKeys(parser);
     source.readKeys(counter());
 
     assertThat(parser.keys()).isEqualTo(2 * ProgressSource.LINES_EVERY + 5);
     assertThat(source.passes()).isEqualTo(2);
-    assertThat(err.toString()).contains("pass 1: 1,048,576 lines read", "pass 1: 2,097,152 lines read",
-        "pass 1: read 2,097,157 lines", "pass 2: 1,048,576 lines read");
+    assertThat(err.toString())
+        .contains(
+            "pass 1: 1,048,576 lines read",
+            "pass 1: 2,097,152 lines read",
+            "pass 1: read 2,097,157 lines",
+            "pass 2: 1,048,576 lines read");
   }
 
   @Test
@@ -70,8 +78,9 @@ class ProgressSourceTest {
     StringWriter err = new StringWriter();
     AtomicLong clock = new AtomicLong();
     // 100,000 lines at 1 ms each: 100 s, no million-line mark, but a report every ~5 s.
-    ProgressSource source = new ProgressSource(lines(100_000, clock, 1_000_000),
-        new PrintWriter(err, true), clock::get);
+    ProgressSource source =
+        new ProgressSource(
+            lines(100_000, clock, 1_000_000), new PrintWriter(err, true), clock::get);
     source.readKeys(counter());
     long reports = err.toString().lines().filter(l -> l.endsWith("lines read")).count();
     assertThat(reports).isBetween(5L, 21L);

@@ -34,12 +34,14 @@ final class InstallManifests {
       Path errors = Files.createTempFile("kustomize", ".err");
       try {
         // stderr apart: a kustomize warning must not end up in the YAML.
-        Process process = new ProcessBuilder(cluster.kubectl(), "kustomize", dir.toString())
-            .redirectError(errors.toFile()).start();
+        Process process =
+            new ProcessBuilder(cluster.kubectl(), "kustomize", dir.toString())
+                .redirectError(errors.toFile())
+                .start();
         byte[] yaml = process.getInputStream().readAllBytes();
         if (!process.waitFor(60, TimeUnit.SECONDS) || process.exitValue() != 0) {
-          throw new IllegalStateException("kubectl kustomize " + dir + " failed: "
-              + Files.readString(errors));
+          throw new IllegalStateException(
+              "kubectl kustomize " + dir + " failed: " + Files.readString(errors));
         }
         return new InstallManifests(client.load(new ByteArrayInputStream(yaml)).items());
       } finally {
@@ -63,8 +65,8 @@ final class InstallManifests {
 
   /** The one object of that kind and name (in any namespace). */
   <T extends HasMetadata> T one(Class<T> kind, String name) {
-    List<T> found = all(kind).stream()
-        .filter(item -> item.getMetadata().getName().equals(name)).toList();
+    List<T> found =
+        all(kind).stream().filter(item -> item.getMetadata().getName().equals(name)).toList();
     if (found.size() != 1) {
       throw new AssertionError(found.size() + " " + kind.getSimpleName() + " named " + name);
     }
@@ -78,14 +80,21 @@ final class InstallManifests {
   /** The value of one of the operator container's environment variables, or null. */
   String env(String name) {
     return deployment().getSpec().getTemplate().getSpec().getContainers().stream()
-        .filter(c -> c.getName().equals("operator")).findFirst().orElseThrow().getEnv().stream()
-        .filter(e -> e.getName().equals(name)).map(e -> e.getValue()).filter(Objects::nonNull)
-        .findFirst().orElse(null);
+        .filter(c -> c.getName().equals("operator"))
+        .findFirst()
+        .orElseThrow()
+        .getEnv()
+        .stream()
+        .filter(e -> e.getName().equals(name))
+        .map(e -> e.getValue())
+        .filter(Objects::nonNull)
+        .findFirst()
+        .orElse(null);
   }
 
   /**
-   * Creates what the operator runs under: the namespaces, ServiceAccount and RBAC objects. The
-   * CRD is installed by the test extension; the Deployment is replaced by an in-process operator.
+   * Creates what the operator runs under: the namespaces, ServiceAccount and RBAC objects. The CRD
+   * is installed by the test extension; the Deployment is replaced by an in-process operator.
    */
   void applyIdentityAndRbac(KubernetesClient admin) {
     items.stream()
@@ -100,7 +109,10 @@ final class InstallManifests {
   static void removeClusterWideGrant(KubernetesClient admin) {
     admin.rbac().clusterRoleBindings().withName("bloom-operator").delete();
     admin.rbac().clusterRoles().withName("bloom-operator").delete();
-    admin.rbac().clusterRoleBindings().withName("bloom-operator")
+    admin
+        .rbac()
+        .clusterRoleBindings()
+        .withName("bloom-operator")
         .waitUntilCondition(Objects::isNull, 30, TimeUnit.SECONDS);
   }
 
@@ -111,8 +123,8 @@ final class InstallManifests {
   static KubernetesClient asOperator(KubeCluster cluster) {
     Config config = cluster.clientConfig();
     config.setImpersonateUsername("system:serviceaccount:bloom-operator:bloom-operator");
-    config.setImpersonateGroups("system:serviceaccounts",
-        "system:serviceaccounts:bloom-operator", "system:authenticated");
+    config.setImpersonateGroups(
+        "system:serviceaccounts", "system:serviceaccounts:bloom-operator", "system:authenticated");
     return new KubernetesClientBuilder().withConfig(config).build();
   }
 }

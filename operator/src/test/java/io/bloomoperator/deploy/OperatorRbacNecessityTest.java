@@ -39,8 +39,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * Each rule of the ClusterRole in deploy/operator-rbac.yaml (and so of the namespaced variant's
  * Role, which {@link OperatorNamespacedInstallTest} holds equal to it) is needed: with that one
  * rule removed (and everything else as deployed) the operator visibly fails at the job the rule is
- * for.
- * {@link OperatorRbacTest} shows the rules together are sufficient.
+ * for. {@link OperatorRbacTest} shows the rules together are sufficient.
  */
 @RealKubernetes(crdDirs = "crds")
 class OperatorRbacNecessityTest {
@@ -61,25 +60,48 @@ class OperatorRbacNecessityTest {
   static Stream<Arguments> cases() {
     Symptom neverReconciled = (admin, ns) -> assertNoStatusFor(admin, ns, Duration.ofSeconds(8));
     return Stream.of(
-        Arguments.of(new Case("bloomfilters get/list/watch/patch/update",
-            r -> r.getResources().equals(List.of("bloomfilters")), neverReconciled)),
-        Arguments.of(new Case("bloomfilters/status",
-            r -> r.getResources().equals(List.of("bloomfilters/status")),
-            (admin, ns) -> await().pollDelay(Duration.ofSeconds(8)).atMost(Duration.ofSeconds(13))
-                .untilAsserted(() -> assertThat(admin.resources(BloomFilter.class)
-                    .inNamespace(ns).withName("f").get().getStatus())
-                    .as("status never written").isNull()))),
-        Arguments.of(new Case("configmaps",
-            r -> r.getResources().equals(List.of("configmaps")), neverReconciled)),
-        Arguments.of(new Case("secrets get",
-            r -> r.getResources().equals(List.of("secrets")),
-            (admin, ns) -> awaitReason(admin, ns, "SourceUnreadable"))),
-        Arguments.of(new Case("events create",
-            r -> r.getResources().equals(List.of("events")),
-            (admin, ns) -> {
-              awaitReason(admin, ns, "Published");
-              assertThat(admin.v1().events().inNamespace(ns).list().getItems()).isEmpty();
-            })),
+        Arguments.of(
+            new Case(
+                "bloomfilters get/list/watch/patch/update",
+                r -> r.getResources().equals(List.of("bloomfilters")),
+                neverReconciled)),
+        Arguments.of(
+            new Case(
+                "bloomfilters/status",
+                r -> r.getResources().equals(List.of("bloomfilters/status")),
+                (admin, ns) ->
+                    await()
+                        .pollDelay(Duration.ofSeconds(8))
+                        .atMost(Duration.ofSeconds(13))
+                        .untilAsserted(
+                            () ->
+                                assertThat(
+                                        admin
+                                            .resources(BloomFilter.class)
+                                            .inNamespace(ns)
+                                            .withName("f")
+                                            .get()
+                                            .getStatus())
+                                    .as("status never written")
+                                    .isNull()))),
+        Arguments.of(
+            new Case(
+                "configmaps",
+                r -> r.getResources().equals(List.of("configmaps")),
+                neverReconciled)),
+        Arguments.of(
+            new Case(
+                "secrets get",
+                r -> r.getResources().equals(List.of("secrets")),
+                (admin, ns) -> awaitReason(admin, ns, "SourceUnreadable"))),
+        Arguments.of(
+            new Case(
+                "events create",
+                r -> r.getResources().equals(List.of("events")),
+                (admin, ns) -> {
+                  awaitReason(admin, ns, "Published");
+                  assertThat(admin.v1().events().inNamespace(ns).list().getItems()).isEmpty();
+                })),
         Arguments.of(new Case("leases (leader election)", null, neverReconciled)));
   }
 
@@ -89,10 +111,15 @@ class OperatorRbacNecessityTest {
       throws Exception {
     String identity = "op-" + ns.name();
     String account = "system:serviceaccount:" + ns.name() + ":" + identity;
-    admin.serviceAccounts().inNamespace(ns.name()).resource(new ServiceAccountBuilder()
-        .withNewMetadata().withName(identity).endMetadata().build()).create();
-    InstallManifests deployed = InstallManifests.render(cluster, admin,
-        RealKubernetesExtension.repoRoot().resolve("deploy"));
+    admin
+        .serviceAccounts()
+        .inNamespace(ns.name())
+        .resource(
+            new ServiceAccountBuilder().withNewMetadata().withName(identity).endMetadata().build())
+        .create();
+    InstallManifests deployed =
+        InstallManifests.render(
+            cluster, admin, RealKubernetesExtension.repoRoot().resolve("deploy"));
     ClusterRole role = deployed.one(ClusterRole.class, "bloom-operator");
     List<PolicyRule> rules = new ArrayList<>(role.getRules());
     if (c.matches() != null) {
@@ -101,21 +128,48 @@ class OperatorRbacNecessityTest {
     role.getMetadata().setName(identity);
     role.setRules(rules);
     admin.resource(role).create();
-    admin.resource(new ClusterRoleBindingBuilder().withNewMetadata().withName(identity)
-        .endMetadata().withNewRoleRef().withApiGroup("rbac.authorization.k8s.io")
-        .withKind("ClusterRole").withName(identity).endRoleRef().addNewSubject()
-        .withKind("ServiceAccount").withName(identity).withNamespace(ns.name()).endSubject()
-        .build()).create();
+    admin
+        .resource(
+            new ClusterRoleBindingBuilder()
+                .withNewMetadata()
+                .withName(identity)
+                .endMetadata()
+                .withNewRoleRef()
+                .withApiGroup("rbac.authorization.k8s.io")
+                .withKind("ClusterRole")
+                .withName(identity)
+                .endRoleRef()
+                .addNewSubject()
+                .withKind("ServiceAccount")
+                .withName(identity)
+                .withNamespace(ns.name())
+                .endSubject()
+                .build())
+        .create();
     if (c.matches() != null) {
       Role leases = deployed.one(Role.class, "bloom-operator-leader-election");
       leases.getMetadata().setName(identity);
       leases.getMetadata().setNamespace(ns.name());
       admin.resource(leases).create();
-      admin.resource(new RoleBindingBuilder().withNewMetadata().withName(identity)
-          .withNamespace(ns.name()).endMetadata().withNewRoleRef()
-          .withApiGroup("rbac.authorization.k8s.io").withKind("Role").withName(identity)
-          .endRoleRef().addNewSubject().withKind("ServiceAccount").withName(identity)
-          .withNamespace(ns.name()).endSubject().build()).create();
+      admin
+          .resource(
+              new RoleBindingBuilder()
+                  .withNewMetadata()
+                  .withName(identity)
+                  .withNamespace(ns.name())
+                  .endMetadata()
+                  .withNewRoleRef()
+                  .withApiGroup("rbac.authorization.k8s.io")
+                  .withKind("Role")
+                  .withName(identity)
+                  .endRoleRef()
+                  .addNewSubject()
+                  .withKind("ServiceAccount")
+                  .withName(identity)
+                  .withNamespace(ns.name())
+                  .endSubject()
+                  .build())
+          .create();
     }
 
     Config config = cluster.clientConfig();
@@ -126,23 +180,46 @@ class OperatorRbacNecessityTest {
       // the leader Lease too, so cases do not see each other.
       Operator operator = startQuietly(asOperator, ns.name());
       try {
-        admin.configMaps().inNamespace(ns.name()).resource(new ConfigMapBuilder()
-            .withNewMetadata().withName("ids").endMetadata()
-            .withData(Map.of("ids", "a\nb\n")).build()).create();
-        admin.secrets().inNamespace(ns.name()).resource(new SecretBuilder()
-            .withNewMetadata().withName("ids")
-            .addToAnnotations("bloomoperator.io/allowed-filters", "f").endMetadata()
-            .withStringData(Map.of("ids", "a\nb\n")).build()).create();
+        admin
+            .configMaps()
+            .inNamespace(ns.name())
+            .resource(
+                new ConfigMapBuilder()
+                    .withNewMetadata()
+                    .withName("ids")
+                    .endMetadata()
+                    .withData(Map.of("ids", "a\nb\n"))
+                    .build())
+            .create();
+        admin
+            .secrets()
+            .inNamespace(ns.name())
+            .resource(
+                new SecretBuilder()
+                    .withNewMetadata()
+                    .withName("ids")
+                    .addToAnnotations("bloomoperator.io/allowed-filters", "f")
+                    .endMetadata()
+                    .withStringData(Map.of("ids", "a\nb\n"))
+                    .build())
+            .create();
         String kind = c.rule().startsWith("secrets") ? "secret" : "configMap";
-        admin.resources(BloomFilter.class).inNamespace(ns.name()).resource(
-            Serialization.unmarshal("""
+        admin
+            .resources(BloomFilter.class)
+            .inNamespace(ns.name())
+            .resource(
+                Serialization.unmarshal(
+                    """
                 apiVersion: bloomoperator.io/v1alpha1
                 kind: BloomFilter
                 metadata: {name: f}
                 spec:
                   falsePositiveRate: 0.01
                   source: {%s: {name: ids, key: ids}}
-                """.formatted(kind), BloomFilter.class)).create();
+                """
+                        .formatted(kind),
+                    BloomFilter.class))
+            .create();
         c.symptom().await(admin, ns.name());
       } finally {
         if (operator != null) {
@@ -158,29 +235,54 @@ class OperatorRbacNecessityTest {
   /** Without list/watch rights java-operator-sdk may refuse to start at all: that counts too. */
   private static Operator startQuietly(KubernetesClient asOperator, String leaseNamespace) {
     try {
-      return OperatorMain.start(asOperator, OperatorSettings.defaults(), null,
-          new RuntimeOptions(0, true, leaseNamespace, "necessity", false,
-              java.util.Set.of(leaseNamespace)));
+      return OperatorMain.start(
+          asOperator,
+          OperatorSettings.defaults(),
+          null,
+          new RuntimeOptions(
+              0, true, leaseNamespace, "necessity", false, java.util.Set.of(leaseNamespace)));
     } catch (RuntimeException e) {
       return null;
     }
   }
 
   private static void assertNoStatusFor(KubernetesClient admin, String ns, Duration wait) {
-    await().pollDelay(wait).atMost(wait.plusSeconds(5)).untilAsserted(() -> {
-      BloomFilter f = admin.resources(BloomFilter.class).inNamespace(ns).withName("f").get();
-      assertThat(f.getStatus() == null || ReadyCondition.of(f).map(cond ->
-          !"True".equals(cond.getStatus())).orElse(true)).as("never Ready").isTrue();
-      assertThat(admin.configMaps().inNamespace(ns).withLabel("bloomoperator.io/role").list()
-          .getItems()).as("no snapshot written").isEmpty();
-    });
+    await()
+        .pollDelay(wait)
+        .atMost(wait.plusSeconds(5))
+        .untilAsserted(
+            () -> {
+              BloomFilter f =
+                  admin.resources(BloomFilter.class).inNamespace(ns).withName("f").get();
+              assertThat(
+                      f.getStatus() == null
+                          || ReadyCondition.of(f)
+                              .map(cond -> !"True".equals(cond.getStatus()))
+                              .orElse(true))
+                  .as("never Ready")
+                  .isTrue();
+              assertThat(
+                      admin
+                          .configMaps()
+                          .inNamespace(ns)
+                          .withLabel("bloomoperator.io/role")
+                          .list()
+                          .getItems())
+                  .as("no snapshot written")
+                  .isEmpty();
+            });
   }
 
   private static void awaitReason(KubernetesClient admin, String ns, String reason) {
-    await().atMost(Duration.ofSeconds(40)).untilAsserted(() -> {
-      BloomFilter f = admin.resources(BloomFilter.class).inNamespace(ns).withName("f").get();
-      assertThat(ReadyCondition.of(f)).hasValueSatisfying(
-          cond -> assertThat(cond.getReason()).as(cond.getMessage()).isEqualTo(reason));
-    });
+    await()
+        .atMost(Duration.ofSeconds(40))
+        .untilAsserted(
+            () -> {
+              BloomFilter f =
+                  admin.resources(BloomFilter.class).inNamespace(ns).withName("f").get();
+              assertThat(ReadyCondition.of(f))
+                  .hasValueSatisfying(
+                      cond -> assertThat(cond.getReason()).as(cond.getMessage()).isEqualTo(reason));
+            });
   }
 }

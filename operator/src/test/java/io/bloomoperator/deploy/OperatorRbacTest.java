@@ -28,33 +28,49 @@ import org.junit.jupiter.api.Test;
 class OperatorRbacTest {
 
   @Test
-  void deployedClusterRoleIsSufficient(KubernetesClient admin, TestNamespace ns,
-      KubeCluster cluster) throws Exception {
+  void deployedClusterRoleIsSufficient(
+      KubernetesClient admin, TestNamespace ns, KubeCluster cluster) throws Exception {
     InstallManifests.render(cluster, admin, RealKubernetesExtension.repoRoot().resolve("deploy"))
         .applyIdentityAndRbac(admin);
     try (KubernetesClient asOperator = InstallManifests.asOperator(cluster)) {
       // RBAC is really enforced for this identity.
-      assertThatThrownBy(() ->
-          asOperator.secrets().inNamespace(ns.name()).list())
-          .isInstanceOfSatisfying(KubernetesClientException.class,
-              e -> assertThat(e.getCode()).isEqualTo(403));
+      assertThatThrownBy(() -> asOperator.secrets().inNamespace(ns.name()).list())
+          .isInstanceOfSatisfying(
+              KubernetesClientException.class, e -> assertThat(e.getCode()).isEqualTo(403));
 
       // As deployed: with leader election on a Lease in the operator's namespace.
-      Operator operator = OperatorMain.start(asOperator, OperatorSettings.defaults(),
-          new PrometheusMeterRegistry(PrometheusConfig.DEFAULT),
-          new RuntimeOptions(0, true, "bloom-operator", "rbac-test", false));
+      Operator operator =
+          OperatorMain.start(
+              asOperator,
+              OperatorSettings.defaults(),
+              new PrometheusMeterRegistry(PrometheusConfig.DEFAULT),
+              new RuntimeOptions(0, true, "bloom-operator", "rbac-test", false));
       try {
         OperatorWorkload workload = new OperatorWorkload(admin, ns.name(), ns.name());
         workload.create();
         workload.awaitDone();
-        var lease = admin.leases().inNamespace("bloom-operator")
-            .withName(RuntimeOptions.LEASE_NAME).get().getSpec();
+        var lease =
+            admin
+                .leases()
+                .inNamespace("bloom-operator")
+                .withName(RuntimeOptions.LEASE_NAME)
+                .get()
+                .getSpec();
         assertThat(lease.getHolderIdentity()).isEqualTo("rbac-test");
         // The leader must be able to renew, or it loses the lease (and, in a pod, exits).
-        await().atMost(Duration.ofSeconds(20)).untilAsserted(() ->
-            assertThat(admin.leases().inNamespace("bloom-operator")
-                .withName(RuntimeOptions.LEASE_NAME).get().getSpec().getRenewTime())
-                .isAfter(lease.getRenewTime()));
+        await()
+            .atMost(Duration.ofSeconds(20))
+            .untilAsserted(
+                () ->
+                    assertThat(
+                            admin
+                                .leases()
+                                .inNamespace("bloom-operator")
+                                .withName(RuntimeOptions.LEASE_NAME)
+                                .get()
+                                .getSpec()
+                                .getRenewTime())
+                        .isAfter(lease.getRenewTime()));
       } finally {
         operator.stop();
       }

@@ -34,14 +34,33 @@ final class OperatorWorkload {
 
   /** Creates the sources and the two BloomFilters. */
   void create() {
-    admin.configMaps().inNamespace(configMapNamespace).resource(new ConfigMapBuilder()
-        .withNewMetadata().withName("ids").endMetadata()
-        .withData(Map.of("ids", "a\nb\nc\n")).build()).create();
-    admin.secrets().inNamespace(secretNamespace).resource(new SecretBuilder()
-        .withNewMetadata().withName("secret-ids")
-        .addToAnnotations("bloomoperator.io/allowed-filters", "from-secret").endMetadata()
-        .withStringData(Map.of("ids", "x\ny\n")).build()).create();
-    createFilter(admin, configMapNamespace, """
+    admin
+        .configMaps()
+        .inNamespace(configMapNamespace)
+        .resource(
+            new ConfigMapBuilder()
+                .withNewMetadata()
+                .withName("ids")
+                .endMetadata()
+                .withData(Map.of("ids", "a\nb\nc\n"))
+                .build())
+        .create();
+    admin
+        .secrets()
+        .inNamespace(secretNamespace)
+        .resource(
+            new SecretBuilder()
+                .withNewMetadata()
+                .withName("secret-ids")
+                .addToAnnotations("bloomoperator.io/allowed-filters", "from-secret")
+                .endMetadata()
+                .withStringData(Map.of("ids", "x\ny\n"))
+                .build())
+        .create();
+    createFilter(
+        admin,
+        configMapNamespace,
+        """
         metadata: {name: from-configmap}
         spec:
           falsePositiveRate: 0.01
@@ -49,7 +68,10 @@ final class OperatorWorkload {
           refreshInterval: 10s
           snapshot: {chunkSizeBytes: 1024, retainPreviousFor: 1s}
         """);
-    createFilter(admin, secretNamespace, """
+    createFilter(
+        admin,
+        secretNamespace,
+        """
         metadata: {name: from-secret}
         spec:
           falsePositiveRate: 0.01
@@ -61,15 +83,31 @@ final class OperatorWorkload {
   void awaitDone() {
     awaitReady(admin, configMapNamespace, "from-configmap", 1);
     awaitReady(admin, secretNamespace, "from-secret", 1);
-    admin.configMaps().inNamespace(configMapNamespace).withName("ids")
+    admin
+        .configMaps()
+        .inNamespace(configMapNamespace)
+        .withName("ids")
         .edit(cm -> new ConfigMapBuilder(cm).withData(Map.of("ids", "a\nb\nc\nd\n")).build());
     awaitReady(admin, configMapNamespace, "from-configmap", 2);
-    await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->
-        assertThat(admin.configMaps().inNamespace(configMapNamespace)
-            .withLabelSelector(SnapshotNames.chunkSelector("from-configmap", 1)).list()
-            .getItems()).isEmpty());
-    assertThat(admin.configMaps().inNamespace(secretNamespace)
-        .withName(SnapshotNames.manifestName("from-secret")).get()).isNotNull();
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .untilAsserted(
+            () ->
+                assertThat(
+                        admin
+                            .configMaps()
+                            .inNamespace(configMapNamespace)
+                            .withLabelSelector(SnapshotNames.chunkSelector("from-configmap", 1))
+                            .list()
+                            .getItems())
+                    .isEmpty());
+    assertThat(
+            admin
+                .configMaps()
+                .inNamespace(secretNamespace)
+                .withName(SnapshotNames.manifestName("from-secret"))
+                .get())
+        .isNotNull();
     for (String namespace : new String[] {configMapNamespace, secretNamespace}) {
       assertThat(admin.v1().events().inNamespace(namespace).list().getItems())
           .anySatisfy(e -> assertThat(e.getReason()).isEqualTo("Published"));
@@ -78,19 +116,28 @@ final class OperatorWorkload {
 
   /** Creates a BloomFilter from its metadata and spec. */
   static void createFilter(KubernetesClient admin, String namespace, String yaml) {
-    admin.resources(BloomFilter.class).inNamespace(namespace).resource(Serialization.unmarshal(
-        "apiVersion: bloomoperator.io/v1alpha1\nkind: BloomFilter\n" + yaml, BloomFilter.class))
+    admin
+        .resources(BloomFilter.class)
+        .inNamespace(namespace)
+        .resource(
+            Serialization.unmarshal(
+                "apiVersion: bloomoperator.io/v1alpha1\nkind: BloomFilter\n" + yaml,
+                BloomFilter.class))
         .create();
   }
 
-  private static void awaitReady(KubernetesClient admin, String namespace, String name,
-      long version) {
-    await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
-      BloomFilter filter = admin.resources(BloomFilter.class).inNamespace(namespace)
-          .withName(name).get();
-      assertThat(ReadyCondition.of(filter)).hasValueSatisfying(c ->
-          assertThat(c.getStatus()).as(c.getMessage()).isEqualTo("True"));
-      assertThat(filter.getStatus().getVersion()).isEqualTo(version);
-    });
+  private static void awaitReady(
+      KubernetesClient admin, String namespace, String name, long version) {
+    await()
+        .atMost(Duration.ofSeconds(60))
+        .untilAsserted(
+            () -> {
+              BloomFilter filter =
+                  admin.resources(BloomFilter.class).inNamespace(namespace).withName(name).get();
+              assertThat(ReadyCondition.of(filter))
+                  .hasValueSatisfying(
+                      c -> assertThat(c.getStatus()).as(c.getMessage()).isEqualTo("True"));
+              assertThat(filter.getStatus().getVersion()).isEqualTo(version);
+            });
   }
 }

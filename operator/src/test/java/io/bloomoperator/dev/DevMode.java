@@ -25,8 +25,7 @@ public final class DevMode {
 
   static final String NAMESPACE = "demo";
 
-  private DevMode() {
-  }
+  private DevMode() {}
 
   public static void main(String[] args) throws Exception {
     Path root = RealKubernetesExtension.repoRoot();
@@ -35,14 +34,16 @@ public final class DevMode {
     cluster.startControllerManager();
     Path kubeconfig = root.resolve("target").resolve("dev-kubeconfig.yaml");
     Files.createDirectories(kubeconfig.getParent());
-    Files.copy(cluster.kubeconfig(), kubeconfig,
-        java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+    Files.copy(cluster.kubeconfig(), kubeconfig, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
 
     KubernetesClient client = cluster.newClient();
     Operator operator = OperatorMain.start(client, OperatorSettings.defaults());
 
-    client.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(NAMESPACE)
-        .endMetadata().build()).serverSideApply();
+    client
+        .namespaces()
+        .resource(
+            new NamespaceBuilder().withNewMetadata().withName(NAMESPACE).endMetadata().build())
+        .serverSideApply();
     try (Stream<Path> files = Files.list(root.resolve("examples"))) {
       for (Path file : files.filter(f -> f.toString().endsWith(".yaml")).sorted().toList()) {
         apply(client, file);
@@ -50,16 +51,22 @@ public final class DevMode {
     }
 
     CountDownLatch stop = new CountDownLatch(1);
-    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-      System.out.println("\nstopping operator, kube-controller-manager, kube-apiserver and etcd");
-      operator.stop();
-      client.close();
-      cluster.close();
-      stop.countDown();
-    }, "dev-mode-stop"));
+    Runtime.getRuntime()
+        .addShutdownHook(
+            new Thread(
+                () -> {
+                  System.out.println(
+                      "\nstopping operator, kube-controller-manager, kube-apiserver and etcd");
+                  operator.stop();
+                  client.close();
+                  cluster.close();
+                  stop.countDown();
+                },
+                "dev-mode-stop"));
 
     String k = "kubectl --kubeconfig " + kubeconfig;
-    System.out.println("""
+    System.out.println(
+        """
 
         bloom-operator dev mode is running: a real kube-apiserver with the operator reconciling
         the examples/ resources in namespace %2$s. Try:
@@ -75,7 +82,8 @@ public final class DevMode {
           kubectl get bf product-ids -n %2$s -w
 
         (%3$s works too.) Press Ctrl-C to stop everything.
-        """.formatted(kubeconfig, NAMESPACE, k));
+        """
+            .formatted(kubeconfig, NAMESPACE, k));
     stop.await();
   }
 
@@ -85,8 +93,9 @@ public final class DevMode {
       for (HasMetadata item : items) {
         item.getMetadata().setNamespace(NAMESPACE);
         client.resource(item).inNamespace(NAMESPACE).forceConflicts().serverSideApply();
-        System.out.printf("applied %s/%s from %s%n", item.getKind(),
-            item.getMetadata().getName(), file.getFileName());
+        System.out.printf(
+            "applied %s/%s from %s%n",
+            item.getKind(), item.getMetadata().getName(), file.getFileName());
       }
     }
   }

@@ -41,11 +41,11 @@ import org.junit.jupiter.api.Test;
  * ownerReference) and so the payload bytes. Readers in other languages parse these objects, so a
  * refactoring of how they are built must not change a byte of them.
  *
- * <p>The expected objects are in {@code src/test/resources/golden/snapshot}; run with
- * {@code -Dgolden.update=true} to rewrite them, only when the protocol is meant to change. Objects
- * are compared as JSON with object keys sorted (label and annotation maps have no order on the
- * wire); the value of {@code superseded-at}, taken from the clock, is checked to lie within the
- * call and then replaced by a placeholder.
+ * <p>The expected objects are in {@code src/test/resources/golden/snapshot}; run with {@code
+ * -Dgolden.update=true} to rewrite them, only when the protocol is meant to change. Objects are
+ * compared as JSON with object keys sorted (label and annotation maps have no order on the wire);
+ * the value of {@code superseded-at}, taken from the clock, is checked to lie within the call and
+ * then replaced by a placeholder.
  */
 class SnapshotStoreGoldenTest {
 
@@ -61,10 +61,11 @@ class SnapshotStoreGoldenTest {
   private static final String KEY_NAMESPACE = "bloom-operator";
   private static final String SUPERSEDED_AT = "bloomoperator.io/superseded-at";
   private static final Path GOLDEN_DIR = Path.of("src/test/resources/golden/snapshot");
-  private static final ObjectMapper JSON = JsonMapper.builder()
-      .enable(SerializationFeature.ORDER_MAP_ENTRIES_BY_KEYS)
-      .enable(SerializationFeature.INDENT_OUTPUT)
-      .build();
+  private static final ObjectMapper JSON =
+      JsonMapper.builder()
+          .enable(SerializationFeature.ORDER_MAP_ENTRIES_BY_KEYS)
+          .enable(SerializationFeature.INDENT_OUTPUT)
+          .build();
 
   private KubernetesMockServer server;
   private KubernetesClient client;
@@ -80,18 +81,36 @@ class SnapshotStoreGoldenTest {
     owner.getMetadata().setNamespace(NS);
     owner.getMetadata().setUid(UID);
     String pem = resource("signing-key.pem");
-    server.expect().get()
+    server
+        .expect()
+        .get()
         .withPath("/api/v1/namespaces/" + KEY_NAMESPACE + "/secrets/" + KEY_SECRET)
-        .andReturn(200, new SecretBuilder().withNewMetadata().withName(KEY_SECRET)
-            .withNamespace(KEY_NAMESPACE).endMetadata()
-            .withData(Map.of(SigningKeySecret.KEY, Base64.getEncoder().encodeToString(
-                pem.getBytes(StandardCharsets.US_ASCII))))
-            .build())
+        .andReturn(
+            200,
+            new SecretBuilder()
+                .withNewMetadata()
+                .withName(KEY_SECRET)
+                .withNamespace(KEY_NAMESPACE)
+                .endMetadata()
+                .withData(
+                    Map.of(
+                        SigningKeySecret.KEY,
+                        Base64.getEncoder()
+                            .encodeToString(pem.getBytes(StandardCharsets.US_ASCII))))
+                .build())
         .always();
-    server.expect().post().withPath("/api/v1/namespaces/" + NS + "/configmaps")
-        .andReturn(201, new ConfigMap()).always();
-    server.expect().put().withPath("/api/v1/namespaces/" + NS + "/configmaps/"
-        + SnapshotNames.manifestName(FILTER)).andReturn(200, new ConfigMap()).always();
+    server
+        .expect()
+        .post()
+        .withPath("/api/v1/namespaces/" + NS + "/configmaps")
+        .andReturn(201, new ConfigMap())
+        .always();
+    server
+        .expect()
+        .put()
+        .withPath("/api/v1/namespaces/" + NS + "/configmaps/" + SnapshotNames.manifestName(FILTER))
+        .andReturn(200, new ConfigMap())
+        .always();
   }
 
   @AfterEach
@@ -116,16 +135,17 @@ class SnapshotStoreGoldenTest {
 
   @Test
   void nextLongVersionUnsigned() throws Exception {
-    store(false).publish(longBits(), KEYS, 3, CHUNK_SIZE, publishedLongs(), build(null, 4),
-        CREATED_AT);
+    store(false)
+        .publish(longBits(), KEYS, 3, CHUNK_SIZE, publishedLongs(), build(null, 4), CREATED_AT);
 
     assertGolden("longs-v3-unsigned.json");
   }
 
   @Test
   void nextLongVersionSigned() throws Exception {
-    store(true).publish(longBits(), KEYS, 3, CHUNK_SIZE, publishedLongs(), build("token-b", 4),
-        CREATED_AT);
+    store(true)
+        .publish(
+            longBits(), KEYS, 3, CHUNK_SIZE, publishedLongs(), build("token-b", 4), CREATED_AT);
 
     assertGolden("longs-v3-signed.json");
   }
@@ -145,8 +165,8 @@ class SnapshotStoreGoldenTest {
   }
 
   private SnapshotStore store(boolean signed) {
-    return new SnapshotStore(client, owner,
-        signed ? new SigningKeySecret(KEY_NAMESPACE, KEY_SECRET) : null);
+    return new SnapshotStore(
+        client, owner, signed ? new SigningKeySecret(KEY_NAMESPACE, KEY_SECRET) : null);
   }
 
   private static SnapshotStore.BuildRecord build(String token, long generation) {
@@ -154,8 +174,8 @@ class SnapshotStoreGoldenTest {
   }
 
   private static BloomFilterBits stringBits() {
-    BloomFilterBits.Builder bits = BloomFilterBits.builder(KeyType.STRING,
-        BloomFilterSizing.forKeys(KEYS, FPP));
+    BloomFilterBits.Builder bits =
+        BloomFilterBits.builder(KeyType.STRING, BloomFilterSizing.forKeys(KEYS, FPP));
     for (int i = 0; i < KEYS; i++) {
       bits.putString("sku-" + i);
     }
@@ -163,8 +183,8 @@ class SnapshotStoreGoldenTest {
   }
 
   private static BloomFilterBits longBits() {
-    BloomFilterBits.Builder bits = BloomFilterBits.builder(KeyType.LONG,
-        BloomFilterSizing.forKeys(KEYS, FPP));
+    BloomFilterBits.Builder bits =
+        BloomFilterBits.builder(KeyType.LONG, BloomFilterSizing.forKeys(KEYS, FPP));
     for (int i = 0; i < KEYS; i++) {
       bits.putLong(i * 7919L - 1_000_000L);
     }
@@ -177,17 +197,31 @@ class SnapshotStoreGoldenTest {
    */
   private PublishedSnapshot publishedLongs() throws IOException {
     BloomFilterBits bits = longBits();
-    Manifest manifest = Manifest.of(FILTER, 2, bits, KEYS,
-        SnapshotEncoder.encode(bits, CHUNK_SIZE, (index, data, length, sha256) -> { }),
-        CREATED_AT.minusSeconds(3600));
+    Manifest manifest =
+        Manifest.of(
+            FILTER,
+            2,
+            bits,
+            KEYS,
+            SnapshotEncoder.encode(bits, CHUNK_SIZE, (index, data, length, sha256) -> {}),
+            CREATED_AT.minusSeconds(3600));
     Map<String, String> annotations = new HashMap<>();
-    SnapshotConfigMaps.putBuildRecord(annotations, "token-old", 2,
-        Instant.parse("2026-11-29T11:00:04Z"));
+    SnapshotConfigMaps.putBuildRecord(
+        annotations, "token-old", 2, Instant.parse("2026-11-29T11:00:04Z"));
     ConfigMap configMap = SnapshotConfigMaps.manifest(NS, manifest, null, annotations);
     configMap.getMetadata().setResourceVersion("41");
-    configMap.getMetadata().setOwnerReferences(List.of(new OwnerReferenceBuilder()
-        .withApiVersion(owner.getApiVersion()).withKind(owner.getKind()).withName(FILTER)
-        .withUid(UID).withController(true).withBlockOwnerDeletion(false).build()));
+    configMap
+        .getMetadata()
+        .setOwnerReferences(
+            List.of(
+                new OwnerReferenceBuilder()
+                    .withApiVersion(owner.getApiVersion())
+                    .withKind(owner.getKind())
+                    .withName(FILTER)
+                    .withUid(UID)
+                    .withController(true)
+                    .withBlockOwnerDeletion(false)
+                    .build()));
     return new PublishedSnapshot(configMap, manifest);
   }
 
@@ -229,8 +263,8 @@ class SnapshotStoreGoldenTest {
   }
 
   private static String resource(String name) throws IOException {
-    try (InputStream in = SnapshotStoreGoldenTest.class.getResourceAsStream(
-        "/golden/snapshot/" + name)) {
+    try (InputStream in =
+        SnapshotStoreGoldenTest.class.getResourceAsStream("/golden/snapshot/" + name)) {
       assertThat(in).as("golden file %s", name).isNotNull();
       return new String(in.readAllBytes(), StandardCharsets.UTF_8);
     }

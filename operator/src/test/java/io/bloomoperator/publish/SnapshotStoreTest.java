@@ -1,10 +1,10 @@
 package io.bloomoperator.publish;
 
-import io.bloomoperator.api.Reasons;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.bloomoperator.api.BloomFilter;
+import io.bloomoperator.api.Reasons;
 import io.bloomoperator.snapshot.BloomFilterBits;
 import io.bloomoperator.snapshot.KeyType;
 import io.bloomoperator.snapshot.Manifest;
@@ -25,8 +25,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * What a publish does when the manifest write reports failure (fabric8 mock server: the point is
- * the failure injection, which a real API server does not offer). A write that was committed
- * anyway must keep its chunks; one that really failed must remove them.
+ * the failure injection, which a real API server does not offer). A write that was committed anyway
+ * must keep its chunks; one that really failed must remove them.
  */
 class SnapshotStoreTest {
 
@@ -54,12 +54,26 @@ class SnapshotStoreTest {
       builder.putString("k" + i);
     }
     bits = builder.build();
-    server.expect().post().withPath("/api/v1/namespaces/" + NS + "/configmaps")
-        .andReturn(201, new ConfigMap()).always();
-    server.expect().delete().withPath("/api/v1/namespaces/" + NS + "/configmaps/"
-        + SnapshotNames.chunkName(FILTER, 2, 0)).andReturn(200, new ConfigMap()).always();
-    server.expect().delete().withPath("/api/v1/namespaces/" + NS + "/configmaps/"
-        + SnapshotNames.chunkName(FILTER, 2, 1)).andReturn(200, new ConfigMap()).always();
+    server
+        .expect()
+        .post()
+        .withPath("/api/v1/namespaces/" + NS + "/configmaps")
+        .andReturn(201, new ConfigMap())
+        .always();
+    server
+        .expect()
+        .delete()
+        .withPath(
+            "/api/v1/namespaces/" + NS + "/configmaps/" + SnapshotNames.chunkName(FILTER, 2, 0))
+        .andReturn(200, new ConfigMap())
+        .always();
+    server
+        .expect()
+        .delete()
+        .withPath(
+            "/api/v1/namespaces/" + NS + "/configmaps/" + SnapshotNames.chunkName(FILTER, 2, 1))
+        .andReturn(200, new ConfigMap())
+        .always();
     // The update of the manifest answers 409, as the client's retry of a committed write does.
     server.expect().put().withPath(manifestPath()).andReturn(409, null).always();
   }
@@ -73,11 +87,17 @@ class SnapshotStoreTest {
   @Test
   void manifestWriteReportedAsFailedButCommittedKeepsTheChunks() throws Exception {
     Manifest committed = Manifest.of(FILTER, 2, bits, 100, encode(), NOW);
-    server.expect().get().withPath(manifestPath()).andReturn(200, manifestMap(committed, "7"))
+    server
+        .expect()
+        .get()
+        .withPath(manifestPath())
+        .andReturn(200, manifestMap(committed, "7"))
         .always();
 
-    Manifest published = new SnapshotStore(client, owner).publish(bits, 100, 2, 1024, current(),
-        new SnapshotStore.BuildRecord("t", 1, NOW), NOW);
+    Manifest published =
+        new SnapshotStore(client, owner)
+            .publish(
+                bits, 100, 2, 1024, current(), new SnapshotStore.BuildRecord("t", 1, NOW), NOW);
 
     assertThat(published.version()).isEqualTo(2);
     assertThat(published.chunks()).hasSize(2);
@@ -87,18 +107,27 @@ class SnapshotStoreTest {
   @Test
   void manifestWriteThatReallyFailedRemovesTheChunksAndReportsAConflict() throws Exception {
     Manifest v1 = Manifest.of(FILTER, 1, bits, 99, encode(), NOW);
-    server.expect().get().withPath(manifestPath()).andReturn(200, manifestMap(v1, "8"))
-        .always();
+    server.expect().get().withPath(manifestPath()).andReturn(200, manifestMap(v1, "8")).always();
 
-    assertThatThrownBy(() -> new SnapshotStore(client, owner).publish(bits, 100, 2, 1024,
-        current(), new SnapshotStore.BuildRecord("t", 1, NOW), NOW))
-        .isInstanceOfSatisfying(PublishException.class,
+    assertThatThrownBy(
+            () ->
+                new SnapshotStore(client, owner)
+                    .publish(
+                        bits,
+                        100,
+                        2,
+                        1024,
+                        current(),
+                        new SnapshotStore.BuildRecord("t", 1, NOW),
+                        NOW))
+        .isInstanceOfSatisfying(
+            PublishException.class,
             e -> assertThat(e.reason()).isEqualTo(Reasons.MANIFEST_CONFLICT));
     assertThat(methods()).filteredOn("DELETE"::equals).hasSize(2);
   }
 
   private SnapshotEncoder.Result encode() throws Exception {
-    return SnapshotEncoder.encode(bits, 1024, (index, data, length, sha) -> { });
+    return SnapshotEncoder.encode(bits, 1024, (index, data, length, sha) -> {});
   }
 
   private PublishedSnapshot current() throws Exception {
@@ -109,9 +138,17 @@ class SnapshotStoreTest {
   private static ConfigMap manifestMap(Manifest manifest, String resourceVersion) {
     ConfigMap configMap = SnapshotConfigMaps.manifest(NS, manifest, null, null);
     configMap.getMetadata().setResourceVersion(resourceVersion);
-    configMap.getMetadata().setOwnerReferences(List.of(new OwnerReferenceBuilder()
-        .withApiVersion("bloomoperator.io/v1alpha1").withKind("BloomFilter").withName(FILTER)
-        .withUid("uid-1").withController(true).build()));
+    configMap
+        .getMetadata()
+        .setOwnerReferences(
+            List.of(
+                new OwnerReferenceBuilder()
+                    .withApiVersion("bloomoperator.io/v1alpha1")
+                    .withKind("BloomFilter")
+                    .withName(FILTER)
+                    .withUid("uid-1")
+                    .withController(true)
+                    .build()));
     return configMap;
   }
 

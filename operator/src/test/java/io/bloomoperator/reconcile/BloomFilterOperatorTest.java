@@ -39,19 +39,21 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 @RealKubernetes(crdDirs = "crds", controllerManager = true)
 class BloomFilterOperatorTest {
 
-  @RegisterExtension
-  static final InProcessOperator OPERATOR = InProcessOperator.withDefaults();
+  @RegisterExtension static final InProcessOperator OPERATOR = InProcessOperator.withDefaults();
 
   private static List<String> keys(String prefix, int count) {
     return IntStream.range(0, count).mapToObj(i -> prefix + "-" + i).toList();
   }
 
   @Test
-  void publishesSnapshotThatGuavaReadsBack(KubernetesClient client, TestNamespace ns,
-      KubeCluster cluster) throws Exception {
+  void publishesSnapshotThatGuavaReadsBack(
+      KubernetesClient client, TestNamespace ns, KubeCluster cluster) throws Exception {
     List<String> ids = keys("product", 20_000);
     sourceConfigMap(client, ns.name(), "product-id-list", "ids.txt", ids);
-    apply(client, ns.name(), """
+    apply(
+        client,
+        ns.name(),
+        """
         apiVersion: bloomoperator.io/v1alpha1
         kind: BloomFilter
         metadata: {name: product-ids}
@@ -75,32 +77,45 @@ class BloomFilterOperatorTest {
     byte[] payload = payload(client, ns.name(), manifest);
     assertThat((long) payload.length).isEqualTo(status.getSizeBytes());
 
-    BloomFilter<CharSequence> published = BloomFilter.readFrom(
-        new ByteArrayInputStream(payload), Funnels.stringFunnel(StandardCharsets.UTF_8));
+    BloomFilter<CharSequence> published =
+        BloomFilter.readFrom(
+            new ByteArrayInputStream(payload), Funnels.stringFunnel(StandardCharsets.UTF_8));
     BloomFilter<CharSequence> guava = emptyGuavaFilter(manifest);
     ids.forEach(guava::put);
     assertThat(published).as("equal to Guava's own filter of the same keys").isEqualTo(guava);
     assertThat(ids).allMatch(published::mightContain);
-    long falsePositives = IntStream.range(0, 100_000).mapToObj(i -> "absent-" + i)
-        .filter(published::mightContain).count();
+    long falsePositives =
+        IntStream.range(0, 100_000)
+            .mapToObj(i -> "absent-" + i)
+            .filter(published::mightContain)
+            .count();
     assertThat(falsePositives / 100_000.0).as("measured FPP").isLessThanOrEqualTo(0.015);
 
     // Every snapshot object is controlled by the resource.
-    ConfigMap manifestMap = client.configMaps().inNamespace(ns.name())
-        .withName(SnapshotNames.manifestName("product-ids")).get();
-    assertThat(manifestMap.getMetadata().getOwnerReferences()).singleElement()
-        .satisfies(o -> {
-          assertThat(o.getUid()).isEqualTo(filter.getMetadata().getUid());
-          assertThat(o.getController()).isTrue();
-        });
-    ConfigMap chunk = client.configMaps().inNamespace(ns.name())
-        .withName(manifest.chunks().get(0).name()).get();
+    ConfigMap manifestMap =
+        client
+            .configMaps()
+            .inNamespace(ns.name())
+            .withName(SnapshotNames.manifestName("product-ids"))
+            .get();
+    assertThat(manifestMap.getMetadata().getOwnerReferences())
+        .singleElement()
+        .satisfies(
+            o -> {
+              assertThat(o.getUid()).isEqualTo(filter.getMetadata().getUid());
+              assertThat(o.getController()).isTrue();
+            });
+    ConfigMap chunk =
+        client.configMaps().inNamespace(ns.name()).withName(manifest.chunks().get(0).name()).get();
     assertThat(chunk.getImmutable()).isTrue();
-    assertThat(chunk.getMetadata().getAnnotations()).as("no last-applied copy of the chunk")
+    assertThat(chunk.getMetadata().getAnnotations())
+        .as("no last-applied copy of the chunk")
         .doesNotContainKey("kubectl.kubernetes.io/last-applied-configuration");
 
     assertThat(cluster.kubectl("get", "bf", "-n", ns.name()))
-        .contains("product-ids").contains("True").contains("20000");
+        .contains("product-ids")
+        .contains("True")
+        .contains("20000");
     assertThat(client.v1().events().inNamespace(ns.name()).list().getItems())
         .anySatisfy(e -> assertThat(e.getReason()).isEqualTo("Published"));
   }
@@ -111,7 +126,10 @@ class BloomFilterOperatorTest {
     // Sized for 5M keys at 0.1%: about 9 MB, so the default 1,000,000-byte chunks are exercised
     // against the API server's object size limit.
     sourceConfigMap(client, ns.name(), "ids", "ids", keys("k", 1000));
-    apply(client, ns.name(), """
+    apply(
+        client,
+        ns.name(),
+        """
         apiVersion: bloomoperator.io/v1alpha1
         kind: BloomFilter
         metadata: {name: big}
@@ -132,10 +150,13 @@ class BloomFilterOperatorTest {
   }
 
   @Test
-  void changedSourcePublishesNewVersionAndRetiresTheOldOne(KubernetesClient client,
-      TestNamespace ns) throws Exception {
+  void changedSourcePublishesNewVersionAndRetiresTheOldOne(
+      KubernetesClient client, TestNamespace ns) throws Exception {
     sourceConfigMap(client, ns.name(), "ids", "ids", keys("a", 5000));
-    apply(client, ns.name(), """
+    apply(
+        client,
+        ns.name(),
+        """
         apiVersion: bloomoperator.io/v1alpha1
         kind: BloomFilter
         metadata: {name: ids}
@@ -158,32 +179,57 @@ class BloomFilterOperatorTest {
     Manifest v2 = manifest(client, ns.name(), "ids");
     assertThat(v2.version()).isEqualTo(2L);
     assertThat(v2Filter.getStatus().getKeys()).isEqualTo(5001L);
-    BloomFilter<CharSequence> published = BloomFilter.readFrom(
-        new ByteArrayInputStream(payload(client, ns.name(), v2)),
-        Funnels.stringFunnel(StandardCharsets.UTF_8));
+    BloomFilter<CharSequence> published =
+        BloomFilter.readFrom(
+            new ByteArrayInputStream(payload(client, ns.name(), v2)),
+            Funnels.stringFunnel(StandardCharsets.UTF_8));
     assertThat(published.mightContain("brand-new-product")).isTrue();
 
     // The old version stays for its grace period, then goes.
-    await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->
-        assertThat(chunkNames(client, ns.name(), "ids"))
-            .containsExactlyInAnyOrderElementsOf(v2.chunks().stream().map(c -> c.name())
-                .toList()));
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .untilAsserted(
+            () ->
+                assertThat(chunkNames(client, ns.name(), "ids"))
+                    .containsExactlyInAnyOrderElementsOf(
+                        v2.chunks().stream().map(c -> c.name()).toList()));
 
     // Same content under a new resourceVersion: rebuilt, but nothing new is published.
-    client.configMaps().inNamespace(ns.name()).withName("ids")
-        .edit(cm -> new ConfigMapBuilder(cm).editMetadata().addToLabels("touched", "yes")
-            .endMetadata().build());
-    awaitStatus(client, ns.name(), "ids", f -> !f.getStatus().getSourceToken()
-        .equals(v2Filter.getStatus().getSourceToken()));
+    client
+        .configMaps()
+        .inNamespace(ns.name())
+        .withName("ids")
+        .edit(
+            cm ->
+                new ConfigMapBuilder(cm)
+                    .editMetadata()
+                    .addToLabels("touched", "yes")
+                    .endMetadata()
+                    .build());
+    awaitStatus(
+        client,
+        ns.name(),
+        "ids",
+        f -> !f.getStatus().getSourceToken().equals(v2Filter.getStatus().getSourceToken()));
     assertThat(manifest(client, ns.name(), "ids").version()).isEqualTo(2L);
-    assertThat(client.resources(io.bloomoperator.api.BloomFilter.class).inNamespace(ns.name())
-        .withName("ids").get().getStatus().getVersion()).isEqualTo(2L);
+    assertThat(
+            client
+                .resources(io.bloomoperator.api.BloomFilter.class)
+                .inNamespace(ns.name())
+                .withName("ids")
+                .get()
+                .getStatus()
+                .getVersion())
+        .isEqualTo(2L);
   }
 
   @Test
   void deletingTheResourceRemovesEveryConfigMap(KubernetesClient client, TestNamespace ns) {
     sourceConfigMap(client, ns.name(), "ids", "ids", keys("d", 3000));
-    apply(client, ns.name(), """
+    apply(
+        client,
+        ns.name(),
+        """
         apiVersion: bloomoperator.io/v1alpha1
         kind: BloomFilter
         metadata: {name: doomed}
@@ -196,22 +242,36 @@ class BloomFilterOperatorTest {
     awaitStatus(client, ns.name(), "doomed", f -> ready(f, "True", "Published"));
     assertThat(chunkNames(client, ns.name(), "doomed")).hasSizeGreaterThan(1);
 
-    client.resources(io.bloomoperator.api.BloomFilter.class).inNamespace(ns.name())
-        .withName("doomed").delete();
+    client
+        .resources(io.bloomoperator.api.BloomFilter.class)
+        .inNamespace(ns.name())
+        .withName("doomed")
+        .delete();
 
     // kube-controller-manager's garbage collector follows the ownerReferences.
-    await().atMost(Duration.ofSeconds(60)).untilAsserted(() ->
-        assertThat(client.configMaps().inNamespace(ns.name())
-            .withLabelSelector(SnapshotNames.filterSelector("doomed")).list().getItems())
-            .isEmpty());
+    await()
+        .atMost(Duration.ofSeconds(60))
+        .untilAsserted(
+            () ->
+                assertThat(
+                        client
+                            .configMaps()
+                            .inNamespace(ns.name())
+                            .withLabelSelector(SnapshotNames.filterSelector("doomed"))
+                            .list()
+                            .getItems())
+                    .isEmpty());
     assertThat(client.configMaps().inNamespace(ns.name()).withName("ids").get())
-        .as("the source is not owned").isNotNull();
+        .as("the source is not owned")
+        .isNotNull();
   }
 
   @Test
-  void missingSourceIsReportedAndRecoversWhenItAppears(KubernetesClient client,
-      TestNamespace ns) {
-    apply(client, ns.name(), """
+  void missingSourceIsReportedAndRecoversWhenItAppears(KubernetesClient client, TestNamespace ns) {
+    apply(
+        client,
+        ns.name(),
+        """
         apiVersion: bloomoperator.io/v1alpha1
         kind: BloomFilter
         metadata: {name: early}
@@ -221,18 +281,23 @@ class BloomFilterOperatorTest {
           source:
             configMap: {name: not-yet, key: ids}
         """);
-    var failed = awaitStatus(client, ns.name(), "early",
-        f -> ready(f, "False", "SourceNotFound"));
+    var failed = awaitStatus(client, ns.name(), "early", f -> ready(f, "False", "SourceNotFound"));
     assertThat(ReadyCondition.of(failed).orElseThrow().getMessage())
-        .contains("not-yet").contains("not found");
+        .contains("not-yet")
+        .contains("not found");
     assertThat(failed.getStatus().getVersion()).isNull();
     assertThat(client.v1().events().inNamespace(ns.name()).list().getItems())
-        .anySatisfy(e -> {
-          assertThat(e.getReason()).isEqualTo("SourceNotFound");
-          assertThat(e.getType()).isEqualTo("Warning");
-        });
+        .anySatisfy(
+            e -> {
+              assertThat(e.getReason()).isEqualTo("SourceNotFound");
+              assertThat(e.getType()).isEqualTo("Warning");
+            });
 
-    sourceConfigMap(client, ns.name(), "not-yet", "ids",
+    sourceConfigMap(
+        client,
+        ns.name(),
+        "not-yet",
+        "ids",
         IntStream.range(0, 1000).mapToObj(Integer::toString).toList());
 
     var recovered = awaitStatus(client, ns.name(), "early", f -> ready(f, "True", "Published"));
@@ -244,7 +309,10 @@ class BloomFilterOperatorTest {
   void sourceErrorKeepsTheLastGoodSnapshot(KubernetesClient client, TestNamespace ns)
       throws Exception {
     sourceConfigMap(client, ns.name(), "ids", "ids", List.of("1", "2", "3"));
-    apply(client, ns.name(), """
+    apply(
+        client,
+        ns.name(),
+        """
         apiVersion: bloomoperator.io/v1alpha1
         kind: BloomFilter
         metadata: {name: numbers}
@@ -259,9 +327,9 @@ class BloomFilterOperatorTest {
     Manifest before = manifest(client, ns.name(), "numbers");
 
     sourceConfigMap(client, ns.name(), "ids", "ids", List.of("1", "two", "3"));
-    var failed = awaitStatus(client, ns.name(), "numbers",
-        f -> ready(f, "False", "MalformedKeys"));
-    assertThat(ReadyCondition.of(failed).orElseThrow().getMessage()).contains("line 2")
+    var failed = awaitStatus(client, ns.name(), "numbers", f -> ready(f, "False", "MalformedKeys"));
+    assertThat(ReadyCondition.of(failed).orElseThrow().getMessage())
+        .contains("line 2")
         .doesNotContain("two");
     assertThat(failed.getStatus().getVersion()).isEqualTo(1L);
     assertThat(manifest(client, ns.name(), "numbers")).isEqualTo(before);
@@ -270,7 +338,10 @@ class BloomFilterOperatorTest {
 
   @Test
   void rebuildAnnotationForcesARebuildOnDemand(KubernetesClient client, TestNamespace ns) {
-    apply(client, ns.name(), """
+    apply(
+        client,
+        ns.name(),
+        """
         apiVersion: bloomoperator.io/v1alpha1
         kind: BloomFilter
         metadata: {name: on-demand}
@@ -282,19 +353,27 @@ class BloomFilterOperatorTest {
     var first = awaitStatus(client, ns.name(), "on-demand", f -> ready(f, "True", "Published"));
     assertThat(first.getStatus().getRebuildRequest()).isNull();
 
-    client.resources(io.bloomoperator.api.BloomFilter.class).inNamespace(ns.name())
-        .withName("on-demand").edit(f -> {
-          f.getMetadata().getAnnotations().put("bloomoperator.io/rebuild", "2026-11-29T12:00");
-          return f;
-        });
+    client
+        .resources(io.bloomoperator.api.BloomFilter.class)
+        .inNamespace(ns.name())
+        .withName("on-demand")
+        .edit(
+            f -> {
+              f.getMetadata().getAnnotations().put("bloomoperator.io/rebuild", "2026-11-29T12:00");
+              return f;
+            });
 
-    var rebuilt = awaitStatus(client, ns.name(), "on-demand",
-        f -> "2026-11-29T12:00".equals(f.getStatus().getRebuildRequest()));
-    assertThat(rebuilt.getStatus().getVersion()).as("same content: no new version")
-        .isEqualTo(1L);
-    var settled = awaitStatus(client, ns.name(), "on-demand",
-        f -> "Idle".equals(f.getStatus().getPhase()));
-    assertThat(settled.getStatus().getKeysRead()).as("progress values replaced by the result")
+    var rebuilt =
+        awaitStatus(
+            client,
+            ns.name(),
+            "on-demand",
+            f -> "2026-11-29T12:00".equals(f.getStatus().getRebuildRequest()));
+    assertThat(rebuilt.getStatus().getVersion()).as("same content: no new version").isEqualTo(1L);
+    var settled =
+        awaitStatus(client, ns.name(), "on-demand", f -> "Idle".equals(f.getStatus().getPhase()));
+    assertThat(settled.getStatus().getKeysRead())
+        .as("progress values replaced by the result")
         .isEqualTo(3L);
     assertThat(rebuilt.getMetadata().getGeneration()).isEqualTo(1L);
     assertThat(client.v1().events().inNamespace(ns.name()).list().getItems())
@@ -303,9 +382,12 @@ class BloomFilterOperatorTest {
   }
 
   @Test
-  void handEditedBookkeepingOnTheManifestDoesNotWedgeTheFilter(KubernetesClient client,
-      TestNamespace ns) throws Exception {
-    apply(client, ns.name(), """
+  void handEditedBookkeepingOnTheManifestDoesNotWedgeTheFilter(
+      KubernetesClient client, TestNamespace ns) throws Exception {
+    apply(
+        client,
+        ns.name(),
+        """
         apiVersion: bloomoperator.io/v1alpha1
         kind: BloomFilter
         metadata: {name: edited}
@@ -315,28 +397,47 @@ class BloomFilterOperatorTest {
             inline: [a, b]
         """);
     awaitStatus(client, ns.name(), "edited", f -> ready(f, "True", "Published"));
-    client.configMaps().inNamespace(ns.name()).withName(SnapshotNames.manifestName("edited"))
-        .edit(cm -> new ConfigMapBuilder(cm).editMetadata()
-            .addToAnnotations("bloomoperator.io/built-at", "yesterday")
-            .addToAnnotations("bloomoperator.io/spec-generation", "x")
-            .addToAnnotations("bloomoperator.io/previous-version", "")
-            .endMetadata().build());
+    client
+        .configMaps()
+        .inNamespace(ns.name())
+        .withName(SnapshotNames.manifestName("edited"))
+        .edit(
+            cm ->
+                new ConfigMapBuilder(cm)
+                    .editMetadata()
+                    .addToAnnotations("bloomoperator.io/built-at", "yesterday")
+                    .addToAnnotations("bloomoperator.io/spec-generation", "x")
+                    .addToAnnotations("bloomoperator.io/previous-version", "")
+                    .endMetadata()
+                    .build());
 
     // Unreadable bookkeeping counts as absent: a rebuild repairs it, no error loop.
-    await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
-      var annotations = client.configMaps().inNamespace(ns.name())
-          .withName(SnapshotNames.manifestName("edited")).get().getMetadata().getAnnotations();
-      assertThat(annotations).containsEntry("bloomoperator.io/spec-generation", "1");
-    });
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .untilAsserted(
+            () -> {
+              var annotations =
+                  client
+                      .configMaps()
+                      .inNamespace(ns.name())
+                      .withName(SnapshotNames.manifestName("edited"))
+                      .get()
+                      .getMetadata()
+                      .getAnnotations();
+              assertThat(annotations).containsEntry("bloomoperator.io/spec-generation", "1");
+            });
     var filter = awaitStatus(client, ns.name(), "edited", f -> ready(f, "True", "Published"));
     assertThat(filter.getStatus().getVersion()).isEqualTo(1L);
   }
 
   @Test
-  void filterBeyondTheLimitsIsRefusedWithoutWritingAnything(KubernetesClient client,
-      TestNamespace ns) {
+  void filterBeyondTheLimitsIsRefusedWithoutWritingAnything(
+      KubernetesClient client, TestNamespace ns) {
     sourceConfigMap(client, ns.name(), "ids", "ids", keys("z", 10));
-    apply(client, ns.name(), """
+    apply(
+        client,
+        ns.name(),
+        """
         apiVersion: bloomoperator.io/v1alpha1
         kind: BloomFilter
         metadata: {name: huge}
@@ -346,19 +447,29 @@ class BloomFilterOperatorTest {
           source:
             configMap: {name: ids, key: ids}
         """);
-    var failed = awaitStatus(client, ns.name(), "huge",
-        f -> ready(f, "False", "SnapshotTooLarge"));
+    var failed = awaitStatus(client, ns.name(), "huge", f -> ready(f, "False", "SnapshotTooLarge"));
     assertThat(ReadyCondition.of(failed).orElseThrow().getMessage())
-        .contains("1000000000 keys").contains("nothing was published");
-    assertThat(client.configMaps().inNamespace(ns.name())
-        .withLabelSelector(SnapshotNames.filterSelector("huge")).list().getItems()).isEmpty();
+        .contains("1000000000 keys")
+        .contains("nothing was published");
+    assertThat(
+            client
+                .configMaps()
+                .inNamespace(ns.name())
+                .withLabelSelector(SnapshotNames.filterSelector("huge"))
+                .list()
+                .getItems())
+        .isEmpty();
   }
 
   @Test
   void leftoversOfAnInterruptedPublishAreRemoved(KubernetesClient client, TestNamespace ns)
       throws Exception {
     sourceConfigMap(client, ns.name(), "ids", "ids", keys("x", 2000));
-    var created = apply(client, ns.name(), """
+    var created =
+        apply(
+            client,
+            ns.name(),
+            """
         apiVersion: bloomoperator.io/v1alpha1
         kind: BloomFilter
         metadata: {name: crashy}
@@ -374,12 +485,19 @@ class BloomFilterOperatorTest {
     OPERATOR.stop();
     try {
       for (int i = 0; i < 2; i++) {
-        ConfigMap leftover = SnapshotConfigMaps.chunk(ns.name(), "crashy", 2, i,
-            new byte[] {1, 2, 3}, 3);
-        leftover.getMetadata().setOwnerReferences(List.of(new OwnerReferenceBuilder()
-            .withApiVersion("bloomoperator.io/v1alpha1").withKind("BloomFilter")
-            .withName("crashy").withUid(created.getMetadata().getUid()).withController(true)
-            .build()));
+        ConfigMap leftover =
+            SnapshotConfigMaps.chunk(ns.name(), "crashy", 2, i, new byte[] {1, 2, 3}, 3);
+        leftover
+            .getMetadata()
+            .setOwnerReferences(
+                List.of(
+                    new OwnerReferenceBuilder()
+                        .withApiVersion("bloomoperator.io/v1alpha1")
+                        .withKind("BloomFilter")
+                        .withName("crashy")
+                        .withUid(created.getMetadata().getUid())
+                        .withController(true)
+                        .build()));
         client.configMaps().inNamespace(ns.name()).resource(leftover).create();
       }
       sourceConfigMap(client, ns.name(), "ids", "ids", keys("y", 2000));
@@ -387,13 +505,18 @@ class BloomFilterOperatorTest {
       OPERATOR.start();
     }
 
-    var republished = awaitStatus(client, ns.name(), "crashy",
-        f -> f.getStatus().getVersion() == 2L && ready(f, "True", "Published"));
+    var republished =
+        awaitStatus(
+            client,
+            ns.name(),
+            "crashy",
+            f -> f.getStatus().getVersion() == 2L && ready(f, "True", "Published"));
     Manifest v2 = manifest(client, ns.name(), "crashy");
     byte[] payload = payload(client, ns.name(), v2);
     assertThat(payload).hasSize((int) v2.totalBytes());
-    BloomFilter<CharSequence> published = BloomFilter.readFrom(new ByteArrayInputStream(payload),
-        Funnels.stringFunnel(StandardCharsets.UTF_8));
+    BloomFilter<CharSequence> published =
+        BloomFilter.readFrom(
+            new ByteArrayInputStream(payload), Funnels.stringFunnel(StandardCharsets.UTF_8));
     assertThat(keys("y", 2000)).allMatch(published::mightContain);
     assertThat(republished.getStatus().getSha256()).isEqualTo(v2.sha256());
   }
@@ -406,7 +529,8 @@ class BloomFilterOperatorTest {
     out.writeByte(manifest.numHashFunctions());
     out.writeInt((int) (manifest.numBits() / 64));
     out.write(new byte[(int) (manifest.numBits() / 8)]);
-    return BloomFilter.readFrom(new ByteArrayInputStream(bytes.toByteArray()),
+    return BloomFilter.readFrom(
+        new ByteArrayInputStream(bytes.toByteArray()),
         Funnels.stringFunnel(StandardCharsets.UTF_8));
   }
 }

@@ -25,22 +25,45 @@ class OperatorLimitsTest {
 
   @Test
   void everySettingIsReadFromTheEnvironment() {
-    OperatorSettings s = OperatorSettings.fromEnvironment(Map.of(
-        "BLOOM_MAX_SNAPSHOT_BYTES", "1000", "BLOOM_MAX_NAMESPACE_BYTES", "5000",
-        "BLOOM_MIN_PUBLISH_INTERVAL", "0s", "BLOOM_MIN_REFRESH_INTERVAL", "1m30s",
-        "BLOOM_MAX_CONCURRENT_BUILDS", "4", "BLOOM_SECRET_ACCESS", "namespace"));
-    assertThat(s).isEqualTo(new OperatorSettings(1000, 0, 5000, Duration.ZERO,
-        Duration.ofSeconds(90), 4, SecretAccess.Mode.NAMESPACE, HttpSourceSettings.defaults(),
-        null));
+    OperatorSettings s =
+        OperatorSettings.fromEnvironment(
+            Map.of(
+                "BLOOM_MAX_SNAPSHOT_BYTES",
+                "1000",
+                "BLOOM_MAX_NAMESPACE_BYTES",
+                "5000",
+                "BLOOM_MIN_PUBLISH_INTERVAL",
+                "0s",
+                "BLOOM_MIN_REFRESH_INTERVAL",
+                "1m30s",
+                "BLOOM_MAX_CONCURRENT_BUILDS",
+                "4",
+                "BLOOM_SECRET_ACCESS",
+                "namespace"));
+    assertThat(s)
+        .isEqualTo(
+            new OperatorSettings(
+                1000,
+                0,
+                5000,
+                Duration.ZERO,
+                Duration.ofSeconds(90),
+                4,
+                SecretAccess.Mode.NAMESPACE,
+                HttpSourceSettings.defaults(),
+                null));
   }
 
   @Test
   void badSettingsNameTheVariable() {
-    assertThatThrownBy(() -> OperatorSettings.fromEnvironment(Map.of(
-        "BLOOM_MAX_CONCURRENT_BUILDS", "0"))).hasMessageContaining("BLOOM_MAX_CONCURRENT_BUILDS");
-    assertThatThrownBy(() -> OperatorSettings.fromEnvironment(Map.of(
-        "BLOOM_MIN_PUBLISH_INTERVAL", "soon"))).hasMessageContaining("BLOOM_MIN_PUBLISH_INTERVAL");
-    assertThatThrownBy(() -> OperatorSettings.fromEnvironment(Map.of(
-        "BLOOM_SECRET_ACCESS", "trust-me"))).hasMessageContaining("BLOOM_SECRET_ACCESS");
+    assertThatThrownBy(
+            () -> OperatorSettings.fromEnvironment(Map.of("BLOOM_MAX_CONCURRENT_BUILDS", "0")))
+        .hasMessageContaining("BLOOM_MAX_CONCURRENT_BUILDS");
+    assertThatThrownBy(
+            () -> OperatorSettings.fromEnvironment(Map.of("BLOOM_MIN_PUBLISH_INTERVAL", "soon")))
+        .hasMessageContaining("BLOOM_MIN_PUBLISH_INTERVAL");
+    assertThatThrownBy(
+            () -> OperatorSettings.fromEnvironment(Map.of("BLOOM_SECRET_ACCESS", "trust-me")))
+        .hasMessageContaining("BLOOM_SECRET_ACCESS");
   }
 }

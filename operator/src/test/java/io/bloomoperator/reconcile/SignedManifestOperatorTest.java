@@ -1,6 +1,5 @@
 package io.bloomoperator.reconcile;
 
-import io.bloomoperator.api.Reasons;
 import static io.bloomoperator.reconcile.SnapshotFixtures.apply;
 import static io.bloomoperator.reconcile.SnapshotFixtures.awaitStatus;
 import static io.bloomoperator.reconcile.SnapshotFixtures.chunkNames;
@@ -9,7 +8,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.bloomoperator.api.BloomFilter;
-import io.bloomoperator.publish.PublishException;
+import io.bloomoperator.api.Reasons;
 import io.bloomoperator.publish.SigningKeySecret;
 import io.bloomoperator.snapshot.BloomFilterBits;
 import io.bloomoperator.snapshot.Ed25519Keys;
@@ -58,41 +57,60 @@ class SignedManifestOperatorTest {
   private static final Duration READY = Duration.ofSeconds(30);
   private static final KeyPair FIRST = Ed25519Keys.generate();
   private static final KeyPair SECOND = Ed25519Keys.generate();
-  private static final String OPERATOR_NS = "bloom-system-"
-      + Integer.toHexString(ThreadLocalRandom.current().nextInt(0x10000));
+  private static final String OPERATOR_NS =
+      "bloom-system-" + Integer.toHexString(ThreadLocalRandom.current().nextInt(0x10000));
 
   /** Signs with the key in a Secret of its own namespace, which exists before it starts. */
   @RegisterExtension
-  static final InProcessOperator OPERATOR = InProcessOperator.withSettings(
-      OperatorSettings.defaults().withSigningKey(new SigningKeySecret(OPERATOR_NS, SECRET)))
-      .beforeStart(client -> {
-        client.namespaces().resource(new NamespaceBuilder().withNewMetadata()
-            .withName(OPERATOR_NS).endMetadata().build()).create();
-        setSigningKey(FIRST);
-      })
-      .afterStop(client -> client.namespaces().withName(OPERATOR_NS).delete());
+  static final InProcessOperator OPERATOR =
+      InProcessOperator.withSettings(
+              OperatorSettings.defaults().withSigningKey(new SigningKeySecret(OPERATOR_NS, SECRET)))
+          .beforeStart(
+              client -> {
+                client
+                    .namespaces()
+                    .resource(
+                        new NamespaceBuilder()
+                            .withNewMetadata()
+                            .withName(OPERATOR_NS)
+                            .endMetadata()
+                            .build())
+                    .create();
+                setSigningKey(FIRST);
+              })
+          .afterStop(client -> client.namespaces().withName(OPERATOR_NS).delete());
 
   @Test
-  void trustedReaderLoadsOperatorSnapshotsAndRefusesForgeries(KubernetesClient client,
-      TestNamespace ns) {
+  void trustedReaderLoadsOperatorSnapshotsAndRefusesForgeries(
+      KubernetesClient client, TestNamespace ns) {
     List<String> ids = keys("sku", 200);
     applyInline(client, ns.name(), "ids", ids);
     awaitStatus(client, ns.name(), "ids", f -> ready(f, "True", "Published"));
     assertThat(signatureKeyId(client, ns.name(), "ids")).isEqualTo(keyId(FIRST));
 
     Failures failures = new Failures();
-    try (LiveBloomFilter<String> live = BloomFilterWatcher.builder(client, ns.name(), "ids",
-        LiveKeyType.STRING).trustedKey(FIRST.getPublic()).listener(failures).start()) {
+    try (LiveBloomFilter<String> live =
+        BloomFilterWatcher.builder(client, ns.name(), "ids", LiveKeyType.STRING)
+            .trustedKey(FIRST.getPublic())
+            .listener(failures)
+            .start()) {
       assertThat(live.awaitReady(READY)).isTrue();
       assertThat(ids).allMatch(live::mightContain);
 
       // Someone with ConfigMap write rights publishes an all-zero v2 ("absent" for every key)
       // exactly as the operator would, digests included, but cannot sign it.
       Manifest forged = forgeEmptyVersion(client, ns.name(), "ids", 2);
-      client.configMaps().inNamespace(ns.name()).withName(SnapshotNames.manifestName("ids"))
-          .edit(cm -> new ConfigMapBuilder(cm)
-              .withData(SnapshotConfigMaps.manifest(ns.name(), "ids", forged.toJson(), null, null)
-                  .getData()).build());
+      client
+          .configMaps()
+          .inNamespace(ns.name())
+          .withName(SnapshotNames.manifestName("ids"))
+          .edit(
+              cm ->
+                  new ConfigMapBuilder(cm)
+                      .withData(
+                          SnapshotConfigMaps.manifest(ns.name(), "ids", forged.toJson(), null, null)
+                              .getData())
+                      .build());
 
       failures.await(Reason.UNSIGNED);
       assertThat(live.currentVersion()).isEqualTo(1);
@@ -101,20 +119,30 @@ class SignedManifestOperatorTest {
   }
 
   @Test
-  void signedManifestCopiedToAnotherNamespaceOrFilterIsRefused(KubernetesClient client,
-      TestNamespace ns) {
+  void signedManifestCopiedToAnotherNamespaceOrFilterIsRefused(
+      KubernetesClient client, TestNamespace ns) {
     String elsewhere = ns.name() + "-copy";
-    client.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(elsewhere)
-        .endMetadata().build()).create();
+    client
+        .namespaces()
+        .resource(
+            new NamespaceBuilder().withNewMetadata().withName(elsewhere).endMetadata().build())
+        .create();
     try {
       applyInline(client, ns.name(), "ids", keys("sku", 100));
       awaitStatus(client, ns.name(), "ids", f -> ready(f, "True", "Published"));
-      ConfigMap manifest = client.configMaps().inNamespace(ns.name())
-          .withName(SnapshotNames.manifestName("ids")).get();
+      ConfigMap manifest =
+          client
+              .configMaps()
+              .inNamespace(ns.name())
+              .withName(SnapshotNames.manifestName("ids"))
+              .get();
 
       // The same objects, byte for byte, in another namespace.
       for (String name : chunkNames(client, ns.name(), "ids")) {
-        copy(client, client.configMaps().inNamespace(ns.name()).withName(name).get(), elsewhere,
+        copy(
+            client,
+            client.configMaps().inNamespace(ns.name()).withName(name).get(),
+            elsewhere,
             name);
       }
       copy(client, manifest, elsewhere, manifest.getMetadata().getName());
@@ -123,11 +151,16 @@ class SignedManifestOperatorTest {
 
       Failures inOther = new Failures();
       Failures asOther = new Failures();
-      try (LiveBloomFilter<String> copied = BloomFilterWatcher.builder(client, elsewhere, "ids",
-              LiveKeyType.STRING).trustedKey(FIRST.getPublic()).listener(inOther).start();
-          LiveBloomFilter<String> renamed = BloomFilterWatcher.builder(client, ns.name(),
-              "other-ids", LiveKeyType.STRING).trustedKey(FIRST.getPublic()).listener(asOther)
-              .start()) {
+      try (LiveBloomFilter<String> copied =
+              BloomFilterWatcher.builder(client, elsewhere, "ids", LiveKeyType.STRING)
+                  .trustedKey(FIRST.getPublic())
+                  .listener(inOther)
+                  .start();
+          LiveBloomFilter<String> renamed =
+              BloomFilterWatcher.builder(client, ns.name(), "other-ids", LiveKeyType.STRING)
+                  .trustedKey(FIRST.getPublic())
+                  .listener(asOther)
+                  .start()) {
         inOther.await(Reason.BAD_SIGNATURE);
         asOther.await(Reason.WRONG_FILTER);
         assertThat(copied.isReady()).isFalse();
@@ -145,21 +178,29 @@ class SignedManifestOperatorTest {
     awaitStatus(client, ns.name(), "ids", f -> ready(f, "True", "Published"));
 
     Failures oldOnlyFailures = new Failures();
-    try (LiveBloomFilter<String> both = BloomFilterWatcher.builder(client, ns.name(), "ids",
-            LiveKeyType.STRING).trustedKey(FIRST.getPublic()).trustedKey(SECOND.getPublic())
-        .start();
-        LiveBloomFilter<String> oldOnly = BloomFilterWatcher.builder(client, ns.name(), "ids",
-            LiveKeyType.STRING).trustedKey(FIRST.getPublic()).listener(oldOnlyFailures).start()) {
+    try (LiveBloomFilter<String> both =
+            BloomFilterWatcher.builder(client, ns.name(), "ids", LiveKeyType.STRING)
+                .trustedKey(FIRST.getPublic())
+                .trustedKey(SECOND.getPublic())
+                .start();
+        LiveBloomFilter<String> oldOnly =
+            BloomFilterWatcher.builder(client, ns.name(), "ids", LiveKeyType.STRING)
+                .trustedKey(FIRST.getPublic())
+                .listener(oldOnlyFailures)
+                .start()) {
       assertThat(both.awaitReady(READY)).isTrue();
       assertThat(oldOnly.awaitReady(READY)).isTrue();
 
       setSigningKey(SECOND);
       // A rebuild with unchanged content re-signs the published version with the new key.
       requestRebuild(client, ns.name(), "ids", "rotate");
-      await().atMost(READY).until(() -> keyId(SECOND).equals(signatureKeyId(client, ns.name(),
-          "ids")));
-      try (LiveBloomFilter<String> newOnly = BloomFilterWatcher.builder(client, ns.name(), "ids",
-          LiveKeyType.STRING).trustedKey(SECOND.getPublic()).start()) {
+      await()
+          .atMost(READY)
+          .until(() -> keyId(SECOND).equals(signatureKeyId(client, ns.name(), "ids")));
+      try (LiveBloomFilter<String> newOnly =
+          BloomFilterWatcher.builder(client, ns.name(), "ids", LiveKeyType.STRING)
+              .trustedKey(SECOND.getPublic())
+              .start()) {
         assertThat(newOnly.awaitReady(READY)).isTrue();
         assertThat(newOnly.currentVersion()).isEqualTo(1);
       }
@@ -177,28 +218,50 @@ class SignedManifestOperatorTest {
   }
 
   @Test
-  void rebuildSignsAnUnsignedManifestOnlyIfTheOperatorWroteIt(KubernetesClient client,
-      TestNamespace ns) throws Exception {
+  void rebuildSignsAnUnsignedManifestOnlyIfTheOperatorWroteIt(
+      KubernetesClient client, TestNamespace ns) throws Exception {
     applyInline(client, ns.name(), "ids", keys("sku", 100));
     awaitStatus(client, ns.name(), "ids", f -> ready(f, "True", "Published"));
-    String original = SnapshotConfigMaps.manifestJson(client.configMaps()
-        .inNamespace(ns.name()).withName(SnapshotNames.manifestName("ids")).get());
+    String original =
+        SnapshotConfigMaps.manifestJson(
+            client
+                .configMaps()
+                .inNamespace(ns.name())
+                .withName(SnapshotNames.manifestName("ids"))
+                .get());
     Manifest m = Manifest.fromJson(original);
     // Same payload digest (so a rebuild counts as unchanged), other claims, no signature.
-    Manifest edited = new Manifest(m.format(), m.version(), m.filterName(), m.keyType(),
-        m.numBits(), m.numHashFunctions(), 999_999, m.expectedFpp(), m.totalBytes(), m.sha256(),
-        m.createdAt(), m.chunks());
+    Manifest edited =
+        new Manifest(
+            m.format(),
+            m.version(),
+            m.filterName(),
+            m.keyType(),
+            m.numBits(),
+            m.numHashFunctions(),
+            999_999,
+            m.expectedFpp(),
+            m.totalBytes(),
+            m.sha256(),
+            m.createdAt(),
+            m.chunks());
     setManifestData(client, ns.name(), edited.toJson());
     requestRebuild(client, ns.name(), "ids", "after-edit");
-    awaitStatus(client, ns.name(), "ids", f -> "after-edit".equals(f.getStatus().getRebuildRequest())
-        && "Idle".equals(f.getStatus().getPhase()));
+    awaitStatus(
+        client,
+        ns.name(),
+        "ids",
+        f ->
+            "after-edit".equals(f.getStatus().getRebuildRequest())
+                && "Idle".equals(f.getStatus().getPhase()));
     assertThat(signatureKeyId(client, ns.name(), "ids")).as("edited manifest not signed").isNull();
 
     // The operator's own text without its signature (as after enabling signing) is signed.
     setManifestData(client, ns.name(), original);
     requestRebuild(client, ns.name(), "ids", "after-restore");
-    await().atMost(READY).until(() -> keyId(FIRST).equals(signatureKeyId(client, ns.name(),
-        "ids")));
+    await()
+        .atMost(READY)
+        .until(() -> keyId(FIRST).equals(signatureKeyId(client, ns.name(), "ids")));
   }
 
   @Test
@@ -206,13 +269,20 @@ class SignedManifestOperatorTest {
     setSigningKeyPem("-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n");
     try {
       applyInline(client, ns.name(), "ids", keys("sku", 10));
-      BloomFilter failed = awaitStatus(client, ns.name(), "ids",
-          f -> ready(f, "False", Reasons.SIGNING_KEY_UNAVAILABLE));
+      BloomFilter failed =
+          awaitStatus(
+              client, ns.name(), "ids", f -> ready(f, "False", Reasons.SIGNING_KEY_UNAVAILABLE));
       assertThat(ReadyCondition.of(failed).orElseThrow().getMessage())
-          .contains(OPERATOR_NS + "/" + SECRET).doesNotContain("AAAA");
+          .contains(OPERATOR_NS + "/" + SECRET)
+          .doesNotContain("AAAA");
       assertThat(chunkNames(client, ns.name(), "ids")).isEmpty();
-      assertThat(client.configMaps().inNamespace(ns.name())
-          .withName(SnapshotNames.manifestName("ids")).get()).isNull();
+      assertThat(
+              client
+                  .configMaps()
+                  .inNamespace(ns.name())
+                  .withName(SnapshotNames.manifestName("ids"))
+                  .get())
+          .isNull();
     } finally {
       setSigningKey(FIRST);
     }
@@ -232,8 +302,13 @@ class SignedManifestOperatorTest {
     }
 
     void await(Reason reason) {
-      org.awaitility.Awaitility.await().atMost(READY).until(() -> seen.stream().anyMatch(e ->
-          e instanceof SnapshotRefusedException r && r.reason() == reason));
+      org.awaitility.Awaitility.await()
+          .atMost(READY)
+          .until(
+              () ->
+                  seen.stream()
+                      .anyMatch(
+                          e -> e instanceof SnapshotRefusedException r && r.reason() == reason));
     }
   }
 
@@ -242,11 +317,23 @@ class SignedManifestOperatorTest {
   }
 
   private static void setSigningKeyPem(String pem) {
-    OPERATOR.client().secrets().inNamespace(OPERATOR_NS).resource(new SecretBuilder()
-        .withNewMetadata().withName(SECRET).endMetadata()
-        .withData(Map.of(KEY_FIELD, Base64.getEncoder().encodeToString(
-            pem.getBytes(StandardCharsets.US_ASCII))))
-        .build()).forceConflicts().serverSideApply();
+    OPERATOR
+        .client()
+        .secrets()
+        .inNamespace(OPERATOR_NS)
+        .resource(
+            new SecretBuilder()
+                .withNewMetadata()
+                .withName(SECRET)
+                .endMetadata()
+                .withData(
+                    Map.of(
+                        KEY_FIELD,
+                        Base64.getEncoder()
+                            .encodeToString(pem.getBytes(StandardCharsets.US_ASCII))))
+                .build())
+        .forceConflicts()
+        .serverSideApply();
   }
 
   private static String keyId(KeyPair key) {
@@ -254,8 +341,12 @@ class SignedManifestOperatorTest {
   }
 
   private static String signatureKeyId(KubernetesClient client, String namespace, String filter) {
-    ConfigMap cm = client.configMaps().inNamespace(namespace)
-        .withName(SnapshotNames.manifestName(filter)).get();
+    ConfigMap cm =
+        client
+            .configMaps()
+            .inNamespace(namespace)
+            .withName(SnapshotNames.manifestName(filter))
+            .get();
     String data = SnapshotConfigMaps.signatureData(cm);
     try {
       return data == null ? null : ManifestSignature.fromData(data).keyId();
@@ -268,9 +359,12 @@ class SignedManifestOperatorTest {
     return IntStream.range(0, count).mapToObj(i -> prefix + "-" + i).toList();
   }
 
-  private static void applyInline(KubernetesClient client, String namespace, String name,
-      List<String> ids) {
-    apply(client, namespace, """
+  private static void applyInline(
+      KubernetesClient client, String namespace, String name, List<String> ids) {
+    apply(
+        client,
+        namespace,
+        """
         apiVersion: bloomoperator.io/v1alpha1
         kind: BloomFilter
         metadata: {name: %s}
@@ -278,56 +372,90 @@ class SignedManifestOperatorTest {
           falsePositiveRate: 0.01
           source:
             inline: [%s]
-        """.formatted(name, String.join(", ", ids)));
+        """
+            .formatted(name, String.join(", ", ids)));
   }
 
-  private static void applyInlineUpdate(KubernetesClient client, String namespace, String name,
-      List<String> ids) {
-    client.resources(BloomFilter.class).inNamespace(namespace).withName(name).edit(f -> {
-      f.getSpec().getSource().setInline(ids);
-      return f;
-    });
+  private static void applyInlineUpdate(
+      KubernetesClient client, String namespace, String name, List<String> ids) {
+    client
+        .resources(BloomFilter.class)
+        .inNamespace(namespace)
+        .withName(name)
+        .edit(
+            f -> {
+              f.getSpec().getSource().setInline(ids);
+              return f;
+            });
   }
 
   /** Replaces manifest.json and drops manifest.sig, keeping the operator's annotations. */
   private static void setManifestData(KubernetesClient client, String namespace, String json) {
-    client.configMaps().inNamespace(namespace).withName(SnapshotNames.manifestName("ids"))
-        .edit(cm -> new ConfigMapBuilder(cm)
-            .withData(SnapshotConfigMaps.manifest(namespace, "ids", json, null, null).getData())
-            .build());
+    client
+        .configMaps()
+        .inNamespace(namespace)
+        .withName(SnapshotNames.manifestName("ids"))
+        .edit(
+            cm ->
+                new ConfigMapBuilder(cm)
+                    .withData(
+                        SnapshotConfigMaps.manifest(namespace, "ids", json, null, null).getData())
+                    .build());
   }
 
-  private static void requestRebuild(KubernetesClient client, String namespace, String name,
-      String value) {
-    client.resources(BloomFilter.class).inNamespace(namespace).withName(name).edit(f -> {
-      f.getMetadata().getAnnotations().put(RebuildRequest.ANNOTATION, value);
-      return f;
-    });
+  private static void requestRebuild(
+      KubernetesClient client, String namespace, String name, String value) {
+    client
+        .resources(BloomFilter.class)
+        .inNamespace(namespace)
+        .withName(name)
+        .edit(
+            f -> {
+              f.getMetadata().getAnnotations().put(RebuildRequest.ANNOTATION, value);
+              return f;
+            });
   }
 
   /** Chunks of an all-zero filter the size of the published one, and their correct manifest. */
-  private static Manifest forgeEmptyVersion(KubernetesClient client, String namespace,
-      String filter, long version) {
+  private static Manifest forgeEmptyVersion(
+      KubernetesClient client, String namespace, String filter, long version) {
     try {
       Manifest published = SnapshotFixtures.manifest(client, namespace, filter);
-      BloomFilterBits empty = BloomFilterBits.builder(KeyType.STRING, published.numBits(),
-          published.numHashFunctions()).build();
-      SnapshotEncoder.Result encoded = SnapshotEncoder.encode(empty, 1_000_000,
-          (index, data, length, sha) -> client.configMaps().inNamespace(namespace)
-              .resource(SnapshotConfigMaps.chunk(namespace, filter, version, index, data, length))
-              .create());
+      BloomFilterBits empty =
+          BloomFilterBits.builder(KeyType.STRING, published.numBits(), published.numHashFunctions())
+              .build();
+      SnapshotEncoder.Result encoded =
+          SnapshotEncoder.encode(
+              empty,
+              1_000_000,
+              (index, data, length, sha) ->
+                  client
+                      .configMaps()
+                      .inNamespace(namespace)
+                      .resource(
+                          SnapshotConfigMaps.chunk(namespace, filter, version, index, data, length))
+                      .create());
       return Manifest.of(filter, version, empty, published.keyCount(), encoded, Instant.now());
     } catch (Exception e) {
       throw new IllegalStateException(e);
     }
   }
 
-  private static void copy(KubernetesClient client, ConfigMap source, String namespace,
-      String name) {
-    client.configMaps().inNamespace(namespace).resource(new ConfigMapBuilder()
-        .withNewMetadata().withName(name).withLabels(source.getMetadata().getLabels())
-        .endMetadata()
-        .withData(source.getData()).withBinaryData(source.getBinaryData())
-        .withImmutable(source.getImmutable()).build()).create();
+  private static void copy(
+      KubernetesClient client, ConfigMap source, String namespace, String name) {
+    client
+        .configMaps()
+        .inNamespace(namespace)
+        .resource(
+            new ConfigMapBuilder()
+                .withNewMetadata()
+                .withName(name)
+                .withLabels(source.getMetadata().getLabels())
+                .endMetadata()
+                .withData(source.getData())
+                .withBinaryData(source.getBinaryData())
+                .withImmutable(source.getImmutable())
+                .build())
+        .create();
   }
 }

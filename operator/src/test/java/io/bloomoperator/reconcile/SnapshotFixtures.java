@@ -25,38 +25,59 @@ import java.util.function.Predicate;
  */
 public final class SnapshotFixtures {
 
-  private SnapshotFixtures() {
-  }
+  private SnapshotFixtures() {}
 
   public static BloomFilter apply(KubernetesClient client, String namespace, String yaml) {
-    return client.resources(BloomFilter.class).inNamespace(namespace)
-        .resource(Serialization.unmarshal(yaml, BloomFilter.class)).create();
+    return client
+        .resources(BloomFilter.class)
+        .inNamespace(namespace)
+        .resource(Serialization.unmarshal(yaml, BloomFilter.class))
+        .create();
   }
 
-  public static ConfigMap sourceConfigMap(KubernetesClient client, String namespace, String name,
-      String key, List<String> lines) {
-    return client.configMaps().inNamespace(namespace).resource(new ConfigMapBuilder()
-        .withNewMetadata().withName(name).endMetadata()
-        .withData(Map.of(key, String.join("\n", lines) + "\n")).build()).serverSideApply();
+  public static ConfigMap sourceConfigMap(
+      KubernetesClient client, String namespace, String name, String key, List<String> lines) {
+    return client
+        .configMaps()
+        .inNamespace(namespace)
+        .resource(
+            new ConfigMapBuilder()
+                .withNewMetadata()
+                .withName(name)
+                .endMetadata()
+                .withData(Map.of(key, String.join("\n", lines) + "\n"))
+                .build())
+        .serverSideApply();
   }
 
-  public static BloomFilter awaitStatus(KubernetesClient client, String namespace, String name,
-      Predicate<BloomFilter> condition) {
-    return await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(200))
-        .until(() -> client.resources(BloomFilter.class).inNamespace(namespace).withName(name)
-            .get(), f -> f != null && f.getStatus() != null && condition.test(f));
+  public static BloomFilter awaitStatus(
+      KubernetesClient client, String namespace, String name, Predicate<BloomFilter> condition) {
+    return await()
+        .atMost(Duration.ofSeconds(60))
+        .pollInterval(Duration.ofMillis(200))
+        .until(
+            () -> client.resources(BloomFilter.class).inNamespace(namespace).withName(name).get(),
+            f -> f != null && f.getStatus() != null && condition.test(f));
   }
 
   public static boolean ready(BloomFilter filter, String status, String reason) {
-    return ReadyCondition.of(filter).filter(c -> status.equals(c.getStatus())
-        && (reason == null || reason.equals(c.getReason()))
-        && filter.getMetadata().getGeneration().equals(c.getObservedGeneration())).isPresent();
+    return ReadyCondition.of(filter)
+        .filter(
+            c ->
+                status.equals(c.getStatus())
+                    && (reason == null || reason.equals(c.getReason()))
+                    && filter.getMetadata().getGeneration().equals(c.getObservedGeneration()))
+        .isPresent();
   }
 
   public static Manifest manifest(KubernetesClient client, String namespace, String filter)
       throws Exception {
-    ConfigMap cm = client.configMaps().inNamespace(namespace)
-        .withName(SnapshotNames.manifestName(filter)).get();
+    ConfigMap cm =
+        client
+            .configMaps()
+            .inNamespace(namespace)
+            .withName(SnapshotNames.manifestName(filter))
+            .get();
     return SnapshotConfigMaps.readManifest(cm).manifest();
   }
 
@@ -76,8 +97,15 @@ public final class SnapshotFixtures {
 
   /** Names of the chunk ConfigMaps of a filter that exist now. */
   public static List<String> chunkNames(KubernetesClient client, String namespace, String filter) {
-    return client.configMaps().inNamespace(namespace)
-        .withLabelSelector(SnapshotNames.chunkSelector(filter)).list().getItems().stream()
-        .map(cm -> cm.getMetadata().getName()).sorted().toList();
+    return client
+        .configMaps()
+        .inNamespace(namespace)
+        .withLabelSelector(SnapshotNames.chunkSelector(filter))
+        .list()
+        .getItems()
+        .stream()
+        .map(cm -> cm.getMetadata().getName())
+        .sorted()
+        .toList();
   }
 }

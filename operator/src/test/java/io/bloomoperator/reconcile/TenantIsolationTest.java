@@ -1,12 +1,11 @@
 package io.bloomoperator.reconcile;
 
-import io.bloomoperator.api.Reasons;
 import static io.bloomoperator.reconcile.SnapshotFixtures.apply;
 import static io.bloomoperator.reconcile.SnapshotFixtures.awaitStatus;
 import static io.bloomoperator.reconcile.SnapshotFixtures.ready;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.bloomoperator.publish.PublishException;
+import io.bloomoperator.api.Reasons;
 import io.bloomoperator.snapshot.SnapshotNames;
 import io.bloomoperator.source.SecretAccess;
 import io.bloomoperator.testing.RealKubernetes;
@@ -24,9 +23,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * What the author of a BloomFilter can reach through the operator, on a real API server: no
- * Secret that did not consent, no echo of source content, no adoption of someone else's
- * ConfigMaps, no more than the namespace's share of etcd.
+ * What the author of a BloomFilter can reach through the operator, on a real API server: no Secret
+ * that did not consent, no echo of source content, no adoption of someone else's ConfigMaps, no
+ * more than the namespace's share of etcd.
  */
 @RealKubernetes(crdDirs = "crds")
 class TenantIsolationTest {
@@ -37,17 +36,32 @@ class TenantIsolationTest {
   @RegisterExtension
   @Order(1)
   static final LogCapture LOGS = new LogCapture();
+
   @RegisterExtension
   @Order(2)
-  static final InProcessOperator OPERATOR = InProcessOperator.withSettings(
-      OperatorSettings.fromEnvironment(Map.of(
-          "BLOOM_MAX_NAMESPACE_BYTES", Long.toString(NAMESPACE_BUDGET))));
+  static final InProcessOperator OPERATOR =
+      InProcessOperator.withSettings(
+          OperatorSettings.fromEnvironment(
+              Map.of("BLOOM_MAX_NAMESPACE_BYTES", Long.toString(NAMESPACE_BUDGET))));
 
-  private static void secret(KubernetesClient client, String namespace, String name,
-      Map<String, String> annotations, String ids) {
-    client.secrets().inNamespace(namespace).resource(new SecretBuilder().withNewMetadata()
-        .withName(name).withAnnotations(annotations).endMetadata()
-        .withStringData(Map.of("ids", ids)).build()).createOr(c -> c.update());
+  private static void secret(
+      KubernetesClient client,
+      String namespace,
+      String name,
+      Map<String, String> annotations,
+      String ids) {
+    client
+        .secrets()
+        .inNamespace(namespace)
+        .resource(
+            new SecretBuilder()
+                .withNewMetadata()
+                .withName(name)
+                .withAnnotations(annotations)
+                .endMetadata()
+                .withStringData(Map.of("ids", ids))
+                .build())
+        .createOr(c -> c.update());
   }
 
   private static String secretFilter(String name, String secret, String keyType) {
@@ -60,7 +74,8 @@ class TenantIsolationTest {
           keyType: %s
           source:
             secret: {name: %s, key: ids}
-        """.formatted(name, keyType, secret);
+        """
+        .formatted(name, keyType, secret);
   }
 
   @Test
@@ -68,16 +83,27 @@ class TenantIsolationTest {
     secret(client, ns.name(), "vip", Map.of(), "cust-1\ncust-2\n");
     apply(client, ns.name(), secretFilter("vips", "vip", "String"));
 
-    var refused = awaitStatus(client, ns.name(), "vips",
-        f -> ready(f, "False", Reasons.SECRET_NOT_ALLOWED));
+    var refused =
+        awaitStatus(client, ns.name(), "vips", f -> ready(f, "False", Reasons.SECRET_NOT_ALLOWED));
     assertThat(ReadyCondition.of(refused).orElseThrow().getMessage())
-        .contains("Secret vip").contains(SecretAccess.ALLOWED_FILTERS);
-    assertThat(client.configMaps().inNamespace(ns.name())
-        .withLabelSelector(SnapshotNames.filterSelector("vips")).list().getItems())
-        .as("nothing of the Secret was published").isEmpty();
+        .contains("Secret vip")
+        .contains(SecretAccess.ALLOWED_FILTERS);
+    assertThat(
+            client
+                .configMaps()
+                .inNamespace(ns.name())
+                .withLabelSelector(SnapshotNames.filterSelector("vips"))
+                .list()
+                .getItems())
+        .as("nothing of the Secret was published")
+        .isEmpty();
 
     // The Secret's owner names the filter: it is built on the next retry.
-    secret(client, ns.name(), "vip", Map.of(SecretAccess.ALLOWED_FILTERS, "someone-else, vips"),
+    secret(
+        client,
+        ns.name(),
+        "vip",
+        Map.of(SecretAccess.ALLOWED_FILTERS, "someone-else, vips"),
         "cust-1\ncust-2\n");
     var published = awaitStatus(client, ns.name(), "vips", f -> ready(f, "True", "Published"));
     assertThat(published.getStatus().getKeys()).isEqualTo(2L);
@@ -86,50 +112,77 @@ class TenantIsolationTest {
   @Test
   void malformedSecretContentIsNeverEchoed(KubernetesClient client, TestNamespace ns) {
     String marker = "tok-9f3a1c77e2";
-    secret(client, ns.name(), "numbers", Map.of(SecretAccess.ALLOWED_FILTERS, "numbers"),
+    secret(
+        client,
+        ns.name(),
+        "numbers",
+        Map.of(SecretAccess.ALLOWED_FILTERS, "numbers"),
         "1\n2\n" + marker + "\n4\n");
     apply(client, ns.name(), secretFilter("numbers", "numbers", "Long"));
 
-    var failed = awaitStatus(client, ns.name(), "numbers",
-        f -> ready(f, "False", "MalformedKeys"));
+    var failed = awaitStatus(client, ns.name(), "numbers", f -> ready(f, "False", "MalformedKeys"));
     assertThat(ReadyCondition.of(failed).orElseThrow().getMessage())
-        .contains("line 3").contains(marker.length() + " characters");
+        .contains("line 3")
+        .contains(marker.length() + " characters");
     assertThat(Serialization.asJson(failed.getStatus())).doesNotContain(marker);
     assertThat(client.v1().events().inNamespace(ns.name()).list().getItems())
         .anySatisfy(e -> assertThat(e.getReason()).isEqualTo("MalformedKeys"))
         .allSatisfy(e -> assertThat(e.getMessage()).doesNotContain(marker));
-    assertThat(LOGS.events()).anySatisfy(e -> assertThat(e.getFormattedMessage())
-        .contains("MalformedKeys"));
-    assertThat(LOGS.events()).noneSatisfy(e -> assertThat(e.getFormattedMessage()
-        + String.valueOf(e.getThrowableProxy() == null ? "" : e.getThrowableProxy().getMessage()))
-        .contains(marker));
+    assertThat(LOGS.events())
+        .anySatisfy(e -> assertThat(e.getFormattedMessage()).contains("MalformedKeys"));
+    assertThat(LOGS.events())
+        .noneSatisfy(
+            e ->
+                assertThat(
+                        e.getFormattedMessage()
+                            + String.valueOf(
+                                e.getThrowableProxy() == null
+                                    ? ""
+                                    : e.getThrowableProxy().getMessage()))
+                    .contains(marker));
   }
 
   private static io.bloomoperator.api.BloomFilter applyAndAwaitNameConflict(
       KubernetesClient client, String namespace, String name) {
-    apply(client, namespace, """
+    apply(
+        client,
+        namespace,
+        """
         apiVersion: bloomoperator.io/v1alpha1
         kind: BloomFilter
         metadata: {name: %s}
         spec:
           falsePositiveRate: 0.01
           source: {inline: [a, b]}
-        """.formatted(name));
-    return awaitStatus(client, namespace, name,
-        f -> ready(f, "False", Reasons.NAME_CONFLICT));
+        """
+            .formatted(name));
+    return awaitStatus(client, namespace, name, f -> ready(f, "False", Reasons.NAME_CONFLICT));
   }
 
   @Test
-  void aConfigMapOfSomeoneElseIsNeitherAdoptedNorOverwritten(KubernetesClient client,
-      TestNamespace ns) {
-    ConfigMap foreign = client.configMaps().inNamespace(ns.name()).resource(
-        new ConfigMapBuilder().withNewMetadata().withName(SnapshotNames.manifestName("taken"))
-            .endMetadata().withData(Map.of("app.properties", "mine=true")).build()).create();
+  void aConfigMapOfSomeoneElseIsNeitherAdoptedNorOverwritten(
+      KubernetesClient client, TestNamespace ns) {
+    ConfigMap foreign =
+        client
+            .configMaps()
+            .inNamespace(ns.name())
+            .resource(
+                new ConfigMapBuilder()
+                    .withNewMetadata()
+                    .withName(SnapshotNames.manifestName("taken"))
+                    .endMetadata()
+                    .withData(Map.of("app.properties", "mine=true"))
+                    .build())
+            .create();
     var conflict = applyAndAwaitNameConflict(client, ns.name(), "taken");
     assertThat(ReadyCondition.of(conflict).orElseThrow().getMessage())
         .contains("ConfigMap taken-bloom exists and is not controlled by this BloomFilter");
-    ConfigMap after = client.configMaps().inNamespace(ns.name())
-        .withName(SnapshotNames.manifestName("taken")).get();
+    ConfigMap after =
+        client
+            .configMaps()
+            .inNamespace(ns.name())
+            .withName(SnapshotNames.manifestName("taken"))
+            .get();
     assertThat(after.getMetadata().getResourceVersion())
         .isEqualTo(foreign.getMetadata().getResourceVersion());
     assertThat(after.getMetadata().getOwnerReferences()).isNullOrEmpty();
@@ -139,16 +192,36 @@ class TenantIsolationTest {
   @Test
   void aChunkNameTakenBySomeoneElseIsLeftAlone(KubernetesClient client, TestNamespace ns) {
     String chunk = SnapshotNames.chunkName("squatted", 1, 0);
-    ConfigMap foreign = client.configMaps().inNamespace(ns.name()).resource(
-        new ConfigMapBuilder().withNewMetadata().withName(chunk).endMetadata()
-            .withData(Map.of("k", "v")).build()).create();
+    ConfigMap foreign =
+        client
+            .configMaps()
+            .inNamespace(ns.name())
+            .resource(
+                new ConfigMapBuilder()
+                    .withNewMetadata()
+                    .withName(chunk)
+                    .endMetadata()
+                    .withData(Map.of("k", "v"))
+                    .build())
+            .create();
     var conflict = applyAndAwaitNameConflict(client, ns.name(), "squatted");
     assertThat(ReadyCondition.of(conflict).orElseThrow().getMessage()).contains(chunk);
-    assertThat(client.configMaps().inNamespace(ns.name()).withName(chunk).get()
-        .getMetadata().getResourceVersion())
+    assertThat(
+            client
+                .configMaps()
+                .inNamespace(ns.name())
+                .withName(chunk)
+                .get()
+                .getMetadata()
+                .getResourceVersion())
         .isEqualTo(foreign.getMetadata().getResourceVersion());
-    assertThat(client.configMaps().inNamespace(ns.name())
-        .withName(SnapshotNames.manifestName("squatted")).get()).isNull();
+    assertThat(
+            client
+                .configMaps()
+                .inNamespace(ns.name())
+                .withName(SnapshotNames.manifestName("squatted"))
+                .get())
+        .isNull();
 
     client.configMaps().inNamespace(ns.name()).withName(chunk).delete();
     awaitStatus(client, ns.name(), "squatted", f -> ready(f, "True", "Published"));
@@ -156,7 +229,10 @@ class TenantIsolationTest {
 
   @Test
   void aNamespaceCannotPublishBeyondItsBudget(KubernetesClient client, TestNamespace ns) {
-    apply(client, ns.name(), """
+    apply(
+        client,
+        ns.name(),
+        """
         apiVersion: bloomoperator.io/v1alpha1
         kind: BloomFilter
         metadata: {name: small}
@@ -167,7 +243,10 @@ class TenantIsolationTest {
     var small = awaitStatus(client, ns.name(), "small", f -> ready(f, "True", "Published"));
     assertThat(small.getStatus().getSizeBytes()).isLessThan(NAMESPACE_BUDGET / 4);
 
-    apply(client, ns.name(), """
+    apply(
+        client,
+        ns.name(),
+        """
         apiVersion: bloomoperator.io/v1alpha1
         kind: BloomFilter
         metadata: {name: big}
@@ -176,14 +255,30 @@ class TenantIsolationTest {
           expectedInsertions: 10000
           source: {inline: [a]}
         """);
-    var refused = awaitStatus(client, ns.name(), "big",
-        f -> ready(f, "False", Reasons.NAMESPACE_QUOTA_EXCEEDED));
+    var refused =
+        awaitStatus(
+            client, ns.name(), "big", f -> ready(f, "False", Reasons.NAMESPACE_QUOTA_EXCEEDED));
     assertThat(ReadyCondition.of(refused).orElseThrow().getMessage())
-        .contains("BLOOM_MAX_NAMESPACE_BYTES").contains("nothing was published");
-    assertThat(client.configMaps().inNamespace(ns.name())
-        .withLabelSelector(SnapshotNames.filterSelector("big")).list().getItems()).isEmpty();
-    assertThat(client.resources(io.bloomoperator.api.BloomFilter.class).inNamespace(ns.name())
-        .withName("small").get()).satisfies(f -> assertThat(ready(f, "True", "Published"))
-        .as("the filter already published is untouched").isTrue());
+        .contains("BLOOM_MAX_NAMESPACE_BYTES")
+        .contains("nothing was published");
+    assertThat(
+            client
+                .configMaps()
+                .inNamespace(ns.name())
+                .withLabelSelector(SnapshotNames.filterSelector("big"))
+                .list()
+                .getItems())
+        .isEmpty();
+    assertThat(
+            client
+                .resources(io.bloomoperator.api.BloomFilter.class)
+                .inNamespace(ns.name())
+                .withName("small")
+                .get())
+        .satisfies(
+            f ->
+                assertThat(ready(f, "True", "Published"))
+                    .as("the filter already published is untouched")
+                    .isTrue());
   }
 }

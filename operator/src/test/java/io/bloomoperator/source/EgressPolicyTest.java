@@ -64,22 +64,24 @@ class EgressPolicyTest {
 
   @Test
   void operatorsOwnInterfacesAreRefused() throws Exception {
-    InetAddress own = java.util.Collections.list(java.net.NetworkInterface
-            .getNetworkInterfaces()).stream()
-        .flatMap(i -> java.util.Collections.list(i.getInetAddresses()).stream())
-        .filter(a -> !a.isLoopbackAddress() && !a.isLinkLocalAddress())
-        .findFirst().orElse(null);
+    InetAddress own =
+        java.util.Collections.list(java.net.NetworkInterface.getNetworkInterfaces()).stream()
+            .flatMap(i -> java.util.Collections.list(i.getInetAddresses()).stream())
+            .filter(a -> !a.isLoopbackAddress() && !a.isLinkLocalAddress())
+            .findFirst()
+            .orElse(null);
     org.junit.jupiter.api.Assumptions.assumeTrue(own != null, "no non-loopback interface");
     assertThat(EgressPolicy.defaults().check("pod", own)).contains(Refusal.OPERATOR);
-    String cidr = own.getHostAddress().replaceAll("%.*", "") + "/"
-        + (own.getAddress().length * 8);
+    String cidr = own.getHostAddress().replaceAll("%.*", "") + "/" + (own.getAddress().length * 8);
     assertThat(EgressPolicy.of(cidr, null).check("pod", own)).isEmpty();
   }
 
   @Test
   void allowAdmitsDefaultDeniedAddressesAndDenyBeatsAllow() throws Exception {
-    EgressPolicy policy = EgressPolicy.of("127.0.0.0/8, 169.254.10.0/24 exports.local",
-        "127.0.0.9 .svc.cluster.local 10.96.0.0/12");
+    EgressPolicy policy =
+        EgressPolicy.of(
+            "127.0.0.0/8, 169.254.10.0/24 exports.local",
+            "127.0.0.9 .svc.cluster.local 10.96.0.0/12");
     assertThat(check(policy, "x", "127.0.0.1")).isEmpty();
     assertThat(check(policy, "x", "127.0.0.9")).contains(Refusal.DENIED);
     assertThat(check(policy, "x", "169.254.10.7")).isEmpty();
@@ -87,8 +89,7 @@ class EgressPolicyTest {
     assertThat(check(policy, "exports.local", "169.254.169.254")).isEmpty();
     assertThat(check(policy, "EXPORTS.local.", "169.254.169.254")).isEmpty();
     assertThat(check(policy, "x", "10.100.0.1")).contains(Refusal.DENIED);
-    assertThat(check(policy, "export.ns.svc.cluster.local", "10.0.0.1"))
-        .contains(Refusal.DENIED);
+    assertThat(check(policy, "export.ns.svc.cluster.local", "10.0.0.1")).contains(Refusal.DENIED);
     assertThat(check(policy, "svc.cluster.local", "10.0.0.1")).contains(Refusal.DENIED);
     assertThat(check(policy, "notsvc.cluster.local", "10.0.0.1")).isEmpty();
     assertThat(check(policy, "exports.local", "10.96.0.1")).contains(Refusal.DENIED);
@@ -111,9 +112,11 @@ class EgressPolicyTest {
   @Test
   void invalidEntriesStopTheOperator() {
     assertThatThrownBy(() -> EgressPolicy.of("10.0.0.0/33", null))
-        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("BLOOM_HTTP_ALLOW");
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("BLOOM_HTTP_ALLOW");
     assertThatThrownBy(() -> EgressPolicy.of(null, "not a/host"))
-        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("BLOOM_HTTP_DENY");
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("BLOOM_HTTP_DENY");
     assertThatThrownBy(() -> EgressPolicy.of("300.1.1.1", null))
         .isInstanceOf(IllegalArgumentException.class);
     assertThat(EgressPolicy.of(" , ", "")).isEqualTo(EgressPolicy.defaults());
@@ -128,21 +131,33 @@ class EgressPolicyTest {
     assertThat(defaults.maxLineBytes()).isEqualTo(65536);
     assertThat(defaults.maxBodyBytes()).isEqualTo(8L << 30);
     assertThat(defaults.maxReadTime()).isEqualTo(Duration.ofMinutes(10));
-    HttpSourceSettings set = HttpSourceSettings.fromEnvironment(Map.of(
-        "BLOOM_HTTP_ALLOW", "169.254.10.0/24",
-        "BLOOM_HTTP_DENY", "10.96.0.0/12",
-        "BLOOM_HTTP_MAX_LINE_BYTES", "1024",
-        "BLOOM_HTTP_MAX_BODY_BYTES", "1000000",
-        "BLOOM_HTTP_MAX_READ_TIME", "30m"));
-    assertThat(set).isEqualTo(new HttpSourceSettings(
-        EgressPolicy.of("169.254.10.0/24", "10.96.0.0/12"), 1024, 1_000_000,
-        Duration.ofMinutes(30)));
-    assertThatThrownBy(() -> HttpSourceSettings.fromEnvironment(Map.of(
-        "BLOOM_HTTP_MAX_LINE_BYTES", "0"))).hasMessageContaining("BLOOM_HTTP_MAX_LINE_BYTES");
-    assertThatThrownBy(() -> HttpSourceSettings.fromEnvironment(Map.of(
-        "BLOOM_HTTP_MAX_READ_TIME", "forever"))).hasMessageContaining("BLOOM_HTTP_MAX_READ_TIME");
-    assertThat(io.bloomoperator.reconcile.OperatorSettings.fromEnvironment(Map.of(
-        "BLOOM_HTTP_MAX_BODY_BYTES", "5")).http().maxBodyBytes()).isEqualTo(5);
+    HttpSourceSettings set =
+        HttpSourceSettings.fromEnvironment(
+            Map.of(
+                "BLOOM_HTTP_ALLOW", "169.254.10.0/24",
+                "BLOOM_HTTP_DENY", "10.96.0.0/12",
+                "BLOOM_HTTP_MAX_LINE_BYTES", "1024",
+                "BLOOM_HTTP_MAX_BODY_BYTES", "1000000",
+                "BLOOM_HTTP_MAX_READ_TIME", "30m"));
+    assertThat(set)
+        .isEqualTo(
+            new HttpSourceSettings(
+                EgressPolicy.of("169.254.10.0/24", "10.96.0.0/12"),
+                1024,
+                1_000_000,
+                Duration.ofMinutes(30)));
+    assertThatThrownBy(
+            () -> HttpSourceSettings.fromEnvironment(Map.of("BLOOM_HTTP_MAX_LINE_BYTES", "0")))
+        .hasMessageContaining("BLOOM_HTTP_MAX_LINE_BYTES");
+    assertThatThrownBy(
+            () -> HttpSourceSettings.fromEnvironment(Map.of("BLOOM_HTTP_MAX_READ_TIME", "forever")))
+        .hasMessageContaining("BLOOM_HTTP_MAX_READ_TIME");
+    assertThat(
+            io.bloomoperator.reconcile.OperatorSettings.fromEnvironment(
+                    Map.of("BLOOM_HTTP_MAX_BODY_BYTES", "5"))
+                .http()
+                .maxBodyBytes())
+        .isEqualTo(5);
     assertThat(io.bloomoperator.reconcile.OperatorSettings.defaults().http())
         .isEqualTo(HttpSourceSettings.defaults());
   }

@@ -1,9 +1,9 @@
 package io.bloomoperator.source;
 
-import io.bloomoperator.api.Reasons;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.bloomoperator.api.Reasons;
 import io.bloomoperator.snapshot.KeyType;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
@@ -21,23 +21,24 @@ import org.junit.jupiter.api.io.TempDir;
 
 class FileSourceTest {
 
-  private static final String TEXT = "  sku-1  \n\n# a comment\n\tsku-2\r\n   \nsku #3\nlast-no-newline";
+  private static final String TEXT =
+      "  sku-1  \n\n# a comment\n\tsku-2\r\n   \nsku #3\nlast-no-newline";
 
-  @TempDir
-  Path dir;
+  @TempDir Path dir;
 
   private final List<Object> keys = new ArrayList<>();
-  private final LineParser.KeyConsumer collect = new LineParser.KeyConsumer() {
-    @Override
-    public void putString(String key) {
-      keys.add(key);
-    }
+  private final LineParser.KeyConsumer collect =
+      new LineParser.KeyConsumer() {
+        @Override
+        public void putString(String key) {
+          keys.add(key);
+        }
 
-    @Override
-    public void putLong(long key) {
-      keys.add(key);
-    }
-  };
+        @Override
+        public void putLong(long key) {
+          keys.add(key);
+        }
+      };
 
   private static byte[] gzip(String text) throws IOException {
     ByteArrayOutputStream bytes = new ByteArrayOutputStream();
@@ -73,11 +74,14 @@ class FileSourceTest {
 
   @Test
   void longKeysAndMalformedLinesFollowLineParser() throws Exception {
-    Path file = Files.write(dir.resolve("ids.gz"), gzip("1\n-2\n# c\nnot-a-number\n 9223372036854775807 \n"));
-    assertThatThrownBy(() -> new FileSource(file).readKeys(new LineParser(KeyType.LONG, collect, 0)))
+    Path file =
+        Files.write(
+            dir.resolve("ids.gz"), gzip("1\n-2\n# c\nnot-a-number\n 9223372036854775807 \n"));
+    assertThatThrownBy(
+            () -> new FileSource(file).readKeys(new LineParser(KeyType.LONG, collect, 0)))
         .isInstanceOf(SourceException.class)
-        .satisfies(e -> assertThat(((SourceException) e).reason())
-            .isEqualTo(Reasons.MALFORMED_KEYS))
+        .satisfies(
+            e -> assertThat(((SourceException) e).reason()).isEqualTo(Reasons.MALFORMED_KEYS))
         .hasMessageContaining("line 4 (12 characters)")
         .hasMessageNotContaining("not-a-number");
 
@@ -112,36 +116,40 @@ class FileSourceTest {
     assertThatThrownBy(() -> source.readKeys(new LineParser(KeyType.STRING, collect, 0)))
         .isInstanceOf(SourceException.class)
         .hasMessageContaining(missing.toString())
-        .satisfies(e -> assertThat(((SourceException) e).reason())
-            .isEqualTo(Reasons.SOURCE_NOT_FOUND));
+        .satisfies(
+            e -> assertThat(((SourceException) e).reason()).isEqualTo(Reasons.SOURCE_NOT_FOUND));
     assertThatThrownBy(source::changeToken)
         .isInstanceOf(SourceException.class)
-        .satisfies(e -> assertThat(((SourceException) e).reason())
-            .isEqualTo(Reasons.SOURCE_NOT_FOUND));
+        .satisfies(
+            e -> assertThat(((SourceException) e).reason()).isEqualTo(Reasons.SOURCE_NOT_FOUND));
   }
 
   @Test
   void directoryAndInvalidUtf8AndTruncatedGzipAreUnreadable() throws Exception {
-    assertThatThrownBy(() -> new FileSource(dir).readKeys(new LineParser(KeyType.STRING, collect, 0)))
+    assertThatThrownBy(
+            () -> new FileSource(dir).readKeys(new LineParser(KeyType.STRING, collect, 0)))
         .isInstanceOf(SourceException.class)
         .hasMessageContaining("directory")
-        .satisfies(e -> assertThat(((SourceException) e).reason())
-            .isEqualTo(Reasons.SOURCE_UNREADABLE));
+        .satisfies(
+            e -> assertThat(((SourceException) e).reason()).isEqualTo(Reasons.SOURCE_UNREADABLE));
 
-    Path latin1 = Files.write(dir.resolve("latin1.txt"), new byte[] {'c', 'a', 'f', (byte) 0xE9, '\n'});
-    assertThatThrownBy(() -> new FileSource(latin1).readKeys(new LineParser(KeyType.STRING, collect, 0)))
+    Path latin1 =
+        Files.write(dir.resolve("latin1.txt"), new byte[] {'c', 'a', 'f', (byte) 0xE9, '\n'});
+    assertThatThrownBy(
+            () -> new FileSource(latin1).readKeys(new LineParser(KeyType.STRING, collect, 0)))
         .isInstanceOf(SourceException.class)
         .hasMessageContaining(latin1.toString())
-        .satisfies(e -> assertThat(((SourceException) e).reason())
-            .isEqualTo(Reasons.SOURCE_UNREADABLE));
+        .satisfies(
+            e -> assertThat(((SourceException) e).reason()).isEqualTo(Reasons.SOURCE_UNREADABLE));
 
     byte[] full = gzip("a\n".repeat(10_000));
-    Path truncated = Files.write(dir.resolve("truncated.gz"),
-        java.util.Arrays.copyOf(full, full.length / 2));
-    assertThatThrownBy(() -> new FileSource(truncated).readKeys(new LineParser(KeyType.STRING, collect, 0)))
+    Path truncated =
+        Files.write(dir.resolve("truncated.gz"), java.util.Arrays.copyOf(full, full.length / 2));
+    assertThatThrownBy(
+            () -> new FileSource(truncated).readKeys(new LineParser(KeyType.STRING, collect, 0)))
         .isInstanceOf(SourceException.class)
-        .satisfies(e -> assertThat(((SourceException) e).reason())
-            .isEqualTo(Reasons.SOURCE_UNREADABLE));
+        .satisfies(
+            e -> assertThat(((SourceException) e).reason()).isEqualTo(Reasons.SOURCE_UNREADABLE));
   }
 
   @Test

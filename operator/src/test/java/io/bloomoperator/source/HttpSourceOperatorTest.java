@@ -1,6 +1,5 @@
 package io.bloomoperator.source;
 
-import io.bloomoperator.api.Reasons;
 import static io.bloomoperator.reconcile.SnapshotFixtures.apply;
 import static io.bloomoperator.reconcile.SnapshotFixtures.awaitStatus;
 import static io.bloomoperator.reconcile.SnapshotFixtures.manifest;
@@ -18,6 +17,7 @@ import ch.qos.logback.classic.spi.IThrowableProxy;
 import com.google.common.hash.Funnels;
 import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.api.HttpSourceSpec;
+import io.bloomoperator.api.Reasons;
 import io.bloomoperator.reconcile.OperatorSettings;
 import io.bloomoperator.reconcile.ReadyCondition;
 import io.bloomoperator.snapshot.Manifest;
@@ -45,29 +45,32 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * BloomFilters with an http source, built by the operator running in-process. Its egress policy
- * is the default plus 127.0.0.1 and ::1, where the test servers listen; 127.0.0.2 stands for the
+ * BloomFilters with an http source, built by the operator running in-process. Its egress policy is
+ * the default plus 127.0.0.1 and ::1, where the test servers listen; 127.0.0.2 stands for the
  * loopback and node-local services an author must not reach through the operator.
  */
 @RealKubernetes(crdDirs = "crds")
 @Timeout(90) // refreshes come every 10s, the shortest interval the CRD admits
 class HttpSourceOperatorTest {
 
-  static final HttpSourceSettings SETTINGS = HttpSourceSettings.defaults()
-      .withEgress(EgressPolicy.of("127.0.0.1/32, ::1/128", null));
+  static final HttpSourceSettings SETTINGS =
+      HttpSourceSettings.defaults().withEgress(EgressPolicy.of("127.0.0.1/32, ::1/128", null));
 
   /** Everything logged while the operator runs, at the levels logback-test.xml lets through. */
   @RegisterExtension
   @Order(1)
   static final LogCapture LOGS = new LogCapture();
+
   @RegisterExtension
   @Order(2)
-  static final InProcessOperator OPERATOR = InProcessOperator.withSettings(
-      OperatorSettings.defaults().withHttp(SETTINGS));
+  static final InProcessOperator OPERATOR =
+      InProcessOperator.withSettings(OperatorSettings.defaults().withHttp(SETTINGS));
+
   private final HttpTestServer server = new HttpTestServer();
 
   /** The export the test server hands out; tests change it while the operator runs. */
   private volatile byte[] export;
+
   private volatile String etag;
   private volatile int status = 200;
 
@@ -77,19 +80,23 @@ class HttpSourceOperatorTest {
   }
 
   private void serveExport(String path) {
-    server.on(path, ex -> {
-      if (status != 200) {
-        ex.getResponseHeaders().add("Content-Type", "text/plain");
-        send(ex, status, "export service is down for maintenance".getBytes(
-            StandardCharsets.UTF_8));
-        return;
-      }
-      if (etag != null) {
-        ex.getResponseHeaders().add("ETag", etag);
-      }
-      ex.getResponseHeaders().add("Content-Type", "application/octet-stream");
-      send(ex, 200, export);
-    });
+    server.on(
+        path,
+        ex -> {
+          if (status != 200) {
+            ex.getResponseHeaders().add("Content-Type", "text/plain");
+            send(
+                ex,
+                status,
+                "export service is down for maintenance".getBytes(StandardCharsets.UTF_8));
+            return;
+          }
+          if (etag != null) {
+            ex.getResponseHeaders().add("ETag", etag);
+          }
+          ex.getResponseHeaders().add("Content-Type", "application/octet-stream");
+          send(ex, 200, export);
+        });
   }
 
   private static List<String> ids(String prefix, int n) {
@@ -97,13 +104,16 @@ class HttpSourceOperatorTest {
   }
 
   @Test
-  void gzipExportBecomesReadyAndTheSnapshotHoldsEveryKey(KubernetesClient client,
-      TestNamespace ns) throws Exception {
+  void gzipExportBecomesReadyAndTheSnapshotHoldsEveryKey(KubernetesClient client, TestNamespace ns)
+      throws Exception {
     List<String> keys = ids("customer", 200_000);
     export = gzip(text(keys));
     etag = "\"v1\"";
     serveExport("/exports/customers.txt.gz");
-    apply(client, ns.name(), """
+    apply(
+        client,
+        ns.name(),
+        """
         apiVersion: bloomoperator.io/v1alpha1
         kind: BloomFilter
         metadata: {name: customers}
@@ -111,10 +121,11 @@ class HttpSourceOperatorTest {
           falsePositiveRate: 0.01
           source:
             http: {url: "%s"}
-        """.formatted(server.url("/exports/customers.txt.gz")));
+        """
+            .formatted(server.url("/exports/customers.txt.gz")));
 
-    BloomFilter filter = awaitStatus(client, ns.name(), "customers",
-        f -> ready(f, "True", "Published"));
+    BloomFilter filter =
+        awaitStatus(client, ns.name(), "customers", f -> ready(f, "True", "Published"));
     assertThat(filter.getStatus().getKeys()).isEqualTo(200_000L);
     assertThat(filter.getStatus().getSourceToken())
         .isEqualTo("etag:" + HttpSource.digest("\"v1\""));
@@ -125,22 +136,29 @@ class HttpSourceOperatorTest {
             new ByteArrayInputStream(payload(client, ns.name(), manifest)),
             Funnels.stringFunnel(StandardCharsets.UTF_8));
     assertThat(keys).allMatch(published::mightContain);
-    assertThat(IntStream.range(0, 10_000).filter(i -> published.mightContain("absent-" + i))
-        .count()).as("false positives among 10,000 absent keys").isLessThan(200);
+    assertThat(
+            IntStream.range(0, 10_000).filter(i -> published.mightContain("absent-" + i)).count())
+        .as("false positives among 10,000 absent keys")
+        .isLessThan(200);
   }
 
   @Test
-  void headersSecretIsSentOnlyWithTheSecretsConsentForThatHost(KubernetesClient client,
-      TestNamespace ns) {
-    server.on("/private/ids.txt", ex -> {
-      if (!"Bearer s3cret-token".equals(ex.getRequestHeaders().getFirst("Authorization"))) {
-        send(ex, 401, "who are you?".getBytes(StandardCharsets.UTF_8));
-        return;
-      }
-      ex.getResponseHeaders().add("ETag", "\"p1\"");
-      send(ex, 200, text(ids("p", 1000)));
-    });
-    apply(client, ns.name(), """
+  void headersSecretIsSentOnlyWithTheSecretsConsentForThatHost(
+      KubernetesClient client, TestNamespace ns) {
+    server.on(
+        "/private/ids.txt",
+        ex -> {
+          if (!"Bearer s3cret-token".equals(ex.getRequestHeaders().getFirst("Authorization"))) {
+            send(ex, 401, "who are you?".getBytes(StandardCharsets.UTF_8));
+            return;
+          }
+          ex.getResponseHeaders().add("ETag", "\"p1\"");
+          send(ex, 200, text(ids("p", 1000)));
+        });
+    apply(
+        client,
+        ns.name(),
+        """
         apiVersion: bloomoperator.io/v1alpha1
         kind: BloomFilter
         metadata: {name: private}
@@ -148,41 +166,66 @@ class HttpSourceOperatorTest {
           falsePositiveRate: 0.01
           source:
             http: {url: "%s", headersSecret: export-auth}
-        """.formatted(server.url("/private/ids.txt")));
+        """
+            .formatted(server.url("/private/ids.txt")));
 
-    BloomFilter missing = awaitStatus(client, ns.name(), "private",
-        f -> ready(f, "False", Reasons.SOURCE_NOT_FOUND));
+    BloomFilter missing =
+        awaitStatus(client, ns.name(), "private", f -> ready(f, "False", Reasons.SOURCE_NOT_FOUND));
     assertThat(ReadyCondition.of(missing).orElseThrow().getMessage())
         .contains("Secret export-auth (source.http.headersSecret) not found");
 
     // The Secret exists but its owner has not allowed this host: nothing of it is sent.
-    exportAuth(client, ns.name(), Map.of(SecretAccess.ALLOWED_FILTERS, "private",
-        SecretAccess.ALLOWED_HOSTS, "exports.shop.internal"));
-    BloomFilter refused = awaitStatus(client, ns.name(), "private",
-        f -> ready(f, "False", Reasons.SECRET_NOT_ALLOWED));
+    exportAuth(
+        client,
+        ns.name(),
+        Map.of(
+            SecretAccess.ALLOWED_FILTERS,
+            "private",
+            SecretAccess.ALLOWED_HOSTS,
+            "exports.shop.internal"));
+    BloomFilter refused =
+        awaitStatus(
+            client, ns.name(), "private", f -> ready(f, "False", Reasons.SECRET_NOT_ALLOWED));
     assertThat(ReadyCondition.of(refused).orElseThrow().getMessage())
         .contains("may not be sent to 127.0.0.1:" + server.port());
-    assertThat(server.requests).as("requests that carried the Secret's header")
+    assertThat(server.requests)
+        .as("requests that carried the Secret's header")
         .noneSatisfy(r -> assertThat(r.header("Authorization")).isNotNull());
 
-    exportAuth(client, ns.name(), Map.of(SecretAccess.ALLOWED_FILTERS, "private",
-        SecretAccess.ALLOWED_HOSTS, "exports.shop.internal, 127.0.0.1:" + server.port()));
-    BloomFilter ready = awaitStatus(client, ns.name(), "private",
-        f -> ready(f, "True", "Published"));
+    exportAuth(
+        client,
+        ns.name(),
+        Map.of(
+            SecretAccess.ALLOWED_FILTERS,
+            "private",
+            SecretAccess.ALLOWED_HOSTS,
+            "exports.shop.internal, 127.0.0.1:" + server.port()));
+    BloomFilter ready =
+        awaitStatus(client, ns.name(), "private", f -> ready(f, "True", "Published"));
     assertThat(ready.getStatus().getKeys()).isEqualTo(1000L);
-    assertThat(server.requests).anySatisfy(r ->
-        assertThat(r.header("Authorization")).isEqualTo("Bearer s3cret-token"));
+    assertThat(server.requests)
+        .anySatisfy(r -> assertThat(r.header("Authorization")).isEqualTo("Bearer s3cret-token"));
     assertThat(client.v1().events().inNamespace(ns.name()).list().getItems())
         .noneSatisfy(e -> assertThat(e.getMessage()).contains("s3cret"));
   }
 
-  private static void exportAuth(KubernetesClient client, String namespace,
-      Map<String, String> annotations) {
-    client.secrets().inNamespace(namespace).resource(new SecretBuilder()
-        .withNewMetadata().withName("export-auth").withAnnotations(annotations).endMetadata()
-        .addToData("Authorization", Base64.getEncoder().encodeToString(
-            "Bearer s3cret-token\n".getBytes(StandardCharsets.UTF_8)))
-        .build()).createOr(c -> c.update());
+  private static void exportAuth(
+      KubernetesClient client, String namespace, Map<String, String> annotations) {
+    client
+        .secrets()
+        .inNamespace(namespace)
+        .resource(
+            new SecretBuilder()
+                .withNewMetadata()
+                .withName("export-auth")
+                .withAnnotations(annotations)
+                .endMetadata()
+                .addToData(
+                    "Authorization",
+                    Base64.getEncoder()
+                        .encodeToString("Bearer s3cret-token\n".getBytes(StandardCharsets.UTF_8)))
+                .build())
+        .createOr(c -> c.update());
   }
 
   @Test
@@ -190,56 +233,82 @@ class HttpSourceOperatorTest {
       throws Exception {
     try (HttpTestServer other = new HttpTestServer()) {
       other.on("/cdn/ids.txt", ex -> send(ex, 200, text(ids("c", 10))));
-      server.on("/ids.txt", ex -> {
-        // Another origin: other port, and "localhost" instead of 127.0.0.1.
-        ex.getResponseHeaders().add("Location",
-            other.url("/cdn/ids.txt").replace("127.0.0.1", "localhost"));
-        send(ex, 302, new byte[0]);
-      });
-      client.secrets().inNamespace(ns.name()).resource(new SecretBuilder()
-          .withNewMetadata().withName("auth").endMetadata()
-          .addToData("Authorization", Base64.getEncoder().encodeToString(
-              "Bearer s3cret-token".getBytes(StandardCharsets.UTF_8)))
-          .addToData("X-Api-Key", Base64.getEncoder().encodeToString(
-              "k3y".getBytes(StandardCharsets.UTF_8)))
-          .build()).create();
+      server.on(
+          "/ids.txt",
+          ex -> {
+            // Another origin: other port, and "localhost" instead of 127.0.0.1.
+            ex.getResponseHeaders()
+                .add("Location", other.url("/cdn/ids.txt").replace("127.0.0.1", "localhost"));
+            send(ex, 302, new byte[0]);
+          });
+      client
+          .secrets()
+          .inNamespace(ns.name())
+          .resource(
+              new SecretBuilder()
+                  .withNewMetadata()
+                  .withName("auth")
+                  .endMetadata()
+                  .addToData(
+                      "Authorization",
+                      Base64.getEncoder()
+                          .encodeToString("Bearer s3cret-token".getBytes(StandardCharsets.UTF_8)))
+                  .addToData(
+                      "X-Api-Key",
+                      Base64.getEncoder().encodeToString("k3y".getBytes(StandardCharsets.UTF_8)))
+                  .build())
+          .create();
       HttpSourceSpec spec = new HttpSourceSpec();
       spec.setUrl(server.url("/ids.txt"));
       spec.setHeadersSecret("auth");
-      HttpSource source = new HttpSource(new SecretAccess(client, ns.name(), "f",
-          SecretAccess.Mode.NAMESPACE), spec, SETTINGS);
+      HttpSource source =
+          new HttpSource(
+              new SecretAccess(client, ns.name(), "f", SecretAccess.Mode.NAMESPACE),
+              spec,
+              SETTINGS);
       List<String> keys = new java.util.ArrayList<>();
-      source.readKeys(new LineParser(io.bloomoperator.snapshot.KeyType.STRING,
-          new LineParser.KeyConsumer() {
-            @Override
-            public void putString(String key) {
-              keys.add(key);
-            }
+      source.readKeys(
+          new LineParser(
+              io.bloomoperator.snapshot.KeyType.STRING,
+              new LineParser.KeyConsumer() {
+                @Override
+                public void putString(String key) {
+                  keys.add(key);
+                }
 
-            @Override
-            public void putLong(long key) {
-            }
-          }, 0));
+                @Override
+                public void putLong(long key) {}
+              },
+              0));
 
       assertThat(keys).containsExactlyElementsOf(ids("c", 10));
-      assertThat(server.requests).singleElement().satisfies(r -> {
-        assertThat(r.header("Authorization")).isEqualTo("Bearer s3cret-token");
-        assertThat(r.header("X-Api-Key")).isEqualTo("k3y");
-      });
-      assertThat(other.requests).singleElement().satisfies(r -> {
-        assertThat(r.header("Authorization")).isNull();
-        assertThat(r.header("X-Api-Key")).isNull();
-      });
+      assertThat(server.requests)
+          .singleElement()
+          .satisfies(
+              r -> {
+                assertThat(r.header("Authorization")).isEqualTo("Bearer s3cret-token");
+                assertThat(r.header("X-Api-Key")).isEqualTo("k3y");
+              });
+      assertThat(other.requests)
+          .singleElement()
+          .satisfies(
+              r -> {
+                assertThat(r.header("Authorization")).isNull();
+                assertThat(r.header("X-Api-Key")).isNull();
+              });
     }
   }
 
   @Test
-  void newEtagPublishesVersionTwoAndAnUnchangedOneIsNotDownloadedAgain(KubernetesClient client,
-      TestNamespace ns) throws Exception {
+  void newEtagPublishesVersionTwoAndAnUnchangedOneIsNotDownloadedAgain(
+      KubernetesClient client, TestNamespace ns) throws Exception {
     export = text(ids("a", 5000));
     etag = "\"a\"";
     serveExport("/ids.txt");
-    apply(client, ns.name(), """
+    apply(
+        client,
+        ns.name(),
+        """
         apiVersion: bloomoperator.io/v1alpha1
         kind: BloomFilter
         metadata: {name: refreshed}
@@ -249,14 +318,19 @@ class HttpSourceOperatorTest {
           refreshInterval: 10s
           source:
             http: {url: "%s"}
-        """.formatted(server.url("/ids.txt")));
+        """
+            .formatted(server.url("/ids.txt")));
     awaitStatus(client, ns.name(), "refreshed", f -> ready(f, "True", "Published"));
     assertThat(manifest(client, ns.name(), "refreshed").version()).isEqualTo(1L);
 
     export = text(ids("b", 6000));
     etag = "\"b\"";
-    BloomFilter v2 = awaitStatus(client, ns.name(), "refreshed",
-        f -> Long.valueOf(2).equals(f.getStatus().getVersion()));
+    BloomFilter v2 =
+        awaitStatus(
+            client,
+            ns.name(),
+            "refreshed",
+            f -> Long.valueOf(2).equals(f.getStatus().getVersion()));
     assertThat(v2.getStatus().getKeys()).isEqualTo(6000L);
     assertThat(v2.getStatus().getSourceToken()).isEqualTo("etag:" + HttpSource.digest("\"b\""));
     assertThat(manifest(client, ns.name(), "refreshed").version()).isEqualTo(2L);
@@ -265,7 +339,9 @@ class HttpSourceOperatorTest {
     long gets = server.count("GET", "/ids.txt");
     long heads = server.count("HEAD", "/ids.txt");
     String lastBuild = v2.getStatus().getLastBuildTime();
-    await().atMost(Duration.ofSeconds(35)).pollInterval(Duration.ofMillis(100))
+    await()
+        .atMost(Duration.ofSeconds(35))
+        .pollInterval(Duration.ofMillis(100))
         .until(() -> server.count("HEAD", "/ids.txt") >= heads + 2);
     BloomFilter after = get(client, ns.name(), "refreshed");
     assertThat(after.getStatus().getLastBuildTime()).isEqualTo(lastBuild);
@@ -274,12 +350,15 @@ class HttpSourceOperatorTest {
   }
 
   @Test
-  void serverErrorAfterAGoodBuildKeepsTheLastGoodSnapshot(KubernetesClient client,
-      TestNamespace ns) throws Exception {
+  void serverErrorAfterAGoodBuildKeepsTheLastGoodSnapshot(KubernetesClient client, TestNamespace ns)
+      throws Exception {
     export = text(ids("g", 3000));
     etag = "\"g\"";
     serveExport("/ids.txt");
-    apply(client, ns.name(), """
+    apply(
+        client,
+        ns.name(),
+        """
         apiVersion: bloomoperator.io/v1alpha1
         kind: BloomFilter
         metadata: {name: flaky}
@@ -288,21 +367,24 @@ class HttpSourceOperatorTest {
           refreshInterval: 10s
           source:
             http: {url: "%s"}
-        """.formatted(server.url("/ids.txt")));
+        """
+            .formatted(server.url("/ids.txt")));
     awaitStatus(client, ns.name(), "flaky", f -> ready(f, "True", "Published"));
     Manifest good = manifest(client, ns.name(), "flaky");
 
     status = 500;
-    BloomFilter failed = awaitStatus(client, ns.name(), "flaky",
-        f -> ready(f, "False", Reasons.SOURCE_UNREADABLE));
+    BloomFilter failed =
+        awaitStatus(client, ns.name(), "flaky", f -> ready(f, "False", Reasons.SOURCE_UNREADABLE));
     assertThat(ReadyCondition.of(failed).orElseThrow().getMessage())
-        .contains("HTTP 500").doesNotContain("maintenance");
+        .contains("HTTP 500")
+        .doesNotContain("maintenance");
     assertThat(failed.getStatus().getVersion()).isEqualTo(1L);
     assertThat(manifest(client, ns.name(), "flaky")).isEqualTo(good);
 
     status = 200;
     awaitStatus(client, ns.name(), "flaky", f -> ready(f, "True", "Published"));
-    assertThat(manifest(client, ns.name(), "flaky").version()).as("same ETag: not rebuilt")
+    assertThat(manifest(client, ns.name(), "flaky").version())
+        .as("same ETag: not rebuilt")
         .isEqualTo(1L);
   }
 
@@ -311,28 +393,33 @@ class HttpSourceOperatorTest {
     // What the export server answers; each stage puts the marker somewhere else.
     java.util.concurrent.atomic.AtomicReference<String> stage =
         new java.util.concurrent.atomic.AtomicReference<>("etag");
-    server.on("/ids.txt", ex -> {
-      switch (stage.get()) {
-        case "etag" -> {
-          ex.getResponseHeaders().add("ETag", "\"" + MARKER + "\"");
-          send(ex, 200, text(ids("m", 100)));
-        }
-        case "body" -> {
-          ex.getResponseHeaders().add("Content-Type", "text/plain");
-          send(ex, 500, ("internal error; token=" + MARKER).getBytes(StandardCharsets.UTF_8));
-        }
-        case "encoding" -> {
-          ex.getResponseHeaders().add("ETag", "\"v2\"");
-          ex.getResponseHeaders().add("Content-Encoding", MARKER);
-          send(ex, 200, text(ids("m", 100)));
-        }
-        default -> {
-          ex.getResponseHeaders().add("Location", "http://" + MARKER + ".invalid/?" + MARKER);
-          send(ex, 302, new byte[0]);
-        }
-      }
-    });
-    apply(client, ns.name(), """
+    server.on(
+        "/ids.txt",
+        ex -> {
+          switch (stage.get()) {
+            case "etag" -> {
+              ex.getResponseHeaders().add("ETag", "\"" + MARKER + "\"");
+              send(ex, 200, text(ids("m", 100)));
+            }
+            case "body" -> {
+              ex.getResponseHeaders().add("Content-Type", "text/plain");
+              send(ex, 500, ("internal error; token=" + MARKER).getBytes(StandardCharsets.UTF_8));
+            }
+            case "encoding" -> {
+              ex.getResponseHeaders().add("ETag", "\"v2\"");
+              ex.getResponseHeaders().add("Content-Encoding", MARKER);
+              send(ex, 200, text(ids("m", 100)));
+            }
+            default -> {
+              ex.getResponseHeaders().add("Location", "http://" + MARKER + ".invalid/?" + MARKER);
+              send(ex, 302, new byte[0]);
+            }
+          }
+        });
+    apply(
+        client,
+        ns.name(),
+        """
         apiVersion: bloomoperator.io/v1alpha1
         kind: BloomFilter
         metadata: {name: echo}
@@ -341,26 +428,33 @@ class HttpSourceOperatorTest {
           refreshInterval: 10s
           source:
             http: {url: "%s"}
-        """.formatted(server.url("/ids.txt")));
-    BloomFilter published = awaitStatus(client, ns.name(), "echo",
-        f -> ready(f, "True", "Published"));
+        """
+            .formatted(server.url("/ids.txt")));
+    BloomFilter published =
+        awaitStatus(client, ns.name(), "echo", f -> ready(f, "True", "Published"));
     assertThat(Serialization.asYaml(published.getStatus())).doesNotContain(MARKER);
     assertThat(manifestYaml(client, ns.name())).doesNotContain(MARKER);
 
     stage.set("body");
     assertNotEchoed(awaitStatus(client, ns.name(), "echo", f -> messageOf(f).contains("HTTP 500")));
     stage.set("encoding");
-    assertNotEchoed(awaitStatus(client, ns.name(), "echo",
-        f -> messageOf(f).contains("unsupported Content-Encoding")));
+    assertNotEchoed(
+        awaitStatus(
+            client, ns.name(), "echo", f -> messageOf(f).contains("unsupported Content-Encoding")));
     stage.set("location");
-    assertNotEchoed(awaitStatus(client, ns.name(), "echo",
-        f -> messageOf(f).contains("after 1 redirect")));
+    assertNotEchoed(
+        awaitStatus(client, ns.name(), "echo", f -> messageOf(f).contains("after 1 redirect")));
 
     assertThat(client.v1().events().inNamespace(ns.name()).list().getItems())
-        .isNotEmpty().allSatisfy(e -> assertThat(Serialization.asYaml(e)).doesNotContain(MARKER));
+        .isNotEmpty()
+        .allSatisfy(e -> assertThat(Serialization.asYaml(e)).doesNotContain(MARKER));
     List<ILoggingEvent> logged = LOGS.events();
-    assertThat(logged).anySatisfy(e -> assertThat(e.getFormattedMessage())
-        .contains("echo").contains(Reasons.SOURCE_UNREADABLE));
+    assertThat(logged)
+        .anySatisfy(
+            e ->
+                assertThat(e.getFormattedMessage())
+                    .contains("echo")
+                    .contains(Reasons.SOURCE_UNREADABLE));
     assertThat(logged).allSatisfy(HttpSourceOperatorTest::assertNoMarker);
   }
 
@@ -369,11 +463,14 @@ class HttpSourceOperatorTest {
       throws Exception {
     try (HttpTestServer internal = new HttpTestServer(InetAddress.getByName("127.0.0.2"))) {
       internal.on("/", ex -> send(ex, 200, text(ids("internal", 10))));
-      server.on("/redirect", ex -> {
-        ex.getResponseHeaders().add("Location", internal.url("/ids.txt"));
-        send(ex, 302, new byte[0]);
-      });
-      String template = """
+      server.on(
+          "/redirect",
+          ex -> {
+            ex.getResponseHeaders().add("Location", internal.url("/ids.txt"));
+            send(ex, 302, new byte[0]);
+          });
+      String template =
+          """
           apiVersion: bloomoperator.io/v1alpha1
           kind: BloomFilter
           metadata: {name: %s}
@@ -384,16 +481,23 @@ class HttpSourceOperatorTest {
           """;
       apply(client, ns.name(), template.formatted("direct", internal.url("/ids.txt")));
       apply(client, ns.name(), template.formatted("redirected", server.url("/redirect")));
-      apply(client, ns.name(), template.formatted("metadata",
-          "http://169.254.169.254/latest/meta-data/"));
+      apply(
+          client,
+          ns.name(),
+          template.formatted("metadata", "http://169.254.169.254/latest/meta-data/"));
 
       for (String name : List.of("direct", "redirected", "metadata")) {
-        BloomFilter refused = awaitStatus(client, ns.name(), name,
-            f -> ready(f, "False", Reasons.SOURCE_ADDRESS_NOT_ALLOWED));
+        BloomFilter refused =
+            awaitStatus(
+                client,
+                ns.name(),
+                name,
+                f -> ready(f, "False", Reasons.SOURCE_ADDRESS_NOT_ALLOWED));
         assertThat(messageOf(refused)).as(name).contains("BLOOM_HTTP_ALLOW");
       }
       assertThat(messageOf(get(client, ns.name(), "direct")))
-          .contains("not connecting to " + internal.url("/ids.txt")).contains("loopback");
+          .contains("not connecting to " + internal.url("/ids.txt"))
+          .contains("loopback");
       assertThat(messageOf(get(client, ns.name(), "redirected")))
           .contains("not following the redirect from " + server.url("/redirect"))
           .doesNotContain("127.0.0.2");
@@ -421,8 +525,12 @@ class HttpSourceOperatorTest {
   }
 
   private static String manifestYaml(KubernetesClient client, String namespace) {
-    ConfigMap manifest = client.configMaps().inNamespace(namespace)
-        .withName(SnapshotNames.manifestName("echo")).get();
+    ConfigMap manifest =
+        client
+            .configMaps()
+            .inNamespace(namespace)
+            .withName(SnapshotNames.manifestName("echo"))
+            .get();
     return Serialization.asYaml(manifest);
   }
 

@@ -1,6 +1,5 @@
 package io.bloomoperator.source;
 
-import io.bloomoperator.api.Reasons;
 import static io.bloomoperator.source.HttpTestServer.gzip;
 import static io.bloomoperator.source.HttpTestServer.send;
 import static io.bloomoperator.source.HttpTestServer.text;
@@ -8,6 +7,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.bloomoperator.api.HttpSourceSpec;
+import io.bloomoperator.api.Reasons;
 import io.bloomoperator.snapshot.KeyType;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -24,16 +24,17 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * HttpSource against the JDK's HTTP server; no Kubernetes involved (no headersSecret). The
- * server listens on loopback, which the operator refuses by default: these tests allow it
- * through the egress policy, as an administrator would with BLOOM_HTTP_ALLOW.
+ * HttpSource against the JDK's HTTP server; no Kubernetes involved (no headersSecret). The server
+ * listens on loopback, which the operator refuses by default: these tests allow it through the
+ * egress policy, as an administrator would with BLOOM_HTTP_ALLOW.
  */
 @Timeout(20)
 class HttpSourceTest {
 
   /** The defaults, plus loopback allowed. */
-  static final HttpSourceSettings LOOPBACK_ALLOWED = HttpSourceSettings.defaults()
-      .withEgress(EgressPolicy.of("127.0.0.0/8, ::1", null));
+  static final HttpSourceSettings LOOPBACK_ALLOWED =
+      HttpSourceSettings.defaults().withEgress(EgressPolicy.of("127.0.0.0/8, ::1", null));
+
   /** Stands for anything a server may send that must never be repeated. */
   static final String MARKER = "S3CRET-MARKER-7f3a";
 
@@ -65,17 +66,20 @@ class HttpSourceTest {
   }
 
   static LineParser parser(KeyType type, List<Object> keys) {
-    return new LineParser(type, new LineParser.KeyConsumer() {
-      @Override
-      public void putString(String key) {
-        keys.add(key);
-      }
+    return new LineParser(
+        type,
+        new LineParser.KeyConsumer() {
+          @Override
+          public void putString(String key) {
+            keys.add(key);
+          }
 
-      @Override
-      public void putLong(long key) {
-        keys.add(key);
-      }
-    }, 0);
+          @Override
+          public void putLong(long key) {
+            keys.add(key);
+          }
+        },
+        0);
   }
 
   private List<Object> read(HttpSource source) throws SourceException {
@@ -108,36 +112,42 @@ class HttpSourceTest {
 
   @Test
   void gzipContentEncodingIsDecoded() throws Exception {
-    server.on("/ids", ex -> {
-      ex.getResponseHeaders().add("Content-Encoding", "gzip");
-      ex.getResponseHeaders().add("Content-Type", "text/plain");
-      send(ex, 200, gzip(text(ids(100_000))));
-    });
+    server.on(
+        "/ids",
+        ex -> {
+          ex.getResponseHeaders().add("Content-Encoding", "gzip");
+          ex.getResponseHeaders().add("Content-Type", "text/plain");
+          send(ex, 200, gzip(text(ids(100_000))));
+        });
     assertThat(read(source(server.url("/ids")))).containsExactlyElementsOf(ids(100_000));
   }
 
   @Test
   void gzipFileIsRecognisedByItsMagicBytes() throws Exception {
-    server.on("/ids.txt.gz", ex -> {
-      ex.getResponseHeaders().add("Content-Type", "application/octet-stream");
-      send(ex, 200, gzip(text(ids(50_000))));
-    });
+    server.on(
+        "/ids.txt.gz",
+        ex -> {
+          ex.getResponseHeaders().add("Content-Type", "application/octet-stream");
+          send(ex, 200, gzip(text(ids(50_000))));
+        });
     assertThat(read(source(server.url("/ids.txt.gz")))).containsExactlyElementsOf(ids(50_000));
   }
 
   @Test
   void gzipFileServedWithGzipContentEncodingIsDecodedTwice() throws Exception {
-    server.on("/ids.txt.gz", ex -> {
-      ex.getResponseHeaders().add("Content-Encoding", "gzip");
-      send(ex, 200, gzip(gzip(text(ids(10)))));
-    });
+    server.on(
+        "/ids.txt.gz",
+        ex -> {
+          ex.getResponseHeaders().add("Content-Encoding", "gzip");
+          send(ex, 200, gzip(gzip(text(ids(10)))));
+        });
     assertThat(read(source(server.url("/ids.txt.gz")))).containsExactlyElementsOf(ids(10));
   }
 
   @Test
   void sharedLineRulesApplyToTheBody() throws Exception {
-    byte[] body = "\uFEFF42\r\n# exported 2024-05-01\r\n\r\n  7  \r\n-3".getBytes(
-        StandardCharsets.UTF_8);
+    byte[] body =
+        "\uFEFF42\r\n# exported 2024-05-01\r\n\r\n  7  \r\n-3".getBytes(StandardCharsets.UTF_8);
     server.on("/numbers", ex -> send(ex, 200, body));
     LineParser parser = parser(KeyType.LONG);
     source(server.url("/numbers")).readKeys(parser);
@@ -148,8 +158,8 @@ class HttpSourceTest {
   @Test
   void malformedLineFailsTheReadAndStopsTheDownload() {
     server.on("/numbers", ex -> send(ex, 200, text(List.of("1", "two", "3"))));
-    SourceException e = failure(() -> source(server.url("/numbers"))
-        .readKeys(parser(KeyType.LONG)));
+    SourceException e =
+        failure(() -> source(server.url("/numbers")).readKeys(parser(KeyType.LONG)));
     assertThat(e.reason()).isEqualTo(Reasons.MALFORMED_KEYS);
     assertThat(e).hasMessageContaining("line 2 (3 characters)").hasMessageNotContaining("two");
   }
@@ -158,46 +168,53 @@ class HttpSourceTest {
   void largeExportIsStreamedNotBuffered() throws Exception {
     // ~25 MB of text generated while it is sent, gzip on the wire; the client counts lines.
     int n = 2_000_000;
-    server.on("/big.gz", ex -> {
-      ex.getResponseHeaders().add("Content-Encoding", "gzip");
-      ex.sendResponseHeaders(200, 0);
-      try (OutputStream out = new GZIPOutputStream(ex.getResponseBody(), 64 * 1024)) {
-        StringBuilder batch = new StringBuilder();
-        for (int i = 0; i < n; i++) {
-          batch.append("customer-").append(i).append('\n');
-          if (batch.length() > 60_000) {
+    server.on(
+        "/big.gz",
+        ex -> {
+          ex.getResponseHeaders().add("Content-Encoding", "gzip");
+          ex.sendResponseHeaders(200, 0);
+          try (OutputStream out = new GZIPOutputStream(ex.getResponseBody(), 64 * 1024)) {
+            StringBuilder batch = new StringBuilder();
+            for (int i = 0; i < n; i++) {
+              batch.append("customer-").append(i).append('\n');
+              if (batch.length() > 60_000) {
+                out.write(batch.toString().getBytes(StandardCharsets.UTF_8));
+                batch.setLength(0);
+              }
+            }
             out.write(batch.toString().getBytes(StandardCharsets.UTF_8));
-            batch.setLength(0);
           }
-        }
-        out.write(batch.toString().getBytes(StandardCharsets.UTF_8));
-      }
-    });
+        });
     long[] count = {0};
     String[] last = {null};
-    source(server.url("/big.gz")).readKeys(new LineParser(KeyType.STRING,
-        new LineParser.KeyConsumer() {
-          @Override
-          public void putString(String key) {
-            count[0]++;
-            last[0] = key;
-          }
+    source(server.url("/big.gz"))
+        .readKeys(
+            new LineParser(
+                KeyType.STRING,
+                new LineParser.KeyConsumer() {
+                  @Override
+                  public void putString(String key) {
+                    count[0]++;
+                    last[0] = key;
+                  }
 
-          @Override
-          public void putLong(long key) {
-          }
-        }, 0));
+                  @Override
+                  public void putLong(long key) {}
+                },
+                0));
     assertThat(count[0]).isEqualTo(n);
     assertThat(last[0]).isEqualTo("customer-" + (n - 1));
   }
 
   @Test
   void etagIsTheChangeTokenAndNeedsNoDownload() throws Exception {
-    server.on("/ids", ex -> {
-      ex.getResponseHeaders().add("ETag", "\"v1\"");
-      ex.getResponseHeaders().add("Last-Modified", "Wed, 01 May 2024 10:00:00 GMT");
-      send(ex, 200, text(ids(10)));
-    });
+    server.on(
+        "/ids",
+        ex -> {
+          ex.getResponseHeaders().add("ETag", "\"v1\"");
+          ex.getResponseHeaders().add("Last-Modified", "Wed, 01 May 2024 10:00:00 GMT");
+          send(ex, 200, text(ids(10)));
+        });
     String token = source(server.url("/ids")).changeToken();
     assertThat(token).isEqualTo("etag:" + HttpSource.digest("\"v1\"")).doesNotContain("v1");
     assertThat(server.count("HEAD", "/ids")).isEqualTo(1);
@@ -206,10 +223,12 @@ class HttpSourceTest {
 
   @Test
   void lastModifiedIsTheTokenWithoutEtag() throws Exception {
-    server.on("/ids", ex -> {
-      ex.getResponseHeaders().add("Last-Modified", "Wed, 01 May 2024 10:00:00 GMT");
-      send(ex, 200, text(ids(10)));
-    });
+    server.on(
+        "/ids",
+        ex -> {
+          ex.getResponseHeaders().add("Last-Modified", "Wed, 01 May 2024 10:00:00 GMT");
+          send(ex, 200, text(ids(10)));
+        });
     assertThat(source(server.url("/ids")).changeToken())
         .isEqualTo("last-modified:" + HttpSource.digest("Wed, 01 May 2024 10:00:00 GMT"));
   }
@@ -222,14 +241,16 @@ class HttpSourceTest {
 
   @Test
   void serverWithoutHeadGivesTheTokenThroughAnAbandonedGet() throws Exception {
-    server.on("/ids", ex -> {
-      if (ex.getRequestMethod().equals("HEAD")) {
-        ex.sendResponseHeaders(405, -1);
-        return;
-      }
-      ex.getResponseHeaders().add("ETag", "W/\"abc\"");
-      send(ex, 200, text(ids(200_000)));
-    });
+    server.on(
+        "/ids",
+        ex -> {
+          if (ex.getRequestMethod().equals("HEAD")) {
+            ex.sendResponseHeaders(405, -1);
+            return;
+          }
+          ex.getResponseHeaders().add("ETag", "W/\"abc\"");
+          send(ex, 200, text(ids(200_000)));
+        });
     assertThat(source(server.url("/ids")).changeToken())
         .isEqualTo("etag:" + HttpSource.digest("W/\"abc\""));
     assertThat(server.count("HEAD", "/ids")).isEqualTo(1);
@@ -254,10 +275,12 @@ class HttpSourceTest {
 
   @Test
   void serverErrorReportsTheStatusAndNeverTheBody() {
-    server.on("/ids", ex -> {
-      ex.getResponseHeaders().add("Content-Type", "text/plain; charset=utf-8");
-      send(ex, 500, ("database on fire, password=" + MARKER).getBytes(StandardCharsets.UTF_8));
-    });
+    server.on(
+        "/ids",
+        ex -> {
+          ex.getResponseHeaders().add("Content-Type", "text/plain; charset=utf-8");
+          send(ex, 500, ("database on fire, password=" + MARKER).getBytes(StandardCharsets.UTF_8));
+        });
     SourceException e = failure(() -> read(source(server.url("/ids"))));
     assertThat(e.reason()).isEqualTo(Reasons.SOURCE_UNREADABLE);
     assertThat(e).hasMessage("HTTP 500 from " + server.url("/ids"));
@@ -267,51 +290,69 @@ class HttpSourceTest {
 
   @Test
   void unsupportedContentEncodingIsNotQuoted() {
-    server.on("/ids", ex -> {
-      ex.getResponseHeaders().add("Content-Encoding", "br-" + MARKER);
-      send(ex, 200, text(ids(10)));
-    });
+    server.on(
+        "/ids",
+        ex -> {
+          ex.getResponseHeaders().add("Content-Encoding", "br-" + MARKER);
+          send(ex, 200, text(ids(10)));
+        });
     SourceException e = failure(() -> read(source(server.url("/ids"))));
     assertThat(e.reason()).isEqualTo(Reasons.SOURCE_UNREADABLE);
-    assertThat(e).hasMessage("body of " + server.url("/ids") + " has an unsupported "
-        + "Content-Encoding (only gzip is accepted)");
+    assertThat(e)
+        .hasMessage(
+            "body of "
+                + server.url("/ids")
+                + " has an unsupported "
+                + "Content-Encoding (only gzip is accepted)");
   }
 
   @Test
   void redirectLocationsAreNotQuoted() {
-    server.on("/scheme", ex -> {
-      ex.getResponseHeaders().add("Location", "ftp://" + MARKER + ".example/ids");
-      send(ex, 302, new byte[0]);
-    });
-    server.on("/unknown", ex -> {
-      ex.getResponseHeaders().add("Location", "http://" + MARKER + ".invalid/ids?k=" + MARKER);
-      send(ex, 302, new byte[0]);
-    });
+    server.on(
+        "/scheme",
+        ex -> {
+          ex.getResponseHeaders().add("Location", "ftp://" + MARKER + ".example/ids");
+          send(ex, 302, new byte[0]);
+        });
+    server.on(
+        "/unknown",
+        ex -> {
+          ex.getResponseHeaders().add("Location", "http://" + MARKER + ".invalid/ids?k=" + MARKER);
+          send(ex, 302, new byte[0]);
+        });
     SourceException scheme = failure(() -> read(source(server.url("/scheme"))));
     assertThat(scheme.reason()).isEqualTo(Reasons.SOURCE_UNREADABLE);
-    assertThat(scheme).hasMessage("HTTP 302 from " + server.url("/scheme")
-        + " redirects to a Location that is not an http(s) URL");
+    assertThat(scheme)
+        .hasMessage(
+            "HTTP 302 from "
+                + server.url("/scheme")
+                + " redirects to a Location that is not an http(s) URL");
     SourceException unknown = failure(() -> read(source(server.url("/unknown"))));
     assertThat(unknown.reason()).isEqualTo(Reasons.SOURCE_UNREADABLE);
-    assertThat(unknown).hasMessage("cannot GET " + server.url("/unknown")
-        + " (after 1 redirect): unknown host");
+    assertThat(unknown)
+        .hasMessage("cannot GET " + server.url("/unknown") + " (after 1 redirect): unknown host");
   }
 
   @Test
   void invalidResponseIsNotQuoted() throws Exception {
     try (ServerSocket raw = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-      Thread responder = new Thread(() -> {
-        try (java.net.Socket socket = raw.accept()) {
-          socket.getInputStream().read(new byte[4096]);
-          socket.getOutputStream().write(("HTTP/1.1 " + MARKER + " nonsense\r\n\r\n")
-              .getBytes(StandardCharsets.US_ASCII));
-        } catch (IOException ignored) {
-          // the test fails on the client side if this did not happen
-        }
-      });
+      Thread responder =
+          new Thread(
+              () -> {
+                try (java.net.Socket socket = raw.accept()) {
+                  socket.getInputStream().read(new byte[4096]);
+                  socket
+                      .getOutputStream()
+                      .write(
+                          ("HTTP/1.1 " + MARKER + " nonsense\r\n\r\n")
+                              .getBytes(StandardCharsets.US_ASCII));
+                } catch (IOException ignored) {
+                  // the test fails on the client side if this did not happen
+                }
+              });
       responder.start();
-      SourceException e = failure(() -> read(source("http://127.0.0.1:" + raw.getLocalPort()
-          + "/ids")));
+      SourceException e =
+          failure(() -> read(source("http://127.0.0.1:" + raw.getLocalPort() + "/ids")));
       responder.join(5_000);
       assertThat(e.reason()).isEqualTo(Reasons.SOURCE_UNREADABLE);
       assertThat(e.getMessage()).contains("not a valid HTTP response");
@@ -320,10 +361,12 @@ class HttpSourceTest {
 
   @Test
   void binaryErrorBodyIsNotQuoted() {
-    server.on("/ids", ex -> {
-      ex.getResponseHeaders().add("Content-Type", "application/octet-stream");
-      send(ex, 503, new byte[] {0, 1, 2});
-    });
+    server.on(
+        "/ids",
+        ex -> {
+          ex.getResponseHeaders().add("Content-Type", "application/octet-stream");
+          send(ex, 503, new byte[] {0, 1, 2});
+        });
     SourceException e = failure(() -> read(source(server.url("/ids"))));
     assertThat(e).hasMessage("HTTP 503 from " + server.url("/ids"));
   }
@@ -333,23 +376,27 @@ class HttpSourceTest {
     server.on("/ids", ex -> send(ex, 403, "denied".getBytes(StandardCharsets.UTF_8)));
     SourceException e = failure(() -> read(source(server.url("/ids"))));
     assertThat(e.reason()).isEqualTo(Reasons.SOURCE_UNREADABLE);
-    assertThat(e.getMessage()).contains("HTTP 403").contains("headersSecret")
+    assertThat(e.getMessage())
+        .contains("HTTP 403")
+        .contains("headersSecret")
         .doesNotContain("denied");
   }
 
   @Test
   void stalledBodyTimesOutAfterReadTimeout() {
-    server.on("/slow", ex -> {
-      ex.sendResponseHeaders(200, 0);
-      OutputStream out = ex.getResponseBody();
-      out.write(text(ids(100)));
-      out.flush();
-      try {
-        Thread.sleep(15_000);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-    });
+    server.on(
+        "/slow",
+        ex -> {
+          ex.sendResponseHeaders(200, 0);
+          OutputStream out = ex.getResponseBody();
+          out.write(text(ids(100)));
+          out.flush();
+          try {
+            Thread.sleep(15_000);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+        });
     long start = System.nanoTime();
     SourceException e = failure(() -> read(source(server.url("/slow"), "500ms")));
     assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(5));
@@ -360,34 +407,38 @@ class HttpSourceTest {
 
   @Test
   void slowButSteadyBodyLongerThanReadTimeoutSucceeds() throws Exception {
-    server.on("/trickle", ex -> {
-      ex.sendResponseHeaders(200, 0);
-      OutputStream out = ex.getResponseBody();
-      for (int i = 0; i < 10; i++) {
-        out.write(("k" + i + "\n").getBytes(StandardCharsets.UTF_8));
-        out.flush();
-        try {
-          Thread.sleep(200);
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-          return;
-        }
-      }
-      out.close();
-    });
+    server.on(
+        "/trickle",
+        ex -> {
+          ex.sendResponseHeaders(200, 0);
+          OutputStream out = ex.getResponseBody();
+          for (int i = 0; i < 10; i++) {
+            out.write(("k" + i + "\n").getBytes(StandardCharsets.UTF_8));
+            out.flush();
+            try {
+              Thread.sleep(200);
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+              return;
+            }
+          }
+          out.close();
+        });
     // 2 s in total, never more than 200 ms without data.
     assertThat(read(source(server.url("/trickle"), "700ms"))).hasSize(10);
   }
 
   @Test
   void responseThatDoesNotStartInTimeTimesOut() {
-    server.on("/late", ex -> {
-      try {
-        Thread.sleep(15_000);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-    });
+    server.on(
+        "/late",
+        ex -> {
+          try {
+            Thread.sleep(15_000);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+        });
     SourceException e = failure(() -> source(server.url("/late"), "500ms").changeToken());
     assertThat(e.reason()).isEqualTo(Reasons.SOURCE_TIMEOUT);
     assertThat(e.getMessage()).contains("no response").contains("readTimeout");
@@ -395,11 +446,13 @@ class HttpSourceTest {
 
   @Test
   void truncatedBodyIsUnreadable() {
-    server.on("/cut", ex -> {
-      ex.sendResponseHeaders(200, 10_000);
-      ex.getResponseBody().write(text(ids(10)));
-      ex.getResponseBody().flush();
-    });
+    server.on(
+        "/cut",
+        ex -> {
+          ex.sendResponseHeaders(200, 10_000);
+          ex.getResponseBody().write(text(ids(10)));
+          ex.getResponseBody().flush();
+        });
     SourceException e = failure(() -> read(source(server.url("/cut"))));
     assertThat(e.reason()).isEqualTo(Reasons.SOURCE_UNREADABLE);
   }
@@ -433,14 +486,18 @@ class HttpSourceTest {
 
   @Test
   void redirectsAreFollowed() throws Exception {
-    server.on("/old", ex -> {
-      ex.getResponseHeaders().add("Location", "/new/ids.txt");
-      send(ex, 301, new byte[0]);
-    });
-    server.on("/new", ex -> {
-      ex.getResponseHeaders().add("ETag", "\"moved\"");
-      send(ex, 200, text(ids(5)));
-    });
+    server.on(
+        "/old",
+        ex -> {
+          ex.getResponseHeaders().add("Location", "/new/ids.txt");
+          send(ex, 301, new byte[0]);
+        });
+    server.on(
+        "/new",
+        ex -> {
+          ex.getResponseHeaders().add("ETag", "\"moved\"");
+          send(ex, 200, text(ids(5)));
+        });
     HttpSource source = source(server.url("/old"));
     assertThat(source.changeToken()).isEqualTo("etag:" + HttpSource.digest("\"moved\""));
     assertThat(read(source)).containsExactlyElementsOf(ids(5));
@@ -448,10 +505,12 @@ class HttpSourceTest {
 
   @Test
   void redirectLoopIsReported() {
-    server.on("/loop", ex -> {
-      ex.getResponseHeaders().add("Location", "/loop");
-      send(ex, 302, new byte[0]);
-    });
+    server.on(
+        "/loop",
+        ex -> {
+          ex.getResponseHeaders().add("Location", "/loop");
+          send(ex, 302, new byte[0]);
+        });
     SourceException e = failure(() -> read(source(server.url("/loop"))));
     assertThat(e.reason()).isEqualTo(Reasons.SOURCE_UNREADABLE);
     assertThat(e.getMessage()).contains("redirects");
@@ -459,8 +518,10 @@ class HttpSourceTest {
 
   @Test
   void descriptionHidesUserInfoAndQuery() {
-    assertThat(source("https://user:pw@exports.example.com:8443/ids.txt.gz?X-Amz-Signature=s3cr3t")
-        .description()).isEqualTo("http https://exports.example.com:8443/ids.txt.gz?…");
+    assertThat(
+            source("https://user:pw@exports.example.com:8443/ids.txt.gz?X-Amz-Signature=s3cr3t")
+                .description())
+        .isEqualTo("http https://exports.example.com:8443/ids.txt.gz?…");
     assertThat(source("http://exports.example.com/ids.txt").description())
         .isEqualTo("http http://exports.example.com/ids.txt");
   }
@@ -468,10 +529,14 @@ class HttpSourceTest {
   @Test
   void invalidSpecIsRejectedAsIllegalArgument() {
     assertThatThrownBy(() -> source("ftp://exports.example.com/ids"))
-        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("http");
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("http");
     assertThatThrownBy(() -> source("http://exports.example.com/ids", "soon"))
-        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("readTimeout");
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("readTimeout");
     assertThatThrownBy(() -> source("http://exports.example.com:99999/ids?sig=" + MARKER))
-        .isInstanceOf(IllegalArgumentException.class).message().doesNotContain(MARKER);
+        .isInstanceOf(IllegalArgumentException.class)
+        .message()
+        .doesNotContain(MARKER);
   }
 }

@@ -26,17 +26,22 @@ final class HttpTestServer implements AutoCloseable {
   /** What a request looked like. */
   record Request(String method, String path, Map<String, List<String>> headers) {
     String header(String name) {
-      return headers.entrySet().stream().filter(e -> e.getKey().equalsIgnoreCase(name))
-          .map(e -> e.getValue().get(0)).findFirst().orElse(null);
+      return headers.entrySet().stream()
+          .filter(e -> e.getKey().equalsIgnoreCase(name))
+          .map(e -> e.getValue().get(0))
+          .findFirst()
+          .orElse(null);
     }
   }
 
   private final HttpServer server;
-  private final ExecutorService executor = Executors.newCachedThreadPool(r -> {
-    Thread thread = new Thread(r, "http-test-server");
-    thread.setDaemon(true);
-    return thread;
-  });
+  private final ExecutorService executor =
+      Executors.newCachedThreadPool(
+          r -> {
+            Thread thread = new Thread(r, "http-test-server");
+            thread.setDaemon(true);
+            return thread;
+          });
   final List<Request> requests = new CopyOnWriteArrayList<>();
 
   HttpTestServer() {
@@ -59,15 +64,20 @@ final class HttpTestServer implements AutoCloseable {
 
   /** Serves {@code path} (and below) with {@code handler}, recording each request first. */
   HttpTestServer on(String path, HttpHandler handler) {
-    server.createContext(path, exchange -> {
-      requests.add(new Request(exchange.getRequestMethod(), exchange.getRequestURI().getPath(),
-          Map.copyOf(exchange.getRequestHeaders())));
-      try {
-        handler.handle(exchange);
-      } finally {
-        exchange.close();
-      }
-    });
+    server.createContext(
+        path,
+        exchange -> {
+          requests.add(
+              new Request(
+                  exchange.getRequestMethod(),
+                  exchange.getRequestURI().getPath(),
+                  Map.copyOf(exchange.getRequestHeaders())));
+          try {
+            handler.handle(exchange);
+          } finally {
+            exchange.close();
+          }
+        });
     return this;
   }
 
@@ -82,7 +92,8 @@ final class HttpTestServer implements AutoCloseable {
   }
 
   long count(String method, String path) {
-    return requests.stream().filter(r -> r.method().equals(method) && r.path().equals(path))
+    return requests.stream()
+        .filter(r -> r.method().equals(method) && r.path().equals(path))
         .count();
   }
 

@@ -1,10 +1,10 @@
 package io.bloomoperator.source;
 
-import io.bloomoperator.api.Reasons;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.bloomoperator.api.JdbcSourceSpec;
+import io.bloomoperator.api.Reasons;
 import io.bloomoperator.snapshot.KeyType;
 import io.bloomoperator.testing.servers.PostgresServer;
 import io.fabric8.kubernetes.api.model.SecretBuilder;
@@ -33,18 +33,33 @@ class JdbcCredentialsTest {
     secret(name, Map.of(), data);
   }
 
-  private static void secret(String name, Map<String, String> annotations,
-      Map<String, String> data) {
-    client.secrets().inNamespace("ns").resource(new SecretBuilder().withNewMetadata()
-        .withName(name).withAnnotations(annotations).endMetadata().withData(data.entrySet().stream().collect(
-            java.util.stream.Collectors.toMap(Map.Entry::getKey, e -> Base64.getEncoder()
-                .encodeToString(e.getValue().getBytes(StandardCharsets.UTF_8))))).build())
+  private static void secret(
+      String name, Map<String, String> annotations, Map<String, String> data) {
+    client
+        .secrets()
+        .inNamespace("ns")
+        .resource(
+            new SecretBuilder()
+                .withNewMetadata()
+                .withName(name)
+                .withAnnotations(annotations)
+                .endMetadata()
+                .withData(
+                    data.entrySet().stream()
+                        .collect(
+                            java.util.stream.Collectors.toMap(
+                                Map.Entry::getKey,
+                                e ->
+                                    Base64.getEncoder()
+                                        .encodeToString(
+                                            e.getValue().getBytes(StandardCharsets.UTF_8)))))
+                .build())
         .createOr(c -> c.update());
   }
 
   private static JdbcCredentials read(String name) throws SourceException {
-    return JdbcCredentials.fromSecret(new SecretAccess(client, "ns", "f", TRUSTING), name,
-        "db", 5432);
+    return JdbcCredentials.fromSecret(
+        new SecretAccess(client, "ns", "f", TRUSTING), name, "db", 5432);
   }
 
   @Test
@@ -52,7 +67,8 @@ class JdbcCredentialsTest {
     assertThatThrownBy(() -> read("db-creds"))
         .isInstanceOf(SourceException.class)
         .hasMessageContaining("Secret db-creds (source.jdbc.credentialsSecret) not found")
-        .extracting(e -> ((SourceException) e).reason()).isEqualTo(Reasons.SOURCE_NOT_FOUND);
+        .extracting(e -> ((SourceException) e).reason())
+        .isEqualTo(Reasons.SOURCE_NOT_FOUND);
   }
 
   @Test
@@ -95,15 +111,17 @@ class JdbcCredentialsTest {
   void credentialsGoOnlyToTheHostsTheSecretAllows() throws Exception {
     try (ServerSocket attacker = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
       AtomicInteger connections = new AtomicInteger();
-      Thread acceptor = new Thread(() -> {
-        while (!attacker.isClosed()) {
-          try (Socket s = attacker.accept()) {
-            connections.incrementAndGet();
-          } catch (IOException e) {
-            return;
-          }
-        }
-      });
+      Thread acceptor =
+          new Thread(
+              () -> {
+                while (!attacker.isClosed()) {
+                  try (Socket s = attacker.accept()) {
+                    connections.incrementAndGet();
+                  } catch (IOException e) {
+                    return;
+                  }
+                }
+              });
       acceptor.setDaemon(true);
       acceptor.start();
       JdbcSourceSpec spec = new JdbcSourceSpec();
@@ -113,21 +131,35 @@ class JdbcCredentialsTest {
       SecretAccess access = new SecretAccess(client, "ns", "f", SecretAccess.Mode.ANNOTATION);
       Map<String, String> data = Map.of("username", "u", "password", "p");
 
-      secret("db", Map.of(SecretAccess.ALLOWED_FILTERS, "f",
-          SecretAccess.ALLOWED_HOSTS, "db.shop.internal:5432"), data);
+      secret(
+          "db",
+          Map.of(
+              SecretAccess.ALLOWED_FILTERS,
+              "f",
+              SecretAccess.ALLOWED_HOSTS,
+              "db.shop.internal:5432"),
+          data);
       assertThatThrownBy(() -> new JdbcSource(access, spec).readKeys(noKeys()))
-          .isInstanceOfSatisfying(SourceException.class,
+          .isInstanceOfSatisfying(
+              SourceException.class,
               e -> assertThat(e.reason()).isEqualTo(Reasons.SECRET_NOT_ALLOWED))
           .hasMessageContaining("may not be sent to 127.0.0.1:" + attacker.getLocalPort());
       Thread.sleep(200);
       assertThat(connections.get()).as("connections to the author's server").isZero();
 
       // With the host allowed, the operator does connect: the check above can fail.
-      secret("db", Map.of(SecretAccess.ALLOWED_FILTERS, "f",
-          SecretAccess.ALLOWED_HOSTS, "127.0.0.1:" + attacker.getLocalPort()), data);
+      secret(
+          "db",
+          Map.of(
+              SecretAccess.ALLOWED_FILTERS,
+              "f",
+              SecretAccess.ALLOWED_HOSTS,
+              "127.0.0.1:" + attacker.getLocalPort()),
+          data);
       assertThatThrownBy(() -> new JdbcSource(access, spec).readKeys(noKeys()))
           .isInstanceOf(SourceException.class);
-      org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10))
+      org.awaitility.Awaitility.await()
+          .atMost(java.time.Duration.ofSeconds(10))
           .until(() -> connections.get() > 0);
     }
   }

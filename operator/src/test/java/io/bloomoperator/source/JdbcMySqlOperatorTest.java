@@ -31,14 +31,13 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * BloomFilters with a jdbc source on a real MariaDB through both MySQL-protocol drivers, built by
- * the operator running in-process against a real API server; and BloomFilters whose query tries
- * to upload one of the operator's local files.
+ * the operator running in-process against a real API server; and BloomFilters whose query tries to
+ * upload one of the operator's local files.
  */
 @RealKubernetes(crdDirs = "crds")
 class JdbcMySqlOperatorTest {
 
-  @RegisterExtension
-  static final InProcessOperator OPERATOR = InProcessOperator.withDefaults();
+  @RegisterExtension static final InProcessOperator OPERATOR = InProcessOperator.withDefaults();
   private static MariaDbServer db;
 
   @BeforeAll
@@ -49,13 +48,20 @@ class JdbcMySqlOperatorTest {
   }
 
   private static void credentials(KubernetesClient client, String ns) {
-    client.secrets().inNamespace(ns).resource(new SecretBuilder().withNewMetadata()
-        .withName("db-credentials")
-        .addToAnnotations(SecretAccess.ALLOWED_FILTERS, "*")
-        .addToAnnotations(SecretAccess.ALLOWED_HOSTS, "127.0.0.1:" + MariaDbServer.shared().port())
-        .endMetadata()
-        .withStringData(Map.of("username", MariaDbServer.USER,
-            "password", MariaDbServer.PASSWORD)).build())
+    client
+        .secrets()
+        .inNamespace(ns)
+        .resource(
+            new SecretBuilder()
+                .withNewMetadata()
+                .withName("db-credentials")
+                .addToAnnotations(SecretAccess.ALLOWED_FILTERS, "*")
+                .addToAnnotations(
+                    SecretAccess.ALLOWED_HOSTS, "127.0.0.1:" + MariaDbServer.shared().port())
+                .endMetadata()
+                .withStringData(
+                    Map.of("username", MariaDbServer.USER, "password", MariaDbServer.PASSWORD))
+                .build())
         .serverSideApply();
   }
 
@@ -72,7 +78,8 @@ class JdbcMySqlOperatorTest {
               url: "%s"
               query: "%s"
               credentialsSecret: db-credentials
-        """.formatted(name, url, query.replace("\\", "\\\\").replace("\"", "\\\""));
+        """
+        .formatted(name, url, query.replace("\\", "\\\\").replace("\"", "\\\""));
   }
 
   @Test
@@ -83,7 +90,8 @@ class JdbcMySqlOperatorTest {
       String name = scheme.substring(5, scheme.length() - 1) + "-skus";
       apply(client, ns.name(), filterYaml(name, db.url(scheme), "select k from text_keys"));
       var filter = awaitStatus(client, ns.name(), name, f -> ready(f, "True", "Published"));
-      assertThat(filter.getStatus().getKeys()).as(scheme)
+      assertThat(filter.getStatus().getKeys())
+          .as(scheme)
           .isEqualTo((long) JdbcMySqlSourceTest.KEYS);
       assertThat(filter.getStatus().getNullKeys()).isEqualTo(1L);
       Manifest manifest = manifest(client, ns.name(), name);
@@ -91,45 +99,66 @@ class JdbcMySqlOperatorTest {
           com.google.common.hash.BloomFilter.readFrom(
               new ByteArrayInputStream(payload(client, ns.name(), manifest)),
               Funnels.stringFunnel(StandardCharsets.UTF_8));
-      assertThat(IntStream.rangeClosed(1, JdbcMySqlSourceTest.KEYS)
-          .filter(i -> !published.mightContain("sku-" + i)).count())
-          .as(scheme + ": keys missing from the published filter").isZero();
-      assertThat(IntStream.range(0, 10_000).filter(i -> published.mightContain("absent-" + i))
-          .count()).as(scheme + ": false positives of 10000").isLessThan(200);
+      assertThat(
+              IntStream.rangeClosed(1, JdbcMySqlSourceTest.KEYS)
+                  .filter(i -> !published.mightContain("sku-" + i))
+                  .count())
+          .as(scheme + ": keys missing from the published filter")
+          .isZero();
+      assertThat(
+              IntStream.range(0, 10_000).filter(i -> published.mightContain("absent-" + i)).count())
+          .as(scheme + ": false positives of 10000")
+          .isLessThan(200);
     }
   }
 
   /**
    * The query of the review: LOAD DATA LOCAL INFILE of a file the operator can read. With both
-   * drivers (and Connector/J's opt-in parameter) the filter is not Ready, the reason says why,
-   * and nothing reached the table.
+   * drivers (and Connector/J's opt-in parameter) the filter is not Ready, the reason says why, and
+   * nothing reached the table.
    */
   @Test
-  void loadDataLocalInfileIsRefusedAndNothingIsUploaded(KubernetesClient client,
-      TestNamespace ns, @TempDir Path dir) throws Exception {
+  void loadDataLocalInfileIsRefusedAndNothingIsUploaded(
+      KubernetesClient client, TestNamespace ns, @TempDir Path dir) throws Exception {
     credentials(client, ns.name());
     Path token = dir.resolve("token");
     Files.writeString(token, "token-" + UUID.randomUUID() + "\n", StandardCharsets.UTF_8);
     String load = "LOAD DATA LOCAL INFILE '" + token + "' INTO TABLE uploads";
     // name -> url, query, what the Ready message must say
-    Map<String, List<String>> attempts = Map.of(
-        "mariadb-load", List.of(db.url("jdbc:mariadb:"), load,
-            "spec.source.jdbc.query must be a single SELECT or WITH statement"),
-        "mysql-load", List.of(db.url("jdbc:mysql:") + "?allowLoadLocalInfile=true", load,
-            "parameter allowLoadLocalInfile is not allowed"),
-        "mariadb-hidden", List.of(db.url("jdbc:mariadb:"),
-            "select k from text_keys /* " + load + " */",
-            "spec.source.jdbc.query must not contain comments"),
-        "mariadb-opt-in", List.of(db.url("jdbc:mariadb:") + "?allowLocalInfile=true",
-            "select k from text_keys", "parameter allowLocalInfile is not allowed"));
-    attempts.forEach((name, attempt) ->
-        apply(client, ns.name(), filterYaml(name, attempt.get(0), attempt.get(1))));
-    attempts.forEach((name, attempt) -> {
-      var filter = awaitStatus(client, ns.name(), name, f -> ready(f, "False", "InvalidSpec"));
-      assertThat(ReadyCondition.of(filter).orElseThrow().getMessage()).as(name)
-          .contains(attempt.get(2));
-    });
-    assertThat(db.query("select count(*) from uploads")).as("rows uploaded from " + token)
+    Map<String, List<String>> attempts =
+        Map.of(
+            "mariadb-load",
+                List.of(
+                    db.url("jdbc:mariadb:"),
+                    load,
+                    "spec.source.jdbc.query must be a single SELECT or WITH statement"),
+            "mysql-load",
+                List.of(
+                    db.url("jdbc:mysql:") + "?allowLoadLocalInfile=true",
+                    load,
+                    "parameter allowLoadLocalInfile is not allowed"),
+            "mariadb-hidden",
+                List.of(
+                    db.url("jdbc:mariadb:"),
+                    "select k from text_keys /* " + load + " */",
+                    "spec.source.jdbc.query must not contain comments"),
+            "mariadb-opt-in",
+                List.of(
+                    db.url("jdbc:mariadb:") + "?allowLocalInfile=true",
+                    "select k from text_keys",
+                    "parameter allowLocalInfile is not allowed"));
+    attempts.forEach(
+        (name, attempt) ->
+            apply(client, ns.name(), filterYaml(name, attempt.get(0), attempt.get(1))));
+    attempts.forEach(
+        (name, attempt) -> {
+          var filter = awaitStatus(client, ns.name(), name, f -> ready(f, "False", "InvalidSpec"));
+          assertThat(ReadyCondition.of(filter).orElseThrow().getMessage())
+              .as(name)
+              .contains(attempt.get(2));
+        });
+    assertThat(db.query("select count(*) from uploads"))
+        .as("rows uploaded from " + token)
         .containsExactly("0");
   }
 }

@@ -21,8 +21,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class JdbcRogueServerTest {
 
-  @TempDir
-  Path dir;
+  @TempDir Path dir;
   private Path marker;
   private String secret;
 
@@ -47,15 +46,17 @@ class JdbcRogueServerTest {
 
   private static void readQuietly(JdbcSource source) {
     try {
-      source.readKeys(new LineParser(KeyType.STRING, new LineParser.KeyConsumer() {
-        @Override
-        public void putString(String key) {
-        }
+      source.readKeys(
+          new LineParser(
+              KeyType.STRING,
+              new LineParser.KeyConsumer() {
+                @Override
+                public void putString(String key) {}
 
-        @Override
-        public void putLong(long key) {
-        }
-      }, 0));
+                @Override
+                public void putLong(long key) {}
+              },
+              0));
     } catch (SourceException expected) {
       // The rogue answers with a file request instead of rows: the read fails either way.
     }
@@ -77,13 +78,15 @@ class JdbcRogueServerTest {
   @Test
   void aQueryNamingTheFileIsRefusedBeforeConnecting() throws Exception {
     for (String scheme : List.of("jdbc:mysql:", "jdbc:mariadb:")) {
-      for (String query : List.of(
-          "select 1 /* LOAD DATA LOCAL INFILE '" + marker + "' INTO TABLE t */",
-          "select 1 -- LOAD DATA LOCAL INFILE '" + marker + "' INTO TABLE t",
-          "LOAD DATA LOCAL INFILE '" + marker + "' INTO TABLE t")) {
+      for (String query :
+          List.of(
+              "select 1 /* LOAD DATA LOCAL INFILE '" + marker + "' INTO TABLE t */",
+              "select 1 -- LOAD DATA LOCAL INFILE '" + marker + "' INTO TABLE t",
+              "LOAD DATA LOCAL INFILE '" + marker + "' INTO TABLE t")) {
         try (RogueMySqlServer rogue = new RogueMySqlServer(marker.toString())) {
           String url = scheme + "//127.0.0.1:" + rogue.port() + "/db";
-          assertThatThrownBy(() -> readQuietly(source(url, query))).as(query)
+          assertThatThrownBy(() -> readQuietly(source(url, query)))
+              .as(query)
               .isInstanceOf(IllegalArgumentException.class)
               .hasMessageStartingWith("spec.source.jdbc.query");
           assertThat(rogue.connections()).isZero();
@@ -95,15 +98,17 @@ class JdbcRogueServerTest {
 
   @Test
   void hostileUrlParametersAreRefusedBeforeConnecting() throws Exception {
-    for (String url : List.of(
-        "jdbc:mysql://127.0.0.1:%d/db?allowLoadLocalInfile=true",
-        "jdbc:mysql://127.0.0.1:%d/db?allowLoadLocalInfile=true&allowUrlInLocalInfile=true",
-        "jdbc:mysql://127.0.0.1:%d/db?allowLoadLocalInfileInPath=/",
-        "jdbc:mariadb://127.0.0.1:%d/db?allowLocalInfile=true",
-        "jdbc:mariadb://127.0.0.1:%d/db?allowLocalInfile=true&allowMultiQueries=true")) {
+    for (String url :
+        List.of(
+            "jdbc:mysql://127.0.0.1:%d/db?allowLoadLocalInfile=true",
+            "jdbc:mysql://127.0.0.1:%d/db?allowLoadLocalInfile=true&allowUrlInLocalInfile=true",
+            "jdbc:mysql://127.0.0.1:%d/db?allowLoadLocalInfileInPath=/",
+            "jdbc:mariadb://127.0.0.1:%d/db?allowLocalInfile=true",
+            "jdbc:mariadb://127.0.0.1:%d/db?allowLocalInfile=true&allowMultiQueries=true")) {
       try (RogueMySqlServer rogue = new RogueMySqlServer(marker.toString())) {
         String hostile = url.formatted(rogue.port());
-        assertThatThrownBy(() -> readQuietly(source(hostile, "select k from t"))).as(hostile)
+        assertThatThrownBy(() -> readQuietly(source(hostile, "select k from t")))
+            .as(hostile)
             .isInstanceOf(IllegalArgumentException.class)
             .hasMessageContaining("is not allowed");
         assertThat(rogue.connections()).isZero();

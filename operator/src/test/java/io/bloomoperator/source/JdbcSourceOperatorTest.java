@@ -1,6 +1,5 @@
 package io.bloomoperator.source;
 
-import io.bloomoperator.api.Reasons;
 import static io.bloomoperator.reconcile.SnapshotFixtures.apply;
 import static io.bloomoperator.reconcile.SnapshotFixtures.awaitStatus;
 import static io.bloomoperator.reconcile.SnapshotFixtures.manifest;
@@ -17,6 +16,7 @@ import static org.awaitility.Awaitility.await;
 import ch.qos.logback.classic.Level;
 import com.google.common.hash.Funnels;
 import io.bloomoperator.api.BloomFilter;
+import io.bloomoperator.api.Reasons;
 import io.bloomoperator.reconcile.ReadyCondition;
 import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.testing.RealKubernetes;
@@ -48,8 +48,7 @@ class JdbcSourceOperatorTest {
   private static final double FPP = 0.01;
   private static final int ABSENT_SAMPLE = 200_000;
 
-  @RegisterExtension
-  static final InProcessOperator OPERATOR = InProcessOperator.withDefaults();
+  @RegisterExtension static final InProcessOperator OPERATOR = InProcessOperator.withDefaults();
   private static PostgresServer pg;
 
   @BeforeAll
@@ -65,22 +64,34 @@ class JdbcSourceOperatorTest {
   @Test
   void aFailedCastEchoesNoRowValue(KubernetesClient client, TestNamespace ns) {
     String secret = "tok-" + UUID.randomUUID();
-    pg.execute("create table if not exists cast_rows (v text)",
+    pg.execute(
+        "create table if not exists cast_rows (v text)",
         "insert into cast_rows values ('12'), ('" + secret + "')");
     credentials(client, ns.name(), PostgresServer.PASSWORD);
     LogCapture logs = LogCapture.attach();
     try {
-      apply(client, ns.name(), filterYaml("casts", "Long",
-          "select cast(v as bigint) from cast_rows", ""));
-      var failed = awaitStatus(client, ns.name(), "casts",
-          f -> ready(f, "False", Reasons.SOURCE_QUERY_FAILED));
-      assertThat(ReadyCondition.of(failed).orElseThrow().getMessage())
-          .contains("SQLState 22P02");
+      apply(
+          client,
+          ns.name(),
+          filterYaml("casts", "Long", "select cast(v as bigint) from cast_rows", ""));
+      var failed =
+          awaitStatus(
+              client, ns.name(), "casts", f -> ready(f, "False", Reasons.SOURCE_QUERY_FAILED));
+      assertThat(ReadyCondition.of(failed).orElseThrow().getMessage()).contains("SQLState 22P02");
       // A second build fails the same way, so the status and logs have settled on the error.
-      await().atMost(Duration.ofSeconds(30)).until(() -> logs.events().stream()
-          .anyMatch(e -> e.getFormattedMessage().contains("22P02")));
-      String status = Serialization.asJson(client.resources(BloomFilter.class)
-          .inNamespace(ns.name()).withName("casts").get().getStatus());
+      await()
+          .atMost(Duration.ofSeconds(30))
+          .until(
+              () ->
+                  logs.events().stream().anyMatch(e -> e.getFormattedMessage().contains("22P02")));
+      String status =
+          Serialization.asJson(
+              client
+                  .resources(BloomFilter.class)
+                  .inNamespace(ns.name())
+                  .withName("casts")
+                  .get()
+                  .getStatus());
       assertThat(status).contains("22P02").doesNotContain(secret);
       assertThat(client.v1().events().inNamespace(ns.name()).list().getItems())
           .isNotEmpty()
@@ -88,27 +99,36 @@ class JdbcSourceOperatorTest {
     } finally {
       logs.close();
     }
-    assertThat(logs.events()).filteredOn(e -> e.getLevel().isGreaterOrEqual(Level.INFO))
-        .noneSatisfy(e -> assertThat(e.getFormattedMessage()
-            + (e.getThrowableProxy() == null ? "" : e.getThrowableProxy().getMessage()))
-            .contains(secret));
+    assertThat(logs.events())
+        .filteredOn(e -> e.getLevel().isGreaterOrEqual(Level.INFO))
+        .noneSatisfy(
+            e ->
+                assertThat(
+                        e.getFormattedMessage()
+                            + (e.getThrowableProxy() == null
+                                ? ""
+                                : e.getThrowableProxy().getMessage()))
+                    .contains(secret));
   }
 
   private static void credentials(KubernetesClient client, String ns, String password) {
-    client.secrets().inNamespace(ns).resource(new SecretBuilder().withNewMetadata()
-        .withName("pg-credentials")
-        // The Secret's owner lets every filter of the test namespace send it to the test server.
-        .addToAnnotations(SecretAccess.ALLOWED_FILTERS, "*")
-        .addToAnnotations(SecretAccess.ALLOWED_HOSTS, "127.0.0.1:" + PostgresServer.shared().port())
-        .endMetadata()
-        .withStringData(Map.of("username", PostgresServer.USER, "password", password)).build())
+    client
+        .secrets()
+        .inNamespace(ns)
+        .resource(
+            new SecretBuilder()
+                .withNewMetadata()
+                .withName("pg-credentials")
+                // The Secret's owner lets every filter of the test namespace send it to the test
+                // server.
+                .addToAnnotations(SecretAccess.ALLOWED_FILTERS, "*")
+                .addToAnnotations(
+                    SecretAccess.ALLOWED_HOSTS, "127.0.0.1:" + PostgresServer.shared().port())
+                .endMetadata()
+                .withStringData(Map.of("username", PostgresServer.USER, "password", password))
+                .build())
         .serverSideApply();
   }
-
-
-
-
-
 
   private static String filterYaml(String name, String keyType, String query, String extra) {
     return """
@@ -124,7 +144,8 @@ class JdbcSourceOperatorTest {
               query: %s
               credentialsSecret: pg-credentials
               fetchSize: 20000
-        """.formatted(name, FPP, keyType, extra, pg.url(), query);
+        """
+        .formatted(name, FPP, keyType, extra, pg.url(), query);
   }
 
   @Test
@@ -134,8 +155,7 @@ class JdbcSourceOperatorTest {
     // No expectedInsertions: the operator counts (one query), then fills (a second query).
     apply(client, ns.name(), filterYaml("order-ids", "Long", "select k from " + LONG_TABLE, ""));
 
-    var filter = awaitStatus(client, ns.name(), "order-ids",
-        f -> ready(f, "True", "Published"));
+    var filter = awaitStatus(client, ns.name(), "order-ids", f -> ready(f, "True", "Published"));
     assertThat(filter.getStatus().getKeys()).isEqualTo((long) MILLION);
     assertThat(filter.getStatus().getNullKeys()).isEqualTo((long) LONG_NULLS);
     assertThat(filter.getStatus().getMalformedKeys()).isIn(null, 0L);
@@ -144,13 +164,16 @@ class JdbcSourceOperatorTest {
     assertThat(manifest.sha256()).isEqualTo(filter.getStatus().getSha256());
     com.google.common.hash.BloomFilter<Long> published =
         com.google.common.hash.BloomFilter.readFrom(
-            new ByteArrayInputStream(payload(client, ns.name(), manifest)),
-            Funnels.longFunnel());
-    assertThat(LongStream.rangeClosed(1, MILLION).filter(k -> !published.mightContain(k))
-        .count()).as("keys missing from the published filter").isZero();
-    long falsePositives = LongStream.rangeClosed(MILLION + 1L, MILLION + (long) ABSENT_SAMPLE)
-        .filter(published::mightContain).count();
-    assertThat((double) falsePositives / ABSENT_SAMPLE).as("measured FPP")
+            new ByteArrayInputStream(payload(client, ns.name(), manifest)), Funnels.longFunnel());
+    assertThat(LongStream.rangeClosed(1, MILLION).filter(k -> !published.mightContain(k)).count())
+        .as("keys missing from the published filter")
+        .isZero();
+    long falsePositives =
+        LongStream.rangeClosed(MILLION + 1L, MILLION + (long) ABSENT_SAMPLE)
+            .filter(published::mightContain)
+            .count();
+    assertThat((double) falsePositives / ABSENT_SAMPLE)
+        .as("measured FPP")
         .isLessThanOrEqualTo(FPP * 1.5);
   }
 
@@ -159,8 +182,14 @@ class JdbcSourceOperatorTest {
       KubernetesClient client, TestNamespace ns) throws Exception {
     credentials(client, ns.name(), PostgresServer.PASSWORD);
     // Rebuilt every 10s (a database has no change token); one query per build.
-    apply(client, ns.name(), filterYaml("skus", "String", "select k from " + TEXT_TABLE,
-        "  expectedInsertions: " + MILLION + "\n  refreshInterval: 10s\n"));
+    apply(
+        client,
+        ns.name(),
+        filterYaml(
+            "skus",
+            "String",
+            "select k from " + TEXT_TABLE,
+            "  expectedInsertions: " + MILLION + "\n  refreshInterval: 10s\n"));
 
     var filter = awaitStatus(client, ns.name(), "skus", f -> ready(f, "True", "Published"));
     assertThat(filter.getStatus().getKeys()).isEqualTo((long) MILLION);
@@ -171,24 +200,34 @@ class JdbcSourceOperatorTest {
         com.google.common.hash.BloomFilter.readFrom(
             new ByteArrayInputStream(payload(client, ns.name(), good)),
             Funnels.stringFunnel(StandardCharsets.UTF_8));
-    assertThat(IntStream.rangeClosed(1, MILLION).filter(i -> !published.mightContain("sku-" + i))
-        .count()).as("keys missing from the published filter").isZero();
-    long falsePositives = IntStream.range(0, ABSENT_SAMPLE)
-        .filter(i -> published.mightContain("absent-" + i)).count();
-    assertThat((double) falsePositives / ABSENT_SAMPLE).as("measured FPP")
+    assertThat(
+            IntStream.rangeClosed(1, MILLION)
+                .filter(i -> !published.mightContain("sku-" + i))
+                .count())
+        .as("keys missing from the published filter")
+        .isZero();
+    long falsePositives =
+        IntStream.range(0, ABSENT_SAMPLE)
+            .filter(i -> published.mightContain("absent-" + i))
+            .count();
+    assertThat((double) falsePositives / ABSENT_SAMPLE)
+        .as("measured FPP")
         .isLessThanOrEqualTo(FPP * 1.5);
 
     credentials(client, ns.name(), "not-the-password");
-    var failed = awaitStatus(client, ns.name(), "skus",
-        f -> ready(f, "False", Reasons.SOURCE_AUTH_FAILED));
+    var failed =
+        awaitStatus(client, ns.name(), "skus", f -> ready(f, "False", Reasons.SOURCE_AUTH_FAILED));
     assertThat(ReadyCondition.of(failed).orElseThrow().getMessage())
-        .contains("SQLState 28P01").doesNotContain("not-the-password")
+        .contains("SQLState 28P01")
+        .doesNotContain("not-the-password")
         .doesNotContain("password authentication failed");
     Manifest still = manifest(client, ns.name(), "skus");
-    assertThat(still.version()).as("the last good version stays published")
+    assertThat(still.version())
+        .as("the last good version stays published")
         .isEqualTo(good.version());
     assertThat(still.sha256()).isEqualTo(good.sha256());
-    assertThat(payload(client, ns.name(), still)).as("its chunks are still there")
+    assertThat(payload(client, ns.name(), still))
+        .as("its chunks are still there")
         .hasSize(still.chunks().stream().mapToInt(Manifest.ChunkRef::bytes).sum());
   }
 }

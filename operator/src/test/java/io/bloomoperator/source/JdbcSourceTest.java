@@ -1,6 +1,5 @@
 package io.bloomoperator.source;
 
-import io.bloomoperator.api.Reasons;
 import static io.bloomoperator.source.JdbcTestTables.LONG_NULLS;
 import static io.bloomoperator.source.JdbcTestTables.LONG_TABLE;
 import static io.bloomoperator.source.JdbcTestTables.MILLION;
@@ -10,6 +9,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.bloomoperator.api.JdbcSourceSpec;
+import io.bloomoperator.api.Reasons;
 import io.bloomoperator.snapshot.KeyType;
 import io.bloomoperator.testing.servers.PostgresServer;
 import java.time.Duration;
@@ -28,9 +28,11 @@ class JdbcSourceTest {
   static void startPostgres() {
     pg = PostgresServer.shared();
     JdbcTestTables.load(pg);
-    pg.execute("create table mixed (k text)",
+    pg.execute(
+        "create table mixed (k text)",
         "insert into mixed values ('1'), ('2'), ('not-a-number'), (null), ('3')",
-        "create table padded (k char(8))", "insert into padded values ('ab'), ('abc')");
+        "create table padded (k char(8))",
+        "insert into padded values ('ab'), ('abc')");
   }
 
   private static JdbcSourceSpec spec(String query) {
@@ -41,29 +43,33 @@ class JdbcSourceTest {
   }
 
   private static JdbcSource source(JdbcSourceSpec spec) {
-    return new JdbcSource(spec,
-        () -> new JdbcCredentials(PostgresServer.USER, PostgresServer.PASSWORD));
+    return new JdbcSource(
+        spec, () -> new JdbcCredentials(PostgresServer.USER, PostgresServer.PASSWORD));
   }
 
   @Test
   void streamsAMillionBigintKeysAndCountsNulls() throws Exception {
     BitSet seen = new BitSet(MILLION + 1);
     long[] outOfRange = {0};
-    LineParser parser = new LineParser(KeyType.LONG, new LineParser.KeyConsumer() {
-      @Override
-      public void putString(String key) {
-        throw new AssertionError("a bigint column must arrive as longs, got " + key);
-      }
+    LineParser parser =
+        new LineParser(
+            KeyType.LONG,
+            new LineParser.KeyConsumer() {
+              @Override
+              public void putString(String key) {
+                throw new AssertionError("a bigint column must arrive as longs, got " + key);
+              }
 
-      @Override
-      public void putLong(long key) {
-        if (key < 1 || key > MILLION) {
-          outOfRange[0]++;
-        } else {
-          seen.set((int) key);
-        }
-      }
-    }, 0);
+              @Override
+              public void putLong(long key) {
+                if (key < 1 || key > MILLION) {
+                  outOfRange[0]++;
+                } else {
+                  seen.set((int) key);
+                }
+              }
+            },
+            0);
     JdbcSourceSpec spec = spec("select k from " + LONG_TABLE);
     spec.setFetchSize(5000);
     source(spec).readKeys(parser);
@@ -78,21 +84,25 @@ class JdbcSourceTest {
   void streamsAMillionTextKeys() throws Exception {
     BitSet seen = new BitSet(MILLION + 1);
     List<String> unexpected = new ArrayList<>();
-    LineParser parser = new LineParser(KeyType.STRING, new LineParser.KeyConsumer() {
-      @Override
-      public void putString(String key) {
-        if (key.startsWith("sku-")) {
-          seen.set(Integer.parseInt(key.substring(4)));
-        } else if (unexpected.size() < 5) {
-          unexpected.add(key);
-        }
-      }
+    LineParser parser =
+        new LineParser(
+            KeyType.STRING,
+            new LineParser.KeyConsumer() {
+              @Override
+              public void putString(String key) {
+                if (key.startsWith("sku-")) {
+                  seen.set(Integer.parseInt(key.substring(4)));
+                } else if (unexpected.size() < 5) {
+                  unexpected.add(key);
+                }
+              }
 
-      @Override
-      public void putLong(long key) {
-        throw new AssertionError("a text column must arrive as text, got " + key);
-      }
-    }, 0);
+              @Override
+              public void putLong(long key) {
+                throw new AssertionError("a text column must arrive as text, got " + key);
+              }
+            },
+            0);
     source(spec("select k from " + TEXT_TABLE)).readKeys(parser);
 
     assertThat(unexpected).isEmpty();
@@ -109,8 +119,11 @@ class JdbcSourceTest {
    */
   @Test
   void fetchesFetchSizeRowsPerRoundTrip() {
-    String failingAt5000 = "select case when g = 5000 then g / (g - g) else g end "
-        + "from generate_series(1, " + MILLION + ") g";
+    String failingAt5000 =
+        "select case when g = 5000 then g / (g - g) else g end "
+            + "from generate_series(1, "
+            + MILLION
+            + ") g";
     for (int fetchSize : new int[] {100, 1000}) {
       CollectedKeys collected = new CollectedKeys();
       JdbcSourceSpec spec = spec(failingAt5000);
@@ -119,8 +132,10 @@ class JdbcSourceTest {
           .isInstanceOf(SourceException.class)
           .hasMessageContaining("SQLState 22012")
           .hasMessageNotContaining("division")
-          .extracting(e -> ((SourceException) e).reason()).isEqualTo(Reasons.SOURCE_QUERY_FAILED);
-      assertThat(collected.keys).as("rows delivered at fetchSize %d", fetchSize)
+          .extracting(e -> ((SourceException) e).reason())
+          .isEqualTo(Reasons.SOURCE_QUERY_FAILED);
+      assertThat(collected.keys)
+          .as("rows delivered at fetchSize %d", fetchSize)
           .hasSize(4999 / fetchSize * fetchSize);
     }
   }
@@ -134,8 +149,10 @@ class JdbcSourceTest {
     assertThat(parser.malformed()).isEqualTo(1);
     assertThat(parser.nulls()).isEqualTo(1);
 
-    assertThatThrownBy(() -> source(spec("select k from mixed"))
-        .readKeys(new LineParser(KeyType.LONG, new CollectedKeys(), 0)))
+    assertThatThrownBy(
+            () ->
+                source(spec("select k from mixed"))
+                    .readKeys(new LineParser(KeyType.LONG, new CollectedKeys(), 0)))
         .isInstanceOf(SourceException.class)
         .hasMessageContaining("value(s) are not Long keys")
         .hasMessageNotContaining("not-a-number")
@@ -158,33 +175,42 @@ class JdbcSourceTest {
 
   @Test
   void binaryColumnIsRejected() {
-    assertThatThrownBy(() -> source(spec("select 'x'::bytea as blob"))
-        .readKeys(new LineParser(KeyType.STRING, new CollectedKeys(), 0)))
+    assertThatThrownBy(
+            () ->
+                source(spec("select 'x'::bytea as blob"))
+                    .readKeys(new LineParser(KeyType.STRING, new CollectedKeys(), 0)))
         .isInstanceOf(SourceException.class)
         .hasMessageContaining("binary")
         .as("the server's label and type name are not repeated")
-        .hasMessageNotContaining("blob").hasMessageNotContaining("bytea")
-        .extracting(e -> ((SourceException) e).reason()).isEqualTo(Reasons.SOURCE_QUERY_FAILED);
+        .hasMessageNotContaining("blob")
+        .hasMessageNotContaining("bytea")
+        .extracting(e -> ((SourceException) e).reason())
+        .isEqualTo(Reasons.SOURCE_QUERY_FAILED);
   }
 
   @Test
   void wrongPasswordIsSourceAuthFailed() {
-    JdbcSource source = new JdbcSource(spec("select 1"),
-        () -> new JdbcCredentials(PostgresServer.USER, "wrong-password"));
+    JdbcSource source =
+        new JdbcSource(
+            spec("select 1"), () -> new JdbcCredentials(PostgresServer.USER, "wrong-password"));
     assertThatThrownBy(() -> source.readKeys(new LineParser(KeyType.LONG, new CollectedKeys(), 0)))
         .isInstanceOf(SourceException.class)
         .hasMessage("authentication to 127.0.0.1:" + pg.port() + " failed (SQLState 28P01)")
-        .extracting(e -> ((SourceException) e).reason()).isEqualTo(Reasons.SOURCE_AUTH_FAILED);
+        .extracting(e -> ((SourceException) e).reason())
+        .isEqualTo(Reasons.SOURCE_AUTH_FAILED);
   }
 
   @Test
   void unreachableServerIsUnreadableNamingTheHostForEveryDriver() {
-    for (String url : List.of("jdbc:postgresql://127.0.0.1:1/db", "jdbc:mysql://127.0.0.1:1/db",
-        "jdbc:mariadb://127.0.0.1:1/db")) {
+    for (String url :
+        List.of(
+            "jdbc:postgresql://127.0.0.1:1/db",
+            "jdbc:mysql://127.0.0.1:1/db",
+            "jdbc:mariadb://127.0.0.1:1/db")) {
       JdbcSourceSpec spec = spec("select 1");
       spec.setUrl(url);
-      assertThatThrownBy(() -> source(spec)
-          .readKeys(new LineParser(KeyType.LONG, new CollectedKeys(), 0)))
+      assertThatThrownBy(
+              () -> source(spec).readKeys(new LineParser(KeyType.LONG, new CollectedKeys(), 0)))
           .as(url)
           .isInstanceOf(SourceException.class)
           .hasMessageContaining("cannot connect to 127.0.0.1:1")
@@ -195,14 +221,17 @@ class JdbcSourceTest {
 
   @Test
   void missingTableIsSourceQueryFailedWithTheSqlStateNotTheDatabaseMessage() {
-    assertThatThrownBy(() -> source(spec("select id from no_such_table"))
-        .readKeys(new LineParser(KeyType.LONG, new CollectedKeys(), 0)))
+    assertThatThrownBy(
+            () ->
+                source(spec("select id from no_such_table"))
+                    .readKeys(new LineParser(KeyType.LONG, new CollectedKeys(), 0)))
         .isInstanceOf(SourceException.class)
         .hasMessageNotContaining("no_such_table")
         .hasMessageNotContaining("does not exist")
         .hasMessageContaining("SQLState 42P01")
         .hasNoCause()
-        .extracting(e -> ((SourceException) e).reason()).isEqualTo(Reasons.SOURCE_QUERY_FAILED);
+        .extracting(e -> ((SourceException) e).reason())
+        .isEqualTo(Reasons.SOURCE_QUERY_FAILED);
   }
 
   @Test
@@ -210,29 +239,33 @@ class JdbcSourceTest {
     JdbcSourceSpec spec = spec("select 1 from pg_sleep(10)");
     spec.setQueryTimeout("1s");
     long started = System.nanoTime();
-    assertThatThrownBy(() -> source(spec)
-        .readKeys(new LineParser(KeyType.LONG, new CollectedKeys(), 0)))
+    assertThatThrownBy(
+            () -> source(spec).readKeys(new LineParser(KeyType.LONG, new CollectedKeys(), 0)))
         .isInstanceOf(SourceException.class)
         .hasMessageContaining("within 1s")
-        .extracting(e -> ((SourceException) e).reason()).isEqualTo(Reasons.SOURCE_TIMEOUT);
+        .extracting(e -> ((SourceException) e).reason())
+        .isEqualTo(Reasons.SOURCE_TIMEOUT);
     assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(6));
   }
 
   /**
-   * Every fetch is fast (10 rows, 0.2 s) but the whole read would take 20 s: the timeout bounds
-   * the read, not only the first execution.
+   * Every fetch is fast (10 rows, 0.2 s) but the whole read would take 20 s: the timeout bounds the
+   * read, not only the first execution.
    */
   @Test
   void timeoutBoundsTheWholeReadNotJustTheFirstFetch() {
-    JdbcSourceSpec spec = spec("select g::bigint from generate_series(1, 1000) g "
-        + "where pg_sleep(0.02) is not null");
+    JdbcSourceSpec spec =
+        spec(
+            "select g::bigint from generate_series(1, 1000) g "
+                + "where pg_sleep(0.02) is not null");
     spec.setFetchSize(10);
     spec.setQueryTimeout("1500ms");
     CollectedKeys collected = new CollectedKeys();
     long started = System.nanoTime();
     assertThatThrownBy(() -> source(spec).readKeys(new LineParser(KeyType.LONG, collected, 0)))
         .isInstanceOf(SourceException.class)
-        .extracting(e -> ((SourceException) e).reason()).isEqualTo(Reasons.SOURCE_TIMEOUT);
+        .extracting(e -> ((SourceException) e).reason())
+        .isEqualTo(Reasons.SOURCE_TIMEOUT);
     assertThat(collected.keys).as("rows streamed before the timeout").isNotEmpty();
     assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(6));
   }
@@ -249,7 +282,8 @@ class JdbcSourceTest {
     assertThat(source.changeToken()).isNull();
 
     spec.setUrl("jdbc:postgresql://db.example/shop?user=app&password=hunter2");
-    assertThatThrownBy(() -> source(spec)).isInstanceOf(IllegalArgumentException.class)
+    assertThatThrownBy(() -> source(spec))
+        .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("parameter user is not allowed")
         .hasMessageNotContaining("hunter2");
   }
@@ -262,20 +296,22 @@ class JdbcSourceTest {
   void queriesRunInAReadOnlyTransaction() throws Exception {
     pg.execute("create table keep_me (k text)", "insert into keep_me values ('a'), ('b')");
     JdbcSourceSpec writing = spec("with d as (delete from keep_me returning k) select k from d");
-    assertThatThrownBy(() -> source(writing)
-        .readKeys(new LineParser(KeyType.STRING, new CollectedKeys(), 0)))
+    assertThatThrownBy(
+            () -> source(writing).readKeys(new LineParser(KeyType.STRING, new CollectedKeys(), 0)))
         .isInstanceOf(SourceException.class)
         .hasMessageContaining("SQLState 25006")
-        .extracting(e -> ((SourceException) e).reason()).isEqualTo(Reasons.SOURCE_QUERY_FAILED);
+        .extracting(e -> ((SourceException) e).reason())
+        .isEqualTo(Reasons.SOURCE_QUERY_FAILED);
     JdbcSourceSpec sequence = spec("select nextval('keep_me_seq')");
     pg.execute("create sequence keep_me_seq");
-    assertThatThrownBy(() -> source(sequence)
-        .readKeys(new LineParser(KeyType.LONG, new CollectedKeys(), 0)))
+    assertThatThrownBy(
+            () -> source(sequence).readKeys(new LineParser(KeyType.LONG, new CollectedKeys(), 0)))
         .hasMessageContaining("SQLState 25006");
 
     JdbcSourceSpec ignoring = spec("select k from keep_me");
     ignoring.setUrl(pg.url() + "?readOnlyMode=ignore");
-    assertThatThrownBy(() -> source(ignoring)).isInstanceOf(IllegalArgumentException.class)
+    assertThatThrownBy(() -> source(ignoring))
+        .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("parameter readOnlyMode is not allowed");
 
     CollectedKeys kept = new CollectedKeys();

@@ -1,9 +1,9 @@
 package io.bloomoperator.source;
 
-import io.bloomoperator.api.Reasons;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.bloomoperator.api.Reasons;
 import io.bloomoperator.snapshot.KeyType;
 import java.util.ArrayList;
 import java.util.List;
@@ -12,17 +12,18 @@ import org.junit.jupiter.api.Test;
 class LineParserTest {
 
   private final List<Object> keys = new ArrayList<>();
-  private final LineParser.KeyConsumer collect = new LineParser.KeyConsumer() {
-    @Override
-    public void putString(String key) {
-      keys.add(key);
-    }
+  private final LineParser.KeyConsumer collect =
+      new LineParser.KeyConsumer() {
+        @Override
+        public void putString(String key) {
+          keys.add(key);
+        }
 
-    @Override
-    public void putLong(long key) {
-      keys.add(key);
-    }
-  };
+        @Override
+        public void putLong(long key) {
+          keys.add(key);
+        }
+      };
 
   @Test
   void trimsAndSkipsBlankLinesAndComments() throws SourceException {
@@ -46,12 +47,14 @@ class LineParserTest {
   @Test
   void malformedLongFailsByDefaultNamingThePositionNotTheContent() {
     LineParser parser = new LineParser(KeyType.LONG, collect, 0);
-    assertThatThrownBy(() -> {
-      parser.line("12");
-      parser.line("# comment lines count as lines");
-      parser.line("hunter2-secret");
-    }).isInstanceOfSatisfying(SourceException.class,
-        e -> assertThat(e.reason()).isEqualTo(Reasons.MALFORMED_KEYS))
+    assertThatThrownBy(
+            () -> {
+              parser.line("12");
+              parser.line("# comment lines count as lines");
+              parser.line("hunter2-secret");
+            })
+        .isInstanceOfSatisfying(
+            SourceException.class, e -> assertThat(e.reason()).isEqualTo(Reasons.MALFORMED_KEYS))
         .hasMessageContaining("line 3 (14 characters)")
         .hasMessageNotContaining("hunter2");
     assertThat(keys).containsExactly(12L);
@@ -60,11 +63,13 @@ class LineParserTest {
   @Test
   void malformedValuesOfRowSourcesAreNamedByRow() {
     LineParser parser = new LineParser(KeyType.LONG, collect, 0);
-    assertThatThrownBy(() -> {
-      parser.value(1L);
-      parser.nullValue();
-      parser.value("s3cr3t");
-    }).isInstanceOf(SourceException.class)
+    assertThatThrownBy(
+            () -> {
+              parser.value(1L);
+              parser.nullValue();
+              parser.value("s3cr3t");
+            })
+        .isInstanceOf(SourceException.class)
         .hasMessageContaining("value 3 (6 characters)")
         .hasMessageNotContaining("s3cr3t");
   }
@@ -78,7 +83,8 @@ class LineParserTest {
     parser.line("2");
     assertThat(keys).containsExactly(1L, 2L);
     assertThat(parser.malformed()).isEqualTo(2);
-    assertThatThrownBy(() -> parser.line("y")).isInstanceOf(SourceException.class)
+    assertThatThrownBy(() -> parser.line("y"))
+        .isInstanceOf(SourceException.class)
         .hasMessageContaining("3 line(s)");
   }
 }

@@ -18,16 +18,16 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A hostile MySQL-protocol server on 127.0.0.1: it accepts any login, answers {@code SET ...}
- * statements with OK so that drivers get past their session setup, and answers every other
- * {@code COM_QUERY} with a {@code LOCAL INFILE} request for a file of its choosing, as a server
- * trying to read the client's files would. Every byte it receives is recorded.
+ * statements with OK so that drivers get past their session setup, and answers every other {@code
+ * COM_QUERY} with a {@code LOCAL INFILE} request for a file of its choosing, as a server trying to
+ * read the client's files would. Every byte it receives is recorded.
  */
 final class RogueMySqlServer implements AutoCloseable {
 
   private static final int COM_QUIT = 0x01;
   private static final int COM_QUERY = 0x03;
-  private static final int CAPABILITIES = 0x1 | 0x2 | 0x4 | 0x8 | 0x80 | 0x200 | 0x2000 | 0x8000
-      | 0x20000 | 0x80000 | 0x200000;
+  private static final int CAPABILITIES =
+      0x1 | 0x2 | 0x4 | 0x8 | 0x80 | 0x200 | 0x2000 | 0x8000 | 0x20000 | 0x80000 | 0x200000;
 
   private final String requestedFile;
   private final ServerSocket socket;
@@ -121,8 +121,8 @@ final class RogueMySqlServer implements AutoCloseable {
         }
         byte[] request = new byte[1 + requestedFile.length()];
         request[0] = (byte) 0xFB;
-        System.arraycopy(requestedFile.getBytes(StandardCharsets.UTF_8), 0, request, 1,
-            requestedFile.length());
+        System.arraycopy(
+            requestedFile.getBytes(StandardCharsets.UTF_8), 0, request, 1, requestedFile.length());
         write(out, 1, request);
         fileRequests.incrementAndGet();
         // The file's packets (if any) end with an empty one; then the statement's result.
@@ -139,8 +139,7 @@ final class RogueMySqlServer implements AutoCloseable {
     }
   }
 
-  private record Packet(int sequence, byte[] payload) {
-  }
+  private record Packet(int sequence, byte[] payload) {}
 
   private Packet read(InputStream in) throws IOException {
     byte[] header = in.readNBytes(4);
@@ -162,8 +161,13 @@ final class RogueMySqlServer implements AutoCloseable {
   }
 
   private static void write(OutputStream out, int sequence, byte[] payload) throws IOException {
-    out.write(new byte[] {(byte) payload.length, (byte) (payload.length >> 8),
-        (byte) (payload.length >> 16), (byte) sequence});
+    out.write(
+        new byte[] {
+          (byte) payload.length,
+          (byte) (payload.length >> 8),
+          (byte) (payload.length >> 16),
+          (byte) sequence
+        });
     out.write(payload);
     out.flush();
   }

@@ -1,9 +1,9 @@
 package io.bloomoperator.source;
 
-import io.bloomoperator.api.Reasons;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.bloomoperator.api.Reasons;
 import io.fabric8.kubernetes.api.model.SecretBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
@@ -25,14 +25,28 @@ class SecretAccessTest {
     secret("plain", Map.of());
     secret("for-ids", Map.of(SecretAccess.ALLOWED_FILTERS, " other , ids "));
     secret("for-all", Map.of(SecretAccess.ALLOWED_FILTERS, "*"));
-    secret("token", Map.of(SecretAccess.ALLOWED_FILTERS, "ids",
-        SecretAccess.ALLOWED_HOSTS, "exports.shop.internal:443, *.db.internal"));
+    secret(
+        "token",
+        Map.of(
+            SecretAccess.ALLOWED_FILTERS,
+            "ids",
+            SecretAccess.ALLOWED_HOSTS,
+            "exports.shop.internal:443, *.db.internal"));
   }
 
   private static void secret(String name, Map<String, String> annotations) {
-    client.secrets().inNamespace("ns").resource(new SecretBuilder().withNewMetadata()
-        .withName(name).withAnnotations(annotations).endMetadata()
-        .withStringData(Map.of("k", "v")).build()).create();
+    client
+        .secrets()
+        .inNamespace("ns")
+        .resource(
+            new SecretBuilder()
+                .withNewMetadata()
+                .withName(name)
+                .withAnnotations(annotations)
+                .endMetadata()
+                .withStringData(Map.of("k", "v"))
+                .build())
+        .create();
   }
 
   private static SecretAccess access(String filter, SecretAccess.Mode mode) {
@@ -41,9 +55,11 @@ class SecretAccessTest {
 
   @Test
   void aSecretWithoutConsentIsNotUsable() {
-    assertThatThrownBy(() -> access("ids", SecretAccess.Mode.ANNOTATION)
-        .forPublishing("plain", "source.secret"))
-        .isInstanceOfSatisfying(SourceException.class,
+    assertThatThrownBy(
+            () ->
+                access("ids", SecretAccess.Mode.ANNOTATION).forPublishing("plain", "source.secret"))
+        .isInstanceOfSatisfying(
+            SourceException.class,
             e -> assertThat(e.reason()).isEqualTo(Reasons.SECRET_NOT_ALLOWED))
         .hasMessageContaining("Secret plain (source.secret) does not allow BloomFilter ids")
         .hasMessageContaining(SecretAccess.ALLOWED_FILTERS);
@@ -55,8 +71,9 @@ class SecretAccessTest {
         .isNotNull();
     assertThat(access("other", SecretAccess.Mode.ANNOTATION).forPublishing("for-ids", "f"))
         .isNotNull();
-    assertThatThrownBy(() -> access("ids-2", SecretAccess.Mode.ANNOTATION)
-        .forPublishing("for-ids", "f")).isInstanceOf(SourceException.class);
+    assertThatThrownBy(
+            () -> access("ids-2", SecretAccess.Mode.ANNOTATION).forPublishing("for-ids", "f"))
+        .isInstanceOf(SourceException.class);
     assertThat(access("anyone", SecretAccess.Mode.ANNOTATION).forPublishing("for-all", "f"))
         .isNotNull();
   }
@@ -67,7 +84,8 @@ class SecretAccessTest {
     assertThat(ids.forSending("token", "h", "exports.shop.internal", 443)).isNotNull();
     assertThat(ids.forSending("token", "h", "pg.db.internal", 5432)).isNotNull();
     assertThatThrownBy(() -> ids.forSending("token", "h", "attacker.example", 443))
-        .isInstanceOfSatisfying(SourceException.class,
+        .isInstanceOfSatisfying(
+            SourceException.class,
             e -> assertThat(e.reason()).isEqualTo(Reasons.SECRET_NOT_ALLOWED))
         .hasMessageContaining("may not be sent to attacker.example:443")
         .hasMessageContaining("nothing was sent");
@@ -89,28 +107,32 @@ class SecretAccessTest {
   void missingSecretIsNotFoundInEitherMode() {
     for (SecretAccess.Mode mode : SecretAccess.Mode.values()) {
       assertThatThrownBy(() -> access("ids", mode).forPublishing("absent", "source.secret"))
-          .isInstanceOfSatisfying(SourceException.class,
+          .isInstanceOfSatisfying(
+              SourceException.class,
               e -> assertThat(e.reason()).isEqualTo(Reasons.SOURCE_NOT_FOUND));
     }
   }
 
   @ParameterizedTest(name = "{0} allows {1}:{2} = {3}")
-  @CsvSource(delimiter = '|', value = {
-      "exports.shop.internal        | exports.shop.internal | 443  | true",
-      "EXPORTS.shop.internal        | exports.Shop.Internal | 80   | true",
-      "exports.shop.internal:443    | exports.shop.internal | 443  | true",
-      "exports.shop.internal:443    | exports.shop.internal | 80   | false",
-      "exports.shop.internal:x      | exports.shop.internal | 443  | false",
-      "*.shop.internal              | a.b.shop.internal     | 443  | true",
-      "*.shop.internal              | shop.internal         | 443  | false",
-      "*.shop.internal              | evilshop.internal     | 443  | false",
-      "shop.internal                | exports.shop.internal | 443  | false",
-      "exports.shop.internal        | exports.shop.internal.attacker.example | 443 | false",
-      "'a.example, b.example:5432'  | b.example             | 5432 | true",
-      "[::1]:5432                   | [::1]                 | 5432 | true",
-      "fd00::10                     | fd00::10              | 5432 | true",
-      "''                           | exports.shop.internal | 443  | false",
-      "'*'                          | exports.shop.internal | 443  | false"})
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        "exports.shop.internal        | exports.shop.internal | 443  | true",
+        "EXPORTS.shop.internal        | exports.Shop.Internal | 80   | true",
+        "exports.shop.internal:443    | exports.shop.internal | 443  | true",
+        "exports.shop.internal:443    | exports.shop.internal | 80   | false",
+        "exports.shop.internal:x      | exports.shop.internal | 443  | false",
+        "*.shop.internal              | a.b.shop.internal     | 443  | true",
+        "*.shop.internal              | shop.internal         | 443  | false",
+        "*.shop.internal              | evilshop.internal     | 443  | false",
+        "shop.internal                | exports.shop.internal | 443  | false",
+        "exports.shop.internal        | exports.shop.internal.attacker.example | 443 | false",
+        "'a.example, b.example:5432'  | b.example             | 5432 | true",
+        "[::1]:5432                   | [::1]                 | 5432 | true",
+        "fd00::10                     | fd00::10              | 5432 | true",
+        "''                           | exports.shop.internal | 443  | false",
+        "'*'                          | exports.shop.internal | 443  | false"
+      })
   void hostPatterns(String annotation, String host, int port, boolean allowed) {
     assertThat(SecretAccess.hostAllowed(annotation, host, port)).isEqualTo(allowed);
   }

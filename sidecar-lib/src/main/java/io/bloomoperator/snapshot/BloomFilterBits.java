@@ -5,12 +5,12 @@ import java.util.Objects;
 
 /**
  * A read-only Bloom filter laid out exactly as Guava's {@code BloomFilter} (strategy
- * MURMUR128_MITZ_64) lays it out, so {@link SnapshotEncoder} can write it in Guava's format and Guava
- * can read it back. Filled by a {@link Builder}, or read back by {@link SnapshotDecoder}.
+ * MURMUR128_MITZ_64) lays it out, so {@link SnapshotEncoder} can write it in Guava's format and
+ * Guava can read it back. Filled by a {@link Builder}, or read back by {@link SnapshotDecoder}.
  *
- * <p>Index derivation, as in Guava: hash the key with murmur3_x64_128 (seed 0) into (h1, h2); then for
- * {@code i < k} set/test bit {@code (combined & Long.MAX_VALUE) % numBits} with {@code combined = h1 + i *
- * h2}. Bit {@code b} is word {@code b >>> 6}, mask {@code 1L << b}.
+ * <p>Index derivation, as in Guava: hash the key with murmur3_x64_128 (seed 0) into (h1, h2); then
+ * for {@code i < k} set/test bit {@code (combined & Long.MAX_VALUE) % numBits} with {@code combined
+ * = h1 + i * h2}. Bit {@code b} is word {@code b >>> 6}, mask {@code 1L << b}.
  *
  * <p>Immutable: no method changes a bit, and the words are only written before the instance exists
  * (by the builder or the decoder, which hand them over). Its final fields publish it safely, so any
@@ -25,13 +25,15 @@ public final class BloomFilterBits {
   private final long numBits;
   private final int numHashFunctions;
   private final KeyType keyType;
+
   /**
    * floor((2^64 - 1) / numBits): lets {@link #remainder} replace Guava's 64-bit division (tens of
    * cycles, k times per key) by a multiplication, with bit-for-bit the same result.
    */
   private final long reciprocal;
 
-  // Created once: the hash functions call back into it, which keeps the lookup path allocation-free.
+  // Created once: the hash functions call back into it, which keeps the lookup path
+  // allocation-free.
   private final Hash128Consumer testBits = this::testBits;
 
   private BloomFilterBits(KeyType keyType, int numHashFunctions, long[] words) {
@@ -64,14 +66,16 @@ public final class BloomFilterBits {
   }
 
   /**
-   * A builder that starts from a copy of {@code base}'s bits (same key type and geometry), for adding
-   * keys to a filter already built; {@code base} itself never changes.
+   * A builder that starts from a copy of {@code base}'s bits (same key type and geometry), for
+   * adding keys to a filter already built; {@code base} itself never changes.
    */
   public static Builder builder(BloomFilterBits base) {
     return new Builder(base.keyType, base.numHashFunctions, base.words.clone());
   }
 
-  /** Takes ownership of {@code words} (no copy): the decoder fills the array, then hands it over. */
+  /**
+   * Takes ownership of {@code words} (no copy): the decoder fills the array, then hands it over.
+   */
   static BloomFilterBits wrap(KeyType keyType, int numHashFunctions, long[] words) {
     checkGeometry(keyType, numHashFunctions, words);
     return new BloomFilterBits(keyType, numHashFunctions, words);
@@ -98,9 +102,9 @@ public final class BloomFilterBits {
   }
 
   /**
-   * {@link #mightContainString} or {@link #mightContainLong}, chosen by the key's type: a
-   * {@link CharSequence} for STRING filters, a {@link Long} (or any integral {@link Number} that
-   * fits: Integer, Short, Byte) for LONG filters.
+   * {@link #mightContainString} or {@link #mightContainLong}, chosen by the key's type: a {@link
+   * CharSequence} for STRING filters, a {@link Long} (or any integral {@link Number} that fits:
+   * Integer, Short, Byte) for LONG filters.
    *
    * @throws IllegalArgumentException if the object's type does not match {@link #keyType()}
    */
@@ -140,8 +144,8 @@ public final class BloomFilterBits {
   }
 
   /**
-   * Guava's {@code expectedFpp()}: {@code (bitCount / numBits)^k}, the chance a random absent key hits
-   * only set bits given the bits actually set.
+   * Guava's {@code expectedFpp()}: {@code (bitCount / numBits)^k}, the chance a random absent key
+   * hits only set bits given the bits actually set.
    */
   public double currentFpp() {
     return Math.pow((double) bitCount() / numBits, numHashFunctions);
@@ -168,8 +172,13 @@ public final class BloomFilterBits {
 
   @Override
   public String toString() {
-    return "BloomFilterBits{keyType=" + keyType + ", numBits=" + numBits + ", numHashFunctions="
-        + numHashFunctions + "}";
+    return "BloomFilterBits{keyType="
+        + keyType
+        + ", numBits="
+        + numBits
+        + ", numHashFunctions="
+        + numHashFunctions
+        + "}";
   }
 
   private boolean testBits(long h1, long h2) {
@@ -204,11 +213,11 @@ public final class BloomFilterBits {
   }
 
   /**
-   * {@code x % m} for {@code 0 <= x < 2^63}, given {@code reciprocal = Long.divideUnsigned(-1L, m)},
-   * by Barrett reduction. The estimated quotient {@code floor(x * reciprocal / 2^64)} is never above
-   * the true one and at most one below it ({@code x / 2^64 < 1/2}), so one conditional subtraction
-   * makes the remainder exact. Both factors are below 2^63, so the signed high product equals the
-   * unsigned one.
+   * {@code x % m} for {@code 0 <= x < 2^63}, given {@code reciprocal = Long.divideUnsigned(-1L,
+   * m)}, by Barrett reduction. The estimated quotient {@code floor(x * reciprocal / 2^64)} is never
+   * above the true one and at most one below it ({@code x / 2^64 < 1/2}), so one conditional
+   * subtraction makes the remainder exact. Both factors are below 2^63, so the signed high product
+   * equals the unsigned one.
    */
   static long remainder(long x, long m, long reciprocal) {
     long q = Math.multiplyHigh(x, reciprocal);
@@ -229,8 +238,12 @@ public final class BloomFilterBits {
 
   private static void requireType(KeyType keyType, KeyType expected) {
     if (keyType != expected) {
-      throw new IllegalStateException("this filter holds " + keyType.crdName()
-          + " keys; a " + expected.crdName() + " key cannot be added or looked up");
+      throw new IllegalStateException(
+          "this filter holds "
+              + keyType.crdName()
+              + " keys; a "
+              + expected.crdName()
+              + " key cannot be added or looked up");
     }
   }
 
@@ -238,11 +251,15 @@ public final class BloomFilterBits {
     if (key instanceof CharSequence cs) {
       return cs.toString();
     }
-    throw new IllegalArgumentException("String filter needs a CharSequence key, got " + describe(key));
+    throw new IllegalArgumentException(
+        "String filter needs a CharSequence key, got " + describe(key));
   }
 
   private static long asLong(Object key) {
-    if (key instanceof Long || key instanceof Integer || key instanceof Short || key instanceof Byte) {
+    if (key instanceof Long
+        || key instanceof Integer
+        || key instanceof Short
+        || key instanceof Byte) {
       return ((Number) key).longValue();
     }
     throw new IllegalArgumentException("Long filter needs an integral key, got " + describe(key));
@@ -280,7 +297,8 @@ public final class BloomFilterBits {
      * Adds a string key (hashed as Guava's UTF-8 string funnel does).
      *
      * @return true if any bit changed, i.e. the key was definitely not in the filter before
-     * @throws IllegalStateException if this is not a {@link KeyType#STRING} filter, or already built
+     * @throws IllegalStateException if this is not a {@link KeyType#STRING} filter, or already
+     *     built
      */
     public boolean putString(String key) {
       requireType(keyType, KeyType.STRING);

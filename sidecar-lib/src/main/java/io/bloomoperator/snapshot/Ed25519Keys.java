@@ -19,10 +19,10 @@ import java.util.Base64;
 import java.util.HexFormat;
 
 /**
- * Ed25519 keys for manifest signatures, in the PEM forms {@code openssl} uses: PKCS#8
- * ({@code -----BEGIN PRIVATE KEY-----}, what {@code openssl genpkey -algorithm ed25519} writes) and
- * X.509 SubjectPublicKeyInfo ({@code -----BEGIN PUBLIC KEY-----}, {@code openssl pkey -pubout}).
- * Only the JDK's own Ed25519 provider is used.
+ * Ed25519 keys for manifest signatures, in the PEM forms {@code openssl} uses: PKCS#8 ({@code
+ * -----BEGIN PRIVATE KEY-----}, what {@code openssl genpkey -algorithm ed25519} writes) and X.509
+ * SubjectPublicKeyInfo ({@code -----BEGIN PUBLIC KEY-----}, {@code openssl pkey -pubout}). Only the
+ * JDK's own Ed25519 provider is used.
  */
 public final class Ed25519Keys {
 
@@ -45,8 +45,8 @@ public final class Ed25519Keys {
   }
 
   /**
-   * The key id of {@code key}: 16 lower-case hex digits of the SHA-256 of its X.509 encoding. Readers
-   * compute it from the public keys they trust, so it needs no configuration of its own.
+   * The key id of {@code key}: 16 lower-case hex digits of the SHA-256 of its X.509 encoding.
+   * Readers compute it from the public keys they trust, so it needs no configuration of its own.
    *
    * @throws IllegalArgumentException if {@code key} is not an Ed25519 public key
    */
@@ -61,12 +61,15 @@ public final class Ed25519Keys {
    * fed to the key pair generator as its only randomness; the result is then checked by signing and
    * verifying, so a runtime that generated keys differently would fail here, not sign wrongly.
    *
-   * @throws IllegalArgumentException if {@code privateKey} is not an Ed25519 private key with a seed
+   * @throws IllegalArgumentException if {@code privateKey} is not an Ed25519 private key with a
+   *     seed
    */
   public static PublicKey publicKeyOf(PrivateKey privateKey) {
     requireEd25519(privateKey);
-    byte[] seed = ((EdECPrivateKey) privateKey).getBytes()
-        .orElseThrow(() -> new IllegalArgumentException("the Ed25519 private key has no seed"));
+    byte[] seed =
+        ((EdECPrivateKey) privateKey)
+            .getBytes()
+            .orElseThrow(() -> new IllegalArgumentException("the Ed25519 private key has no seed"));
     try {
       KeyPairGenerator generator = KeyPairGenerator.getInstance(ALGORITHM);
       generator.initialize(NamedParameterSpec.ED25519, new SeedRandom(seed));
@@ -95,8 +98,9 @@ public final class Ed25519Keys {
    */
   public static PrivateKey readPrivateKey(String pem) throws InvalidKeyException {
     try {
-      Key key = KeyFactory.getInstance(ALGORITHM)
-          .generatePrivate(new PKCS8EncodedKeySpec(der(pem, PRIVATE_LABEL)));
+      Key key =
+          KeyFactory.getInstance(ALGORITHM)
+              .generatePrivate(new PKCS8EncodedKeySpec(der(pem, PRIVATE_LABEL)));
       return (PrivateKey) key;
     } catch (GeneralSecurityException | IllegalArgumentException e) {
       throw new InvalidKeyException("not a PKCS#8 Ed25519 private key", e);
@@ -121,9 +125,13 @@ public final class Ed25519Keys {
   public static String toPem(Key key) {
     requireEd25519(key);
     String label = key instanceof PrivateKey ? PRIVATE_LABEL : PUBLIC_LABEL;
-    return "-----BEGIN " + label + "-----\n"
+    return "-----BEGIN "
+        + label
+        + "-----\n"
         + Base64.getMimeEncoder(64, new byte[] {'\n'}).encodeToString(key.getEncoded())
-        + "\n-----END " + label + "-----\n";
+        + "\n-----END "
+        + label
+        + "-----\n";
   }
 
   static void requireEd25519(Key key) {
@@ -132,10 +140,13 @@ public final class Ed25519Keys {
     }
     // EdDSA keys of the JDK report "EdDSA"; the curve is in their parameters.
     boolean edDsa = "EdDSA".equals(key.getAlgorithm()) || ALGORITHM.equals(key.getAlgorithm());
-    String curve = key instanceof java.security.interfaces.EdECKey ed ? ed.getParams().getName() : "";
+    String curve =
+        key instanceof java.security.interfaces.EdECKey ed ? ed.getParams().getName() : "";
     if (!edDsa || !ALGORITHM.equalsIgnoreCase(curve)) {
-      throw new IllegalArgumentException("expected an Ed25519 key, got " + key.getAlgorithm()
-          + (curve.isEmpty() ? "" : " (" + curve + ")"));
+      throw new IllegalArgumentException(
+          "expected an Ed25519 key, got "
+              + key.getAlgorithm()
+              + (curve.isEmpty() ? "" : " (" + curve + ")"));
     }
   }
 

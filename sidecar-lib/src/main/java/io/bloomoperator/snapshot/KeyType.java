@@ -5,8 +5,9 @@ import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.annotation.JsonValue;
 
 /**
- * How keys are funnelled into the filter. Each constant hashes exactly like the matching Guava funnel,
- * so a snapshot can be read back with {@code BloomFilter.readFrom(payload, keyType.guavaFunnel)}.
+ * How keys are funnelled into the filter. Each constant hashes exactly like the matching Guava
+ * funnel, so a snapshot can be read back with {@code BloomFilter.readFrom(payload,
+ * keyType.guavaFunnel)}.
  */
 public enum KeyType {
   /** UTF-8 strings: same bytes as {@code Funnels.stringFunnel(StandardCharsets.UTF_8)}. */

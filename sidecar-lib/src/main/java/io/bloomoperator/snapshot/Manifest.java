@@ -16,8 +16,8 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The manifest ConfigMap's {@code manifest.json}: which chunks make up a snapshot version and how to check
- * them. Readers trust nothing in a chunk until it matches this.
+ * The manifest ConfigMap's {@code manifest.json}: which chunks make up a snapshot version and how
+ * to check them. Readers trust nothing in a chunk until it matches this.
  *
  * @param format always {@link #FORMAT}; a reader refuses formats it does not know
  * @param version monotonically increasing snapshot version (part of the chunk names)
@@ -32,8 +32,20 @@ import java.util.List;
  * @param createdAt RFC 3339 timestamp, e.g. {@code 2025-01-31T12:00:00Z}
  * @param chunks the chunk ConfigMaps, in payload order
  */
-@JsonPropertyOrder({"format", "version", "filterName", "keyType", "numBits", "numHashFunctions",
-    "keyCount", "expectedFpp", "totalBytes", "sha256", "createdAt", "chunks"})
+@JsonPropertyOrder({
+  "format",
+  "version",
+  "filterName",
+  "keyType",
+  "numBits",
+  "numHashFunctions",
+  "keyCount",
+  "expectedFpp",
+  "totalBytes",
+  "sha256",
+  "createdAt",
+  "chunks"
+})
 public record Manifest(
     @JsonProperty("format") String format,
     @JsonProperty("version") long version,
@@ -53,14 +65,15 @@ public record Manifest(
 
   // Strict about what is there, lenient about what is not ours: newer writers may add fields, but a
   // missing or null field, or a fraction where an integer belongs, is a broken manifest.
-  private static final ObjectMapper MAPPER = JsonMapper.builder()
-      .disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
-      .enable(DeserializationFeature.FAIL_ON_MISSING_CREATOR_PROPERTIES)
-      .enable(DeserializationFeature.FAIL_ON_NULL_CREATOR_PROPERTIES)
-      .enable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES)
-      .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
-      .disable(DeserializationFeature.ACCEPT_FLOAT_AS_INT)
-      .build();
+  private static final ObjectMapper MAPPER =
+      JsonMapper.builder()
+          .disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
+          .enable(DeserializationFeature.FAIL_ON_MISSING_CREATOR_PROPERTIES)
+          .enable(DeserializationFeature.FAIL_ON_NULL_CREATOR_PROPERTIES)
+          .enable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES)
+          .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+          .disable(DeserializationFeature.ACCEPT_FLOAT_AS_INT)
+          .build();
 
   /** One chunk ConfigMap: its name, payload byte count and lower-case hex SHA-256. */
   public record ChunkRef(
@@ -74,23 +87,40 @@ public record Manifest(
   }
 
   /**
-   * Builds the manifest for a freshly encoded snapshot; chunk names come from {@link SnapshotNames}.
+   * Builds the manifest for a freshly encoded snapshot; chunk names come from {@link
+   * SnapshotNames}.
    *
    * @param keyCount keys put into {@code bits}; also used for {@link #expectedFpp()}
    * @param createdAt creation time, written with second precision as Kubernetes does
    */
-  public static Manifest of(String filterName, long version, BloomFilterBits bits, long keyCount,
-      SnapshotEncoder.Result encoded, Instant createdAt) {
+  public static Manifest of(
+      String filterName,
+      long version,
+      BloomFilterBits bits,
+      long keyCount,
+      SnapshotEncoder.Result encoded,
+      Instant createdAt) {
     List<ChunkRef> refs = new ArrayList<>(encoded.chunkCount());
     for (SnapshotEncoder.ChunkDigest chunk : encoded.chunks()) {
-      refs.add(new ChunkRef(SnapshotNames.chunkName(filterName, version, chunk.index()),
-          chunk.bytes(), chunk.sha256()));
+      refs.add(
+          new ChunkRef(
+              SnapshotNames.chunkName(filterName, version, chunk.index()),
+              chunk.bytes(),
+              chunk.sha256()));
     }
-    return new Manifest(FORMAT, version, filterName, bits.keyType(), bits.numBits(),
-        bits.numHashFunctions(), keyCount,
+    return new Manifest(
+        FORMAT,
+        version,
+        filterName,
+        bits.keyType(),
+        bits.numBits(),
+        bits.numHashFunctions(),
+        keyCount,
         BloomFilterSizing.expectedFpp(bits.numBits(), bits.numHashFunctions(), keyCount),
-        encoded.totalBytes(), encoded.sha256(),
-        DateTimeFormatter.ISO_INSTANT.format(createdAt.truncatedTo(ChronoUnit.SECONDS)), refs);
+        encoded.totalBytes(),
+        encoded.sha256(),
+        DateTimeFormatter.ISO_INSTANT.format(createdAt.truncatedTo(ChronoUnit.SECONDS)),
+        refs);
   }
 
   /** Number of 64-bit words ({@code numBits / 64}). */
@@ -110,8 +140,8 @@ public record Manifest(
   /**
    * Parses and {@linkplain #validate() validates} a manifest; unknown fields are ignored.
    *
-   * @throws SnapshotVerificationException if the JSON is malformed, a field is missing or null, or the
-   *     values are inconsistent
+   * @throws SnapshotVerificationException if the JSON is malformed, a field is missing or null, or
+   *     the values are inconsistent
    */
   public static Manifest fromJson(String json) throws SnapshotVerificationException {
     if (json == null || json.isBlank()) {
@@ -122,10 +152,11 @@ public record Manifest(
       manifest = MAPPER.readValue(json, Manifest.class);
     } catch (JsonMappingException e) {
       // Name the field: Jackson's own message often only names the Java type.
-      throw new SnapshotVerificationException("invalid manifest JSON at '" + path(e) + "': "
-          + e.getOriginalMessage(), e);
+      throw new SnapshotVerificationException(
+          "invalid manifest JSON at '" + path(e) + "': " + e.getOriginalMessage(), e);
     } catch (JsonProcessingException e) {
-      throw new SnapshotVerificationException("invalid manifest JSON: " + e.getOriginalMessage(), e);
+      throw new SnapshotVerificationException(
+          "invalid manifest JSON: " + e.getOriginalMessage(), e);
     }
     if (manifest == null) {
       throw new SnapshotVerificationException("manifest is JSON null");
@@ -153,8 +184,11 @@ public record Manifest(
       fail("keyType is missing");
     }
     if (numBits <= 0 || numBits % Long.SIZE != 0 || numBits > BloomFilterSizing.MAX_BITS) {
-      fail("numBits must be a positive multiple of 64 up to " + BloomFilterSizing.MAX_BITS + ", got "
-          + numBits);
+      fail(
+          "numBits must be a positive multiple of 64 up to "
+              + BloomFilterSizing.MAX_BITS
+              + ", got "
+              + numBits);
     }
     if (numHashFunctions < 1 || numHashFunctions > BloomFilterSizing.MAX_HASH_FUNCTIONS) {
       fail("numHashFunctions must be in 1..255, got " + numHashFunctions);
@@ -218,7 +252,7 @@ public record Manifest(
   }
 
   private void fail(String problem) throws SnapshotVerificationException {
-    throw new SnapshotVerificationException("manifest of '" + filterName + "' v" + version + ": "
-        + problem);
+    throw new SnapshotVerificationException(
+        "manifest of '" + filterName + "' v" + version + ": " + problem);
   }
 }

@@ -11,8 +11,8 @@ import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 
 /**
- * The manifest ConfigMap's {@code manifest.sig}: an Ed25519 signature over the exact
- * {@code manifest.json} text and the namespace it is published in.
+ * The manifest ConfigMap's {@code manifest.sig}: an Ed25519 signature over the exact {@code
+ * manifest.json} text and the namespace it is published in.
  *
  * <p>Signed bytes: {@code "bloomoperator.io/manifest-signature/v1\n" + namespace + "\n"} followed
  * by the UTF-8 bytes of {@code manifest.json}, unchanged. The namespace is part of the signed bytes
@@ -33,12 +33,13 @@ public record ManifestSignature(
   private static final byte[] CONTEXT =
       "bloomoperator.io/manifest-signature/v1\n".getBytes(StandardCharsets.US_ASCII);
 
-  private static final ObjectMapper MAPPER = JsonMapper.builder()
-      .disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
-      .enable(DeserializationFeature.FAIL_ON_MISSING_CREATOR_PROPERTIES)
-      .enable(DeserializationFeature.FAIL_ON_NULL_CREATOR_PROPERTIES)
-      .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
-      .build();
+  private static final ObjectMapper MAPPER =
+      JsonMapper.builder()
+          .disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
+          .enable(DeserializationFeature.FAIL_ON_MISSING_CREATOR_PROPERTIES)
+          .enable(DeserializationFeature.FAIL_ON_NULL_CREATOR_PROPERTIES)
+          .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+          .build();
 
   /** The bytes a signature covers for {@code manifestJson} published in {@code namespace}. */
   public static byte[] signedBytes(String namespace, String manifestJson) {
@@ -76,11 +77,17 @@ public record ManifestSignature(
       parsed = null;
     }
     if (parsed == null) {
-      throw new SnapshotRefusedException(Reason.BAD_SIGNATURE, "manifest.sig is not a signature record");
+      throw new SnapshotRefusedException(
+          Reason.BAD_SIGNATURE, "manifest.sig is not a signature record");
     }
     if (!Ed25519Keys.ALGORITHM.equals(parsed.algorithm())) {
-      throw new SnapshotRefusedException(Reason.BAD_SIGNATURE, "manifest.sig uses algorithm '"
-          + parsed.algorithm() + "', only " + Ed25519Keys.ALGORITHM + " is accepted");
+      throw new SnapshotRefusedException(
+          Reason.BAD_SIGNATURE,
+          "manifest.sig uses algorithm '"
+              + parsed.algorithm()
+              + "', only "
+              + Ed25519Keys.ALGORITHM
+              + " is accepted");
     }
     return parsed;
   }

@@ -5,7 +5,9 @@ import java.security.PrivateKey;
 import java.security.Signature;
 import java.util.Base64;
 
-/** Signs manifests with one Ed25519 private key (see {@link ManifestSignature} for what is signed). */
+/**
+ * Signs manifests with one Ed25519 private key (see {@link ManifestSignature} for what is signed).
+ */
 public final class ManifestSigner {
 
   private final PrivateKey privateKey;
@@ -27,14 +29,16 @@ public final class ManifestSigner {
     return keyId;
   }
 
-  /** The signature of {@code manifestJson} (exactly the text stored) published in {@code namespace}. */
+  /**
+   * The signature of {@code manifestJson} (exactly the text stored) published in {@code namespace}.
+   */
   public ManifestSignature sign(String namespace, String manifestJson) {
     try {
       Signature signature = Signature.getInstance(Ed25519Keys.ALGORITHM);
       signature.initSign(privateKey);
       signature.update(ManifestSignature.signedBytes(namespace, manifestJson));
-      return new ManifestSignature(Ed25519Keys.ALGORITHM, keyId,
-          Base64.getEncoder().encodeToString(signature.sign()));
+      return new ManifestSignature(
+          Ed25519Keys.ALGORITHM, keyId, Base64.getEncoder().encodeToString(signature.sign()));
     } catch (GeneralSecurityException e) {
       throw new IllegalStateException("Ed25519 signing failed", e);
     }

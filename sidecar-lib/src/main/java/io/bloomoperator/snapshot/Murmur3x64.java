@@ -10,10 +10,10 @@ import java.nio.charset.StandardCharsets;
  * {@code Funnels.stringFunnel(UTF_8)} and {@code Funnels.longFunnel()} keys.
  *
  * <p>The hot entry points ({@link #hashLong(long, Hash128Consumer)}, {@link #hashString(String,
- * Hash128Consumer)}) hand the result to a {@link Hash128Consumer} so nothing is allocated per key. ASCII
- * strings are hashed straight from their chars (their UTF-8 bytes are the chars); any other string falls
- * back to {@code String.getBytes(UTF_8)}, which is exactly what Guava's funnel hashes (unpaired
- * surrogates become '?').
+ * Hash128Consumer)}) hand the result to a {@link Hash128Consumer} so nothing is allocated per key.
+ * ASCII strings are hashed straight from their chars (their UTF-8 bytes are the chars); any other
+ * string falls back to {@code String.getBytes(UTF_8)}, which is exactly what Guava's funnel hashes
+ * (unpaired surrogates become '?').
  */
 final class Murmur3x64 {
 
@@ -24,7 +24,9 @@ final class Murmur3x64 {
   private static final VarHandle LONG_LE =
       MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
 
-  /** Marks "a char was not ASCII": impossible as a real block since ASCII bytes never set bit 63. */
+  /**
+   * Marks "a char was not ASCII": impossible as a real block since ASCII bytes never set bit 63.
+   */
   private static final long NOT_ASCII = -1L;
 
   private Murmur3x64() {}
@@ -79,7 +81,8 @@ final class Murmur3x64 {
   /** Hashes a string as {@code Funnels.stringFunnel(StandardCharsets.UTF_8)} does. */
   static boolean hashString(String s, Hash128Consumer consumer) {
     // ASCII fast path: the UTF-8 bytes are the chars, so read them directly instead of encoding.
-    // Any non-ASCII block aborts to the exact (allocating) encoder; the work done so far is discarded.
+    // Any non-ASCII block aborts to the exact (allocating) encoder; the work done so far is
+    // discarded.
     final int len = s.length();
     long h1 = 0;
     long h2 = 0;

@@ -4,7 +4,9 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
 
-/** SHA-256 helpers; every Java runtime must provide SHA-256, so its absence is a bug, not an input. */
+/**
+ * SHA-256 helpers; every Java runtime must provide SHA-256, so its absence is a bug, not an input.
+ */
 final class Sha256 {
 
   private static final HexFormat HEX = HexFormat.of();

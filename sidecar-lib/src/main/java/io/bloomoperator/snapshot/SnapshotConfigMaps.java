@@ -12,8 +12,8 @@ import java.util.Map;
 /**
  * The snapshot's Kubernetes objects, as docs/snapshot-protocol.md lays them out: a chunk of payload
  * bytes to and from its ConfigMap, a manifest (with its optional signature and the writer's
- * bookkeeping annotations) to and from the manifest ConfigMap. Every writer (the operator, its
- * CLI, test publishers) and every reader (sidecar-lib, the CLI) goes through here, so the layout is
+ * bookkeeping annotations) to and from the manifest ConfigMap. Every writer (the operator, its CLI,
+ * test publishers) and every reader (sidecar-lib, the CLI) goes through here, so the layout is
  * written down once; names and labels come from {@link SnapshotNames}.
  *
  * <p>Objects are returned without ownerReferences or resourceVersion: those belong to the writer
@@ -23,14 +23,19 @@ public final class SnapshotConfigMaps {
 
   /** Annotation: the version the current one replaced, kept for the grace period. */
   public static final String ANNOTATION_PREVIOUS_VERSION = "bloomoperator.io/previous-version";
+
   /** Annotation: how many chunks the previous version has, so they can be deleted by name. */
   public static final String ANNOTATION_PREVIOUS_CHUNKS = "bloomoperator.io/previous-chunks";
+
   /** Annotation: when the current version replaced the previous one (RFC 3339). */
   public static final String ANNOTATION_SUPERSEDED_AT = "bloomoperator.io/superseded-at";
+
   /** Annotation: change token of the source content the published version was built from. */
   public static final String ANNOTATION_SOURCE_TOKEN = "bloomoperator.io/source-token";
+
   /** Annotation: the BloomFilter generation (spec) the published version was built for. */
   public static final String ANNOTATION_SPEC_GENERATION = "bloomoperator.io/spec-generation";
+
   /** Annotation: when the last build that produced or confirmed this version finished. */
   public static final String ANNOTATION_BUILT_AT = "bloomoperator.io/built-at";
 
@@ -53,26 +58,26 @@ public final class SnapshotConfigMaps {
    * {@code data} in {@code binaryData.chunk} (binaryData, not data: the API server's object limit
    * counts decoded bytes).
    */
-  public static ConfigMap chunk(String namespace, String filterName, long version, int index,
-      byte[] data, int length) {
+  public static ConfigMap chunk(
+      String namespace, String filterName, long version, int index, byte[] data, int length) {
     byte[] bytes = length == data.length ? data : Arrays.copyOf(data, length);
     return new ConfigMapBuilder()
         .withNewMetadata()
-          .withName(SnapshotNames.chunkName(filterName, version, index))
-          .withNamespace(namespace)
-          .withLabels(SnapshotNames.chunkLabels(filterName, version))
+        .withName(SnapshotNames.chunkName(filterName, version, index))
+        .withNamespace(namespace)
+        .withLabels(SnapshotNames.chunkLabels(filterName, version))
         .endMetadata()
         .withImmutable(true)
-        .withBinaryData(Map.of(SnapshotNames.CHUNK_DATA_KEY,
-            Base64.getEncoder().encodeToString(bytes)))
+        .withBinaryData(
+            Map.of(SnapshotNames.CHUNK_DATA_KEY, Base64.getEncoder().encodeToString(bytes)))
         .build();
   }
 
   /**
-   * The bytes of a chunk ConfigMap the manifest announces as {@code expectedBytes} long. The
-   * Base64 length is checked before decoding, so a replaced chunk cannot make a reader allocate
-   * more than the manifest announced (which the reader's limits already bounded); size and digest
-   * are still the decoder's to check.
+   * The bytes of a chunk ConfigMap the manifest announces as {@code expectedBytes} long. The Base64
+   * length is checked before decoding, so a replaced chunk cannot make a reader allocate more than
+   * the manifest announced (which the reader's limits already bounded); size and digest are still
+   * the decoder's to check.
    *
    * @param where names the chunk in messages, e.g. {@code "chunk ConfigMap ns/name"}
    * @throws IOException if the binaryData key is missing, has another length or is not Base64
@@ -82,13 +87,21 @@ public final class SnapshotConfigMaps {
     Map<String, String> binaryData = chunk.getBinaryData();
     String base64 = binaryData == null ? null : binaryData.get(SnapshotNames.CHUNK_DATA_KEY);
     if (base64 == null) {
-      throw new IOException(where + " has no binaryData key '" + SnapshotNames.CHUNK_DATA_KEY
-          + "'");
+      throw new IOException(
+          where + " has no binaryData key '" + SnapshotNames.CHUNK_DATA_KEY + "'");
     }
     long expectedLength = 4L * ((expectedBytes + 2L) / 3);
     if (base64.length() != expectedLength) {
-      throw new IOException(where + " holds " + base64.length() + " base64 characters, the "
-          + "manifest announces " + expectedBytes + " bytes (" + expectedLength + " characters)");
+      throw new IOException(
+          where
+              + " holds "
+              + base64.length()
+              + " base64 characters, the "
+              + "manifest announces "
+              + expectedBytes
+              + " bytes ("
+              + expectedLength
+              + " characters)");
     }
     try {
       return Base64.getDecoder().decode(base64);
@@ -98,16 +111,16 @@ public final class SnapshotConfigMaps {
   }
 
   /**
-   * Reads chunks of {@code namespace} from the API server for
-   * {@link SnapshotDecoder#decode(Manifest, SnapshotDecoder.ChunkSource)}: one GET by name per
-   * chunk (never a list: each holds up to 1 MiB), a missing chunk as null (the decoder reports it),
-   * the bytes through {@link #chunkBytes}.
+   * Reads chunks of {@code namespace} from the API server for {@link
+   * SnapshotDecoder#decode(Manifest, SnapshotDecoder.ChunkSource)}: one GET by name per chunk
+   * (never a list: each holds up to 1 MiB), a missing chunk as null (the decoder reports it), the
+   * bytes through {@link #chunkBytes}.
    */
-  public static SnapshotDecoder.ChunkSource chunkSource(KubernetesClient client,
-      String namespace) {
+  public static SnapshotDecoder.ChunkSource chunkSource(KubernetesClient client, String namespace) {
     return (index, ref) -> {
       ConfigMap chunk = client.configMaps().inNamespace(namespace).withName(ref.name()).get();
-      return chunk == null ? null
+      return chunk == null
+          ? null
           : chunkBytes(chunk, ref.bytes(), "chunk ConfigMap " + namespace + "/" + ref.name());
     };
   }
@@ -119,41 +132,50 @@ public final class SnapshotConfigMaps {
    * content), with {@value SnapshotNames#MANIFEST_DATA_KEY} and, when {@code signer} is not null,
    * {@value SnapshotNames#SIGNATURE_DATA_KEY} over exactly that text and {@code namespace}.
    *
-   * @param annotations the bookkeeping annotations (see {@link #putBuildRecord},
-   *     {@link #putSuperseded}); null or empty for none
+   * @param annotations the bookkeeping annotations (see {@link #putBuildRecord}, {@link
+   *     #putSuperseded}); null or empty for none
    */
-  public static ConfigMap manifest(String namespace, Manifest manifest, ManifestSigner signer,
-      Map<String, String> annotations) {
+  public static ConfigMap manifest(
+      String namespace, Manifest manifest, ManifestSigner signer, Map<String, String> annotations) {
     String json = manifest.toJson();
-    return manifest(namespace, manifest.filterName(), json,
-        signer == null ? null : signer.sign(namespace, json).toData(), annotations);
+    return manifest(
+        namespace,
+        manifest.filterName(),
+        json,
+        signer == null ? null : signer.sign(namespace, json).toData(),
+        annotations);
   }
 
   /**
-   * The manifest ConfigMap of {@code filterName} holding exactly {@code json} and
-   * {@code signature}: for whoever must store a given text (a re-signed or a forged manifest).
+   * The manifest ConfigMap of {@code filterName} holding exactly {@code json} and {@code
+   * signature}: for whoever must store a given text (a re-signed or a forged manifest).
    *
    * @param signature the {@value SnapshotNames#SIGNATURE_DATA_KEY} value, or null for none
    * @param annotations the bookkeeping annotations; null or empty for none
    */
-  public static ConfigMap manifest(String namespace, String filterName, String json,
-      String signature, Map<String, String> annotations) {
-    Map<String, String> data = signature == null ? Map.of(SnapshotNames.MANIFEST_DATA_KEY, json)
-        : Map.of(SnapshotNames.MANIFEST_DATA_KEY, json, SnapshotNames.SIGNATURE_DATA_KEY, signature);
+  public static ConfigMap manifest(
+      String namespace,
+      String filterName,
+      String json,
+      String signature,
+      Map<String, String> annotations) {
+    Map<String, String> data =
+        signature == null
+            ? Map.of(SnapshotNames.MANIFEST_DATA_KEY, json)
+            : Map.of(
+                SnapshotNames.MANIFEST_DATA_KEY, json, SnapshotNames.SIGNATURE_DATA_KEY, signature);
     return new ConfigMapBuilder()
         .withNewMetadata()
-          .withName(SnapshotNames.manifestName(filterName))
-          .withNamespace(namespace)
-          .withLabels(SnapshotNames.manifestLabels(filterName))
-          .withAnnotations(annotations == null || annotations.isEmpty() ? null : annotations)
+        .withName(SnapshotNames.manifestName(filterName))
+        .withNamespace(namespace)
+        .withLabels(SnapshotNames.manifestLabels(filterName))
+        .withAnnotations(annotations == null || annotations.isEmpty() ? null : annotations)
         .endMetadata()
         .withData(data)
         .build();
   }
 
-  /**
-   * The manifest JSON text of a manifest ConfigMap, or null when it has none (not a manifest).
-   */
+  /** The manifest JSON text of a manifest ConfigMap, or null when it has none (not a manifest). */
   public static String manifestJson(ConfigMap configMap) {
     Map<String, String> data = configMap.getData();
     return data == null ? null : data.get(SnapshotNames.MANIFEST_DATA_KEY);
@@ -168,26 +190,31 @@ public final class SnapshotConfigMaps {
   /**
    * Parses a manifest ConfigMap. Nothing is checked against a reader's limits or keys here.
    *
-   * @throws SnapshotVerificationException if {@value SnapshotNames#MANIFEST_DATA_KEY} is missing
-   *     or is not a valid manifest
+   * @throws SnapshotVerificationException if {@value SnapshotNames#MANIFEST_DATA_KEY} is missing or
+   *     is not a valid manifest
    */
   public static StoredManifest readManifest(ConfigMap configMap)
       throws SnapshotVerificationException {
     String json = manifestJson(configMap);
     if (json == null) {
-      throw new SnapshotVerificationException("ConfigMap "
-          + configMap.getMetadata().getNamespace() + "/" + configMap.getMetadata().getName()
-          + " has no data key '" + SnapshotNames.MANIFEST_DATA_KEY + "'");
+      throw new SnapshotVerificationException(
+          "ConfigMap "
+              + configMap.getMetadata().getNamespace()
+              + "/"
+              + configMap.getMetadata().getName()
+              + " has no data key '"
+              + SnapshotNames.MANIFEST_DATA_KEY
+              + "'");
     }
     return new StoredManifest(Manifest.fromJson(json), json, signatureData(configMap));
   }
 
   /**
-   * Records in {@code annotations} what a build was made from; a null {@code sourceToken} removes
-   * a recorded one.
+   * Records in {@code annotations} what a build was made from; a null {@code sourceToken} removes a
+   * recorded one.
    */
-  public static void putBuildRecord(Map<String, String> annotations, String sourceToken,
-      long specGeneration, Instant builtAt) {
+  public static void putBuildRecord(
+      Map<String, String> annotations, String sourceToken, long specGeneration, Instant builtAt) {
     if (sourceToken != null) {
       annotations.put(ANNOTATION_SOURCE_TOKEN, sourceToken);
     } else {
@@ -201,8 +228,7 @@ public final class SnapshotConfigMaps {
    * Records in {@code annotations} that {@code previous} was superseded at {@code at}, so its
    * chunks can be deleted by name once the grace period is over.
    */
-  public static void putSuperseded(Map<String, String> annotations, Manifest previous,
-      Instant at) {
+  public static void putSuperseded(Map<String, String> annotations, Manifest previous, Instant at) {
     annotations.put(ANNOTATION_PREVIOUS_VERSION, Long.toString(previous.version()));
     annotations.put(ANNOTATION_PREVIOUS_CHUNKS, Integer.toString(previous.chunks().size()));
     annotations.put(ANNOTATION_SUPERSEDED_AT, at.toString());

@@ -3,25 +3,25 @@ package io.bloomoperator.snapshot;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.security.MessageDigest;
+import java.util.Iterator;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.Executors;
-import java.util.Iterator;
-import java.util.List;
 
 /**
  * Reads a chunked snapshot back into a {@link BloomFilterBits}, verifying it on the way.
  *
- * <p>Chunks are pulled one at a time, so a reader holds at most its current filter, the new filter's
- * words and one chunk. For every chunk, in order: its size and SHA-256 must match the manifest before a
- * byte of it is used; the 6-byte header (wherever the chunk boundaries cut it) must match the manifest's
- * strategy, numHashFunctions and numBits; finally the SHA-256 of the whole payload must match. Words are
- * copied with bulk big-endian {@code LongBuffer} transfers; a word split across two chunks is stitched
- * from a small carry.
+ * <p>Chunks are pulled one at a time, so a reader holds at most its current filter, the new
+ * filter's words and one chunk. For every chunk, in order: its size and SHA-256 must match the
+ * manifest before a byte of it is used; the 6-byte header (wherever the chunk boundaries cut it)
+ * must match the manifest's strategy, numHashFunctions and numBits; finally the SHA-256 of the
+ * whole payload must match. Words are copied with bulk big-endian {@code LongBuffer} transfers; a
+ * word split across two chunks is stitched from a small carry.
  *
  * <p>The words array is allocated as soon as chunk 0's header matches the manifest, i.e. at the
- * manifest's numBits: callers that read manifests written by others check them with
- * {@link SnapshotLimits#check} first, as sidecar-lib and the CLI do.
+ * manifest's numBits: callers that read manifests written by others check them with {@link
+ * SnapshotLimits#check} first, as sidecar-lib and the CLI do.
  */
 public final class SnapshotDecoder {
 
@@ -36,8 +36,9 @@ public final class SnapshotDecoder {
   /**
    * Decodes and verifies a snapshot, loading chunks on demand.
    *
-   * @throws SnapshotVerificationException if the manifest is invalid, a chunk is missing, has the wrong
-   *     size or digest, the header disagrees with the manifest, or the total digest does not match
+   * @throws SnapshotVerificationException if the manifest is invalid, a chunk is missing, has the
+   *     wrong size or digest, the header disagrees with the manifest, or the total digest does not
+   *     match
    * @throws IOException whatever {@code source} throws
    */
   public static BloomFilterBits decode(Manifest manifest, ChunkSource source)
@@ -54,8 +55,8 @@ public final class SnapshotDecoder {
   /**
    * Decodes and verifies a snapshot whose chunks arrive in manifest order from {@code chunks}.
    *
-   * @throws SnapshotVerificationException as {@link #decode(Manifest, ChunkSource)}, and also if the
-   *     iterator yields fewer or more chunks than the manifest lists
+   * @throws SnapshotVerificationException as {@link #decode(Manifest, ChunkSource)}, and also if
+   *     the iterator yields fewer or more chunks than the manifest lists
    */
   public static BloomFilterBits decode(Manifest manifest, Iterator<byte[]> chunks)
       throws SnapshotVerificationException {
@@ -73,10 +74,11 @@ public final class SnapshotDecoder {
   }
 
   /**
-   * Parses a whole Guava {@code writeTo} payload without any manifest or digest checks (for tools, tests
-   * and benchmarks; readers of published snapshots use {@link #decode}).
+   * Parses a whole Guava {@code writeTo} payload without any manifest or digest checks (for tools,
+   * tests and benchmarks; readers of published snapshots use {@link #decode}).
    *
-   * @throws SnapshotVerificationException if the payload is not a well-formed MURMUR128_MITZ_64 filter
+   * @throws SnapshotVerificationException if the payload is not a well-formed MURMUR128_MITZ_64
+   *     filter
    */
   public static BloomFilterBits decodePayload(byte[] payload, KeyType keyType)
       throws SnapshotVerificationException {
@@ -90,8 +92,14 @@ public final class SnapshotDecoder {
     int numLongs = header.getInt();
     long expectedLength = SnapshotEncoder.HEADER_BYTES + (long) numLongs * Long.BYTES;
     if (numLongs < 1 || payload.length != expectedLength) {
-      throw new SnapshotVerificationException("header says " + numLongs + " words ("
-          + expectedLength + " bytes) but the payload is " + payload.length + " bytes");
+      throw new SnapshotVerificationException(
+          "header says "
+              + numLongs
+              + " words ("
+              + expectedLength
+              + " bytes) but the payload is "
+              + payload.length
+              + " bytes");
     }
     PayloadParser parser = new PayloadParser(keyType, strategy, k, numLongs);
     parser.accept(payload, 0, payload.length);
@@ -99,11 +107,13 @@ public final class SnapshotDecoder {
   }
 
   /** One daemon thread for total digests, shared by all decoders of the JVM. */
-  private static final Executor DIGESTS = Executors.newSingleThreadExecutor(r -> {
-    Thread t = new Thread(r, "bloom-snapshot-digest");
-    t.setDaemon(true);
-    return t;
-  });
+  private static final Executor DIGESTS =
+      Executors.newSingleThreadExecutor(
+          r -> {
+            Thread t = new Thread(r, "bloom-snapshot-digest");
+            t.setDaemon(true);
+            return t;
+          });
 
   /** Checks chunk sizes and digests against the manifest and feeds verified bytes to the parser. */
   private static final class Verifier {
@@ -114,8 +124,12 @@ public final class SnapshotDecoder {
 
     Verifier(Manifest manifest) {
       this.manifest = manifest;
-      this.parser = new PayloadParser(manifest.keyType(), SnapshotEncoder.STRATEGY_MURMUR128_MITZ_64,
-          manifest.numHashFunctions(), manifest.numLongs());
+      this.parser =
+          new PayloadParser(
+              manifest.keyType(),
+              SnapshotEncoder.STRATEGY_MURMUR128_MITZ_64,
+              manifest.numHashFunctions(),
+              manifest.numLongs());
     }
 
     void accept(int index, byte[] data) throws SnapshotVerificationException {
@@ -125,20 +139,22 @@ public final class SnapshotDecoder {
         throw new SnapshotVerificationException(where + " is missing", index);
       }
       if (data.length != ref.bytes()) {
-        throw new SnapshotVerificationException(where + ": size mismatch: manifest says " + ref.bytes()
-            + " bytes, got " + data.length, index);
+        throw new SnapshotVerificationException(
+            where + ": size mismatch: manifest says " + ref.bytes() + " bytes, got " + data.length,
+            index);
       }
       // The total digest runs on another core while this one checks the chunk's own digest and
       // decodes it: SHA-256 dominates a verified load, and both passes read the same array.
       // Waiting for it before returning keeps at most one chunk in flight.
-      CompletableFuture<Void> total = CompletableFuture.runAsync(() -> totalDigest.update(data),
-          DIGESTS);
+      CompletableFuture<Void> total =
+          CompletableFuture.runAsync(() -> totalDigest.update(data), DIGESTS);
       try {
         chunkDigest.update(data);
         String actual = Sha256.hex(chunkDigest);
         if (!actual.equalsIgnoreCase(ref.sha256())) {
-          throw new SnapshotVerificationException(where + ": sha256 mismatch: manifest says "
-              + ref.sha256() + ", computed " + actual, index);
+          throw new SnapshotVerificationException(
+              where + ": sha256 mismatch: manifest says " + ref.sha256() + ", computed " + actual,
+              index);
         }
         try {
           parser.accept(data, 0, data.length);
@@ -153,9 +169,14 @@ public final class SnapshotDecoder {
     BloomFilterBits finish() throws SnapshotVerificationException {
       String actual = Sha256.hex(totalDigest);
       if (!actual.equalsIgnoreCase(manifest.sha256())) {
-        throw new SnapshotVerificationException("payload sha256 mismatch: manifest says "
-            + manifest.sha256() + ", computed " + actual + " over all " + manifest.chunks().size()
-            + " chunks");
+        throw new SnapshotVerificationException(
+            "payload sha256 mismatch: manifest says "
+                + manifest.sha256()
+                + ", computed "
+                + actual
+                + " over all "
+                + manifest.chunks().size()
+                + " chunks");
       }
       return parser.finish();
     }
@@ -213,7 +234,8 @@ public final class SnapshotDecoder {
       int count = (end - pos) / Long.BYTES;
       if (count > 0) {
         storeWords(count);
-        // Bulk big-endian copy (an intrinsic byte-swapping memcpy), not DataInputStream's 8 reads/word.
+        // Bulk big-endian copy (an intrinsic byte-swapping memcpy), not DataInputStream's 8
+        // reads/word.
         ByteBuffer.wrap(data, pos, count * Long.BYTES).asLongBuffer().get(words, wordCount, count);
         wordCount += count;
         pos += count * Long.BYTES;
@@ -230,8 +252,14 @@ public final class SnapshotDecoder {
             "payload ended after " + headerFilled + " bytes, inside the 6-byte header");
       }
       if (wordCount != expectedNumLongs || carryBytes != 0) {
-        throw new SnapshotVerificationException("payload ended after " + wordCount + " words and "
-            + carryBytes + " bytes, expected " + expectedNumLongs + " words");
+        throw new SnapshotVerificationException(
+            "payload ended after "
+                + wordCount
+                + " words and "
+                + carryBytes
+                + " bytes, expected "
+                + expectedNumLongs
+                + " words");
       }
       return BloomFilterBits.wrap(keyType, expectedK, words);
     }
@@ -242,17 +270,28 @@ public final class SnapshotDecoder {
       int k = h.get() & 0xFF;
       int numLongs = h.getInt();
       if (strategy != expectedStrategy) {
-        throw new SnapshotVerificationException("header strategy ordinal is " + strategy
-            + ", expected " + expectedStrategy + " (MURMUR128_MITZ_64)");
+        throw new SnapshotVerificationException(
+            "header strategy ordinal is "
+                + strategy
+                + ", expected "
+                + expectedStrategy
+                + " (MURMUR128_MITZ_64)");
       }
       if (k != expectedK) {
-        throw new SnapshotVerificationException("header numHashFunctions is " + k
-            + " but the manifest says " + expectedK);
+        throw new SnapshotVerificationException(
+            "header numHashFunctions is " + k + " but the manifest says " + expectedK);
       }
       if (numLongs != expectedNumLongs) {
-        throw new SnapshotVerificationException("header numLongs is " + numLongs + " ("
-            + ((long) numLongs * Long.SIZE) + " bits) but the manifest says " + expectedNumLongs
-            + " (" + ((long) expectedNumLongs * Long.SIZE) + " bits)");
+        throw new SnapshotVerificationException(
+            "header numLongs is "
+                + numLongs
+                + " ("
+                + ((long) numLongs * Long.SIZE)
+                + " bits) but the manifest says "
+                + expectedNumLongs
+                + " ("
+                + ((long) expectedNumLongs * Long.SIZE)
+                + " bits)");
       }
       if (k < 1) {
         throw new SnapshotVerificationException("header numHashFunctions is 0");

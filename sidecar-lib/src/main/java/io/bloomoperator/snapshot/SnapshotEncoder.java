@@ -21,9 +21,10 @@ import java.util.List;
  *   long[] numLongs words
  * </pre>
  *
- * <p>The payload is never materialised: one chunk-sized buffer is filled with bulk transfers from the
- * filter's words, handed to the consumer, and reused, so a 100 MB filter costs one chunk of extra memory.
- * Chunk boundaries need not fall on word boundaries (the header is 6 bytes, the chunk size arbitrary).
+ * <p>The payload is never materialised: one chunk-sized buffer is filled with bulk transfers from
+ * the filter's words, handed to the consumer, and reused, so a 100 MB filter costs one chunk of
+ * extra memory. Chunk boundaries need not fall on word boundaries (the header is 6 bytes, the chunk
+ * size arbitrary).
  */
 public final class SnapshotEncoder {
 
@@ -77,7 +78,8 @@ public final class SnapshotEncoder {
   }
 
   /**
-   * Serializes {@code bits} into consecutive chunks of {@code chunkSize} bytes (the last may be shorter).
+   * Serializes {@code bits} into consecutive chunks of {@code chunkSize} bytes (the last may be
+   * shorter).
    *
    * @throws IOException whatever the consumer throws; encoding stops there
    */
@@ -103,7 +105,8 @@ public final class SnapshotEncoder {
 
   /** The whole payload in one array: for tests, tools and small filters. */
   public static byte[] toByteArray(BloomFilterBits bits) {
-    ByteArrayOutputStream out = new ByteArrayOutputStream((int) Math.min(payloadSize(bits), 1 << 30));
+    ByteArrayOutputStream out =
+        new ByteArrayOutputStream((int) Math.min(payloadSize(bits), 1 << 30));
     try {
       writeTo(bits, out);
     } catch (IOException e) {

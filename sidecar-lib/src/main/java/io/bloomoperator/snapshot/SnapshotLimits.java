@@ -29,11 +29,16 @@ public record SnapshotLimits(long maxTotalBytes, int maxChunks) {
   public static final long FORMAT_MAX_BYTES =
       SnapshotEncoder.HEADER_BYTES + BloomFilterSizing.MAX_BITS / Byte.SIZE;
 
-  /** @throws IllegalArgumentException if a limit is not positive */
+  /**
+   * @throws IllegalArgumentException if a limit is not positive
+   */
   public SnapshotLimits {
     if (maxTotalBytes < 1 || maxChunks < 1) {
-      throw new IllegalArgumentException("limits must be positive, got maxTotalBytes "
-          + maxTotalBytes + ", maxChunks " + maxChunks);
+      throw new IllegalArgumentException(
+          "limits must be positive, got maxTotalBytes "
+              + maxTotalBytes
+              + ", maxChunks "
+              + maxChunks);
     }
   }
 
@@ -47,8 +52,8 @@ public record SnapshotLimits(long maxTotalBytes, int maxChunks) {
 
   /** A quarter of {@code maxHeapBytes} (at most {@link #FORMAT_MAX_BYTES}); default chunk count. */
   public static SnapshotLimits forHeap(long maxHeapBytes) {
-    return new SnapshotLimits(Math.max(1, Math.min(FORMAT_MAX_BYTES, maxHeapBytes / 4)),
-        DEFAULT_MAX_CHUNKS);
+    return new SnapshotLimits(
+        Math.max(1, Math.min(FORMAT_MAX_BYTES, maxHeapBytes / 4)), DEFAULT_MAX_CHUNKS);
   }
 
   /** The same chunk count limit with another total size limit. */
@@ -73,30 +78,58 @@ public record SnapshotLimits(long maxTotalBytes, int maxChunks) {
   public void check(Manifest manifest, String filterName) throws SnapshotRefusedException {
     String what = "manifest of '" + manifest.filterName() + "' v" + manifest.version();
     if (!filterName.equals(manifest.filterName())) {
-      throw new SnapshotRefusedException(Reason.WRONG_FILTER, what + " is for filter '"
-          + manifest.filterName() + "', expected '" + filterName + "'");
+      throw new SnapshotRefusedException(
+          Reason.WRONG_FILTER,
+          what + " is for filter '" + manifest.filterName() + "', expected '" + filterName + "'");
     }
-    if (manifest.totalBytes() > maxTotalBytes
-        || manifest.numBits() / Byte.SIZE > maxTotalBytes) {
-      throw new SnapshotRefusedException(Reason.TOO_LARGE, what + " announces " + manifest.totalBytes()
-          + " bytes (numBits " + manifest.numBits() + "), more than this reader's limit of "
-          + maxTotalBytes + " bytes");
+    if (manifest.totalBytes() > maxTotalBytes || manifest.numBits() / Byte.SIZE > maxTotalBytes) {
+      throw new SnapshotRefusedException(
+          Reason.TOO_LARGE,
+          what
+              + " announces "
+              + manifest.totalBytes()
+              + " bytes (numBits "
+              + manifest.numBits()
+              + "), more than this reader's limit of "
+              + maxTotalBytes
+              + " bytes");
     }
     List<Manifest.ChunkRef> chunks = manifest.chunks();
     if (chunks.size() > maxChunks) {
-      throw new SnapshotRefusedException(Reason.TOO_LARGE, what + " lists " + chunks.size()
-          + " chunks, more than this reader's limit of " + maxChunks);
+      throw new SnapshotRefusedException(
+          Reason.TOO_LARGE,
+          what
+              + " lists "
+              + chunks.size()
+              + " chunks, more than this reader's limit of "
+              + maxChunks);
     }
     for (int i = 0; i < chunks.size(); i++) {
       Manifest.ChunkRef chunk = chunks.get(i);
       if (chunk.bytes() > MAX_CHUNK_BYTES) {
-        throw new SnapshotRefusedException(Reason.TOO_LARGE, what + ": chunk " + i + " announces "
-            + chunk.bytes() + " bytes, more than a ConfigMap holds (" + MAX_CHUNK_BYTES + ")");
+        throw new SnapshotRefusedException(
+            Reason.TOO_LARGE,
+            what
+                + ": chunk "
+                + i
+                + " announces "
+                + chunk.bytes()
+                + " bytes, more than a ConfigMap holds ("
+                + MAX_CHUNK_BYTES
+                + ")");
       }
       String expected = SnapshotNames.chunkName(filterName, manifest.version(), i);
       if (!expected.equals(chunk.name())) {
-        throw new SnapshotRefusedException(Reason.FOREIGN_CHUNK, what + ": chunk " + i
-            + " is named '" + chunk.name() + "', expected '" + expected + "'");
+        throw new SnapshotRefusedException(
+            Reason.FOREIGN_CHUNK,
+            what
+                + ": chunk "
+                + i
+                + " is named '"
+                + chunk.name()
+                + "', expected '"
+                + expected
+                + "'");
       }
     }
   }

@@ -5,30 +5,33 @@ import java.util.HexFormat;
 import java.util.Map;
 
 /**
- * Names, data keys and labels of the snapshot ConfigMaps, shared by the operator (writer) and the library
- * (reader) so they cannot drift apart.
+ * Names, data keys and labels of the snapshot ConfigMaps, shared by the operator (writer) and the
+ * library (reader) so they cannot drift apart.
  *
  * <ul>
- *   <li>manifest: {@code <filter>-bloom}, data key {@value #MANIFEST_DATA_KEY} (and
- *       {@value #SIGNATURE_DATA_KEY} when signed)
+ *   <li>manifest: {@code <filter>-bloom}, data key {@value #MANIFEST_DATA_KEY} (and {@value
+ *       #SIGNATURE_DATA_KEY} when signed)
  *   <li>chunk: {@code <filter>-bloom-v<version>-<index>}, binaryData key {@value #CHUNK_DATA_KEY}
  * </ul>
  *
- * <p>Object names may be 253 characters and label values 63. A filter name long enough to overflow either
- * is cut and suffixed with {@code -<8 hex digits of SHA-256(filter name)>}, so two long names that share a
- * prefix still map to different objects and label values.
+ * <p>Object names may be 253 characters and label values 63. A filter name long enough to overflow
+ * either is cut and suffixed with {@code -<8 hex digits of SHA-256(filter name)>}, so two long
+ * names that share a prefix still map to different objects and label values.
  */
 public final class SnapshotNames {
 
   /** Kubernetes object names (DNS subdomains) are at most this long. */
   public static final int MAX_NAME_LENGTH = 253;
+
   /** Kubernetes label values are at most this long. */
   public static final int MAX_LABEL_VALUE_LENGTH = 63;
 
   public static final String MANIFEST_SUFFIX = "-bloom";
   public static final String MANIFEST_DATA_KEY = "manifest.json";
+
   /** Data key of the manifest ConfigMap holding the {@link ManifestSignature}, when signed. */
   public static final String SIGNATURE_DATA_KEY = "manifest.sig";
+
   public static final String CHUNK_DATA_KEY = "chunk";
 
   public static final String LABEL_MANAGED_BY = "app.kubernetes.io/managed-by";
@@ -51,31 +54,52 @@ public final class SnapshotNames {
   /** {@code <filter>-bloom-v<version>-<index>}, shortened with a hash if it would exceed 253. */
   public static String chunkName(String filterName, long version, int index) {
     if (version < 0 || index < 0) {
-      throw new IllegalArgumentException("version and index must be >= 0, got " + version + ", " + index);
+      throw new IllegalArgumentException(
+          "version and index must be >= 0, got " + version + ", " + index);
     }
     return withSuffix(filterName, MANIFEST_SUFFIX + "-v" + version + "-" + index, MAX_NAME_LENGTH);
   }
 
-  /** The {@value #LABEL_FILTER} value: the filter name, or its first part plus a hash if over 63. */
+  /**
+   * The {@value #LABEL_FILTER} value: the filter name, or its first part plus a hash if over 63.
+   */
   public static String filterLabelValue(String filterName) {
     return withSuffix(filterName, "", MAX_LABEL_VALUE_LENGTH);
   }
 
   /** Labels of the manifest ConfigMap. */
   public static Map<String, String> manifestLabels(String filterName) {
-    return Map.of(LABEL_MANAGED_BY, MANAGED_BY, LABEL_FILTER, filterLabelValue(filterName),
-        LABEL_ROLE, ROLE_MANIFEST);
+    return Map.of(
+        LABEL_MANAGED_BY,
+        MANAGED_BY,
+        LABEL_FILTER,
+        filterLabelValue(filterName),
+        LABEL_ROLE,
+        ROLE_MANIFEST);
   }
 
   /** Labels of a chunk ConfigMap of {@code version}. */
   public static Map<String, String> chunkLabels(String filterName, long version) {
-    return Map.of(LABEL_MANAGED_BY, MANAGED_BY, LABEL_FILTER, filterLabelValue(filterName),
-        LABEL_ROLE, ROLE_CHUNK, LABEL_VERSION, Long.toString(version));
+    return Map.of(
+        LABEL_MANAGED_BY,
+        MANAGED_BY,
+        LABEL_FILTER,
+        filterLabelValue(filterName),
+        LABEL_ROLE,
+        ROLE_CHUNK,
+        LABEL_VERSION,
+        Long.toString(version));
   }
 
   /** Selects every snapshot ConfigMap (manifest and chunks of all versions) of a filter. */
   public static String filterSelector(String filterName) {
-    return LABEL_MANAGED_BY + "=" + MANAGED_BY + "," + LABEL_FILTER + "=" + filterLabelValue(filterName);
+    return LABEL_MANAGED_BY
+        + "="
+        + MANAGED_BY
+        + ","
+        + LABEL_FILTER
+        + "="
+        + filterLabelValue(filterName);
   }
 
   /** Selects the manifest ConfigMap of a filter. */
@@ -93,7 +117,9 @@ public final class SnapshotNames {
     return chunkSelector(filterName) + "," + LABEL_VERSION + "=" + version;
   }
 
-  /** 8 lower-case hex digits of SHA-256 of the UTF-8 filter name: the uniqueness part of a cut name. */
+  /**
+   * 8 lower-case hex digits of SHA-256 of the UTF-8 filter name: the uniqueness part of a cut name.
+   */
   public static String shortHash(String filterName) {
     byte[] digest = Sha256.newDigest().digest(filterName.getBytes(StandardCharsets.UTF_8));
     return HexFormat.of().formatHex(digest, 0, HASH_HEX_CHARS / 2);
@@ -109,7 +135,8 @@ public final class SnapshotNames {
     String hashPart = "-" + shortHash(filterName);
     int keep = maxLength - suffix.length() - hashPart.length();
     if (keep < 1) {
-      throw new IllegalArgumentException("suffix '" + suffix + "' leaves no room for the filter name");
+      throw new IllegalArgumentException(
+          "suffix '" + suffix + "' leaves no room for the filter name");
     }
     // Never end the cut on '-' or '.': "a.-hash" is not a valid DNS subdomain.
     int cut = keep;

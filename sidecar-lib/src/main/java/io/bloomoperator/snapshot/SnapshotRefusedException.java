@@ -2,10 +2,10 @@ package io.bloomoperator.snapshot;
 
 /**
  * A manifest was refused before anything it names was fetched or allocated: it is well formed, but
- * this reader does not accept it (too large, a chunk name that is not the filter's own, a missing or
- * untrusted signature, an older version than the one served). A subclass of
- * {@link SnapshotVerificationException}, so code that handles verification failures handles these
- * too; {@link #reason()} tells them apart.
+ * this reader does not accept it (too large, a chunk name that is not the filter's own, a missing
+ * or untrusted signature, an older version than the one served). A subclass of {@link
+ * SnapshotVerificationException}, so code that handles verification failures handles these too;
+ * {@link #reason()} tells them apart.
  */
 public final class SnapshotRefusedException extends SnapshotVerificationException {
 
@@ -13,7 +13,9 @@ public final class SnapshotRefusedException extends SnapshotVerificationExceptio
 
   /** Why a manifest was refused. */
   public enum Reason {
-    /** {@code totalBytes}, {@code numBits}, the chunk count or a chunk's size exceeds the limits. */
+    /**
+     * {@code totalBytes}, {@code numBits}, the chunk count or a chunk's size exceeds the limits.
+     */
     TOO_LARGE,
     /** The manifest's {@code filterName} is not the filter being read. */
     WRONG_FILTER,

@@ -1,15 +1,16 @@
 package io.bloomoperator.snapshot;
 
 /**
- * A snapshot (manifest or chunk) failed verification: wrong size, wrong digest, a header that disagrees
- * with the manifest, a malformed manifest, a key type other than the reader's. Checked on purpose:
- * readers must decide to keep serving the previous filter rather than let a corrupt one through.
+ * A snapshot (manifest or chunk) failed verification: wrong size, wrong digest, a header that
+ * disagrees with the manifest, a malformed manifest, a key type other than the reader's. Checked on
+ * purpose: readers must decide to keep serving the previous filter rather than let a corrupt one
+ * through.
  *
- * <p>Applications meet it in {@link io.bloomoperator.watch.BloomFilterListener#onFailure}: a
- * {@link io.bloomoperator.watch.LiveBloomFilter} never serves a snapshot that raised it, and never
- * throws it from a lookup. Tools that decode snapshots themselves get it from
- * {@link SnapshotDecoder}. The subclass {@link SnapshotRefusedException} marks a manifest refused by
- * policy (limits, signatures) rather than found corrupt.
+ * <p>Applications meet it in {@link io.bloomoperator.watch.BloomFilterListener#onFailure}: a {@link
+ * io.bloomoperator.watch.LiveBloomFilter} never serves a snapshot that raised it, and never throws
+ * it from a lookup. Tools that decode snapshots themselves get it from {@link SnapshotDecoder}. The
+ * subclass {@link SnapshotRefusedException} marks a manifest refused by policy (limits, signatures)
+ * rather than found corrupt.
  */
 public class SnapshotVerificationException extends Exception {
 

@@ -11,8 +11,9 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * The Ed25519 public keys whose manifest signatures a reader accepts. Several keys can be trusted at
- * once, so a key can be rotated without a moment in which readers refuse the operator's manifests.
+ * The Ed25519 public keys whose manifest signatures a reader accepts. Several keys can be trusted
+ * at once, so a key can be rotated without a moment in which readers refuse the operator's
+ * manifests.
  */
 public final class TrustedKeys {
 
@@ -68,16 +69,24 @@ public final class TrustedKeys {
       return null;
     }
     if (signatureData == null) {
-      throw new SnapshotRefusedException(Reason.UNSIGNED, "manifest in namespace " + namespace
-          + " is not signed, and this reader only accepts manifests signed by key(s) "
-          + byKeyId.keySet());
+      throw new SnapshotRefusedException(
+          Reason.UNSIGNED,
+          "manifest in namespace "
+              + namespace
+              + " is not signed, and this reader only accepts manifests signed by key(s) "
+              + byKeyId.keySet());
     }
     ManifestSignature signature = ManifestSignature.fromData(signatureData);
     PublicKey key = byKeyId.get(signature.keyId());
     if (key == null) {
-      throw new SnapshotRefusedException(Reason.UNTRUSTED_KEY, "manifest in namespace " + namespace
-          + " is signed by key '" + signature.keyId() + "', which is not among the trusted "
-          + byKeyId.keySet());
+      throw new SnapshotRefusedException(
+          Reason.UNTRUSTED_KEY,
+          "manifest in namespace "
+              + namespace
+              + " is signed by key '"
+              + signature.keyId()
+              + "', which is not among the trusted "
+              + byKeyId.keySet());
     }
     boolean valid;
     try {
@@ -90,9 +99,15 @@ public final class TrustedKeys {
       valid = false;
     }
     if (!valid) {
-      throw new SnapshotRefusedException(Reason.BAD_SIGNATURE, "signature of the manifest in "
-          + "namespace " + namespace + " by key '" + signature.keyId() + "' does not verify: "
-          + "the manifest was changed after signing or signed for another namespace");
+      throw new SnapshotRefusedException(
+          Reason.BAD_SIGNATURE,
+          "signature of the manifest in "
+              + "namespace "
+              + namespace
+              + " by key '"
+              + signature.keyId()
+              + "' does not verify: "
+              + "the manifest was changed after signing or signed for another namespace");
     }
     return signature.keyId();
   }

@@ -13,10 +13,11 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import java.io.IOException;
 
 /**
- * Reads a manifest ConfigMap and loads the snapshot it announces from the API server: one GET per chunk,
- * by name, in order, so at most one chunk is held besides the filter being built (and only get on
- * configmaps is needed, no list over the chunks). The manifest is checked against the limits and
- * trusted keys before any chunk is fetched; everything else is verified by {@link SnapshotDecoder}.
+ * Reads a manifest ConfigMap and loads the snapshot it announces from the API server: one GET per
+ * chunk, by name, in order, so at most one chunk is held besides the filter being built (and only
+ * get on configmaps is needed, no list over the chunks). The manifest is checked against the limits
+ * and trusted keys before any chunk is fetched; everything else is verified by {@link
+ * SnapshotDecoder}.
  */
 final class ApiSnapshotLoader {
 
@@ -27,8 +28,13 @@ final class ApiSnapshotLoader {
   private final SnapshotLimits limits;
   private final TrustedKeys trustedKeys;
 
-  ApiSnapshotLoader(KubernetesClient client, String namespace, String filterName, KeyType keyType,
-      SnapshotLimits limits, TrustedKeys trustedKeys) {
+  ApiSnapshotLoader(
+      KubernetesClient client,
+      String namespace,
+      String filterName,
+      KeyType keyType,
+      SnapshotLimits limits,
+      TrustedKeys trustedKeys) {
     this.client = client;
     this.namespace = namespace;
     this.filterName = filterName;
@@ -38,7 +44,8 @@ final class ApiSnapshotLoader {
   }
 
   /**
-   * Parses the manifest held by the manifest ConfigMap; {@link #check} decides whether to accept it.
+   * Parses the manifest held by the manifest ConfigMap; {@link #check} decides whether to accept
+   * it.
    *
    * @throws SnapshotVerificationException if the data key is missing or the JSON is invalid
    */
@@ -48,8 +55,8 @@ final class ApiSnapshotLoader {
   }
 
   /**
-   * Checks a parsed manifest before anything it names is fetched or allocated: signature (when
-   * keys are trusted), filter name, size limits and chunk names.
+   * Checks a parsed manifest before anything it names is fetched or allocated: signature (when keys
+   * are trusted), filter name, size limits and chunk names.
    *
    * @throws io.bloomoperator.snapshot.SnapshotRefusedException if the manifest lacks a valid
    *     trusted signature, is for another filter, too large, or names foreign chunks
@@ -62,10 +69,11 @@ final class ApiSnapshotLoader {
   /**
    * Fetches and verifies the snapshot of {@code announcement}.
    *
-   * @throws SnapshotVerificationException if the key type is not the requested one (checked before any
-   *     chunk is fetched), a chunk is missing, or any size, digest or header check fails
+   * @throws SnapshotVerificationException if the key type is not the requested one (checked before
+   *     any chunk is fetched), a chunk is missing, or any size, digest or header check fails
    * @throws IOException if a chunk has no binary data or not the announced amount of it
-   * @throws io.fabric8.kubernetes.client.KubernetesClientException if the API server does not answer
+   * @throws io.fabric8.kubernetes.client.KubernetesClientException if the API server does not
+   *     answer
    */
   LoadedSnapshot load(Announcement announcement) throws SnapshotVerificationException, IOException {
     Manifest manifest = announcement.manifest();
@@ -75,15 +83,22 @@ final class ApiSnapshotLoader {
   }
 
   /**
-   * Refuses a snapshot of the wrong key type: hashing a Long key against String hashes (or the reverse)
-   * gives answers that look plausible and are wrong.
+   * Refuses a snapshot of the wrong key type: hashing a Long key against String hashes (or the
+   * reverse) gives answers that look plausible and are wrong.
    */
-  static void requireKeyType(Manifest manifest, KeyType expected) throws SnapshotVerificationException {
+  static void requireKeyType(Manifest manifest, KeyType expected)
+      throws SnapshotVerificationException {
     if (manifest.keyType() != expected) {
-      throw new SnapshotVerificationException("snapshot v" + manifest.version() + " of '"
-          + manifest.filterName() + "' holds " + manifest.keyType().crdName()
-          + " keys but this filter was created for " + expected.crdName() + " keys");
+      throw new SnapshotVerificationException(
+          "snapshot v"
+              + manifest.version()
+              + " of '"
+              + manifest.filterName()
+              + "' holds "
+              + manifest.keyType().crdName()
+              + " keys but this filter was created for "
+              + expected.crdName()
+              + " keys");
     }
   }
-
 }

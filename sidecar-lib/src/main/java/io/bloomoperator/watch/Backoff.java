@@ -14,7 +14,8 @@ final class Backoff {
 
   Backoff(Duration initial, Duration max) {
     if (initial.isNegative() || initial.isZero() || max.compareTo(initial) < 0) {
-      throw new IllegalArgumentException("backoff needs 0 < initial <= max, got " + initial + ", " + max);
+      throw new IllegalArgumentException(
+          "backoff needs 0 < initial <= max, got " + initial + ", " + max);
     }
     this.initial = initial;
     this.max = max;

@@ -16,12 +16,12 @@ import java.util.Objects;
 import java.util.function.Consumer;
 
 /**
- * Creates {@link LiveBloomFilter}s that follow the snapshot the bloom-operator publishes for a BloomFilter
- * resource. The entry point of the library: {@link #watch} with the defaults, {@link #builder} for
- * options. Neither blocks on the API server; neither throws for an unreachable cluster or a missing
- * snapshot (the filter then answers per {@link BeforeFirstSnapshot} and keeps retrying). Arguments are
- * checked at once: a null argument throws {@link NullPointerException}, an empty namespace or a filter
- * name that cannot name a ConfigMap {@link IllegalArgumentException}.
+ * Creates {@link LiveBloomFilter}s that follow the snapshot the bloom-operator publishes for a
+ * BloomFilter resource. The entry point of the library: {@link #watch} with the defaults, {@link
+ * #builder} for options. Neither blocks on the API server; neither throws for an unreachable
+ * cluster or a missing snapshot (the filter then answers per {@link BeforeFirstSnapshot} and keeps
+ * retrying). Arguments are checked at once: a null argument throws {@link NullPointerException}, an
+ * empty namespace or a filter name that cannot name a ConfigMap {@link IllegalArgumentException}.
  *
  * <pre>{@code
  * KubernetesClient client = new KubernetesClientBuilder().build();
@@ -29,34 +29,36 @@ import java.util.function.Consumer;
  * if (!ids.mightContain(id)) return notFound();
  * }</pre>
  *
- * <p>Only the manifest ConfigMap {@code <filter>-bloom} is watched; the chunks of a new version are then
- * fetched one by one by name. A namespaced Role with get, list and watch on configmaps is all it needs.
- * The client is not closed by the filter: it belongs to the caller.
+ * <p>Only the manifest ConfigMap {@code <filter>-bloom} is watched; the chunks of a new version are
+ * then fetched one by one by name. A namespaced Role with get, list and watch on configmaps is all
+ * it needs. The client is not closed by the filter: it belongs to the caller.
  *
- * <p>Nothing in a manifest is trusted before it is checked: a manifest for another filter, one whose
- * size exceeds {@link Builder#maxSnapshotBytes(long)} or {@link Builder#maxChunks(int)}, or one that
- * names chunks other than the filter's own is refused before any chunk is fetched. With
+ * <p>Nothing in a manifest is trusted before it is checked: a manifest for another filter, one
+ * whose size exceeds {@link Builder#maxSnapshotBytes(long)} or {@link Builder#maxChunks(int)}, or
+ * one that names chunks other than the filter's own is refused before any chunk is fetched. With
  * {@link Builder#trustedKey(PublicKey)}, only manifests signed by a trusted key, and only newer
- * versions than the one served, are accepted. Refusals reach the listeners as a
- * {@link io.bloomoperator.snapshot.SnapshotRefusedException} whose reason says why.
+ * versions than the one served, are accepted. Refusals reach the listeners as a {@link
+ * io.bloomoperator.snapshot.SnapshotRefusedException} whose reason says why.
  */
 public final class BloomFilterWatcher {
 
   /** Default interval of the direct manifest read behind the watch. */
   public static final Duration DEFAULT_RESYNC = Duration.ofMinutes(5);
+
   /** Default first delay before retrying a failed load or restarting a stopped watch. */
   public static final Duration DEFAULT_BACKOFF_INITIAL = Duration.ofSeconds(1);
+
   /** Default cap of the doubling retry delay. */
   public static final Duration DEFAULT_BACKOFF_MAX = Duration.ofSeconds(60);
 
   private BloomFilterWatcher() {}
 
   /**
-   * Starts following a filter with the default options (fail open, no local snapshot directory, resync
-   * every 5 minutes). Returns at once; see {@link LiveBloomFilter#awaitReady(Duration)}.
+   * Starts following a filter with the default options (fail open, no local snapshot directory,
+   * resync every 5 minutes). Returns at once; see {@link LiveBloomFilter#awaitReady(Duration)}.
    */
-  public static <K> LiveBloomFilter<K> watch(KubernetesClient client, String namespace, String filterName,
-      LiveKeyType<K> keyType) {
+  public static <K> LiveBloomFilter<K> watch(
+      KubernetesClient client, String namespace, String filterName, LiveKeyType<K> keyType) {
     return builder(client, namespace, filterName, keyType).start();
   }
 
@@ -64,11 +66,11 @@ public final class BloomFilterWatcher {
    * Options for following a filter; finish with {@link Builder#start()}.
    *
    * @throws NullPointerException if an argument is null
-   * @throws IllegalArgumentException if namespace or filterName is empty, or filterName cannot
-   *     name a ConfigMap
+   * @throws IllegalArgumentException if namespace or filterName is empty, or filterName cannot name
+   *     a ConfigMap
    */
-  public static <K> Builder<K> builder(KubernetesClient client, String namespace, String filterName,
-      LiveKeyType<K> keyType) {
+  public static <K> Builder<K> builder(
+      KubernetesClient client, String namespace, String filterName, LiveKeyType<K> keyType) {
     return new Builder<>(client, namespace, filterName, keyType);
   }
 
@@ -92,26 +94,31 @@ public final class BloomFilterWatcher {
     private final List<BloomFilterListener> listeners = new ArrayList<>();
     private SnapshotLimits limits = SnapshotLimits.forThisHeap();
     private final List<PublicKey> trustedKeys = new ArrayList<>();
-    private Consumer<SharedIndexInformer<ConfigMap>> onInformerCreated = informer -> { };
+    private Consumer<SharedIndexInformer<ConfigMap>> onInformerCreated = informer -> {};
 
-    private Builder(KubernetesClient client, String namespace, String filterName, LiveKeyType<K> keyType) {
+    private Builder(
+        KubernetesClient client, String namespace, String filterName, LiveKeyType<K> keyType) {
       this.client = Objects.requireNonNull(client, "client");
       this.namespace = requireNonBlank(namespace, "namespace");
       this.filterName = requireNonBlank(filterName, "filterName");
       this.keyType = Objects.requireNonNull(keyType, "keyType");
-      SnapshotNames.manifestName(filterName); // fails now, not on the watcher thread, for a bad name
+      SnapshotNames.manifestName(
+          filterName); // fails now, not on the watcher thread, for a bad name
     }
 
-    /** What lookups answer before the first snapshot; default {@link BeforeFirstSnapshot#FAIL_OPEN}. */
+    /**
+     * What lookups answer before the first snapshot; default {@link BeforeFirstSnapshot#FAIL_OPEN}.
+     */
     public Builder<K> beforeFirstSnapshot(BeforeFirstSnapshot policy) {
       this.beforeFirstSnapshot = Objects.requireNonNull(policy, "policy");
       return this;
     }
 
     /**
-     * A directory (e.g. an emptyDir volume) to keep the last verified snapshot in. At start, a valid
-     * snapshot found there is served at once, before the API server answers; it is re-verified (digests,
-     * namespace, filter, key type) and ignored if anything is off. Default: none.
+     * A directory (e.g. an emptyDir volume) to keep the last verified snapshot in. At start, a
+     * valid snapshot found there is served at once, before the API server answers; it is
+     * re-verified (digests, namespace, filter, key type) and ignored if anything is off. Default:
+     * none.
      */
     public Builder<K> localSnapshotDirectory(Path directory) {
       this.localSnapshotDirectory = Objects.requireNonNull(directory, "directory");
@@ -131,8 +138,8 @@ public final class BloomFilterWatcher {
     }
 
     /**
-     * Delay before retrying a failed load or restarting a stopped watch: {@code initial}, doubling up to
-     * {@code max}; default 1 s to 60 s.
+     * Delay before retrying a failed load or restarting a stopped watch: {@code initial}, doubling
+     * up to {@code max}; default 1 s to 60 s.
      */
     public Builder<K> retryBackoff(Duration initial, Duration max) {
       new Backoff(initial, max); // validates
@@ -142,11 +149,11 @@ public final class BloomFilterWatcher {
     }
 
     /**
-     * The largest snapshot (manifest {@code totalBytes}, about numBits / 8) this reader loads; larger
-     * ones are refused before a chunk is fetched or the filter allocated, with a
-     * {@link io.bloomoperator.snapshot.SnapshotRefusedException} of reason {@code TOO_LARGE}.
-     * Default: a quarter of the maximum heap ({@code Runtime.maxMemory()}), so the served filter and
-     * the one being loaded fit in half of it.
+     * The largest snapshot (manifest {@code totalBytes}, about numBits / 8) this reader loads;
+     * larger ones are refused before a chunk is fetched or the filter allocated, with a {@link
+     * io.bloomoperator.snapshot.SnapshotRefusedException} of reason {@code TOO_LARGE}. Default: a
+     * quarter of the maximum heap ({@code Runtime.maxMemory()}), so the served filter and the one
+     * being loaded fit in half of it.
      *
      * @throws IllegalArgumentException if {@code bytes} is not positive
      */
@@ -167,12 +174,12 @@ public final class BloomFilterWatcher {
     }
 
     /**
-     * Trusts manifests signed with the private key of {@code key} (Ed25519, e.g. read with
-     * {@link Ed25519Keys#readPublicKey(String)}). Call once per key: several keys may be trusted at
-     * once, for rotation. With at least one trusted key, a manifest (also one in the local snapshot
+     * Trusts manifests signed with the private key of {@code key} (Ed25519, e.g. read with {@link
+     * Ed25519Keys#readPublicKey(String)}). Call once per key: several keys may be trusted at once,
+     * for rotation. With at least one trusted key, a manifest (also one in the local snapshot
      * directory) is loaded only if its {@code manifest.sig} verifies with a trusted key for this
-     * namespace and its version is above the one served; otherwise it is refused before any chunk is
-     * fetched, with a {@link io.bloomoperator.snapshot.SnapshotRefusedException} of reason
+     * namespace and its version is above the one served; otherwise it is refused before any chunk
+     * is fetched, with a {@link io.bloomoperator.snapshot.SnapshotRefusedException} of reason
      * {@code UNSIGNED}, {@code UNTRUSTED_KEY}, {@code BAD_SIGNATURE} or {@code ROLLBACK}. Without a
      * trusted key (the default), signatures are ignored.
      *
@@ -201,15 +208,30 @@ public final class BloomFilterWatcher {
     }
 
     /**
-     * Creates the filter and starts watching. Returns without waiting for the API server; a valid local
-     * snapshot, if configured, is already being served when this returns.
+     * Creates the filter and starts watching. Returns without waiting for the API server; a valid
+     * local snapshot, if configured, is already being served when this returns.
      */
     public LiveBloomFilter<K> start() {
       TrustedKeys trusted = TrustedKeys.of(trustedKeys);
-      LocalSnapshotCache cache = localSnapshotDirectory == null ? null
-          : new LocalSnapshotCache(localSnapshotDirectory, namespace, filterName, limits, trusted);
-      WatchLoop loop = new WatchLoop(client, namespace, filterName, keyType.keyType(), listeners,
-          cache, resync, backoffInitial, backoffMax, limits, trusted, onInformerCreated);
+      LocalSnapshotCache cache =
+          localSnapshotDirectory == null
+              ? null
+              : new LocalSnapshotCache(
+                  localSnapshotDirectory, namespace, filterName, limits, trusted);
+      WatchLoop loop =
+          new WatchLoop(
+              client,
+              namespace,
+              filterName,
+              keyType.keyType(),
+              listeners,
+              cache,
+              resync,
+              backoffInitial,
+              backoffMax,
+              limits,
+              trusted,
+              onInformerCreated);
       LiveBloomFilter<K> filter =
           new LiveBloomFilter<>(namespace, filterName, keyType, beforeFirstSnapshot, loop);
       loop.start();

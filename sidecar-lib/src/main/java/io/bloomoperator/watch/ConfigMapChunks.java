@@ -7,10 +7,10 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import java.io.IOException;
 
 /**
- * Loads a snapshot's chunks from the API server one GET by name at a time (never a list: each
- * chunk holds up to 1 MB), never decoding more than the manifest announces for the chunk, for
- * {@link SnapshotDecoder#decode(Manifest, SnapshotDecoder.ChunkSource)}; the reading itself is
- * {@link SnapshotConfigMaps#chunkSource}.
+ * Loads a snapshot's chunks from the API server one GET by name at a time (never a list: each chunk
+ * holds up to 1 MB), never decoding more than the manifest announces for the chunk, for {@link
+ * SnapshotDecoder#decode(Manifest, SnapshotDecoder.ChunkSource)}; the reading itself is {@link
+ * SnapshotConfigMaps#chunkSource}.
  */
 public final class ConfigMapChunks implements SnapshotDecoder.ChunkSource {
 

@@ -7,38 +7,39 @@ import java.util.Optional;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
- * A Bloom filter that follows the snapshot the bloom-operator publishes for one BloomFilter resource,
- * swapping in each new verified version while it keeps answering. Created by
- * {@link BloomFilterWatcher}.
+ * A Bloom filter that follows the snapshot the bloom-operator publishes for one BloomFilter
+ * resource, swapping in each new verified version while it keeps answering. Created by {@link
+ * BloomFilterWatcher}.
  *
  * <pre>{@code
  * LiveBloomFilter<String> ids = BloomFilterWatcher.watch(client, "shop", "product-ids", LiveKeyType.STRING);
  * if (!ids.mightContain(id)) return notFound();
  * }</pre>
  *
- * <p>Like Guava's {@code BloomFilter}, it offers an approximate containment test with one-sided error:
- * if {@link #mightContain} returns {@code false}, the key is definitely not in the served snapshot; if
- * it returns {@code true}, the key probably is (false positives occur at about the rate the
- * BloomFilter resource asks for, see {@link Manifest#expectedFpp()}). It answers exactly as
- * {@code BloomFilter.mightContain} would on the same snapshot.
+ * <p>Like Guava's {@code BloomFilter}, it offers an approximate containment test with one-sided
+ * error: if {@link #mightContain} returns {@code false}, the key is definitely not in the served
+ * snapshot; if it returns {@code true}, the key probably is (false positives occur at about the
+ * rate the BloomFilter resource asks for, see {@link Manifest#expectedFpp()}). It answers exactly
+ * as {@code BloomFilter.mightContain} would on the same snapshot.
  *
  * <p><b>Guarantees.</b>
+ *
  * <ul>
- *   <li>Only verified snapshots are served: every chunk's SHA-256, the total digest, the header, the
- *       key type and, when keys are trusted, the manifest signature are checked first. A snapshot that
- *       fails is never served; the previous one stays, and the failure is counted ({@link #failures()})
- *       and reported to the {@link BloomFilterListener}s.
+ *   <li>Only verified snapshots are served: every chunk's SHA-256, the total digest, the header,
+ *       the key type and, when keys are trusted, the manifest signature are checked first. A
+ *       snapshot that fails is never served; the previous one stays, and the failure is counted
+ *       ({@link #failures()}) and reported to the {@link BloomFilterListener}s.
  *   <li>Each lookup sees one complete version, the old or the new, never a mix: the served snapshot
  *       is one immutable object behind a volatile reference, replaced in a single write.
  *   <li>Before the first snapshot, lookups answer according to {@link BeforeFirstSnapshot}.
- *   <li>Failures of the API server never reach callers of {@link #mightContain}: they only delay the
- *       next version.
+ *   <li>Failures of the API server never reach callers of {@link #mightContain}: they only delay
+ *       the next version.
  * </ul>
  *
- * <p><b>Thread safety.</b> All methods may be called from any thread. {@link #mightContain} takes no
- * lock and allocates nothing. Loading, verifying and swapping happen on one background daemon thread
- * per filter, which also calls the listeners. {@link #close()} stops watching; lookups after that
- * keep answering from the last snapshot.
+ * <p><b>Thread safety.</b> All methods may be called from any thread. {@link #mightContain} takes
+ * no lock and allocates nothing. Loading, verifying and swapping happen on one background daemon
+ * thread per filter, which also calls the listeners. {@link #close()} stops watching; lookups after
+ * that keep answering from the last snapshot.
  *
  * @param <K> the key type: {@code String} or {@code Long}, see {@link LiveKeyType}
  */
@@ -53,10 +54,15 @@ public final class LiveBloomFilter<K> implements AutoCloseable {
   private final boolean answerBeforeFirstSnapshot;
   private final WatchLoop loop; // loads and swaps; this class only reads what it serves
 
-  private final LongAdder lookups = new LongAdder(); // LongAdder: contended lookups must not share a CAS
+  private final LongAdder lookups =
+      new LongAdder(); // LongAdder: contended lookups must not share a CAS
 
-  LiveBloomFilter(String namespace, String filterName, LiveKeyType<K> keyType,
-      BeforeFirstSnapshot beforeFirstSnapshot, WatchLoop loop) {
+  LiveBloomFilter(
+      String namespace,
+      String filterName,
+      LiveKeyType<K> keyType,
+      BeforeFirstSnapshot beforeFirstSnapshot,
+      WatchLoop loop) {
     this.namespace = namespace;
     this.filterName = filterName;
     this.keyType = keyType;
@@ -65,18 +71,21 @@ public final class LiveBloomFilter<K> implements AutoCloseable {
   }
 
   /**
-   * False means {@code key} is definitely not in the served snapshot; true means it probably is. Before
-   * the first snapshot: true under {@link BeforeFirstSnapshot#FAIL_OPEN}, false under
-   * {@link BeforeFirstSnapshot#FAIL_CLOSED}. Never blocks and never fails for reasons outside the
-   * process: the API server is not involved.
+   * False means {@code key} is definitely not in the served snapshot; true means it probably is.
+   * Before the first snapshot: true under {@link BeforeFirstSnapshot#FAIL_OPEN}, false under {@link
+   * BeforeFirstSnapshot#FAIL_CLOSED}. Never blocks and never fails for reasons outside the process:
+   * the API server is not involved.
    *
    * @throws NullPointerException if key is null
    */
   public boolean mightContain(K key) {
     Objects.requireNonNull(key, "key");
     lookups.increment();
-    LoadedSnapshot snapshot = loop.serving(); // one volatile read: the whole lookup uses this version
-    return snapshot == null ? answerBeforeFirstSnapshot : keyType.mightContain(snapshot.bits(), key);
+    LoadedSnapshot snapshot =
+        loop.serving(); // one volatile read: the whole lookup uses this version
+    return snapshot == null
+        ? answerBeforeFirstSnapshot
+        : keyType.mightContain(snapshot.bits(), key);
   }
 
   /** Whether a verified snapshot is being served (for readiness probes). */
@@ -87,8 +96,8 @@ public final class LiveBloomFilter<K> implements AutoCloseable {
   /**
    * Waits until a verified snapshot is served or the timeout passes.
    *
-   * @return whether the filter is ready; false on timeout or if the calling thread is interrupted (its
-   *     interrupt flag is then set again)
+   * @return whether the filter is ready; false on timeout or if the calling thread is interrupted
+   *     (its interrupt flag is then set again)
    */
   public boolean awaitReady(Duration timeout) {
     try {
@@ -105,7 +114,10 @@ public final class LiveBloomFilter<K> implements AutoCloseable {
     return snapshot == null ? NO_VERSION : snapshot.version();
   }
 
-  /** Manifest of the served snapshot (key count, expected fpp, creation time...), empty before the first. */
+  /**
+   * Manifest of the served snapshot (key count, expected fpp, creation time...), empty before the
+   * first.
+   */
   public Optional<Manifest> currentManifest() {
     LoadedSnapshot snapshot = loop.serving();
     return snapshot == null ? Optional.empty() : Optional.of(snapshot.manifest());
@@ -152,7 +164,14 @@ public final class LiveBloomFilter<K> implements AutoCloseable {
 
   @Override
   public String toString() {
-    return "LiveBloomFilter{" + namespace + "/" + filterName + ", keyType=" + keyType + ", version="
-        + currentVersion() + "}";
+    return "LiveBloomFilter{"
+        + namespace
+        + "/"
+        + filterName
+        + ", keyType="
+        + keyType
+        + ", version="
+        + currentVersion()
+        + "}";
   }
 }

@@ -5,13 +5,13 @@ import io.bloomoperator.snapshot.KeyType;
 import java.util.function.BiPredicate;
 
 /**
- * The key type of a {@link LiveBloomFilter}, carrying the Java type of its keys so that
- * {@code BloomFilterWatcher.watch(..., LiveKeyType.STRING)} yields a {@code LiveBloomFilter<String>} and
- * {@code LiveKeyType.LONG} a {@code LiveBloomFilter<Long>}: asking a String filter about a Long does not
- * compile.
+ * The key type of a {@link LiveBloomFilter}, carrying the Java type of its keys so that {@code
+ * BloomFilterWatcher.watch(..., LiveKeyType.STRING)} yields a {@code LiveBloomFilter<String>} and
+ * {@code LiveKeyType.LONG} a {@code LiveBloomFilter<Long>}: asking a String filter about a Long
+ * does not compile.
  *
- * <p>It exists next to {@link KeyType} (the wire-format enum) because a Java enum cannot carry a type
- * parameter; each constant maps to exactly one {@link KeyType} and adds nothing to the format.
+ * <p>It exists next to {@link KeyType} (the wire-format enum) because a Java enum cannot carry a
+ * type parameter; each constant maps to exactly one {@link KeyType} and adds nothing to the format.
  *
  * @param <K> the Java type of the keys
  */
@@ -50,8 +50,8 @@ public final class LiveKeyType<K> {
   }
 
   /**
-   * Looks {@code key} up. Only called with filters whose key type was checked to equal {@link #keyType()},
-   * so the typed BloomFilterBits method never throws for a type mismatch.
+   * Looks {@code key} up. Only called with filters whose key type was checked to equal {@link
+   * #keyType()}, so the typed BloomFilterBits method never throws for a type mismatch.
    */
   boolean mightContain(BloomFilterBits bits, K key) {
     return lookup.test(bits, key);

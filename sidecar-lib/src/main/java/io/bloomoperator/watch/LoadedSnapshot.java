@@ -11,8 +11,8 @@ import io.bloomoperator.snapshot.Manifest;
  * @param manifestJson the exact manifest text it was announced with (what a signature covers)
  * @param signature the manifest's signature data, or null if it was not signed
  */
-record LoadedSnapshot(Manifest manifest, BloomFilterBits bits, String manifestJson,
-    String signature) {
+record LoadedSnapshot(
+    Manifest manifest, BloomFilterBits bits, String manifestJson, String signature) {
 
   long version() {
     return manifest.version();
@@ -24,11 +24,14 @@ record LoadedSnapshot(Manifest manifest, BloomFilterBits bits, String manifestJs
   }
 
   /**
-   * Two manifests describe the same snapshot when version and payload digest agree. The digest is part of
-   * the identity because a filter that is deleted and re-created starts counting versions again.
+   * Two manifests describe the same snapshot when version and payload digest agree. The digest is
+   * part of the identity because a filter that is deleted and re-created starts counting versions
+   * again.
    */
   static boolean same(Manifest a, Manifest b) {
-    return a != null && b != null && a.version() == b.version()
+    return a != null
+        && b != null
+        && a.version() == b.version()
         && a.sha256().equalsIgnoreCase(b.sha256());
   }
 }

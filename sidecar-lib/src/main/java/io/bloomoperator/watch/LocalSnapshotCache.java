@@ -30,7 +30,8 @@ import org.slf4j.LoggerFactory;
  * The last verified snapshot of one filter in a local directory (e.g. an emptyDir), so a restarted
  * container serves its filter before the API server answers.
  *
- * <p>Two files per filter, named after namespace and filter so several watchers can share a directory:
+ * <p>Two files per filter, named after namespace and filter so several watchers can share a
+ * directory:
  *
  * <ul>
  *   <li>{@code <ns>.<filter>.v<version>.payload}: the Guava payload (the chunks concatenated)
@@ -39,12 +40,13 @@ import org.slf4j.LoggerFactory;
  *       manifestJson its exact text and signature its manifest.sig (null if unsigned)
  * </ul>
  *
- * <p>Each file is written to a temporary name and renamed into place, payload first: the manifest rename is
- * the commit point, so a crash leaves either the old pair or the new one, never a manifest pointing at a
- * half-written payload. Reading re-verifies everything with {@link SnapshotDecoder} (chunk and payload
- * SHA-256, header against manifest) plus namespace, filter and key type, and applies the reader's
- * limits (sizes, chunk names) and trusted keys exactly as for a manifest from the API server, before
- * the payload is read; anything off is logged and ignored, never served.
+ * <p>Each file is written to a temporary name and renamed into place, payload first: the manifest
+ * rename is the commit point, so a crash leaves either the old pair or the new one, never a
+ * manifest pointing at a half-written payload. Reading re-verifies everything with {@link
+ * SnapshotDecoder} (chunk and payload SHA-256, header against manifest) plus namespace, filter and
+ * key type, and applies the reader's limits (sizes, chunk names) and trusted keys exactly as for a
+ * manifest from the API server, before the payload is read; anything off is logged and ignored,
+ * never served.
  */
 final class LocalSnapshotCache {
 
@@ -52,6 +54,7 @@ final class LocalSnapshotCache {
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final String MANIFEST_SUFFIX = ".manifest.json";
   private static final String PAYLOAD_SUFFIX = ".payload";
+
   /** A manifest ConfigMap holds at most 1 MiB; its file here, with a signature, stays far below. */
   private static final long MAX_MANIFEST_FILE_BYTES = 4L * 1024 * 1024;
 
@@ -66,14 +69,19 @@ final class LocalSnapshotCache {
     this(directory, namespace, filterName, SnapshotLimits.forThisHeap(), TrustedKeys.none());
   }
 
-  LocalSnapshotCache(Path directory, String namespace, String filterName, SnapshotLimits limits,
+  LocalSnapshotCache(
+      Path directory,
+      String namespace,
+      String filterName,
+      SnapshotLimits limits,
       TrustedKeys trustedKeys) {
     this.limits = limits;
     this.trustedKeys = trustedKeys;
     this.directory = directory;
     this.namespace = namespace;
     this.filterName = filterName;
-    // The label form of the name is at most 63 characters (long names are cut and hashed), which keeps
+    // The label form of the name is at most 63 characters (long names are cut and hashed), which
+    // keeps
     // file names under the usual 255-byte limit; the full names are checked inside the file.
     this.prefix = namespace + "." + SnapshotNames.filterLabelValue(filterName);
   }
@@ -100,7 +108,8 @@ final class LocalSnapshotCache {
     try {
       return Optional.of(readVerified(file, expected));
     } catch (IOException | SnapshotVerificationException | RuntimeException e) {
-      LOG.warn("ignoring local snapshot {} of {}/{}: {}", file, namespace, filterName, e.toString());
+      LOG.warn(
+          "ignoring local snapshot {} of {}/{}: {}", file, namespace, filterName, e.toString());
       return Optional.empty();
     }
   }
@@ -109,8 +118,8 @@ final class LocalSnapshotCache {
       throws IOException, SnapshotVerificationException {
     long fileSize = Files.size(file);
     if (fileSize > MAX_MANIFEST_FILE_BYTES) {
-      throw new SnapshotVerificationException("manifest file is " + fileSize + " bytes, more than "
-          + MAX_MANIFEST_FILE_BYTES);
+      throw new SnapshotVerificationException(
+          "manifest file is " + fileSize + " bytes, more than " + MAX_MANIFEST_FILE_BYTES);
     }
     JsonNode root = JSON.readTree(Files.readString(file, StandardCharsets.UTF_8));
     if (root == null || !root.isObject()) {
@@ -119,8 +128,15 @@ final class LocalSnapshotCache {
     String fileNamespace = root.path("namespace").asText(null);
     String fileFilter = root.path("filterName").asText(null);
     if (!namespace.equals(fileNamespace) || !filterName.equals(fileFilter)) {
-      throw new SnapshotVerificationException("written for " + fileNamespace + "/" + fileFilter
-          + ", not " + namespace + "/" + filterName);
+      throw new SnapshotVerificationException(
+          "written for "
+              + fileNamespace
+              + "/"
+              + fileFilter
+              + ", not "
+              + namespace
+              + "/"
+              + filterName);
     }
     // The exact text, when present (files of older versions only have the object): a signature
     // covers that text, not a re-serialisation of it.
@@ -137,23 +153,30 @@ final class LocalSnapshotCache {
     trustedKeys.verify(namespace, json, signature);
     limits.check(manifest, filterName);
     ApiSnapshotLoader.requireKeyType(manifest, expected);
-    // Derived, never taken from the file: a payloadFile of "../x" must not point outside the directory.
+    // Derived, never taken from the file: a payloadFile of "../x" must not point outside the
+    // directory.
     Path payload = payloadFile(manifest.version());
     if (!payload.getFileName().toString().equals(root.path("payloadFile").asText(null))) {
-      throw new SnapshotVerificationException("payloadFile does not match version " + manifest.version());
+      throw new SnapshotVerificationException(
+          "payloadFile does not match version " + manifest.version());
     }
     long size = Files.size(payload);
     if (size != manifest.totalBytes()) {
-      throw new SnapshotVerificationException("payload is " + size + " bytes, manifest says "
-          + manifest.totalBytes());
+      throw new SnapshotVerificationException(
+          "payload is " + size + " bytes, manifest says " + manifest.totalBytes());
     }
     try (InputStream in = Files.newInputStream(payload)) {
-      // The payload is the chunks back to back: slicing it at the manifest's chunk sizes lets the decoder
-      // check every chunk digest, the total digest and the header exactly as for chunks from the API.
-      BloomFilterBits bits = SnapshotDecoder.decode(manifest, (index, ref) -> {
-        byte[] chunk = in.readNBytes(ref.bytes());
-        return chunk.length == ref.bytes() ? chunk : null;
-      });
+      // The payload is the chunks back to back: slicing it at the manifest's chunk sizes lets the
+      // decoder
+      // check every chunk digest, the total digest and the header exactly as for chunks from the
+      // API.
+      BloomFilterBits bits =
+          SnapshotDecoder.decode(
+              manifest,
+              (index, ref) -> {
+                byte[] chunk = in.readNBytes(ref.bytes());
+                return chunk.length == ref.bytes() ? chunk : null;
+              });
       return new LoadedSnapshot(manifest, bits, json, signature);
     }
   }
@@ -164,12 +187,18 @@ final class LocalSnapshotCache {
     Path payload = payloadFile(snapshot.version());
     Path payloadTemp = Files.createTempFile(directory, prefix, ".payload.tmp");
     try {
-      try (OutputStream out = new BufferedOutputStream(Files.newOutputStream(payloadTemp), 1 << 16)) {
+      try (OutputStream out =
+          new BufferedOutputStream(Files.newOutputStream(payloadTemp), 1 << 16)) {
         SnapshotEncoder.writeTo(snapshot.bits(), out);
       }
-      // No fsync: the directory is meant to survive container restarts, which keep the page cache; after
+      // No fsync: the directory is meant to survive container restarts, which keep the page cache;
+      // after
       // a node crash a torn file fails verification and is ignored.
-      Files.move(payloadTemp, payload, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+      Files.move(
+          payloadTemp,
+          payload,
+          StandardCopyOption.ATOMIC_MOVE,
+          StandardCopyOption.REPLACE_EXISTING);
     } finally {
       Files.deleteIfExists(payloadTemp);
     }
@@ -183,9 +212,14 @@ final class LocalSnapshotCache {
     root.put("signature", snapshot.signature());
     Path manifestTemp = Files.createTempFile(directory, prefix, ".manifest.tmp");
     try {
-      Files.writeString(manifestTemp, JSON.writerWithDefaultPrettyPrinter().writeValueAsString(root),
+      Files.writeString(
+          manifestTemp,
+          JSON.writerWithDefaultPrettyPrinter().writeValueAsString(root),
           StandardCharsets.UTF_8);
-      Files.move(manifestTemp, manifestFile(), StandardCopyOption.ATOMIC_MOVE,
+      Files.move(
+          manifestTemp,
+          manifestFile(),
+          StandardCopyOption.ATOMIC_MOVE,
           StandardCopyOption.REPLACE_EXISTING);
     } finally {
       Files.deleteIfExists(manifestTemp);
@@ -194,9 +228,12 @@ final class LocalSnapshotCache {
   }
 
   private void deleteOtherPayloads(Path keep) throws IOException {
-    try (DirectoryStream<Path> payloads = Files.newDirectoryStream(directory,
-        path -> (isOwnPayload(path.getFileName().toString()) && !path.equals(keep))
-            || isStaleTemp(path))) {
+    try (DirectoryStream<Path> payloads =
+        Files.newDirectoryStream(
+            directory,
+            path ->
+                (isOwnPayload(path.getFileName().toString()) && !path.equals(keep))
+                    || isStaleTemp(path))) {
       for (Path old : payloads) {
         try {
           Files.deleteIfExists(old);
@@ -213,8 +250,10 @@ final class LocalSnapshotCache {
    */
   private boolean isStaleTemp(Path path) {
     String name = path.getFileName().toString();
-    String suffix = name.endsWith(".payload.tmp") ? ".payload.tmp"
-        : name.endsWith(".manifest.tmp") ? ".manifest.tmp" : null;
+    String suffix =
+        name.endsWith(".payload.tmp")
+            ? ".payload.tmp"
+            : name.endsWith(".manifest.tmp") ? ".manifest.tmp" : null;
     if (suffix == null || !name.startsWith(prefix)) {
       return false;
     }
@@ -223,7 +262,8 @@ final class LocalSnapshotCache {
       return false;
     }
     try {
-      return Files.getLastModifiedTime(path).toInstant()
+      return Files.getLastModifiedTime(path)
+          .toInstant()
           .isBefore(java.time.Instant.now().minus(java.time.Duration.ofMinutes(10)));
     } catch (IOException e) {
       return false;

@@ -10,14 +10,14 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A fabric8 informer on exactly one ConfigMap, the filter's manifest (a field selector on its name), kept
- * alive: fabric8 handles watch disconnects and 410 Gone itself, but an informer that stops (its
- * {@code stopped()} future completes, normally or exceptionally, without us asking) or never starts is
- * replaced by a new one after a backoff. Chunk ConfigMaps are never watched: they are large and only
- * needed once, by name.
+ * A fabric8 informer on exactly one ConfigMap, the filter's manifest (a field selector on its
+ * name), kept alive: fabric8 handles watch disconnects and 410 Gone itself, but an informer that
+ * stops (its {@code stopped()} future completes, normally or exceptionally, without us asking) or
+ * never starts is replaced by a new one after a backoff. Chunk ConfigMaps are never watched: they
+ * are large and only needed once, by name.
  *
- * <p>Events are handed to the watcher thread as they arrive, where the callbacks run; all bookkeeping
- * here runs on that thread too.
+ * <p>Events are handed to the watcher thread as they arrive, where the callbacks run; all
+ * bookkeeping here runs on that thread too.
  */
 final class ManifestInformer {
 
@@ -42,9 +42,14 @@ final class ManifestInformer {
    * @param onChanged runs on the watcher thread with the manifest, when it is added or updated
    * @param onDeleted runs on the watcher thread when the manifest is deleted
    */
-  ManifestInformer(KubernetesClient client, String namespace, String manifestName,
-      WatcherThread thread, Backoff restartBackoff,
-      Consumer<SharedIndexInformer<ConfigMap>> onCreated, Consumer<ConfigMap> onChanged,
+  ManifestInformer(
+      KubernetesClient client,
+      String namespace,
+      String manifestName,
+      WatcherThread thread,
+      Backoff restartBackoff,
+      Consumer<SharedIndexInformer<ConfigMap>> onCreated,
+      Consumer<ConfigMap> onChanged,
       Runnable onDeleted) {
     this.client = client;
     this.namespace = namespace;
@@ -56,7 +61,10 @@ final class ManifestInformer {
     this.onCreated = onCreated;
   }
 
-  /** Starts the first informer (asynchronously: an unreachable API server must not block the caller). */
+  /**
+   * Starts the first informer (asynchronously: an unreachable API server must not block the
+   * caller).
+   */
   void start() {
     thread.execute(this::startInformer);
   }
@@ -74,7 +82,8 @@ final class ManifestInformer {
     }
     SharedIndexInformer<ConfigMap> created;
     try {
-      created = client.configMaps().inNamespace(namespace).withName(manifestName).runnableInformer(0);
+      created =
+          client.configMaps().inNamespace(namespace).withName(manifestName).runnableInformer(0);
     } catch (RuntimeException e) {
       scheduleRestart(null, e);
       return;
@@ -82,18 +91,25 @@ final class ManifestInformer {
     created.addEventHandler(new Handler());
     informer = created;
     onCreated.accept(created);
-    created.stopped().whenComplete((ignored, error) -> thread.execute(() -> onStopped(created, error)));
+    created
+        .stopped()
+        .whenComplete((ignored, error) -> thread.execute(() -> onStopped(created, error)));
     try {
-      created.start().whenComplete((ignored, error) -> thread.execute(() -> {
-        if (error == null) {
-          if (created == informer) {
-            restartBackoff.reset();
-            LOG.debug("watching manifest {}/{}", namespace, manifestName);
-          }
-        } else {
-          onStopped(created, error);
-        }
-      }));
+      created
+          .start()
+          .whenComplete(
+              (ignored, error) ->
+                  thread.execute(
+                      () -> {
+                        if (error == null) {
+                          if (created == informer) {
+                            restartBackoff.reset();
+                            LOG.debug("watching manifest {}/{}", namespace, manifestName);
+                          }
+                        } else {
+                          onStopped(created, error);
+                        }
+                      }));
     } catch (RuntimeException e) {
       onStopped(created, e);
     }
@@ -110,8 +126,12 @@ final class ManifestInformer {
 
   private void scheduleRestart(SharedIndexInformer<ConfigMap> which, Throwable error) {
     long delayMillis = restartBackoff.next().toMillis();
-    LOG.warn("watch on manifest {}/{} stopped ({}); restarting in {} ms", namespace, manifestName,
-        error == null ? "no error" : error.toString(), delayMillis);
+    LOG.warn(
+        "watch on manifest {}/{} stopped ({}); restarting in {} ms",
+        namespace,
+        manifestName,
+        error == null ? "no error" : error.toString(),
+        delayMillis);
     thread.schedule(this::startInformer, delayMillis, TimeUnit.MILLISECONDS);
   }
 
@@ -127,8 +147,8 @@ final class ManifestInformer {
   }
 
   /**
-   * Hands manifest events to the watcher thread; ignores anything else (the field selector should not
-   * let it through).
+   * Hands manifest events to the watcher thread; ignores anything else (the field selector should
+   * not let it through).
    */
   private final class Handler implements ResourceEventHandler<ConfigMap> {
     @Override
@@ -153,7 +173,8 @@ final class ManifestInformer {
     }
 
     private boolean isManifest(ConfigMap configMap) {
-      return configMap != null && configMap.getMetadata() != null
+      return configMap != null
+          && configMap.getMetadata() != null
           && manifestName.equals(configMap.getMetadata().getName());
     }
   }

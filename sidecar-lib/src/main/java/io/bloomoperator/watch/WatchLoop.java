@@ -27,16 +27,16 @@ import org.slf4j.LoggerFactory;
  * changed" to "filter swapped" reads top to bottom here ({@link #onManifest}, {@link #attemptLoad},
  * {@link #install}). {@link LiveBloomFilter} only reads {@link #serving()}.
  *
- * <p>Rules: a manifest announcing the snapshot already served (same version and digest, e.g. after the
- * operator edited an annotation) changes nothing. Any other manifest is the operator's current truth and
- * is loaded, even a lower version (a re-created filter counts from 1 again), unless keys are trusted:
- * then a manifest whose version is not above the served one is refused as a rollback (a replayed old
- * signed manifest would otherwise be accepted). A failed load is retried
- * (initial backoff doubling up to the maximum) until it succeeds or a different manifest arrives; the
+ * <p>Rules: a manifest announcing the snapshot already served (same version and digest, e.g. after
+ * the operator edited an annotation) changes nothing. Any other manifest is the operator's current
+ * truth and is loaded, even a lower version (a re-created filter counts from 1 again), unless keys
+ * are trusted: then a manifest whose version is not above the served one is refused as a rollback
+ * (a replayed old signed manifest would otherwise be accepted). A failed load is retried (initial
+ * backoff doubling up to the maximum) until it succeeds or a different manifest arrives; the
  * current filter keeps serving meanwhile. A deleted manifest also changes nothing being served.
  *
- * <p>Manifest events, polls, loads and swaps all run on the one {@link WatcherThread}; only
- * {@link #start()}, {@link #close()} and the read-only accessors are called from other threads.
+ * <p>Manifest events, polls, loads and swaps all run on the one {@link WatcherThread}; only {@link
+ * #start()}, {@link #close()} and the read-only accessors are called from other threads.
  */
 final class WatchLoop {
 
@@ -56,7 +56,8 @@ final class WatchLoop {
   private final Backoff retryBackoff;
   private final boolean refuseRollback;
 
-  // What is served: written on the watcher thread (or by start() for the local snapshot), read anywhere.
+  // What is served: written on the watcher thread (or by start() for the local snapshot), read
+  // anywhere.
   private volatile LoadedSnapshot current;
   private final LongAdder loads = new LongAdder();
   private final LongAdder failures = new LongAdder();
@@ -68,9 +69,18 @@ final class WatchLoop {
 
   private volatile boolean closed;
 
-  WatchLoop(KubernetesClient client, String namespace, String filterName, KeyType keyType,
-      List<BloomFilterListener> listeners, LocalSnapshotCache cache, Duration resync,
-      Duration backoffInitial, Duration backoffMax, SnapshotLimits limits, TrustedKeys trustedKeys,
+  WatchLoop(
+      KubernetesClient client,
+      String namespace,
+      String filterName,
+      KeyType keyType,
+      List<BloomFilterListener> listeners,
+      LocalSnapshotCache cache,
+      Duration resync,
+      Duration backoffInitial,
+      Duration backoffMax,
+      SnapshotLimits limits,
+      TrustedKeys trustedKeys,
       Consumer<SharedIndexInformer<ConfigMap>> onInformerCreated) {
     this.client = client;
     this.namespace = namespace;
@@ -78,29 +88,43 @@ final class WatchLoop {
     this.manifestName = SnapshotNames.manifestName(filterName);
     this.keyType = keyType;
     this.listeners = List.copyOf(listeners);
-    this.loader = new ApiSnapshotLoader(client, namespace, filterName, keyType, limits, trustedKeys);
+    this.loader =
+        new ApiSnapshotLoader(client, namespace, filterName, keyType, limits, trustedKeys);
     this.refuseRollback = !trustedKeys.isEmpty();
     this.cache = cache;
     this.resync = resync;
     this.thread = new WatcherThread("bloom-watch-" + namespace + "/" + filterName);
     this.retryBackoff = new Backoff(backoffInitial, backoffMax);
-    this.informer = new ManifestInformer(client, namespace, manifestName, thread,
-        new Backoff(backoffInitial, backoffMax), onInformerCreated, this::onManifest,
-        () -> onManifestDeleted(true));
+    this.informer =
+        new ManifestInformer(
+            client,
+            namespace,
+            manifestName,
+            thread,
+            new Backoff(backoffInitial, backoffMax),
+            onInformerCreated,
+            this::onManifest,
+            () -> onManifestDeleted(true));
   }
 
   /**
-   * Serves the local snapshot if there is a valid one (synchronously, so the filter is ready when this
-   * returns, whatever the API server does), then starts watching in the background.
+   * Serves the local snapshot if there is a valid one (synchronously, so the filter is ready when
+   * this returns, whatever the API server does), then starts watching in the background.
    */
   void start() {
     if (cache != null) {
       long started = System.nanoTime();
-      cache.read(keyType).ifPresent(snapshot -> {
-        LOG.info("serving local snapshot v{} of {}/{} until the API server answers", snapshot.version(),
-            namespace, filterName);
-        install(snapshot, Duration.ofNanos(System.nanoTime() - started));
-      });
+      cache
+          .read(keyType)
+          .ifPresent(
+              snapshot -> {
+                LOG.info(
+                    "serving local snapshot v{} of {}/{} until the API server answers",
+                    snapshot.version(),
+                    namespace,
+                    filterName);
+                install(snapshot, Duration.ofNanos(System.nanoTime() - started));
+              });
     }
     informer.start();
     if (!resync.isZero()) {
@@ -117,17 +141,19 @@ final class WatchLoop {
       return;
     }
     closed = true;
-    Runnable stop = () -> {
-      informer.close();
-      cancelRetry();
-    };
+    Runnable stop =
+        () -> {
+          informer.close();
+          cancelRetry();
+        };
     if (thread.isCurrent()) {
       stop.run();
     } else {
-      thread.callAndWait(() -> {
-        stop.run();
-        return null;
-      });
+      thread.callAndWait(
+          () -> {
+            stop.run();
+            return null;
+          });
     }
     thread.shutdown();
   }
@@ -150,7 +176,9 @@ final class WatchLoop {
     return ready.await(timeout.toNanos(), TimeUnit.NANOSECONDS);
   }
 
-  /** The safety net behind the watch: read the manifest directly, as if it had just been announced. */
+  /**
+   * The safety net behind the watch: read the manifest directly, as if it had just been announced.
+   */
   private void poll() {
     ConfigMap configMap;
     try {
@@ -187,7 +215,8 @@ final class WatchLoop {
     }
     LoadedSnapshot serving = current;
     if (serving != null && serving.isSameAs(manifest)) {
-      // Re-announced (annotation edit, relist, resync): nothing to load, and nothing older to retry.
+      // Re-announced (annotation edit, relist, resync): nothing to load, and nothing older to
+      // retry.
       cancelRetry();
       pending = null;
       return;
@@ -196,15 +225,28 @@ final class WatchLoop {
       return; // already waiting to retry exactly this
     }
     if (refuseRollback && serving != null && manifest.version() <= serving.version()) {
-      refuse(manifest.version(), new SnapshotRefusedException(
-          SnapshotRefusedException.Reason.ROLLBACK, "signed manifest of " + namespace + "/"
-          + filterName + " announces v" + manifest.version() + ", not newer than the served v"
-          + serving.version() + "; refused as a rollback"));
+      refuse(
+          manifest.version(),
+          new SnapshotRefusedException(
+              SnapshotRefusedException.Reason.ROLLBACK,
+              "signed manifest of "
+                  + namespace
+                  + "/"
+                  + filterName
+                  + " announces v"
+                  + manifest.version()
+                  + ", not newer than the served v"
+                  + serving.version()
+                  + "; refused as a rollback"));
       return;
     }
     if (serving != null && manifest.version() < serving.version()) {
-      LOG.warn("manifest {}/{} went back from v{} to v{} (filter re-created?); loading it", namespace,
-          manifestName, serving.version(), manifest.version());
+      LOG.warn(
+          "manifest {}/{} went back from v{} to v{} (filter re-created?); loading it",
+          namespace,
+          manifestName,
+          serving.version(),
+          manifest.version());
     }
     cancelRetry();
     retryBackoff.reset();
@@ -228,8 +270,13 @@ final class WatchLoop {
       } catch (OutOfMemoryError e) {
         // The new filter did not fit beside the current one (old + new + one chunk): report it
         // and retry like any other failed load; the old filter is still complete and served.
-        throw new IOException("not enough heap to load v" + manifest.version() + " ("
-            + manifest.totalBytes() + " bytes) beside the current filter", e);
+        throw new IOException(
+            "not enough heap to load v"
+                + manifest.version()
+                + " ("
+                + manifest.totalBytes()
+                + " bytes) beside the current filter",
+            e);
       }
     } catch (SnapshotVerificationException | IOException | RuntimeException e) {
       if (closed) {
@@ -237,8 +284,14 @@ final class WatchLoop {
       }
       reportFailure(manifest.version(), e);
       long delayMillis = retryBackoff.next().toMillis();
-      LOG.warn("could not load v{} of {}/{}, still serving v{}, retrying in {} ms: {}",
-          manifest.version(), namespace, filterName, servedVersion(), delayMillis, e.toString());
+      LOG.warn(
+          "could not load v{} of {}/{}, still serving v{}, retrying in {} ms: {}",
+          manifest.version(),
+          namespace,
+          filterName,
+          servedVersion(),
+          delayMillis,
+          e.toString());
       retry = thread.schedule(this::attemptLoad, delayMillis, TimeUnit.MILLISECONDS);
       return;
     }
@@ -249,23 +302,36 @@ final class WatchLoop {
       try {
         cache.write(loaded); // after the swap: the disk must never delay serving
       } catch (IOException | RuntimeException e) {
-        LOG.warn("could not write local snapshot of {}/{}: {}", namespace, filterName, e.toString());
+        LOG.warn(
+            "could not write local snapshot of {}/{}: {}", namespace, filterName, e.toString());
       }
     }
   }
 
-  /** Serves {@code snapshot} from now on: one volatile write. Its key type was checked by the loader. */
+  /**
+   * Serves {@code snapshot} from now on: one volatile write. Its key type was checked by the
+   * loader.
+   */
   private void install(LoadedSnapshot snapshot, Duration loadDuration) {
     if (snapshot.bits().keyType() != keyType) {
-      throw new IllegalStateException("refusing to serve " + snapshot.bits().keyType() + " keys as "
-          + keyType); // the loaders check this first; this guards against a future code path that does not
+      throw new IllegalStateException(
+          "refusing to serve "
+              + snapshot.bits().keyType()
+              + " keys as "
+              + keyType); // the loaders check this first; this guards against a future code path
+      // that does not
     }
     long oldVersion = servedVersion();
     current = snapshot;
     loads.increment();
     ready.countDown();
-    LOG.info("{}/{}: serving v{} (was v{}), loaded in {} ms", namespace, filterName, snapshot.version(),
-        oldVersion, loadDuration.toMillis());
+    LOG.info(
+        "{}/{}: serving v{} (was v{}), loaded in {} ms",
+        namespace,
+        filterName,
+        snapshot.version(),
+        oldVersion,
+        loadDuration.toMillis());
     for (BloomFilterListener listener : listeners) {
       try {
         listener.onUpdate(oldVersion, snapshot.version(), loadDuration);
@@ -282,8 +348,12 @@ final class WatchLoop {
   private void refuse(long version, SnapshotVerificationException e) {
     cancelRetry();
     pending = null;
-    LOG.warn("not loading manifest {}/{}, still serving v{}: {}", namespace, manifestName,
-        servedVersion(), e.getMessage());
+    LOG.warn(
+        "not loading manifest {}/{}, still serving v{}: {}",
+        namespace,
+        manifestName,
+        servedVersion(),
+        e.getMessage());
     reportFailure(version, e);
   }
 
@@ -301,9 +371,11 @@ final class WatchLoop {
 
   private void onManifestDeleted(boolean fromWatch) {
     if (fromWatch || pending != null) {
-      LOG.info("manifest {}/{} is gone; still serving v{}", namespace, manifestName, servedVersion());
+      LOG.info(
+          "manifest {}/{} is gone; still serving v{}", namespace, manifestName, servedVersion());
     }
-    // Its chunks go with it: retrying the old announcement could only fail. Re-creation is an add event.
+    // Its chunks go with it: retrying the old announcement could only fail. Re-creation is an add
+    // event.
     cancelRetry();
     pending = null;
   }

@@ -12,9 +12,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The one background thread of a watcher. Every state change (manifest events, loads, retries, informer
- * restarts, resyncs) runs here, one after the other, so that state needs no locks and two loads never
- * race. A daemon thread: a forgotten {@code close()} must not keep the application alive.
+ * The one background thread of a watcher. Every state change (manifest events, loads, retries,
+ * informer restarts, resyncs) runs here, one after the other, so that state needs no locks and two
+ * loads never race. A daemon thread: a forgotten {@code close()} must not keep the application
+ * alive.
  */
 final class WatcherThread {
 
@@ -24,12 +25,15 @@ final class WatcherThread {
   private volatile Thread thread;
 
   WatcherThread(String name) {
-    ScheduledThreadPoolExecutor pool = new ScheduledThreadPoolExecutor(1, runnable -> {
-      Thread created = new Thread(runnable, name);
-      created.setDaemon(true);
-      thread = created;
-      return created;
-    });
+    ScheduledThreadPoolExecutor pool =
+        new ScheduledThreadPoolExecutor(
+            1,
+            runnable -> {
+              Thread created = new Thread(runnable, name);
+              created.setDaemon(true);
+              thread = created;
+              return created;
+            });
     pool.setRemoveOnCancelPolicy(true); // cancelled retries must not pile up
     this.executor = pool;
   }
@@ -62,9 +66,9 @@ final class WatcherThread {
   }
 
   /**
-   * Runs {@code task} on this thread and waits for it (close only). An interrupt of the
-   * caller does not cut the wait short: close() must not leave its stop task unrun (that would
-   * leak the watch); the interrupt flag is restored afterwards.
+   * Runs {@code task} on this thread and waits for it (close only). An interrupt of the caller does
+   * not cut the wait short: close() must not leave its stop task unrun (that would leak the watch);
+   * the interrupt flag is restored afterwards.
    */
   <T> T callAndWait(Callable<T> task) {
     Future<T> future;

@@ -16,9 +16,11 @@ class BloomFilterBitsTest {
     assertThatThrownBy(() -> longBuilder.put(1.0)).isInstanceOf(IllegalArgumentException.class);
     BloomFilterBits strings = stringBuilder.build();
     BloomFilterBits longs = longBuilder.build();
-    assertThatThrownBy(() -> strings.mightContainLong(1)).isInstanceOf(IllegalStateException.class)
+    assertThatThrownBy(() -> strings.mightContainLong(1))
+        .isInstanceOf(IllegalStateException.class)
         .hasMessageContaining("String keys");
-    assertThatThrownBy(() -> longs.mightContainString("1")).isInstanceOf(IllegalStateException.class)
+    assertThatThrownBy(() -> longs.mightContainString("1"))
+        .isInstanceOf(IllegalStateException.class)
         .hasMessageContaining("Long keys");
     assertThatThrownBy(() -> strings.mightContain(1L)).isInstanceOf(IllegalArgumentException.class);
     assertThatThrownBy(() -> longs.mightContain("1")).isInstanceOf(IllegalArgumentException.class);
@@ -50,7 +52,8 @@ class BloomFilterBitsTest {
     BloomFilterBits.Builder builder = BloomFilterBits.builder(KeyType.LONG, 4096, 5);
     builder.putLong(1);
     BloomFilterBits built = builder.build();
-    assertThatThrownBy(() -> builder.putLong(2)).isInstanceOf(IllegalStateException.class)
+    assertThatThrownBy(() -> builder.putLong(2))
+        .isInstanceOf(IllegalStateException.class)
         .hasMessageContaining("already built");
     assertThatThrownBy(() -> builder.put(2L)).isInstanceOf(IllegalStateException.class);
     assertThatThrownBy(builder::build).isInstanceOf(IllegalStateException.class);
@@ -89,7 +92,8 @@ class BloomFilterBitsTest {
         .isInstanceOf(IllegalArgumentException.class);
     assertThatThrownBy(() -> BloomFilterBits.builder(KeyType.LONG, 64, 256))
         .isInstanceOf(IllegalArgumentException.class);
-    assertThatThrownBy(() -> BloomFilterBits.builder(KeyType.LONG, BloomFilterSizing.MAX_BITS + 1, 1))
+    assertThatThrownBy(
+            () -> BloomFilterBits.builder(KeyType.LONG, BloomFilterSizing.MAX_BITS + 1, 1))
         .isInstanceOf(IllegalArgumentException.class);
   }
 
@@ -98,8 +102,10 @@ class BloomFilterBitsTest {
     assertThat(KeyType.fromCrdName("String")).isEqualTo(KeyType.STRING);
     assertThat(KeyType.fromCrdName("Long")).isEqualTo(KeyType.LONG);
     assertThat(KeyType.STRING.crdName()).isEqualTo("String");
-    assertThatThrownBy(() -> KeyType.fromCrdName("LONG")).isInstanceOf(IllegalArgumentException.class)
+    assertThatThrownBy(() -> KeyType.fromCrdName("LONG"))
+        .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("\"String\", \"Long\"");
-    assertThatThrownBy(() -> KeyType.fromCrdName(null)).isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> KeyType.fromCrdName(null))
+        .isInstanceOf(IllegalArgumentException.class);
   }
 }

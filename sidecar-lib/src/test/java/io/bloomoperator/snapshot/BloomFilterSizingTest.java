@@ -9,10 +9,27 @@ import org.junit.jupiter.api.Test;
 
 class BloomFilterSizingTest {
 
-  private static final long[] KEY_COUNTS = {1, 2, 3, 7, 10, 64, 100, 999, 1000, 12_345, 100_000,
-      1_000_000, 10_000_000, 123_456_789, 1_000_000_000};
-  private static final double[] FPPS = {0.999, 0.9, 0.5, 0.3, 0.2, 0.1, 0.05, 0.03, 0.02, 0.01, 0.005,
-      0.001, 1e-4, 1e-5, 1e-6, 1e-7, 1e-9};
+  private static final long[] KEY_COUNTS = {
+    1,
+    2,
+    3,
+    7,
+    10,
+    64,
+    100,
+    999,
+    1000,
+    12_345,
+    100_000,
+    1_000_000,
+    10_000_000,
+    123_456_789,
+    1_000_000_000
+  };
+  private static final double[] FPPS = {
+    0.999, 0.9, 0.5, 0.3, 0.2, 0.1, 0.05, 0.03, 0.02, 0.01, 0.005, 0.001, 1e-4, 1e-5, 1e-6, 1e-7,
+    1e-9
+  };
 
   @Test
   void expectedFppAtCapacityNeverExceedsTarget() {
@@ -30,8 +47,10 @@ class BloomFilterSizingTest {
         assertThat(s.numBits() % 64).as(what).isZero();
         assertThat(s.numHashFunctions()).as(what).isBetween(1, 255);
         // Independent formula, not the class's own helper.
-        double fpp = Math.pow(1 - Math.exp(-(double) s.numHashFunctions() * n / s.numBits()),
-            s.numHashFunctions());
+        double fpp =
+            Math.pow(
+                1 - Math.exp(-(double) s.numHashFunctions() * n / s.numBits()),
+                s.numHashFunctions());
         assertThat(fpp).as(what).isLessThanOrEqualTo(p * (1 + 1e-12));
         assertThat(s.expectedFpp()).as(what).isLessThanOrEqualTo(p);
 
@@ -45,7 +64,8 @@ class BloomFilterSizingTest {
           grown++;
           // Grown minimally: one word less would miss the target.
           assertThat(BloomFilterSizing.expectedFpp(s.numBits() - 64, s.numHashFunctions(), n))
-              .as(what).isGreaterThan(p);
+              .as(what)
+              .isGreaterThan(p);
         }
       }
     }
@@ -71,7 +91,8 @@ class BloomFilterSizingTest {
         header.get();
         header.get();
         int guavaWords = header.getInt();
-        assertThat(BloomFilterSizing.forKeys(n, p).numLongs()).as("n=%d p=%s", n, p)
+        assertThat(BloomFilterSizing.forKeys(n, p).numLongs())
+            .as("n=%d p=%s", n, p)
             .isGreaterThanOrEqualTo(guavaWords);
       }
     }
@@ -81,11 +102,13 @@ class BloomFilterSizingTest {
   void rejectsBadArguments() {
     for (double p : new double[] {0.0, 1.0, -0.1, 1.5, Double.NaN, Double.POSITIVE_INFINITY}) {
       assertThatThrownBy(() -> BloomFilterSizing.forKeys(100, p))
-          .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("targetFpp");
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("targetFpp");
     }
     for (long n : new long[] {0, -1, Long.MIN_VALUE}) {
       assertThatThrownBy(() -> BloomFilterSizing.forKeys(n, 0.01))
-          .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("expectedKeys");
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("expectedKeys");
     }
   }
 

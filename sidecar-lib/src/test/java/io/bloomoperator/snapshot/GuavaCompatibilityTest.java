@@ -8,9 +8,9 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Random;
 import java.util.Set;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
-import org.junit.jupiter.api.Test;
 
 /** Our filter, its payload and its answers must be indistinguishable from Guava's. */
 class GuavaCompatibilityTest {
@@ -20,7 +20,8 @@ class GuavaCompatibilityTest {
   void stringPayloadIsByteForByteGuavaWriteTo(int keys, double fpp) {
     BloomFilterBits.Builder builder =
         BloomFilterBits.builder(KeyType.STRING, BloomFilterSizing.forKeys(keys, fpp));
-    BloomFilter<CharSequence> guava = GuavaOracle.emptyGuavaLike(builder, GuavaOracle.STRING_FUNNEL);
+    BloomFilter<CharSequence> guava =
+        GuavaOracle.emptyGuavaLike(builder, GuavaOracle.STRING_FUNNEL);
     Random random = new Random(keys);
     List<String> all = new ArrayList<>(List.of(GuavaOracle.specialStrings()));
     for (int i = 0; i < keys; i++) {
@@ -43,8 +44,16 @@ class GuavaCompatibilityTest {
         BloomFilterBits.builder(KeyType.LONG, BloomFilterSizing.forKeys(keys, fpp));
     BloomFilter<Long> guava = GuavaOracle.emptyGuavaLike(builder, GuavaOracle.LONG_FUNNEL);
     Random random = new Random(keys);
-    List<Long> all = new ArrayList<>(List.of(0L, -1L, 1L, Long.MIN_VALUE, Long.MAX_VALUE,
-        (long) Integer.MIN_VALUE, (long) Integer.MAX_VALUE));
+    List<Long> all =
+        new ArrayList<>(
+            List.of(
+                0L,
+                -1L,
+                1L,
+                Long.MIN_VALUE,
+                Long.MAX_VALUE,
+                (long) Integer.MIN_VALUE,
+                (long) Integer.MAX_VALUE));
     for (int i = 0; i < keys; i++) {
       all.add(GuavaOracle.randomLong(random));
     }
@@ -59,12 +68,15 @@ class GuavaCompatibilityTest {
 
   @Test
   void oddSizedSaturatedFiltersStillMatch() {
-    // Tiny, non-power-of-two bit sizes and large k: stresses the modulo and the combined-hash overflow.
+    // Tiny, non-power-of-two bit sizes and large k: stresses the modulo and the combined-hash
+    // overflow.
     Random random = new Random(7);
     for (int numLongs : new int[] {1, 2, 3, 5, 7, 13}) {
       for (int k : new int[] {1, 2, 7, 31, 255}) {
-        BloomFilterBits.Builder builder = BloomFilterBits.builder(KeyType.STRING, numLongs * 64L, k);
-        BloomFilter<CharSequence> guava = GuavaOracle.emptyGuava(numLongs, k, GuavaOracle.STRING_FUNNEL);
+        BloomFilterBits.Builder builder =
+            BloomFilterBits.builder(KeyType.STRING, numLongs * 64L, k);
+        BloomFilter<CharSequence> guava =
+            GuavaOracle.emptyGuava(numLongs, k, GuavaOracle.STRING_FUNNEL);
         for (int i = 0; i < numLongs * 3; i++) {
           String key = GuavaOracle.randomString(random);
           builder.putString(key);
@@ -85,7 +97,8 @@ class GuavaCompatibilityTest {
     int n = 1_000_000;
     BloomFilterBits.Builder builder =
         BloomFilterBits.builder(KeyType.STRING, BloomFilterSizing.forKeys(n, 0.01));
-    BloomFilter<CharSequence> guava = GuavaOracle.emptyGuavaLike(builder, GuavaOracle.STRING_FUNNEL);
+    BloomFilter<CharSequence> guava =
+        GuavaOracle.emptyGuavaLike(builder, GuavaOracle.STRING_FUNNEL);
     Random random = new Random(11);
     Set<String> present = new HashSet<>();
     String[] keys = new String[n];

@@ -55,15 +55,42 @@ final class GuavaOracle {
     }
   }
 
-  /** Tricky strings: empty, ASCII boundaries, multi-byte UTF-8, emoji, lone and reversed surrogates. */
+  /**
+   * Tricky strings: empty, ASCII boundaries, multi-byte UTF-8, emoji, lone and reversed surrogates.
+   */
   static String[] specialStrings() {
     return new String[] {
-      "", "a", "\u007f", "\u0080", "\u00ff", "\u0100", "\u07ff", "\u0800", "\uffff",
-      "abcdefghijklmno", "abcdefghijklmnop", "abcdefghijklmnopq", "0123456789abcdef0123456789abcdef",
-      "user@example.com", "caf\u00e9", "na\u00efve-\u4e2d\u6587-\u0440\u0443\u0441", "\ud83d\ude00",
-      "grin\ud83d\ude00grin", "\ud83d", "\ude00", "x\ud83dy", "x\ude00\ud83dy", "\ud83d\ud83d",
-      "0123456789abcdef\u00e9", "0123456789abcdef0123456\u00e9", "\u0000", "\u0000\u0000\u0000",
-      "ends with lone high \ud800", "\udbff\udfff", "\ud800\udc00", "a\tb\nc\rd",
+      "",
+      "a",
+      "\u007f",
+      "\u0080",
+      "\u00ff",
+      "\u0100",
+      "\u07ff",
+      "\u0800",
+      "\uffff",
+      "abcdefghijklmno",
+      "abcdefghijklmnop",
+      "abcdefghijklmnopq",
+      "0123456789abcdef0123456789abcdef",
+      "user@example.com",
+      "caf\u00e9",
+      "na\u00efve-\u4e2d\u6587-\u0440\u0443\u0441",
+      "\ud83d\ude00",
+      "grin\ud83d\ude00grin",
+      "\ud83d",
+      "\ude00",
+      "x\ud83dy",
+      "x\ude00\ud83dy",
+      "\ud83d\ud83d",
+      "0123456789abcdef\u00e9",
+      "0123456789abcdef0123456\u00e9",
+      "\u0000",
+      "\u0000\u0000\u0000",
+      "ends with lone high \ud800",
+      "\udbff\udfff",
+      "\ud800\udc00",
+      "a\tb\nc\rd",
     };
   }
 
@@ -76,7 +103,10 @@ final class GuavaOracle {
       if (mode < 7) {
         chars[i] = (char) random.nextInt(128); // ASCII, including control chars
       } else if (mode < 9) {
-        chars[i] = random.nextInt(8) == 0 ? (char) (0x80 + random.nextInt(0x800)) : (char) (32 + random.nextInt(95));
+        chars[i] =
+            random.nextInt(8) == 0
+                ? (char) (0x80 + random.nextInt(0x800))
+                : (char) (32 + random.nextInt(95));
       } else {
         chars[i] = (char) random.nextInt(0x10000); // includes unpaired surrogates
       }

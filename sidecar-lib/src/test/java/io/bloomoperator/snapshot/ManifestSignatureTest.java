@@ -26,8 +26,8 @@ class ManifestSignatureTest {
     assertRefused(() -> trusted.verify("shop", JSON + " ", data), Reason.BAD_SIGNATURE);
     assertRefused(() -> trusted.verify("shop", JSON, null), Reason.UNSIGNED);
     assertRefused(() -> trusted.verify("shop", JSON, "not json"), Reason.BAD_SIGNATURE);
-    assertRefused(() -> trusted.verify("shop", JSON, data.replace("Ed25519", "RSA")),
-        Reason.BAD_SIGNATURE);
+    assertRefused(
+        () -> trusted.verify("shop", JSON, data.replace("Ed25519", "RSA")), Reason.BAD_SIGNATURE);
     TrustedKeys other = TrustedKeys.of(List.of(Ed25519Keys.generate().getPublic()));
     assertRefused(() -> other.verify("shop", JSON, data), Reason.UNTRUSTED_KEY);
     assertThat(TrustedKeys.none().verify("shop", JSON, null)).isNull();
@@ -46,7 +46,8 @@ class ManifestSignatureTest {
     assertThat(Ed25519Keys.publicKeyOf(Ed25519Keys.readPrivateKey(privatePem)).getEncoded())
         .isEqualTo(KEY.getPublic().getEncoded());
     assertThat(new ManifestSigner(KEY.getPrivate()).keyId())
-        .isEqualTo(Ed25519Keys.keyId(KEY.getPublic())).hasSize(16);
+        .isEqualTo(Ed25519Keys.keyId(KEY.getPublic()))
+        .hasSize(16);
     assertThatThrownBy(() -> Ed25519Keys.readPrivateKey(publicPem))
         .isInstanceOf(java.security.InvalidKeyException.class);
   }
@@ -58,7 +59,8 @@ class ManifestSignatureTest {
     assertThatThrownBy(() -> TrustedKeys.of(List.of(ec.getPublic())))
         .isInstanceOf(IllegalArgumentException.class);
     assertThatThrownBy(() -> new ManifestSigner(ed448.getPrivate()))
-        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("Ed448");
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("Ed448");
   }
 
   private interface Call {
@@ -66,7 +68,8 @@ class ManifestSignatureTest {
   }
 
   private static void assertRefused(Call call, Reason reason) {
-    assertThatThrownBy(call::run).isInstanceOfSatisfying(SnapshotRefusedException.class,
-        e -> assertThat(e.reason()).isEqualTo(reason));
+    assertThatThrownBy(call::run)
+        .isInstanceOfSatisfying(
+            SnapshotRefusedException.class, e -> assertThat(e.reason()).isEqualTo(reason));
   }
 }

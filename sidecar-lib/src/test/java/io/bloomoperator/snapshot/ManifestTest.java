@@ -19,8 +19,9 @@ class ManifestTest {
       builder.putLong(i);
     }
     BloomFilterBits bits = builder.build();
-    SnapshotEncoder.Result result = SnapshotEncoder.encode(bits, 1024, (i, d, l, s) -> { });
-    return Manifest.of("payments", 17, bits, 3000, result, Instant.parse("2025-06-01T10:15:30.987Z"));
+    SnapshotEncoder.Result result = SnapshotEncoder.encode(bits, 1024, (i, d, l, s) -> {});
+    return Manifest.of(
+        "payments", 17, bits, 3000, result, Instant.parse("2025-06-01T10:15:30.987Z"));
   }
 
   @Test
@@ -58,24 +59,40 @@ class ManifestTest {
 
   @Test
   void missingOrNullRequiredFieldsAreRejectedByName() throws Exception {
-    for (String field : new String[] {"format", "version", "filterName", "keyType", "numBits",
-        "numHashFunctions", "keyCount", "expectedFpp", "totalBytes", "sha256", "createdAt", "chunks"}) {
+    for (String field :
+        new String[] {
+          "format",
+          "version",
+          "filterName",
+          "keyType",
+          "numBits",
+          "numHashFunctions",
+          "keyCount",
+          "expectedFpp",
+          "totalBytes",
+          "sha256",
+          "createdAt",
+          "chunks"
+        }) {
       ObjectNode missing = (ObjectNode) JSON.readTree(sample().toJson());
       missing.remove(field);
-      assertThatThrownBy(() -> Manifest.fromJson(missing.toString())).as(field)
+      assertThatThrownBy(() -> Manifest.fromJson(missing.toString()))
+          .as(field)
           .isInstanceOf(SnapshotVerificationException.class)
           .hasMessageContaining("'" + field + "'");
 
       ObjectNode nulled = (ObjectNode) JSON.readTree(sample().toJson());
       nulled.putNull(field);
-      assertThatThrownBy(() -> Manifest.fromJson(nulled.toString())).as(field)
+      assertThatThrownBy(() -> Manifest.fromJson(nulled.toString()))
+          .as(field)
           .isInstanceOf(SnapshotVerificationException.class)
           .hasMessageContaining(field);
     }
     ObjectNode chunkWithoutSha = (ObjectNode) JSON.readTree(sample().toJson());
     ((ObjectNode) chunkWithoutSha.get("chunks").get(0)).remove("sha256");
     assertThatThrownBy(() -> Manifest.fromJson(chunkWithoutSha.toString()))
-        .isInstanceOf(SnapshotVerificationException.class).hasMessageContaining("'sha256'");
+        .isInstanceOf(SnapshotVerificationException.class)
+        .hasMessageContaining("'sha256'");
   }
 
   @Test
@@ -91,9 +108,11 @@ class ManifestTest {
     assertRejected("chunks", "[]", "chunks is missing or empty");
     assertRejected("expectedFpp", "2.0", "expectedFpp must be in [0, 1]");
     assertThatThrownBy(() -> Manifest.fromJson("{not json"))
-        .isInstanceOf(SnapshotVerificationException.class).hasMessageContaining("invalid manifest JSON");
+        .isInstanceOf(SnapshotVerificationException.class)
+        .hasMessageContaining("invalid manifest JSON");
     assertThatThrownBy(() -> Manifest.fromJson(""))
-        .isInstanceOf(SnapshotVerificationException.class).hasMessageContaining("empty");
+        .isInstanceOf(SnapshotVerificationException.class)
+        .hasMessageContaining("empty");
 
     ObjectNode shortChunk = (ObjectNode) JSON.readTree(sample().toJson());
     ((ObjectNode) shortChunk.get("chunks").get(0)).put("bytes", 1000);
@@ -108,10 +127,12 @@ class ManifestTest {
     assertThatThrownBy(() -> m.chunks().clear()).isInstanceOf(UnsupportedOperationException.class);
   }
 
-  private static void assertRejected(String field, String rawJsonValue, String message) throws Exception {
+  private static void assertRejected(String field, String rawJsonValue, String message)
+      throws Exception {
     ObjectNode tree = (ObjectNode) JSON.readTree(sample().toJson());
     tree.set(field, JSON.readTree(rawJsonValue));
-    assertThatThrownBy(() -> Manifest.fromJson(tree.toString())).as(field + "=" + rawJsonValue)
+    assertThatThrownBy(() -> Manifest.fromJson(tree.toString()))
+        .as(field + "=" + rawJsonValue)
         .isInstanceOf(SnapshotVerificationException.class)
         .hasMessageContaining(message);
   }

@@ -40,8 +40,19 @@ class Murmur3x64Test {
 
   @Test
   void longsHashLikeGuavaLongFunnel() {
-    long[] specials = {0, 1, -1, 8, 255, 256, Long.MIN_VALUE, Long.MAX_VALUE, Integer.MIN_VALUE,
-        Integer.MAX_VALUE, 0x0102030405060708L};
+    long[] specials = {
+      0,
+      1,
+      -1,
+      8,
+      255,
+      256,
+      Long.MIN_VALUE,
+      Long.MAX_VALUE,
+      Integer.MIN_VALUE,
+      Integer.MAX_VALUE,
+      0x0102030405060708L
+    };
     for (long v : specials) {
       assertSameAsGuava(v);
     }
@@ -68,11 +79,14 @@ class Murmur3x64Test {
   @Test
   void consumerSeesBothHalvesAndItsAnswerIsReturned() {
     long[] seen = new long[2];
-    boolean answer = Murmur3x64.hashLong(42L, (h1, h2) -> {
-      seen[0] = h1;
-      seen[1] = h2;
-      return false;
-    });
+    boolean answer =
+        Murmur3x64.hashLong(
+            42L,
+            (h1, h2) -> {
+              seen[0] = h1;
+              seen[1] = h2;
+              return false;
+            });
     assertThat(answer).isFalse();
     assertThat(new Murmur3x64.Hash128(seen[0], seen[1])).isEqualTo(Murmur3x64.hashLong(42L));
   }

@@ -38,21 +38,42 @@ class SnapshotCodecTest {
 
   private static Encoded encode(BloomFilterBits bits, int chunkSize) throws IOException {
     List<byte[]> chunks = new ArrayList<>();
-    SnapshotEncoder.Result result = SnapshotEncoder.encode(bits, chunkSize, (index, data, length, sha) -> {
-      assertThat(index).isEqualTo(chunks.size());
-      assertThat(length).isBetween(1, chunkSize);
-      assertThat(sha).isEqualTo(Sha256.hex(data, 0, length));
-      chunks.add(Arrays.copyOf(data, length));
-    });
+    SnapshotEncoder.Result result =
+        SnapshotEncoder.encode(
+            bits,
+            chunkSize,
+            (index, data, length, sha) -> {
+              assertThat(index).isEqualTo(chunks.size());
+              assertThat(length).isBetween(1, chunkSize);
+              assertThat(sha).isEqualTo(Sha256.hex(data, 0, length));
+              chunks.add(Arrays.copyOf(data, length));
+            });
     return new Encoded(Manifest.of("orders", 3, bits, 2000, result, NOW), chunks);
   }
 
   static Stream<Integer> chunkSizes() {
     long payload = SnapshotEncoder.payloadSize(sampleFilter());
-    int divisor = IntStream.rangeClosed(9, (int) payload / 2).filter(d -> payload % d == 0)
-        .findFirst().orElseThrow();
-    return Stream.of(1, 2, 5, 6, 7, 8, 9, 13, 1000, divisor, (int) payload / 2, (int) payload - 1,
-        (int) payload, (int) payload + 1, 1_000_000);
+    int divisor =
+        IntStream.rangeClosed(9, (int) payload / 2)
+            .filter(d -> payload % d == 0)
+            .findFirst()
+            .orElseThrow();
+    return Stream.of(
+        1,
+        2,
+        5,
+        6,
+        7,
+        8,
+        9,
+        13,
+        1000,
+        divisor,
+        (int) payload / 2,
+        (int) payload - 1,
+        (int) payload,
+        (int) payload + 1,
+        1_000_000);
   }
 
   @ParameterizedTest(name = "chunkSize {0}")
@@ -74,13 +95,16 @@ class SnapshotCodecTest {
       assertThat(encoded.chunks().get(i)).hasSize(chunkSize);
     }
 
-    BloomFilterBits decoded = SnapshotDecoder.decode(encoded.manifest(), encoded.chunks().iterator());
+    BloomFilterBits decoded =
+        SnapshotDecoder.decode(encoded.manifest(), encoded.chunks().iterator());
     assertThat(decoded).isEqualTo(bits);
-    BloomFilterBits viaSource = SnapshotDecoder.decode(encoded.manifest(),
-        (index, ref) -> {
-          assertThat(ref.name()).isEqualTo("orders-bloom-v3-" + index);
-          return encoded.chunks().get(index);
-        });
+    BloomFilterBits viaSource =
+        SnapshotDecoder.decode(
+            encoded.manifest(),
+            (index, ref) -> {
+              assertThat(ref.name()).isEqualTo("orders-bloom-v3-" + index);
+              return encoded.chunks().get(index);
+            });
     assertThat(viaSource).isEqualTo(bits);
   }
 
@@ -93,12 +117,14 @@ class SnapshotCodecTest {
     }
     BloomFilterBits bits = builder.build();
     Encoded encoded = encode(bits, 1001);
-    BloomFilterBits decoded = SnapshotDecoder.decode(encoded.manifest(), encoded.chunks().iterator());
+    BloomFilterBits decoded =
+        SnapshotDecoder.decode(encoded.manifest(), encoded.chunks().iterator());
     assertThat(decoded.keyType()).isEqualTo(KeyType.LONG);
     for (long i = -2500; i < 2500; i++) {
       assertThat(decoded.mightContainLong(i * 7919)).isTrue();
     }
-    long hits = IntStream.range(0, 100_000).filter(i -> decoded.mightContainLong(i * 7919L + 1)).count();
+    long hits =
+        IntStream.range(0, 100_000).filter(i -> decoded.mightContainLong(i * 7919L + 1)).count();
     assertThat(hits).isLessThan(2000);
   }
 
@@ -122,8 +148,12 @@ class SnapshotCodecTest {
     List<byte[]> chunks = encoded.chunks();
     chunks.get(1)[7] ^= 0x01;
     List<Manifest.ChunkRef> refs = new ArrayList<>(encoded.manifest().chunks());
-    refs.set(1, new Manifest.ChunkRef(refs.get(1).name(), refs.get(1).bytes(),
-        Sha256.hex(chunks.get(1), 0, chunks.get(1).length)));
+    refs.set(
+        1,
+        new Manifest.ChunkRef(
+            refs.get(1).name(),
+            refs.get(1).bytes(),
+            Sha256.hex(chunks.get(1), 0, chunks.get(1).length)));
     Manifest forged = withChunks(encoded.manifest(), refs, encoded.manifest().sha256());
 
     assertThatThrownBy(() -> SnapshotDecoder.decode(forged, chunks.iterator()))
@@ -139,8 +169,11 @@ class SnapshotCodecTest {
     assertThatThrownBy(() -> SnapshotDecoder.decode(encoded.manifest(), chunks.iterator()))
         .isInstanceOf(SnapshotVerificationException.class)
         .hasMessageContaining("chunk 4")
-        .hasMessageContaining("size mismatch: manifest says " + encoded.chunks().get(4).length
-            + " bytes, got " + (encoded.chunks().get(4).length + 1));
+        .hasMessageContaining(
+            "size mismatch: manifest says "
+                + encoded.chunks().get(4).length
+                + " bytes, got "
+                + (encoded.chunks().get(4).length + 1));
   }
 
   @Test
@@ -164,14 +197,28 @@ class SnapshotCodecTest {
   void headerKDisagreeingWithManifestIsRejected() throws Exception {
     Encoded encoded = encode(sampleFilter(), 4); // the header itself spans two chunks
     Manifest m = encoded.manifest();
-    Manifest wrongK = new Manifest(m.format(), m.version(), m.filterName(), m.keyType(), m.numBits(),
-        m.numHashFunctions() + 1, m.keyCount(), m.expectedFpp(), m.totalBytes(), m.sha256(),
-        m.createdAt(), m.chunks());
+    Manifest wrongK =
+        new Manifest(
+            m.format(),
+            m.version(),
+            m.filterName(),
+            m.keyType(),
+            m.numBits(),
+            m.numHashFunctions() + 1,
+            m.keyCount(),
+            m.expectedFpp(),
+            m.totalBytes(),
+            m.sha256(),
+            m.createdAt(),
+            m.chunks());
     assertThatThrownBy(() -> SnapshotDecoder.decode(wrongK, encoded.chunks().iterator()))
         .isInstanceOf(SnapshotVerificationException.class)
         .hasMessageContaining("chunk 1")
-        .hasMessageContaining("header numHashFunctions is " + m.numHashFunctions()
-            + " but the manifest says " + (m.numHashFunctions() + 1));
+        .hasMessageContaining(
+            "header numHashFunctions is "
+                + m.numHashFunctions()
+                + " but the manifest says "
+                + (m.numHashFunctions() + 1));
   }
 
   @Test
@@ -198,12 +245,27 @@ class SnapshotCodecTest {
   void invalidManifestIsRejectedBeforeAnyChunkIsLoaded() throws Exception {
     Encoded encoded = encode(sampleFilter(), 500);
     Manifest m = encoded.manifest();
-    Manifest wrongBits = new Manifest(m.format(), m.version(), m.filterName(), m.keyType(),
-        m.numBits() + 64, m.numHashFunctions(), m.keyCount(), m.expectedFpp(), m.totalBytes(),
-        m.sha256(), m.createdAt(), m.chunks());
-    assertThatThrownBy(() -> SnapshotDecoder.decode(wrongBits, (index, ref) -> {
-      throw new AssertionError("must not load chunks of an invalid manifest");
-    }))
+    Manifest wrongBits =
+        new Manifest(
+            m.format(),
+            m.version(),
+            m.filterName(),
+            m.keyType(),
+            m.numBits() + 64,
+            m.numHashFunctions(),
+            m.keyCount(),
+            m.expectedFpp(),
+            m.totalBytes(),
+            m.sha256(),
+            m.createdAt(),
+            m.chunks());
+    assertThatThrownBy(
+            () ->
+                SnapshotDecoder.decode(
+                    wrongBits,
+                    (index, ref) -> {
+                      throw new AssertionError("must not load chunks of an invalid manifest");
+                    }))
         .isInstanceOf(SnapshotVerificationException.class)
         .hasMessageContaining("totalBytes is " + m.totalBytes());
   }
@@ -213,8 +275,10 @@ class SnapshotCodecTest {
     BloomFilterBits bits = sampleFilter();
     byte[] payload = SnapshotEncoder.toByteArray(bits);
     assertThat(SnapshotDecoder.decodePayload(payload, KeyType.STRING)).isEqualTo(bits);
-    assertThatThrownBy(() -> SnapshotDecoder.decodePayload(Arrays.copyOf(payload, payload.length - 1),
-        KeyType.STRING))
+    assertThatThrownBy(
+            () ->
+                SnapshotDecoder.decodePayload(
+                    Arrays.copyOf(payload, payload.length - 1), KeyType.STRING))
         .isInstanceOf(SnapshotVerificationException.class)
         .hasMessageContaining("header says " + bits.numLongs() + " words");
   }
@@ -230,25 +294,40 @@ class SnapshotCodecTest {
     BloomFilterBits bits = builder.build();
     Encoded encoded = encode(bits, 1_000_000);
     assertThat(encoded.chunks()).hasSize(3); // 2.4 MB
-    assertThat(SnapshotDecoder.decode(encoded.manifest(), encoded.chunks().iterator())).isEqualTo(bits);
+    assertThat(SnapshotDecoder.decode(encoded.manifest(), encoded.chunks().iterator()))
+        .isEqualTo(bits);
   }
 
   @Test
   void chunkSizeMustBePositive() {
-    assertThatThrownBy(() -> SnapshotEncoder.encode(sampleFilter(), 0, (i, d, l, s) -> { }))
+    assertThatThrownBy(() -> SnapshotEncoder.encode(sampleFilter(), 0, (i, d, l, s) -> {}))
         .isInstanceOf(IllegalArgumentException.class);
   }
 
   private static BloomFilterBits decodeSingleChunk(Manifest template, byte[] payload)
       throws SnapshotVerificationException {
     String sha = HexFormat.of().formatHex(Sha256.newDigest().digest(payload));
-    Manifest m = withChunks(template,
-        List.of(new Manifest.ChunkRef(template.chunks().get(0).name(), payload.length, sha)), sha);
+    Manifest m =
+        withChunks(
+            template,
+            List.of(new Manifest.ChunkRef(template.chunks().get(0).name(), payload.length, sha)),
+            sha);
     return SnapshotDecoder.decode(m, List.of(payload).iterator());
   }
 
   private static Manifest withChunks(Manifest m, List<Manifest.ChunkRef> chunks, String sha) {
-    return new Manifest(m.format(), m.version(), m.filterName(), m.keyType(), m.numBits(),
-        m.numHashFunctions(), m.keyCount(), m.expectedFpp(), m.totalBytes(), sha, m.createdAt(), chunks);
+    return new Manifest(
+        m.format(),
+        m.version(),
+        m.filterName(),
+        m.keyType(),
+        m.numBits(),
+        m.numHashFunctions(),
+        m.keyCount(),
+        m.expectedFpp(),
+        m.totalBytes(),
+        sha,
+        m.createdAt(),
+        chunks);
   }
 }

@@ -37,8 +37,9 @@ class SnapshotConfigMapsTest {
 
     assertThatThrownBy(() -> SnapshotConfigMaps.chunkBytes(chunk, 30, "chunk ConfigMap shop/x"))
         .isInstanceOf(IOException.class)
-        .hasMessage("chunk ConfigMap shop/x holds 4000 base64 characters, the manifest announces"
-            + " 30 bytes (40 characters)");
+        .hasMessage(
+            "chunk ConfigMap shop/x holds 4000 base64 characters, the manifest announces"
+                + " 30 bytes (40 characters)");
   }
 
   @Test
@@ -59,12 +60,24 @@ class SnapshotConfigMapsTest {
     BloomFilterBits.Builder builder = BloomFilterBits.builder(KeyType.LONG, 64 * 20, 3);
     builder.putLong(42);
     BloomFilterBits bits = builder.build();
-    Manifest manifest = Manifest.of("ids", 3, bits, 1,
-        SnapshotEncoder.encode(bits, 64, (index, data, length, sha) -> { }), AT);
+    Manifest manifest =
+        Manifest.of(
+            "ids",
+            3,
+            bits,
+            1,
+            SnapshotEncoder.encode(bits, 64, (index, data, length, sha) -> {}),
+            AT);
     KeyPair key = Ed25519Keys.generate();
     ManifestSigner signer = new ManifestSigner(key.getPrivate());
-    Manifest previous = Manifest.of("ids", 2, bits, 1,
-        SnapshotEncoder.encode(bits, 100, (index, data, length, sha) -> { }), AT);
+    Manifest previous =
+        Manifest.of(
+            "ids",
+            2,
+            bits,
+            1,
+            SnapshotEncoder.encode(bits, 100, (index, data, length, sha) -> {}),
+            AT);
     Map<String, String> annotations = new HashMap<>();
     SnapshotConfigMaps.putBuildRecord(annotations, "tok", 7, AT);
     SnapshotConfigMaps.putSuperseded(annotations, previous, AT.plusSeconds(1));
@@ -74,22 +87,29 @@ class SnapshotConfigMapsTest {
     assertThat(configMap.getMetadata().getName()).isEqualTo("ids-bloom");
     assertThat(configMap.getMetadata().getLabels()).isEqualTo(SnapshotNames.manifestLabels("ids"));
     assertThat(configMap.getImmutable()).isNull();
-    assertThat(configMap.getMetadata().getAnnotations()).containsExactlyInAnyOrderEntriesOf(Map.of(
-        "bloomoperator.io/source-token", "tok",
-        "bloomoperator.io/spec-generation", "7",
-        "bloomoperator.io/built-at", "2026-11-29T12:00:00Z",
-        "bloomoperator.io/previous-version", "2",
-        "bloomoperator.io/previous-chunks", Integer.toString(previous.chunks().size()),
-        "bloomoperator.io/superseded-at", "2026-11-29T12:00:01Z"));
+    assertThat(configMap.getMetadata().getAnnotations())
+        .containsExactlyInAnyOrderEntriesOf(
+            Map.of(
+                "bloomoperator.io/source-token", "tok",
+                "bloomoperator.io/spec-generation", "7",
+                "bloomoperator.io/built-at", "2026-11-29T12:00:00Z",
+                "bloomoperator.io/previous-version", "2",
+                "bloomoperator.io/previous-chunks", Integer.toString(previous.chunks().size()),
+                "bloomoperator.io/superseded-at", "2026-11-29T12:00:01Z"));
     SnapshotConfigMaps.StoredManifest stored = SnapshotConfigMaps.readManifest(configMap);
     assertThat(stored.manifest()).isEqualTo(manifest);
     assertThat(stored.json()).isEqualTo(manifest.toJson());
-    assertThat(TrustedKeys.of(List.of(key.getPublic()))
-        .verify("shop", stored.json(), stored.signature())).isEqualTo(signer.keyId());
+    assertThat(
+            TrustedKeys.of(List.of(key.getPublic()))
+                .verify("shop", stored.json(), stored.signature()))
+        .isEqualTo(signer.keyId());
 
     SnapshotConfigMaps.removeSuperseded(annotations);
-    assertThat(annotations).containsOnlyKeys("bloomoperator.io/source-token",
-        "bloomoperator.io/spec-generation", "bloomoperator.io/built-at");
+    assertThat(annotations)
+        .containsOnlyKeys(
+            "bloomoperator.io/source-token",
+            "bloomoperator.io/spec-generation",
+            "bloomoperator.io/built-at");
     SnapshotConfigMaps.putBuildRecord(annotations, null, 8, AT);
     assertThat(annotations).doesNotContainKey("bloomoperator.io/source-token");
   }
@@ -103,8 +123,11 @@ class SnapshotConfigMapsTest {
     assertThat(SnapshotConfigMaps.signatureData(configMap)).isNull();
 
     ConfigMap other = new ConfigMap();
-    other.setMetadata(new io.fabric8.kubernetes.api.model.ObjectMetaBuilder().withName("x")
-        .withNamespace("shop").build());
+    other.setMetadata(
+        new io.fabric8.kubernetes.api.model.ObjectMetaBuilder()
+            .withName("x")
+            .withNamespace("shop")
+            .build());
     assertThat(SnapshotConfigMaps.manifestJson(other)).isNull();
     assertThatThrownBy(() -> SnapshotConfigMaps.readManifest(other))
         .isInstanceOf(SnapshotVerificationException.class)

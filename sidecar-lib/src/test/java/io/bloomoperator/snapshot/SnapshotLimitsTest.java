@@ -26,14 +26,27 @@ class SnapshotLimitsTest {
     assertRefused(m, "ids", LIMITS.withMaxChunks(3), Reason.TOO_LARGE);
     assertRefused(renamed(m, 2, "ids-bloom-v2-2"), "ids", LIMITS, Reason.FOREIGN_CHUNK);
     assertRefused(renamed(m, 1, "kube-root-ca.crt"), "ids", LIMITS, Reason.FOREIGN_CHUNK);
-    // Two chunks just above 1 MiB each instead of the operator's layout: more than a ConfigMap holds.
+    // Two chunks just above 1 MiB each instead of the operator's layout: more than a ConfigMap
+    // holds.
     long words = 262_145;
     long total = 6 + 8 * words;
     int first = SnapshotLimits.MAX_CHUNK_BYTES + 2;
-    Manifest big = new Manifest(Manifest.FORMAT, 1, "ids", KeyType.STRING, 64 * words, 3, 1, 0.5,
-        total, "0".repeat(64), "2026-11-30T00:00:00Z",
-        List.of(new Manifest.ChunkRef("ids-bloom-v1-0", first, "0".repeat(64)),
-            new Manifest.ChunkRef("ids-bloom-v1-1", (int) (total - first), "0".repeat(64))));
+    Manifest big =
+        new Manifest(
+            Manifest.FORMAT,
+            1,
+            "ids",
+            KeyType.STRING,
+            64 * words,
+            3,
+            1,
+            0.5,
+            total,
+            "0".repeat(64),
+            "2026-11-30T00:00:00Z",
+            List.of(
+                new Manifest.ChunkRef("ids-bloom-v1-0", first, "0".repeat(64)),
+                new Manifest.ChunkRef("ids-bloom-v1-1", (int) (total - first), "0".repeat(64))));
     big.validate();
     assertRefused(big, "ids", LIMITS, Reason.TOO_LARGE);
   }
@@ -43,15 +56,17 @@ class SnapshotLimitsTest {
     assertThat(SnapshotLimits.forHeap(4L << 30).maxTotalBytes()).isEqualTo(1L << 30);
     assertThat(SnapshotLimits.forHeap(Long.MAX_VALUE).maxTotalBytes())
         .isEqualTo(SnapshotLimits.FORMAT_MAX_BYTES);
-    assertThat(SnapshotLimits.forThisHeap().maxChunks()).isEqualTo(SnapshotLimits.DEFAULT_MAX_CHUNKS);
-    assertThatThrownBy(() -> LIMITS.withMaxTotalBytes(0)).isInstanceOf(IllegalArgumentException.class);
+    assertThat(SnapshotLimits.forThisHeap().maxChunks())
+        .isEqualTo(SnapshotLimits.DEFAULT_MAX_CHUNKS);
+    assertThatThrownBy(() -> LIMITS.withMaxTotalBytes(0))
+        .isInstanceOf(IllegalArgumentException.class);
   }
 
   /** A real snapshot of {@code chunks} chunks. */
   private static Manifest manifest(String filter, long version, int chunks) throws Exception {
     BloomFilterBits bits = BloomFilterBits.builder(KeyType.STRING, 64L * 1024 * chunks, 3).build();
     int chunkSize = (int) ((SnapshotEncoder.payloadSize(bits) + chunks - 1) / chunks);
-    SnapshotEncoder.Result encoded = SnapshotEncoder.encode(bits, chunkSize, (i, d, l, s) -> { });
+    SnapshotEncoder.Result encoded = SnapshotEncoder.encode(bits, chunkSize, (i, d, l, s) -> {});
     Manifest manifest = Manifest.of(filter, version, bits, 0, encoded, Instant.now());
     assertThat(manifest.chunks()).hasSize(chunks);
     return manifest;
@@ -61,15 +76,25 @@ class SnapshotLimitsTest {
     List<Manifest.ChunkRef> chunks = new ArrayList<>(m.chunks());
     Manifest.ChunkRef ref = chunks.get(index);
     chunks.set(index, new Manifest.ChunkRef(name, ref.bytes(), ref.sha256()));
-    return new Manifest(m.format(), m.version(), m.filterName(), m.keyType(), m.numBits(),
-        m.numHashFunctions(), m.keyCount(), m.expectedFpp(), m.totalBytes(), m.sha256(),
-        m.createdAt(), chunks);
+    return new Manifest(
+        m.format(),
+        m.version(),
+        m.filterName(),
+        m.keyType(),
+        m.numBits(),
+        m.numHashFunctions(),
+        m.keyCount(),
+        m.expectedFpp(),
+        m.totalBytes(),
+        m.sha256(),
+        m.createdAt(),
+        chunks);
   }
 
-  private static void assertRefused(Manifest manifest, String filter, SnapshotLimits limits,
-      Reason reason) {
+  private static void assertRefused(
+      Manifest manifest, String filter, SnapshotLimits limits, Reason reason) {
     assertThatThrownBy(() -> limits.check(manifest, filter))
-        .isInstanceOfSatisfying(SnapshotRefusedException.class,
-            e -> assertThat(e.reason()).isEqualTo(reason));
+        .isInstanceOfSatisfying(
+            SnapshotRefusedException.class, e -> assertThat(e.reason()).isEqualTo(reason));
   }
 }

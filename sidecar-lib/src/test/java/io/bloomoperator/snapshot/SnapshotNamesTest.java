@@ -11,7 +11,9 @@ class SnapshotNamesTest {
   /** Kubernetes DNS subdomain (object names) and label value syntax. */
   private static final Pattern DNS_SUBDOMAIN =
       Pattern.compile("[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*");
-  private static final Pattern LABEL_VALUE = Pattern.compile("([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?");
+
+  private static final Pattern LABEL_VALUE =
+      Pattern.compile("([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?");
 
   @Test
   void shortNames() {
@@ -24,21 +26,25 @@ class SnapshotNamesTest {
 
   @Test
   void labelsAndSelectors() {
-    assertThat(SnapshotNames.manifestLabels("orders")).containsOnly(
-        entry("app.kubernetes.io/managed-by", "bloom-operator"),
-        entry("bloomoperator.io/filter", "orders"),
-        entry("bloomoperator.io/role", "manifest"));
-    assertThat(SnapshotNames.chunkLabels("orders", 7)).containsOnly(
-        entry("app.kubernetes.io/managed-by", "bloom-operator"),
-        entry("bloomoperator.io/filter", "orders"),
-        entry("bloomoperator.io/role", "chunk"),
-        entry("bloomoperator.io/version", "7"));
+    assertThat(SnapshotNames.manifestLabels("orders"))
+        .containsOnly(
+            entry("app.kubernetes.io/managed-by", "bloom-operator"),
+            entry("bloomoperator.io/filter", "orders"),
+            entry("bloomoperator.io/role", "manifest"));
+    assertThat(SnapshotNames.chunkLabels("orders", 7))
+        .containsOnly(
+            entry("app.kubernetes.io/managed-by", "bloom-operator"),
+            entry("bloomoperator.io/filter", "orders"),
+            entry("bloomoperator.io/role", "chunk"),
+            entry("bloomoperator.io/version", "7"));
     assertThat(SnapshotNames.filterSelector("orders"))
         .isEqualTo("app.kubernetes.io/managed-by=bloom-operator,bloomoperator.io/filter=orders");
-    assertThat(SnapshotNames.manifestSelector("orders")).endsWith(",bloomoperator.io/role=manifest");
+    assertThat(SnapshotNames.manifestSelector("orders"))
+        .endsWith(",bloomoperator.io/role=manifest");
     assertThat(SnapshotNames.chunkSelector("orders", 7))
-        .isEqualTo("app.kubernetes.io/managed-by=bloom-operator,bloomoperator.io/filter=orders,"
-            + "bloomoperator.io/role=chunk,bloomoperator.io/version=7");
+        .isEqualTo(
+            "app.kubernetes.io/managed-by=bloom-operator,bloomoperator.io/filter=orders,"
+                + "bloomoperator.io/role=chunk,bloomoperator.io/version=7");
   }
 
   @Test
@@ -60,9 +66,12 @@ class SnapshotNamesTest {
       String label = SnapshotNames.filterLabelValue(filter);
       String hash = SnapshotNames.shortHash(filter);
       assertThat(hash).matches("[0-9a-f]{8}");
-      assertThat(manifest).hasSizeLessThanOrEqualTo(253).endsWith("-" + hash + "-bloom")
+      assertThat(manifest)
+          .hasSizeLessThanOrEqualTo(253)
+          .endsWith("-" + hash + "-bloom")
           .matches(DNS_SUBDOMAIN);
-      assertThat(chunk).hasSizeLessThanOrEqualTo(253)
+      assertThat(chunk)
+          .hasSizeLessThanOrEqualTo(253)
           .endsWith("-" + hash + "-bloom-v" + Long.MAX_VALUE + "-" + Integer.MAX_VALUE)
           .matches(DNS_SUBDOMAIN);
       assertThat(label).hasSizeLessThanOrEqualTo(63).endsWith("-" + hash).matches(LABEL_VALUE);
@@ -76,9 +85,12 @@ class SnapshotNamesTest {
 
   @Test
   void rejectsEmptyNamesAndNegativeNumbers() {
-    assertThatThrownBy(() -> SnapshotNames.manifestName("")).isInstanceOf(IllegalArgumentException.class);
-    assertThatThrownBy(() -> SnapshotNames.chunkName("x", -1, 0)).isInstanceOf(IllegalArgumentException.class);
-    assertThatThrownBy(() -> SnapshotNames.chunkName("x", 0, -1)).isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> SnapshotNames.manifestName(""))
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> SnapshotNames.chunkName("x", -1, 0))
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> SnapshotNames.chunkName("x", 0, -1))
+        .isInstanceOf(IllegalArgumentException.class);
   }
 
   private static java.util.Map.Entry<String, String> entry(String k, String v) {

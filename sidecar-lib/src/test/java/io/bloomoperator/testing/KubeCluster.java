@@ -26,9 +26,9 @@ import java.util.stream.Stream;
  * running only the controllers that tests rely on (ownerReference garbage collection, namespace
  * deletion), which kube-api-test does not start.
  *
- * <p>Binaries come from {@code hack/build-kube-binaries.sh} (offline) or, when
- * {@code BLOOM_KUBE_DOWNLOAD=true}, from kube-api-test's own download. {@code
- * BLOOM_TEST_KUBECONFIG} points the tests at an existing cluster instead.
+ * <p>Binaries come from {@code hack/build-kube-binaries.sh} (offline) or, when {@code
+ * BLOOM_KUBE_DOWNLOAD=true}, from kube-api-test's own download. {@code BLOOM_TEST_KUBECONFIG}
+ * points the tests at an existing cluster instead.
  */
 public final class KubeCluster implements AutoCloseable {
 
@@ -62,26 +62,33 @@ public final class KubeCluster implements AutoCloseable {
     if (external != null && !external.isBlank()) {
       return new KubeCluster(null, Path.of(external), null);
     }
-    String testDir = firstNonBlank(System.getenv("KUBE_API_TEST_DIR"),
-        new File(System.getProperty("user.home"), KubeAPIServerConfigBuilder.DIRECTORY_NAME)
-            .getPath());
+    String testDir =
+        firstNonBlank(
+            System.getenv("KUBE_API_TEST_DIR"),
+            new File(System.getProperty("user.home"), KubeAPIServerConfigBuilder.DIRECTORY_NAME)
+                .getPath());
     String version = kubeVersion();
     boolean download = "true".equalsIgnoreCase(System.getenv("BLOOM_KUBE_DOWNLOAD"));
     Path binaryDir = Path.of(testDir, "k8s", version + "-linux-amd64");
     if (!download && !Files.isExecutable(binaryDir.resolve("kube-apiserver"))) {
-      throw new IllegalStateException("Kubernetes test binaries not found in " + binaryDir
-          + ". Build them with `bash " + HACK_SCRIPT + "` (needs Go and the Go module proxy),"
-          + " set BLOOM_KUBE_DOWNLOAD=true to let kube-api-test download them,"
-          + " or set BLOOM_TEST_KUBECONFIG to use an existing cluster.");
+      throw new IllegalStateException(
+          "Kubernetes test binaries not found in "
+              + binaryDir
+              + ". Build them with `bash "
+              + HACK_SCRIPT
+              + "` (needs Go and the Go module proxy),"
+              + " set BLOOM_KUBE_DOWNLOAD=true to let kube-api-test download them,"
+              + " or set BLOOM_TEST_KUBECONFIG to use an existing cluster.");
     }
     // Offline mode is set through the builder: as an environment variable fabric8 7.5.2 casts the
     // string to Boolean and fails.
-    var config = KubeAPIServerConfigBuilder.anAPIServerConfig()
-        .withTestDir(testDir)
-        .withApiServerVersion(version)
-        .withOfflineMode(!download)
-        .withStartupTimeout(startupTimeoutMillis())
-        .build();
+    var config =
+        KubeAPIServerConfigBuilder.anAPIServerConfig()
+            .withTestDir(testDir)
+            .withApiServerVersion(version)
+            .withOfflineMode(!download)
+            .withStartupTimeout(startupTimeoutMillis())
+            .build();
     KubeAPIServer server = new KubeAPIServer(config);
     long started = System.nanoTime();
     try {
@@ -94,8 +101,9 @@ public final class KubeCluster implements AutoCloseable {
       Path kubeconfig = Files.createTempFile("bloom-test-kubeconfig", ".yaml");
       kubeconfig.toFile().deleteOnExit();
       Files.writeString(kubeconfig, server.getKubeConfigYaml(), StandardCharsets.UTF_8);
-      System.out.printf("real kube-apiserver %s started in %d ms (binaries %s)%n", version,
-          TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started), binaryDir);
+      System.out.printf(
+          "real kube-apiserver %s started in %d ms (binaries %s)%n",
+          version, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started), binaryDir);
       return new KubeCluster(server, kubeconfig, binaryDir);
     } catch (IOException e) {
       server.stop();
@@ -104,14 +112,14 @@ public final class KubeCluster implements AutoCloseable {
   }
 
   /**
-   * kube-api-test 7.5.2 computes its start-up deadline as a LocalTime, which wraps at midnight:
-   * a start within the timeout before 00:00 fails at once ("did not start properly"). Keep the
+   * kube-api-test 7.5.2 computes its start-up deadline as a LocalTime, which wraps at midnight: a
+   * start within the timeout before 00:00 fails at once ("did not start properly"). Keep the
    * deadline before midnight, or wait for midnight to pass when too little time is left.
    */
   static int startupTimeoutMillis() {
     long wanted = 120_000;
-    long untilMidnight = java.time.Duration.between(java.time.LocalTime.now(),
-        java.time.LocalTime.MAX).toMillis();
+    long untilMidnight =
+        java.time.Duration.between(java.time.LocalTime.now(), java.time.LocalTime.MAX).toMillis();
     if (untilMidnight > wanted + 1_000) {
       return (int) wanted;
     }
@@ -155,24 +163,43 @@ public final class KubeCluster implements AutoCloseable {
     if (installedCrdDirs.contains(dir.toString())) {
       return;
     }
-    try (KubernetesClient client = newClient(); Stream<Path> files = Files.list(dir)) {
-      for (Path file : files.filter(f -> f.getFileName().toString().endsWith(".yml")
-          || f.getFileName().toString().endsWith(".yaml")).sorted().toList()) {
+    try (KubernetesClient client = newClient();
+        Stream<Path> files = Files.list(dir)) {
+      for (Path file :
+          files
+              .filter(
+                  f ->
+                      f.getFileName().toString().endsWith(".yml")
+                          || f.getFileName().toString().endsWith(".yaml"))
+              .sorted()
+              .toList()) {
         List<CustomResourceDefinition> crds;
         try (InputStream in = Files.newInputStream(file)) {
           // Other YAML beside the CRDs (e.g. a kustomization.yaml) is not for the API server.
-          crds = client.load(in).items().stream()
-              .filter(CustomResourceDefinition.class::isInstance)
-              .map(CustomResourceDefinition.class::cast).toList();
+          crds =
+              client.load(in).items().stream()
+                  .filter(CustomResourceDefinition.class::isInstance)
+                  .map(CustomResourceDefinition.class::cast)
+                  .toList();
         }
         for (CustomResourceDefinition crd : crds) {
           client.resource(crd).forceConflicts().serverSideApply();
-          client.apiextensions().v1().customResourceDefinitions()
+          client
+              .apiextensions()
+              .v1()
+              .customResourceDefinitions()
               .withName(crd.getMetadata().getName())
-              .waitUntilCondition(c -> c != null && c.getStatus() != null
-                  && c.getStatus().getConditions().stream().anyMatch(
-                      cond -> "Established".equals(cond.getType())
-                          && "True".equals(cond.getStatus())), 30, TimeUnit.SECONDS);
+              .waitUntilCondition(
+                  c ->
+                      c != null
+                          && c.getStatus() != null
+                          && c.getStatus().getConditions().stream()
+                              .anyMatch(
+                                  cond ->
+                                      "Established".equals(cond.getType())
+                                          && "True".equals(cond.getStatus())),
+                  30,
+                  TimeUnit.SECONDS);
         }
       }
       installedCrdDirs.add(dir.toString());
@@ -191,26 +218,39 @@ public final class KubeCluster implements AutoCloseable {
     }
     Path binary = binaryDir.resolve("kube-controller-manager");
     if (!Files.isExecutable(binary)) {
-      throw new IllegalStateException("kube-controller-manager not found at " + binary
-          + ". Build it with `bash " + HACK_SCRIPT + "`.");
+      throw new IllegalStateException(
+          "kube-controller-manager not found at "
+              + binary
+              + ". Build it with `bash "
+              + HACK_SCRIPT
+              + "`.");
     }
     try {
       Path log = Files.createTempFile("kube-controller-manager", ".log");
-      controllerManager = new ProcessBuilder(binary.toString(),
-          "--kubeconfig", kubeconfig.toString(),
-          "--controllers", "garbagecollector,namespace",
-          "--leader-elect=false",
-          "--secure-port", String.valueOf(freePort()),
-          "--bind-address", "127.0.0.1",
-          "--use-service-account-credentials=false")
-          .redirectErrorStream(true)
-          .redirectOutput(log.toFile())
-          .start();
+      controllerManager =
+          new ProcessBuilder(
+                  binary.toString(),
+                  "--kubeconfig",
+                  kubeconfig.toString(),
+                  "--controllers",
+                  "garbagecollector,namespace",
+                  "--leader-elect=false",
+                  "--secure-port",
+                  String.valueOf(freePort()),
+                  "--bind-address",
+                  "127.0.0.1",
+                  "--use-service-account-credentials=false")
+              .redirectErrorStream(true)
+              .redirectOutput(log.toFile())
+              .start();
       // The garbage collector needs a few seconds of discovery before it acts; tests wait on
       // the outcome they expect, so only an early exit is checked here.
       if (controllerManager.waitFor(2, TimeUnit.SECONDS)) {
-        throw new IllegalStateException("kube-controller-manager exited with "
-            + controllerManager.exitValue() + "; log: " + Files.readString(log));
+        throw new IllegalStateException(
+            "kube-controller-manager exited with "
+                + controllerManager.exitValue()
+                + "; log: "
+                + Files.readString(log));
       }
     } catch (IOException e) {
       throw new UncheckedIOException(e);
@@ -270,14 +310,15 @@ public final class KubeCluster implements AutoCloseable {
    * for hack/build-kube-binaries.sh), else the one pinned in {@value #VERSIONS_FILE}.
    */
   static String kubeVersion() {
-    String override = firstNonBlank(System.getProperty("kube.version"),
-        System.getenv("KUBE_VERSION"));
+    String override =
+        firstNonBlank(System.getProperty("kube.version"), System.getenv("KUBE_VERSION"));
     if (override != null && !override.isBlank()) {
       return override.trim();
     }
     Path file = RealKubernetesExtension.repoRoot().resolve(VERSIONS_FILE);
     try (Stream<String> lines = Files.lines(file)) {
-      return lines.filter(line -> line.startsWith("KUBE_VERSION="))
+      return lines
+          .filter(line -> line.startsWith("KUBE_VERSION="))
           .map(line -> line.substring("KUBE_VERSION=".length()).trim())
           .findFirst()
           .orElseThrow(() -> new IllegalStateException("no KUBE_VERSION= line in " + file));

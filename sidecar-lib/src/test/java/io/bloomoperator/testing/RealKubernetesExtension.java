@@ -25,8 +25,9 @@ public final class RealKubernetesExtension
   @Override
   public void beforeAll(ExtensionContext context) {
     KubeCluster cluster = KubeCluster.shared();
-    RealKubernetes options = AnnotationSupport.findAnnotation(context.getRequiredTestClass(),
-        RealKubernetes.class).orElseThrow();
+    RealKubernetes options =
+        AnnotationSupport.findAnnotation(context.getRequiredTestClass(), RealKubernetes.class)
+            .orElseThrow();
     for (String dir : options.crdDirs()) {
       cluster.installCrds(repoRoot().resolve(dir));
     }
@@ -39,16 +40,18 @@ public final class RealKubernetesExtension
   public void beforeEach(ExtensionContext context) {
     KubernetesClient client = KubeCluster.shared().newClient();
     String name = namespaceName(context.getRequiredTestMethod().getName());
-    client.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(name)
-        .endMetadata().build()).create();
+    client
+        .namespaces()
+        .resource(new NamespaceBuilder().withNewMetadata().withName(name).endMetadata().build())
+        .create();
     context.getStore(STORE).put(KubernetesClient.class, client);
     context.getStore(STORE).put(TestNamespace.class, new TestNamespace(name));
   }
 
   @Override
   public void afterEach(ExtensionContext context) {
-    KubernetesClient client = context.getStore(STORE).remove(KubernetesClient.class,
-        KubernetesClient.class);
+    KubernetesClient client =
+        context.getStore(STORE).remove(KubernetesClient.class, KubernetesClient.class);
     TestNamespace ns = context.getStore(STORE).remove(TestNamespace.class, TestNamespace.class);
     if (client != null) {
       try {
@@ -64,7 +67,8 @@ public final class RealKubernetesExtension
   @Override
   public boolean supportsParameter(ParameterContext parameter, ExtensionContext context) {
     Class<?> type = parameter.getParameter().getType();
-    return type == KubernetesClient.class || type == TestNamespace.class
+    return type == KubernetesClient.class
+        || type == TestNamespace.class
         || type == KubeCluster.class;
   }
 
@@ -91,7 +95,11 @@ public final class RealKubernetesExtension
     base = base.replaceAll("^-+|-+$", "");
     // Unique per JVM (counter) and across JVMs sharing a cluster (random part): a deleted
     // namespace lingers while the namespace controller empties it.
-    return "t-" + base + "-" + COUNTER.incrementAndGet() + "-"
+    return "t-"
+        + base
+        + "-"
+        + COUNTER.incrementAndGet()
+        + "-"
         + Integer.toHexString(ThreadLocalRandom.current().nextInt(0x10000));
   }
 }

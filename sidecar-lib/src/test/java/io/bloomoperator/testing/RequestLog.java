@@ -18,14 +18,19 @@ public final class RequestLog {
 
   /** A new client recording into this log; the caller closes it. */
   public KubernetesClient newClient(KubeCluster cluster) {
-    return new KubernetesClientBuilder().withConfig(cluster.clientConfig())
-        .withHttpClientBuilderConsumer(builder -> builder.addOrReplaceInterceptor("request-log",
-            new Interceptor() {
-              @Override
-              public void before(BasicBuilder request, HttpRequest original, RequestTags tags) {
-                paths.add(original.method() + " " + original.uri().getPath());
-              }
-            }))
+    return new KubernetesClientBuilder()
+        .withConfig(cluster.clientConfig())
+        .withHttpClientBuilderConsumer(
+            builder ->
+                builder.addOrReplaceInterceptor(
+                    "request-log",
+                    new Interceptor() {
+                      @Override
+                      public void before(
+                          BasicBuilder request, HttpRequest original, RequestTags tags) {
+                        paths.add(original.method() + " " + original.uri().getPath());
+                      }
+                    }))
         .build();
   }
 

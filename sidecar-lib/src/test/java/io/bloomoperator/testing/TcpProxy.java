@@ -12,9 +12,9 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
- * A TCP pass-through in front of the API server that a test can cut and restore: while cut,
- * every open connection is dropped and new ones are refused, which is what a client sees when the
- * API server restarts or the network between them fails. TLS passes through untouched.
+ * A TCP pass-through in front of the API server that a test can cut and restore: while cut, every
+ * open connection is dropped and new ones are refused, which is what a client sees when the API
+ * server restarts or the network between them fails. TLS passes through untouched.
  */
 public final class TcpProxy implements AutoCloseable {
 
@@ -90,21 +90,25 @@ public final class TcpProxy implements AutoCloseable {
   }
 
   private void pump(Socket from, Socket to) {
-    Thread t = new Thread(() -> {
-      byte[] buffer = new byte[64 * 1024];
-      try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
-        int n;
-        while ((n = in.read(buffer)) >= 0) {
-          out.write(buffer, 0, n);
-          out.flush();
-        }
-      } catch (IOException e) {
-        // the other side went away or the proxy was cut
-      } finally {
-        closeQuietly(from);
-        closeQuietly(to);
-      }
-    }, "tcp-proxy-pump");
+    Thread t =
+        new Thread(
+            () -> {
+              byte[] buffer = new byte[64 * 1024];
+              try (InputStream in = from.getInputStream();
+                  OutputStream out = to.getOutputStream()) {
+                int n;
+                while ((n = in.read(buffer)) >= 0) {
+                  out.write(buffer, 0, n);
+                  out.flush();
+                }
+              } catch (IOException e) {
+                // the other side went away or the proxy was cut
+              } finally {
+                closeQuietly(from);
+                closeQuietly(to);
+              }
+            },
+            "tcp-proxy-pump");
     t.setDaemon(true);
     t.start();
   }

@@ -1,5 +1,4 @@
 package io.bloomoperator.testing;
 
 /** The namespace a single test owns; deleted after the test. */
-public record TestNamespace(String name) {
-}
+public record TestNamespace(String name) {}

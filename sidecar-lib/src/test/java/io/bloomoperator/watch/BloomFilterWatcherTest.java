@@ -43,9 +43,12 @@ class BloomFilterWatcherTest {
     RecordingListener listener = new RecordingListener();
     InformerRecorder informers = new InformerRecorder();
     // A fast resync, so that polls also run while the manifest is re-announced below.
-    try (LiveBloomFilter<String> live = BloomFilterWatcher.builder(client, ns.name(), FILTER,
-        LiveKeyType.STRING).listener(listener).resync(Duration.ofMillis(100))
-        .onInformerCreated(informers).start()) {
+    try (LiveBloomFilter<String> live =
+        BloomFilterWatcher.builder(client, ns.name(), FILTER, LiveKeyType.STRING)
+            .listener(listener)
+            .resync(Duration.ofMillis(100))
+            .onInformerCreated(informers)
+            .start()) {
       assertThat(live.awaitReady(READY)).isTrue();
       assertThat(live.isReady()).isTrue();
       assertThat(live.currentVersion()).isEqualTo(1);
@@ -58,16 +61,18 @@ class BloomFilterWatcherTest {
       Set<Long> versionsSeen = ConcurrentHashMap.newKeySet();
       List<Thread> readers = new ArrayList<>();
       for (int r = 0; r < 2; r++) {
-        Thread reader = new Thread(() -> {
-          while (!stop.get()) {
-            for (String key : common) {
-              if (!live.mightContain(key)) {
-                falseNegatives.incrementAndGet();
-              }
-            }
-            versionsSeen.add(live.currentVersion());
-          }
-        });
+        Thread reader =
+            new Thread(
+                () -> {
+                  while (!stop.get()) {
+                    for (String key : common) {
+                      if (!live.mightContain(key)) {
+                        falseNegatives.incrementAndGet();
+                      }
+                    }
+                    versionsSeen.add(live.currentVersion());
+                  }
+                });
         reader.start();
         readers.add(reader);
       }
@@ -86,16 +91,17 @@ class BloomFilterWatcherTest {
       assertThat(live.loads()).isEqualTo(2);
       assertThat(live.failures()).isZero();
       assertThat(live.lookups()).isGreaterThan(2L * common.size());
-      assertThat(listener.updates).extracting(RecordingListener.Update::oldVersion,
-          RecordingListener.Update::newVersion)
-          .containsExactly(tuple(LiveBloomFilter.NO_VERSION, 1L),
-              tuple(1L, 2L));
+      assertThat(listener.updates)
+          .extracting(RecordingListener.Update::oldVersion, RecordingListener.Update::newVersion)
+          .containsExactly(tuple(LiveBloomFilter.NO_VERSION, 1L), tuple(1L, 2L));
 
       // The janitor edits annotations of the manifest: same version, no reload.
       int startsBefore = informers.starts();
       publisher.annotateManifest("bloomoperator.io/touched", "yes");
       // The event and the polls of these 500 ms (about five) all see it; none may reload.
-      await().during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(2))
+      await()
+          .during(Duration.ofMillis(500))
+          .atMost(Duration.ofSeconds(2))
           .until(() -> live.loads() == 2);
       assertThat(informers.starts()).isEqualTo(startsBefore);
     }
@@ -113,13 +119,20 @@ class BloomFilterWatcherTest {
     RecordingListener listener = new RecordingListener();
     InformerRecorder informers = new InformerRecorder();
     // A fast resync, so that polls also run while the manifest is re-announced below.
-    try (LiveBloomFilter<String> live = BloomFilterWatcher.builder(client, ns.name(), FILTER,
-        LiveKeyType.STRING).listener(listener).resync(Duration.ofMillis(100))
-        .onInformerCreated(informers).start()) {
+    try (LiveBloomFilter<String> live =
+        BloomFilterWatcher.builder(client, ns.name(), FILTER, LiveKeyType.STRING)
+            .listener(listener)
+            .resync(Duration.ofMillis(100))
+            .onInformerCreated(informers)
+            .start()) {
       assertThat(live.awaitReady(READY)).isTrue();
 
       // v2: one byte of chunk 1 flipped after the manifest took its digest.
-      publisher.publish(TestKeys.stringFilter(30_000, keys2), keys2.size(), 2, 10_000,
+      publisher.publish(
+          TestKeys.stringFilter(30_000, keys2),
+          keys2.size(),
+          2,
+          10_000,
           (index, bytes) -> {
             if (index == 1) {
               bytes[17] ^= 0x40;
@@ -129,8 +142,10 @@ class BloomFilterWatcherTest {
       await().atMost(READY).until(() -> !listener.failures.isEmpty());
       RecordingListener.Failure failure = listener.failures.get(0);
       assertThat(failure.version()).isEqualTo(2);
-      assertThat(failure.exception()).isInstanceOf(SnapshotVerificationException.class)
-          .hasMessageContaining("chunk 1").hasMessageContaining("sha256 mismatch");
+      assertThat(failure.exception())
+          .isInstanceOf(SnapshotVerificationException.class)
+          .hasMessageContaining("chunk 1")
+          .hasMessageContaining("sha256 mismatch");
       assertThat(live.failures()).isGreaterThanOrEqualTo(1);
       assertThat(live.currentVersion()).isEqualTo(1);
       assertThat(keys1).allMatch(live::mightContain);
@@ -146,10 +161,13 @@ class BloomFilterWatcherTest {
       assertThat(keys3).allMatch(live::mightContain);
       assertAnswersLike(live, v3, keys1, keys2, keys3);
       long failuresAfterV3 = live.failures();
-      assertThat(listener.updates).extracting(RecordingListener.Update::newVersion)
+      assertThat(listener.updates)
+          .extracting(RecordingListener.Update::newVersion)
           .containsExactly(1L, 3L);
       // The v2 retry was cancelled by v3 (backoff 1 s, 2 s...: a retry would have shown by now).
-      await().during(Duration.ofMillis(2_500)).atMost(Duration.ofSeconds(4))
+      await()
+          .during(Duration.ofMillis(2_500))
+          .atMost(Duration.ofSeconds(4))
           .until(() -> live.failures() == failuresAfterV3);
     }
   }
@@ -159,20 +177,30 @@ class BloomFilterWatcherTest {
     SnapshotPublisher publisher = new SnapshotPublisher(client, ns.name(), FILTER);
     List<String> keys = TestKeys.strings("k", 10_000);
     BloomFilterBits bits = TestKeys.stringFilter(20_000, keys);
-    // Chunks first, then chunk 2 deleted again: the manifest points at a chunk that does not exist (yet).
-    SnapshotPublisher.Published published = publisher.createChunks(bits, keys.size(), 1, 5_000,
-        SnapshotPublisher.Tamper.NONE);
+    // Chunks first, then chunk 2 deleted again: the manifest points at a chunk that does not exist
+    // (yet).
+    SnapshotPublisher.Published published =
+        publisher.createChunks(bits, keys.size(), 1, 5_000, SnapshotPublisher.Tamper.NONE);
     String chunk2 = SnapshotNames.chunkName(FILTER, 1, 2);
-    client.configMaps().inNamespace(ns.name()).withName(chunk2).withTimeout(10, TimeUnit.SECONDS).delete();
+    client
+        .configMaps()
+        .inNamespace(ns.name())
+        .withName(chunk2)
+        .withTimeout(10, TimeUnit.SECONDS)
+        .delete();
     byte[] chunk2Bytes = Arrays.copyOfRange(published.payload(), 2 * 5_000, 3 * 5_000);
     publisher.writeManifest(published.manifest());
 
     RecordingListener listener = new RecordingListener();
-    try (LiveBloomFilter<String> live = BloomFilterWatcher.builder(client, ns.name(), FILTER,
-        LiveKeyType.STRING).retryBackoff(Duration.ofMillis(200), Duration.ofSeconds(1))
-        .beforeFirstSnapshot(BeforeFirstSnapshot.FAIL_CLOSED).listener(listener).start()) {
+    try (LiveBloomFilter<String> live =
+        BloomFilterWatcher.builder(client, ns.name(), FILTER, LiveKeyType.STRING)
+            .retryBackoff(Duration.ofMillis(200), Duration.ofSeconds(1))
+            .beforeFirstSnapshot(BeforeFirstSnapshot.FAIL_CLOSED)
+            .listener(listener)
+            .start()) {
       await().atMost(READY).until(() -> listener.failures.size() >= 2);
-      assertThat(listener.failures.get(0).exception()).hasMessageContaining("chunk 2")
+      assertThat(listener.failures.get(0).exception())
+          .hasMessageContaining("chunk 2")
           .hasMessageContaining("missing");
       assertThat(live.isReady()).isFalse();
       assertThat(live.mightContain(keys.get(0))).isFalse();
@@ -186,10 +214,12 @@ class BloomFilterWatcherTest {
 
   @Test
   void beforeFirstSnapshotFailOpenAndFailClosed(KubernetesClient client, TestNamespace ns) {
-    try (LiveBloomFilter<String> open = BloomFilterWatcher.watch(client, ns.name(), FILTER,
-            LiveKeyType.STRING);
-        LiveBloomFilter<Long> closed = BloomFilterWatcher.builder(client, ns.name(), FILTER,
-            LiveKeyType.LONG).beforeFirstSnapshot(BeforeFirstSnapshot.FAIL_CLOSED).start()) {
+    try (LiveBloomFilter<String> open =
+            BloomFilterWatcher.watch(client, ns.name(), FILTER, LiveKeyType.STRING);
+        LiveBloomFilter<Long> closed =
+            BloomFilterWatcher.builder(client, ns.name(), FILTER, LiveKeyType.LONG)
+                .beforeFirstSnapshot(BeforeFirstSnapshot.FAIL_CLOSED)
+                .start()) {
       assertThat(open.awaitReady(Duration.ofMillis(700))).isFalse();
       assertThat(closed.awaitReady(Duration.ofMillis(10))).isFalse();
       assertThat(open.isReady()).isFalse();
@@ -206,19 +236,24 @@ class BloomFilterWatcherTest {
   }
 
   @Test
-  void manifestDeletedAndRecreatedWithNewVersionIsPickedUp(KubernetesClient client, TestNamespace ns) {
+  void manifestDeletedAndRecreatedWithNewVersionIsPickedUp(
+      KubernetesClient client, TestNamespace ns) {
     SnapshotPublisher publisher = new SnapshotPublisher(client, ns.name(), FILTER);
     List<String> keys1 = TestKeys.strings("one", 5_000);
     List<String> keys2 = TestKeys.strings("two", 5_000);
     publisher.publish(TestKeys.stringFilter(10_000, keys1), keys1.size(), 1);
 
-    try (LiveBloomFilter<String> live = BloomFilterWatcher.builder(client, ns.name(), FILTER,
-        LiveKeyType.STRING).resync(Duration.ofMillis(100)).start()) {
+    try (LiveBloomFilter<String> live =
+        BloomFilterWatcher.builder(client, ns.name(), FILTER, LiveKeyType.STRING)
+            .resync(Duration.ofMillis(100))
+            .start()) {
       assertThat(live.awaitReady(READY)).isTrue();
       publisher.deleteManifest();
       await().atMost(READY).until(() -> publisher.manifestConfigMap() == null);
       // Nor do the polls of these 500 ms (about five), which find no manifest.
-      await().during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(2))
+      await()
+          .during(Duration.ofMillis(500))
+          .atMost(Duration.ofSeconds(2))
           .until(() -> live.currentVersion() == 1);
       assertThat(keys1).allMatch(live::mightContain);
 
@@ -236,8 +271,8 @@ class BloomFilterWatcherTest {
     List<String> oldKeys = TestKeys.strings("old", 5_000);
     List<String> newKeys = TestKeys.strings("new", 5_000);
     publisher.publish(TestKeys.stringFilter(10_000, oldKeys), oldKeys.size(), 5);
-    try (LiveBloomFilter<String> live = BloomFilterWatcher.watch(client, ns.name(), FILTER,
-        LiveKeyType.STRING)) {
+    try (LiveBloomFilter<String> live =
+        BloomFilterWatcher.watch(client, ns.name(), FILTER, LiveKeyType.STRING)) {
       assertThat(live.awaitReady(READY)).isTrue();
       publisher.deleteManifest();
       BloomFilterBits fresh = TestKeys.stringFilter(10_000, newKeys);
@@ -255,13 +290,17 @@ class BloomFilterWatcherTest {
     publisher.publish(TestKeys.stringFilter(10_000, keys1), keys1.size(), 1);
 
     InformerRecorder informer = new InformerRecorder();
-    try (LiveBloomFilter<String> live = BloomFilterWatcher.builder(client, ns.name(), FILTER,
-        LiveKeyType.STRING).onInformerCreated(informer).start()) {
+    try (LiveBloomFilter<String> live =
+        BloomFilterWatcher.builder(client, ns.name(), FILTER, LiveKeyType.STRING)
+            .onInformerCreated(informer)
+            .start()) {
       assertThat(live.awaitReady(READY)).isTrue();
       assertThat(informer.starts()).isEqualTo(1);
 
-      // As when fabric8 gives up on a non-410 error: stopped() completes exceptionally. The informer is
-      // stopped when this returns and a restart is scheduled (1 s); v2 is published while disconnected.
+      // As when fabric8 gives up on a non-410 error: stopped() completes exceptionally. The
+      // informer is
+      // stopped when this returns and a restart is scheduled (1 s); v2 is published while
+      // disconnected.
       informer.failLatest(new IllegalStateException("simulated watch failure"));
       BloomFilterBits v2 = TestKeys.stringFilter(10_000, keys2);
       publisher.publish(v2, keys2.size(), 2);
@@ -288,10 +327,12 @@ class BloomFilterWatcherTest {
 
     // The informer restart waits 30 s, so only the 1 s resync poll can find v2 in time.
     InformerRecorder informers = new InformerRecorder();
-    try (LiveBloomFilter<String> live = BloomFilterWatcher.builder(client, ns.name(), FILTER,
-            LiveKeyType.STRING)
-        .retryBackoff(Duration.ofSeconds(30), Duration.ofSeconds(30))
-        .resync(Duration.ofSeconds(1)).onInformerCreated(informers).start()) {
+    try (LiveBloomFilter<String> live =
+        BloomFilterWatcher.builder(client, ns.name(), FILTER, LiveKeyType.STRING)
+            .retryBackoff(Duration.ofSeconds(30), Duration.ofSeconds(30))
+            .resync(Duration.ofSeconds(1))
+            .onInformerCreated(informers)
+            .start()) {
       assertThat(live.awaitReady(READY)).isTrue();
       informers.failLatest(new IllegalStateException("simulated watch failure"));
       publisher.publish(TestKeys.stringFilter(10_000, keys2), keys2.size(), 2);
@@ -308,13 +349,17 @@ class BloomFilterWatcherTest {
     publisher.publish(TestKeys.stringFilter(10_000, keys), keys.size(), 1);
 
     RecordingListener listener = new RecordingListener();
-    try (LiveBloomFilter<Long> live = BloomFilterWatcher.builder(client, ns.name(), FILTER,
-        LiveKeyType.LONG).beforeFirstSnapshot(BeforeFirstSnapshot.FAIL_CLOSED).listener(listener)
-        .start()) {
+    try (LiveBloomFilter<Long> live =
+        BloomFilterWatcher.builder(client, ns.name(), FILTER, LiveKeyType.LONG)
+            .beforeFirstSnapshot(BeforeFirstSnapshot.FAIL_CLOSED)
+            .listener(listener)
+            .start()) {
       await().atMost(READY).until(() -> !listener.failures.isEmpty());
       assertThat(listener.failures.get(0).version()).isEqualTo(1);
-      assertThat(listener.failures.get(0).exception()).isInstanceOf(SnapshotVerificationException.class)
-          .hasMessageContaining("holds String keys").hasMessageContaining("Long");
+      assertThat(listener.failures.get(0).exception())
+          .isInstanceOf(SnapshotVerificationException.class)
+          .hasMessageContaining("holds String keys")
+          .hasMessageContaining("Long");
       assertThat(live.failures()).isGreaterThanOrEqualTo(1);
       assertThat(live.isReady()).isFalse();
       assertThat(live.loads()).isZero();
@@ -324,14 +369,20 @@ class BloomFilterWatcherTest {
   }
 
   @SafeVarargs
-  private static void assertAnswersLike(LiveBloomFilter<String> live, BloomFilterBits expected,
-      List<String>... keySets) {
+  private static void assertAnswersLike(
+      LiveBloomFilter<String> live, BloomFilterBits expected, List<String>... keySets) {
     for (List<String> keys : keySets) {
       for (String key : keys) {
         if (live.mightContain(key) != expected.mightContainString(key)) {
-          throw new AssertionError("live filter v" + live.currentVersion() + " answers "
-              + live.mightContain(key) + " for '" + key + "', the published filter "
-              + expected.mightContainString(key));
+          throw new AssertionError(
+              "live filter v"
+                  + live.currentVersion()
+                  + " answers "
+                  + live.mightContain(key)
+                  + " for '"
+                  + key
+                  + "', the published filter "
+                  + expected.mightContainString(key));
         }
       }
     }

@@ -21,8 +21,8 @@ import java.util.stream.LongStream;
 import org.junit.jupiter.api.Test;
 
 /**
- * The filter served from the API server answers exactly as Guava does when Guava reads the same published
- * payload, for 1,000,000 keys (half present, half random) of each type.
+ * The filter served from the API server answers exactly as Guava does when Guava reads the same
+ * published payload, for 1,000,000 keys (half present, half random) of each type.
  */
 @RealKubernetes
 class GuavaEquivalenceTest {
@@ -39,11 +39,13 @@ class GuavaEquivalenceTest {
     SnapshotPublisher.Published published =
         new SnapshotPublisher(client, ns.name(), "strings").publish(bits, PRESENT, 1);
     assertThat(published.manifest().chunks()).hasSizeGreaterThan(1); // operator-sized chunks
-    BloomFilter<CharSequence> guava = BloomFilter.readFrom(
-        new ByteArrayInputStream(published.payload()), Funnels.stringFunnel(StandardCharsets.UTF_8));
+    BloomFilter<CharSequence> guava =
+        BloomFilter.readFrom(
+            new ByteArrayInputStream(published.payload()),
+            Funnels.stringFunnel(StandardCharsets.UTF_8));
 
-    try (LiveBloomFilter<String> live = BloomFilterWatcher.watch(client, ns.name(), "strings",
-        LiveKeyType.STRING)) {
+    try (LiveBloomFilter<String> live =
+        BloomFilterWatcher.watch(client, ns.name(), "strings", LiveKeyType.STRING)) {
       assertThat(live.awaitReady(Duration.ofSeconds(10))).isTrue();
       for (List<String> keys : List.of(present, absent)) {
         for (String key : keys) {
@@ -55,8 +57,10 @@ class GuavaEquivalenceTest {
       }
       assertThat(present).allMatch(live::mightContain);
       Set<String> presentSet = new HashSet<>(present);
-      assertFalsePositivesPlausible(absent.stream()
-          .filter(key -> !presentSet.contains(key) && live.mightContain(key)).count());
+      assertFalsePositivesPlausible(
+          absent.stream()
+              .filter(key -> !presentSet.contains(key) && live.mightContain(key))
+              .count());
       assertThat(live.lookups()).isGreaterThanOrEqualTo(PRESENT + ABSENT);
     }
   }
@@ -69,11 +73,11 @@ class GuavaEquivalenceTest {
     BloomFilterBits bits = TestKeys.longFilter(1_000_000, present);
     SnapshotPublisher.Published published =
         new SnapshotPublisher(client, ns.name(), "longs").publish(bits, PRESENT, 7);
-    BloomFilter<Long> guava = BloomFilter.readFrom(
-        new ByteArrayInputStream(published.payload()), Funnels.longFunnel());
+    BloomFilter<Long> guava =
+        BloomFilter.readFrom(new ByteArrayInputStream(published.payload()), Funnels.longFunnel());
 
-    try (LiveBloomFilter<Long> live = BloomFilterWatcher.watch(client, ns.name(), "longs",
-        LiveKeyType.LONG)) {
+    try (LiveBloomFilter<Long> live =
+        BloomFilterWatcher.watch(client, ns.name(), "longs", LiveKeyType.LONG)) {
       assertThat(live.awaitReady(Duration.ofSeconds(10))).isTrue();
       assertThat(live.currentVersion()).isEqualTo(7);
       for (long[] keys : new long[][] {present, absent}) {
@@ -88,15 +92,17 @@ class GuavaEquivalenceTest {
         assertThat(live.mightContain(key)).isTrue();
       }
       Set<Long> presentSet = LongStream.of(present).boxed().collect(Collectors.toSet());
-      assertFalsePositivesPlausible(LongStream.of(absent)
-          .filter(key -> !presentSet.contains(key) && live.mightContain(key)).count());
+      assertFalsePositivesPlausible(
+          LongStream.of(absent)
+              .filter(key -> !presentSet.contains(key) && live.mightContain(key))
+              .count());
     }
   }
 
   /**
-   * Sized for 1M keys at 1 % and holding 500k, absent keys (random ones that happen to be present, such
-   * as short strings and small longs, excluded) should hit well under 1 %: a check that the filter is a
-   * real one, on top of the exact comparison with Guava.
+   * Sized for 1M keys at 1 % and holding 500k, absent keys (random ones that happen to be present,
+   * such as short strings and small longs, excluded) should hit well under 1 %: a check that the
+   * filter is a real one, on top of the exact comparison with Guava.
    */
   private static void assertFalsePositivesPlausible(long falsePositives) {
     assertThat(falsePositives).isBetween(0L, (long) (ABSENT * 0.01));
@@ -104,8 +110,11 @@ class GuavaEquivalenceTest {
 
   private static String escape(String key) {
     StringBuilder sb = new StringBuilder("\"");
-    key.chars().forEach(c -> sb.append(
-        c < 32 || c > 126 ? String.format("\\u%04x", c) : String.valueOf((char) c)));
+    key.chars()
+        .forEach(
+            c ->
+                sb.append(
+                    c < 32 || c > 126 ? String.format("\\u%04x", c) : String.valueOf((char) c)));
     return sb.append('"').toString();
   }
 }

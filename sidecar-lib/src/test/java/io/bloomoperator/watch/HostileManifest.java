@@ -28,17 +28,30 @@ final class HostileManifest {
     long numBits = BloomFilterSizing.MAX_BITS;
     long totalBytes = 6 + numBits / 8;
     List<Manifest.ChunkRef> chunks = new ArrayList<>();
-    chunks.add(new Manifest.ChunkRef(SnapshotNames.chunkName(filter, version, 0), CHUNK0.length,
-        sha256(CHUNK0)));
+    chunks.add(
+        new Manifest.ChunkRef(
+            SnapshotNames.chunkName(filter, version, 0), CHUNK0.length, sha256(CHUNK0)));
     long left = totalBytes - CHUNK0.length;
     for (int i = 1; left > 0; i++) {
       int bytes = (int) Math.min(Integer.MAX_VALUE, left);
-      chunks.add(new Manifest.ChunkRef(SnapshotNames.chunkName(filter, version, i), bytes,
-          "0".repeat(64)));
+      chunks.add(
+          new Manifest.ChunkRef(
+              SnapshotNames.chunkName(filter, version, i), bytes, "0".repeat(64)));
       left -= bytes;
     }
-    return new Manifest(Manifest.FORMAT, version, filter, KeyType.STRING, numBits, 3, 1_000, 0.01,
-        totalBytes, "0".repeat(64), "2026-11-30T00:00:00Z", chunks);
+    return new Manifest(
+        Manifest.FORMAT,
+        version,
+        filter,
+        KeyType.STRING,
+        numBits,
+        3,
+        1_000,
+        0.01,
+        totalBytes,
+        "0".repeat(64),
+        "2026-11-30T00:00:00Z",
+        chunks);
   }
 
   private static byte[] chunk0() {

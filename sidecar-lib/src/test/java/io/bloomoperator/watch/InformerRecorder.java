@@ -10,9 +10,9 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Consumer;
 
 /**
- * Sees every manifest informer a watcher creates (through
- * {@link BloomFilterWatcher.Builder#onInformerCreated}), to count restarts and to stop one the way
- * fabric8 does when it gives up.
+ * Sees every manifest informer a watcher creates (through {@link
+ * BloomFilterWatcher.Builder#onInformerCreated}), to count restarts and to stop one the way fabric8
+ * does when it gives up.
  */
 final class InformerRecorder implements Consumer<SharedIndexInformer<ConfigMap>> {
 
@@ -30,8 +30,8 @@ final class InformerRecorder implements Consumer<SharedIndexInformer<ConfigMap>>
 
   /**
    * Completes the latest informer's {@code stopped()} future exceptionally, as fabric8 does when an
-   * informer gives up on a non-410 error, and returns once the watcher has reacted to it by stopping
-   * that informer's watch (it schedules the restart in the same step).
+   * informer gives up on a non-410 error, and returns once the watcher has reacted to it by
+   * stopping that informer's watch (it schedules the restart in the same step).
    */
   void failLatest(Throwable cause) {
     SharedIndexInformer<ConfigMap> latest = created.get(created.size() - 1);

@@ -24,20 +24,45 @@ class LeastPrivilegeTest {
   private static final String USER = "bloom-reader";
 
   @Test
-  void worksWithGetListWatchOnConfigMapsOnly(KubernetesClient admin, TestNamespace ns,
-      KubeCluster cluster) {
-    admin.rbac().roles().inNamespace(ns.name()).resource(new RoleBuilder()
-        .withNewMetadata().withName("bloom-reader").endMetadata()
-        .addNewRule().withApiGroups("").withResources("configmaps")
-        .withVerbs("get", "list", "watch").endRule()
-        .build()).create();
-    admin.rbac().roleBindings().inNamespace(ns.name()).resource(new RoleBindingBuilder()
-        .withNewMetadata().withName("bloom-reader").endMetadata()
-        .withNewRoleRef().withApiGroup("rbac.authorization.k8s.io").withKind("Role")
-        .withName("bloom-reader").endRoleRef()
-        .addNewSubject().withApiGroup("rbac.authorization.k8s.io").withKind("User").withName(USER)
-        .endSubject()
-        .build()).create();
+  void worksWithGetListWatchOnConfigMapsOnly(
+      KubernetesClient admin, TestNamespace ns, KubeCluster cluster) {
+    admin
+        .rbac()
+        .roles()
+        .inNamespace(ns.name())
+        .resource(
+            new RoleBuilder()
+                .withNewMetadata()
+                .withName("bloom-reader")
+                .endMetadata()
+                .addNewRule()
+                .withApiGroups("")
+                .withResources("configmaps")
+                .withVerbs("get", "list", "watch")
+                .endRule()
+                .build())
+        .create();
+    admin
+        .rbac()
+        .roleBindings()
+        .inNamespace(ns.name())
+        .resource(
+            new RoleBindingBuilder()
+                .withNewMetadata()
+                .withName("bloom-reader")
+                .endMetadata()
+                .withNewRoleRef()
+                .withApiGroup("rbac.authorization.k8s.io")
+                .withKind("Role")
+                .withName("bloom-reader")
+                .endRoleRef()
+                .addNewSubject()
+                .withApiGroup("rbac.authorization.k8s.io")
+                .withKind("User")
+                .withName(USER)
+                .endSubject()
+                .build())
+        .create();
     SnapshotPublisher publisher = new SnapshotPublisher(admin, ns.name(), "ids");
     List<String> keys1 = TestKeys.strings("one", 5_000);
     List<String> keys2 = TestKeys.strings("two", 5_000);
@@ -53,8 +78,10 @@ class LeastPrivilegeTest {
       await().atMost(Duration.ofSeconds(10)).until(() -> canList(reader, ns.name()));
 
       RecordingListener listener = new RecordingListener();
-      try (LiveBloomFilter<String> live = BloomFilterWatcher.builder(reader, ns.name(), "ids",
-          LiveKeyType.STRING).listener(listener).start()) {
+      try (LiveBloomFilter<String> live =
+          BloomFilterWatcher.builder(reader, ns.name(), "ids", LiveKeyType.STRING)
+              .listener(listener)
+              .start()) {
         assertThat(live.awaitReady(Duration.ofSeconds(10))).isTrue();
         publisher.publish(TestKeys.stringFilter(10_000, keys2), keys2.size(), 2);
         await().atMost(Duration.ofSeconds(10)).until(() -> live.currentVersion() == 2);

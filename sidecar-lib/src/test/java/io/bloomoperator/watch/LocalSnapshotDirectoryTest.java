@@ -25,8 +25,7 @@ class LocalSnapshotDirectoryTest {
 
   private static final String FILTER = "product-ids";
 
-  @TempDir
-  Path dir;
+  @TempDir Path dir;
 
   @Test
   void servesLocalSnapshotWhileApiServerIsUnreachable(KubernetesClient client, TestNamespace ns)
@@ -36,8 +35,10 @@ class LocalSnapshotDirectoryTest {
     List<String> absent = TestKeys.strings("absent", 20_000);
     BloomFilterBits v1 = TestKeys.stringFilter(40_000, keys);
     publisher.publish(v1, keys.size(), 1, 9_999, SnapshotPublisher.Tamper.NONE);
-    try (LiveBloomFilter<String> live = BloomFilterWatcher.builder(client, ns.name(), FILTER,
-        LiveKeyType.STRING).localSnapshotDirectory(dir).start()) {
+    try (LiveBloomFilter<String> live =
+        BloomFilterWatcher.builder(client, ns.name(), FILTER, LiveKeyType.STRING)
+            .localSnapshotDirectory(dir)
+            .start()) {
       assertThat(live.awaitReady(Duration.ofSeconds(10))).isTrue();
     } // close() waits for the local write that follows the swap
     LocalSnapshotCache files = new LocalSnapshotCache(dir, ns.name(), FILTER);
@@ -48,9 +49,12 @@ class LocalSnapshotDirectoryTest {
     try (KubernetesClient unreachable = unreachableClient()) {
       // Ready as soon as start() returns: nothing waits for the API server.
       InformerRecorder informers = new InformerRecorder();
-      try (LiveBloomFilter<String> offline = BloomFilterWatcher.builder(unreachable, ns.name(), FILTER,
-          LiveKeyType.STRING).beforeFirstSnapshot(BeforeFirstSnapshot.FAIL_CLOSED)
-          .localSnapshotDirectory(dir).onInformerCreated(informers).start()) {
+      try (LiveBloomFilter<String> offline =
+          BloomFilterWatcher.builder(unreachable, ns.name(), FILTER, LiveKeyType.STRING)
+              .beforeFirstSnapshot(BeforeFirstSnapshot.FAIL_CLOSED)
+              .localSnapshotDirectory(dir)
+              .onInformerCreated(informers)
+              .start()) {
         assertThat(offline.isReady()).isTrue();
         assertThat(offline.currentVersion()).isEqualTo(1);
         assertThat(offline.loads()).isEqualTo(1);
@@ -83,34 +87,44 @@ class LocalSnapshotDirectoryTest {
   }
 
   @Test
-  void newerVersionReplacesLocalSnapshotAndOldPayloadIsRemoved(KubernetesClient client,
-      TestNamespace ns) {
+  void newerVersionReplacesLocalSnapshotAndOldPayloadIsRemoved(
+      KubernetesClient client, TestNamespace ns) {
     SnapshotPublisher publisher = new SnapshotPublisher(client, ns.name(), FILTER);
     List<String> keys1 = TestKeys.strings("one", 5_000);
     List<String> keys2 = TestKeys.strings("two", 5_000);
     publisher.publish(TestKeys.stringFilter(10_000, keys1), keys1.size(), 1);
     LocalSnapshotCache files = new LocalSnapshotCache(dir, ns.name(), FILTER);
-    try (LiveBloomFilter<String> live = BloomFilterWatcher.builder(client, ns.name(), FILTER,
-        LiveKeyType.STRING).localSnapshotDirectory(dir).start()) {
+    try (LiveBloomFilter<String> live =
+        BloomFilterWatcher.builder(client, ns.name(), FILTER, LiveKeyType.STRING)
+            .localSnapshotDirectory(dir)
+            .start()) {
       assertThat(live.awaitReady(Duration.ofSeconds(10))).isTrue();
       await().atMost(Duration.ofSeconds(5)).until(() -> Files.exists(files.payloadFile(1)));
       publisher.publish(TestKeys.stringFilter(10_000, keys2), keys2.size(), 2);
-      await().atMost(Duration.ofSeconds(10)).until(() -> Files.exists(files.payloadFile(2))
-          && !Files.exists(files.payloadFile(1)));
+      await()
+          .atMost(Duration.ofSeconds(10))
+          .until(() -> Files.exists(files.payloadFile(2)) && !Files.exists(files.payloadFile(1)));
     }
-    // A restart with the API server available starts from v2 and stays there (same version announced).
-    try (LiveBloomFilter<String> restarted = BloomFilterWatcher.builder(client, ns.name(), FILTER,
-        LiveKeyType.STRING).localSnapshotDirectory(dir).start()) {
+    // A restart with the API server available starts from v2 and stays there (same version
+    // announced).
+    try (LiveBloomFilter<String> restarted =
+        BloomFilterWatcher.builder(client, ns.name(), FILTER, LiveKeyType.STRING)
+            .localSnapshotDirectory(dir)
+            .start()) {
       assertThat(restarted.currentVersion()).isEqualTo(2);
-      await().during(Duration.ofMillis(700)).atMost(Duration.ofSeconds(3))
+      await()
+          .during(Duration.ofMillis(700))
+          .atMost(Duration.ofSeconds(3))
           .until(() -> restarted.loads() == 1);
     }
   }
 
   private void assertNotServed(KubernetesClient unreachable, String namespace) {
-    try (LiveBloomFilter<String> live = BloomFilterWatcher.builder(unreachable, namespace, FILTER,
-        LiveKeyType.STRING).beforeFirstSnapshot(BeforeFirstSnapshot.FAIL_CLOSED)
-        .localSnapshotDirectory(dir).start()) {
+    try (LiveBloomFilter<String> live =
+        BloomFilterWatcher.builder(unreachable, namespace, FILTER, LiveKeyType.STRING)
+            .beforeFirstSnapshot(BeforeFirstSnapshot.FAIL_CLOSED)
+            .localSnapshotDirectory(dir)
+            .start()) {
       assertThat(live.isReady()).isFalse();
       assertThat(live.mightContain("k-1")).isFalse();
     }
@@ -124,13 +138,14 @@ class LocalSnapshotDirectoryTest {
 
   /** A client for an API server that is not there: connections are refused at once. */
   private static KubernetesClient unreachableClient() {
-    Config config = new ConfigBuilder(Config.empty())
-        .withMasterUrl("https://127.0.0.1:1")
-        .withConnectionTimeout(500)
-        .withRequestTimeout(500)
-        .withRequestRetryBackoffLimit(0)
-        .withWatchReconnectLimit(0)
-        .build();
+    Config config =
+        new ConfigBuilder(Config.empty())
+            .withMasterUrl("https://127.0.0.1:1")
+            .withConnectionTimeout(500)
+            .withRequestTimeout(500)
+            .withRequestRetryBackoffLimit(0)
+            .withWatchReconnectLimit(0)
+            .build();
     return new KubernetesClientBuilder().withConfig(config).build();
   }
 }

@@ -2,6 +2,8 @@ package io.bloomoperator.watch;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.bloomoperator.snapshot.BloomFilterBits;
 import io.bloomoperator.snapshot.Ed25519Keys;
 import io.bloomoperator.snapshot.KeyType;
@@ -10,8 +12,6 @@ import io.bloomoperator.snapshot.ManifestSigner;
 import io.bloomoperator.snapshot.SnapshotEncoder;
 import io.bloomoperator.snapshot.SnapshotLimits;
 import io.bloomoperator.snapshot.TrustedKeys;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.nio.charset.StandardCharsets;
@@ -32,8 +32,7 @@ class LocalSnapshotTrustTest {
 
   private static final ObjectMapper JSON = new ObjectMapper();
 
-  @TempDir
-  Path dir;
+  @TempDir Path dir;
 
   @Test
   void unsignedOrForeignSignedLocalSnapshotIsIgnoredByReaderWithTrustedKey() throws IOException {
@@ -42,12 +41,14 @@ class LocalSnapshotTrustTest {
     assertThat(cache(TrustedKeys.none()).read(KeyType.STRING)).isPresent();
     assertThat(cache(trusted()).read(KeyType.STRING)).isEmpty();
 
-    new LocalSnapshotCache(dir, NS, FILTER).write(snapshot(
-        new ManifestSigner(KEY.getPrivate()), "elsewhere"));
+    new LocalSnapshotCache(dir, NS, FILTER)
+        .write(snapshot(new ManifestSigner(KEY.getPrivate()), "elsewhere"));
     assertThat(cache(trusted()).read(KeyType.STRING)).isEmpty();
 
-    new LocalSnapshotCache(dir, NS, FILTER).write(snapshot(new ManifestSigner(KEY.getPrivate()), NS));
-    assertThat(cache(trusted()).read(KeyType.STRING)).get()
+    new LocalSnapshotCache(dir, NS, FILTER)
+        .write(snapshot(new ManifestSigner(KEY.getPrivate()), NS));
+    assertThat(cache(trusted()).read(KeyType.STRING))
+        .get()
         .satisfies(s -> assertThat(s.signature()).isNotNull());
   }
 
@@ -56,10 +57,16 @@ class LocalSnapshotTrustTest {
     LoadedSnapshot snapshot = snapshot(null, NS);
     new LocalSnapshotCache(dir, NS, FILTER).write(snapshot);
     long size = snapshot.manifest().totalBytes();
-    assertThat(new LocalSnapshotCache(dir, NS, FILTER, new SnapshotLimits(size, 10),
-        TrustedKeys.none()).read(KeyType.STRING)).isPresent();
-    assertThat(new LocalSnapshotCache(dir, NS, FILTER, new SnapshotLimits(size - 1, 10),
-        TrustedKeys.none()).read(KeyType.STRING)).isEmpty();
+    assertThat(
+            new LocalSnapshotCache(
+                    dir, NS, FILTER, new SnapshotLimits(size, 10), TrustedKeys.none())
+                .read(KeyType.STRING))
+        .isPresent();
+    assertThat(
+            new LocalSnapshotCache(
+                    dir, NS, FILTER, new SnapshotLimits(size - 1, 10), TrustedKeys.none())
+                .read(KeyType.STRING))
+        .isEmpty();
   }
 
   @Test
@@ -95,10 +102,10 @@ class LocalSnapshotTrustTest {
       throws IOException {
     List<String> keys = TestKeys.strings("k", 1_000);
     BloomFilterBits bits = TestKeys.stringFilter(2_000, keys);
-    SnapshotEncoder.Result encoded = SnapshotEncoder.encode(bits, 1_000_000, (i, d, l, s) -> { });
+    SnapshotEncoder.Result encoded = SnapshotEncoder.encode(bits, 1_000_000, (i, d, l, s) -> {});
     Manifest manifest = Manifest.of(FILTER, 1, bits, keys.size(), encoded, Instant.now());
     String json = manifest.toJson();
-    return new LoadedSnapshot(manifest, bits, json,
-        signer == null ? null : signer.sign(signedNamespace, json).toData());
+    return new LoadedSnapshot(
+        manifest, bits, json, signer == null ? null : signer.sign(signedNamespace, json).toData());
   }
 }

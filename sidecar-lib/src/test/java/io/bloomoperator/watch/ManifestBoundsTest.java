@@ -20,8 +20,8 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * A manifest is checked against the reader's limits and the filter's own chunk names before any chunk
- * is fetched or the filter allocated; the served filter keeps answering.
+ * A manifest is checked against the reader's limits and the filter's own chunk names before any
+ * chunk is fetched or the filter allocated; the served filter keeps answering.
  */
 @RealKubernetes
 class ManifestBoundsTest {
@@ -30,8 +30,8 @@ class ManifestBoundsTest {
   private static final Duration READY = Duration.ofSeconds(10);
 
   @Test
-  void manifestClaiming16GiBIsRefusedBeforeAnyChunkIsFetched(KubernetesClient client,
-      TestNamespace ns, KubeCluster cluster) throws Exception {
+  void manifestClaiming16GiBIsRefusedBeforeAnyChunkIsFetched(
+      KubernetesClient client, TestNamespace ns, KubeCluster cluster) throws Exception {
     SnapshotPublisher publisher = new SnapshotPublisher(client, ns.name(), FILTER);
     List<String> keys = TestKeys.strings("k", 5_000);
     BloomFilterBits v1 = TestKeys.stringFilter(10_000, keys);
@@ -46,8 +46,10 @@ class ManifestBoundsTest {
     RequestLog requests = new RequestLog();
     RecordingListener listener = new RecordingListener();
     try (KubernetesClient reader = requests.newClient(cluster);
-        LiveBloomFilter<String> live = BloomFilterWatcher.builder(reader, ns.name(), FILTER,
-            LiveKeyType.STRING).listener(listener).start()) {
+        LiveBloomFilter<String> live =
+            BloomFilterWatcher.builder(reader, ns.name(), FILTER, LiveKeyType.STRING)
+                .listener(listener)
+                .start()) {
       assertThat(live.awaitReady(READY)).isTrue();
       long usedBefore = usedHeapAfterGc();
 
@@ -56,13 +58,17 @@ class ManifestBoundsTest {
 
       RecordingListener.Failure failure = listener.failures.get(0);
       assertThat(failure.version()).isEqualTo(2);
-      assertThat(failure.exception()).isInstanceOf(SnapshotRefusedException.class)
-          .hasMessageContaining(Long.toString(totalBytes)).hasMessageContaining("limit");
+      assertThat(failure.exception())
+          .isInstanceOf(SnapshotRefusedException.class)
+          .hasMessageContaining(Long.toString(totalBytes))
+          .hasMessageContaining("limit");
       assertThat(((SnapshotRefusedException) failure.exception()).reason())
           .isEqualTo(Reason.TOO_LARGE);
-      assertThat(requests.paths()).as("no chunk of v2 fetched")
+      assertThat(requests.paths())
+          .as("no chunk of v2 fetched")
           .noneMatch(path -> path.contains(SnapshotNames.chunkName(FILTER, 2, 0)));
-      assertThat(usedHeapAfterGc() - usedBefore).as("heap growth (bytes)")
+      assertThat(usedHeapAfterGc() - usedBefore)
+          .as("heap growth (bytes)")
           .isLessThan(256L * 1024 * 1024);
       assertThat(live.currentVersion()).isEqualTo(1);
       assertThat(keys).allMatch(live::mightContain);
@@ -70,8 +76,8 @@ class ManifestBoundsTest {
   }
 
   @Test
-  void manifestNamingForeignConfigMapIsRefusedWithoutFetchingIt(KubernetesClient client,
-      TestNamespace ns, KubeCluster cluster) throws Exception {
+  void manifestNamingForeignConfigMapIsRefusedWithoutFetchingIt(
+      KubernetesClient client, TestNamespace ns, KubeCluster cluster) throws Exception {
     SnapshotPublisher publisher = new SnapshotPublisher(client, ns.name(), FILTER);
     List<String> keys1 = TestKeys.strings("one", 5_000);
     List<String> keys2 = TestKeys.strings("two", 5_000);
@@ -79,32 +85,50 @@ class ManifestBoundsTest {
 
     // A complete, valid v2 payload, stored in a ConfigMap that is not a chunk of this filter: a
     // reader following the manifest's names would load it (or leak a foreign object's size).
-    SnapshotPublisher.Published v2 = new SnapshotPublisher(client, ns.name(), "elsewhere")
-        .createChunks(TestKeys.stringFilter(10_000, keys2), keys2.size(), 2, 1_000_000,
-            SnapshotPublisher.Tamper.NONE);
+    SnapshotPublisher.Published v2 =
+        new SnapshotPublisher(client, ns.name(), "elsewhere")
+            .createChunks(
+                TestKeys.stringFilter(10_000, keys2),
+                keys2.size(),
+                2,
+                1_000_000,
+                SnapshotPublisher.Tamper.NONE);
     String foreign = "app-settings";
-    ConfigMap foreignMap = SnapshotConfigMaps.chunk(ns.name(), "elsewhere", 2, 0, v2.payload(),
-        v2.payload().length);
+    ConfigMap foreignMap =
+        SnapshotConfigMaps.chunk(ns.name(), "elsewhere", 2, 0, v2.payload(), v2.payload().length);
     foreignMap.getMetadata().setName(foreign);
     foreignMap.getMetadata().setLabels(null);
     client.configMaps().inNamespace(ns.name()).resource(foreignMap).create();
     Manifest real = v2.manifest();
     Manifest.ChunkRef only = real.chunks().get(0);
-    Manifest pointing = new Manifest(real.format(), real.version(), FILTER, real.keyType(),
-        real.numBits(), real.numHashFunctions(), real.keyCount(), real.expectedFpp(),
-        real.totalBytes(), real.sha256(), real.createdAt(),
-        List.of(new Manifest.ChunkRef(foreign, only.bytes(), only.sha256())));
+    Manifest pointing =
+        new Manifest(
+            real.format(),
+            real.version(),
+            FILTER,
+            real.keyType(),
+            real.numBits(),
+            real.numHashFunctions(),
+            real.keyCount(),
+            real.expectedFpp(),
+            real.totalBytes(),
+            real.sha256(),
+            real.createdAt(),
+            List.of(new Manifest.ChunkRef(foreign, only.bytes(), only.sha256())));
 
     RequestLog requests = new RequestLog();
     RecordingListener listener = new RecordingListener();
     try (KubernetesClient reader = requests.newClient(cluster);
-        LiveBloomFilter<String> live = BloomFilterWatcher.builder(reader, ns.name(), FILTER,
-            LiveKeyType.STRING).listener(listener).start()) {
+        LiveBloomFilter<String> live =
+            BloomFilterWatcher.builder(reader, ns.name(), FILTER, LiveKeyType.STRING)
+                .listener(listener)
+                .start()) {
       assertThat(live.awaitReady(READY)).isTrue();
       publisher.writeManifestJson(pointing.toJson());
       await().atMost(READY).until(() -> !listener.failures.isEmpty());
 
-      assertThat(listener.failures.get(0).exception()).isInstanceOf(SnapshotRefusedException.class)
+      assertThat(listener.failures.get(0).exception())
+          .isInstanceOf(SnapshotRefusedException.class)
           .hasMessageContaining(foreign)
           .hasMessageContaining(SnapshotNames.chunkName(FILTER, 2, 0));
       assertThat(((SnapshotRefusedException) listener.failures.get(0).exception()).reason())
@@ -125,17 +149,27 @@ class ManifestBoundsTest {
 
     RecordingListener bySize = new RecordingListener();
     RecordingListener byCount = new RecordingListener();
-    try (LiveBloomFilter<String> small = BloomFilterWatcher.builder(client, ns.name(), FILTER,
-            LiveKeyType.STRING).maxSnapshotBytes(size - 1).listener(bySize).start();
-        LiveBloomFilter<String> few = BloomFilterWatcher.builder(client, ns.name(), FILTER,
-            LiveKeyType.STRING).maxChunks(2).listener(byCount).start();
-        LiveBloomFilter<String> exact = BloomFilterWatcher.builder(client, ns.name(), FILTER,
-            LiveKeyType.STRING).maxSnapshotBytes(size).start()) {
+    try (LiveBloomFilter<String> small =
+            BloomFilterWatcher.builder(client, ns.name(), FILTER, LiveKeyType.STRING)
+                .maxSnapshotBytes(size - 1)
+                .listener(bySize)
+                .start();
+        LiveBloomFilter<String> few =
+            BloomFilterWatcher.builder(client, ns.name(), FILTER, LiveKeyType.STRING)
+                .maxChunks(2)
+                .listener(byCount)
+                .start();
+        LiveBloomFilter<String> exact =
+            BloomFilterWatcher.builder(client, ns.name(), FILTER, LiveKeyType.STRING)
+                .maxSnapshotBytes(size)
+                .start()) {
       assertThat(exact.awaitReady(READY)).isTrue();
       await().atMost(READY).until(() -> !bySize.failures.isEmpty() && !byCount.failures.isEmpty());
-      assertThat(bySize.failures.get(0).exception()).isInstanceOf(SnapshotRefusedException.class)
+      assertThat(bySize.failures.get(0).exception())
+          .isInstanceOf(SnapshotRefusedException.class)
           .hasMessageContaining("limit of " + (size - 1) + " bytes");
-      assertThat(byCount.failures.get(0).exception()).isInstanceOf(SnapshotRefusedException.class)
+      assertThat(byCount.failures.get(0).exception())
+          .isInstanceOf(SnapshotRefusedException.class)
           .hasMessageContaining("limit of 2");
       assertThat(small.isReady()).isFalse();
       assertThat(few.isReady()).isFalse();

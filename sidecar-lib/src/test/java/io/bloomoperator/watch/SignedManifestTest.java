@@ -34,34 +34,42 @@ class SignedManifestTest {
   private static final ManifestSigner OPERATOR = new ManifestSigner(OPERATOR_KEY.getPrivate());
 
   @Test
-  void forgedManifestsWithCorrectDigestsAreRefused(KubernetesClient client, TestNamespace ns,
-      KubeCluster cluster) {
+  void forgedManifestsWithCorrectDigestsAreRefused(
+      KubernetesClient client, TestNamespace ns, KubeCluster cluster) {
     SnapshotPublisher publisher = new SnapshotPublisher(client, ns.name(), FILTER);
     List<String> keys1 = TestKeys.strings("one", 5_000);
-    SnapshotPublisher.Published v1 = publisher.createChunks(TestKeys.stringFilter(10_000, keys1),
-        keys1.size(), 1, 1_000_000, SnapshotPublisher.Tamper.NONE);
+    SnapshotPublisher.Published v1 =
+        publisher.createChunks(
+            TestKeys.stringFilter(10_000, keys1),
+            keys1.size(),
+            1,
+            1_000_000,
+            SnapshotPublisher.Tamper.NONE);
     publisher.writeSignedManifest(v1.manifest(), OPERATOR, ns.name());
 
     RequestLog requests = new RequestLog();
     RecordingListener listener = new RecordingListener();
     try (KubernetesClient reader = requests.newClient(cluster);
-        LiveBloomFilter<String> live = BloomFilterWatcher.builder(reader, ns.name(), FILTER,
-            LiveKeyType.STRING).trustedKey(OPERATOR_KEY.getPublic()).listener(listener).start()) {
+        LiveBloomFilter<String> live =
+            BloomFilterWatcher.builder(reader, ns.name(), FILTER, LiveKeyType.STRING)
+                .trustedKey(OPERATOR_KEY.getPublic())
+                .listener(listener)
+                .start()) {
       assertThat(live.awaitReady(READY)).isTrue();
       assertThat(live.currentVersion()).isEqualTo(1);
 
       // An all-zero filter (answers "absent" for every key) with correct chunk and payload digests.
       BloomFilterBits empty = TestKeys.stringFilter(10_000);
-      SnapshotPublisher.Published forged = publisher.createChunks(empty, 0, 2, 1_000_000,
-          SnapshotPublisher.Tamper.NONE);
+      SnapshotPublisher.Published forged =
+          publisher.createChunks(empty, 0, 2, 1_000_000, SnapshotPublisher.Tamper.NONE);
       String chunk = "/configmaps/" + SnapshotNames.chunkName(FILTER, 2, 0);
 
       publisher.writeManifest(forged.manifest()); // unsigned
       assertRefused(listener, 1, Reason.UNSIGNED);
 
       KeyPair attacker = Ed25519Keys.generate();
-      publisher.writeSignedManifest(forged.manifest(), new ManifestSigner(attacker.getPrivate()),
-          ns.name());
+      publisher.writeSignedManifest(
+          forged.manifest(), new ManifestSigner(attacker.getPrivate()), ns.name());
       assertRefused(listener, 2, Reason.UNTRUSTED_KEY);
 
       // The operator's genuine signature of v1 next to the forged manifest.
@@ -75,8 +83,13 @@ class SignedManifestTest {
 
       // The operator's next version is loaded as usual.
       List<String> keys3 = TestKeys.strings("three", 5_000);
-      SnapshotPublisher.Published v3 = publisher.createChunks(TestKeys.stringFilter(10_000, keys3),
-          keys3.size(), 3, 1_000_000, SnapshotPublisher.Tamper.NONE);
+      SnapshotPublisher.Published v3 =
+          publisher.createChunks(
+              TestKeys.stringFilter(10_000, keys3),
+              keys3.size(),
+              3,
+              1_000_000,
+              SnapshotPublisher.Tamper.NONE);
       publisher.writeSignedManifest(v3.manifest(), OPERATOR, ns.name());
       await().atMost(READY).until(() -> live.currentVersion() == 3);
       assertThat(keys3).allMatch(live::mightContain);
@@ -84,30 +97,51 @@ class SignedManifestTest {
   }
 
   @Test
-  void manifestSignedForAnotherNamespaceOrFilterIsRefused(KubernetesClient client,
-      TestNamespace ns) {
+  void manifestSignedForAnotherNamespaceOrFilterIsRefused(
+      KubernetesClient client, TestNamespace ns) {
     SnapshotPublisher publisher = new SnapshotPublisher(client, ns.name(), FILTER);
     List<String> keys1 = TestKeys.strings("one", 5_000);
-    publisher.writeSignedManifest(publisher.createChunks(TestKeys.stringFilter(10_000, keys1),
-        keys1.size(), 1, 1_000_000, SnapshotPublisher.Tamper.NONE).manifest(), OPERATOR, ns.name());
+    publisher.writeSignedManifest(
+        publisher
+            .createChunks(
+                TestKeys.stringFilter(10_000, keys1),
+                keys1.size(),
+                1,
+                1_000_000,
+                SnapshotPublisher.Tamper.NONE)
+            .manifest(),
+        OPERATOR,
+        ns.name());
 
     RecordingListener listener = new RecordingListener();
-    try (LiveBloomFilter<String> live = BloomFilterWatcher.builder(client, ns.name(), FILTER,
-        LiveKeyType.STRING).trustedKey(OPERATOR_KEY.getPublic()).listener(listener).start()) {
+    try (LiveBloomFilter<String> live =
+        BloomFilterWatcher.builder(client, ns.name(), FILTER, LiveKeyType.STRING)
+            .trustedKey(OPERATOR_KEY.getPublic())
+            .listener(listener)
+            .start()) {
       assertThat(live.awaitReady(READY)).isTrue();
 
       // A genuine manifest of this filter, as published in namespace "staging", copied here.
       List<String> staging = TestKeys.strings("staging", 5_000);
-      SnapshotPublisher.Published v2 = publisher.createChunks(TestKeys.stringFilter(10_000, staging),
-          staging.size(), 2, 1_000_000, SnapshotPublisher.Tamper.NONE);
+      SnapshotPublisher.Published v2 =
+          publisher.createChunks(
+              TestKeys.stringFilter(10_000, staging),
+              staging.size(),
+              2,
+              1_000_000,
+              SnapshotPublisher.Tamper.NONE);
       publisher.writeSignedManifest(v2.manifest(), OPERATOR, "staging");
       assertRefused(listener, 1, Reason.BAD_SIGNATURE);
 
       // A genuine manifest of another filter of this namespace, copied into this filter's manifest.
       SnapshotPublisher other = new SnapshotPublisher(client, ns.name(), "all-ids");
-      SnapshotPublisher.Published otherV5 = other.createChunks(
-          TestKeys.stringFilter(10_000, staging), staging.size(), 5, 1_000_000,
-          SnapshotPublisher.Tamper.NONE);
+      SnapshotPublisher.Published otherV5 =
+          other.createChunks(
+              TestKeys.stringFilter(10_000, staging),
+              staging.size(),
+              5,
+              1_000_000,
+              SnapshotPublisher.Tamper.NONE);
       publisher.writeSignedManifest(otherV5.manifest(), OPERATOR, ns.name());
       assertRefused(listener, 2, Reason.WRONG_FILTER);
 
@@ -121,18 +155,30 @@ class SignedManifestTest {
     SnapshotPublisher publisher = new SnapshotPublisher(client, ns.name(), FILTER);
     List<String> keys1 = TestKeys.strings("one", 5_000);
     List<String> keys2 = TestKeys.strings("two", 5_000);
-    SnapshotPublisher.Published v1 = publisher.createChunks(TestKeys.stringFilter(10_000, keys1),
-        keys1.size(), 1, 1_000_000, SnapshotPublisher.Tamper.NONE);
+    SnapshotPublisher.Published v1 =
+        publisher.createChunks(
+            TestKeys.stringFilter(10_000, keys1),
+            keys1.size(),
+            1,
+            1_000_000,
+            SnapshotPublisher.Tamper.NONE);
     publisher.writeSignedManifest(v1.manifest(), OPERATOR, ns.name());
     String v1Data = SnapshotConfigMaps.signatureData(publisher.manifestConfigMap());
 
     RecordingListener listener = new RecordingListener();
-    try (LiveBloomFilter<String> live = BloomFilterWatcher.builder(client, ns.name(), FILTER,
-        LiveKeyType.STRING).trustedKey(OPERATOR_KEY.getPublic()).listener(listener).start()) {
+    try (LiveBloomFilter<String> live =
+        BloomFilterWatcher.builder(client, ns.name(), FILTER, LiveKeyType.STRING)
+            .trustedKey(OPERATOR_KEY.getPublic())
+            .listener(listener)
+            .start()) {
       assertThat(live.awaitReady(READY)).isTrue();
       BloomFilterBits v2 = TestKeys.stringFilter(10_000, keys2);
-      publisher.writeSignedManifest(publisher.createChunks(v2, keys2.size(), 2, 1_000_000,
-          SnapshotPublisher.Tamper.NONE).manifest(), OPERATOR, ns.name());
+      publisher.writeSignedManifest(
+          publisher
+              .createChunks(v2, keys2.size(), 2, 1_000_000, SnapshotPublisher.Tamper.NONE)
+              .manifest(),
+          OPERATOR,
+          ns.name());
       await().atMost(READY).until(() -> live.currentVersion() == 2);
 
       // Replay of the genuine v1 (its chunks still exist, as during the retention period).
@@ -149,20 +195,42 @@ class SignedManifestTest {
     KeyPair next = Ed25519Keys.generate();
     List<String> keys1 = TestKeys.strings("one", 5_000);
     List<String> keys2 = TestKeys.strings("two", 5_000);
-    publisher.writeSignedManifest(publisher.createChunks(TestKeys.stringFilter(10_000, keys1),
-        keys1.size(), 1, 1_000_000, SnapshotPublisher.Tamper.NONE).manifest(), OPERATOR, ns.name());
+    publisher.writeSignedManifest(
+        publisher
+            .createChunks(
+                TestKeys.stringFilter(10_000, keys1),
+                keys1.size(),
+                1,
+                1_000_000,
+                SnapshotPublisher.Tamper.NONE)
+            .manifest(),
+        OPERATOR,
+        ns.name());
 
     RecordingListener oldOnly = new RecordingListener();
-    try (LiveBloomFilter<String> both = BloomFilterWatcher.builder(client, ns.name(), FILTER,
-            LiveKeyType.STRING).trustedKey(OPERATOR_KEY.getPublic()).trustedKey(next.getPublic())
-        .start();
-        LiveBloomFilter<String> stale = BloomFilterWatcher.builder(client, ns.name(), FILTER,
-            LiveKeyType.STRING).trustedKey(OPERATOR_KEY.getPublic()).listener(oldOnly).start()) {
+    try (LiveBloomFilter<String> both =
+            BloomFilterWatcher.builder(client, ns.name(), FILTER, LiveKeyType.STRING)
+                .trustedKey(OPERATOR_KEY.getPublic())
+                .trustedKey(next.getPublic())
+                .start();
+        LiveBloomFilter<String> stale =
+            BloomFilterWatcher.builder(client, ns.name(), FILTER, LiveKeyType.STRING)
+                .trustedKey(OPERATOR_KEY.getPublic())
+                .listener(oldOnly)
+                .start()) {
       assertThat(both.awaitReady(READY)).isTrue();
       assertThat(stale.awaitReady(READY)).isTrue();
-      publisher.writeSignedManifest(publisher.createChunks(TestKeys.stringFilter(10_000, keys2),
-          keys2.size(), 2, 1_000_000, SnapshotPublisher.Tamper.NONE).manifest(),
-          new ManifestSigner(next.getPrivate()), ns.name());
+      publisher.writeSignedManifest(
+          publisher
+              .createChunks(
+                  TestKeys.stringFilter(10_000, keys2),
+                  keys2.size(),
+                  2,
+                  1_000_000,
+                  SnapshotPublisher.Tamper.NONE)
+              .manifest(),
+          new ManifestSigner(next.getPrivate()),
+          ns.name());
       await().atMost(READY).until(() -> both.currentVersion() == 2);
       assertThat(keys2).allMatch(both::mightContain);
       assertRefused(oldOnly, 1, Reason.UNTRUSTED_KEY);
@@ -175,7 +243,8 @@ class SignedManifestTest {
     await().atMost(READY).until(() -> listener.failures.size() >= n);
     Exception failure = listener.failures.get(n - 1).exception();
     assertThat(failure).isInstanceOf(SnapshotRefusedException.class);
-    assertThat(((SnapshotRefusedException) failure).reason()).as(failure.getMessage())
+    assertThat(((SnapshotRefusedException) failure).reason())
+        .as(failure.getMessage())
         .isEqualTo(reason);
   }
 }

@@ -16,10 +16,10 @@ import java.time.Instant;
 import java.util.Arrays;
 
 /**
- * Publishes snapshots the way the operator's SnapshotStore does: every chunk as an immutable ConfigMap
- * (binaryData "chunk", chunk labels) created first, then the manifest ConfigMap created, or updated with
- * its resourceVersion as precondition. A tamper hook can change chunk bytes after their digest went into
- * the manifest, which is what a corrupted chunk looks like to a reader.
+ * Publishes snapshots the way the operator's SnapshotStore does: every chunk as an immutable
+ * ConfigMap (binaryData "chunk", chunk labels) created first, then the manifest ConfigMap created,
+ * or updated with its resourceVersion as precondition. A tamper hook can change chunk bytes after
+ * their digest went into the manifest, which is what a corrupted chunk looks like to a reader.
  */
 final class SnapshotPublisher {
 
@@ -51,22 +51,27 @@ final class SnapshotPublisher {
     return publish(bits, keyCount, version, OPERATOR_CHUNK_SIZE, Tamper.NONE);
   }
 
-  Published publish(BloomFilterBits bits, long keyCount, long version, int chunkSize, Tamper tamper) {
+  Published publish(
+      BloomFilterBits bits, long keyCount, long version, int chunkSize, Tamper tamper) {
     Published published = createChunks(bits, keyCount, version, chunkSize, tamper);
     writeManifest(published.manifest());
     return published;
   }
 
   /** Step one of a publish: the chunks only; the manifest is not touched. */
-  Published createChunks(BloomFilterBits bits, long keyCount, long version, int chunkSize,
-      Tamper tamper) {
+  Published createChunks(
+      BloomFilterBits bits, long keyCount, long version, int chunkSize, Tamper tamper) {
     ByteArrayOutputStream payload = new ByteArrayOutputStream();
     try {
-      SnapshotEncoder.Result encoded = SnapshotEncoder.encode(bits, chunkSize, (index, data, length, sha) -> {
-        byte[] chunk = Arrays.copyOf(data, length);
-        payload.write(chunk);
-        createChunk(version, index, tamper.apply(index, chunk.clone()));
-      });
+      SnapshotEncoder.Result encoded =
+          SnapshotEncoder.encode(
+              bits,
+              chunkSize,
+              (index, data, length, sha) -> {
+                byte[] chunk = Arrays.copyOf(data, length);
+                payload.write(chunk);
+                createChunk(version, index, tamper.apply(index, chunk.clone()));
+              });
       Manifest manifest = Manifest.of(filterName, version, bits, keyCount, encoded, Instant.now());
       return new Published(manifest, payload.toByteArray());
     } catch (IOException e) {
@@ -75,8 +80,12 @@ final class SnapshotPublisher {
   }
 
   void createChunk(long version, int index, byte[] bytes) {
-    client.configMaps().inNamespace(namespace).resource(SnapshotConfigMaps.chunk(namespace,
-        filterName, version, index, bytes, bytes.length)).create();
+    client
+        .configMaps()
+        .inNamespace(namespace)
+        .resource(
+            SnapshotConfigMaps.chunk(namespace, filterName, version, index, bytes, bytes.length))
+        .create();
   }
 
   /** Step two of a publish: create the manifest, or update it guarded by its resourceVersion. */
@@ -112,18 +121,33 @@ final class SnapshotPublisher {
 
   /** Changes only an annotation of the manifest, as the operator's janitor does. */
   void annotateManifest(String key, String value) {
-    client.configMaps().inNamespace(namespace).withName(SnapshotNames.manifestName(filterName))
-        .edit(cm -> new ConfigMapBuilder(cm).editMetadata().addToAnnotations(key, value).endMetadata()
-            .build());
+    client
+        .configMaps()
+        .inNamespace(namespace)
+        .withName(SnapshotNames.manifestName(filterName))
+        .edit(
+            cm ->
+                new ConfigMapBuilder(cm)
+                    .editMetadata()
+                    .addToAnnotations(key, value)
+                    .endMetadata()
+                    .build());
   }
 
   void deleteManifest() {
-    client.configMaps().inNamespace(namespace).withName(SnapshotNames.manifestName(filterName))
-        .withTimeout(10, java.util.concurrent.TimeUnit.SECONDS).delete();
+    client
+        .configMaps()
+        .inNamespace(namespace)
+        .withName(SnapshotNames.manifestName(filterName))
+        .withTimeout(10, java.util.concurrent.TimeUnit.SECONDS)
+        .delete();
   }
 
   ConfigMap manifestConfigMap() {
-    return client.configMaps().inNamespace(namespace).withName(SnapshotNames.manifestName(filterName))
+    return client
+        .configMaps()
+        .inNamespace(namespace)
+        .withName(SnapshotNames.manifestName(filterName))
         .get();
   }
 }

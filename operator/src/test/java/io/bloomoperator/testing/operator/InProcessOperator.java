@@ -14,8 +14,8 @@ import org.junit.jupiter.api.extension.ExtensionContext;
 /**
  * The operator running in the test JVM against the shared {@link KubeCluster}, started once for a
  * test class and stopped after it, with a client of its own (tests use their own clients, so what
- * the operator caches is not what a test reads). Register it on a static field of a
- * {@link io.bloomoperator.testing.RealKubernetes} test class, which installs the CRDs first:
+ * the operator caches is not what a test reads). Register it on a static field of a {@link
+ * io.bloomoperator.testing.RealKubernetes} test class, which installs the CRDs first:
  *
  * <pre>{@code
  * @RegisterExtension
@@ -29,8 +29,8 @@ import org.junit.jupiter.api.extension.ExtensionContext;
 public final class InProcessOperator implements BeforeAllCallback, AfterAllCallback {
 
   private final Supplier<OperatorSettings> settings;
-  private Consumer<KubernetesClient> beforeStart = client -> { };
-  private Consumer<KubernetesClient> afterStop = client -> { };
+  private Consumer<KubernetesClient> beforeStart = client -> {};
+  private Consumer<KubernetesClient> afterStop = client -> {};
   private KubernetesClient client;
   private Operator operator;
 
@@ -49,8 +49,8 @@ public final class InProcessOperator implements BeforeAllCallback, AfterAllCallb
   }
 
   /**
-   * Runs {@code setup} with the operator's client once, before the operator first starts: for
-   * what the operator checks at start (e.g. its signing key Secret).
+   * Runs {@code setup} with the operator's client once, before the operator first starts: for what
+   * the operator checks at start (e.g. its signing key Secret).
    */
   public InProcessOperator beforeStart(Consumer<KubernetesClient> setup) {
     this.beforeStart = setup;

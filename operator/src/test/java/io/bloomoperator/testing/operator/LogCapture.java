@@ -10,11 +10,11 @@ import org.junit.jupiter.api.extension.ExtensionContext;
 import org.slf4j.LoggerFactory;
 
 /**
- * Everything logged in the test JVM (at the levels logback-test.xml lets through) while attached
- * to the root logger: for tests asserting what the operator does or does not write to its log.
- * Either for one test class ({@code @RegisterExtension static final LogCapture LOGS = new
- * LogCapture();}, ordered before an {@link InProcessOperator} to see its start) or for a block
- * ({@code try (LogCapture logs = LogCapture.attach()) { ... }}).
+ * Everything logged in the test JVM (at the levels logback-test.xml lets through) while attached to
+ * the root logger: for tests asserting what the operator does or does not write to its log. Either
+ * for one test class ({@code @RegisterExtension static final LogCapture LOGS = new LogCapture();},
+ * ordered before an {@link InProcessOperator} to see its start) or for a block ({@code try
+ * (LogCapture logs = LogCapture.attach()) { ... }}).
  */
 public final class LogCapture implements AutoCloseable, BeforeAllCallback, AfterAllCallback {
 

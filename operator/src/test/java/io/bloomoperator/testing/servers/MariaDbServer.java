@@ -16,14 +16,14 @@ import java.util.concurrent.TimeUnit;
  * use in a fresh temporary directory and stopped at JVM exit. It speaks the MySQL protocol, so it
  * serves both {@code jdbc:mysql:} and {@code jdbc:mariadb:} URLs.
  *
- * <p>It listens on 127.0.0.1 only. {@link #USER} has a password and every right on
- * {@link #DATABASE}, so a test can show what a query could do with such a user; {@code LOCAL
- * INFILE} is enabled on the server side ({@code --local-infile=1}), so only the client decides
- * whether a local file is sent. Test data is created as the server's {@code root} over the Unix
- * socket with the {@code mariadb} client (no JDBC driver needed for setup). mariadbd does
- * not run as root: as root it is started with {@code --user=mysql} (the OS user the package
- * creates). Durability is switched off; the data is throwaway. A missing binary fails the test
- * with a message naming the package: never a skip.
+ * <p>It listens on 127.0.0.1 only. {@link #USER} has a password and every right on {@link
+ * #DATABASE}, so a test can show what a query could do with such a user; {@code LOCAL INFILE} is
+ * enabled on the server side ({@code --local-infile=1}), so only the client decides whether a local
+ * file is sent. Test data is created as the server's {@code root} over the Unix socket with the
+ * {@code mariadb} client (no JDBC driver needed for setup). mariadbd does not run as root: as root
+ * it is started with {@code --user=mysql} (the OS user the package creates). Durability is switched
+ * off; the data is throwaway. A missing binary fails the test with a message naming the package:
+ * never a skip.
  */
 public final class MariaDbServer {
 
@@ -77,8 +77,8 @@ public final class MariaDbServer {
   }
 
   /**
-   * Runs a script of the {@code mariadb} client as root in {@link #DATABASE}, as is (with
-   * {@code delimiter} lines for stored routines).
+   * Runs a script of the {@code mariadb} client as root in {@link #DATABASE}, as is (with {@code
+   * delimiter} lines for stored routines).
    */
   public void script(String script) {
     client(script);
@@ -97,8 +97,19 @@ public final class MariaDbServer {
   }
 
   private String client(String sql) {
-    return run(binary("mariadb").toString(), "--no-defaults", "-S", socket(), "-u", "root",
-        "-N", "-B", "-D", DATABASE, "-e", sql);
+    return run(
+        binary("mariadb").toString(),
+        "--no-defaults",
+        "-S",
+        socket(),
+        "-u",
+        "root",
+        "-N",
+        "-B",
+        "-D",
+        DATABASE,
+        "-e",
+        sql);
   }
 
   private String socket() {
@@ -112,22 +123,40 @@ public final class MariaDbServer {
       run("chown", "mysql:mysql", dir.toString());
       install.addAll(List.of("runuser", "-u", "mysql", "--"));
     }
-    install.addAll(List.of(binary("mariadb-install-db").toString(), "--no-defaults",
-        "--datadir=" + data, "--auth-root-authentication-method=normal", "--skip-test-db"));
+    install.addAll(
+        List.of(
+            binary("mariadb-install-db").toString(),
+            "--no-defaults",
+            "--datadir=" + data,
+            "--auth-root-authentication-method=normal",
+            "--skip-test-db"));
     run(install.toArray(String[]::new));
     List<String> server = new ArrayList<>(List.of(binary("mariadbd").toString(), "--no-defaults"));
     if (asMysqlUser) {
       server.add("--user=mysql");
     }
-    server.addAll(List.of("--datadir=" + data, "--socket=" + socket(),
-        "--port=" + port, "--bind-address=127.0.0.1", "--skip-name-resolve",
-        "--pid-file=" + dir.resolve("mysqld.pid"), "--log-error=" + dir.resolve("error.log"),
-        "--local-infile=1", "--skip-log-bin", "--innodb-buffer-pool-size=64M",
-        "--innodb-log-file-size=16M", "--innodb-flush-log-at-trx-commit=0",
-        "--max-connections=50"));
+    server.addAll(
+        List.of(
+            "--datadir=" + data,
+            "--socket=" + socket(),
+            "--port=" + port,
+            "--bind-address=127.0.0.1",
+            "--skip-name-resolve",
+            "--pid-file=" + dir.resolve("mysqld.pid"),
+            "--log-error=" + dir.resolve("error.log"),
+            "--local-infile=1",
+            "--skip-log-bin",
+            "--innodb-buffer-pool-size=64M",
+            "--innodb-log-file-size=16M",
+            "--innodb-flush-log-at-trx-commit=0",
+            "--max-connections=50"));
     try {
-      process = new ProcessBuilder(server).directory(dir.toFile()).redirectErrorStream(true)
-          .redirectOutput(dir.resolve("stdout.log").toFile()).start();
+      process =
+          new ProcessBuilder(server)
+              .directory(dir.toFile())
+              .redirectErrorStream(true)
+              .redirectOutput(dir.resolve("stdout.log").toFile())
+              .start();
     } catch (IOException e) {
       throw new UncheckedIOException("cannot start mariadbd", e);
     }
@@ -140,10 +169,27 @@ public final class MariaDbServer {
       }
       sleep(100);
     }
-    run(binary("mariadb").toString(), "--no-defaults", "-S", socket(), "-u", "root", "-e",
-        "create database " + DATABASE + ";"
-            + "create user '" + USER + "'@'127.0.0.1' identified by '" + PASSWORD + "';"
-            + "grant all on " + DATABASE + ".* to '" + USER + "'@'127.0.0.1'");
+    run(
+        binary("mariadb").toString(),
+        "--no-defaults",
+        "-S",
+        socket(),
+        "-u",
+        "root",
+        "-e",
+        "create database "
+            + DATABASE
+            + ";"
+            + "create user '"
+            + USER
+            + "'@'127.0.0.1' identified by '"
+            + PASSWORD
+            + "';"
+            + "grant all on "
+            + DATABASE
+            + ".* to '"
+            + USER
+            + "'@'127.0.0.1'");
   }
 
   private boolean listening() {
@@ -178,8 +224,10 @@ public final class MariaDbServer {
   }
 
   private static Path binary(String name) {
-    return ServerProcesses.find(name, "the MySQL/MariaDB JDBC tests need a real MariaDB: install "
-        + "the Debian package 'mariadb-server' (apt-get install mariadb-server)");
+    return ServerProcesses.find(
+        name,
+        "the MySQL/MariaDB JDBC tests need a real MariaDB: install "
+            + "the Debian package 'mariadb-server' (apt-get install mariadb-server)");
   }
 
   private static void sleep(long millis) {

@@ -18,14 +18,14 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
 /**
- * One real PostgreSQL server per test JVM (Debian package {@code postgresql}), started on first
- * use in a fresh temporary directory and stopped at JVM exit.
+ * One real PostgreSQL server per test JVM (Debian package {@code postgresql}), started on first use
+ * in a fresh temporary directory and stopped at JVM exit.
  *
- * <p>It listens on 127.0.0.1 only, with password (scram-sha-256) authentication for TCP, so a
- * wrong password really fails; the superuser connects over the Unix socket in the temporary
- * directory without one. PostgreSQL refuses to run as root, so as root every server command runs
- * as the {@code postgres} OS user (created by the package). Durability is switched off; the data
- * is throwaway.
+ * <p>It listens on 127.0.0.1 only, with password (scram-sha-256) authentication for TCP, so a wrong
+ * password really fails; the superuser connects over the Unix socket in the temporary directory
+ * without one. PostgreSQL refuses to run as root, so as root every server command runs as the
+ * {@code postgres} OS user (created by the package). Durability is switched off; the data is
+ * throwaway.
  */
 public final class PostgresServer {
 
@@ -81,7 +81,8 @@ public final class PostgresServer {
 
   /** Runs statements as {@link #USER}. */
   public void execute(String... sql) {
-    try (Connection c = connect(); Statement s = c.createStatement()) {
+    try (Connection c = connect();
+        Statement s = c.createStatement()) {
       for (String statement : sql) {
         s.execute(statement);
       }
@@ -94,28 +95,79 @@ public final class PostgresServer {
     if (asPostgresUser) {
       run("chown", "-R", "postgres:postgres", dir.toString());
     }
-    runAsServerUser(bin("initdb"), "-D", data.toString(), "-U", "postgres", "-E", "UTF8",
-        "--locale=C", "--auth-local=trust", "--auth-host=scram-sha-256", "--no-sync");
+    runAsServerUser(
+        bin("initdb"),
+        "-D",
+        data.toString(),
+        "-U",
+        "postgres",
+        "-E",
+        "UTF8",
+        "--locale=C",
+        "--auth-local=trust",
+        "--auth-host=scram-sha-256",
+        "--no-sync");
     try {
       // Only 127.0.0.1 over TCP, password required; local socket trusted for the superuser.
-      Files.writeString(data.resolve("pg_hba.conf"), """
+      Files.writeString(
+          data.resolve("pg_hba.conf"),
+          """
           local all postgres trust
           local all all scram-sha-256
           host all all 127.0.0.1/32 scram-sha-256
-          """, StandardCharsets.UTF_8);
+          """,
+          StandardCharsets.UTF_8);
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
-    String options = String.join(" ", "-p", Integer.toString(port), "-k", dir.toString(),
-        "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "synchronous_commit=off",
-        "-c", "full_page_writes=off", "-c", "max_connections=50",
-        "-c", "password_encryption=scram-sha-256");
-    runAsServerUser(bin("pg_ctl"), "-D", data.toString(), "-o", options, "-l",
-        dir.resolve("server.log").toString(), "-w", "-t", "60", "start");
-    runAsServerUser(bin("psql"), "-h", dir.toString(), "-p", Integer.toString(port), "-U",
-        "postgres", "-d", "postgres", "-v", "ON_ERROR_STOP=1", "-q",
-        "-c", "create user " + USER + " password '" + PASSWORD + "'",
-        "-c", "create database " + DATABASE + " owner " + USER);
+    String options =
+        String.join(
+            " ",
+            "-p",
+            Integer.toString(port),
+            "-k",
+            dir.toString(),
+            "-c",
+            "listen_addresses=127.0.0.1",
+            "-c",
+            "fsync=off",
+            "-c",
+            "synchronous_commit=off",
+            "-c",
+            "full_page_writes=off",
+            "-c",
+            "max_connections=50",
+            "-c",
+            "password_encryption=scram-sha-256");
+    runAsServerUser(
+        bin("pg_ctl"),
+        "-D",
+        data.toString(),
+        "-o",
+        options,
+        "-l",
+        dir.resolve("server.log").toString(),
+        "-w",
+        "-t",
+        "60",
+        "start");
+    runAsServerUser(
+        bin("psql"),
+        "-h",
+        dir.toString(),
+        "-p",
+        Integer.toString(port),
+        "-U",
+        "postgres",
+        "-d",
+        "postgres",
+        "-v",
+        "ON_ERROR_STOP=1",
+        "-q",
+        "-c",
+        "create user " + USER + " password '" + PASSWORD + "'",
+        "-c",
+        "create database " + DATABASE + " owner " + USER);
   }
 
   private void stop() {
@@ -175,7 +227,8 @@ public final class PostgresServer {
     Path debian = Paths.get("/usr/lib/postgresql");
     if (Files.isDirectory(debian)) {
       try (Stream<Path> versions = Files.list(debian)) {
-        versions.map(v -> v.resolve("bin"))
+        versions
+            .map(v -> v.resolve("bin"))
             .sorted(Comparator.comparing((Path v) -> versionOf(v)).reversed())
             .forEach(candidates::add);
       } catch (IOException e) {
@@ -183,13 +236,16 @@ public final class PostgresServer {
       }
     }
     return candidates.stream()
-        .filter(b -> Files.isExecutable(b.resolve("initdb")) && Files.isExecutable(
-            b.resolve("pg_ctl")))
+        .filter(
+            b -> Files.isExecutable(b.resolve("initdb")) && Files.isExecutable(b.resolve("pg_ctl")))
         .findFirst()
-        .orElseThrow(() -> new IllegalStateException("PostgreSQL server binaries (initdb, "
-            + "pg_ctl) not found via pg_config --bindir or in /usr/lib/postgresql/*/bin; the "
-            + "JDBC tests need a real PostgreSQL: install the Debian package 'postgresql' "
-            + "(apt-get install postgresql)"));
+        .orElseThrow(
+            () ->
+                new IllegalStateException(
+                    "PostgreSQL server binaries (initdb, "
+                        + "pg_ctl) not found via pg_config --bindir or in /usr/lib/postgresql/*/bin; the "
+                        + "JDBC tests need a real PostgreSQL: install the Debian package 'postgresql' "
+                        + "(apt-get install postgresql)"));
   }
 
   private static int versionOf(Path bin) {

@@ -14,9 +14,9 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * One real Redis server per test JVM (Debian package {@code redis-server}), started on first use on
- * a free port of 127.0.0.1 and stopped at JVM exit. Persistence is off ({@code --save ''},
- * {@code --appendonly no}); its working directory is a fresh temporary directory. It can run as
- * root. A missing binary fails the test with a message naming the package: never a skip.
+ * a free port of 127.0.0.1 and stopped at JVM exit. Persistence is off ({@code --save ''}, {@code
+ * --appendonly no}); its working directory is a fresh temporary directory. It can run as root. A
+ * missing binary fails the test with a message naming the package: never a skip.
  */
 public final class RedisServer {
 
@@ -82,17 +82,25 @@ public final class RedisServer {
     try {
       dir = Files.createTempDirectory("bloom-redis-");
       Path log = dir.resolve("redis.log");
-      process = new ProcessBuilder(binary.toString(),
-          "--port", Integer.toString(port),
-          "--bind", "127.0.0.1",
-          "--save", "",
-          "--appendonly", "no",
-          "--dir", dir.toString(),
-          "--daemonize", "no")
-          .directory(dir.toFile())
-          .redirectErrorStream(true)
-          .redirectOutput(log.toFile())
-          .start();
+      process =
+          new ProcessBuilder(
+                  binary.toString(),
+                  "--port",
+                  Integer.toString(port),
+                  "--bind",
+                  "127.0.0.1",
+                  "--save",
+                  "",
+                  "--appendonly",
+                  "no",
+                  "--dir",
+                  dir.toString(),
+                  "--daemonize",
+                  "no")
+              .directory(dir.toFile())
+              .redirectErrorStream(true)
+              .redirectOutput(log.toFile())
+              .start();
     } catch (IOException e) {
       throw new UncheckedIOException("cannot start " + binary, e);
     }
@@ -102,8 +110,8 @@ public final class RedisServer {
       if (!process.isAlive()) {
         String log = server.log();
         server.stop();
-        throw new IllegalStateException("redis-server on port " + port + " exited with "
-            + process.exitValue() + ":\n" + log);
+        throw new IllegalStateException(
+            "redis-server on port " + port + " exited with " + process.exitValue() + ":\n" + log);
       }
       if (ping(port)) {
         return server;
@@ -112,8 +120,13 @@ public final class RedisServer {
     }
     String log = server.log();
     server.stop();
-    throw new IllegalStateException("redis-server on port " + port + " did not answer PING within "
-        + STARTUP_TIMEOUT_MILLIS + " ms:\n" + log);
+    throw new IllegalStateException(
+        "redis-server on port "
+            + port
+            + " did not answer PING within "
+            + STARTUP_TIMEOUT_MILLIS
+            + " ms:\n"
+            + log);
   }
 
   private void stop() {
@@ -155,8 +168,10 @@ public final class RedisServer {
   }
 
   private static Path findBinary() {
-    return ServerProcesses.find("redis-server", "the tests need a real Redis: install the Debian "
-        + "package 'redis-server' (apt-get install redis-server)");
+    return ServerProcesses.find(
+        "redis-server",
+        "the tests need a real Redis: install the Debian "
+            + "package 'redis-server' (apt-get install redis-server)");
   }
 
   private static int freePort() {

@@ -14,11 +14,10 @@ import java.util.stream.Stream;
 /** Finding, running and stopping the server packages' programs for the test servers. */
 final class ServerProcesses {
 
-  private static final List<String> SEARCH_PATH = List.of("/usr/sbin", "/usr/bin",
-      "/usr/local/sbin", "/usr/local/bin");
+  private static final List<String> SEARCH_PATH =
+      List.of("/usr/sbin", "/usr/bin", "/usr/local/sbin", "/usr/local/bin");
 
-  private ServerProcesses() {
-  }
+  private ServerProcesses() {}
 
   /**
    * A program in the usual system directories or on the PATH.
@@ -28,13 +27,17 @@ final class ServerProcesses {
    */
   static Path find(String name, String install) {
     String pathEnv = System.getenv("PATH");
-    Stream<String> dirs = Stream.concat(SEARCH_PATH.stream(),
-        pathEnv == null ? Stream.empty() : Stream.of(pathEnv.split(File.pathSeparator)));
+    Stream<String> dirs =
+        Stream.concat(
+            SEARCH_PATH.stream(),
+            pathEnv == null ? Stream.empty() : Stream.of(pathEnv.split(File.pathSeparator)));
     return dirs.map(d -> Path.of(d, name))
         .filter(Files::isExecutable)
         .findFirst()
-        .orElseThrow(() -> new IllegalStateException(name + " not found in " + SEARCH_PATH
-            + " or on the PATH; " + install));
+        .orElseThrow(
+            () ->
+                new IllegalStateException(
+                    name + " not found in " + SEARCH_PATH + " or on the PATH; " + install));
   }
 
   /**
@@ -44,8 +47,8 @@ final class ServerProcesses {
    */
   static String run(Path dir, String... command) {
     try {
-      Process process = new ProcessBuilder(command).directory(dir.toFile())
-          .redirectErrorStream(true).start();
+      Process process =
+          new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true).start();
       byte[] output = process.getInputStream().readAllBytes();
       if (!process.waitFor(120, TimeUnit.SECONDS)) {
         process.destroyForcibly();
@@ -53,8 +56,8 @@ final class ServerProcesses {
       }
       String text = new String(output, StandardCharsets.UTF_8);
       if (process.exitValue() != 0) {
-        throw new IllegalStateException(String.join(" ", command) + " exited with "
-            + process.exitValue() + ":\n" + text);
+        throw new IllegalStateException(
+            String.join(" ", command) + " exited with " + process.exitValue() + ":\n" + text);
       }
       return text;
     } catch (IOException e) {

@@ -15,8 +15,8 @@ import org.openjdk.jmh.runner.options.TimeValue;
  * Runs the snapshot benchmarks, ours next to Guava.
  *
  * <p>No arguments: every benchmark in this package, briefly (1 fork, 2 x 1 s warm-up, 3 x 1 s
- * measurement, 3 GB heap, GC profiler for allocation per op). With arguments: they are handed to JMH's
- * own command line unchanged, e.g. {@code -f 1 -wi 2 -i 3 LookupBenchmark.string}.
+ * measurement, 3 GB heap, GC profiler for allocation per op). With arguments: they are handed to
+ * JMH's own command line unchanged, e.g. {@code -f 1 -wi 2 -i 3 LookupBenchmark.string}.
  *
  * <pre>
  *   mvn -q -pl sidecar-lib test-compile exec:java                        # all, brief
@@ -33,22 +33,23 @@ public final class BenchmarkMain {
       org.openjdk.jmh.Main.main(args);
       return;
     }
-    Options options = new OptionsBuilder()
-        .include(BenchmarkMain.class.getPackageName().replace(".", "\\.") + "\\..*Benchmark.*")
-        .forks(1)
-        .warmupIterations(2)
-        .warmupTime(TimeValue.seconds(1))
-        .measurementIterations(3)
-        .measurementTime(TimeValue.seconds(1))
-        .jvmArgsAppend("-Xms3g", "-Xmx3g")
-        .addProfiler(GCProfiler.class)
-        .build();
+    Options options =
+        new OptionsBuilder()
+            .include(BenchmarkMain.class.getPackageName().replace(".", "\\.") + "\\..*Benchmark.*")
+            .forks(1)
+            .warmupIterations(2)
+            .warmupTime(TimeValue.seconds(1))
+            .measurementIterations(3)
+            .measurementTime(TimeValue.seconds(1))
+            .jvmArgsAppend("-Xms3g", "-Xmx3g")
+            .addProfiler(GCProfiler.class)
+            .build();
     new Runner(options).run();
   }
 
   /**
-   * JMH forks new JVMs with {@code java.class.path}. Under {@code exec:java} that is Maven's launcher,
-   * not the test classpath, so copy the class loader's URLs into it first.
+   * JMH forks new JVMs with {@code java.class.path}. Under {@code exec:java} that is Maven's
+   * launcher, not the test classpath, so copy the class loader's URLs into it first.
    */
   private static void exposeClassPathToForks() {
     ClassLoader loader = Thread.currentThread().getContextClassLoader();

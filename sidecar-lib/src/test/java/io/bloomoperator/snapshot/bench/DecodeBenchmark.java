@@ -33,11 +33,13 @@ import org.openjdk.jmh.annotations.State;
  * Decoding the 12 MB snapshot of a 10M-key, 1% filter (13 chunks of 1,000,000 bytes).
  *
  * <ul>
- *   <li>{@code guavaReadFrom}: Guava {@code readFrom} on the whole payload in one array (its best case)
- *   <li>{@code guavaReadFromChunks}: Guava {@code readFrom} over the chunks, what a Guava reader would do
+ *   <li>{@code guavaReadFrom}: Guava {@code readFrom} on the whole payload in one array (its best
+ *       case)
+ *   <li>{@code guavaReadFromChunks}: Guava {@code readFrom} over the chunks, what a Guava reader
+ *       would do
  *   <li>{@code oursDecodePayload}: our parse of the whole payload, no verification (like for like)
- *   <li>{@code oursDecodeVerified}: the real reader path: per-chunk size + SHA-256, header vs manifest,
- *       total SHA-256
+ *   <li>{@code oursDecodeVerified}: the real reader path: per-chunk size + SHA-256, header vs
+ *       manifest, total SHA-256
  * </ul>
  */
 @BenchmarkMode(Mode.AverageTime)
@@ -60,10 +62,14 @@ public class DecodeBenchmark {
     BloomFilterBits bits = builder.build();
     chunks = new ArrayList<>();
     ByteArrayOutputStream whole = new ByteArrayOutputStream();
-    SnapshotEncoder.Result result = SnapshotEncoder.encode(bits, 1_000_000, (index, data, length, sha) -> {
-      chunks.add(Arrays.copyOf(data, length));
-      whole.write(data, 0, length);
-    });
+    SnapshotEncoder.Result result =
+        SnapshotEncoder.encode(
+            bits,
+            1_000_000,
+            (index, data, length, sha) -> {
+              chunks.add(Arrays.copyOf(data, length));
+              whole.write(data, 0, length);
+            });
     payload = whole.toByteArray();
     manifest = Manifest.of("bench", 1, bits, keys, result, Instant.now());
     if (!SnapshotNames.chunkName("bench", 1, 0).equals(manifest.chunks().get(0).name())) {
@@ -82,8 +88,8 @@ public class DecodeBenchmark {
     for (byte[] chunk : chunks) {
       streams.add(new ByteArrayInputStream(chunk));
     }
-    return BloomFilter.readFrom(new SequenceInputStream(Collections.enumeration(streams)),
-        Funnels.longFunnel());
+    return BloomFilter.readFrom(
+        new SequenceInputStream(Collections.enumeration(streams)), Funnels.longFunnel());
   }
 
   @Benchmark

@@ -12,7 +12,9 @@ final class Keys {
     return "user-" + Long.toHexString(mix(i)) + "@example.com";
   }
 
-  /** A key that was never inserted (different prefix, so it cannot collide with {@link #present}). */
+  /**
+   * A key that was never inserted (different prefix, so it cannot collide with {@link #present}).
+   */
   static String absent(long i) {
     return "anon-" + Long.toHexString(mix(~i)) + "@example.org";
   }

@@ -22,7 +22,8 @@ import org.openjdk.jmh.annotations.State;
 
 /**
  * One lookup per op, 50% present / 50% absent keys in random order, filters sized for n keys at 1%.
- * Ours and Guava hold the very same bits (Guava reads our payload), so the work differs only in code.
+ * Ours and Guava hold the very same bits (Guava reads our payload), so the work differs only in
+ * code.
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
@@ -48,8 +49,10 @@ public class LookupBenchmark {
         builder.putString(Keys.present(i));
       }
       ours = builder.build();
-      guava = BloomFilter.readFrom(new ByteArrayInputStream(SnapshotEncoder.toByteArray(ours)),
-          Funnels.stringFunnel(StandardCharsets.UTF_8));
+      guava =
+          BloomFilter.readFrom(
+              new ByteArrayInputStream(SnapshotEncoder.toByteArray(ours)),
+              Funnels.stringFunnel(StandardCharsets.UTF_8));
       long[] indexes = Keys.queryIndexes(QUERIES, n, 42);
       queries = new String[QUERIES];
       for (int i = 0; i < QUERIES; i++) {
@@ -80,8 +83,9 @@ public class LookupBenchmark {
         builder.putLong(Keys.presentLong(i));
       }
       ours = builder.build();
-      guava = BloomFilter.readFrom(new ByteArrayInputStream(SnapshotEncoder.toByteArray(ours)),
-          Funnels.longFunnel());
+      guava =
+          BloomFilter.readFrom(
+              new ByteArrayInputStream(SnapshotEncoder.toByteArray(ours)), Funnels.longFunnel());
       long[] indexes = Keys.queryIndexes(QUERIES, n, 43);
       queries = new long[QUERIES];
       for (int i = 0; i < QUERIES; i++) {

@@ -33,22 +33,23 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Propagation benchmark on a real kube-apiserver + etcd (the test harness's {@link KubeCluster}): the time
- * from a manifest update to the swap in a running {@link LiveBloomFilter}, for a 1-chunk (~1 MB) and a
- * 50-chunk (~50 MB) snapshot, over repeated publishes; plus the publish throughput of the chunk
- * ConfigMaps.
+ * Propagation benchmark on a real kube-apiserver + etcd (the test harness's {@link KubeCluster}):
+ * the time from a manifest update to the swap in a running {@link LiveBloomFilter}, for a 1-chunk
+ * (~1 MB) and a 50-chunk (~50 MB) snapshot, over repeated publishes; plus the publish throughput of
+ * the chunk ConfigMaps.
  *
- * <p>Each round publishes version v exactly as the operator's {@code SnapshotStore} does (chunks first,
- * immutable, binaryData "chunk"; then the manifest updated with its resourceVersion as precondition) and
- * waits until the watcher's {@link BloomFilterListener#onUpdate} reports v. Propagation is measured from
- * just after the manifest update returned (the chunks already exist) to that callback, both with
- * {@link System#nanoTime()} in this JVM. The watcher has its own client (own connection pool), as an
- * application would. Chunks of versions older than v-1 are deleted after each round so etcd does not
- * fill up.
+ * <p>Each round publishes version v exactly as the operator's {@code SnapshotStore} does (chunks
+ * first, immutable, binaryData "chunk"; then the manifest updated with its resourceVersion as
+ * precondition) and waits until the watcher's {@link BloomFilterListener#onUpdate} reports v.
+ * Propagation is measured from just after the manifest update returned (the chunks already exist)
+ * to that callback, both with {@link System#nanoTime()} in this JVM. The watcher has its own client
+ * (own connection pool), as an application would. Chunks of versions older than v-1 are deleted
+ * after each round so etcd does not fill up.
  *
- * <p>Filter contents are random bytes (about half the bits set, like a filter at its design capacity)
- * plus a few thousand fresh keys per version so every version has another digest. A sparse filter would
- * be mostly zero bytes and could look unrealistically fast if the HTTP layer compresses responses.
+ * <p>Filter contents are random bytes (about half the bits set, like a filter at its design
+ * capacity) plus a few thousand fresh keys per version so every version has another digest. A
+ * sparse filter would be mostly zero bytes and could look unrealistically fast if the HTTP layer
+ * compresses responses.
  *
  * <pre>
  *   mvn -q -o -pl sidecar-lib test-compile exec:exec -Dexec.executable=java -Dexec.classpathScope=test \
@@ -56,13 +57,15 @@ import java.util.concurrent.atomic.AtomicLong;
  *      io.bloomoperator.watch.bench.PropagationBenchmark"
  * </pre>
  *
- * <p>Arguments (all optional): {@code --small-rounds N} (default 30), {@code --large-rounds N} (default
- * 15), {@code --warmup N} (default 2, per size), {@code --sizes 1,50} (chunk counts to run).
+ * <p>Arguments (all optional): {@code --small-rounds N} (default 30), {@code --large-rounds N}
+ * (default 15), {@code --warmup N} (default 2, per size), {@code --sizes 1,50} (chunk counts to
+ * run).
  */
 public final class PropagationBenchmark {
 
   /** The operator's chunk size. */
   static final int CHUNK_SIZE = 1_000_000;
+
   static final int NUM_HASH_FUNCTIONS = 7;
   static final int KEYS_PER_VERSION = 2_000;
   static final Duration SWAP_TIMEOUT = Duration.ofSeconds(120);
@@ -82,8 +85,13 @@ public final class PropagationBenchmark {
   }
 
   /** Timings of one measured round. */
-  record Round(long version, long payloadBytes, long chunkPhaseNanos, long manifestWriteNanos,
-      long propagationNanos, long loadNanos) {}
+  record Round(
+      long version,
+      long payloadBytes,
+      long chunkPhaseNanos,
+      long manifestWriteNanos,
+      long propagationNanos,
+      long loadNanos) {}
 
   /** Everything measured for one size. */
   record Result(Case size, long payloadBytes, List<Round> rounds, long failures) {}
@@ -98,8 +106,12 @@ public final class PropagationBenchmark {
         case "--small-rounds" -> smallRounds = Integer.parseInt(args[++i]);
         case "--large-rounds" -> largeRounds = Integer.parseInt(args[++i]);
         case "--warmup" -> warmup = Integer.parseInt(args[++i]);
-        case "--sizes" -> sizes = Arrays.stream(args[++i].split(",")).map(String::trim)
-            .map(Integer::parseInt).toList();
+        case "--sizes" ->
+            sizes =
+                Arrays.stream(args[++i].split(","))
+                    .map(String::trim)
+                    .map(Integer::parseInt)
+                    .toList();
         default -> throw new IllegalArgumentException("unknown argument " + args[i]);
       }
     }
@@ -110,8 +122,11 @@ public final class PropagationBenchmark {
     try (KubernetesClient admin = cluster.newClient();
         KubernetesClient publisherClient = cluster.newClient();
         KubernetesClient watcherClient = cluster.newClient()) {
-      admin.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(namespace)
-          .endMetadata().build()).create();
+      admin
+          .namespaces()
+          .resource(
+              new NamespaceBuilder().withNewMetadata().withName(namespace).endMetadata().build())
+          .create();
       System.out.printf("namespace %s; etcd size before: %s%n", namespace, storageSize(admin));
       try {
         for (int chunks : sizes) {
@@ -127,8 +142,9 @@ public final class PropagationBenchmark {
     System.exit(0); // runs the cluster's shutdown hook; client threads must not keep the JVM alive
   }
 
-  static Result run(Case size, String namespace, KubernetesClient publisherClient,
-      KubernetesClient watcherClient) throws Exception {
+  static Result run(
+      Case size, String namespace, KubernetesClient publisherClient, KubernetesClient watcherClient)
+      throws Exception {
     String filterName = "prop-" + size.chunks() + "c";
     SplittableRandom random = new SplittableRandom(size.chunks());
     BloomFilterBits bits = randomFilter(size.numLongs(), random);
@@ -136,60 +152,77 @@ public final class PropagationBenchmark {
 
     Map<Long, CompletableFuture<long[]>> swaps = new ConcurrentHashMap<>();
     AtomicLong failures = new AtomicLong();
-    BloomFilterListener listener = new BloomFilterListener() {
-      @Override
-      public void onUpdate(long oldVersion, long newVersion, Duration loadDuration) {
-        long now = System.nanoTime();
-        swaps.computeIfAbsent(newVersion, v -> new CompletableFuture<>())
-            .complete(new long[] {now, loadDuration.toNanos()});
-      }
+    BloomFilterListener listener =
+        new BloomFilterListener() {
+          @Override
+          public void onUpdate(long oldVersion, long newVersion, Duration loadDuration) {
+            long now = System.nanoTime();
+            swaps
+                .computeIfAbsent(newVersion, v -> new CompletableFuture<>())
+                .complete(new long[] {now, loadDuration.toNanos()});
+          }
 
-      @Override
-      public void onFailure(long version, Exception exception) {
-        failures.incrementAndGet();
-        System.out.printf("  load of v%d failed: %s%n", version, exception);
-      }
-    };
+          @Override
+          public void onFailure(long version, Exception exception) {
+            failures.incrementAndGet();
+            System.out.printf("  load of v%d failed: %s%n", version, exception);
+          }
+        };
 
-    System.out.printf("%n== %s: payload %,d bytes, %d warm-up + %d measured rounds ==%n",
+    System.out.printf(
+        "%n== %s: payload %,d bytes, %d warm-up + %d measured rounds ==%n",
         size.label(), SnapshotEncoder.payloadSize(bits), size.warmup(), size.rounds());
     long version = 1;
     BloomFilterBits.Builder next = BloomFilterBits.builder(bits);
     addKeys(next, random);
     bits = next.build();
     Publisher.Timing first = publisher.publish(bits, keyCount(version), version);
-    LiveBloomFilter<Long> live = BloomFilterWatcher.builder(watcherClient, namespace, filterName,
-        LiveKeyType.LONG).listener(listener).start();
+    LiveBloomFilter<Long> live =
+        BloomFilterWatcher.builder(watcherClient, namespace, filterName, LiveKeyType.LONG)
+            .listener(listener)
+            .start();
     List<Round> rounds = new ArrayList<>();
     try {
       if (!live.awaitReady(SWAP_TIMEOUT)) {
         throw new IllegalStateException("watcher did not load v1 within " + SWAP_TIMEOUT);
       }
-      System.out.printf("  v1 published (chunks %.0f ms) and loaded%n", first.chunkPhaseNanos() / 1e6);
+      System.out.printf(
+          "  v1 published (chunks %.0f ms) and loaded%n", first.chunkPhaseNanos() / 1e6);
       for (int i = 0; i < size.warmup() + size.rounds(); i++) {
         version++;
         next = BloomFilterBits.builder(bits);
         long probe = addKeys(next, random);
         bits = next.build();
-        CompletableFuture<long[]> swapped = swaps.computeIfAbsent(version,
-            v -> new CompletableFuture<>());
+        CompletableFuture<long[]> swapped =
+            swaps.computeIfAbsent(version, v -> new CompletableFuture<>());
         Publisher.Timing timing = publisher.publish(bits, keyCount(version), version);
         long[] swap = swapped.get(SWAP_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
         if (live.currentVersion() < version || !live.mightContain(probe)) {
           throw new IllegalStateException("v" + version + " reported but not served");
         }
-        Round round = new Round(version, timing.payloadBytes(), timing.chunkPhaseNanos(),
-            timing.manifestWriteNanos(), swap[0] - timing.manifestWrittenAt(), swap[1]);
+        Round round =
+            new Round(
+                version,
+                timing.payloadBytes(),
+                timing.chunkPhaseNanos(),
+                timing.manifestWriteNanos(),
+                swap[0] - timing.manifestWrittenAt(),
+                swap[1]);
         boolean measured = i >= size.warmup();
         if (measured) {
           rounds.add(round);
         }
-        System.out.printf(Locale.ROOT,
+        System.out.printf(
+            Locale.ROOT,
             "  %s v%-3d chunks %7.1f ms (%6.1f MB/s)  manifest write %5.1f ms  propagation %7.1f ms"
                 + " (load %7.1f ms)%n",
-            measured ? "   " : "wu ", version, round.chunkPhaseNanos() / 1e6,
-            mbPerSecond(round.payloadBytes(), round.chunkPhaseNanos()), round.manifestWriteNanos() / 1e6,
-            round.propagationNanos() / 1e6, round.loadNanos() / 1e6);
+            measured ? "   " : "wu ",
+            version,
+            round.chunkPhaseNanos() / 1e6,
+            mbPerSecond(round.payloadBytes(), round.chunkPhaseNanos()),
+            round.manifestWriteNanos() / 1e6,
+            round.propagationNanos() / 1e6,
+            round.loadNanos() / 1e6);
         swaps.remove(version - 1);
         if (version - 2 >= 1) {
           publisher.deleteChunks(version - 2); // keep v-1 (the operator's grace) and v
@@ -206,8 +239,8 @@ public final class PropagationBenchmark {
   }
 
   /**
-   * A filter whose words are random (about half the bits set), built through the public decoder from a
-   * random payload with a valid header.
+   * A filter whose words are random (about half the bits set), built through the public decoder
+   * from a random payload with a valid header.
    */
   static BloomFilterBits randomFilter(int numLongs, SplittableRandom random) {
     byte[] payload = new byte[SnapshotEncoder.HEADER_BYTES + numLongs * Long.BYTES];
@@ -244,7 +277,9 @@ public final class PropagationBenchmark {
     return bytes / 1e6 / (nanos / 1e9);
   }
 
-  /** etcd's database size as the API server reports it (apiserver_storage_size_bytes), if exposed. */
+  /**
+   * etcd's database size as the API server reports it (apiserver_storage_size_bytes), if exposed.
+   */
   static String storageSize(KubernetesClient client) {
     try {
       String metrics = client.raw("/metrics");
@@ -267,40 +302,68 @@ public final class PropagationBenchmark {
 
   static void printTable(List<Result> results) {
     System.out.println();
-    System.out.println("Propagation: manifest update returned -> LiveBloomFilter listener onUpdate (ms)");
-    System.out.println("| snapshot | payload bytes | n | p50 | p99 | min | max | load p50 (part of it) |"
-        + " from PUT start p50 / p99 |");
+    System.out.println(
+        "Propagation: manifest update returned -> LiveBloomFilter listener onUpdate (ms)");
+    System.out.println(
+        "| snapshot | payload bytes | n | p50 | p99 | min | max | load p50 (part of it) |"
+            + " from PUT start p50 / p99 |");
     System.out.println("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
     for (Result r : results) {
-      long[] propagation = r.rounds().stream().mapToLong(Round::propagationNanos).sorted().toArray();
+      long[] propagation =
+          r.rounds().stream().mapToLong(Round::propagationNanos).sorted().toArray();
       long[] load = r.rounds().stream().mapToLong(Round::loadNanos).sorted().toArray();
-      long[] fromPutStart = r.rounds().stream()
-          .mapToLong(x -> x.propagationNanos() + x.manifestWriteNanos()).sorted().toArray();
-      System.out.printf(Locale.ROOT, "| %s | %,d | %d | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f / %.1f |%n",
-          r.size().label(), r.payloadBytes(), propagation.length, ms(percentile(propagation, 50)),
-          ms(percentile(propagation, 99)), ms(propagation[0]), ms(propagation[propagation.length - 1]),
-          ms(percentile(load, 50)), ms(percentile(fromPutStart, 50)), ms(percentile(fromPutStart, 99)));
+      long[] fromPutStart =
+          r.rounds().stream()
+              .mapToLong(x -> x.propagationNanos() + x.manifestWriteNanos())
+              .sorted()
+              .toArray();
+      System.out.printf(
+          Locale.ROOT,
+          "| %s | %,d | %d | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f / %.1f |%n",
+          r.size().label(),
+          r.payloadBytes(),
+          propagation.length,
+          ms(percentile(propagation, 50)),
+          ms(percentile(propagation, 99)),
+          ms(propagation[0]),
+          ms(propagation[propagation.length - 1]),
+          ms(percentile(load, 50)),
+          ms(percentile(fromPutStart, 50)),
+          ms(percentile(fromPutStart, 99)));
     }
     System.out.println();
-    System.out.println("Publish: encode + create all chunk ConfigMaps (MB = 10^6 bytes of payload);"
-        + " manifest GET+PUT separately");
-    System.out.println("| snapshot | n | MB/s p50 | MB/s min | MB/s max | chunk phase p50 (ms) |"
-        + " manifest write p50 (ms) |");
+    System.out.println(
+        "Publish: encode + create all chunk ConfigMaps (MB = 10^6 bytes of payload);"
+            + " manifest GET+PUT separately");
+    System.out.println(
+        "| snapshot | n | MB/s p50 | MB/s min | MB/s max | chunk phase p50 (ms) |"
+            + " manifest write p50 (ms) |");
     System.out.println("| --- | ---: | ---: | ---: | ---: | ---: | ---: |");
     for (Result r : results) {
-      double[] mbs = r.rounds().stream()
-          .mapToDouble(x -> mbPerSecond(x.payloadBytes(), x.chunkPhaseNanos())).sorted().toArray();
+      double[] mbs =
+          r.rounds().stream()
+              .mapToDouble(x -> mbPerSecond(x.payloadBytes(), x.chunkPhaseNanos()))
+              .sorted()
+              .toArray();
       long[] chunkPhase = r.rounds().stream().mapToLong(Round::chunkPhaseNanos).sorted().toArray();
       long[] manifest = r.rounds().stream().mapToLong(Round::manifestWriteNanos).sorted().toArray();
-      System.out.printf(Locale.ROOT, "| %s | %d | %.1f | %.1f | %.1f | %.1f | %.1f |%n",
-          r.size().label(), mbs.length, mbs[(int) Math.ceil(mbs.length * 0.5) - 1], mbs[0],
-          mbs[mbs.length - 1], ms(percentile(chunkPhase, 50)), ms(percentile(manifest, 50)));
+      System.out.printf(
+          Locale.ROOT,
+          "| %s | %d | %.1f | %.1f | %.1f | %.1f | %.1f |%n",
+          r.size().label(),
+          mbs.length,
+          mbs[(int) Math.ceil(mbs.length * 0.5) - 1],
+          mbs[0],
+          mbs[mbs.length - 1],
+          ms(percentile(chunkPhase, 50)),
+          ms(percentile(manifest, 50)));
     }
     long failures = results.stream().mapToLong(Result::failures).sum();
     System.out.printf("%nfailed loads reported by the watcher: %d%n", failures);
     System.out.println("percentiles are nearest-rank: with n <= 100, p99 is the maximum");
-    System.out.println("load = the watcher's own fetch + verify time (listener loadDuration); it can"
-        + " exceed propagation because the watch event may arrive before the PUT response");
+    System.out.println(
+        "load = the watcher's own fetch + verify time (listener loadDuration); it can"
+            + " exceed propagation because the watch event may arrive before the PUT response");
   }
 
   /** Nearest-rank percentile of sorted values. */
@@ -314,17 +377,18 @@ public final class PropagationBenchmark {
   }
 
   /**
-   * Publishes snapshots the way the operator's {@code SnapshotStore} does (io.bloomoperator.publish, in
-   * the operator module), with the same {@link SnapshotConfigMaps} objects: every chunk created, never
-   * applied; then the manifest updated with the resourceVersion read before as precondition, with the
-   * previous-version annotations. No ownerReference: there is no BloomFilter resource here. (The test
-   * fixture {@code io.bloomoperator.watch.SnapshotPublisher} is package-private, hence this class.)
+   * Publishes snapshots the way the operator's {@code SnapshotStore} does
+   * (io.bloomoperator.publish, in the operator module), with the same {@link SnapshotConfigMaps}
+   * objects: every chunk created, never applied; then the manifest updated with the resourceVersion
+   * read before as precondition, with the previous-version annotations. No ownerReference: there is
+   * no BloomFilter resource here. (The test fixture {@code
+   * io.bloomoperator.watch.SnapshotPublisher} is package-private, hence this class.)
    */
   static final class Publisher {
 
     /** When and how long: chunk phase = encode + create every chunk; manifest write = GET + PUT. */
-    record Timing(long payloadBytes, long chunkPhaseNanos, long manifestWriteNanos,
-        long manifestWrittenAt) {}
+    record Timing(
+        long payloadBytes, long chunkPhaseNanos, long manifestWriteNanos, long manifestWrittenAt) {}
 
     private final KubernetesClient client;
     private final String namespace;
@@ -337,15 +401,29 @@ public final class PropagationBenchmark {
     }
 
     Timing publish(BloomFilterBits bits, long keyCount, long version) {
-      // The operator reads the current manifest before it builds and publishes (SnapshotStore.read()).
-      ConfigMap current = client.configMaps().inNamespace(namespace)
-          .withName(SnapshotNames.manifestName(filterName)).get();
+      // The operator reads the current manifest before it builds and publishes
+      // (SnapshotStore.read()).
+      ConfigMap current =
+          client
+              .configMaps()
+              .inNamespace(namespace)
+              .withName(SnapshotNames.manifestName(filterName))
+              .get();
       long chunksStart = System.nanoTime();
       SnapshotEncoder.Result encoded;
       try {
-        encoded = SnapshotEncoder.encode(bits, CHUNK_SIZE, (index, data, length, sha256) ->
-            client.configMaps().inNamespace(namespace).resource(SnapshotConfigMaps.chunk(
-                namespace, filterName, version, index, data, length)).create());
+        encoded =
+            SnapshotEncoder.encode(
+                bits,
+                CHUNK_SIZE,
+                (index, data, length, sha256) ->
+                    client
+                        .configMaps()
+                        .inNamespace(namespace)
+                        .resource(
+                            SnapshotConfigMaps.chunk(
+                                namespace, filterName, version, index, data, length))
+                        .create());
       } catch (IOException e) {
         throw new UncheckedIOException(e);
       }
@@ -355,7 +433,8 @@ public final class PropagationBenchmark {
       long writeStart = System.nanoTime();
       writeManifest(manifest, current, now);
       long written = System.nanoTime();
-      return new Timing(encoded.totalBytes(), chunksEnd - chunksStart, written - writeStart, written);
+      return new Timing(
+          encoded.totalBytes(), chunksEnd - chunksStart, written - writeStart, written);
     }
 
     private void writeManifest(Manifest manifest, ConfigMap current, Instant now) {
@@ -383,12 +462,18 @@ public final class PropagationBenchmark {
     }
 
     void deleteChunks(long version) {
-      client.configMaps().inNamespace(namespace)
-          .withLabelSelector(SnapshotNames.chunkSelector(filterName, version)).delete();
+      client
+          .configMaps()
+          .inNamespace(namespace)
+          .withLabelSelector(SnapshotNames.chunkSelector(filterName, version))
+          .delete();
     }
 
     void deleteManifest() {
-      client.configMaps().inNamespace(namespace).withName(SnapshotNames.manifestName(filterName))
+      client
+          .configMaps()
+          .inNamespace(namespace)
+          .withName(SnapshotNames.manifestName(filterName))
           .delete();
     }
   }

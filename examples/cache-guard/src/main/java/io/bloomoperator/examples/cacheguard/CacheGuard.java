@@ -19,7 +19,9 @@ import redis.clients.jedis.RedisClient;
  */
 public final class CacheGuard implements AutoCloseable {
 
-  /** PostgreSQL {@code application_name} of the service's connections (visible in pg_stat_activity). */
+  /**
+   * PostgreSQL {@code application_name} of the service's connections (visible in pg_stat_activity).
+   */
   public static final String APPLICATION_NAME = "cache-guard";
 
   private static final Logger LOG = LoggerFactory.getLogger(CacheGuard.class);
@@ -30,8 +32,12 @@ public final class CacheGuard implements AutoCloseable {
   private final GuardStats stats;
   private final CacheGuardServer server;
 
-  private CacheGuard(LiveBloomFilter<Long> filter, RedisClient redis, HikariDataSource database,
-      GuardStats stats, CacheGuardServer server) {
+  private CacheGuard(
+      LiveBloomFilter<Long> filter,
+      RedisClient redis,
+      HikariDataSource database,
+      GuardStats stats,
+      CacheGuardServer server) {
     this.filter = filter;
     this.redis = redis;
     this.database = database;
@@ -48,20 +54,24 @@ public final class CacheGuard implements AutoCloseable {
   public static CacheGuard start(CacheGuardConfig config, KubernetesClient client) {
     // Fail-open before the first snapshot: unready pods get no traffic anyway, and a direct
     // request then still gets a correct (if unguarded) answer rather than a false 404.
-    LiveBloomFilter<Long> filter = BloomFilterWatcher
-        .builder(client, config.filterNamespace(), config.filterName(), LiveKeyType.LONG)
-        .beforeFirstSnapshot(BeforeFirstSnapshot.FAIL_OPEN)
-        .listener(new FilterUpdateLogger())
-        .start();
+    LiveBloomFilter<Long> filter =
+        BloomFilterWatcher.builder(
+                client, config.filterNamespace(), config.filterName(), LiveKeyType.LONG)
+            .beforeFirstSnapshot(BeforeFirstSnapshot.FAIL_OPEN)
+            .listener(new FilterUpdateLogger())
+            .start();
     RedisClient redis = null;
     HikariDataSource database = null;
     try {
       redis = RedisClient.create(config.redisUrl());
       database = dataSource(config);
       GuardStats stats = new GuardStats();
-      ProductLookup lookup = new ProductLookup(filter::mightContain,
-          new RedisProductCache(redis, config.productTtl(), config.notFoundTtl()),
-          new JdbcProductRepository(database), stats);
+      ProductLookup lookup =
+          new ProductLookup(
+              filter::mightContain,
+              new RedisProductCache(redis, config.productTtl(), config.notFoundTtl()),
+              new JdbcProductRepository(database),
+              stats);
       CacheGuardServer server =
           CacheGuardServer.start(config.port(), config.threads(), lookup, stats, filter);
       LOG.info("cache-guard serving on :{} with {}", server.port(), config);

@@ -20,9 +20,17 @@ import java.util.regex.Pattern;
  * @param productTtl how long a product document stays cached
  * @param notFoundTtl how long a "not found" stays cached
  */
-public record CacheGuardConfig(String filterNamespace, String filterName, URI redisUrl,
-    String jdbcUrl, String jdbcUser, String jdbcPassword, int port, int threads,
-    Duration productTtl, Duration notFoundTtl) {
+public record CacheGuardConfig(
+    String filterNamespace,
+    String filterName,
+    URI redisUrl,
+    String jdbcUrl,
+    String jdbcUser,
+    String jdbcPassword,
+    int port,
+    int threads,
+    Duration productTtl,
+    Duration notFoundTtl) {
 
   /** Default of {@code BLOOM_FILTER_NAME}. */
   public static final String DEFAULT_FILTER_NAME = "products";
@@ -33,9 +41,9 @@ public record CacheGuardConfig(String filterNamespace, String filterName, URI re
    * Reads:
    *
    * <ul>
-   *   <li>{@code BLOOM_FILTER_NAMESPACE} (default {@code defaultNamespace}: the Kubernetes
-   *       client's namespace, which in a pod is the pod's own) and {@code BLOOM_FILTER_NAME}
-   *       (default {@value #DEFAULT_FILTER_NAME});
+   *   <li>{@code BLOOM_FILTER_NAMESPACE} (default {@code defaultNamespace}: the Kubernetes client's
+   *       namespace, which in a pod is the pod's own) and {@code BLOOM_FILTER_NAME} (default
+   *       {@value #DEFAULT_FILTER_NAME});
    *   <li>{@code REDIS_URL} (default {@code redis://localhost:6379});
    *   <li>{@code JDBC_URL} (required), {@code JDBC_USER}, {@code JDBC_PASSWORD};
    *   <li>{@code PORT} (default 8080), {@code HTTP_THREADS} (default 16);
@@ -45,24 +53,29 @@ public record CacheGuardConfig(String filterNamespace, String filterName, URI re
    *
    * @throws IllegalArgumentException naming the variable that is missing or malformed
    */
-  public static CacheGuardConfig fromEnvironment(Map<String, String> env,
-      String defaultNamespace) {
+  public static CacheGuardConfig fromEnvironment(Map<String, String> env, String defaultNamespace) {
     String jdbcUrl = get(env, "JDBC_URL", null);
     if (jdbcUrl == null) {
-      throw new IllegalArgumentException("JDBC_URL is required, e.g. "
-          + "jdbc:postgresql://localhost:5432/shop");
+      throw new IllegalArgumentException(
+          "JDBC_URL is required, e.g. " + "jdbc:postgresql://localhost:5432/shop");
     }
     String namespace = get(env, "BLOOM_FILTER_NAMESPACE", defaultNamespace);
     if (namespace == null) {
-      throw new IllegalArgumentException("BLOOM_FILTER_NAMESPACE is required (the Kubernetes "
-          + "client has no namespace of its own)");
+      throw new IllegalArgumentException(
+          "BLOOM_FILTER_NAMESPACE is required (the Kubernetes "
+              + "client has no namespace of its own)");
     }
-    return new CacheGuardConfig(namespace,
+    return new CacheGuardConfig(
+        namespace,
         get(env, "BLOOM_FILTER_NAME", DEFAULT_FILTER_NAME),
         URI.create(get(env, "REDIS_URL", "redis://localhost:6379")),
-        jdbcUrl, get(env, "JDBC_USER", null), get(env, "JDBC_PASSWORD", null),
-        integer(env, "PORT", 8080, 0), integer(env, "HTTP_THREADS", 16, 1),
-        duration(env, "PRODUCT_TTL", "10m"), duration(env, "NOT_FOUND_TTL", "30s"));
+        jdbcUrl,
+        get(env, "JDBC_USER", null),
+        get(env, "JDBC_PASSWORD", null),
+        integer(env, "PORT", 8080, 0),
+        integer(env, "HTTP_THREADS", 16, 1),
+        duration(env, "PRODUCT_TTL", "10m"),
+        duration(env, "NOT_FOUND_TTL", "30s"));
   }
 
   private static String get(Map<String, String> env, String name, String fallback) {
@@ -105,9 +118,26 @@ public record CacheGuardConfig(String filterNamespace, String filterName, URI re
   /** The password is left out, so the config can be logged. */
   @Override
   public String toString() {
-    return "CacheGuardConfig{filter=" + filterNamespace + "/" + filterName + ", redis="
-        + redisUrl.getHost() + ":" + redisUrl.getPort() + ", jdbc=" + jdbcUrl + ", user="
-        + jdbcUser + ", port=" + port + ", threads=" + threads + ", productTtl=" + productTtl
-        + ", notFoundTtl=" + notFoundTtl + "}";
+    return "CacheGuardConfig{filter="
+        + filterNamespace
+        + "/"
+        + filterName
+        + ", redis="
+        + redisUrl.getHost()
+        + ":"
+        + redisUrl.getPort()
+        + ", jdbc="
+        + jdbcUrl
+        + ", user="
+        + jdbcUser
+        + ", port="
+        + port
+        + ", threads="
+        + threads
+        + ", productTtl="
+        + productTtl
+        + ", notFoundTtl="
+        + notFoundTtl
+        + "}";
   }
 }

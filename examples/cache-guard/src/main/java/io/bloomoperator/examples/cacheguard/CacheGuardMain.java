@@ -5,14 +5,13 @@ import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import java.util.concurrent.CountDownLatch;
 
 /**
- * Runs the service with settings from the environment (see
- * {@link CacheGuardConfig#fromEnvironment}); Kubernetes access from {@code KUBECONFIG} or, in a
- * pod, the service account. Stops cleanly on SIGTERM.
+ * Runs the service with settings from the environment (see {@link
+ * CacheGuardConfig#fromEnvironment}); Kubernetes access from {@code KUBECONFIG} or, in a pod, the
+ * service account. Stops cleanly on SIGTERM.
  */
 public final class CacheGuardMain {
 
-  private CacheGuardMain() {
-  }
+  private CacheGuardMain() {}
 
   /** Starts the service and blocks until the JVM is asked to stop. */
   public static void main(String[] args) throws InterruptedException {
@@ -21,11 +20,15 @@ public final class CacheGuardMain {
         CacheGuardConfig.fromEnvironment(System.getenv(), client.getNamespace());
     CacheGuard guard = CacheGuard.start(config, client);
     CountDownLatch stopped = new CountDownLatch(1);
-    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-      guard.close();
-      client.close();
-      stopped.countDown();
-    }, "cache-guard-stop"));
+    Runtime.getRuntime()
+        .addShutdownHook(
+            new Thread(
+                () -> {
+                  guard.close();
+                  client.close();
+                  stopped.countDown();
+                },
+                "cache-guard-stop"));
     stopped.await();
   }
 }

@@ -37,20 +37,24 @@ public final class CacheGuardServer implements AutoCloseable {
    *
    * @param threads worker threads, i.e. look-ups in flight at once
    */
-  public static CacheGuardServer start(int port, int threads, ProductLookup lookup,
-      GuardStats stats, LiveBloomFilter<Long> filter) throws IOException {
+  public static CacheGuardServer start(
+      int port, int threads, ProductLookup lookup, GuardStats stats, LiveBloomFilter<Long> filter)
+      throws IOException {
     HttpServer server = HttpServer.create(new InetSocketAddress(port), 0);
     server.createContext(ProductHandler.PATH, new ProductHandler(lookup));
     server.createContext("/stats", new StatsHandler(stats, filter));
     server.createContext("/healthz", new ProbeHandler(() -> true, "unhealthy"));
     // Not ready before the first snapshot: the filter would let every ID through until then.
-    server.createContext("/readyz",
-        new ProbeHandler(filter::isReady, "product filter not loaded yet"));
-    ExecutorService workers = Executors.newFixedThreadPool(threads, runnable -> {
-      Thread thread = new Thread(runnable, "cache-guard-http");
-      thread.setDaemon(true);
-      return thread;
-    });
+    server.createContext(
+        "/readyz", new ProbeHandler(filter::isReady, "product filter not loaded yet"));
+    ExecutorService workers =
+        Executors.newFixedThreadPool(
+            threads,
+            runnable -> {
+              Thread thread = new Thread(runnable, "cache-guard-http");
+              thread.setDaemon(true);
+              return thread;
+            });
     server.setExecutor(workers);
     server.start();
     return new CacheGuardServer(server, workers);

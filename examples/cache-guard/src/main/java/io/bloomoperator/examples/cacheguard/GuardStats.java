@@ -5,8 +5,8 @@ import java.util.Map;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
- * Counters of where product look-ups were answered, shown on {@code /stats}. Thread-safe;
- * {@link LongAdder}s because every request thread increments them.
+ * Counters of where product look-ups were answered, shown on {@code /stats}. Thread-safe; {@link
+ * LongAdder}s because every request thread increments them.
  */
 public final class GuardStats {
 

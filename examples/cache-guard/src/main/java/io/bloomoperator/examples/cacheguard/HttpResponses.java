@@ -11,8 +11,7 @@ final class HttpResponses {
   static final String JSON = "application/json";
   static final String TEXT = "text/plain; charset=utf-8";
 
-  private HttpResponses() {
-  }
+  private HttpResponses() {}
 
   /** Sends {@code status} with {@code body} and closes the exchange. */
   static void send(HttpExchange exchange, int status, String contentType, String body)

@@ -29,8 +29,8 @@ public final class JdbcProductRepository implements ProductRepository {
         if (!row.next()) {
           return Optional.empty();
         }
-        return Optional.of(new Product(row.getLong("id"), row.getString("name"),
-            row.getBigDecimal("price")));
+        return Optional.of(
+            new Product(row.getLong("id"), row.getString("name"), row.getBigDecimal("price")));
       }
     }
   }

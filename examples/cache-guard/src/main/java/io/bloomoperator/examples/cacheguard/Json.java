@@ -8,8 +8,7 @@ final class Json {
 
   private static final ObjectMapper MAPPER = new ObjectMapper();
 
-  private Json() {
-  }
+  private Json() {}
 
   /** Serializes a record, map or scalar; our own types always serialize. */
   static String write(Object value) {

@@ -9,9 +9,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * {@code GET /products/{id}}: 200 with the product's JSON, 404 if there is no such product, 400
- * for an ID that is not a number, 503 if the database failed. The {@value #SERVED_BY} header
- * names the layer that answered ({@code filter}, {@code cache} or {@code database}).
+ * {@code GET /products/{id}}: 200 with the product's JSON, 404 if there is no such product, 400 for
+ * an ID that is not a number, 503 if the database failed. The {@value #SERVED_BY} header names the
+ * layer that answered ({@code filter}, {@code cache} or {@code database}).
  */
 final class ProductHandler implements HttpHandler {
 
@@ -37,7 +37,10 @@ final class ProductHandler implements HttpHandler {
       id = Long.parseLong(rawId);
     } catch (NumberFormatException e) {
       // Not a product key at all: answered before the filter, so garbage never costs a look-up.
-      HttpResponses.send(exchange, 400, HttpResponses.JSON,
+      HttpResponses.send(
+          exchange,
+          400,
+          HttpResponses.JSON,
           Json.write(Map.of("error", "product id must be a 64-bit integer")));
       return;
     }
@@ -46,15 +49,18 @@ final class ProductHandler implements HttpHandler {
       result = lookup.lookup(id);
     } catch (SQLException e) {
       LOG.warn("database look-up of product {} failed: {}", id, e.toString());
-      HttpResponses.send(exchange, 503, HttpResponses.JSON,
-          Json.write(Map.of("error", "database unavailable")));
+      HttpResponses.send(
+          exchange, 503, HttpResponses.JSON, Json.write(Map.of("error", "database unavailable")));
       return;
     }
     exchange.getResponseHeaders().set(SERVED_BY, result.outcome().layer());
     if (result.outcome().found()) {
       HttpResponses.send(exchange, 200, HttpResponses.JSON, result.json());
     } else {
-      HttpResponses.send(exchange, 404, HttpResponses.JSON,
+      HttpResponses.send(
+          exchange,
+          404,
+          HttpResponses.JSON,
           Json.write(Map.of("error", "product not found", "id", id)));
     }
   }

@@ -14,9 +14,9 @@ import org.slf4j.LoggerFactory;
  *   <li>The filter says "definitely absent" → not found; neither Redis nor the database is asked.
  *       This is what stops floods of made-up IDs.
  *   <li>Redis has the product, or a "not found" marker → that answer.
- *   <li>The database: a row is cached with the product TTL; no row (the filter's false positive,
- *       or a deleted product) is cached as "not found" with a short TTL, so the same ID does not
- *       reach the database again for a while.
+ *   <li>The database: a row is cached with the product TTL; no row (the filter's false positive, or
+ *       a deleted product) is cached as "not found" with a short TTL, so the same ID does not reach
+ *       the database again for a while.
  * </ol>
  *
  * <p>A cache that cannot be reached is skipped rather than failing the request: the filter still
@@ -37,7 +37,10 @@ public final class ProductLookup {
    * @param repository the database
    * @param stats counters to update
    */
-  public ProductLookup(LongPredicate mightExist, ProductCache cache, ProductRepository repository,
+  public ProductLookup(
+      LongPredicate mightExist,
+      ProductCache cache,
+      ProductRepository repository,
       GuardStats stats) {
     this.mightExist = mightExist;
     this.cache = cache;

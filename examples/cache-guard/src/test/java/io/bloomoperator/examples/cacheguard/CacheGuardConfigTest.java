@@ -11,8 +11,8 @@ class CacheGuardConfigTest {
 
   @Test
   void defaults() {
-    CacheGuardConfig config = CacheGuardConfig.fromEnvironment(
-        Map.of("JDBC_URL", "jdbc:postgresql://db/shop"), "shop");
+    CacheGuardConfig config =
+        CacheGuardConfig.fromEnvironment(Map.of("JDBC_URL", "jdbc:postgresql://db/shop"), "shop");
     assertThat(config.filterNamespace()).isEqualTo("shop");
     assertThat(config.filterName()).isEqualTo("products");
     assertThat(config.redisUrl().toString()).isEqualTo("redis://localhost:6379");
@@ -25,14 +25,43 @@ class CacheGuardConfigTest {
 
   @Test
   void everyVariable() {
-    CacheGuardConfig config = CacheGuardConfig.fromEnvironment(Map.of(
-        "BLOOM_FILTER_NAMESPACE", "demo", "BLOOM_FILTER_NAME", "skus",
-        "REDIS_URL", "redis://cache:6380", "JDBC_URL", "jdbc:postgresql://db/shop",
-        "JDBC_USER", "reader", "JDBC_PASSWORD", "pw", "PORT", "9000", "HTTP_THREADS", "4",
-        "PRODUCT_TTL", "1h", "NOT_FOUND_TTL", "5s"), "ignored");
-    assertThat(config).isEqualTo(new CacheGuardConfig("demo", "skus",
-        java.net.URI.create("redis://cache:6380"), "jdbc:postgresql://db/shop", "reader", "pw",
-        9000, 4, Duration.ofHours(1), Duration.ofSeconds(5)));
+    CacheGuardConfig config =
+        CacheGuardConfig.fromEnvironment(
+            Map.of(
+                "BLOOM_FILTER_NAMESPACE",
+                "demo",
+                "BLOOM_FILTER_NAME",
+                "skus",
+                "REDIS_URL",
+                "redis://cache:6380",
+                "JDBC_URL",
+                "jdbc:postgresql://db/shop",
+                "JDBC_USER",
+                "reader",
+                "JDBC_PASSWORD",
+                "pw",
+                "PORT",
+                "9000",
+                "HTTP_THREADS",
+                "4",
+                "PRODUCT_TTL",
+                "1h",
+                "NOT_FOUND_TTL",
+                "5s"),
+            "ignored");
+    assertThat(config)
+        .isEqualTo(
+            new CacheGuardConfig(
+                "demo",
+                "skus",
+                java.net.URI.create("redis://cache:6380"),
+                "jdbc:postgresql://db/shop",
+                "reader",
+                "pw",
+                9000,
+                4,
+                Duration.ofHours(1),
+                Duration.ofSeconds(5)));
     assertThat(config.toString()).doesNotContain("pw");
   }
 
@@ -42,11 +71,15 @@ class CacheGuardConfigTest {
         .hasMessageContaining("JDBC_URL");
     assertThatThrownBy(() -> CacheGuardConfig.fromEnvironment(Map.of("JDBC_URL", "jdbc:x"), null))
         .hasMessageContaining("BLOOM_FILTER_NAMESPACE");
-    assertThatThrownBy(() -> CacheGuardConfig.fromEnvironment(
-        Map.of("JDBC_URL", "jdbc:x", "NOT_FOUND_TTL", "30"), "shop"))
+    assertThatThrownBy(
+            () ->
+                CacheGuardConfig.fromEnvironment(
+                    Map.of("JDBC_URL", "jdbc:x", "NOT_FOUND_TTL", "30"), "shop"))
         .hasMessageContaining("NOT_FOUND_TTL");
-    assertThatThrownBy(() -> CacheGuardConfig.fromEnvironment(
-        Map.of("JDBC_URL", "jdbc:x", "PORT", "http"), "shop"))
+    assertThatThrownBy(
+            () ->
+                CacheGuardConfig.fromEnvironment(
+                    Map.of("JDBC_URL", "jdbc:x", "PORT", "http"), "shop"))
         .hasMessageContaining("PORT");
   }
 }

@@ -45,13 +45,13 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import redis.clients.jedis.RedisClient;
 
 /**
- * cache-guard end to end: a real API server with the operator in-process publishing the filter,
- * a real Redis and a real PostgreSQL, the service on a free port, and HTTP requests from outside.
+ * cache-guard end to end: a real API server with the operator in-process publishing the filter, a
+ * real Redis and a real PostgreSQL, the service on a free port, and HTTP requests from outside.
  *
- * <p>The database side is not taken from the service's own counters alone: PostgreSQL's
- * statistics ({@code pg_stat_user_tables}: index + sequential scans of {@code products}) must
- * account for exactly the queries the test expects, and the expected number of filter false
- * positives comes from the test's own {@link LiveBloomFilter} on the same snapshot.
+ * <p>The database side is not taken from the service's own counters alone: PostgreSQL's statistics
+ * ({@code pg_stat_user_tables}: index + sequential scans of {@code products}) must account for
+ * exactly the queries the test expects, and the expected number of filter false positives comes
+ * from the test's own {@link LiveBloomFilter} on the same snapshot.
  */
 @RealKubernetes(crdDirs = "crds")
 class CacheGuardIntegrationTest {
@@ -64,33 +64,47 @@ class CacheGuardIntegrationTest {
   private static final ObjectMapper JSON = new ObjectMapper();
 
   /** Builds and publishes the filter the service watches. */
-  @RegisterExtension
-  static final InProcessOperator OPERATOR = InProcessOperator.withDefaults();
+  @RegisterExtension static final InProcessOperator OPERATOR = InProcessOperator.withDefaults();
 
-  private final HttpClient http = HttpClient.newBuilder()
-      .connectTimeout(Duration.ofSeconds(5)).build();
+  private final HttpClient http =
+      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
   private int port;
 
   @Test
-  void keepsAbsentIdsFromTheDatabaseAndPicksUpNewProductsWithoutRestart(KubernetesClient client,
-      TestNamespace ns) throws Exception {
+  void keepsAbsentIdsFromTheDatabaseAndPicksUpNewProductsWithoutRestart(
+      KubernetesClient client, TestNamespace ns) throws Exception {
     PostgresServer pg = PostgresServer.shared();
     String schema = ns.name().replace('-', '_');
-    pg.execute("create schema " + schema,
-        "create table " + schema + ".products (id bigint primary key, name text not null,"
+    pg.execute(
+        "create schema " + schema,
+        "create table "
+            + schema
+            + ".products (id bigint primary key, name text not null,"
             + " price numeric(10, 2) not null)",
-        "insert into " + schema + ".products select g, 'Product ' || g, (g % 1000) + 0.99"
-            + " from generate_series(1, " + PRODUCTS + ") g",
+        "insert into "
+            + schema
+            + ".products select g, 'Product ' || g, (g % 1000) + 0.99"
+            + " from generate_series(1, "
+            + PRODUCTS
+            + ") g",
         "analyze " + schema + ".products");
     RedisServer redisServer = RedisServer.shared();
     try (RedisClient redis = RedisClient.create(URI.create(redisServer.url()))) {
       redis.flushDB();
 
       // The service starts before the filter exists: not ready until the operator publishes.
-      CacheGuardConfig config = new CacheGuardConfig(ns.name(), FILTER,
-          URI.create(redisServer.url()), pg.url() + "?currentSchema=" + schema,
-          PostgresServer.USER, PostgresServer.PASSWORD, 0, 8, Duration.ofMinutes(10),
-          Duration.ofSeconds(30));
+      CacheGuardConfig config =
+          new CacheGuardConfig(
+              ns.name(),
+              FILTER,
+              URI.create(redisServer.url()),
+              pg.url() + "?currentSchema=" + schema,
+              PostgresServer.USER,
+              PostgresServer.PASSWORD,
+              0,
+              8,
+              Duration.ofMinutes(10),
+              Duration.ofSeconds(30));
       CacheGuard guard = CacheGuard.start(config, client);
       boolean guardClosed = false;
       try (LiveBloomFilter<Long> referee =
@@ -99,8 +113,7 @@ class CacheGuardIntegrationTest {
         assertThat(get("/healthz").statusCode()).isEqualTo(200);
         assertThat(get("/readyz").statusCode()).isEqualTo(503);
 
-        applyExampleFilter(client, ns.name(), LongStream.rangeClosed(1, PRODUCTS).boxed()
-            .toList());
+        applyExampleFilter(client, ns.name(), LongStream.rangeClosed(1, PRODUCTS).boxed().toList());
         await().atMost(Duration.ofSeconds(30)).until(() -> get("/readyz").statusCode() == 200);
         long v1 = filterVersion();
         assertThat(v1).isPositive();
@@ -115,17 +128,17 @@ class CacheGuardIntegrationTest {
         while (absent.size() < ABSENT_LOOKUPS) {
           absent.add(PRODUCTS + 1 + (random.nextLong() & Long.MAX_VALUE) % 1_000_000_000_000L);
         }
-        List<Long> expectedFalsePositives = absent.stream().filter(referee::mightContain)
-            .toList();
+        List<Long> expectedFalsePositives = absent.stream().filter(referee::mightContain).toList();
         Map<String, Long> absentLayers = new java.util.TreeMap<>();
         for (long id : absent) {
           HttpResponse<String> response = get("/products/" + id);
           assertThat(response.statusCode()).as("GET /products/%d", id).isEqualTo(404);
-          absentLayers.merge(response.headers().firstValue(ProductHandler.SERVED_BY)
-              .orElse("?"), 1L, Long::sum);
+          absentLayers.merge(
+              response.headers().firstValue(ProductHandler.SERVED_BY).orElse("?"), 1L, Long::sum);
         }
         int fp = expectedFalsePositives.size();
-        assertThat(fp).as("false positives among %d absent IDs at fpp 0.01", ABSENT_LOOKUPS)
+        assertThat(fp)
+            .as("false positives among %d absent IDs at fpp 0.01", ABSENT_LOOKUPS)
             .isLessThanOrEqualTo(30);
         assertThat(absentLayers).containsEntry("filter", (long) ABSENT_LOOKUPS - fp);
         assertThat(absentLayers.getOrDefault("database", 0L)).isEqualTo(fp);
@@ -133,9 +146,11 @@ class CacheGuardIntegrationTest {
         assertThat(guard.stats().dbQueries()).isEqualTo(fp);
 
         // A false positive reaches the database once, then its "not found" comes from Redis.
-        long falsePositive = LongStream.iterate(PRODUCTS + 1, id -> id + 1)
-            .filter(id -> referee.mightContain(id) && !absent.contains(id)).findFirst()
-            .orElseThrow();
+        long falsePositive =
+            LongStream.iterate(PRODUCTS + 1, id -> id + 1)
+                .filter(id -> referee.mightContain(id) && !absent.contains(id))
+                .findFirst()
+                .orElseThrow();
         assertThat(servedBy(get("/products/" + falsePositive), 404)).isEqualTo("database");
         assertThat(servedBy(get("/products/" + falsePositive), 404)).isEqualTo("cache");
         assertThat(redis.ttl(RedisProductCache.key(falsePositive))).isBetween(1L, 30L);
@@ -144,8 +159,8 @@ class CacheGuardIntegrationTest {
 
         // 2. Present IDs: the database once, then Redis.
         long redisHitsBeforePresent = redisKeyspaceHits(redis);
-        List<Long> present = random.longs(1, PRODUCTS + 1).distinct().limit(PRESENT_LOOKUPS)
-            .boxed().toList();
+        List<Long> present =
+            random.longs(1, PRODUCTS + 1).distinct().limit(PRESENT_LOOKUPS).boxed().toList();
         for (long id : present) {
           HttpResponse<String> first = get("/products/" + id);
           assertThat(servedBy(first, 200)).isEqualTo("database");
@@ -153,15 +168,16 @@ class CacheGuardIntegrationTest {
           assertThat(product.path("id").asLong()).isEqualTo(id);
           assertThat(product.path("name").asText()).isEqualTo("Product " + id);
           assertThat(product.path("price").decimalValue())
-              .isEqualByComparingTo(java.math.BigDecimal.valueOf(id % 1000).add(
-                  new java.math.BigDecimal("0.99")));
+              .isEqualByComparingTo(
+                  java.math.BigDecimal.valueOf(id % 1000).add(new java.math.BigDecimal("0.99")));
           HttpResponse<String> second = get("/products/" + id);
           assertThat(servedBy(second, 200)).isEqualTo("cache");
           assertThat(second.body()).isEqualTo(first.body());
         }
         assertThat(guard.stats().dbQueries()).isEqualTo(dbQueriesAfterAbsent + PRESENT_LOOKUPS);
         assertThat(redisKeyspaceHits(redis) - redisHitsBeforePresent)
-            .as("Redis' own count of cache hits").isEqualTo(PRESENT_LOOKUPS);
+            .as("Redis' own count of cache hits")
+            .isEqualTo(PRESENT_LOOKUPS);
         // (TTL reads count as keyspace hits too, so they come after the count.)
         for (long id : present) {
           assertThat(redis.ttl(RedisProductCache.key(id))).isBetween(1L, 600L);
@@ -170,11 +186,10 @@ class CacheGuardIntegrationTest {
 
         // 3. A new product: 404 from the filter until the operator publishes a version with it,
         //    then served without restarting the service.
-        long newId = absent.stream().filter(id -> !referee.mightContain(id)).findFirst()
-            .orElseThrow();
+        long newId =
+            absent.stream().filter(id -> !referee.mightContain(id)).findFirst().orElseThrow();
         assertThat(servedBy(get("/products/" + newId), 404)).isEqualTo("filter");
-        pg.execute("insert into " + schema + ".products values (" + newId
-            + ", 'Brand new', 1.00)");
+        pg.execute("insert into " + schema + ".products values (" + newId + ", 'Brand new', 1.00)");
         List<Long> ids = new ArrayList<>(LongStream.rangeClosed(1, PRODUCTS).boxed().toList());
         ids.add(newId);
         client.configMaps().inNamespace(ns.name()).resource(idList(ids)).update();
@@ -196,11 +211,17 @@ class CacheGuardIntegrationTest {
         guard.close();
         guardClosed = true;
         await().atMost(Duration.ofSeconds(15)).until(() -> serviceSessions(pg) == 0);
-        await().atMost(Duration.ofSeconds(15)).during(Duration.ofSeconds(1))
-            .untilAsserted(() -> assertThat(productScans(pg, schema) - pgScansBefore)
-                .as("scans of products counted by PostgreSQL (%d false positives + 1 known"
-                    + " + %d present + 1 new)", fp, PRESENT_LOOKUPS)
-                .isEqualTo(expectedQueries));
+        await()
+            .atMost(Duration.ofSeconds(15))
+            .during(Duration.ofSeconds(1))
+            .untilAsserted(
+                () ->
+                    assertThat(productScans(pg, schema) - pgScansBefore)
+                        .as(
+                            "scans of products counted by PostgreSQL (%d false positives + 1 known"
+                                + " + %d present + 1 new)",
+                            fp, PRESENT_LOOKUPS)
+                        .isEqualTo(expectedQueries));
       } finally {
         if (!guardClosed) {
           guard.close();
@@ -220,10 +241,12 @@ class CacheGuardIntegrationTest {
         assertThat(items).extracting(HasMetadata::getKind).contains("BloomFilter");
         for (HasMetadata item : items) {
           HasMetadata created = client.resource(item).inNamespace(ns.name()).dryRun().create();
-          assertThat(created.getMetadata().getName()).as(file)
+          assertThat(created.getMetadata().getName())
+              .as(file)
               .isEqualTo(item.getMetadata().getName());
           // Unknown fields would be pruned silently: what comes back must be what was sent.
-          assertThat(asMap(client, created).get("spec")).as("%s spec", file)
+          assertThat(asMap(client, created).get("spec"))
+              .as("%s spec", file)
               .isEqualTo(asMap(client, item).get("spec"));
         }
       }
@@ -241,29 +264,40 @@ class CacheGuardIntegrationTest {
    */
   private static void applyExampleFilter(KubernetesClient client, String namespace, List<Long> ids)
       throws IOException {
-    Path file = RealKubernetesExtension.repoRoot()
-        .resolve("examples/cache-guard/bloomfilter-configmap.yaml");
-    for (HasMetadata item : client.load(new ByteArrayInputStream(
-        Files.readAllBytes(file))).items()) {
-      client.resource(item instanceof ConfigMap ? idList(ids) : item).inNamespace(namespace)
+    Path file =
+        RealKubernetesExtension.repoRoot()
+            .resolve("examples/cache-guard/bloomfilter-configmap.yaml");
+    for (HasMetadata item :
+        client.load(new ByteArrayInputStream(Files.readAllBytes(file))).items()) {
+      client
+          .resource(item instanceof ConfigMap ? idList(ids) : item)
+          .inNamespace(namespace)
           .create();
     }
   }
 
   private static ConfigMap idList(List<Long> ids) {
-    return new ConfigMapBuilder().withNewMetadata().withName(ID_LIST).endMetadata()
-        .addToData("ids.txt", ids.stream().map(String::valueOf)
-            .collect(Collectors.joining("\n", "", "\n")))
+    return new ConfigMapBuilder()
+        .withNewMetadata()
+        .withName(ID_LIST)
+        .endMetadata()
+        .addToData(
+            "ids.txt",
+            ids.stream().map(String::valueOf).collect(Collectors.joining("\n", "", "\n")))
         .build();
   }
 
   private HttpResponse<String> get(String path) throws IOException, InterruptedException {
-    return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
-        .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
+    return http.send(
+        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+            .timeout(Duration.ofSeconds(10))
+            .build(),
+        HttpResponse.BodyHandlers.ofString());
   }
 
   private static String servedBy(HttpResponse<String> response, int expectedStatus) {
-    assertThat(response.statusCode()).as("%s: %s", response.uri(), response.body())
+    assertThat(response.statusCode())
+        .as("%s: %s", response.uri(), response.body())
         .isEqualTo(expectedStatus);
     return response.headers().firstValue(ProductHandler.SERVED_BY).orElse("?");
   }
@@ -280,19 +314,26 @@ class CacheGuardIntegrationTest {
 
   /** Index plus sequential scans of the products table, as PostgreSQL counts them. */
   private static long productScans(PostgresServer pg, String schema) throws SQLException {
-    return queryLong(pg, "select coalesce(idx_scan, 0) + coalesce(seq_scan, 0)"
-        + " from pg_stat_user_tables where schemaname = '" + schema
-        + "' and relname = 'products'");
+    return queryLong(
+        pg,
+        "select coalesce(idx_scan, 0) + coalesce(seq_scan, 0)"
+            + " from pg_stat_user_tables where schemaname = '"
+            + schema
+            + "' and relname = 'products'");
   }
 
   private static long serviceSessions(PostgresServer pg) throws SQLException {
-    return queryLong(pg, "select count(*) from pg_stat_activity where application_name = '"
-        + CacheGuard.APPLICATION_NAME + "'");
+    return queryLong(
+        pg,
+        "select count(*) from pg_stat_activity where application_name = '"
+            + CacheGuard.APPLICATION_NAME
+            + "'");
   }
 
   private static long queryLong(PostgresServer pg, String sql) throws SQLException {
     // A new connection per reading: statistics are read once per transaction and then cached.
-    try (Connection c = pg.connect(); Statement s = c.createStatement();
+    try (Connection c = pg.connect();
+        Statement s = c.createStatement();
         ResultSet rs = s.executeQuery(sql)) {
       rs.next();
       return rs.getLong(1);
@@ -300,8 +341,12 @@ class CacheGuardIntegrationTest {
   }
 
   private static long redisKeyspaceHits(RedisClient redis) {
-    return redis.info("stats").lines().filter(l -> l.startsWith("keyspace_hits:"))
+    return redis
+        .info("stats")
+        .lines()
+        .filter(l -> l.startsWith("keyspace_hits:"))
         .mapToLong(l -> Long.parseLong(l.substring("keyspace_hits:".length()).strip()))
-        .findFirst().orElseThrow();
+        .findFirst()
+        .orElseThrow();
   }
 }

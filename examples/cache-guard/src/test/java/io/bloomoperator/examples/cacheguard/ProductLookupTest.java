@@ -17,21 +17,24 @@ import org.junit.jupiter.api.Test;
 /** The guard's decision order with in-memory stand-ins for the filter, Redis and the database. */
 class ProductLookupTest {
 
-  private final Map<Long, Product> rows = new HashMap<>(Map.of(
-      1L, new Product(1, "Espresso cup", new BigDecimal("4.50")),
-      2L, new Product(2, "Milk jug", new BigDecimal("12.00"))));
+  private final Map<Long, Product> rows =
+      new HashMap<>(
+          Map.of(
+              1L, new Product(1, "Espresso cup", new BigDecimal("4.50")),
+              2L, new Product(2, "Milk jug", new BigDecimal("12.00"))));
   private final List<Long> queried = new ArrayList<>();
   private final FakeCache cache = new FakeCache();
   private final GuardStats stats = new GuardStats();
   private boolean databaseDown;
 
-  private final ProductRepository database = id -> {
-    queried.add(id);
-    if (databaseDown) {
-      throw new SQLException("connection refused");
-    }
-    return Optional.ofNullable(rows.get(id));
-  };
+  private final ProductRepository database =
+      id -> {
+        queried.add(id);
+        if (databaseDown) {
+          throw new SQLException("connection refused");
+        }
+        return Optional.ofNullable(rows.get(id));
+      };
 
   /** Filter "contains" 1, 2 and 3 (3 is a false positive: no such row). */
   private final ProductLookup lookup =
@@ -79,7 +82,8 @@ class ProductLookupTest {
     assertThat(lookup.lookup(2).outcome()).isEqualTo(Outcome.DB_FOUND);
     assertThat(lookup.lookup(2).outcome()).isEqualTo(Outcome.DB_FOUND);
     assertThat(queried).containsExactly(2L, 2L);
-    assertThat(stats.cacheErrors()).as("one failed read and one failed write per look-up")
+    assertThat(stats.cacheErrors())
+        .as("one failed read and one failed write per look-up")
         .isEqualTo(4);
     // Absent IDs are still kept away from the database.
     assertThat(lookup.lookup(99).outcome()).isEqualTo(Outcome.FILTER_REJECTED);

@@ -39,7 +39,8 @@ class RedisProductCacheTest {
 
   @Test
   void subSecondTtlIsRejected() {
-    assertThatThrownBy(() -> new RedisProductCache(redis, Duration.ofMinutes(1),
-        Duration.ofMillis(500))).hasMessageContaining("notFoundTtl");
+    assertThatThrownBy(
+            () -> new RedisProductCache(redis, Duration.ofMinutes(1), Duration.ofMillis(500)))
+        .hasMessageContaining("notFoundTtl");
   }
 }
