@@ -6,6 +6,7 @@ import static io.bloomoperator.reconcile.SnapshotFixtures.chunkNames;
 import static io.bloomoperator.reconcile.SnapshotFixtures.manifest;
 import static io.bloomoperator.reconcile.SnapshotFixtures.payload;
 import static io.bloomoperator.reconcile.SnapshotFixtures.ready;
+import static io.bloomoperator.reconcile.SnapshotFixtures.snapshotConfigMaps;
 import static io.bloomoperator.reconcile.SnapshotFixtures.sourceConfigMap;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -251,16 +252,7 @@ class BloomFilterOperatorTest {
     // kube-controller-manager's garbage collector follows the ownerReferences.
     await()
         .atMost(Duration.ofSeconds(60))
-        .untilAsserted(
-            () ->
-                assertThat(
-                        client
-                            .configMaps()
-                            .inNamespace(ns.name())
-                            .withLabelSelector(SnapshotNames.filterSelector("doomed"))
-                            .list()
-                            .getItems())
-                    .isEmpty());
+        .untilAsserted(() -> assertThat(snapshotConfigMaps(client, ns.name(), "doomed")).isEmpty());
     assertThat(client.configMaps().inNamespace(ns.name()).withName("ids").get())
         .as("the source is not owned")
         .isNotNull();
@@ -451,14 +443,7 @@ class BloomFilterOperatorTest {
     assertThat(ReadyCondition.of(failed).orElseThrow().getMessage())
         .contains("1000000000 keys")
         .contains("nothing was published");
-    assertThat(
-            client
-                .configMaps()
-                .inNamespace(ns.name())
-                .withLabelSelector(SnapshotNames.filterSelector("huge"))
-                .list()
-                .getItems())
-        .isEmpty();
+    assertThat(snapshotConfigMaps(client, ns.name(), "huge")).isEmpty();
   }
 
   @Test

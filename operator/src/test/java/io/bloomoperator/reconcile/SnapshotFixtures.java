@@ -108,4 +108,15 @@ public final class SnapshotFixtures {
         .sorted()
         .toList();
   }
+
+  /** Every snapshot ConfigMap (manifest and chunks) of a filter that exists now. */
+  public static List<ConfigMap> snapshotConfigMaps(
+      KubernetesClient client, String namespace, String filter) {
+    return client
+        .configMaps()
+        .inNamespace(namespace)
+        .withLabelSelector(SnapshotNames.filterSelector(filter))
+        .list()
+        .getItems();
+  }
 }

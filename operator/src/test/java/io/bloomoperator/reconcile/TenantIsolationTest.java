@@ -3,6 +3,7 @@ package io.bloomoperator.reconcile;
 import static io.bloomoperator.reconcile.SnapshotFixtures.apply;
 import static io.bloomoperator.reconcile.SnapshotFixtures.awaitStatus;
 import static io.bloomoperator.reconcile.SnapshotFixtures.ready;
+import static io.bloomoperator.reconcile.SnapshotFixtures.snapshotConfigMaps;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.bloomoperator.api.Reasons;
@@ -88,13 +89,7 @@ class TenantIsolationTest {
     assertThat(ReadyCondition.of(refused).orElseThrow().getMessage())
         .contains("Secret vip")
         .contains(SecretAccess.ALLOWED_FILTERS);
-    assertThat(
-            client
-                .configMaps()
-                .inNamespace(ns.name())
-                .withLabelSelector(SnapshotNames.filterSelector("vips"))
-                .list()
-                .getItems())
+    assertThat(snapshotConfigMaps(client, ns.name(), "vips"))
         .as("nothing of the Secret was published")
         .isEmpty();
 
@@ -261,14 +256,7 @@ class TenantIsolationTest {
     assertThat(ReadyCondition.of(refused).orElseThrow().getMessage())
         .contains("BLOOM_MAX_NAMESPACE_BYTES")
         .contains("nothing was published");
-    assertThat(
-            client
-                .configMaps()
-                .inNamespace(ns.name())
-                .withLabelSelector(SnapshotNames.filterSelector("big"))
-                .list()
-                .getItems())
-        .isEmpty();
+    assertThat(snapshotConfigMaps(client, ns.name(), "big")).isEmpty();
     assertThat(
             client
                 .resources(io.bloomoperator.api.BloomFilter.class)
