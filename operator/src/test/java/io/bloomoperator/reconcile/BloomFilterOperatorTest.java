@@ -32,6 +32,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -345,15 +346,13 @@ class BloomFilterOperatorTest {
     var first = awaitStatus(client, ns.name(), "on-demand", f -> ready(f, "True", "Published"));
     assertThat(first.getStatus().getRebuildRequest()).isNull();
 
-    client
-        .resources(io.bloomoperator.api.BloomFilter.class)
-        .inNamespace(ns.name())
-        .withName("on-demand")
-        .edit(
-            f -> {
-              f.getMetadata().getAnnotations().put("bloomoperator.io/rebuild", "2026-11-29T12:00");
-              return f;
-            });
+    SnapshotFixtures.mergePatch(
+        client,
+        ns.name(),
+        "on-demand",
+        Map.of(
+            "metadata",
+            Map.of("annotations", Map.of("bloomoperator.io/rebuild", "2026-11-29T12:00"))));
 
     var rebuilt =
         awaitStatus(

@@ -378,15 +378,8 @@ class SignedManifestOperatorTest {
 
   private static void applyInlineUpdate(
       KubernetesClient client, String namespace, String name, List<String> ids) {
-    client
-        .resources(BloomFilter.class)
-        .inNamespace(namespace)
-        .withName(name)
-        .edit(
-            f -> {
-              f.getSpec().getSource().setInline(ids);
-              return f;
-            });
+    SnapshotFixtures.mergePatch(
+        client, namespace, name, Map.of("spec", Map.of("source", Map.of("inline", ids))));
   }
 
   /** Replaces manifest.json and drops manifest.sig, keeping the operator's annotations. */
@@ -405,15 +398,11 @@ class SignedManifestOperatorTest {
 
   private static void requestRebuild(
       KubernetesClient client, String namespace, String name, String value) {
-    client
-        .resources(BloomFilter.class)
-        .inNamespace(namespace)
-        .withName(name)
-        .edit(
-            f -> {
-              f.getMetadata().getAnnotations().put(RebuildRequest.ANNOTATION, value);
-              return f;
-            });
+    SnapshotFixtures.mergePatch(
+        client,
+        namespace,
+        name,
+        Map.of("metadata", Map.of("annotations", Map.of(RebuildRequest.ANNOTATION, value))));
   }
 
   /** Chunks of an all-zero filter the size of the published one, and their correct manifest. */

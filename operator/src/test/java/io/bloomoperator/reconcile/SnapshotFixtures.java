@@ -119,4 +119,20 @@ public final class SnapshotFixtures {
         .list()
         .getItems();
   }
+
+  /**
+   * Changes a BloomFilter with a JSON merge patch. Unlike {@code edit}, it carries no
+   * resourceVersion, so the operator's status writes in between cannot make it fail with 409.
+   */
+  public static void mergePatch(
+      KubernetesClient client, String namespace, String name, Map<String, Object> patch) {
+    client
+        .resources(BloomFilter.class)
+        .inNamespace(namespace)
+        .withName(name)
+        .patch(
+            io.fabric8.kubernetes.client.dsl.base.PatchContext.of(
+                io.fabric8.kubernetes.client.dsl.base.PatchType.JSON_MERGE),
+            io.fabric8.kubernetes.client.utils.Serialization.asJson(patch));
+  }
 }
