@@ -1,12 +1,15 @@
 package io.bloomoperator.snapshot;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.annotation.JsonPropertyOrder;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonMappingException;
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.format.DateTimeFormatter;
@@ -14,12 +17,19 @@ import java.time.format.DateTimeParseException;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * The manifest ConfigMap's {@code manifest.json}: which chunks make up a snapshot version and how
  * to check them. Readers trust nothing in a chunk until it matches this.
  *
- * @param format always {@link #FORMAT}; a reader refuses formats it does not know
+ * <p>Two formats. {@link #FORMAT}: {@code chunks} hold this version's whole payload. {@link
+ * #FORMAT_CHAIN}: {@code chunks} hold the payload of an earlier version, the <em>base</em>, and
+ * {@link #chain()} lists the deltas that turn it into this version's payload; {@code totalBytes}
+ * and {@code sha256} always describe this version's whole payload, so a reader verifies what it
+ * ends up serving, however it got there.
+ *
+ * @param format {@link #FORMAT} or {@link #FORMAT_CHAIN}; a reader refuses formats it does not know
  * @param version monotonically increasing snapshot version (part of the chunk names)
  * @param filterName name of the BloomFilter resource
  * @param keyType how keys are hashed
@@ -30,7 +40,8 @@ import java.util.List;
  * @param totalBytes size of the concatenated payload
  * @param sha256 lower-case hex SHA-256 of the concatenated payload
  * @param createdAt RFC 3339 timestamp, e.g. {@code 2025-01-31T12:00:00Z}
- * @param chunks the chunk ConfigMaps, in payload order
+ * @param chunks the chunk ConfigMaps, in payload order (of the base, for a chain)
+ * @param chain the base and deltas, only (and always) in format {@link #FORMAT_CHAIN}
  */
 @JsonPropertyOrder({
   "format",
@@ -44,7 +55,8 @@ import java.util.List;
   "totalBytes",
   "sha256",
   "createdAt",
-  "chunks"
+  "chunks",
+  "chain"
 })
 public record Manifest(
     @JsonProperty("format") String format,
@@ -58,10 +70,14 @@ public record Manifest(
     @JsonProperty("totalBytes") long totalBytes,
     @JsonProperty("sha256") String sha256,
     @JsonProperty("createdAt") String createdAt,
-    @JsonProperty("chunks") List<ChunkRef> chunks) {
+    @JsonProperty("chunks") List<ChunkRef> chunks,
+    @JsonProperty("chain") @JsonInclude(JsonInclude.Include.NON_NULL) Chain chain) {
 
-  /** The only format this code reads and writes: Guava's BloomFilter.writeTo payload, chunked. */
+  /** A whole snapshot: Guava's BloomFilter.writeTo payload, chunked. */
   public static final String FORMAT = "guava-bloomfilter-v1";
+
+  /** A base snapshot plus a chain of deltas (see {@link SnapshotDelta}). */
+  public static final String FORMAT_CHAIN = "guava-bloomfilter-chain-v1";
 
   // Strict about what is there, lenient about what is not ours: newer writers may add fields, but a
   // missing or null field, or a fraction where an integer belongs, is a broken manifest.
@@ -81,9 +97,82 @@ public record Manifest(
       @JsonProperty("bytes") int bytes,
       @JsonProperty("sha256") String sha256) {}
 
+  /**
+   * The base and the deltas of a {@link #FORMAT_CHAIN} manifest.
+   *
+   * @param baseVersion the version whose whole payload {@code chunks} hold (their names carry it)
+   * @param baseSha256 SHA-256 of that payload
+   * @param deltas in order; applying all of them to the base gives this version's payload, and the
+   *     last one is this version
+   */
+  @JsonPropertyOrder({"baseVersion", "baseSha256", "deltas"})
+  public record Chain(
+      @JsonProperty("baseVersion") long baseVersion,
+      @JsonProperty("baseSha256") String baseSha256,
+      @JsonProperty("deltas") List<Delta> deltas) {
+
+    /** Copies {@code deltas} so the chain cannot change under a reader. */
+    public Chain {
+      deltas = deltas == null ? null : List.copyOf(deltas);
+    }
+  }
+
+  /**
+   * One delta of a chain: the bits that changed from the version before it to {@code version}.
+   *
+   * @param version the version this delta produces (its chunk names carry it)
+   * @param bytes size of the delta's encoding, the sum of its chunks
+   * @param changedBits how many bits it flips
+   * @param sha256 SHA-256 of the whole payload of {@code version}, i.e. after applying it
+   * @param chunks the delta's chunk ConfigMaps, in order
+   */
+  @JsonPropertyOrder({"version", "bytes", "changedBits", "sha256", "chunks"})
+  public record Delta(
+      @JsonProperty("version") long version,
+      @JsonProperty("bytes") long bytes,
+      @JsonProperty("changedBits") long changedBits,
+      @JsonProperty("sha256") String sha256,
+      @JsonProperty("chunks") List<ChunkRef> chunks) {
+
+    /** Copies {@code chunks} so the delta cannot change under a reader. */
+    public Delta {
+      chunks = chunks == null ? null : List.copyOf(chunks);
+    }
+  }
+
   /** Copies {@code chunks} so the manifest cannot change under a reader. */
   public Manifest {
     chunks = chunks == null ? null : List.copyOf(chunks);
+  }
+
+  /** A manifest of a whole snapshot ({@link #FORMAT}, no chain). */
+  public Manifest(
+      String format,
+      long version,
+      String filterName,
+      KeyType keyType,
+      long numBits,
+      int numHashFunctions,
+      long keyCount,
+      double expectedFpp,
+      long totalBytes,
+      String sha256,
+      String createdAt,
+      List<ChunkRef> chunks) {
+    this(
+        format,
+        version,
+        filterName,
+        keyType,
+        numBits,
+        numHashFunctions,
+        keyCount,
+        expectedFpp,
+        totalBytes,
+        sha256,
+        createdAt,
+        chunks,
+        null);
   }
 
   /**
@@ -123,6 +212,141 @@ public record Manifest(
         refs);
   }
 
+  /**
+   * The manifest of {@code version} published as a delta on top of what {@code previous} (a
+   * {@linkplain #validate() valid} manifest of the same geometry) publishes: the same base, the
+   * previous deltas, then {@code delta}.
+   *
+   * @param bits the new version's filter (for the geometry, key count and fpp fields)
+   * @param payloadSha256 SHA-256 of the new version's whole payload
+   * @param delta the encoded delta from {@code previous}'s payload to the new one
+   */
+  public static Manifest withDelta(
+      Manifest previous,
+      long version,
+      BloomFilterBits bits,
+      long keyCount,
+      String payloadSha256,
+      SnapshotDelta.Result delta,
+      Instant createdAt) {
+    if (previous.numBits() != bits.numBits()
+        || previous.numHashFunctions() != bits.numHashFunctions()
+        || previous.keyType() != bits.keyType()) {
+      throw new IllegalArgumentException("a delta needs the previous version's geometry");
+    }
+    List<ChunkRef> refs = new ArrayList<>(delta.chunks().size());
+    for (SnapshotEncoder.ChunkDigest chunk : delta.chunks()) {
+      refs.add(
+          new ChunkRef(
+              SnapshotNames.chunkName(previous.filterName(), version, chunk.index()),
+              chunk.bytes(),
+              chunk.sha256()));
+    }
+    List<Delta> deltas = new ArrayList<>(previous.deltas());
+    deltas.add(new Delta(version, delta.totalBytes(), delta.changedBits(), payloadSha256, refs));
+    return new Manifest(
+        FORMAT_CHAIN,
+        version,
+        previous.filterName(),
+        bits.keyType(),
+        bits.numBits(),
+        bits.numHashFunctions(),
+        keyCount,
+        BloomFilterSizing.expectedFpp(bits.numBits(), bits.numHashFunctions(), keyCount),
+        SnapshotEncoder.HEADER_BYTES + bits.numBits() / Byte.SIZE,
+        payloadSha256,
+        DateTimeFormatter.ISO_INSTANT.format(createdAt.truncatedTo(ChronoUnit.SECONDS)),
+        previous.chunks(),
+        new Chain(previous.baseVersion(), previous.baseSha256(), deltas));
+  }
+
+  /** Whether this is a {@link #FORMAT_CHAIN} manifest (a base plus deltas). */
+  public boolean chained() {
+    return chain != null;
+  }
+
+  /** The version whose whole payload {@link #chunks()} hold: this one unless chained. */
+  public long baseVersion() {
+    return chain == null ? version : chain.baseVersion();
+  }
+
+  /** SHA-256 of the payload {@link #chunks()} hold: {@link #sha256()} unless chained. */
+  public String baseSha256() {
+    return chain == null ? sha256 : chain.baseSha256();
+  }
+
+  /** The deltas after the base, in order; empty unless chained. */
+  public List<Delta> deltas() {
+    return chain == null ? List.of() : chain.deltas();
+  }
+
+  /** Bytes of the base's chunks: {@link #totalBytes()}, the whole payload of the base. */
+  public long baseBytes() {
+    return totalBytes;
+  }
+
+  /** Bytes of all delta chunks. */
+  public long deltaBytes() {
+    long sum = 0;
+    for (Delta delta : deltas()) {
+      sum += delta.bytes();
+    }
+    return sum;
+  }
+
+  /** Bytes of every chunk this manifest names: what it keeps in the API server. */
+  public long storedBytes() {
+    return baseBytes() + deltaBytes();
+  }
+
+  /** Number of chunks this manifest names, base and deltas. */
+  public int chunkCount() {
+    int count = chunks == null ? 0 : chunks.size();
+    for (Delta delta : deltas()) {
+      count += delta.chunks() == null ? 0 : delta.chunks().size();
+    }
+    return count;
+  }
+
+  /** Every version whose chunks this manifest names: the base and each delta. */
+  public List<Long> referencedVersions() {
+    List<Long> versions = new ArrayList<>();
+    versions.add(baseVersion());
+    for (Delta delta : deltas()) {
+      versions.add(delta.version());
+    }
+    return versions;
+  }
+
+  /**
+   * The deltas that take a reader holding the snapshot {@code heldVersion} with payload digest
+   * {@code heldSha256} to this version: all of them if it holds the base, those after it if it
+   * holds an intermediate version, none if it holds this version. Empty when the held snapshot is
+   * not in this chain (the reader must load the base).
+   */
+  public Optional<List<Delta>> deltasAfter(long heldVersion, String heldSha256) {
+    if (heldSha256 == null) {
+      return Optional.empty();
+    }
+    if (heldVersion == version && heldSha256.equalsIgnoreCase(sha256)) {
+      return Optional.of(List.of());
+    }
+    List<Delta> deltas = deltas();
+    if (chain == null) {
+      return Optional.empty();
+    }
+    if (heldVersion == chain.baseVersion() && heldSha256.equalsIgnoreCase(chain.baseSha256())) {
+      return Optional.of(deltas);
+    }
+    for (int i = 0; i < deltas.size(); i++) {
+      Delta delta = deltas.get(i);
+      if (delta.version() == heldVersion && delta.sha256().equalsIgnoreCase(heldSha256)) {
+        return Optional.of(deltas.subList(i + 1, deltas.size()));
+      }
+    }
+    return Optional.empty();
+  }
+
   /** Number of 64-bit words ({@code numBits / 64}). */
   public int numLongs() {
     return (int) (numBits / Long.SIZE);
@@ -149,7 +373,23 @@ public record Manifest(
     }
     Manifest manifest;
     try {
-      manifest = MAPPER.readValue(json, Manifest.class);
+      JsonNode tree = MAPPER.readTree(json);
+      if (tree == null || tree.isNull()) {
+        throw new SnapshotVerificationException("manifest is JSON null");
+      }
+      if (!tree.isObject()) {
+        throw new SnapshotVerificationException("manifest is not a JSON object");
+      }
+      // "chain" is the one optional field: split it off so that everything else stays strictly
+      // required, and parse it just as strictly when present.
+      ObjectNode fields = ((ObjectNode) tree).deepCopy();
+      JsonNode chainNode = fields.remove("chain");
+      Fields core = MAPPER.treeToValue(fields, Fields.class);
+      Chain chain =
+          chainNode == null || chainNode.isNull()
+              ? null
+              : MAPPER.treeToValue(chainNode, Chain.class);
+      manifest = core == null ? null : core.withChain(chain);
     } catch (JsonMappingException e) {
       // Name the field: Jackson's own message often only names the Java type.
       throw new SnapshotVerificationException(
@@ -171,8 +411,15 @@ public record Manifest(
    * @throws SnapshotVerificationException naming the first field that is wrong
    */
   public void validate() throws SnapshotVerificationException {
-    if (!FORMAT.equals(format)) {
-      fail("format is '" + format + "', this reader only understands '" + FORMAT + "'");
+    if (!FORMAT.equals(format) && !FORMAT_CHAIN.equals(format)) {
+      fail(
+          "format is '"
+              + format
+              + "', this reader only understands '"
+              + FORMAT
+              + "' and '"
+              + FORMAT_CHAIN
+              + "'");
     }
     if (version < 0) {
       fail("version must be >= 0, got " + version);
@@ -214,28 +461,116 @@ public record Manifest(
     } catch (DateTimeParseException e) {
       fail("createdAt '" + createdAt + "' is not an RFC 3339 timestamp");
     }
-    if (chunks == null || chunks.isEmpty()) {
-      fail("chunks is missing or empty");
+    long sum = validateChunks("chunks", chunks);
+    if (sum != totalBytes) {
+      fail("chunk sizes add up to " + sum + " bytes but totalBytes is " + totalBytes);
+    }
+    if (FORMAT.equals(format) && chain != null) {
+      fail("format '" + FORMAT + "' has no chain");
+    }
+    if (FORMAT_CHAIN.equals(format)) {
+      validateChain();
+    }
+  }
+
+  private void validateChain() throws SnapshotVerificationException {
+    if (chain == null) {
+      fail("format '" + FORMAT_CHAIN + "' needs a chain");
+    }
+    if (chain.baseVersion() < 0 || chain.baseVersion() >= version) {
+      fail("chain.baseVersion must be in 0.." + (version - 1) + ", got " + chain.baseVersion());
+    }
+    if (!Sha256.isHex64(chain.baseSha256())) {
+      fail("chain.baseSha256 must be 64 hex digits, got '" + chain.baseSha256() + "'");
+    }
+    List<Delta> deltas = chain.deltas();
+    if (deltas == null || deltas.isEmpty()) {
+      fail("chain.deltas is missing or empty");
+    }
+    long previous = chain.baseVersion();
+    for (int i = 0; i < deltas.size(); i++) {
+      String where = "chain.deltas[" + i + "]";
+      Delta delta = deltas.get(i);
+      if (delta == null) {
+        fail(where + " is null");
+      }
+      if (delta.version() <= previous) {
+        fail(where + ".version must be above " + previous + ", got " + delta.version());
+      }
+      previous = delta.version();
+      if (delta.changedBits() < 0 || delta.changedBits() > numBits) {
+        fail(where + ".changedBits must be in 0.." + numBits + ", got " + delta.changedBits());
+      }
+      if (!Sha256.isHex64(delta.sha256())) {
+        fail(where + ".sha256 must be 64 hex digits, got '" + delta.sha256() + "'");
+      }
+      long sum = validateChunks(where + ".chunks", delta.chunks());
+      if (sum != delta.bytes()) {
+        fail(where + ": chunk sizes add up to " + sum + " bytes but bytes is " + delta.bytes());
+      }
+    }
+    Delta last = deltas.get(deltas.size() - 1);
+    if (last.version() != version || !last.sha256().equalsIgnoreCase(sha256)) {
+      fail("the last delta must produce this version (v" + version + ", sha256 " + sha256 + ")");
+    }
+  }
+
+  private long validateChunks(String field, List<ChunkRef> refs)
+      throws SnapshotVerificationException {
+    if (refs == null || refs.isEmpty()) {
+      fail(field + " is missing or empty");
     }
     long sum = 0;
-    for (int i = 0; i < chunks.size(); i++) {
-      ChunkRef chunk = chunks.get(i);
+    for (int i = 0; i < refs.size(); i++) {
+      ChunkRef chunk = refs.get(i);
+      String where = field + "[" + i + "]";
       if (chunk == null) {
-        fail("chunks[" + i + "] is null");
+        fail(where + " is null");
       }
       if (chunk.name() == null || chunk.name().isBlank()) {
-        fail("chunks[" + i + "].name is missing");
+        fail(where + ".name is missing");
       }
       if (chunk.bytes() < 1) {
-        fail("chunks[" + i + "].bytes must be >= 1, got " + chunk.bytes());
+        fail(where + ".bytes must be >= 1, got " + chunk.bytes());
       }
       if (!Sha256.isHex64(chunk.sha256())) {
-        fail("chunks[" + i + "].sha256 must be 64 hex digits, got '" + chunk.sha256() + "'");
+        fail(where + ".sha256 must be 64 hex digits, got '" + chunk.sha256() + "'");
       }
       sum += chunk.bytes();
     }
-    if (sum != totalBytes) {
-      fail("chunk sizes add up to " + sum + " bytes but totalBytes is " + totalBytes);
+    return sum;
+  }
+
+  /** The required fields, as parsed before the optional chain is added. */
+  private record Fields(
+      @JsonProperty("format") String format,
+      @JsonProperty("version") long version,
+      @JsonProperty("filterName") String filterName,
+      @JsonProperty("keyType") KeyType keyType,
+      @JsonProperty("numBits") long numBits,
+      @JsonProperty("numHashFunctions") int numHashFunctions,
+      @JsonProperty("keyCount") long keyCount,
+      @JsonProperty("expectedFpp") double expectedFpp,
+      @JsonProperty("totalBytes") long totalBytes,
+      @JsonProperty("sha256") String sha256,
+      @JsonProperty("createdAt") String createdAt,
+      @JsonProperty("chunks") List<ChunkRef> chunks) {
+
+    Manifest withChain(Chain chain) {
+      return new Manifest(
+          format,
+          version,
+          filterName,
+          keyType,
+          numBits,
+          numHashFunctions,
+          keyCount,
+          expectedFpp,
+          totalBytes,
+          sha256,
+          createdAt,
+          chunks,
+          chain);
     }
   }
 

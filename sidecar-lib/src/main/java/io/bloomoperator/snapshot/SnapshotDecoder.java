@@ -5,6 +5,7 @@ import java.nio.ByteBuffer;
 import java.security.MessageDigest;
 import java.util.Iterator;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.Executors;
@@ -49,11 +50,109 @@ public final class SnapshotDecoder {
     for (int i = 0; i < refs.size(); i++) {
       verifier.accept(i, source.load(i, refs.get(i)));
     }
-    return verifier.finish();
+    BloomFilterBits base = verifier.finish();
+    if (!manifest.chained()) {
+      return base;
+    }
+    // The base's words are ours alone (nothing serves them yet): apply the chain in place.
+    return applyAndVerify(manifest, base.words(), manifest.deltas(), source);
+  }
+
+  /**
+   * Loads {@code manifest}'s snapshot for a reader that holds {@code held} (the verified snapshot
+   * of version {@code heldVersion} with payload digest {@code heldSha256}): when the held snapshot
+   * is the chain's base or one of its versions, only the deltas after it are fetched and applied to
+   * a copy of its bits ({@code held} itself never changes); otherwise, as {@link #decode(Manifest,
+   * ChunkSource)}, the base and the whole chain. Either way the result's payload digest is checked
+   * against the manifest before it is returned.
+   *
+   * @param held the snapshot served now, or null
+   * @throws SnapshotVerificationException as {@link #decode(Manifest, ChunkSource)}
+   * @throws IOException whatever {@code source} throws
+   */
+  public static BloomFilterBits update(
+      Manifest manifest,
+      BloomFilterBits held,
+      long heldVersion,
+      String heldSha256,
+      ChunkSource source)
+      throws SnapshotVerificationException, IOException {
+    manifest.validate();
+    Optional<List<Manifest.Delta>> deltas =
+        held == null ? Optional.empty() : manifest.deltasAfter(heldVersion, heldSha256);
+    if (deltas.isEmpty()
+        || held.keyType() != manifest.keyType()
+        || held.numBits() != manifest.numBits()
+        || held.numHashFunctions() != manifest.numHashFunctions()) {
+      return decode(manifest, source);
+    }
+    return applyAndVerify(manifest, held.words().clone(), deltas.get(), source);
+  }
+
+  private static BloomFilterBits applyAndVerify(
+      Manifest manifest, long[] words, List<Manifest.Delta> deltas, ChunkSource source)
+      throws SnapshotVerificationException, IOException {
+    for (Manifest.Delta delta : deltas) {
+      SnapshotDelta.apply(words, manifest.numHashFunctions(), delta, source);
+    }
+    BloomFilterBits result =
+        BloomFilterBits.wrap(manifest.keyType(), manifest.numHashFunctions(), words);
+    String actual = SnapshotEncoder.sha256(result);
+    if (!actual.equalsIgnoreCase(manifest.sha256())) {
+      throw new SnapshotVerificationException(
+          "payload sha256 mismatch after applying "
+              + deltas.size()
+              + " delta(s): manifest says "
+              + manifest.sha256()
+              + ", computed "
+              + actual);
+    }
+    return result;
+  }
+
+  /**
+   * Reads a whole payload (of either format's version, e.g. from a local file) and checks it
+   * against {@code manifest}: header against the geometry, size against {@code totalBytes}, digest
+   * against {@code sha256}. Reads at most {@code totalBytes + 1} bytes.
+   *
+   * @throws SnapshotVerificationException if any of those checks fails
+   * @throws IOException whatever {@code in} throws
+   */
+  public static BloomFilterBits decodeWhole(Manifest manifest, java.io.InputStream in)
+      throws SnapshotVerificationException, IOException {
+    manifest.validate();
+    PayloadParser parser =
+        new PayloadParser(
+            manifest.keyType(),
+            SnapshotEncoder.STRATEGY_MURMUR128_MITZ_64,
+            manifest.numHashFunctions(),
+            manifest.numLongs());
+    MessageDigest digest = Sha256.newDigest();
+    byte[] buffer = new byte[1 << 20];
+    long read = 0;
+    int n;
+    while ((n = in.read(buffer)) > 0) {
+      read += n;
+      if (read > manifest.totalBytes()) {
+        throw new SnapshotVerificationException(
+            "payload is longer than the " + manifest.totalBytes() + " bytes the manifest says");
+      }
+      digest.update(buffer, 0, n);
+      parser.accept(buffer, 0, n);
+    }
+    BloomFilterBits bits = parser.finish();
+    String actual = Sha256.hex(digest);
+    if (!actual.equalsIgnoreCase(manifest.sha256())) {
+      throw new SnapshotVerificationException(
+          "payload sha256 mismatch: manifest says " + manifest.sha256() + ", computed " + actual);
+    }
+    return bits;
   }
 
   /**
    * Decodes and verifies a snapshot whose chunks arrive in manifest order from {@code chunks}.
+   *
+   * <p>For a chain, the base's chunks come first, then each delta's, in manifest order.
    *
    * @throws SnapshotVerificationException as {@link #decode(Manifest, ChunkSource)}, and also if
    *     the iterator yields fewer or more chunks than the manifest lists
@@ -61,16 +160,18 @@ public final class SnapshotDecoder {
   public static BloomFilterBits decode(Manifest manifest, Iterator<byte[]> chunks)
       throws SnapshotVerificationException {
     manifest.validate();
-    int expected = manifest.chunks().size();
-    Verifier verifier = new Verifier(manifest);
-    for (int i = 0; i < expected; i++) {
-      verifier.accept(i, chunks.hasNext() ? chunks.next() : null);
+    int expected = manifest.chunkCount();
+    try {
+      BloomFilterBits bits =
+          decode(manifest, (index, ref) -> chunks.hasNext() ? chunks.next() : null);
+      if (chunks.hasNext()) {
+        throw new SnapshotVerificationException(
+            "more chunks supplied than the " + expected + " the manifest lists");
+      }
+      return bits;
+    } catch (IOException e) {
+      throw new IllegalStateException("an iterator source does not throw IOException", e);
     }
-    if (chunks.hasNext()) {
-      throw new SnapshotVerificationException(
-          "more chunks supplied than the " + expected + " the manifest lists");
-    }
-    return verifier.finish();
   }
 
   /**
@@ -135,27 +236,14 @@ public final class SnapshotDecoder {
     void accept(int index, byte[] data) throws SnapshotVerificationException {
       Manifest.ChunkRef ref = manifest.chunks().get(index);
       String where = "chunk " + index + " ('" + ref.name() + "')";
-      if (data == null) {
-        throw new SnapshotVerificationException(where + " is missing", index);
-      }
-      if (data.length != ref.bytes()) {
-        throw new SnapshotVerificationException(
-            where + ": size mismatch: manifest says " + ref.bytes() + " bytes, got " + data.length,
-            index);
-      }
+      ChunkCheck.requireSize(ref, data, where, index);
       // The total digest runs on another core while this one checks the chunk's own digest and
       // decodes it: SHA-256 dominates a verified load, and both passes read the same array.
       // Waiting for it before returning keeps at most one chunk in flight.
       CompletableFuture<Void> total =
           CompletableFuture.runAsync(() -> totalDigest.update(data), DIGESTS);
       try {
-        chunkDigest.update(data);
-        String actual = Sha256.hex(chunkDigest);
-        if (!actual.equalsIgnoreCase(ref.sha256())) {
-          throw new SnapshotVerificationException(
-              where + ": sha256 mismatch: manifest says " + ref.sha256() + ", computed " + actual,
-              index);
-        }
+        ChunkCheck.requireDigest(ref, data, where, index, chunkDigest);
         try {
           parser.accept(data, 0, data.length);
         } catch (SnapshotVerificationException e) {
@@ -168,10 +256,12 @@ public final class SnapshotDecoder {
 
     BloomFilterBits finish() throws SnapshotVerificationException {
       String actual = Sha256.hex(totalDigest);
-      if (!actual.equalsIgnoreCase(manifest.sha256())) {
+      // For a chain these chunks are the base: check them against the base's digest.
+      if (!actual.equalsIgnoreCase(manifest.baseSha256())) {
         throw new SnapshotVerificationException(
-            "payload sha256 mismatch: manifest says "
-                + manifest.sha256()
+            (manifest.chained() ? "base v" + manifest.baseVersion() + " " : "")
+                + "payload sha256 mismatch: manifest says "
+                + manifest.baseSha256()
                 + ", computed "
                 + actual
                 + " over all "

@@ -6,7 +6,6 @@ import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.security.MessageDigest;
-import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -89,13 +88,35 @@ public final class SnapshotEncoder {
     ChunkWriter out = new ChunkWriter(chunkSize, consumer);
     out.putByte(STRATEGY_MURMUR128_MITZ_64);
     out.putByte(bits.numHashFunctions());
-    int numLongs = bits.numLongs();
-    for (int shift = 24; shift >= 0; shift -= 8) {
-      out.putByte(numLongs >>> shift);
-    }
+    out.putInt(bits.numLongs());
     out.putWords(bits.words());
     out.flush();
-    return new Result(out.totalBytes, Sha256.hex(out.totalDigest), out.chunks.size(), out.chunks);
+    return new Result(out.totalBytes(), out.totalSha256(), out.chunks().size(), out.chunks());
+  }
+
+  /**
+   * SHA-256 of the payload of {@code bits}, without writing it anywhere: one digest pass over a 64
+   * KiB buffer (what a reader checks after applying deltas, and what a writer compares).
+   */
+  public static String sha256(BloomFilterBits bits) {
+    MessageDigest digest = Sha256.newDigest();
+    ByteBuffer buffer = ByteBuffer.allocate(64 * 1024);
+    buffer.put((byte) STRATEGY_MURMUR128_MITZ_64).put((byte) bits.numHashFunctions());
+    buffer.putInt(bits.numLongs());
+    long[] words = bits.words();
+    int next = 0;
+    while (next < words.length) {
+      int count = Math.min(buffer.remaining() / Long.BYTES, words.length - next);
+      buffer.asLongBuffer().put(words, next, count);
+      buffer.position(buffer.position() + count * Long.BYTES);
+      next += count;
+      digest.update(buffer.array(), 0, buffer.position());
+      buffer.clear();
+    }
+    if (buffer.position() > 0) {
+      digest.update(buffer.array(), 0, buffer.position());
+    }
+    return Sha256.hex(digest);
   }
 
   /** Writes the whole payload to {@code stream}, exactly as Guava's {@code writeTo} would. */
@@ -115,72 +136,9 @@ public final class SnapshotEncoder {
     return out.toByteArray();
   }
 
-  private static void requirePositive(int chunkSize) {
+  static void requirePositive(int chunkSize) {
     if (chunkSize < 1) {
       throw new IllegalArgumentException("chunkSize must be >= 1, got " + chunkSize);
-    }
-  }
-
-  /** A chunk-sized buffer that hands itself to the consumer whenever it fills up. */
-  private static final class ChunkWriter {
-    private final byte[] buffer;
-    private final ByteBuffer view; // big-endian, as DataOutputStream writes
-    private final ChunkConsumer consumer;
-    private final MessageDigest chunkDigest = Sha256.newDigest();
-    private final MessageDigest totalDigest = Sha256.newDigest();
-    private final List<ChunkDigest> chunks = new ArrayList<>();
-    private long totalBytes;
-
-    ChunkWriter(int chunkSize, ChunkConsumer consumer) {
-      this.buffer = new byte[chunkSize];
-      this.view = ByteBuffer.wrap(buffer);
-      this.consumer = consumer;
-    }
-
-    void putByte(int b) throws IOException {
-      if (!view.hasRemaining()) {
-        flush();
-      }
-      view.put((byte) b);
-    }
-
-    void putWords(long[] words) throws IOException {
-      int next = 0;
-      while (next < words.length) {
-        if (!view.hasRemaining()) {
-          flush();
-        }
-        int room = view.remaining();
-        if (room >= Long.BYTES) {
-          // Bulk: a LongBuffer view starting at the current position copies (and byte-swaps) whole
-          // words in one intrinsic call instead of eight single-byte puts per word.
-          int count = Math.min(room / Long.BYTES, words.length - next);
-          view.asLongBuffer().put(words, next, count);
-          view.position(view.position() + count * Long.BYTES);
-          next += count;
-        } else {
-          // Fewer than 8 bytes left in this chunk: this word straddles the boundary.
-          long word = words[next++];
-          for (int shift = 56; shift >= 0; shift -= 8) {
-            putByte((int) (word >>> shift));
-          }
-        }
-      }
-    }
-
-    void flush() throws IOException {
-      int length = view.position();
-      if (length == 0) {
-        return;
-      }
-      chunkDigest.update(buffer, 0, length);
-      totalDigest.update(buffer, 0, length);
-      String sha = Sha256.hex(chunkDigest);
-      int index = chunks.size();
-      consumer.accept(index, buffer, length, sha);
-      chunks.add(new ChunkDigest(index, length, sha));
-      totalBytes += length;
-      view.clear();
     }
   }
 }

@@ -94,23 +94,35 @@ public record SnapshotLimits(long maxTotalBytes, int maxChunks) {
               + maxTotalBytes
               + " bytes");
     }
-    List<Manifest.ChunkRef> chunks = manifest.chunks();
-    if (chunks.size() > maxChunks) {
+    int chunkCount = manifest.chunkCount();
+    if (chunkCount > maxChunks) {
       throw new SnapshotRefusedException(
           Reason.TOO_LARGE,
-          what
-              + " lists "
-              + chunks.size()
-              + " chunks, more than this reader's limit of "
-              + maxChunks);
+          what + " lists " + chunkCount + " chunks, more than this reader's limit of " + maxChunks);
     }
+    checkChunks(what, "chunk ", manifest.chunks(), filterName, manifest.baseVersion());
+    for (Manifest.Delta delta : manifest.deltas()) {
+      checkChunks(
+          what,
+          "delta v" + delta.version() + " chunk ",
+          delta.chunks(),
+          filterName,
+          delta.version());
+    }
+  }
+
+  /** Each chunk fits a ConfigMap and has the canonical name of its filter, version and index. */
+  private static void checkChunks(
+      String what, String label, List<Manifest.ChunkRef> chunks, String filterName, long version)
+      throws SnapshotRefusedException {
     for (int i = 0; i < chunks.size(); i++) {
       Manifest.ChunkRef chunk = chunks.get(i);
       if (chunk.bytes() > MAX_CHUNK_BYTES) {
         throw new SnapshotRefusedException(
             Reason.TOO_LARGE,
             what
-                + ": chunk "
+                + ": "
+                + label
                 + i
                 + " announces "
                 + chunk.bytes()
@@ -118,12 +130,13 @@ public record SnapshotLimits(long maxTotalBytes, int maxChunks) {
                 + MAX_CHUNK_BYTES
                 + ")");
       }
-      String expected = SnapshotNames.chunkName(filterName, manifest.version(), i);
+      String expected = SnapshotNames.chunkName(filterName, version, i);
       if (!expected.equals(chunk.name())) {
         throw new SnapshotRefusedException(
             Reason.FOREIGN_CHUNK,
             what
-                + ": chunk "
+                + ": "
+                + label
                 + i
                 + " is named '"
                 + chunk.name()

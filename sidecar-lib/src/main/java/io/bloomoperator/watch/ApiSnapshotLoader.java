@@ -67,7 +67,9 @@ final class ApiSnapshotLoader {
   }
 
   /**
-   * Fetches and verifies the snapshot of {@code announcement}.
+   * Fetches and verifies the snapshot of {@code announcement}: when {@code held} (the snapshot
+   * served now, or null) is a version of the announced chain, only the deltas after it, applied to
+   * a copy of its bits; otherwise the base and every delta.
    *
    * @throws SnapshotVerificationException if the key type is not the requested one (checked before
    *     any chunk is fetched), a chunk is missing, or any size, digest or header check fails
@@ -75,10 +77,20 @@ final class ApiSnapshotLoader {
    * @throws io.fabric8.kubernetes.client.KubernetesClientException if the API server does not
    *     answer
    */
-  LoadedSnapshot load(Announcement announcement) throws SnapshotVerificationException, IOException {
+  LoadedSnapshot load(Announcement announcement, LoadedSnapshot held)
+      throws SnapshotVerificationException, IOException {
     Manifest manifest = announcement.manifest();
     requireKeyType(manifest, keyType);
-    BloomFilterBits bits = SnapshotDecoder.decode(manifest, new ConfigMapChunks(client, namespace));
+    // Holding a version of the announced chain, only the deltas after it are fetched.
+    BloomFilterBits bits =
+        held == null
+            ? SnapshotDecoder.decode(manifest, new ConfigMapChunks(client, namespace))
+            : SnapshotDecoder.update(
+                manifest,
+                held.bits(),
+                held.version(),
+                held.manifest().sha256(),
+                new ConfigMapChunks(client, namespace));
     return new LoadedSnapshot(manifest, bits, announcement.json(), announcement.signature());
   }
 

@@ -34,7 +34,8 @@ import org.slf4j.LoggerFactory;
  * directory:
  *
  * <ul>
- *   <li>{@code <ns>.<filter>.v<version>.payload}: the Guava payload (the chunks concatenated)
+ *   <li>{@code <ns>.<filter>.v<version>.payload}: the whole Guava payload of that version (for a
+ *       chain, with its deltas applied: one file and no replay is the cheapest cold start)
  *   <li>{@code <ns>.<filter>.manifest.json}: {@code {"namespace", "filterName", "payloadFile",
  *       "manifest", "manifestJson", "signature"}}, where manifest is the snapshot's manifest.json,
  *       manifestJson its exact text and signature its manifest.sig (null if unsigned)
@@ -43,10 +44,10 @@ import org.slf4j.LoggerFactory;
  * <p>Each file is written to a temporary name and renamed into place, payload first: the manifest
  * rename is the commit point, so a crash leaves either the old pair or the new one, never a
  * manifest pointing at a half-written payload. Reading re-verifies everything with {@link
- * SnapshotDecoder} (chunk and payload SHA-256, header against manifest) plus namespace, filter and
- * key type, and applies the reader's limits (sizes, chunk names) and trusted keys exactly as for a
- * manifest from the API server, before the payload is read; anything off is logged and ignored,
- * never served.
+ * SnapshotDecoder#decodeWhole} (payload SHA-256, size and header against manifest) plus namespace,
+ * filter and key type, and applies the reader's limits (sizes, chunk names) and trusted keys
+ * exactly as for a manifest from the API server, before the payload is read; anything off is logged
+ * and ignored, never served.
  */
 final class LocalSnapshotCache {
 
@@ -166,17 +167,10 @@ final class LocalSnapshotCache {
           "payload is " + size + " bytes, manifest says " + manifest.totalBytes());
     }
     try (InputStream in = Files.newInputStream(payload)) {
-      // The payload is the chunks back to back: slicing it at the manifest's chunk sizes lets the
-      // decoder
-      // check every chunk digest, the total digest and the header exactly as for chunks from the
-      // API.
-      BloomFilterBits bits =
-          SnapshotDecoder.decode(
-              manifest,
-              (index, ref) -> {
-                byte[] chunk = in.readNBytes(ref.bytes());
-                return chunk.length == ref.bytes() ? chunk : null;
-              });
+      // The materialised payload of the manifest's version, whatever its format (a chain's
+      // deltas are already applied: the cheapest cold start). Header, size and the manifest's
+      // payload sha256 are checked exactly as after a load from the API server.
+      BloomFilterBits bits = SnapshotDecoder.decodeWhole(manifest, in);
       return new LoadedSnapshot(manifest, bits, json, signature);
     }
   }

@@ -266,7 +266,7 @@ final class WatchLoop {
     LoadedSnapshot loaded;
     try {
       try {
-        loaded = loader.load(announced);
+        loaded = loader.load(announced, current);
       } catch (OutOfMemoryError e) {
         // The new filter did not fit beside the current one (old + new + one chunk): report it
         // and retry like any other failed load; the old filter is still complete and served.

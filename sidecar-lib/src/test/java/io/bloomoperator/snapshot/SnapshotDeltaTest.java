@@ -1,0 +1,309 @@
+package io.bloomoperator.snapshot;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.google.common.hash.BloomFilter;
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Delta chains without a cluster: a chain applied to its base is byte for byte the payload a full
+ * build publishes, Guava reads the result, and every way of tampering with a delta is refused.
+ */
+class SnapshotDeltaTest {
+
+  private static final String FILTER = "ids";
+  // Small chunks, so varints and the 14-byte header straddle chunk boundaries.
+  private static final int CHUNK = 997;
+
+  /** ConfigMaps in memory: chunk name to bytes. */
+  private final Map<String, byte[]> store = new HashMap<>();
+
+  private final SnapshotDecoder.ChunkSource source = (index, ref) -> store.get(ref.name());
+
+  @Test
+  void stringChainWithAdditionsAndRemovalsEqualsFullBuildsAndGuava() throws Exception {
+    Random random = new Random(42);
+    Set<String> keys = new LinkedHashSet<>();
+    for (int i = 0; i < 20_000; i++) {
+      keys.add("id-" + random.nextLong());
+    }
+    BloomFilterSizing sizing = BloomFilterSizing.forKeys(30_000, 0.01);
+    BloomFilterBits v1 = strings(sizing, keys);
+    Manifest manifest = publishFull(v1, keys.size(), 1);
+    BloomFilterBits held = v1;
+    Manifest heldManifest = manifest;
+    List<Manifest> manifests = new ArrayList<>(List.of(manifest));
+    for (long version = 2; version <= 6; version++) {
+      List<String> list = new ArrayList<>(keys);
+      for (int i = 0; i < 300; i++) {
+        keys.remove(list.get(random.nextInt(list.size())));
+        keys.add("new-" + random.nextLong());
+      }
+      BloomFilterBits full = strings(sizing, keys);
+      manifest = publishDelta(manifest, full, keys.size(), version);
+      manifests.add(manifest);
+
+      // Cold: base + every delta.
+      BloomFilterBits cold = SnapshotDecoder.decode(manifest, source);
+      assertThat(SnapshotEncoder.toByteArray(cold)).isEqualTo(SnapshotEncoder.toByteArray(full));
+      // Warm: only the newest delta, applied to a copy of the held bits.
+      byte[] heldBefore = SnapshotEncoder.toByteArray(held);
+      BloomFilterBits warm =
+          SnapshotDecoder.update(
+              manifest, held, heldManifest.version(), heldManifest.sha256(), source);
+      assertThat(warm).isEqualTo(full);
+      assertThat(SnapshotEncoder.toByteArray(held)).isEqualTo(heldBefore);
+      held = warm;
+      heldManifest = manifest;
+
+      BloomFilter<CharSequence> guava =
+          GuavaOracle.emptyGuava(
+              full.numLongs(), full.numHashFunctions(), GuavaOracle.STRING_FUNNEL);
+      keys.forEach(guava::put);
+      assertThat(GuavaOracle.readFrom(SnapshotEncoder.toByteArray(cold), GuavaOracle.STRING_FUNNEL))
+          .isEqualTo(guava);
+      assertThat(manifest.sha256()).isEqualTo(SnapshotEncoder.sha256(full));
+    }
+    assertThat(manifest.format()).isEqualTo(Manifest.FORMAT_CHAIN);
+    assertThat(manifest.deltas()).hasSize(5);
+    assertThat(manifest.referencedVersions()).containsExactly(1L, 2L, 3L, 4L, 5L, 6L);
+    // A reader that missed versions catches up from any version still in the chain.
+    Manifest v3 = manifests.get(2);
+    BloomFilterBits atV3 = SnapshotDecoder.decode(v3, source);
+    assertThat(manifest.deltasAfter(3, v3.sha256()).orElseThrow()).hasSize(3);
+    assertThat(SnapshotDecoder.update(manifest, atV3, 3, v3.sha256(), source)).isEqualTo(held);
+    // The whole payload of the result is exactly Guava's, and 300 + 300 keys cost far less
+    // than the filter.
+    assertThat(manifest.deltas().get(4).bytes()).isLessThan(manifest.totalBytes() / 5);
+  }
+
+  @Test
+  void longKeysAndManifestJsonRoundTrip() throws Exception {
+    BloomFilterSizing sizing = BloomFilterSizing.forKeys(10_000, 0.001);
+    BloomFilterBits.Builder a = BloomFilterBits.builder(KeyType.LONG, sizing);
+    BloomFilterBits.Builder b = BloomFilterBits.builder(KeyType.LONG, sizing);
+    for (long i = 0; i < 8_000; i++) {
+      a.putLong(i);
+      b.putLong(i + 500); // 500 removed at the bottom, 500 added at the top
+    }
+    BloomFilterBits from = a.build();
+    BloomFilterBits to = b.build();
+    Manifest base = publishFull(from, 8_000, 7);
+    Manifest chained = publishDelta(base, to, 8_000, 9);
+
+    Manifest parsed = Manifest.fromJson(chained.toJson());
+    assertThat(parsed).isEqualTo(chained);
+    assertThat(base.toJson()).doesNotContain("chain");
+    assertThat(Manifest.fromJson(base.toJson())).isEqualTo(base);
+
+    BloomFilterBits loaded = SnapshotDecoder.decode(parsed, source);
+    assertThat(loaded).isEqualTo(to);
+    BloomFilter<Long> guava =
+        GuavaOracle.emptyGuava(to.numLongs(), to.numHashFunctions(), GuavaOracle.LONG_FUNNEL);
+    for (long i = 500; i < 8_500; i++) {
+      guava.put(i);
+    }
+    assertThat(GuavaOracle.readFrom(SnapshotEncoder.toByteArray(loaded), GuavaOracle.LONG_FUNNEL))
+        .isEqualTo(guava);
+    // decodeWhole: what the local snapshot directory stores for a chain.
+    assertThat(
+            SnapshotDecoder.decodeWhole(
+                parsed, new ByteArrayInputStream(SnapshotEncoder.toByteArray(to))))
+        .isEqualTo(to);
+    assertThatThrownBy(
+            () ->
+                SnapshotDecoder.decodeWhole(
+                    parsed, new ByteArrayInputStream(SnapshotEncoder.toByteArray(from))))
+        .isInstanceOf(SnapshotVerificationException.class)
+        .hasMessageContaining("sha256 mismatch");
+  }
+
+  @Test
+  void tamperedDeltaChunkIsRefused() throws Exception {
+    Fixture f = fixture();
+    String name = f.chained.deltas().get(0).chunks().get(1).name();
+    byte[] original = store.get(name);
+    byte[] tampered = original.clone();
+    tampered[10] ^= 0x01;
+    store.put(name, tampered);
+    assertThatThrownBy(() -> SnapshotDecoder.decode(f.chained, source))
+        .isInstanceOf(SnapshotVerificationException.class)
+        .hasMessageContaining("sha256 mismatch");
+    assertThatThrownBy(() -> SnapshotDecoder.update(f.chained, f.from, 1, f.base.sha256(), source))
+        .isInstanceOf(SnapshotVerificationException.class)
+        .hasMessageContaining("delta v2 chunk 1");
+    store.remove(name);
+    assertThatThrownBy(() -> SnapshotDecoder.decode(f.chained, source))
+        .isInstanceOf(SnapshotVerificationException.class)
+        .hasMessageContaining("is missing");
+  }
+
+  @Test
+  void consistentButWrongDeltaFailsTheResultDigest() throws Exception {
+    // Whoever can write ConfigMaps can write a delta whose chunk digests match the manifest; the
+    // digest of the resulting payload still catches it (authenticity needs signatures).
+    Fixture f = fixture();
+    BloomFilterBits other = strings(f.sizing, Set.of("x", "y", "z"));
+    Map<String, byte[]> forged = new HashMap<>();
+    SnapshotDelta.Result delta =
+        SnapshotDelta.encode(
+            f.from,
+            other,
+            CHUNK,
+            (index, data, length, sha) ->
+                forged.put(SnapshotNames.chunkName(FILTER, 2, index), Arrays.copyOf(data, length)));
+    Manifest lying =
+        Manifest.withDelta(f.base, 2, other, 3, f.chained.sha256(), delta, Instant.now());
+    forged.forEach(store::put);
+    assertThatThrownBy(() -> SnapshotDecoder.decode(lying, source))
+        .isInstanceOf(SnapshotVerificationException.class)
+        .hasMessageContaining("payload sha256 mismatch after applying 1 delta");
+  }
+
+  @Test
+  void malformedEncodingsAreRefusedBeforeAnyBitIsServed() {
+    long[] words = new long[4];
+    // header: encoding 1, k 3, 4 words, 1 changed bit; then a position beyond 256 bits
+    byte[] beyond = {1, 3, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0, 1, (byte) 0x80, 0x02};
+    assertThat(applyError(words, 3, 1, beyond)).contains("beyond the filter");
+    byte[] trailing = {1, 3, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0, 1, 5, 7};
+    assertThat(applyError(words, 3, 1, trailing)).contains("bytes after the last");
+    byte[] truncated = {1, 3, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0, 2, 5};
+    assertThat(applyError(words, 3, 2, truncated)).contains("missing");
+    byte[] wrongK = {1, 4, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0, 1, 5};
+    assertThat(applyError(words, 3, 1, wrongK)).contains("k=4");
+    byte[] countLies = {1, 3, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0, 2, 5};
+    assertThat(applyError(words, 3, 1, countLies)).contains("changed bits");
+    byte[] overlong = new byte[14 + 11];
+    System.arraycopy(new byte[] {1, 3, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0, 1}, 0, overlong, 0, 14);
+    Arrays.fill(overlong, 14, overlong.length, (byte) 0xFF);
+    assertThat(applyError(words, 3, 1, overlong)).contains("varint");
+    assertThat(words).containsOnly(0L); // nothing was flipped by what failed at its first position
+  }
+
+  @Test
+  void chainValidationAndLimits() throws Exception {
+    Fixture f = fixture();
+    String json = f.chained.toJson();
+    assertThatThrownBy(
+            () -> Manifest.fromJson(json.replace("\"baseVersion\" : 1", "\"baseVersion\" : 2")))
+        .isInstanceOf(SnapshotVerificationException.class)
+        .hasMessageContaining("baseVersion");
+    assertThatThrownBy(
+            () -> Manifest.fromJson(json.replace(Manifest.FORMAT_CHAIN, Manifest.FORMAT)))
+        .hasMessageContaining("has no chain");
+    assertThatThrownBy(
+            () ->
+                Manifest.fromJson(f.base.toJson().replace(Manifest.FORMAT, Manifest.FORMAT_CHAIN)))
+        .hasMessageContaining("needs a chain");
+    // A delta chunk named after another filter's ConfigMap is refused before any GET.
+    String foreign = f.chained.deltas().get(0).chunks().get(0).name();
+    Manifest pointing = Manifest.fromJson(json.replace(foreign, "kube-root-ca.crt"));
+    assertThatThrownBy(() -> SnapshotLimits.forThisHeap().check(pointing, FILTER))
+        .isInstanceOf(SnapshotRefusedException.class)
+        .hasMessageContaining("delta v2 chunk 0");
+    assertThatThrownBy(
+            () ->
+                SnapshotLimits.forThisHeap()
+                    .withMaxChunks(f.base.chunks().size())
+                    .check(f.chained, FILTER))
+        .hasMessageContaining("chunks, more than");
+    SnapshotLimits.forThisHeap().check(f.chained, FILTER);
+  }
+
+  @Test
+  void encodedSizeMatchesEncodingAndStopsAtTheLimit() throws Exception {
+    Fixture f = fixture();
+    long size = SnapshotDelta.encodedSize(f.from, f.to, Long.MAX_VALUE);
+    assertThat(size).isEqualTo(f.chained.deltas().get(0).bytes());
+    assertThat(SnapshotDelta.encodedSize(f.from, f.to, size - 1)).isEqualTo(-1);
+    assertThat(SnapshotDelta.encodedSize(f.from, f.from, 100))
+        .isEqualTo(SnapshotDelta.HEADER_BYTES);
+  }
+
+  private String applyError(long[] words, int k, long changedBits, byte[] encoded) {
+    Manifest.ChunkRef ref =
+        new Manifest.ChunkRef("c", encoded.length, Sha256.hex(encoded, 0, encoded.length));
+    Manifest.Delta delta =
+        new Manifest.Delta(2, encoded.length, changedBits, "0".repeat(64), List.of(ref));
+    try {
+      SnapshotDelta.apply(words, k, delta, (index, r) -> encoded);
+      return "no error";
+    } catch (SnapshotVerificationException | IOException e) {
+      return e.getMessage();
+    }
+  }
+
+  private record Fixture(
+      BloomFilterSizing sizing,
+      BloomFilterBits from,
+      BloomFilterBits to,
+      Manifest base,
+      Manifest chained) {}
+
+  private Fixture fixture() throws Exception {
+    BloomFilterSizing sizing = BloomFilterSizing.forKeys(5_000, 0.01);
+    Set<String> keys = new LinkedHashSet<>();
+    for (int i = 0; i < 4_000; i++) {
+      keys.add("k" + i);
+    }
+    BloomFilterBits from = strings(sizing, keys);
+    for (int i = 0; i < 400; i++) {
+      keys.remove("k" + i);
+      keys.add("n" + i);
+    }
+    BloomFilterBits to = strings(sizing, keys);
+    Manifest base = publishFull(from, 4_000, 1);
+    Manifest chained = publishDelta(base, to, 4_000, 2);
+    assertThat(chained.deltas().get(0).chunks()).hasSizeGreaterThan(1);
+    return new Fixture(sizing, from, to, base, chained);
+  }
+
+  private static BloomFilterBits strings(BloomFilterSizing sizing, Set<String> keys) {
+    BloomFilterBits.Builder builder = BloomFilterBits.builder(KeyType.STRING, sizing);
+    keys.forEach(builder::putString);
+    return builder.build();
+  }
+
+  private Manifest publishFull(BloomFilterBits bits, long keyCount, long version)
+      throws IOException {
+    SnapshotEncoder.Result encoded =
+        SnapshotEncoder.encode(
+            bits,
+            CHUNK,
+            (index, data, length, sha) ->
+                store.put(
+                    SnapshotNames.chunkName(FILTER, version, index), Arrays.copyOf(data, length)));
+    return Manifest.of(FILTER, version, bits, keyCount, encoded, Instant.now());
+  }
+
+  private Manifest publishDelta(
+      Manifest previous, BloomFilterBits bits, long keyCount, long version) throws Exception {
+    BloomFilterBits previousBits = SnapshotDecoder.decode(previous, source);
+    SnapshotDelta.Result delta =
+        SnapshotDelta.encode(
+            previousBits,
+            bits,
+            CHUNK,
+            (index, data, length, sha) ->
+                store.put(
+                    SnapshotNames.chunkName(FILTER, version, index), Arrays.copyOf(data, length)));
+    Manifest manifest =
+        Manifest.withDelta(
+            previous, version, bits, keyCount, SnapshotEncoder.sha256(bits), delta, Instant.now());
+    manifest.validate();
+    return manifest;
+  }
+}
