@@ -37,6 +37,11 @@ import io.fabric8.kubernetes.model.annotation.Version;
     type = AdditionalPrinterColumn.Type.STRING,
     jsonPath = ".status.size")
 @AdditionalPrinterColumn(
+    name = "Deltas",
+    type = AdditionalPrinterColumn.Type.INTEGER,
+    jsonPath = ".status.deltas",
+    priority = 1)
+@AdditionalPrinterColumn(
     name = "Age",
     type = AdditionalPrinterColumn.Type.DATE,
     jsonPath = ".metadata.creationTimestamp")

@@ -59,8 +59,21 @@ public class BloomFilterStatus {
   @JsonPropertyDescription("Serialized snapshot size, human readable.")
   private String size;
 
-  @JsonPropertyDescription("Number of chunk ConfigMaps of the published version.")
+  @JsonPropertyDescription(
+      "Number of chunk ConfigMaps the published manifest names (its base and its deltas).")
   private Integer chunks;
+
+  @JsonPropertyDescription(
+      "Version whose whole snapshot the published chain starts from (= version when the published "
+          + "version is a whole snapshot).")
+  private Long baseVersion;
+
+  @JsonPropertyDescription("Number of deltas after the base in the published chain.")
+  private Integer deltas;
+
+  @JsonPropertyDescription(
+      "Bytes the last publish wrote: the delta's size, or the whole snapshot's for a new base.")
+  private Long lastPublishBytes;
 
   @JsonPropertyDescription("sha256 of the whole serialized snapshot (hex).")
   private String sha256;
@@ -245,5 +258,29 @@ public class BloomFilterStatus {
 
   public void setLastBuildDurationMillis(Long lastBuildDurationMillis) {
     this.lastBuildDurationMillis = lastBuildDurationMillis;
+  }
+
+  public Long getBaseVersion() {
+    return baseVersion;
+  }
+
+  public void setBaseVersion(Long baseVersion) {
+    this.baseVersion = baseVersion;
+  }
+
+  public Integer getDeltas() {
+    return deltas;
+  }
+
+  public void setDeltas(Integer deltas) {
+    this.deltas = deltas;
+  }
+
+  public Long getLastPublishBytes() {
+    return lastPublishBytes;
+  }
+
+  public void setLastPublishBytes(Long lastPublishBytes) {
+    this.lastPublishBytes = lastPublishBytes;
   }
 }

@@ -31,12 +31,14 @@ import picocli.CommandLine.Spec;
       "  kubectl apply --server-side -n shop -f snapshot/",
       "  java -jar bloom-operator.jar inspect -n shop --name product-ids",
       "  java -jar bloom-operator.jar query -n shop --name product-ids sku-1 sku-2",
+      "  java -jar bloom-operator.jar export -n shop --name product-ids -o product-ids.bin",
       "",
     },
     subcommands = {
       BuildCommand.class,
       InspectCommand.class,
       QueryCommand.class,
+      ExportCommand.class,
       KeygenCommand.class,
       CommandLine.HelpCommand.class
     },
@@ -49,7 +51,7 @@ public final class BloomCli implements Runnable {
 
   /** First arguments that select the CLI instead of the operator. */
   public static final Set<String> COMMANDS =
-      Set.of("build", "inspect", "query", "keygen", "help", "-h", "--help");
+      Set.of("build", "inspect", "query", "export", "keygen", "help", "-h", "--help");
 
   @Spec CommandSpec spec;
 

@@ -57,7 +57,29 @@ final class InspectCommand implements Callable<Integer> {
     out.println("keyCount:         " + m.keyCount());
     out.println("expectedFpp:      " + String.format(Locale.ROOT, "%.3g", m.expectedFpp()));
     out.println("totalBytes:       " + m.totalBytes());
-    out.println("chunks:           " + m.chunks().size());
+    out.println("chunks:           " + m.chunkCount());
+    if (m.chained()) {
+      out.println("format:           " + m.format());
+      out.println("baseVersion:      " + m.baseVersion() + " (" + m.baseBytes() + " bytes)");
+      for (Manifest.Delta delta : m.deltas()) {
+        out.println(
+            "delta:            v"
+                + delta.version()
+                + ": "
+                + delta.bytes()
+                + " bytes, "
+                + delta.changedBits()
+                + " bits changed");
+      }
+    }
+    if (location.version != null && location.version != m.version()) {
+      out.println(
+          "loaded version:   "
+              + location.version
+              + " (verified; the fields above are v"
+              + m.version()
+              + "'s)");
+    }
     out.println("sha256:           " + m.sha256());
     out.println("createdAt:        " + m.createdAt());
     out.println("signature:        " + snapshot.signature());

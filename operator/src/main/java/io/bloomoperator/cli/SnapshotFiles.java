@@ -105,7 +105,7 @@ final class SnapshotFiles {
    * Reads and verifies the snapshot of {@code filterName}, or of the only filter in the directory
    * when {@code filterName} is null.
    */
-  VerifiedSnapshot read(String filterName, TrustedKeys trusted) throws CliException {
+  VerifiedSnapshot read(String filterName, TrustedKeys trusted, Long version) throws CliException {
     if (!Files.isDirectory(dir)) {
       throw new CliException(dir + " is not a directory");
     }
@@ -151,11 +151,13 @@ final class SnapshotFiles {
             configMap.getMetadata().getNamespace(),
             trusted);
     try {
-      BloomFilterBits bits = SnapshotDecoder.decode(manifest, this::loadChunk);
+      BloomFilterBits bits =
+          SnapshotDecoder.decodeVersion(
+              manifest, version == null ? manifest.version() : version, this::loadChunk);
       return new VerifiedSnapshot(manifest, bits, "directory " + dir, signature);
     } catch (SnapshotVerificationException e) {
       String where =
-          e.chunkIndex() >= 0
+          e.chunkIndex() >= 0 && !manifest.chained()
               ? " (file " + file(manifest.chunks().get(e.chunkIndex()).name()) + ")"
               : "";
       throw new CliException("verification failed: " + e.getMessage() + where, e);

@@ -55,6 +55,14 @@ final class SnapshotLocation {
   String context;
 
   @Option(
+      names = "--version",
+      paramLabel = "<n>",
+      description =
+          "An earlier version the published delta chain still holds (its base or any delta's "
+              + "version), verified against that version's own sha256. Default: the current one.")
+  Long version;
+
+  @Option(
       names = "--trusted-key",
       paramLabel = "<pem>",
       description =
@@ -94,7 +102,7 @@ final class SnapshotLocation {
   VerifiedSnapshot load(Path dir) throws CliException {
     TrustedKeys trusted = ManifestTrust.read(trustedKeys);
     if (!fromCluster()) {
-      return new SnapshotFiles(dir).read(name, trusted);
+      return new SnapshotFiles(dir).read(name, trusted, version);
     }
     Config config;
     if (kubeconfig != null) {
@@ -106,7 +114,7 @@ final class SnapshotLocation {
       config = Config.autoConfigure(context);
     }
     try (KubernetesClient client = new KubernetesClientBuilder().withConfig(config).build()) {
-      return fromCluster(client, namespace, name, trusted);
+      return fromCluster(client, namespace, name, trusted, version);
     } catch (KubernetesClientException e) {
       throw new CliException(
           "reading "
@@ -126,7 +134,11 @@ final class SnapshotLocation {
    * as sidecar-lib does.
    */
   static VerifiedSnapshot fromCluster(
-      KubernetesClient client, String namespace, String filterName, TrustedKeys trusted)
+      KubernetesClient client,
+      String namespace,
+      String filterName,
+      TrustedKeys trusted,
+      Long version)
       throws CliException {
     String manifestName = SnapshotNames.manifestName(filterName);
     ConfigMap configMap = client.configMaps().inNamespace(namespace).withName(manifestName).get();
@@ -170,7 +182,10 @@ final class SnapshotLocation {
           ManifestTrust.check(
               manifest, json, SnapshotConfigMaps.signatureData(configMap), namespace, trusted);
       BloomFilterBits bits =
-          SnapshotDecoder.decode(manifest, SnapshotConfigMaps.chunkSource(client, namespace));
+          SnapshotDecoder.decodeVersion(
+              manifest,
+              version == null ? manifest.version() : version,
+              SnapshotConfigMaps.chunkSource(client, namespace));
       return new VerifiedSnapshot(
           manifest, bits, "ConfigMap " + namespace + "/" + manifestName, signature);
     } catch (SnapshotVerificationException e) {

@@ -17,9 +17,9 @@ public final class NamespaceBudget {
   private NamespaceBudget() {}
 
   /**
-   * The payload bytes of the published versions of every filter of the namespace except {@code
-   * filterName}, from their manifests (one list of the small manifest ConfigMaps, no chunk is
-   * read). Manifests that do not parse count as nothing: they are not served.
+   * The bytes the published manifests (base and deltas) of every filter of the namespace except
+   * {@code filterName}, from their manifests (one list of the small manifest ConfigMaps, no chunk
+   * is read). Manifests that do not parse count as nothing: they are not served.
    */
   public static long publishedBytesExcept(
       KubernetesClient client, String namespace, String filterName) {
@@ -40,7 +40,7 @@ public final class NamespaceBudget {
         continue;
       }
       try {
-        total += Manifest.fromJson(json).totalBytes();
+        total += Manifest.fromJson(json).storedBytes();
       } catch (SnapshotVerificationException e) {
         // not a servable snapshot, so it holds no budget
       }

@@ -5,20 +5,27 @@ import io.bloomoperator.api.ByteSizes;
 import io.bloomoperator.api.Reasons;
 import io.bloomoperator.snapshot.BloomFilterBits;
 import io.bloomoperator.snapshot.Manifest;
+import io.bloomoperator.snapshot.SnapshotDelta;
 import io.bloomoperator.snapshot.SnapshotEncoder;
+import io.bloomoperator.snapshot.SnapshotVerificationException;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
 import java.io.IOException;
-import java.io.OutputStream;
-import java.io.UncheckedIOException;
 import java.time.Instant;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Makes a freshly built filter the published one, each step once: compare it with the published
- * version (an identical payload only confirms the build record), check the namespace's budget,
- * number the new version, write it ({@link SnapshotStore}), and read back what is now published.
- * Leftovers of earlier attempts are the janitor's job, done before this runs.
+ * version (an identical payload only confirms the build record), number the new version, choose
+ * between a delta on the published chain and a whole new base ({@link DeltaPolicy}), check the
+ * namespace's budget, write it ({@link SnapshotStore}), and read back what is now published.
+ * Memory: the new filter plus, while a delta is considered, the published one. Leftovers of earlier
+ * attempts are the janitor's job, done before this runs.
  */
 public final class Publication {
+
+  private static final Logger LOG = LoggerFactory.getLogger(Publication.class);
 
   /**
    * @param published what is published now, as read back after the write
@@ -36,20 +43,24 @@ public final class Publication {
   private final BloomFilter owner;
   private final SigningKeySecret signingKey;
   private final long maxNamespaceBytes;
+  private final DeltaPolicy deltas;
 
   /**
    * @param signingKey signs every manifest written, or null for unsigned manifests
    * @param maxNamespaceBytes budget of all published payloads of the owner's namespace
+   * @param deltas when a new version is a delta on the published chain
    */
   public Publication(
       KubernetesClient client,
       BloomFilter owner,
       SigningKeySecret signingKey,
-      long maxNamespaceBytes) {
+      long maxNamespaceBytes,
+      DeltaPolicy deltas) {
     this.client = client;
     this.owner = owner;
     this.signingKey = signingKey;
     this.maxNamespaceBytes = maxNamespaceBytes;
+    this.deltas = deltas;
   }
 
   /**
@@ -71,19 +82,62 @@ public final class Publication {
     SnapshotStore store = new SnapshotStore(client, owner, signingKey);
     Manifest published = current == null ? null : current.manifest();
     long size = SnapshotEncoder.payloadSize(bits);
-    // The digest pass only pays off when a same-sized version exists; publishing computes the
-    // digest again anyway while it writes the chunks.
-    if (published != null
-        && published.totalBytes() == size
-        && sha256Of(bits).equals(published.sha256())) {
+    String sha256 = SnapshotEncoder.sha256(bits);
+    if (published != null && published.totalBytes() == size && sha256.equals(published.sha256())) {
       // Byte-identical: publishing it again would only make every reader reload.
       store.confirm(current, record, bits, keyCount, chunkSize);
       return new Outcome(store.read(), false);
     }
-    checkNamespaceBudget(size);
     long version = Math.max(published == null ? 0 : published.version(), lastKnownVersion) + 1;
+    BloomFilterBits previousBits = deltaBase(store, published, bits, size);
+    if (previousBits != null) {
+      long budget = deltas.deltaBudget(published, size);
+      long deltaSize = SnapshotDelta.encodedSize(previousBits, bits, budget);
+      if (deltaSize >= 0) {
+        checkNamespaceBudget(published.storedBytes() + deltaSize);
+        store.publishDelta(
+            previousBits, bits, sha256, keyCount, version, chunkSize, current, record, now);
+        return new Outcome(store.read(), true);
+      }
+      LOG.debug(
+          "{}/{}: the delta to version {} exceeds {} bytes; publishing a new base",
+          owner.getMetadata().getNamespace(),
+          owner.getMetadata().getName(),
+          version,
+          budget);
+    }
+    previousBits = null; // only the new filter from here on
+    checkNamespaceBudget(size);
     store.publish(bits, keyCount, version, chunkSize, current, record, now);
     return new Outcome(store.read(), true);
+  }
+
+  /**
+   * The published version's bits, read back and verified, when the new version may be a delta on it
+   * (same key type and geometry, room left in the chain); null when it must be a new base. A
+   * published chain that no longer verifies (a chunk deleted or edited by hand) also means a new
+   * base: the next version must not build on it.
+   */
+  private BloomFilterBits deltaBase(
+      SnapshotStore store, Manifest published, BloomFilterBits bits, long size) {
+    if (published == null
+        || published.keyType() != bits.keyType()
+        || published.numBits() != bits.numBits()
+        || published.numHashFunctions() != bits.numHashFunctions()
+        || deltas.deltaBudget(published, size) < 0) {
+      return null;
+    }
+    try {
+      return store.materialize(published);
+    } catch (SnapshotVerificationException | IOException | KubernetesClientException e) {
+      LOG.warn(
+          "{}/{}: published version {} cannot be read back ({}); publishing a new base",
+          owner.getMetadata().getNamespace(),
+          owner.getMetadata().getName(),
+          published.version(),
+          e.getMessage());
+      return null;
+    }
   }
 
   /** One namespace must not fill etcd for everyone: refuse what would exceed its budget. */
@@ -104,15 +158,6 @@ public final class Publication {
               + ByteSizes.human(maxNamespaceBytes)
               + " (BLOOM_MAX_NAMESPACE_BYTES); nothing was published",
           null);
-    }
-  }
-
-  /** The payload digest, computed without keeping the payload (one buffer at a time). */
-  private static String sha256Of(BloomFilterBits bits) {
-    try {
-      return SnapshotEncoder.writeTo(bits, OutputStream.nullOutputStream()).sha256();
-    } catch (IOException e) {
-      throw new UncheckedIOException("a null stream cannot fail", e);
     }
   }
 }

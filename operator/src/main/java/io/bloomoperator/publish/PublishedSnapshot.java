@@ -4,6 +4,8 @@ import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.snapshot.SnapshotConfigMaps;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.OptionalLong;
 
 /**
@@ -21,10 +23,27 @@ public record PublishedSnapshot(ConfigMap configMap, Manifest manifest) {
     return manifest == null ? OptionalLong.empty() : OptionalLong.of(manifest.version());
   }
 
-  /** The version superseded by the current one, if it is still recorded. */
-  public OptionalLong previousVersion() {
-    Long value = longAnnotation(SnapshotConfigMaps.ANNOTATION_PREVIOUS_VERSION);
-    return value == null ? OptionalLong.empty() : OptionalLong.of(value);
+  /**
+   * The versions whose chunks the previous manifest named and this one does not (kept for the grace
+   * period), as recorded; also reads the single version operators before delta chains recorded.
+   * Unparsable entries are skipped.
+   */
+  public List<Long> previousVersions() {
+    String list = annotation(SnapshotConfigMaps.ANNOTATION_PREVIOUS_VERSIONS);
+    if (list == null) {
+      list = annotation(SnapshotConfigMaps.ANNOTATION_PREVIOUS_VERSION);
+    }
+    List<Long> versions = new ArrayList<>();
+    if (list != null) {
+      for (String item : list.split(",", 1001)) {
+        try {
+          versions.add(Long.valueOf(item.trim()));
+        } catch (NumberFormatException e) {
+          // hand-edited: the worst outcome is an early cleanup
+        }
+      }
+    }
+    return versions;
   }
 
   /** When the published version was written (the manifest's createdAt), or null. */

@@ -19,9 +19,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Deletes chunk ConfigMaps that no reader needs: every version except the published one and, for
- * its grace period, the one it replaced. That also removes chunks left by a failed publish or an
- * operator that died mid-publish, because their version is never the published one.
+ * Deletes chunk ConfigMaps that no reader needs: every version except those the published manifest
+ * names (its base and deltas) and, for their grace period, those the previous manifest named. That
+ * also removes chunks left by a failed publish or an operator that died mid-publish, because their
+ * version is never the published one.
  */
 public final class SnapshotJanitor {
 
@@ -47,13 +48,16 @@ public final class SnapshotJanitor {
     List<String> keep = new ArrayList<>();
     Optional<Duration> recheck = Optional.empty();
     if (snapshot != null && snapshot.manifest() != null) {
-      keep.add(Long.toString(snapshot.manifest().version()));
-      if (snapshot.previousVersion().isPresent()) {
-        long previous = snapshot.previousVersion().getAsLong();
+      for (long version : snapshot.manifest().referencedVersions()) {
+        keep.add(Long.toString(version));
+      }
+      List<Long> previous = new ArrayList<>(snapshot.previousVersions());
+      previous.removeIf(v -> keep.contains(Long.toString(v)));
+      if (!previous.isEmpty()) {
         Instant expires =
             snapshot.supersededAt() == null ? now : snapshot.supersededAt().plus(retainPrevious);
         if (now.isBefore(expires)) {
-          keep.add(Long.toString(previous));
+          previous.forEach(v -> keep.add(Long.toString(v)));
           recheck = Optional.of(Duration.between(now, expires));
         } else {
           retirePrevious(namespace, filterName, snapshot, previous);
@@ -65,13 +69,15 @@ public final class SnapshotJanitor {
   }
 
   /**
-   * Deletes the previous version's chunks (one delete-collection by label, so a hand-edited chunk
-   * count on the manifest cannot make it loop), then forgets it in the manifest.
+   * Deletes the previous versions' chunks (one delete-collection by label, so a hand-edited
+   * annotation cannot make it loop), then forgets them in the manifest.
    */
   private void retirePrevious(
-      String namespace, String filterName, PublishedSnapshot snapshot, long previous) {
+      String namespace, String filterName, PublishedSnapshot snapshot, List<Long> previous) {
     chunksOf(namespace, filterName)
-        .withLabel(SnapshotNames.LABEL_VERSION, Long.toString(previous))
+        .withLabelIn(
+            SnapshotNames.LABEL_VERSION,
+            previous.stream().map(String::valueOf).toArray(String[]::new))
         .delete();
     ConfigMap manifest = snapshot.configMap();
     try {

@@ -7,6 +7,8 @@ import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.snapshot.ManifestSignature;
 import io.bloomoperator.snapshot.ManifestSigner;
 import io.bloomoperator.snapshot.SnapshotConfigMaps;
+import io.bloomoperator.snapshot.SnapshotDecoder;
+import io.bloomoperator.snapshot.SnapshotDelta;
 import io.bloomoperator.snapshot.SnapshotEncoder;
 import io.bloomoperator.snapshot.SnapshotNames;
 import io.bloomoperator.snapshot.SnapshotVerificationException;
@@ -121,19 +123,82 @@ public final class SnapshotStore {
       BuildRecord build,
       Instant now)
       throws PublishException {
+    return publishChunksThenManifest(
+        version,
+        current,
+        build,
+        consumer -> {
+          SnapshotEncoder.Result encoded = SnapshotEncoder.encode(bits, chunkSize, consumer);
+          return Manifest.of(filterName, version, bits, keyCount, encoded, now);
+        });
+  }
+
+  /**
+   * Publishes {@code bits} as {@code version}, written as the delta from {@code previousBits} (the
+   * verified payload of {@code current}'s manifest, see {@link #materialize}) appended to its
+   * chain. The same guarantees as {@link #publish}.
+   *
+   * @param payloadSha256 SHA-256 of the whole payload of {@code bits}
+   */
+  public Manifest publishDelta(
+      BloomFilterBits previousBits,
+      BloomFilterBits bits,
+      String payloadSha256,
+      long keyCount,
+      long version,
+      int chunkSize,
+      PublishedSnapshot current,
+      BuildRecord build,
+      Instant now)
+      throws PublishException {
+    return publishChunksThenManifest(
+        version,
+        current,
+        build,
+        consumer -> {
+          SnapshotDelta.Result delta =
+              SnapshotDelta.encode(previousBits, bits, chunkSize, consumer);
+          return Manifest.withDelta(
+              current.manifest(), version, bits, keyCount, payloadSha256, delta, now);
+        });
+  }
+
+  /**
+   * The verified bits of {@code manifest}'s version, read back from the chunks in the cluster (the
+   * base, then each delta applied): what a new delta is computed against. Never taken from memory,
+   * so a restarted operator continues the chain exactly where the cluster is.
+   *
+   * @throws SnapshotVerificationException if a chunk is missing or anything fails verification
+   * @throws IOException if a chunk has no data or not the announced amount
+   */
+  public BloomFilterBits materialize(Manifest manifest)
+      throws SnapshotVerificationException, IOException {
+    return SnapshotDecoder.decode(manifest, SnapshotConfigMaps.chunkSource(client, namespace));
+  }
+
+  /** Writes the chunks of one version and returns its manifest. */
+  @FunctionalInterface
+  private interface ChunkWriting {
+    Manifest write(SnapshotEncoder.ChunkConsumer consumer) throws IOException;
+  }
+
+  /**
+   * Chunks first, then the manifest; on failure every chunk this call created is deleted again and
+   * the current manifest is left as it was.
+   */
+  private Manifest publishChunksThenManifest(
+      long version, PublishedSnapshot current, BuildRecord build, ChunkWriting chunks)
+      throws PublishException {
     // Before any chunk: an unusable key must not leave chunks behind or publish unsigned.
     ManifestSigner signer = signingKey == null ? null : signingKey.load(client);
     List<String> created = new ArrayList<>();
     try {
-      SnapshotEncoder.Result encoded =
-          SnapshotEncoder.encode(
-              bits,
-              chunkSize,
+      Manifest manifest =
+          chunks.write(
               (index, data, length, sha256) -> {
                 createChunk(index, version, data, length);
                 created.add(SnapshotNames.chunkName(filterName, version, index));
               });
-      Manifest manifest = Manifest.of(filterName, version, bits, keyCount, encoded, now);
       try {
         writeManifest(manifest, current, build, signer);
       } catch (RuntimeException e) {
@@ -339,11 +404,29 @@ public final class SnapshotStore {
       return false;
     }
     try {
+      if (published.chained()) {
+        // A chain cannot be recomputed from the bits alone: check every field that describes the
+        // result, then that base and deltas, as stored, verifiably produce exactly these bits.
+        Manifest expected =
+            Manifest.of(
+                filterName,
+                published.version(),
+                bits,
+                keyCount,
+                SnapshotEncoder.encode(bits, chunkSize, (index, data, length, sha256) -> {}),
+                createdAt);
+        return expected.sha256().equals(published.sha256())
+            && expected.keyCount() == published.keyCount()
+            && expected.expectedFpp() == published.expectedFpp()
+            && expected.keyType() == published.keyType()
+            && filterName.equals(published.filterName())
+            && materialize(published).equals(bits);
+      }
       SnapshotEncoder.Result encoded =
           SnapshotEncoder.encode(bits, chunkSize, (index, data, length, sha256) -> {});
       return Manifest.of(filterName, published.version(), bits, keyCount, encoded, createdAt)
           .equals(published);
-    } catch (IOException e) {
+    } catch (IOException | SnapshotVerificationException e) {
       return false;
     }
   }
@@ -353,9 +436,17 @@ public final class SnapshotStore {
     Map<String, String> annotations = new HashMap<>();
     build.annotate(annotations);
     if (current != null && current.manifest() != null) {
-      // The grace period starts when readers can first see the new version: now, not when the
-      // reconcile (and a possibly long build) began.
-      SnapshotConfigMaps.putSuperseded(annotations, current.manifest(), Instant.now());
+      List<Long> dropped = new ArrayList<>(current.manifest().referencedVersions());
+      dropped.removeAll(manifest.referencedVersions());
+      if (dropped.isEmpty()) {
+        // A delta appended to the chain drops nothing; versions an earlier new base dropped keep
+        // their grace period.
+        carrySuperseded(current, annotations);
+      } else {
+        // The grace period starts when readers can first see the new version: now, not when the
+        // reconcile (and a possibly long build) began.
+        SnapshotConfigMaps.putSuperseded(annotations, dropped, Instant.now());
+      }
     }
     ConfigMap desired = SnapshotConfigMaps.manifest(namespace, manifest, signer, annotations);
     desired.getMetadata().setOwnerReferences(List.of(ownerReference()));
@@ -368,6 +459,13 @@ public final class SnapshotStore {
           .getMetadata()
           .setResourceVersion(current.configMap().getMetadata().getResourceVersion());
       client.configMaps().inNamespace(namespace).resource(desired).update();
+    }
+  }
+
+  private static void carrySuperseded(PublishedSnapshot current, Map<String, String> annotations) {
+    List<Long> previous = current.previousVersions();
+    if (!previous.isEmpty() && current.supersededAt() != null) {
+      SnapshotConfigMaps.putSuperseded(annotations, previous, current.supersededAt());
     }
   }
 

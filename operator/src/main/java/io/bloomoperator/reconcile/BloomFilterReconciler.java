@@ -206,7 +206,12 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
       FilterBuilder.Result built = buildFilter(filter, client, source, spec);
       long start = System.nanoTime();
       Publication.Outcome outcome =
-          new Publication(client, filter, settings.signingKey(), settings.maxNamespaceBytes())
+          new Publication(
+                  client,
+                  filter,
+                  settings.signingKey(),
+                  settings.maxNamespaceBytes(),
+                  settings.deltas())
               .publish(
                   built.bits(),
                   built.keys(),
@@ -218,7 +223,7 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
                   attempt.now());
       var manifest = outcome.manifest();
       if (outcome.newVersion()) {
-        metrics.published(manifest.totalBytes(), Duration.ofNanos(System.nanoTime() - start));
+        metrics.published(manifest.versionBytes(), Duration.ofNanos(System.nanoTime() - start));
         events.normal(
             filter,
             "Published",
@@ -227,9 +232,16 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
                 + ": "
                 + built.keys()
                 + " keys, "
-                + manifest.chunks().size()
-                + " chunk(s), "
                 + ByteSizes.human(manifest.totalBytes())
+                + (manifest.chained()
+                    ? " as a delta of "
+                        + ByteSizes.human(manifest.versionBytes())
+                        + " (delta "
+                        + manifest.deltas().size()
+                        + " on base version "
+                        + manifest.baseVersion()
+                        + ")"
+                    : " in " + manifest.chunks().size() + " chunk(s)")
                 + ", expected FPP "
                 + String.format("%.3g", manifest.expectedFpp())
                 + ", built in "

@@ -1,6 +1,7 @@
 package io.bloomoperator.reconcile;
 
 import io.bloomoperator.api.Durations;
+import io.bloomoperator.publish.DeltaPolicy;
 import io.bloomoperator.publish.SigningKeySecret;
 import io.bloomoperator.source.HttpSourceSettings;
 import io.bloomoperator.source.SecretAccess;
@@ -26,6 +27,7 @@ import java.util.Map;
  * @param http where http sources may connect and what one may cost
  * @param signingKey the Secret holding the key that signs every published manifest, or null to
  *     publish unsigned manifests (BLOOM_SIGNING_KEY_SECRET)
+ * @param deltas when a new version is published as a delta and when as a whole snapshot
  */
 public record OperatorSettings(
     long maxSnapshotBytes,
@@ -36,7 +38,8 @@ public record OperatorSettings(
     int maxConcurrentBuilds,
     SecretAccess.Mode secretAccess,
     HttpSourceSettings http,
-    SigningKeySecret signingKey) {
+    SigningKeySecret signingKey,
+    DeltaPolicy deltas) {
 
   /** 64 MiB: about 53M keys at 1 %, 64 chunk ConfigMaps, one etcd write per chunk. */
   public static final long DEFAULT_MAX_SNAPSHOT_BYTES = 64L * 1024 * 1024;
@@ -50,8 +53,9 @@ public record OperatorSettings(
     if (maxSnapshotBytes < 1 || maxNamespaceBytes < 1 || maxConcurrentBuilds < 1) {
       throw new IllegalArgumentException("snapshot, namespace and build limits must be positive");
     }
-    if (http == null || secretAccess == null) {
-      throw new IllegalArgumentException("http source settings and secret access are required");
+    if (http == null || secretAccess == null || deltas == null) {
+      throw new IllegalArgumentException(
+          "http source settings, secret access and the delta policy are required");
     }
     if (maxMalformedKeys < 0
         || minPublishInterval.isNegative()
@@ -68,8 +72,9 @@ public record OperatorSettings(
   /**
    * Reads BLOOM_MAX_SNAPSHOT_BYTES, BLOOM_MAX_MALFORMED_KEYS, BLOOM_MAX_NAMESPACE_BYTES,
    * BLOOM_MIN_PUBLISH_INTERVAL, BLOOM_MIN_REFRESH_INTERVAL, BLOOM_MAX_CONCURRENT_BUILDS,
-   * BLOOM_SECRET_ACCESS, the http source settings ({@link HttpSourceSettings#fromEnvironment}) and
-   * the signing key ({@link SigningKeySecret#fromEnvironment}), falling back to the defaults.
+   * BLOOM_SECRET_ACCESS, the http source settings ({@link HttpSourceSettings#fromEnvironment}), the
+   * signing key ({@link SigningKeySecret#fromEnvironment}) and the delta policy ({@link
+   * DeltaPolicy#fromEnvironment}), falling back to the defaults.
    *
    * @throws IllegalArgumentException naming the variable that is not valid
    */
@@ -86,7 +91,8 @@ public record OperatorSettings(
                 positive(env, "BLOOM_MAX_CONCURRENT_BUILDS", DEFAULT_MAX_CONCURRENT_BUILDS)),
         secretAccess(env, "BLOOM_SECRET_ACCESS"),
         HttpSourceSettings.fromEnvironment(env),
-        SigningKeySecret.fromEnvironment(env, SigningKeySecret.SERVICE_ACCOUNT_NAMESPACE));
+        SigningKeySecret.fromEnvironment(env, SigningKeySecret.SERVICE_ACCOUNT_NAMESPACE),
+        DeltaPolicy.fromEnvironment(env));
   }
 
   /** These settings with manifests signed by the key in {@code secret} (null: unsigned). */
@@ -100,7 +106,23 @@ public record OperatorSettings(
         maxConcurrentBuilds,
         secretAccess,
         http,
-        secret);
+        secret,
+        deltas);
+  }
+
+  /** These settings with another delta policy. */
+  public OperatorSettings withDeltas(DeltaPolicy policy) {
+    return new OperatorSettings(
+        maxSnapshotBytes,
+        maxMalformedKeys,
+        maxNamespaceBytes,
+        minPublishInterval,
+        minRefreshInterval,
+        maxConcurrentBuilds,
+        secretAccess,
+        http,
+        signingKey,
+        policy);
   }
 
   private static SecretAccess.Mode secretAccess(Map<String, String> env, String name) {
@@ -143,7 +165,8 @@ public record OperatorSettings(
         maxConcurrentBuilds,
         secretAccess,
         settings,
-        signingKey);
+        signingKey,
+        deltas);
   }
 
   /**
@@ -158,6 +181,16 @@ public record OperatorSettings(
       throw new IllegalArgumentException(name + " must be positive");
     }
     return value;
+  }
+
+  /**
+   * The whole number (0 or more) in environment variable {@code name}, or {@code fallback} when it
+   * is unset or blank.
+   *
+   * @throws IllegalArgumentException when it is not a number or negative
+   */
+  public static long positiveOrZero(Map<String, String> env, String name, long fallback) {
+    return nonNegative(env, name, fallback);
   }
 
   private static long nonNegative(Map<String, String> env, String name, long fallback) {

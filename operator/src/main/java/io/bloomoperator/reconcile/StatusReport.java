@@ -69,7 +69,10 @@ final class StatusReport {
         new BigDecimal(published.expectedFpp()).round(new MathContext(3)).doubleValue());
     status.setSizeBytes(published.totalBytes());
     status.setSize(ByteSizes.human(published.totalBytes()));
-    status.setChunks(published.chunks().size());
+    status.setChunks(published.chunkCount());
+    status.setBaseVersion(published.baseVersion());
+    status.setDeltas(published.deltas().size());
+    status.setLastPublishBytes(published.versionBytes());
     status.setSha256(published.sha256());
     // The keys the published version was built from; a build's own count (built()) replaces it.
     // Without it, a progress patch of a build that has ended meanwhile, still in the cached

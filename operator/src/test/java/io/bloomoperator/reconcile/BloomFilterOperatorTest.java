@@ -187,14 +187,18 @@ class BloomFilterOperatorTest {
             Funnels.stringFunnel(StandardCharsets.UTF_8));
     assertThat(published.mightContain("brand-new-product")).isTrue();
 
-    // The old version stays for its grace period, then goes.
+    // One key more is a delta on version 1, which stays as its base (DeltaSnapshotOperatorTest
+    // covers chains, compaction and retirement); nothing else is left.
+    assertThat(v2.chained()).isTrue();
+    assertThat(v2.baseVersion()).isEqualTo(1L);
+    assertThat(v2Filter.getStatus().getDeltas()).isEqualTo(1);
+    assertThat(v2Filter.getStatus().getLastPublishBytes()).isLessThan(100L);
     await()
         .atMost(Duration.ofSeconds(30))
         .untilAsserted(
             () ->
                 assertThat(chunkNames(client, ns.name(), "ids"))
-                    .containsExactlyInAnyOrderElementsOf(
-                        v2.chunks().stream().map(c -> c.name()).toList()));
+                    .containsExactlyInAnyOrderElementsOf(SnapshotFixtures.namedChunks(v2)));
 
     // Same content under a new resourceVersion: rebuilt, but nothing new is published.
     client

@@ -51,7 +51,8 @@ class OperatorLimitsTest {
                 4,
                 SecretAccess.Mode.NAMESPACE,
                 HttpSourceSettings.defaults(),
-                null));
+                null,
+                io.bloomoperator.publish.DeltaPolicy.defaults()));
   }
 
   @Test

@@ -84,15 +84,31 @@ public final class SnapshotFixtures {
   /** The payload: every chunk named by the manifest, fetched by name and concatenated. */
   public static byte[] payload(KubernetesClient client, String namespace, Manifest manifest) {
     SnapshotDecoder.ChunkSource chunks = SnapshotConfigMaps.chunkSource(client, namespace);
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
     try {
+      if (manifest.chained()) {
+        // The version's whole payload: base plus chain, verified against the manifest's digest
+        // (SnapshotDeltaTest pins the decoder against Guava).
+        return io.bloomoperator.snapshot.SnapshotEncoder.toByteArray(
+            SnapshotDecoder.decode(manifest, chunks));
+      }
+      ByteArrayOutputStream out = new ByteArrayOutputStream();
       for (int i = 0; i < manifest.chunks().size(); i++) {
         out.writeBytes(chunks.load(i, manifest.chunks().get(i)));
       }
+      return out.toByteArray();
     } catch (IOException e) {
       throw new UncheckedIOException(e);
+    } catch (io.bloomoperator.snapshot.SnapshotVerificationException e) {
+      throw new IllegalStateException(e);
     }
-    return out.toByteArray();
+  }
+
+  /** Names of every chunk ConfigMap a manifest names: its base's and its deltas'. */
+  public static List<String> namedChunks(Manifest manifest) {
+    List<String> names = new java.util.ArrayList<>();
+    manifest.chunks().forEach(c -> names.add(c.name()));
+    manifest.deltas().forEach(d -> d.chunks().forEach(c -> names.add(c.name())));
+    return names;
   }
 
   /** Names of the chunk ConfigMaps of a filter that exist now. */

@@ -294,6 +294,15 @@ public record Manifest(
     return sum;
   }
 
+  /**
+   * Bytes of this version's own chunks, i.e. what publishing it wrote: its delta when chained, the
+   * whole payload otherwise.
+   */
+  public long versionBytes() {
+    List<Delta> deltas = deltas();
+    return deltas.isEmpty() ? totalBytes : deltas.get(deltas.size() - 1).bytes();
+  }
+
   /** Bytes of every chunk this manifest names: what it keeps in the API server. */
   public long storedBytes() {
     return baseBytes() + deltaBytes();

@@ -7,6 +7,7 @@ import java.io.IOException;
 import java.time.Instant;
 import java.util.Arrays;
 import java.util.Base64;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -21,10 +22,16 @@ import java.util.Map;
  */
 public final class SnapshotConfigMaps {
 
-  /** Annotation: the version the current one replaced, kept for the grace period. */
+  /**
+   * Annotation: the versions (comma-separated) whose chunks the previous manifest named and the
+   * current one does not, kept for the grace period: readers may still be fetching them.
+   */
+  public static final String ANNOTATION_PREVIOUS_VERSIONS = "bloomoperator.io/previous-versions";
+
+  /** Annotation of operators before delta chains: the one version the current one replaced. */
   public static final String ANNOTATION_PREVIOUS_VERSION = "bloomoperator.io/previous-version";
 
-  /** Annotation: how many chunks the previous version has, so they can be deleted by name. */
+  /** Annotation of operators before delta chains: the previous version's chunk count. */
   public static final String ANNOTATION_PREVIOUS_CHUNKS = "bloomoperator.io/previous-chunks";
 
   /** Annotation: when the current version replaced the previous one (RFC 3339). */
@@ -225,17 +232,26 @@ public final class SnapshotConfigMaps {
   }
 
   /**
-   * Records in {@code annotations} that {@code previous} was superseded at {@code at}, so its
-   * chunks can be deleted by name once the grace period is over.
+   * Records in {@code annotations} that the chunks of {@code versions} stopped being named by the
+   * manifest at {@code at}, so they can be deleted once the grace period is over.
    */
-  public static void putSuperseded(Map<String, String> annotations, Manifest previous, Instant at) {
-    annotations.put(ANNOTATION_PREVIOUS_VERSION, Long.toString(previous.version()));
-    annotations.put(ANNOTATION_PREVIOUS_CHUNKS, Integer.toString(previous.chunks().size()));
+  public static void putSuperseded(
+      Map<String, String> annotations, List<Long> versions, Instant at) {
+    removeSuperseded(annotations);
+    if (versions.isEmpty()) {
+      return;
+    }
+    StringBuilder list = new StringBuilder();
+    for (long version : versions) {
+      list.append(list.length() == 0 ? "" : ",").append(version);
+    }
+    annotations.put(ANNOTATION_PREVIOUS_VERSIONS, list.toString());
     annotations.put(ANNOTATION_SUPERSEDED_AT, at.toString());
   }
 
   /** Removes what {@link #putSuperseded} recorded: the previous version is gone. */
   public static void removeSuperseded(Map<String, String> annotations) {
+    annotations.remove(ANNOTATION_PREVIOUS_VERSIONS);
     annotations.remove(ANNOTATION_PREVIOUS_VERSION);
     annotations.remove(ANNOTATION_PREVIOUS_CHUNKS);
     annotations.remove(ANNOTATION_SUPERSEDED_AT);

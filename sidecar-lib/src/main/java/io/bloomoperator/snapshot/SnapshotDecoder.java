@@ -45,17 +45,60 @@ public final class SnapshotDecoder {
   public static BloomFilterBits decode(Manifest manifest, ChunkSource source)
       throws SnapshotVerificationException, IOException {
     manifest.validate();
+    BloomFilterBits base = decodeBase(manifest, source);
+    if (!manifest.chained()) {
+      return base;
+    }
+    // The base's words are ours alone (nothing serves them yet): apply the chain in place.
+    return applyAndVerify(manifest, base.words(), manifest.deltas(), manifest.sha256(), source);
+  }
+
+  /** The payload {@code manifest.chunks()} hold, verified against the base's digest. */
+  private static BloomFilterBits decodeBase(Manifest manifest, ChunkSource source)
+      throws SnapshotVerificationException, IOException {
     List<Manifest.ChunkRef> refs = manifest.chunks();
     Verifier verifier = new Verifier(manifest);
     for (int i = 0; i < refs.size(); i++) {
       verifier.accept(i, source.load(i, refs.get(i)));
     }
-    BloomFilterBits base = verifier.finish();
-    if (!manifest.chained()) {
+    return verifier.finish();
+  }
+
+  /**
+   * Decodes an earlier version that {@code manifest}'s chain still holds: its base, or the version
+   * any of its deltas produces (verified against that delta's payload digest); {@code
+   * manifest.version()} itself as {@link #decode(Manifest, ChunkSource)}.
+   *
+   * @throws SnapshotVerificationException if the chain does not hold {@code version}, or as {@link
+   *     #decode(Manifest, ChunkSource)}
+   * @throws IOException whatever {@code source} throws
+   */
+  public static BloomFilterBits decodeVersion(Manifest manifest, long version, ChunkSource source)
+      throws SnapshotVerificationException, IOException {
+    manifest.validate();
+    if (version == manifest.version()) {
+      return decode(manifest, source);
+    }
+    List<Manifest.Delta> deltas = manifest.deltas();
+    int last = -1;
+    for (int i = 0; i < deltas.size(); i++) {
+      if (deltas.get(i).version() == version) {
+        last = i;
+      }
+    }
+    if (version != manifest.baseVersion() && last < 0) {
+      throw new SnapshotVerificationException(
+          "version "
+              + version
+              + " is not in the published chain, which holds versions "
+              + manifest.referencedVersions());
+    }
+    BloomFilterBits base = decodeBase(manifest, source);
+    if (last < 0) {
       return base;
     }
-    // The base's words are ours alone (nothing serves them yet): apply the chain in place.
-    return applyAndVerify(manifest, base.words(), manifest.deltas(), source);
+    return applyAndVerify(
+        manifest, base.words(), deltas.subList(0, last + 1), deltas.get(last).sha256(), source);
   }
 
   /**
@@ -86,11 +129,15 @@ public final class SnapshotDecoder {
         || held.numHashFunctions() != manifest.numHashFunctions()) {
       return decode(manifest, source);
     }
-    return applyAndVerify(manifest, held.words().clone(), deltas.get(), source);
+    return applyAndVerify(manifest, held.words().clone(), deltas.get(), manifest.sha256(), source);
   }
 
   private static BloomFilterBits applyAndVerify(
-      Manifest manifest, long[] words, List<Manifest.Delta> deltas, ChunkSource source)
+      Manifest manifest,
+      long[] words,
+      List<Manifest.Delta> deltas,
+      String expectedSha256,
+      ChunkSource source)
       throws SnapshotVerificationException, IOException {
     for (Manifest.Delta delta : deltas) {
       SnapshotDelta.apply(words, manifest.numHashFunctions(), delta, source);
@@ -98,12 +145,12 @@ public final class SnapshotDecoder {
     BloomFilterBits result =
         BloomFilterBits.wrap(manifest.keyType(), manifest.numHashFunctions(), words);
     String actual = SnapshotEncoder.sha256(result);
-    if (!actual.equalsIgnoreCase(manifest.sha256())) {
+    if (!actual.equalsIgnoreCase(expectedSha256)) {
       throw new SnapshotVerificationException(
           "payload sha256 mismatch after applying "
               + deltas.size()
               + " delta(s): manifest says "
-              + manifest.sha256()
+              + expectedSha256
               + ", computed "
               + actual);
     }

@@ -80,7 +80,7 @@ class SnapshotConfigMapsTest {
             AT);
     Map<String, String> annotations = new HashMap<>();
     SnapshotConfigMaps.putBuildRecord(annotations, "tok", 7, AT);
-    SnapshotConfigMaps.putSuperseded(annotations, previous, AT.plusSeconds(1));
+    SnapshotConfigMaps.putSuperseded(annotations, previous.referencedVersions(), AT.plusSeconds(1));
 
     ConfigMap configMap = SnapshotConfigMaps.manifest("shop", manifest, signer, annotations);
 

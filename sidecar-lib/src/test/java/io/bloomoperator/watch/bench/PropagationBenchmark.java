@@ -441,7 +441,7 @@ public final class PropagationBenchmark {
       Map<String, String> annotations = new HashMap<>();
       Manifest previous = parse(current);
       if (previous != null) {
-        SnapshotConfigMaps.putSuperseded(annotations, previous, now);
+        SnapshotConfigMaps.putSuperseded(annotations, previous.referencedVersions(), now);
       }
       ConfigMap desired = SnapshotConfigMaps.manifest(namespace, manifest, null, annotations);
       if (current == null) {
