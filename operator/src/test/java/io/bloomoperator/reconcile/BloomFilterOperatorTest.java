@@ -25,9 +25,6 @@ import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.OwnerReferenceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.io.ByteArrayInputStream;
-import java.io.ByteArrayOutputStream;
-import java.io.DataOutputStream;
-import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -82,7 +79,7 @@ class BloomFilterOperatorTest {
     BloomFilter<CharSequence> published =
         BloomFilter.readFrom(
             new ByteArrayInputStream(payload), Funnels.stringFunnel(StandardCharsets.UTF_8));
-    BloomFilter<CharSequence> guava = emptyGuavaFilter(manifest);
+    BloomFilter<CharSequence> guava = SnapshotFixtures.emptyGuavaFilter(manifest);
     ids.forEach(guava::put);
     assertThat(published).as("equal to Guava's own filter of the same keys").isEqualTo(guava);
     assertThat(ids).allMatch(published::mightContain);
@@ -507,18 +504,5 @@ class BloomFilterOperatorTest {
             new ByteArrayInputStream(payload), Funnels.stringFunnel(StandardCharsets.UTF_8));
     assertThat(keys("y", 2000)).allMatch(published::mightContain);
     assertThat(republished.getStatus().getSha256()).isEqualTo(v2.sha256());
-  }
-
-  /** A Guava filter with the manifest's numBits and k and no keys, built through Guava itself. */
-  static BloomFilter<CharSequence> emptyGuavaFilter(Manifest manifest) throws IOException {
-    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-    DataOutputStream out = new DataOutputStream(bytes);
-    out.writeByte(1); // MURMUR128_MITZ_64
-    out.writeByte(manifest.numHashFunctions());
-    out.writeInt((int) (manifest.numBits() / 64));
-    out.write(new byte[(int) (manifest.numBits() / 8)]);
-    return BloomFilter.readFrom(
-        new ByteArrayInputStream(bytes.toByteArray()),
-        Funnels.stringFunnel(StandardCharsets.UTF_8));
   }
 }

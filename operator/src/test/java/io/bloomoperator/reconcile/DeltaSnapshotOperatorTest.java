@@ -114,7 +114,7 @@ class DeltaSnapshotOperatorTest {
         published.add(manifest);
 
         // Byte for byte what Guava builds from the same keys, however it was published.
-        BloomFilter<CharSequence> guava = BloomFilterOperatorTest.emptyGuavaFilter(manifest);
+        BloomFilter<CharSequence> guava = SnapshotFixtures.emptyGuavaFilter(manifest);
         keys.forEach(guava::put);
         assertThat(
                 BloomFilter.readFrom(
@@ -386,7 +386,7 @@ class DeltaSnapshotOperatorTest {
         client.configMaps().inNamespace(ns.name()).resource(leftover).create();
       }
       // Readers meanwhile: the published chain is complete and verifies.
-      BloomFilter<CharSequence> guava = BloomFilterOperatorTest.emptyGuavaFilter(v4);
+      BloomFilter<CharSequence> guava = SnapshotFixtures.emptyGuavaFilter(v4);
       keys.forEach(guava::put);
       assertThat(
               BloomFilter.readFrom(
@@ -418,7 +418,7 @@ class DeltaSnapshotOperatorTest {
     awaitStatus(client, ns.name(), "ids", f -> f.getStatus().getVersion() == 6L);
     Manifest v6 = manifest(client, ns.name(), "ids");
     assertThat(v6.chained()).isTrue();
-    BloomFilter<CharSequence> guava = BloomFilterOperatorTest.emptyGuavaFilter(v6);
+    BloomFilter<CharSequence> guava = SnapshotFixtures.emptyGuavaFilter(v6);
     keys.forEach(guava::put);
     assertThat(
             BloomFilter.readFrom(

@@ -151,4 +151,18 @@ public final class SnapshotFixtures {
                 io.fabric8.kubernetes.client.dsl.base.PatchType.JSON_MERGE),
             io.fabric8.kubernetes.client.utils.Serialization.asJson(patch));
   }
+
+  /** A Guava filter with the manifest's numBits and k and no keys, built through Guava itself. */
+  public static com.google.common.hash.BloomFilter<CharSequence> emptyGuavaFilter(Manifest manifest)
+      throws IOException {
+    java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+    java.io.DataOutputStream out = new java.io.DataOutputStream(bytes);
+    out.writeByte(1); // MURMUR128_MITZ_64
+    out.writeByte(manifest.numHashFunctions());
+    out.writeInt((int) (manifest.numBits() / 64));
+    out.write(new byte[(int) (manifest.numBits() / 8)]);
+    return com.google.common.hash.BloomFilter.readFrom(
+        new java.io.ByteArrayInputStream(bytes.toByteArray()),
+        com.google.common.hash.Funnels.stringFunnel(java.nio.charset.StandardCharsets.UTF_8));
+  }
 }

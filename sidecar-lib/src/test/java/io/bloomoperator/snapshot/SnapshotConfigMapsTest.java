@@ -93,8 +93,7 @@ class SnapshotConfigMapsTest {
                 "bloomoperator.io/source-token", "tok",
                 "bloomoperator.io/spec-generation", "7",
                 "bloomoperator.io/built-at", "2026-11-29T12:00:00Z",
-                "bloomoperator.io/previous-version", "2",
-                "bloomoperator.io/previous-chunks", Integer.toString(previous.chunks().size()),
+                "bloomoperator.io/previous-versions", "2",
                 "bloomoperator.io/superseded-at", "2026-11-29T12:00:01Z"));
     SnapshotConfigMaps.StoredManifest stored = SnapshotConfigMaps.readManifest(configMap);
     assertThat(stored.manifest()).isEqualTo(manifest);
