@@ -107,7 +107,9 @@ public final class OperatorMain {
               // patch).
               o.withKubernetesClient(client).withCloseClientOnStop(false);
               if (registry != null) {
-                o.withMetrics(MicrometerMetrics.withoutPerResourceMetrics(registry));
+                o.withMetrics(
+                    new io.bloomoperator.runtime.OperatorMetrics(
+                        MicrometerMetrics.withoutPerResourceMetrics(registry), metrics));
               }
               if (options.leaderElection()) {
                 // Only the Lease holder reconciles; others keep their caches warm and take over

@@ -1,5 +1,6 @@
 package io.bloomoperator.api;
 
+import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 import io.fabric8.crd.generator.annotation.AdditionalPrinterColumn;
 import io.fabric8.generator.annotation.ValidationRule;
 import io.fabric8.kubernetes.api.model.Namespaced;
@@ -45,11 +46,54 @@ import io.fabric8.kubernetes.model.annotation.Version;
     name = "Age",
     type = AdditionalPrinterColumn.Type.DATE,
     jsonPath = ".metadata.creationTimestamp")
+// priority 1: shown by `kubectl get bf -o wide` only: why it is (not) Ready, what it is doing,
+// how it is refreshed and when it was last built. The CRD generator orders all columns by
+// jsonPath, so these fall between the others.
+@AdditionalPrinterColumn(
+    name = "Reason",
+    type = AdditionalPrinterColumn.Type.STRING,
+    jsonPath = ".status.conditions[?(@.type==\"Ready\")].reason",
+    priority = 1)
+@AdditionalPrinterColumn(
+    name = "Phase",
+    type = AdditionalPrinterColumn.Type.STRING,
+    jsonPath = ".status.phase",
+    priority = 1)
+@AdditionalPrinterColumn(
+    name = "Refresh",
+    type = AdditionalPrinterColumn.Type.STRING,
+    jsonPath = ".spec.refreshInterval",
+    priority = 1)
+@AdditionalPrinterColumn(
+    name = "Last Build",
+    type = AdditionalPrinterColumn.Type.DATE,
+    jsonPath = ".status.lastBuildTime",
+    priority = 1)
 public class BloomFilter extends CustomResource<BloomFilterSpec, BloomFilterStatus>
     implements Namespaced {
 
   public static final String GROUP = "bloomoperator.io";
   public static final String VERSION = "v1alpha1";
+
+  /** Overridden only to describe {@code spec} in the CRD, so {@code kubectl explain} shows it. */
+  @Override
+  @JsonPropertyDescription(
+      "The desired filter: where its keys come from (source), how accurate it must be"
+          + " (falsePositiveRate, expectedInsertions, keyType) and how it is kept current"
+          + " (refreshInterval, snapshot). The operator builds it, publishes it as ConfigMaps named"
+          + " <name>-bloom*, and reports progress in status.")
+  public BloomFilterSpec getSpec() {
+    return super.getSpec();
+  }
+
+  /** Overridden only to describe {@code status} in the CRD. */
+  @Override
+  @JsonPropertyDescription(
+      "Written by the operator: the Ready condition and its reason, the published version and"
+          + " its size, and the last build's counts.")
+  public BloomFilterStatus getStatus() {
+    return super.getStatus();
+  }
 
   // No initStatus(): a resource the operator has not seen yet has no status, and the status
   // patch must add /status as a whole rather than fields below a /status that does not exist.

@@ -53,6 +53,9 @@ public final class BloomCli implements Runnable {
   public static final Set<String> COMMANDS =
       Set.of("build", "inspect", "query", "export", "keygen", "help", "-h", "--help");
 
+  /** System property naming the command in usage texts (set by the kubectl plugin launcher). */
+  public static final String CLI_NAME_PROPERTY = "bloom.cli.name";
+
   @Spec CommandSpec spec;
 
   @Option(
@@ -83,6 +86,12 @@ public final class BloomCli implements Runnable {
    */
   public static CommandLine commandLine(InputStream in, PrintWriter out, PrintWriter err) {
     CommandLine commandLine = new CommandLine(new BloomCli(in));
+    // The name usage lines show: "kubectl bloom" when run as the kubectl plugin (its launcher sets
+    // it), "bloom-operator" otherwise.
+    String name = System.getProperty(CLI_NAME_PROPERTY);
+    if (name != null && !name.isBlank()) {
+      commandLine.setCommandName(name);
+    }
     commandLine.setOut(out);
     commandLine.setErr(err);
     commandLine.setExecutionExceptionHandler(

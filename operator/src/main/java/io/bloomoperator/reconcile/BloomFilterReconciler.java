@@ -115,6 +115,7 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
     KeySource source;
     try {
       spec = ResolvedSpec.of(filter.getSpec(), settings.minRefreshInterval());
+      metrics.refreshInterval(filter, spec.refresh());
       source =
           KeySources.from(
               filter.getSpec().getSource(),
@@ -164,8 +165,10 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
       return report.ready(
           Decision.nextCheck(spec.refresh(), token != null, current.builtAt(), graceLeft, now));
     } catch (SourceException e) {
+      metrics.sourceFailed(e.reason());
       return report.failed(e.reason(), source.description() + ": " + e.getMessage(), true);
     } catch (PublishException e) {
+      metrics.publishFailed(e.reason());
       return report.failed(e.reason(), e.getMessage(), true);
     }
   }

@@ -1,18 +1,34 @@
 package io.bloomoperator.reconcile;
 
+import io.bloomoperator.api.BloomFilter;
+import io.bloomoperator.api.Reasons;
+import io.bloomoperator.reconcile.MetricCatalogue.Metric;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
+import java.time.Instant;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * The operator's own metrics beside java-operator-sdk's: how long builds and publishes take, how
- * big the results are, and why things fail. Exported as Prometheus text on /metrics ({@code
- * bloom_build_duration_seconds}, {@code bloom_published_total}, ...).
+ * The operator's own metrics beside java-operator-sdk's, as defined in {@link MetricCatalogue}: how
+ * long builds and publishes take, how big the results are, why things fail, and per filter whether
+ * it is Ready and how fresh its snapshot is. Exported as Prometheus text on /metrics.
+ *
+ * <p>Per-filter series are created at a filter's first reconcile and removed by {@link #forget}
+ * when it is deleted, so their number follows the number of BloomFilters.
  */
 public final class BuildMetrics {
+
+  /** How many deleted filters are remembered, so a reconcile still running does not revive one. */
+  private static final int REMEMBERED_DELETIONS = 1024;
 
   private final MeterRegistry registry;
   private final Timer buildDuration;
@@ -21,34 +37,25 @@ public final class BuildMetrics {
   private final DistributionSummary snapshotBytes;
   private final Counter published;
   private final Counter unchanged;
+  private final Map<String, FilterGauges> filters = new ConcurrentHashMap<>();
+  private final Set<String> deletedUids =
+      Collections.synchronizedSet(
+          Collections.newSetFromMap(
+              new LinkedHashMap<>() {
+                @Override
+                protected boolean removeEldestEntry(Map.Entry<String, Boolean> eldest) {
+                  return size() > REMEMBERED_DELETIONS;
+                }
+              }));
 
   public BuildMetrics(MeterRegistry registry) {
     this.registry = registry;
-    this.buildDuration =
-        Timer.builder("bloom.build.duration")
-            .description("Reading the source and building the filter")
-            .register(registry);
-    this.publishDuration =
-        Timer.builder("bloom.publish.duration")
-            .description("Writing the chunks and the manifest of a new version")
-            .register(registry);
-    this.keys =
-        DistributionSummary.builder("bloom.build.keys")
-            .description("Keys per build")
-            .register(registry);
-    this.snapshotBytes =
-        DistributionSummary.builder("bloom.snapshot.bytes")
-            .baseUnit("bytes")
-            .description("Size of published snapshots")
-            .register(registry);
-    this.published =
-        Counter.builder("bloom.published")
-            .description("New snapshot versions published")
-            .register(registry);
-    this.unchanged =
-        Counter.builder("bloom.rebuilds.unchanged")
-            .description("Rebuilds whose payload equalled the published one")
-            .register(registry);
+    this.buildDuration = timer(MetricCatalogue.BUILD_DURATION);
+    this.publishDuration = timer(MetricCatalogue.PUBLISH_DURATION);
+    this.keys = summary(MetricCatalogue.BUILD_KEYS);
+    this.snapshotBytes = summary(MetricCatalogue.SNAPSHOT_BYTES);
+    this.published = counter(MetricCatalogue.PUBLISHED, Tags.empty());
+    this.unchanged = counter(MetricCatalogue.REBUILDS_UNCHANGED, Tags.empty());
   }
 
   /** Metrics that go nowhere, for tests and embedded use. */
@@ -71,11 +78,106 @@ public final class BuildMetrics {
     unchanged.increment();
   }
 
+  /** A reconcile that set Ready=False with {@code reason}. */
   void failed(String reason) {
-    Counter.builder("bloom.failures")
-        .description("Failed reconciles by Ready reason")
-        .tag("reason", reason)
-        .register(registry)
-        .increment();
+    counter(MetricCatalogue.FAILURES, reasonTag(reason)).increment();
+  }
+
+  /** A build whose result was not published, by the reason on the Ready condition. */
+  void publishFailed(String reason) {
+    counter(MetricCatalogue.PUBLISH_FAILURES, reasonTag(reason)).increment();
+  }
+
+  /** A source that could not be read, by the reason on the Ready condition. */
+  void sourceFailed(String reason) {
+    counter(MetricCatalogue.SOURCE_ERRORS, reasonTag(reason)).increment();
+  }
+
+  /** The filter's refresh interval as resolved at this reconcile (null: none). */
+  void refreshInterval(BloomFilter filter, Duration refresh) {
+    gauges(filter)
+        .set(MetricCatalogue.FILTER_REFRESH_INTERVAL, refresh == null ? null : seconds(refresh));
+  }
+
+  /** The version the filter has published and when it was written (null: unknown). */
+  void snapshot(BloomFilter filter, long version, Instant publishedAt) {
+    FilterGauges gauges = gauges(filter);
+    gauges.set(MetricCatalogue.FILTER_SNAPSHOT_VERSION, (double) version);
+    if (publishedAt != null) {
+      gauges.set(MetricCatalogue.FILTER_SNAPSHOT_TIMESTAMP, epochSeconds(publishedAt));
+    }
+  }
+
+  /**
+   * The Ready condition just written; when True, {@code now} is also the time the published version
+   * was last found current.
+   */
+  void ready(BloomFilter filter, boolean ready, Instant now) {
+    FilterGauges gauges = gauges(filter);
+    gauges.set(MetricCatalogue.FILTER_READY, ready ? 1.0 : 0.0);
+    if (ready) {
+      gauges.set(MetricCatalogue.FILTER_VERIFIED_TIMESTAMP, epochSeconds(now));
+    }
+  }
+
+  /**
+   * Removes the series of a deleted BloomFilter.
+   *
+   * @param uid the deleted object's uid (a reconcile of it that finishes later is ignored), or null
+   */
+  public void forget(String namespace, String name, String uid) {
+    if (uid != null) {
+      deletedUids.add(uid);
+    }
+    FilterGauges gauges = filters.remove(key(namespace, name));
+    if (gauges != null) {
+      gauges.removeAll();
+    }
+  }
+
+  /** The filter's gauges; a detached set (values go nowhere) when the filter was deleted. */
+  private FilterGauges gauges(BloomFilter filter) {
+    String namespace = filter.getMetadata().getNamespace();
+    String name = filter.getMetadata().getName();
+    String uid = filter.getMetadata().getUid();
+    if (uid != null && deletedUids.contains(uid)) {
+      return FilterGauges.detached(registry);
+    }
+    return filters.computeIfAbsent(
+        key(namespace, name), k -> new FilterGauges(registry, namespace, name));
+  }
+
+  private static String key(String namespace, String name) {
+    return namespace + "/" + name;
+  }
+
+  private static double seconds(Duration d) {
+    return d.toMillis() / 1000.0;
+  }
+
+  private static double epochSeconds(Instant t) {
+    return t.toEpochMilli() / 1000.0;
+  }
+
+  /** A reason from {@link Reasons}; anything else is counted as ReconcileError. */
+  private static Tags reasonTag(String reason) {
+    return Tags.of(
+        MetricCatalogue.TAG_REASON,
+        Reasons.all().contains(reason) ? reason : Reasons.RECONCILE_ERROR);
+  }
+
+  private Timer timer(Metric m) {
+    return Timer.builder(m.name()).description(m.meaning()).register(registry);
+  }
+
+  private DistributionSummary summary(Metric m) {
+    return DistributionSummary.builder(m.name())
+        .baseUnit(m.unit())
+        .description(m.meaning())
+        .register(registry);
+  }
+
+  private Counter counter(Metric m, Tags tags) {
+    return Counter.builder(m.name()).description(m.meaning()).tags(tags).register(registry);
   }
 }

@@ -82,6 +82,7 @@ final class StatusReport {
     if (current.builtAt() != null) {
       status.setLastBuildTime(current.builtAt().toString());
     }
+    metrics.snapshot(filter, published.version(), current.publishedAt());
   }
 
   /** What the build that just ended read and found. */
@@ -113,6 +114,7 @@ final class StatusReport {
             + status.getSize();
     ReadyCondition.set(status, previousReady, true, Reasons.PUBLISHED, message, generation(), now);
     status.setPhase(Reasons.PHASE_IDLE);
+    metrics.ready(filter, true, now);
     write();
     UpdateControl<BloomFilter> control = UpdateControl.noUpdate();
     next.ifPresent(control::rescheduleAfter);
@@ -143,6 +145,7 @@ final class StatusReport {
         message);
     ReadyCondition.set(status, previousReady, false, reason, message, generation(), now);
     status.setPhase(Reasons.PHASE_FAILED);
+    metrics.ready(filter, false, now);
     write();
     UpdateControl<BloomFilter> control = UpdateControl.noUpdate();
     return retry ? control.rescheduleAfter(Decision.backoff(previousReady, now)) : control;

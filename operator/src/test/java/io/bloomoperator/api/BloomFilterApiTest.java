@@ -55,8 +55,15 @@ class BloomFilterApiTest {
               assertThat(v.getName()).isEqualTo("v1alpha1");
               assertThat(v.getSubresources().getStatus()).isNotNull();
               assertThat(v.getAdditionalPrinterColumns())
+                  // the API server omits priority 0
+                  .filteredOn(c -> c.getPriority() == null || c.getPriority() == 0)
                   .extracting(c -> c.getName())
                   .containsExactlyInAnyOrder("Ready", "Version", "Keys", "FPP", "Size", "Age");
+              // kubectl get -o wide only
+              assertThat(v.getAdditionalPrinterColumns())
+                  .filteredOn(c -> c.getPriority() != null && c.getPriority() == 1)
+                  .extracting(c -> c.getName())
+                  .containsExactlyInAnyOrder("Reason", "Phase", "Refresh", "Last Build");
             });
   }
 
@@ -64,6 +71,7 @@ class BloomFilterApiTest {
   void kubectlExplainShowsFieldDescriptions(KubeCluster cluster) {
     String explained = cluster.kubectl("explain", "bloomfilter.spec");
     assertThat(explained)
+        .contains("The desired filter: where its keys come from")
         .contains("falsePositiveRate")
         .contains("Target false-positive probability")
         .contains("exactly one source kind")

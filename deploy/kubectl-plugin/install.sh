@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs the kubectl plugin: kubectl-bloom and bloom-operator.jar into one directory on PATH.
+#   bash deploy/kubectl-plugin/install.sh            # into ~/.local/bin
+#   BINDIR=/usr/local/bin bash deploy/kubectl-plugin/install.sh
+# Needs the jar: `mvn -B package -DskipTests` (or BLOOM_OPERATOR_JAR=/path/to/bloom-operator.jar).
+set -euo pipefail
+
+here="$(cd "$(dirname "$0")" && pwd)"
+bindir="${BINDIR:-$HOME/.local/bin}"
+jar="${BLOOM_OPERATOR_JAR:-$here/../../operator/target/bloom-operator.jar}"
+if [ ! -f "$jar" ]; then
+  echo "install.sh: $jar not found; build it first: mvn -B package -DskipTests" >&2
+  exit 1
+fi
+mkdir -p "$bindir"
+install -m 0644 "$jar" "$bindir/bloom-operator.jar"
+install -m 0755 "$here/kubectl-bloom" "$bindir/kubectl-bloom"
+echo "installed $bindir/kubectl-bloom and $bindir/bloom-operator.jar"
+case ":$PATH:" in
+  *":$bindir:"*) echo "check: kubectl plugin list; kubectl bloom --help" ;;
+  *) echo "$bindir is not on PATH; add it: export PATH=\"$bindir:\$PATH\"" ;;
+esac

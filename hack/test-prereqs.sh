@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Makes sure the servers the tests start are installed: PostgreSQL and MariaDB (JDBC source tests)
+# and Redis (the cache-guard example). The tests start their own servers from these binaries on
+# free ports; nothing is configured or started here.
+#
+# Missing Debian packages are installed when running as root (apt-get update once, then one
+# apt-get install); otherwise one line says what to run, and the script fails.
+# `mvn verify` runs it in its validate phase (skip with -DskipTestPrereqs; -DskipTests skips it
+# too), and so does .ci/run. A machine that has them all does nothing.
+set -euo pipefail
+
+missing=()
+ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || missing+=(postgresql)
+{ [ -x /usr/sbin/mariadbd ] || command -v mariadbd >/dev/null; } || missing+=(mariadb-server)
+{ [ -x /usr/bin/redis-server ] || command -v redis-server >/dev/null; } || missing+=(redis-server)
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "test prerequisites: PostgreSQL, MariaDB and Redis are installed"
+  exit 0
+fi
+
+if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
+  echo "test prerequisites: installing ${missing[*]}"
+  apt-get update -q
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}"
+  echo "test prerequisites: installed ${missing[*]}"
+  exit 0
+fi
+
+echo "test prerequisites: missing ${missing[*]}; run: sudo apt-get update && sudo apt-get install -y ${missing[*]} (or skip this check with -DskipTestPrereqs)" >&2
+exit 1

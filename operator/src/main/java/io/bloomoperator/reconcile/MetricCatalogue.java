@@ -1,0 +1,195 @@
+package io.bloomoperator.reconcile;
+
+import java.util.List;
+
+/**
+ * Every metric the operator exports beside java-operator-sdk's {@code operator_sdk_*}: the one
+ * place their names, types, tags and meanings are defined. {@link BuildMetrics} registers them from
+ * here, docs/configuration.md's metrics table and the dashboard and alert rules in
+ * deploy/monitoring/ are tested against {@link #all()}.
+ *
+ * <p>Tag values are bounded: {@code reason} is one of {@link io.bloomoperator.api.Reasons}, {@code
+ * namespace} and {@code filter} name an existing BloomFilter (its series go when it is deleted).
+ * Nothing read from a source is ever a tag value.
+ */
+public final class MetricCatalogue {
+
+  /** How a metric is exported in the Prometheus text format. */
+  public enum Type {
+    /** {@code <name>_seconds_count}, {@code _sum}, {@code _max}. */
+    TIMER,
+    /** {@code <name>[_<unit>]_count}, {@code _sum}, {@code _max}. */
+    SUMMARY,
+    /** {@code <name>_total}. */
+    COUNTER,
+    /** {@code <name>[_<unit>]}. */
+    GAUGE
+  }
+
+  /**
+   * One metric.
+   *
+   * @param name the Micrometer name (dots)
+   * @param type how it is exported
+   * @param unit Micrometer base unit appended to the Prometheus name, or null
+   * @param tags tag keys, every one with a bounded set of values
+   * @param meaning what it measures, as documented
+   */
+  public record Metric(String name, Type type, String unit, List<String> tags, String meaning) {
+
+    /** The Prometheus family name (what a PromQL expression names, before type suffixes). */
+    public String prometheusName() {
+      String family = name.replace('.', '_');
+      String exportedUnit = type == Type.TIMER ? "seconds" : unit;
+      // Micrometer appends the unit unless the name already ends with it.
+      if (exportedUnit != null && !family.endsWith("_" + exportedUnit)) {
+        family += "_" + exportedUnit;
+      }
+      return type == Type.COUNTER ? family + "_total" : family;
+    }
+
+    /** Every series name a scrape of {@code /metrics} shows for this metric. */
+    public List<String> seriesNames() {
+      String family = prometheusName();
+      return switch (type) {
+        case TIMER, SUMMARY -> List.of(family + "_count", family + "_sum", family + "_max");
+        case COUNTER, GAUGE -> List.of(family);
+      };
+    }
+  }
+
+  /** Tag: a condition reason from {@link io.bloomoperator.api.Reasons}. */
+  public static final String TAG_REASON = "reason";
+
+  /** Tag: the BloomFilter's namespace. */
+  public static final String TAG_NAMESPACE = "namespace";
+
+  /** Tag: the BloomFilter's name. */
+  public static final String TAG_FILTER = "filter";
+
+  public static final Metric BUILD_DURATION =
+      new Metric(
+          "bloom.build.duration",
+          Type.TIMER,
+          null,
+          List.of(),
+          "time to read the source and build the filter, per build");
+
+  public static final Metric BUILD_KEYS =
+      new Metric("bloom.build.keys", Type.SUMMARY, null, List.of(), "keys read per build");
+
+  public static final Metric PUBLISH_DURATION =
+      new Metric(
+          "bloom.publish.duration",
+          Type.TIMER,
+          null,
+          List.of(),
+          "time to write the chunks and the manifest of a new version");
+
+  public static final Metric SNAPSHOT_BYTES =
+      new Metric(
+          "bloom.snapshot.bytes",
+          Type.SUMMARY,
+          "bytes",
+          List.of(),
+          "payload bytes per published version (`_sum`: bytes published)");
+
+  public static final Metric PUBLISHED =
+      new Metric("bloom.published", Type.COUNTER, null, List.of(), "new versions published");
+
+  public static final Metric REBUILDS_UNCHANGED =
+      new Metric(
+          "bloom.rebuilds.unchanged",
+          Type.COUNTER,
+          null,
+          List.of(),
+          "rebuilds whose payload equalled the published one (nothing written)");
+
+  public static final Metric FAILURES =
+      new Metric(
+          "bloom.failures",
+          Type.COUNTER,
+          null,
+          List.of(TAG_REASON),
+          "reconciles that set Ready=False, by reason");
+
+  public static final Metric PUBLISH_FAILURES =
+      new Metric(
+          "bloom.publish.failures",
+          Type.COUNTER,
+          null,
+          List.of(TAG_REASON),
+          "builds whose result was not published (too large, quota, name conflict, signing key,"
+              + " API server refusal), by reason");
+
+  public static final Metric SOURCE_ERRORS =
+      new Metric(
+          "bloom.source.errors",
+          Type.COUNTER,
+          null,
+          List.of(TAG_REASON),
+          "failed reads of a source (not found, unreadable, timeout, malformed keys, ...), by"
+              + " reason");
+
+  public static final Metric FILTER_READY =
+      new Metric(
+          "bloom.filter.ready",
+          Type.GAUGE,
+          null,
+          List.of(TAG_NAMESPACE, TAG_FILTER),
+          "1 while the filter's Ready condition is True, 0 while it is False");
+
+  public static final Metric FILTER_SNAPSHOT_VERSION =
+      new Metric(
+          "bloom.filter.snapshot.version",
+          Type.GAUGE,
+          null,
+          List.of(TAG_NAMESPACE, TAG_FILTER),
+          "the published version");
+
+  public static final Metric FILTER_SNAPSHOT_TIMESTAMP =
+      new Metric(
+          "bloom.filter.snapshot.timestamp",
+          Type.GAUGE,
+          "seconds",
+          List.of(TAG_NAMESPACE, TAG_FILTER),
+          "when the published version was written (Unix time)");
+
+  public static final Metric FILTER_VERIFIED_TIMESTAMP =
+      new Metric(
+          "bloom.filter.verified.timestamp",
+          Type.GAUGE,
+          "seconds",
+          List.of(TAG_NAMESPACE, TAG_FILTER),
+          "when the operator last found the published version current (built it, or saw the"
+              + " source unchanged; Unix time): what the staleness alert compares");
+
+  public static final Metric FILTER_REFRESH_INTERVAL =
+      new Metric(
+          "bloom.filter.refresh.interval",
+          Type.GAUGE,
+          "seconds",
+          List.of(TAG_NAMESPACE, TAG_FILTER),
+          "how often the source is checked (absent for inline keys, which have no interval)");
+
+  private MetricCatalogue() {}
+
+  /** Every metric above, in declaration order. */
+  public static List<Metric> all() {
+    return List.of(
+        BUILD_DURATION,
+        BUILD_KEYS,
+        PUBLISH_DURATION,
+        SNAPSHOT_BYTES,
+        PUBLISHED,
+        REBUILDS_UNCHANGED,
+        FAILURES,
+        PUBLISH_FAILURES,
+        SOURCE_ERRORS,
+        FILTER_READY,
+        FILTER_SNAPSHOT_VERSION,
+        FILTER_SNAPSHOT_TIMESTAMP,
+        FILTER_VERIFIED_TIMESTAMP,
+        FILTER_REFRESH_INTERVAL);
+  }
+}
