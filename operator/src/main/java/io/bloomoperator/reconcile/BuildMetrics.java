@@ -3,6 +3,7 @@ package io.bloomoperator.reconcile;
 import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.api.Reasons;
 import io.bloomoperator.reconcile.MetricCatalogue.Metric;
+import io.bloomoperator.snapshot.Manifest;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -99,10 +100,15 @@ public final class BuildMetrics {
         .set(MetricCatalogue.FILTER_REFRESH_INTERVAL, refresh == null ? null : seconds(refresh));
   }
 
-  /** The version the filter has published and when it was written (null: unknown). */
-  void snapshot(BloomFilter filter, long version, Instant publishedAt) {
+  /**
+   * The version the filter has published, its delta chain, and when it was written (null: unknown).
+   */
+  void snapshot(BloomFilter filter, Manifest published, Instant publishedAt) {
     FilterGauges gauges = gauges(filter);
-    gauges.set(MetricCatalogue.FILTER_SNAPSHOT_VERSION, (double) version);
+    gauges.set(MetricCatalogue.FILTER_SNAPSHOT_VERSION, (double) published.version());
+    gauges.set(MetricCatalogue.FILTER_BASE_VERSION, (double) published.baseVersion());
+    gauges.set(MetricCatalogue.FILTER_DELTAS, (double) published.deltas().size());
+    gauges.set(MetricCatalogue.FILTER_LAST_PUBLISH, (double) published.versionBytes());
     if (publishedAt != null) {
       gauges.set(MetricCatalogue.FILTER_SNAPSHOT_TIMESTAMP, epochSeconds(publishedAt));
     }

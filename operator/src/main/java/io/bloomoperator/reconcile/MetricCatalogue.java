@@ -147,6 +147,31 @@ public final class MetricCatalogue {
           List.of(TAG_NAMESPACE, TAG_FILTER),
           "the published version");
 
+  public static final Metric FILTER_BASE_VERSION =
+      new Metric(
+          "bloom.filter.base.version",
+          Type.GAUGE,
+          null,
+          List.of(TAG_NAMESPACE, TAG_FILTER),
+          "the version whose whole snapshot the published delta chain starts from (= the"
+              + " published version when it is whole)");
+
+  public static final Metric FILTER_DELTAS =
+      new Metric(
+          "bloom.filter.deltas",
+          Type.GAUGE,
+          null,
+          List.of(TAG_NAMESPACE, TAG_FILTER),
+          "deltas after the base in the published chain (0: a whole snapshot)");
+
+  public static final Metric FILTER_LAST_PUBLISH =
+      new Metric(
+          "bloom.filter.last.publish",
+          Type.GAUGE,
+          "bytes",
+          List.of(TAG_NAMESPACE, TAG_FILTER),
+          "bytes the published version's own chunks hold: its delta, or its whole payload");
+
   public static final Metric FILTER_SNAPSHOT_TIMESTAMP =
       new Metric(
           "bloom.filter.snapshot.timestamp",
@@ -188,6 +213,9 @@ public final class MetricCatalogue {
         SOURCE_ERRORS,
         FILTER_READY,
         FILTER_SNAPSHOT_VERSION,
+        FILTER_BASE_VERSION,
+        FILTER_DELTAS,
+        FILTER_LAST_PUBLISH,
         FILTER_SNAPSHOT_TIMESTAMP,
         FILTER_VERIFIED_TIMESTAMP,
         FILTER_REFRESH_INTERVAL);

@@ -82,7 +82,7 @@ final class StatusReport {
     if (current.builtAt() != null) {
       status.setLastBuildTime(current.builtAt().toString());
     }
-    metrics.snapshot(filter, published.version(), current.publishedAt());
+    metrics.snapshot(filter, published, current.publishedAt());
   }
 
   /** What the build that just ended read and found. */

@@ -63,7 +63,7 @@ class BloomFilterApiTest {
               assertThat(v.getAdditionalPrinterColumns())
                   .filteredOn(c -> c.getPriority() != null && c.getPriority() == 1)
                   .extracting(c -> c.getName())
-                  .containsExactlyInAnyOrder("Reason", "Phase", "Refresh", "Last Build");
+                  .containsExactlyInAnyOrder("Reason", "Phase", "Refresh", "Last Build", "Deltas");
             });
   }
 

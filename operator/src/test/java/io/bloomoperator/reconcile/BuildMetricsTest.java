@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.api.Reasons;
+import io.bloomoperator.snapshot.Manifest;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -30,12 +31,30 @@ class BuildMetricsTest {
   }
 
   @Test
-  void aDeletedFilterLeavesNoSeriesEvenWhenAReconcileEndsLater() {
+  void aDeletedFilterLeavesNoSeriesEvenWhenAReconcileEndsLater() throws Exception {
     BloomFilter filter = filter("ids", "uid-1");
     metrics.refreshInterval(filter, Duration.ofMinutes(5));
-    metrics.snapshot(filter, 3, Instant.ofEpochSecond(1_000));
+    Manifest chained =
+        Manifest.fromJson(
+            """
+            {"format":"guava-bloomfilter-chain-v1","version":3,"filterName":"ids","keyType":"String",
+             "numBits":64,"numHashFunctions":1,"keyCount":1,"expectedFpp":0.1,"totalBytes":14,
+             "sha256":"%2$s","createdAt":"2026-11-30T00:00:00Z",
+             "chunks":[{"name":"ids-bloom-v1-0","bytes":14,"sha256":"%1$s"}],
+             "chain":{"baseVersion":1,"baseSha256":"%1$s","deltas":[
+               {"version":2,"bytes":15,"changedBits":1,"sha256":"%1$s",
+                "chunks":[{"name":"ids-bloom-v2-0","bytes":15,"sha256":"%1$s"}]},
+               {"version":3,"bytes":16,"changedBits":2,"sha256":"%2$s",
+                "chunks":[{"name":"ids-bloom-v3-0","bytes":16,"sha256":"%1$s"}]}]}}
+            """
+                .formatted("a".repeat(64), "b".repeat(64)));
+    metrics.snapshot(filter, chained, Instant.ofEpochSecond(1_000));
     metrics.ready(filter, true, Instant.ofEpochSecond(2_000));
-    assertThat(filterMeters()).hasSize(5);
+    assertThat(filterMeters()).hasSize(8);
+    assertThat(registry.get("bloom.filter.snapshot.version").gauge().value()).isEqualTo(3.0);
+    assertThat(registry.get("bloom.filter.base.version").gauge().value()).isEqualTo(1.0);
+    assertThat(registry.get("bloom.filter.deltas").gauge().value()).isEqualTo(2.0);
+    assertThat(registry.get("bloom.filter.last.publish").gauge().value()).isEqualTo(16.0);
     assertThat(registry.get("bloom.filter.refresh.interval").gauge().value()).isEqualTo(300.0);
     assertThat(registry.get("bloom.filter.verified.timestamp").gauge().value()).isEqualTo(2000.0);
 
