@@ -104,6 +104,60 @@ class HelmChartTest {
         });
   }
 
+  /**
+   * The ServiceMonitor finds the operator: it selects the Service, which selects the operator's
+   * pods and forwards to their metrics port; and it keeps the filters' own namespace label, which
+   * the alert rules group by.
+   */
+  @Test
+  void serviceMonitorScrapesTheOperatorPods() throws IOException {
+    String rendered =
+        helm.templateYaml(
+            "bloom-operator",
+            "monitoring",
+            "--set",
+            "metrics.serviceMonitor.enabled=true",
+            "--show-only",
+            "templates/servicemonitor.yaml",
+            "--show-only",
+            "templates/deployment.yaml");
+    Map<String, JsonNode> byKind = new TreeMap<>();
+    try (var docs = YAML.readerFor(JsonNode.class).<JsonNode>readValues(rendered)) {
+      while (docs.hasNext()) {
+        JsonNode doc = docs.next();
+        if (!doc.isNull() && !doc.isEmpty()) {
+          byKind.put(doc.path("kind").asText(), doc);
+        }
+      }
+    }
+    assertThat(byKind).containsOnlyKeys("Deployment", "Service", "ServiceMonitor");
+    JsonNode pod = byKind.get("Deployment").path("spec").path("template");
+    JsonNode service = byKind.get("Service");
+    JsonNode monitor = byKind.get("ServiceMonitor");
+
+    Map<String, String> serviceSelector = fields(service.path("spec").path("selector"));
+    assertThat(serviceSelector).isNotEmpty();
+    assertThat(fields(pod.path("metadata").path("labels"))).containsAllEntriesOf(serviceSelector);
+    JsonNode port = service.path("spec").path("ports").get(0);
+    JsonNode containerPort = pod.path("spec").path("containers").get(0).path("ports").get(0);
+    assertThat(port.path("targetPort").asText()).isEqualTo(containerPort.path("name").asText());
+    assertThat(pod.path("metadata").path("annotations").path("prometheus.io/port").asText())
+        .isEqualTo(containerPort.path("containerPort").asText());
+
+    Map<String, String> monitorSelector =
+        fields(monitor.path("spec").path("selector").path("matchLabels"));
+    assertThat(monitorSelector).isNotEmpty();
+    assertThat(fields(service.path("metadata").path("labels")))
+        .containsAllEntriesOf(monitorSelector);
+    assertThat(monitor.path("spec").path("namespaceSelector").path("matchNames").get(0).asText())
+        .isEqualTo(service.path("metadata").path("namespace").asText())
+        .isEqualTo("monitoring");
+    JsonNode endpoint = monitor.path("spec").path("endpoints").get(0);
+    assertThat(endpoint.path("port").asText()).isEqualTo(port.path("name").asText());
+    assertThat(endpoint.path("path").asText()).isEqualTo("/metrics");
+    assertThat(endpoint.path("honorLabels").asBoolean()).isTrue();
+  }
+
   /** The chart's crds/ is generated from crds/: same files, same bytes. */
   @Test
   void chartCrdsAreTheCommittedCrds() throws IOException {
@@ -156,6 +210,12 @@ class HelmChartTest {
             "deploy/helm/bloom-operator/files/%s differs from deploy/monitoring/%s: copy it over",
             ALERTS, ALERTS)
         .isEqualTo(Files.readString(canonical));
+  }
+
+  private static Map<String, String> fields(JsonNode object) {
+    Map<String, String> fields = new TreeMap<>();
+    object.fields().forEachRemaining(e -> fields.put(e.getKey(), e.getValue().asText()));
+    return fields;
   }
 
   private static Map<String, String> crdFiles(Path dir) throws IOException {
