@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Regenerates the CRD YAML from the API classes (io.bloomoperator.api) into crds/.
-# CrdUpToDateTest fails until the result is committed.
+# CrdUpToDateTest fails until the result is committed; the Helm chart's crds/ is a copy
+# (HelmChartTest fails when it drifts).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mvn -q -B -pl operator -am process-classes
 cp operator/target/classes/META-INF/fabric8/bloomfilters.bloomoperator.io-v1.yml crds/
-echo "crds/bloomfilters.bloomoperator.io-v1.yml updated"
+cp crds/bloomfilters.bloomoperator.io-v1.yml deploy/helm/bloom-operator/crds/
+echo "crds/bloomfilters.bloomoperator.io-v1.yml and the Helm chart's copy updated"

@@ -121,10 +121,15 @@ final class InstallManifests {
    * gives a pod's token, so that RBAC decides exactly as for the Deployment.
    */
   static KubernetesClient asOperator(KubeCluster cluster) {
+    return asServiceAccount(cluster, "bloom-operator", "bloom-operator");
+  }
+
+  /** A client acting as ServiceAccount {@code namespace/name}, as a pod running under it. */
+  static KubernetesClient asServiceAccount(KubeCluster cluster, String namespace, String name) {
     Config config = cluster.clientConfig();
-    config.setImpersonateUsername("system:serviceaccount:bloom-operator:bloom-operator");
+    config.setImpersonateUsername("system:serviceaccount:" + namespace + ":" + name);
     config.setImpersonateGroups(
-        "system:serviceaccounts", "system:serviceaccounts:bloom-operator", "system:authenticated");
+        "system:serviceaccounts", "system:serviceaccounts:" + namespace, "system:authenticated");
     return new KubernetesClientBuilder().withConfig(config).build();
   }
 }

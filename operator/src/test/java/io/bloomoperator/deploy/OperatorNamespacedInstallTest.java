@@ -337,7 +337,7 @@ class OperatorNamespacedInstallTest {
         new RuntimeOptions(0, true, "bloom-operator", "namespaced-test", false, namespaces));
   }
 
-  private static String createNamespace(KubernetesClient admin, String name) {
+  static String createNamespace(KubernetesClient admin, String name) {
     admin
         .namespaces()
         .resource(new NamespaceBuilder().withNewMetadata().withName(name).endMetadata().build())
@@ -345,7 +345,7 @@ class OperatorNamespacedInstallTest {
     return name;
   }
 
-  private static void assertForbidden(ThrowingCallable request) {
+  static void assertForbidden(ThrowingCallable request) {
     assertThatThrownBy(request)
         .isInstanceOfSatisfying(
             KubernetesClientException.class, e -> assertThat(e.getCode()).isEqualTo(403));

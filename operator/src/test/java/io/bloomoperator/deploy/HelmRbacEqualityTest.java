@@ -1,0 +1,279 @@
+package io.bloomoperator.deploy;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.bloomoperator.testing.KubeCluster;
+import io.bloomoperator.testing.RealKubernetes;
+import io.bloomoperator.testing.RealKubernetesExtension;
+import io.fabric8.kubernetes.api.model.EnvVar;
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.PodSpec;
+import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
+import io.fabric8.kubernetes.api.model.apps.Deployment;
+import io.fabric8.kubernetes.api.model.rbac.ClusterRole;
+import io.fabric8.kubernetes.api.model.rbac.ClusterRoleBinding;
+import io.fabric8.kubernetes.api.model.rbac.PolicyRule;
+import io.fabric8.kubernetes.api.model.rbac.Role;
+import io.fabric8.kubernetes.api.model.rbac.RoleBinding;
+import io.fabric8.kubernetes.api.model.rbac.RoleRef;
+import io.fabric8.kubernetes.api.model.rbac.Subject;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Comparator;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The chart grants exactly what the kustomize install grants, variant by variant: the same RBAC
+ * objects, each with the same rules, bound to the same subjects in the same places; and it runs the
+ * same operator Deployment. Rules are compared as sets of single permissions (group, resource,
+ * resource name, verb), so a regrouped rule is equal and any extra verb, resource or scope is not.
+ * With the release named bloom-operator in namespace bloom-operator (as the README installs it)
+ * even the names are the kustomize ones.
+ */
+@RealKubernetes(crdDirs = "crds")
+class HelmRbacEqualityTest {
+
+  private static final String RELEASE = "bloom-operator";
+  private static final String NAMESPACE = "bloom-operator";
+
+  /** Cluster-scoped: what a ClusterRoleBinding grants. */
+  private static final String EVERY_NAMESPACE = "*";
+
+  private final HelmCli helm = HelmCli.find();
+
+  @Test
+  void clusterWideInstallGrantsTheSame(KubernetesClient admin, KubeCluster cluster) {
+    List<HasMetadata> kustomize = kustomize(cluster, admin, "deploy");
+    List<HasMetadata> chart = helm.template(admin, RELEASE, NAMESPACE);
+
+    assertSameInstall(kustomize, chart);
+    assertThat(grants(chart))
+        .contains(
+            new Grant(operatorSubject(), EVERY_NAMESPACE, "", "secrets", "*", "get"),
+            new Grant(operatorSubject(), NAMESPACE, "coordination.k8s.io", "leases", "*", "patch"));
+  }
+
+  @Test
+  void namespacedInstallGrantsTheSame(KubernetesClient admin, KubeCluster cluster) {
+    // deploy/namespaced/ ships watching "shop".
+    List<HasMetadata> kustomize = kustomize(cluster, admin, "deploy/namespaced");
+    List<HasMetadata> chart =
+        helm.template(admin, RELEASE, NAMESPACE, "--set", "watchNamespaces={shop}");
+
+    assertSameInstall(kustomize, chart);
+    // The point of this variant: nothing anywhere else, least of all cluster-wide Secret reads.
+    assertThat(grants(chart))
+        .isNotEmpty()
+        .allSatisfy(g -> assertThat(g.scope()).isIn("shop", NAMESPACE));
+    assertThat(grants(chart))
+        .filteredOn(g -> g.resource().equals("secrets") && g.scope().equals(NAMESPACE))
+        .extracting(Grant::resourceName)
+        .containsExactly("bloom-signing");
+  }
+
+  /** Each listed namespace gets the operator's Role, and only those. */
+  @Test
+  void namespacedInstallGrantsInEachListedNamespace(KubernetesClient admin) {
+    List<HasMetadata> one =
+        helm.template(admin, RELEASE, NAMESPACE, "--set", "watchNamespaces={shop}");
+    List<HasMetadata> two =
+        helm.template(admin, RELEASE, NAMESPACE, "--set", "watchNamespaces={shop,payments}");
+    Set<Grant> inShop = grants(one);
+    Set<Grant> expected = new HashSet<>(inShop);
+    inShop.stream()
+        .filter(g -> g.scope().equals("shop"))
+        .map(g -> g.withScope("payments"))
+        .forEach(expected::add);
+    assertThat(grants(two)).isEqualTo(expected);
+  }
+
+  @Test
+  void readerRoleIsTheAppReaderRbac(KubernetesClient admin) throws IOException {
+    List<HasMetadata> kustomize;
+    try (InputStream in =
+        Files.newInputStream(
+            RealKubernetesExtension.repoRoot().resolve("deploy/app-reader-rbac.yaml"))) {
+      kustomize = admin.load(in).items();
+    }
+    List<HasMetadata> chart =
+        helm.template(
+            admin,
+            RELEASE,
+            NAMESPACE,
+            "--set-json",
+            "readers=[{\"namespace\":\"shop\",\"serviceAccount\":\"product-service\"}]",
+            "--show-only",
+            "templates/readers.yaml");
+    assertThat(rulesByRole(chart)).isNotEmpty().isEqualTo(rulesByRole(kustomize));
+    assertThat(grants(chart)).isNotEmpty().isEqualTo(grants(kustomize));
+  }
+
+  private void assertSameInstall(List<HasMetadata> kustomize, List<HasMetadata> chart) {
+    // The same objects, except those Helm handles itself: the namespace (--create-namespace) and
+    // the CRD (the chart's crds/, compared by HelmChartTest).
+    assertThat(identities(chart))
+        .isEqualTo(
+            identities(
+                kustomize.stream()
+                    .filter(
+                        o ->
+                            !(o instanceof CustomResourceDefinition
+                                || o.getKind().equals("Namespace")))
+                    .toList()));
+    assertThat(rulesByRole(chart)).isNotEmpty().isEqualTo(rulesByRole(kustomize));
+    assertThat(grants(chart)).isNotEmpty().isEqualTo(grants(kustomize));
+    assertSameDeployment(one(kustomize, Deployment.class), one(chart, Deployment.class));
+  }
+
+  /** The operator as both run it: pod spec, replicas, pod annotations; env order aside. */
+  private static void assertSameDeployment(Deployment kustomize, Deployment chart) {
+    assertThat(chart.getSpec().getReplicas()).isEqualTo(kustomize.getSpec().getReplicas());
+    assertThat(chart.getSpec().getTemplate().getMetadata().getAnnotations())
+        .isEqualTo(kustomize.getSpec().getTemplate().getMetadata().getAnnotations());
+    PodSpec expected = sortedEnv(kustomize.getSpec().getTemplate().getSpec());
+    PodSpec actual = sortedEnv(chart.getSpec().getTemplate().getSpec());
+    assertThat(actual.getContainers().get(0).getEnv())
+        .isEqualTo(expected.getContainers().get(0).getEnv());
+    assertThat(actual).isEqualTo(expected);
+  }
+
+  private static PodSpec sortedEnv(PodSpec spec) {
+    spec.getContainers().forEach(c -> c.getEnv().sort(Comparator.comparing(EnvVar::getName)));
+    return spec;
+  }
+
+  /** One permission, granted to a subject in a namespace (or {@value #EVERY_NAMESPACE}). */
+  record Grant(
+      String subject,
+      String scope,
+      String apiGroup,
+      String resource,
+      String resourceName,
+      String verb) {
+    Grant withScope(String other) {
+      return new Grant(subject, other, apiGroup, resource, resourceName, verb);
+    }
+  }
+
+  /** A permission of a role, before it is bound. */
+  record Permission(String apiGroup, String resource, String resourceName, String verb) {}
+
+  /** Every role of the install ("Kind/namespace/name") and its permissions. */
+  private static Map<String, Set<Permission>> rulesByRole(List<HasMetadata> items) {
+    Map<String, Set<Permission>> roles = new TreeMap<>();
+    for (HasMetadata item : items) {
+      if (item instanceof Role role) {
+        roles.put(
+            roleKey("Role", item.getMetadata().getNamespace(), item.getMetadata().getName()),
+            permissions(role.getRules()));
+      } else if (item instanceof ClusterRole role) {
+        assertThat(role.getAggregationRule()).isNull();
+        roles.put(
+            roleKey("ClusterRole", "", item.getMetadata().getName()), permissions(role.getRules()));
+      }
+    }
+    return roles;
+  }
+
+  /**
+   * What every bound subject may do where. A binding to a role the install does not define (such as
+   * a built-in ClusterRole) fails the test: its rights could not be compared.
+   */
+  private static Set<Grant> grants(List<HasMetadata> items) {
+    Map<String, Set<Permission>> roles = rulesByRole(items);
+    Set<Grant> grants = new HashSet<>();
+    for (HasMetadata item : items) {
+      RoleRef ref;
+      List<Subject> subjects;
+      String scope;
+      if (item instanceof RoleBinding binding) {
+        ref = binding.getRoleRef();
+        subjects = binding.getSubjects();
+        scope = item.getMetadata().getNamespace();
+      } else if (item instanceof ClusterRoleBinding binding) {
+        ref = binding.getRoleRef();
+        subjects = binding.getSubjects();
+        scope = EVERY_NAMESPACE;
+      } else {
+        continue;
+      }
+      String key =
+          ref.getKind().equals("Role")
+              ? roleKey("Role", item.getMetadata().getNamespace(), ref.getName())
+              : roleKey("ClusterRole", "", ref.getName());
+      assertThat(roles).as("role bound by %s", item.getMetadata().getName()).containsKey(key);
+      for (Subject subject : subjects) {
+        String who = subject.getKind() + ":" + subject.getNamespace() + "/" + subject.getName();
+        for (Permission p : roles.get(key)) {
+          grants.add(new Grant(who, scope, p.apiGroup(), p.resource(), p.resourceName(), p.verb()));
+        }
+      }
+    }
+    return grants;
+  }
+
+  private static Set<Permission> permissions(List<PolicyRule> rules) {
+    Set<Permission> permissions = new HashSet<>();
+    for (PolicyRule rule : rules) {
+      List<String> names =
+          rule.getResourceNames().isEmpty() ? List.of("*") : rule.getResourceNames();
+      List<String> resources =
+          rule.getNonResourceURLs().isEmpty()
+              ? rule.getResources()
+              : rule.getNonResourceURLs().stream().map(u -> "url:" + u).toList();
+      List<String> groups = rule.getApiGroups().isEmpty() ? List.of("") : rule.getApiGroups();
+      for (String group : groups) {
+        for (String resource : resources) {
+          for (String name : names) {
+            for (String verb : rule.getVerbs()) {
+              permissions.add(new Permission(group, resource, name, verb));
+            }
+          }
+        }
+      }
+    }
+    return permissions;
+  }
+
+  private static String roleKey(String kind, String namespace, String name) {
+    return kind + "/" + (namespace == null ? "" : namespace) + "/" + name;
+  }
+
+  private static Set<String> identities(List<HasMetadata> items) {
+    return items.stream()
+        .map(
+            o ->
+                o.getKind()
+                    + "/"
+                    + o.getMetadata().getNamespace()
+                    + "/"
+                    + o.getMetadata().getName())
+        .collect(Collectors.toCollection(TreeSet::new));
+  }
+
+  private static <T extends HasMetadata> T one(List<HasMetadata> items, Class<T> kind) {
+    List<T> found = items.stream().filter(kind::isInstance).map(kind::cast).toList();
+    assertThat(found).hasSize(1);
+    return found.get(0);
+  }
+
+  private static String operatorSubject() {
+    return "ServiceAccount:" + NAMESPACE + "/bloom-operator";
+  }
+
+  private static List<HasMetadata> kustomize(
+      KubeCluster cluster, KubernetesClient admin, String dir) {
+    Path path = RealKubernetesExtension.repoRoot().resolve(dir);
+    return InstallManifests.render(cluster, admin, path).items();
+  }
+}
