@@ -97,7 +97,7 @@ class KubectlPluginTest {
         .isEqualTo(readmeWideHeader());
     assertThat(wide)
         .containsPattern(
-            "product-ids\\s+\\S+\\s+10m\\s+Published\\s+True\\s+\\S+\\s+3\\s+\\S+\\s+Idle\\s+");
+            "product-ids\\s+\\S+\\s+10m\\s+Published\\s+True\\s+0\\s+\\S+\\s+3\\s+\\S+\\s+Idle\\s+");
     assertThat(kubectl(tmp, cluster, "get", "bf", "-n", ns.name()).output())
         .doesNotContain("REASON");
     assertThat(kubectl(tmp, cluster, "explain", "bloomfilter.spec").output())

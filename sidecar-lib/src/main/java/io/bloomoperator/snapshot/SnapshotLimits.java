@@ -5,8 +5,9 @@ import java.util.List;
 
 /**
  * What a reader accepts from a manifest before it fetches a chunk or allocates the filter: a total
- * size it can hold twice (the served filter and the one being loaded), a bounded number of chunks,
- * chunks no larger than a ConfigMap can hold, and only the filter's own chunk names.
+ * size it can hold twice (the served filter and the one being loaded), deltas adding up to no more
+ * than that size, a bounded number of chunks, chunks no larger than a ConfigMap can hold, and only
+ * the filter's own chunk names.
  *
  * @param maxTotalBytes largest payload ({@code totalBytes}, i.e. 6 + numBits / 8) accepted
  * @param maxChunks largest number of chunks accepted
@@ -91,6 +92,18 @@ public record SnapshotLimits(long maxTotalBytes, int maxChunks) {
               + " bytes (numBits "
               + manifest.numBits()
               + "), more than this reader's limit of "
+              + maxTotalBytes
+              + " bytes");
+    }
+    // Deltas are streamed (one chunk at a time), but each byte is downloaded and digested: a chain
+    // may not cost more than the reader accepts for a whole filter.
+    if (manifest.deltaBytes() > maxTotalBytes) {
+      throw new SnapshotRefusedException(
+          Reason.TOO_LARGE,
+          what
+              + " chains "
+              + manifest.deltaBytes()
+              + " bytes of deltas, more than this reader's limit of "
               + maxTotalBytes
               + " bytes");
     }

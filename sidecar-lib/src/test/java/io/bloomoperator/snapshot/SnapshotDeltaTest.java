@@ -224,6 +224,33 @@ class SnapshotDeltaTest {
   }
 
   @Test
+  void chainOfMoreDeltaBytesThanTheReaderAcceptsIsRefusedBeforeAnyGet() throws Exception {
+    // Whole-filter flips: each delta is about half the payload, so three add up to more than it.
+    BloomFilterSizing sizing = BloomFilterSizing.forKeys(2_000, 0.01);
+    BloomFilterBits empty = strings(sizing, Set.of());
+    Set<String> keys = new LinkedHashSet<>();
+    for (int i = 0; i < 2_000; i++) {
+      keys.add("k" + i);
+    }
+    BloomFilterBits full = strings(sizing, keys);
+    Manifest chain = publishFull(empty, 0, 1);
+    chain = publishDelta(chain, full, 2_000, 2);
+    chain = publishDelta(chain, empty, 0, 3);
+    chain = publishDelta(chain, full, 2_000, 4);
+    assertThat(chain.deltaBytes()).isGreaterThan(chain.totalBytes());
+    Manifest refused = chain;
+    assertThatThrownBy(
+            () ->
+                SnapshotLimits.forThisHeap()
+                    .withMaxTotalBytes(refused.totalBytes())
+                    .check(refused, FILTER))
+        .isInstanceOf(SnapshotRefusedException.class)
+        .hasMessageContaining("bytes of deltas");
+    SnapshotLimits.forThisHeap().check(refused, FILTER);
+    assertThat(SnapshotDecoder.decode(refused, source)).isEqualTo(full);
+  }
+
+  @Test
   void encodedSizeMatchesEncodingAndStopsAtTheLimit() throws Exception {
     Fixture f = fixture();
     long size = SnapshotDelta.encodedSize(f.from, f.to, Long.MAX_VALUE);
