@@ -44,15 +44,17 @@ public record FalsePositiveObservation(
   }
 
   /**
-   * The estimated false-positive rate (see the class comment), or NaN while it is undefined: no
-   * outcome reported yet, or no lookup of an absent key seen.
+   * The estimated false-positive rate (see the class comment), or NaN while it is unknown: there
+   * were maybe-present answers but no outcome was reported, or no absent key was looked up at all.
+   * Zero when every answer was "definitely absent" (no maybe-present answer, no false positive).
    */
   public double rate() {
     long reported = reported();
-    if (reported == 0) {
+    long maybe = Math.max(0, maybePresent);
+    if (maybe > 0 && reported == 0) {
       return Double.NaN;
     }
-    double falsePositivesEstimate = (double) maybePresent * falsePositives / reported;
+    double falsePositivesEstimate = maybe == 0 ? 0 : (double) maybe * falsePositives / reported;
     double absentLookups = definitelyAbsent() + falsePositivesEstimate;
     return absentLookups == 0 ? Double.NaN : falsePositivesEstimate / absentLookups;
   }
