@@ -26,6 +26,7 @@ import org.springframework.boot.actuate.health.Health;
 import org.springframework.boot.actuate.health.HealthIndicator;
 import org.springframework.boot.actuate.health.Status;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.core.ResolvableType;
 
@@ -156,6 +157,29 @@ class BloomFilterAutoConfigurationTest {
             }
           });
     }
+  }
+
+  @Test
+  void withoutActuatorAndMicrometerOnlyTheFilterBeansAreCreated(
+      KubernetesClient client, TestNamespace ns, KubeCluster cluster) {
+    new SnapshotPublisher(client, ns.name(), "ids")
+        .publish(TestKeys.stringFilter(100, List.of("a")), 1, 1);
+    KubernetesClient applicationClient = cluster.newClient();
+    new ApplicationContextRunner()
+        .withClassLoader(
+            new FilteredClassLoader("io.micrometer", "org.springframework.boot.actuate"))
+        .withConfiguration(AutoConfigurations.of(BloomFilterAutoConfiguration.class))
+        .withBean(KubernetesClient.class, () -> applicationClient)
+        .withPropertyValues(
+            "bloom.filters.ids.name=ids", "bloom.filters.ids.namespace=" + ns.name())
+        .run(
+            context -> {
+              assertThat(context).hasNotFailed();
+              assertThat(context.getBean("ids", LiveBloomFilter.class).awaitReady(READY)).isTrue();
+              assertThat(context)
+                  .doesNotHaveBean("bloomFiltersHealthContributor")
+                  .doesNotHaveBean("bloomFilterMetrics");
+            });
   }
 
   private static HealthIndicator indicator(CompositeHealthContributor contributor) {

@@ -48,6 +48,7 @@ public class LiveLookupBenchmark {
     BloomFilterBits bits;
     LiveBloomFilter<Long> live;
     long[] queries;
+    Long[] boxedQueries; // boxed up front: the benchmark measures the lookup, not Long.valueOf
     private KubernetesClient client;
     private Path directory;
 
@@ -76,8 +77,10 @@ public class LiveLookupBenchmark {
       }
       SplittableRandom random = new SplittableRandom(42);
       queries = new long[QUERIES];
+      boxedQueries = new Long[QUERIES];
       for (int i = 0; i < QUERIES; i++) {
         queries[i] = random.nextBoolean() ? random.nextLong(n) : n + random.nextLong(1L << 40);
+        boxedQueries[i] = queries[i];
       }
     }
 
@@ -104,6 +107,6 @@ public class LiveLookupBenchmark {
 
   @Benchmark
   public boolean live(Filters filters, Cursor cursor) {
-    return filters.live.mightContain(filters.queries[cursor.next++ & (QUERIES - 1)]);
+    return filters.live.mightContain(filters.boxedQueries[cursor.next++ & (QUERIES - 1)]);
   }
 }
