@@ -218,13 +218,17 @@ public final class BloomFilterWatcher {
               ? null
               : new LocalSnapshotCache(
                   localSnapshotDirectory, namespace, filterName, limits, trusted);
+      ReaderCounters counters = new ReaderCounters();
+      List<BloomFilterListener> withCounters = new ArrayList<>(listeners.size() + 1);
+      withCounters.add(counters); // first: the application's listeners see up-to-date counters
+      withCounters.addAll(listeners);
       WatchLoop loop =
           new WatchLoop(
               client,
               namespace,
               filterName,
               keyType.keyType(),
-              listeners,
+              withCounters,
               cache,
               resync,
               backoffInitial,
@@ -232,8 +236,10 @@ public final class BloomFilterWatcher {
               limits,
               trusted,
               onInformerCreated);
+      counters.attach(loop);
       LiveBloomFilter<K> filter =
-          new LiveBloomFilter<>(namespace, filterName, keyType, beforeFirstSnapshot, loop);
+          new LiveBloomFilter<>(
+              namespace, filterName, keyType, beforeFirstSnapshot, loop, counters);
       loop.start();
       return filter;
     }

@@ -2,6 +2,8 @@ package io.bloomoperator.watch;
 
 import io.bloomoperator.snapshot.Manifest;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.OffsetDateTime;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.atomic.LongAdder;
@@ -41,6 +43,12 @@ import java.util.concurrent.atomic.LongAdder;
  * thread per filter, which also calls the listeners. {@link #close()} stops watching; lookups after
  * that keep answering from the last snapshot.
  *
+ * <p><b>Observed false positives.</b> For keys it answered "maybe present", the application may
+ * report whether its store really had them ({@link #recordOutcome}); {@link
+ * #observedFalsePositives()} then estimates the false-positive rate the served version actually
+ * has, next to the expected one of its manifest. The counters restart with each version. The
+ * metrics of {@code io.bloomoperator.watch.metrics} (optional Micrometer) export both.
+ *
  * @param <K> the key type: {@code String} or {@code Long}, see {@link LiveKeyType}
  */
 public final class LiveBloomFilter<K> implements AutoCloseable {
@@ -51,23 +59,31 @@ public final class LiveBloomFilter<K> implements AutoCloseable {
   private final String namespace;
   private final String filterName;
   private final LiveKeyType<K> keyType;
+  private final BeforeFirstSnapshot beforeFirstSnapshot;
   private final boolean answerBeforeFirstSnapshot;
   private final WatchLoop loop; // loads and swaps; this class only reads what it serves
+  private final ReaderCounters counters;
 
-  private final LongAdder lookups =
-      new LongAdder(); // LongAdder: contended lookups must not share a CAS
+  // The counters' adders, held directly: the lookup path increments them.
+  private final LongAdder lookups;
+  private final LongAdder maybePresent;
 
   LiveBloomFilter(
       String namespace,
       String filterName,
       LiveKeyType<K> keyType,
       BeforeFirstSnapshot beforeFirstSnapshot,
-      WatchLoop loop) {
+      WatchLoop loop,
+      ReaderCounters counters) {
     this.namespace = namespace;
     this.filterName = filterName;
     this.keyType = keyType;
+    this.beforeFirstSnapshot = beforeFirstSnapshot;
     this.answerBeforeFirstSnapshot = beforeFirstSnapshot == BeforeFirstSnapshot.FAIL_OPEN;
     this.loop = loop;
+    this.counters = counters;
+    this.lookups = counters.lookups;
+    this.maybePresent = counters.maybePresent;
   }
 
   /**
@@ -83,9 +99,43 @@ public final class LiveBloomFilter<K> implements AutoCloseable {
     lookups.increment();
     LoadedSnapshot snapshot =
         loop.serving(); // one volatile read: the whole lookup uses this version
-    return snapshot == null
-        ? answerBeforeFirstSnapshot
-        : keyType.mightContain(snapshot.bits(), key);
+    boolean answer =
+        snapshot == null ? answerBeforeFirstSnapshot : keyType.mightContain(snapshot.bits(), key);
+    if (answer) {
+      maybePresent.increment();
+    }
+    return answer;
+  }
+
+  /**
+   * Reports what the store said about a key this filter answered "maybe present" for: {@code found}
+   * true if the store had it (a true positive), false if not (a false positive). Feeds {@link
+   * #observedFalsePositives()}; see {@link FalsePositiveObservation} for the estimator and what to
+   * report (all maybe-present answers whose outcome is known, or a sample chosen without looking at
+   * the outcome; once per lookup).
+   *
+   * <p>Counted only if the served version answers "maybe present" for {@code key}: an outcome for
+   * an answer given by an earlier version, or before the first snapshot, is dropped, as is one
+   * racing a swap. Lock-free and cheap (one lookup and two counter increments); never throws but
+   * for a null key.
+   *
+   * @throws NullPointerException if key is null
+   */
+  public void recordOutcome(K key, boolean found) {
+    Objects.requireNonNull(key, "key");
+    LoadedSnapshot snapshot = loop.serving();
+    if (snapshot != null && keyType.mightContain(snapshot.bits(), key)) {
+      counters.recordOutcome(snapshot, found);
+    }
+  }
+
+  /**
+   * The counts reported for the served version since it was swapped in, and the false-positive rate
+   * estimated from them ({@link FalsePositiveObservation#rate()}; compare with the manifest's
+   * {@link Manifest#expectedFpp()}).
+   */
+  public FalsePositiveObservation observedFalsePositives() {
+    return counters.observation();
   }
 
   /** Whether a verified snapshot is being served (for readiness probes). */
@@ -136,6 +186,50 @@ public final class LiveBloomFilter<K> implements AutoCloseable {
   /** {@link #mightContain} calls so far. */
   public long lookups() {
     return lookups.sum();
+  }
+
+  /** {@link #mightContain} calls so far that answered true ("maybe present"). */
+  public long maybePresent() {
+    return maybePresent.sum();
+  }
+
+  /** Outcomes counted by {@link #recordOutcome} so far with {@code found} true, all versions. */
+  public long truePositives() {
+    return counters.truePositives();
+  }
+
+  /** Outcomes counted by {@link #recordOutcome} so far with {@code found} false, all versions. */
+  public long falsePositives() {
+    return counters.falsePositives();
+  }
+
+  /** Failed load attempts so far for {@code reason} (they add up to {@link #failures()}). */
+  public long failures(LoadFailureReason reason) {
+    return counters.failures(Objects.requireNonNull(reason, "reason"));
+  }
+
+  /** The most recent failed load, if any (also when a later load succeeded). */
+  public Optional<LoadFailure> lastFailure() {
+    return Optional.ofNullable(counters.lastFailure());
+  }
+
+  /**
+   * Time since the served snapshot was built (its manifest's {@code createdAt}), zero if that lies
+   * in the future (clock skew); empty before the first snapshot.
+   */
+  public Optional<Duration> snapshotAge() {
+    return currentManifest()
+        .map(
+            manifest -> {
+              Instant created = OffsetDateTime.parse(manifest.createdAt()).toInstant();
+              Duration age = Duration.between(created, Instant.now());
+              return age.isNegative() ? Duration.ZERO : age;
+            });
+  }
+
+  /** What lookups answer before the first snapshot. */
+  public BeforeFirstSnapshot beforeFirstSnapshot() {
+    return beforeFirstSnapshot;
   }
 
   /** Namespace of the BloomFilter resource. */

@@ -20,8 +20,9 @@ import java.util.Arrays;
  * ConfigMap (binaryData "chunk", chunk labels) created first, then the manifest ConfigMap created,
  * or updated with its resourceVersion as precondition. A tamper hook can change chunk bytes after
  * their digest went into the manifest, which is what a corrupted chunk looks like to a reader.
+ * Public for the tests of other packages and modules (the metrics, the Spring Boot starter).
  */
-final class SnapshotPublisher {
+public final class SnapshotPublisher {
 
   /** The operator's chunk size. */
   static final int OPERATOR_CHUNK_SIZE = 1_000_000;
@@ -35,19 +36,19 @@ final class SnapshotPublisher {
   }
 
   /** What was published: the manifest and the untampered payload (all chunks concatenated). */
-  record Published(Manifest manifest, byte[] payload) {}
+  public record Published(Manifest manifest, byte[] payload) {}
 
   private final KubernetesClient client;
   private final String namespace;
   private final String filterName;
 
-  SnapshotPublisher(KubernetesClient client, String namespace, String filterName) {
+  public SnapshotPublisher(KubernetesClient client, String namespace, String filterName) {
     this.client = client;
     this.namespace = namespace;
     this.filterName = filterName;
   }
 
-  Published publish(BloomFilterBits bits, long keyCount, long version) {
+  public Published publish(BloomFilterBits bits, long keyCount, long version) {
     return publish(bits, keyCount, version, OPERATOR_CHUNK_SIZE, Tamper.NONE);
   }
 
@@ -93,7 +94,7 @@ final class SnapshotPublisher {
     writeManifestJson(manifest.toJson());
   }
 
-  void writeManifestJson(String json) {
+  public void writeManifestJson(String json) {
     writeManifestData(json, null);
   }
 

@@ -7,8 +7,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 
-/** Key sets and filters built from them. */
-final class TestKeys {
+/** Key sets and filters built from them (public for the metrics and Spring Boot starter tests). */
+public final class TestKeys {
 
   private TestKeys() {}
 
@@ -43,8 +43,9 @@ final class TestKeys {
     return keys;
   }
 
+  /** A 1% filter sized for {@code expectedKeys} holding every key of {@code keySets}. */
   @SafeVarargs
-  static BloomFilterBits stringFilter(long expectedKeys, List<String>... keySets) {
+  public static BloomFilterBits stringFilter(long expectedKeys, List<String>... keySets) {
     BloomFilterBits.Builder bits =
         BloomFilterBits.builder(KeyType.STRING, BloomFilterSizing.forKeys(expectedKeys, 0.01));
     for (List<String> keys : keySets) {
@@ -53,7 +54,8 @@ final class TestKeys {
     return bits.build();
   }
 
-  static BloomFilterBits longFilter(long expectedKeys, long[] keys) {
+  /** A 1% filter sized for {@code expectedKeys} holding {@code keys}. */
+  public static BloomFilterBits longFilter(long expectedKeys, long[] keys) {
     BloomFilterBits.Builder bits =
         BloomFilterBits.builder(KeyType.LONG, BloomFilterSizing.forKeys(expectedKeys, 0.01));
     for (long key : keys) {

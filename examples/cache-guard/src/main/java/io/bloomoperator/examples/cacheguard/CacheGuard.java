@@ -71,7 +71,8 @@ public final class CacheGuard implements AutoCloseable {
               filter::mightContain,
               new RedisProductCache(redis, config.productTtl(), config.notFoundTtl()),
               new JdbcProductRepository(database),
-              stats);
+              stats,
+              filter::recordOutcome); // feeds the filter's observed false-positive rate
       CacheGuardServer server =
           CacheGuardServer.start(config.port(), config.threads(), lookup, stats, filter);
       LOG.info("cache-guard serving on :{} with {}", server.port(), config);

@@ -21,6 +21,11 @@ import org.slf4j.LoggerFactory;
  *
  * <p>A cache that cannot be reached is skipped rather than failing the request: the filter still
  * keeps made-up IDs away from the database. Thread-safe if its collaborators are.
+ *
+ * <p>Every "maybe present" answer whose truth becomes known (a cached product or "not found"
+ * marker, a database row or none) is reported to {@link FilterOutcomes}; answers whose look-up
+ * failed are not, which leaves the rest an unbiased sample (failures do not depend on whether the
+ * product exists).
  */
 public final class ProductLookup {
 
@@ -30,22 +35,26 @@ public final class ProductLookup {
   private final ProductCache cache;
   private final ProductRepository repository;
   private final GuardStats stats;
+  private final FilterOutcomes outcomes;
 
   /**
    * @param mightExist the Bloom filter's {@code mightContain}; false must mean "definitely absent"
    * @param cache the cache in front of the database
    * @param repository the database
    * @param stats counters to update
+   * @param outcomes told whether each maybe-present ID exists, when that is known
    */
   public ProductLookup(
       LongPredicate mightExist,
       ProductCache cache,
       ProductRepository repository,
-      GuardStats stats) {
+      GuardStats stats,
+      FilterOutcomes outcomes) {
     this.mightExist = mightExist;
     this.cache = cache;
     this.repository = repository;
     this.stats = stats;
+    this.outcomes = outcomes;
   }
 
   /**
@@ -78,10 +87,12 @@ public final class ProductLookup {
     }
     if (entry instanceof ProductCache.Found found) {
       stats.countCacheHit();
+      outcomes.record(id, true);
       return LookupResult.found(Outcome.CACHE_HIT, found.json());
     }
     if (entry instanceof ProductCache.NotFound) {
       stats.countCacheNotFoundHit();
+      outcomes.record(id, false);
       return LookupResult.notFound(Outcome.CACHE_NOT_FOUND);
     }
     stats.countCacheMiss();
@@ -99,10 +110,12 @@ public final class ProductLookup {
     }
     if (product.isEmpty()) {
       stats.countDbNotFound();
+      outcomes.record(id, false);
       cacheQuietly(id, null);
       return LookupResult.notFound(Outcome.DB_NOT_FOUND);
     }
     stats.countDbFound();
+    outcomes.record(id, true);
     String json = Json.write(product.get());
     cacheQuietly(id, json);
     return LookupResult.found(Outcome.DB_FOUND, json);

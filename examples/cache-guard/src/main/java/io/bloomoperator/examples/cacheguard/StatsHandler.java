@@ -2,6 +2,7 @@ package io.bloomoperator.examples.cacheguard;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpHandler;
+import io.bloomoperator.watch.FalsePositiveObservation;
 import io.bloomoperator.watch.LiveBloomFilter;
 import java.io.IOException;
 import java.util.LinkedHashMap;
@@ -12,7 +13,8 @@ import java.util.Map;
  *
  * <pre>{@code
  * {"filter":{"namespace":"demo","name":"product-ids","ready":true,"version":3,"keys":10000,
- *   "loads":3,"failures":0},
+ *   "loads":3,"failures":0,"expectedFalsePositiveRate":0.0099,"observedFalsePositiveRate":0.0101,
+ *   "reportedTruePositives":150,"reportedFalsePositives":12},
  *  "lookups":1200,"filterRejections":1000,"cacheHits":150,...,"dbQueries":50,...}
  * }</pre>
  */
@@ -46,6 +48,15 @@ final class StatsHandler implements HttpHandler {
     info.put("keys", filter.currentManifest().map(m -> m.keyCount()).orElse(0L));
     info.put("loads", filter.loads());
     info.put("failures", filter.failures());
+    // Estimated from the outcomes ProductLookup reports for the served version; NaN (written as
+    // null) until a maybe-present ID was looked up.
+    FalsePositiveObservation observed = filter.observedFalsePositives();
+    info.put(
+        "expectedFalsePositiveRate",
+        filter.currentManifest().map(m -> m.expectedFpp()).orElse(null));
+    info.put("observedFalsePositiveRate", Double.isNaN(observed.rate()) ? null : observed.rate());
+    info.put("reportedTruePositives", observed.truePositives());
+    info.put("reportedFalsePositives", observed.falsePositives());
     return info;
   }
 }

@@ -12,6 +12,7 @@ import io.bloomoperator.testing.operator.InProcessOperator;
 import io.bloomoperator.testing.servers.PostgresServer;
 import io.bloomoperator.testing.servers.RedisServer;
 import io.bloomoperator.watch.BloomFilterWatcher;
+import io.bloomoperator.watch.FalsePositiveObservation;
 import io.bloomoperator.watch.LiveBloomFilter;
 import io.bloomoperator.watch.LiveKeyType;
 import io.fabric8.kubernetes.api.model.ConfigMap;
@@ -144,6 +145,16 @@ class CacheGuardIntegrationTest {
         assertThat(absentLayers.getOrDefault("database", 0L)).isEqualTo(fp);
         assertThat(guard.stats().filterRejections()).isEqualTo(ABSENT_LOOKUPS - fp);
         assertThat(guard.stats().dbQueries()).isEqualTo(fp);
+        // The service reported each database "no row" to the filter: its observed false-positive
+        // rate over these absent IDs is exactly fp / ABSENT_LOOKUPS (see FalsePositiveObservation).
+        FalsePositiveObservation observed = guard.filter().observedFalsePositives();
+        assertThat(observed.version()).isEqualTo(v1);
+        assertThat(observed.lookups()).isEqualTo(ABSENT_LOOKUPS);
+        assertThat(observed.falsePositives()).isEqualTo(fp);
+        assertThat(observed.truePositives()).isZero();
+        assertThat(observed.rate()).isEqualTo((double) fp / ABSENT_LOOKUPS);
+        assertThat(stats().path("filter").path("observedFalsePositiveRate").asDouble())
+            .isEqualTo((double) fp / ABSENT_LOOKUPS);
 
         // A false positive reaches the database once, then its "not found" comes from Redis.
         long falsePositive =

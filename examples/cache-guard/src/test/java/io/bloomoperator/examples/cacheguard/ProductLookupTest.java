@@ -36,9 +36,17 @@ class ProductLookupTest {
         return Optional.ofNullable(rows.get(id));
       };
 
+  /** What the filter was told about its maybe-present answers, in order. */
+  private final List<String> outcomes = new ArrayList<>();
+
   /** Filter "contains" 1, 2 and 3 (3 is a false positive: no such row). */
   private final ProductLookup lookup =
-      new ProductLookup(id -> Set.of(1L, 2L, 3L).contains(id), cache, database, stats);
+      new ProductLookup(
+          id -> Set.of(1L, 2L, 3L).contains(id),
+          cache,
+          database,
+          stats,
+          (id, found) -> outcomes.add(id + (found ? " found" : " absent")));
 
   @Test
   void definitelyAbsentIdsTouchNeitherCacheNorDatabase() throws SQLException {
@@ -74,6 +82,18 @@ class ProductLookupTest {
     assertThat(queried).containsExactly(3L);
     assertThat(stats.dbNotFound()).isEqualTo(1);
     assertThat(stats.cacheNotFoundHits()).isEqualTo(1);
+  }
+
+  @Test
+  void everyKnownOutcomeOfAMaybePresentAnswerIsReported() throws SQLException {
+    lookup.lookup(1); // database: found
+    lookup.lookup(1); // cache: found
+    lookup.lookup(3); // database: no row (the false positive)
+    lookup.lookup(3); // cache: "not found" marker
+    lookup.lookup(100); // filter: definitely absent, nothing to report
+    databaseDown = true;
+    assertThatThrownBy(() -> lookup.lookup(2)).isInstanceOf(SQLException.class); // unknown
+    assertThat(outcomes).containsExactly("1 found", "1 found", "3 absent", "3 absent");
   }
 
   @Test

@@ -1,0 +1,125 @@
+package io.bloomoperator.spring;
+
+import io.bloomoperator.snapshot.KeyType;
+import io.bloomoperator.watch.BeforeFirstSnapshot;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.springframework.core.io.Resource;
+import org.springframework.util.unit.DataSize;
+
+/**
+ * One entry of {@code bloom.filters.<bean>}: the BloomFilter resource a {@code LiveBloomFilter}
+ * bean named {@code <bean>} follows, and the watcher's options. Unset options keep sidecar-lib's
+ * defaults.
+ */
+public class BloomFilterProperties {
+
+  /** Name of the BloomFilter resource (required). */
+  private String name;
+
+  /** Its namespace; default: the Kubernetes client's namespace, in a pod its own. */
+  private String namespace;
+
+  /** Key type of the filter: {@code String} (default) or {@code Long}. */
+  private KeyType keyType = KeyType.STRING;
+
+  /**
+   * What lookups answer before the first snapshot: {@code fail-open} (default) or {@code
+   * fail-closed}.
+   */
+  private BeforeFirstSnapshot failMode = BeforeFirstSnapshot.FAIL_OPEN;
+
+  /**
+   * A directory (an emptyDir volume, say) to keep the last verified snapshot in; none by default.
+   */
+  private Path localCacheDir;
+
+  /**
+   * Ed25519 public keys (PEM, e.g. {@code file:/etc/bloom/operator.pub}) whose signatures are
+   * trusted; with any, unsigned or otherwise signed manifests are refused. None by default.
+   */
+  private List<Resource> trustedKeys = new ArrayList<>();
+
+  /** The largest snapshot loaded; default a quarter of the maximum heap. */
+  private DataSize maxSnapshotBytes;
+
+  /** The most chunks a manifest may list; default sidecar-lib's. */
+  private Integer maxChunks;
+
+  /** Interval of the direct manifest read behind the watch; default 5 minutes, 0 turns it off. */
+  private Duration resync;
+
+  public String getName() {
+    return name;
+  }
+
+  public void setName(String name) {
+    this.name = name;
+  }
+
+  public String getNamespace() {
+    return namespace;
+  }
+
+  public void setNamespace(String namespace) {
+    this.namespace = namespace;
+  }
+
+  public KeyType getKeyType() {
+    return keyType;
+  }
+
+  public void setKeyType(KeyType keyType) {
+    this.keyType = keyType;
+  }
+
+  public BeforeFirstSnapshot getFailMode() {
+    return failMode;
+  }
+
+  public void setFailMode(BeforeFirstSnapshot failMode) {
+    this.failMode = failMode;
+  }
+
+  public Path getLocalCacheDir() {
+    return localCacheDir;
+  }
+
+  public void setLocalCacheDir(Path localCacheDir) {
+    this.localCacheDir = localCacheDir;
+  }
+
+  public List<Resource> getTrustedKeys() {
+    return trustedKeys;
+  }
+
+  public void setTrustedKeys(List<Resource> trustedKeys) {
+    this.trustedKeys = trustedKeys;
+  }
+
+  public DataSize getMaxSnapshotBytes() {
+    return maxSnapshotBytes;
+  }
+
+  public void setMaxSnapshotBytes(DataSize maxSnapshotBytes) {
+    this.maxSnapshotBytes = maxSnapshotBytes;
+  }
+
+  public Integer getMaxChunks() {
+    return maxChunks;
+  }
+
+  public void setMaxChunks(Integer maxChunks) {
+    this.maxChunks = maxChunks;
+  }
+
+  public Duration getResync() {
+    return resync;
+  }
+
+  public void setResync(Duration resync) {
+    this.resync = resync;
+  }
+}

@@ -1,0 +1,96 @@
+package io.bloomoperator.watch.metrics;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * The catalogue of the reader metrics {@link LiveBloomFilterMetrics} registers: Micrometer names,
+ * tag keys and values, and the names the Prometheus registry exposes them under. Dashboards and
+ * alert rules are written against these names (a test checks them against this class); renaming one
+ * is a breaking change. Free of Micrometer types, so it loads without Micrometer.
+ *
+ * <p>Every meter carries the tags {@value #TAG_NAMESPACE} and {@value #TAG_FILTER} (the BloomFilter
+ * resource).
+ */
+public final class ReaderMetricNames {
+
+  /** Gauge: version of the served snapshot; -1 before the first. */
+  public static final String SNAPSHOT_VERSION = "bloom.reader.snapshot.version";
+
+  /** Gauge, seconds: time since the served snapshot was built (manifest createdAt); NaN before. */
+  public static final String SNAPSHOT_AGE = "bloom.reader.snapshot.age";
+
+  /** Counter: snapshots swapped in (the first one and one read from the local directory count). */
+  public static final String SWAPS = "bloom.reader.swaps";
+
+  /** Counter, tag {@value #TAG_REASON}: failed load attempts. */
+  public static final String LOAD_FAILURES = "bloom.reader.load.failures";
+
+  /** Counter: mightContain calls. */
+  public static final String LOOKUPS = "bloom.reader.lookups";
+
+  /** Counter: mightContain calls that answered "maybe present". */
+  public static final String MAYBE_PRESENT = "bloom.reader.maybe.present";
+
+  /**
+   * Gauge: the served snapshot's expected false-positive probability at its actual key count (the
+   * manifest's {@code expectedFpp}); NaN before the first snapshot.
+   */
+  public static final String FPP_EXPECTED = "bloom.reader.fpp.expected";
+
+  /**
+   * Gauge: the false-positive rate estimated from the outcomes the application reported for the
+   * served version ({@link io.bloomoperator.watch.FalsePositiveObservation#rate()}); NaN until
+   * there is data.
+   */
+  public static final String FPP_OBSERVED = "bloom.reader.fpp.observed";
+
+  /** Counter, tag {@value #TAG_RESULT}: outcomes reported with recordOutcome, all versions. */
+  public static final String OUTCOMES = "bloom.reader.outcomes";
+
+  /** Tag on every meter: namespace of the BloomFilter. */
+  public static final String TAG_NAMESPACE = "namespace";
+
+  /** Tag on every meter: name of the BloomFilter. */
+  public static final String TAG_FILTER = "filter";
+
+  /**
+   * Tag of {@link #LOAD_FAILURES}: a {@link io.bloomoperator.watch.LoadFailureReason#tagValue()}.
+   */
+  public static final String TAG_REASON = "reason";
+
+  /** Tag of {@link #OUTCOMES}: {@link #RESULT_TRUE_POSITIVE} or {@link #RESULT_FALSE_POSITIVE}. */
+  public static final String TAG_RESULT = "result";
+
+  /** {@link #TAG_RESULT} value: the store had the key. */
+  public static final String RESULT_TRUE_POSITIVE = "true_positive";
+
+  /** {@link #TAG_RESULT} value: the store did not have the key. */
+  public static final String RESULT_FALSE_POSITIVE = "false_positive";
+
+  /** Base unit of {@link #SNAPSHOT_AGE}. */
+  public static final String UNIT_SECONDS = "seconds";
+
+  /**
+   * Each Micrometer name above with the name Micrometer's Prometheus registry exposes it under
+   * (dots to underscores, {@code _seconds} for the base unit, {@code _total} for counters), in the
+   * order above.
+   */
+  public static final Map<String, String> PROMETHEUS_NAMES = prometheusNames();
+
+  private ReaderMetricNames() {}
+
+  private static Map<String, String> prometheusNames() {
+    Map<String, String> names = new LinkedHashMap<>();
+    names.put(SNAPSHOT_VERSION, "bloom_reader_snapshot_version");
+    names.put(SNAPSHOT_AGE, "bloom_reader_snapshot_age_seconds");
+    names.put(SWAPS, "bloom_reader_swaps_total");
+    names.put(LOAD_FAILURES, "bloom_reader_load_failures_total");
+    names.put(LOOKUPS, "bloom_reader_lookups_total");
+    names.put(MAYBE_PRESENT, "bloom_reader_maybe_present_total");
+    names.put(FPP_EXPECTED, "bloom_reader_fpp_expected");
+    names.put(FPP_OBSERVED, "bloom_reader_fpp_observed");
+    names.put(OUTCOMES, "bloom_reader_outcomes_total");
+    return java.util.Collections.unmodifiableMap(names);
+  }
+}
