@@ -10,11 +10,13 @@ import java.net.ServerSocket;
 import java.net.Socket;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A TCP pass-through in front of the API server that a test can cut and restore: while cut, every
  * open connection is dropped and new ones are refused, which is what a client sees when the API
- * server restarts or the network between them fails. TLS passes through untouched.
+ * server restarts or the network between them fails. TLS passes through untouched; the bytes in
+ * each direction are counted (benchmarks measure what a client moves on the wire).
  */
 public final class TcpProxy implements AutoCloseable {
 
@@ -25,6 +27,8 @@ public final class TcpProxy implements AutoCloseable {
   private volatile ServerSocket server;
   private final java.util.concurrent.atomic.AtomicInteger accepted =
       new java.util.concurrent.atomic.AtomicInteger();
+  private final AtomicLong bytesToTarget = new AtomicLong();
+  private final AtomicLong bytesFromTarget = new AtomicLong();
 
   public TcpProxy(String targetHost, int targetPort) {
     this.targetHost = targetHost;
@@ -45,6 +49,18 @@ public final class TcpProxy implements AutoCloseable {
   /** Connections accepted so far: proof that the client really goes through the proxy. */
   public int accepted() {
     return accepted.get();
+  }
+
+  /**
+   * Bytes passed from clients to the target so far (requests, as sent on the wire: TLS included).
+   */
+  public long bytesToTarget() {
+    return bytesToTarget.get();
+  }
+
+  /** Bytes passed from the target to clients so far (responses and watch events, TLS included). */
+  public long bytesFromTarget() {
+    return bytesFromTarget.get();
   }
 
   /** Drops every connection and refuses new ones until {@link #restore()}. */
@@ -81,15 +97,15 @@ public final class TcpProxy implements AutoCloseable {
         Socket upstream = new Socket(targetHost, targetPort);
         open.add(client);
         open.add(upstream);
-        pump(client, upstream);
-        pump(upstream, client);
+        pump(client, upstream, bytesToTarget);
+        pump(upstream, client, bytesFromTarget);
       } catch (IOException e) {
         return; // cut
       }
     }
   }
 
-  private void pump(Socket from, Socket to) {
+  private void pump(Socket from, Socket to, AtomicLong counter) {
     Thread t =
         new Thread(
             () -> {
@@ -100,6 +116,7 @@ public final class TcpProxy implements AutoCloseable {
                 while ((n = in.read(buffer)) >= 0) {
                   out.write(buffer, 0, n);
                   out.flush();
+                  counter.addAndGet(n);
                 }
               } catch (IOException e) {
                 // the other side went away or the proxy was cut
