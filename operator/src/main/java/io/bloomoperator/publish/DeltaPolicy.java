@@ -2,14 +2,15 @@ package io.bloomoperator.publish;
 
 import io.bloomoperator.reconcile.OperatorSettings;
 import io.bloomoperator.snapshot.Manifest;
-import io.bloomoperator.snapshot.SnapshotDelta;
 import java.util.Map;
 
 /**
- * When a new version is published as a delta on the published chain and when as a whole new base
- * (which also compacts the chain). A delta must be small against the whole payload (or it saves
- * little and costs every cold start a replay), and the chain must stay short and small, because a
- * pod that starts cold, or holds a version no longer in the chain, reads the base plus every delta.
+ * When a new version is published as a delta on the published chain, when the chain is compacted,
+ * and when a whole new snapshot is written. A delta must be small against the whole payload (or it
+ * saves little and costs every cold start a replay), and the chain must stay short and small,
+ * because a pod that starts cold, or holds a version no longer in the chain, reads the base plus
+ * every delta. Compaction makes the published version the new base, so running pods (which hold it)
+ * still fetch only the new delta; only the operator writes the whole payload again.
  *
  * @param maxDeltas longest chain; the publish after that writes a new base (0: never deltas)
  * @param maxDeltaPercent largest single delta, in percent of the whole payload
@@ -18,7 +19,10 @@ import java.util.Map;
  */
 public record DeltaPolicy(int maxDeltas, int maxDeltaPercent, int maxChainPercent) {
 
-  public static final int DEFAULT_MAX_DELTAS = 16;
+  // 32: a cold start then reads the base plus at most 32 deltas, measured at 1.9x the time and
+  // 1.18x the bytes of one whole snapshot (docs/benchmarks.md); running pods never pay for a
+  // compaction, only the operator's one whole write per 33 refreshes.
+  public static final int DEFAULT_MAX_DELTAS = 32;
   public static final int DEFAULT_MAX_DELTA_PERCENT = 25;
   public static final int DEFAULT_MAX_CHAIN_PERCENT = 50;
 
@@ -55,24 +59,33 @@ public record DeltaPolicy(int maxDeltas, int maxDeltaPercent, int maxChainPercen
         intSetting(env, "BLOOM_DELTA_CHAIN_MAX_PERCENT", DEFAULT_MAX_CHAIN_PERCENT, 1000));
   }
 
+  /** Whether deltas are published at all. */
+  public boolean enabled() {
+    return maxDeltas > 0;
+  }
+
   /**
-   * The largest delta the next version may be written as, on top of {@code published} (which has
-   * the new version's geometry), or -1 when it must be a whole new base: deltas are off, the chain
-   * is at its longest, or no room is left in it.
+   * The largest delta worth publishing for a new version whose whole payload is {@code wholeBytes},
+   * or -1 when deltas are off: beyond it, a new whole base costs readers little more.
+   */
+  public long maxDeltaBytes(long wholeBytes) {
+    return enabled() ? percentOf(wholeBytes, maxDeltaPercent) : -1;
+  }
+
+  /**
+   * Whether a delta of {@code deltaBytes} may be appended to the chain {@code published} heads; if
+   * not, the chain is compacted: the published version becomes the new base (readers already hold
+   * it, so they still fetch only the delta) and the delta follows it.
    *
    * @param wholeBytes size of the new version's whole payload
    */
-  public long deltaBudget(Manifest published, long wholeBytes) {
-    if (maxDeltas == 0 || published.deltas().size() >= maxDeltas) {
-      return -1;
-    }
-    long single = wholeBytes / 100 * maxDeltaPercent + wholeBytes % 100 * maxDeltaPercent / 100;
-    long chain =
-        wholeBytes / 100 * maxChainPercent
-            + wholeBytes % 100 * maxChainPercent / 100
-            - published.deltaBytes();
-    long budget = Math.min(single, chain);
-    return budget < SnapshotDelta.HEADER_BYTES ? -1 : budget;
+  public boolean chainHasRoom(Manifest published, long deltaBytes, long wholeBytes) {
+    return published.deltas().size() < maxDeltas
+        && published.deltaBytes() + deltaBytes <= percentOf(wholeBytes, maxChainPercent);
+  }
+
+  private static long percentOf(long bytes, int percent) {
+    return bytes / 100 * percent + bytes % 100 * percent / 100;
   }
 
   private static int intSetting(Map<String, String> env, String name, int fallback, int max) {

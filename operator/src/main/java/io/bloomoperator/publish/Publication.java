@@ -89,22 +89,29 @@ public final class Publication {
       return new Outcome(store.read(), false);
     }
     long version = Math.max(published == null ? 0 : published.version(), lastKnownVersion) + 1;
-    BloomFilterBits previousBits = deltaBase(store, published, bits, size);
+    BloomFilterBits previousBits = deltaBase(store, published, bits);
     if (previousBits != null) {
-      long budget = deltas.deltaBudget(published, size);
-      long deltaSize = SnapshotDelta.encodedSize(previousBits, bits, budget);
-      if (deltaSize >= 0) {
+      long deltaSize = SnapshotDelta.encodedSize(previousBits, bits, deltas.maxDeltaBytes(size));
+      if (deltaSize >= 0 && deltas.chainHasRoom(published, deltaSize, size)) {
         checkNamespaceBudget(published.storedBytes() + deltaSize);
         store.publishDelta(
             previousBits, bits, sha256, keyCount, version, chunkSize, current, record, now);
         return new Outcome(store.read(), true);
       }
+      if (deltaSize >= 0 && published.chained()) {
+        // Compaction: the published version becomes the base (every running reader holds it),
+        // the new version its only delta. Written: the whole payload once, by the operator.
+        checkNamespaceBudget(size + deltaSize);
+        store.publishRebased(
+            previousBits, bits, sha256, keyCount, version, chunkSize, current, record, now);
+        return new Outcome(store.read(), true);
+      }
       LOG.debug(
-          "{}/{}: the delta to version {} exceeds {} bytes; publishing a new base",
+          "{}/{}: the delta to version {} exceeds {} bytes; publishing a whole snapshot",
           owner.getMetadata().getNamespace(),
           owner.getMetadata().getName(),
           version,
-          budget);
+          deltas.maxDeltaBytes(size));
     }
     previousBits = null; // only the new filter from here on
     checkNamespaceBudget(size);
@@ -114,24 +121,23 @@ public final class Publication {
 
   /**
    * The published version's bits, read back and verified, when the new version may be a delta on it
-   * (same key type and geometry, room left in the chain); null when it must be a new base. A
-   * published chain that no longer verifies (a chunk deleted or edited by hand) also means a new
-   * base: the next version must not build on it.
+   * (deltas on, same key type and geometry); null when it must be a whole snapshot. A published
+   * chain that no longer verifies (a chunk deleted or edited by hand) also means a whole snapshot:
+   * the next version must not build on it.
    */
-  private BloomFilterBits deltaBase(
-      SnapshotStore store, Manifest published, BloomFilterBits bits, long size) {
+  private BloomFilterBits deltaBase(SnapshotStore store, Manifest published, BloomFilterBits bits) {
     if (published == null
+        || !deltas.enabled()
         || published.keyType() != bits.keyType()
         || published.numBits() != bits.numBits()
-        || published.numHashFunctions() != bits.numHashFunctions()
-        || deltas.deltaBudget(published, size) < 0) {
+        || published.numHashFunctions() != bits.numHashFunctions()) {
       return null;
     }
     try {
       return store.materialize(published);
     } catch (SnapshotVerificationException | IOException | KubernetesClientException e) {
       LOG.warn(
-          "{}/{}: published version {} cannot be read back ({}); publishing a new base",
+          "{}/{}: published version {} cannot be read back ({}); publishing a whole snapshot",
           owner.getMetadata().getNamespace(),
           owner.getMetadata().getName(),
           published.version(),

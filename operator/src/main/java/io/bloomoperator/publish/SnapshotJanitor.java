@@ -1,5 +1,6 @@
 package io.bloomoperator.publish;
 
+import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.snapshot.SnapshotConfigMaps;
 import io.bloomoperator.snapshot.SnapshotNames;
 import io.fabric8.kubernetes.api.model.ConfigMap;
@@ -19,9 +20,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Deletes chunk ConfigMaps that no reader needs: every version except those the published manifest
- * names (its base and deltas) and, for their grace period, those the previous manifest named. That
- * also removes chunks left by a failed publish or an operator that died mid-publish, because their
+ * Deletes chunk ConfigMaps that no reader needs: every chunk except the published manifest's base
+ * and delta chunks and, for their grace period, those the previous manifest named. That also
+ * removes chunks left by a failed publish or an operator that died mid-publish, because their
  * version is never the published one.
  */
 public final class SnapshotJanitor {
@@ -45,40 +46,57 @@ public final class SnapshotJanitor {
       PublishedSnapshot snapshot,
       Duration retainPrevious,
       Instant now) {
-    List<String> keep = new ArrayList<>();
+    if (snapshot == null || snapshot.manifest() == null) {
+      chunksOf(namespace, filterName).delete();
+      return Optional.empty();
+    }
+    Manifest manifest = snapshot.manifest();
+    List<String> keepWhole = new ArrayList<>(List.of(Long.toString(manifest.baseVersion())));
+    List<String> keepDeltas = new ArrayList<>();
+    manifest.deltas().forEach(d -> keepDeltas.add(Long.toString(d.version())));
     Optional<Duration> recheck = Optional.empty();
-    if (snapshot != null && snapshot.manifest() != null) {
-      for (long version : snapshot.manifest().referencedVersions()) {
-        keep.add(Long.toString(version));
-      }
-      List<Long> previous = new ArrayList<>(snapshot.previousVersions());
-      previous.removeIf(v -> keep.contains(Long.toString(v)));
-      if (!previous.isEmpty()) {
-        Instant expires =
-            snapshot.supersededAt() == null ? now : snapshot.supersededAt().plus(retainPrevious);
-        if (now.isBefore(expires)) {
-          previous.forEach(v -> keep.add(Long.toString(v)));
-          recheck = Optional.of(Duration.between(now, expires));
-        } else {
-          retirePrevious(namespace, filterName, snapshot, previous);
-        }
+    List<Long> previous = snapshot.previousVersions();
+    if (!previous.isEmpty()) {
+      Instant expires =
+          snapshot.supersededAt() == null ? now : snapshot.supersededAt().plus(retainPrevious);
+      if (now.isBefore(expires)) {
+        // Both kinds: the previous manifest may have named a version as a delta that is now the
+        // base, and readers of it may still fetch that delta.
+        previous.forEach(
+            v -> {
+              keepWhole.add(Long.toString(v));
+              keepDeltas.add(Long.toString(v));
+            });
+        recheck = Optional.of(Duration.between(now, expires));
+      } else {
+        forgetPrevious(namespace, snapshot);
       }
     }
-    deleteChunksExcept(namespace, filterName, keep);
+    // Two server-side delete-collections by label selector; neither lists a chunk (each holds up
+    // to 1 MB) and on the usual reconcile they match nothing. "notin" also matches chunks without
+    // the part label: whole-payload chunks.
+    chunksOf(namespace, filterName)
+        .withLabelNotIn(SnapshotNames.LABEL_PART, SnapshotNames.PART_DELTA)
+        .withLabelNotIn(SnapshotNames.LABEL_VERSION, keepWhole.toArray(String[]::new))
+        .delete();
+    var deltaChunks =
+        chunksOf(namespace, filterName)
+            .withLabel(SnapshotNames.LABEL_PART, SnapshotNames.PART_DELTA);
+    if (keepDeltas.isEmpty()) {
+      deltaChunks.delete();
+    } else {
+      deltaChunks
+          .withLabelNotIn(SnapshotNames.LABEL_VERSION, keepDeltas.toArray(String[]::new))
+          .delete();
+    }
     return recheck;
   }
 
   /**
-   * Deletes the previous versions' chunks (one delete-collection by label, so a hand-edited
-   * annotation cannot make it loop), then forgets them in the manifest.
+   * The grace period is over: forget the previous versions in the manifest (their chunks are no
+   * longer kept, so the deletes below remove them).
    */
-  private void retirePrevious(
-      String namespace, String filterName, PublishedSnapshot snapshot, List<Long> previous) {
-    chunksOf(namespace, filterName)
-        .withLabelIn(
-            SnapshotNames.LABEL_VERSION,
-            previous.stream().map(String::valueOf).toArray(String[]::new))
-        .delete();
+  private void forgetPrevious(String namespace, PublishedSnapshot snapshot) {
     ConfigMap manifest = snapshot.configMap();
     try {
       // update() sends the resourceVersion we read: if the manifest moved on meanwhile, this
@@ -93,21 +111,6 @@ public final class SnapshotJanitor {
           namespace,
           manifest.getMetadata().getName(),
           e.getMessage());
-    }
-  }
-
-  /**
-   * One server-side delete-collection by label selector for everything else; it never lists a chunk
-   * (each holds up to 1 MB) and on the usual reconcile it matches nothing.
-   */
-  private void deleteChunksExcept(String namespace, String filterName, List<String> keepVersions) {
-    var chunks = chunksOf(namespace, filterName);
-    if (keepVersions.isEmpty()) {
-      chunks.delete();
-    } else {
-      chunks
-          .withLabelNotIn(SnapshotNames.LABEL_VERSION, keepVersions.toArray(String[]::new))
-          .delete();
     }
   }
 

@@ -157,9 +157,52 @@ public final class SnapshotStore {
         build,
         consumer -> {
           SnapshotDelta.Result delta =
-              SnapshotDelta.encode(previousBits, bits, chunkSize, consumer);
+              SnapshotDelta.encode(previousBits, bits, chunkSize, consumer::acceptDelta);
           return Manifest.withDelta(
               current.manifest(), version, bits, keyCount, payloadSha256, delta, now);
+        });
+  }
+
+  /**
+   * Compacts the chain {@code current} heads: writes {@code previousBits} (the verified payload of
+   * its version) as a new base under that version, then {@code bits} as the delta from it, then a
+   * manifest naming just those two. Readers holding the published version fetch only the delta; the
+   * old base and deltas are retained for the grace period like any replaced version.
+   */
+  public Manifest publishRebased(
+      BloomFilterBits previousBits,
+      BloomFilterBits bits,
+      String payloadSha256,
+      long keyCount,
+      long version,
+      int chunkSize,
+      PublishedSnapshot current,
+      BuildRecord build,
+      Instant now)
+      throws PublishException {
+    long baseVersion = current.manifest().version();
+    return publishChunksThenManifest(
+        version,
+        current,
+        build,
+        consumer -> {
+          SnapshotEncoder.Result encodedBase =
+              SnapshotEncoder.encode(
+                  previousBits,
+                  chunkSize,
+                  (index, data, length, sha256) ->
+                      consumer.acceptBase(baseVersion, index, data, length));
+          Manifest base =
+              Manifest.of(
+                  filterName,
+                  baseVersion,
+                  previousBits,
+                  current.manifest().keyCount(),
+                  encodedBase,
+                  now);
+          SnapshotDelta.Result delta =
+              SnapshotDelta.encode(previousBits, bits, chunkSize, consumer::acceptDelta);
+          return Manifest.withDelta(base, version, bits, keyCount, payloadSha256, delta, now);
         });
   }
 
@@ -176,10 +219,17 @@ public final class SnapshotStore {
     return SnapshotDecoder.decode(manifest, SnapshotConfigMaps.chunkSource(client, namespace));
   }
 
-  /** Writes the chunks of one version and returns its manifest. */
+  /** Writes the chunks of one version into {@code chunks} and returns its manifest. */
   @FunctionalInterface
   private interface ChunkWriting {
-    Manifest write(SnapshotEncoder.ChunkConsumer consumer) throws IOException;
+    Manifest write(ChunkSink chunks) throws IOException;
+  }
+
+  /** Creates chunk ConfigMaps: of the version being published (whole or delta) or of a new base. */
+  private interface ChunkSink extends SnapshotEncoder.ChunkConsumer {
+    void acceptDelta(int index, byte[] data, int length, String sha256) throws IOException;
+
+    void acceptBase(long baseVersion, int index, byte[] data, int length) throws IOException;
   }
 
   /**
@@ -195,9 +245,32 @@ public final class SnapshotStore {
     try {
       Manifest manifest =
           chunks.write(
-              (index, data, length, sha256) -> {
-                createChunk(index, version, data, length);
-                created.add(SnapshotNames.chunkName(filterName, version, index));
+              new ChunkSink() {
+                @Override
+                public void accept(int index, byte[] data, int length, String sha256) {
+                  create(
+                      SnapshotConfigMaps.chunk(
+                          namespace, filterName, version, index, data, length));
+                }
+
+                @Override
+                public void acceptDelta(int index, byte[] data, int length, String sha256) {
+                  create(
+                      SnapshotConfigMaps.deltaChunk(
+                          namespace, filterName, version, index, data, length));
+                }
+
+                @Override
+                public void acceptBase(long baseVersion, int index, byte[] data, int length) {
+                  create(
+                      SnapshotConfigMaps.chunk(
+                          namespace, filterName, baseVersion, index, data, length));
+                }
+
+                private void create(ConfigMap chunk) {
+                  createChunk(chunk);
+                  created.add(chunk.getMetadata().getName());
+                }
               });
       try {
         writeManifest(manifest, current, build, signer);
@@ -250,8 +323,7 @@ public final class SnapshotStore {
     }
   }
 
-  private void createChunk(int index, long version, byte[] data, int length) {
-    ConfigMap chunk = SnapshotConfigMaps.chunk(namespace, filterName, version, index, data, length);
+  private void createChunk(ConfigMap chunk) {
     chunk.getMetadata().setOwnerReferences(List.of(ownerReference()));
     String name = chunk.getMetadata().getName();
     // create, never apply: client-side apply would copy the whole chunk into the
@@ -436,8 +508,7 @@ public final class SnapshotStore {
     Map<String, String> annotations = new HashMap<>();
     build.annotate(annotations);
     if (current != null && current.manifest() != null) {
-      List<Long> dropped = new ArrayList<>(current.manifest().referencedVersions());
-      dropped.removeAll(manifest.referencedVersions());
+      List<Long> dropped = dropped(current.manifest(), manifest);
       if (dropped.isEmpty()) {
         // A delta appended to the chain drops nothing; versions an earlier new base dropped keep
         // their grace period.
@@ -460,6 +531,30 @@ public final class SnapshotStore {
           .setResourceVersion(current.configMap().getMetadata().getResourceVersion());
       client.configMaps().inNamespace(namespace).resource(desired).update();
     }
+  }
+
+  /**
+   * The versions whose chunks {@code before} names and {@code after} does not name in the same
+   * role: a version that was a delta and becomes the base keeps its base chunks but drops its delta
+   * chunks, which readers of {@code before} may still be fetching.
+   */
+  private static List<Long> dropped(Manifest before, Manifest after) {
+    java.util.Set<String> kept = roles(after);
+    List<Long> dropped = new ArrayList<>();
+    for (String role : roles(before)) {
+      long version = Long.parseLong(role.substring(1));
+      if (!kept.contains(role) && !dropped.contains(version)) {
+        dropped.add(version);
+      }
+    }
+    return dropped;
+  }
+
+  private static java.util.Set<String> roles(Manifest manifest) {
+    java.util.Set<String> roles = new java.util.LinkedHashSet<>();
+    roles.add("b" + manifest.baseVersion());
+    manifest.deltas().forEach(d -> roles.add("d" + d.version()));
+    return roles;
   }
 
   private static void carrySuperseded(PublishedSnapshot current, Map<String, String> annotations) {

@@ -127,10 +127,16 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
       return report.failed(Reasons.INVALID_SPEC, e.getMessage(), false);
     }
     try {
-      PublishedSnapshot current = new SnapshotStore(client, filter).read();
+      PublishedSnapshot read = new SnapshotStore(client, filter).read();
       // Leftovers of an interrupted publish go before anything is written under their names.
       Optional<Duration> graceLeft =
-          new SnapshotJanitor(client).clean(namespace, name, current, spec.retainPrevious(), now);
+          new SnapshotJanitor(client).clean(namespace, name, read, spec.retainPrevious(), now);
+      // A janitor that retired the previous versions updated the manifest: publishing against the
+      // copy read before would fail its resourceVersion precondition (409) after writing chunks.
+      PublishedSnapshot current =
+          read != null && graceLeft.isEmpty() && !read.previousVersions().isEmpty()
+              ? new SnapshotStore(client, filter).read()
+              : read;
       String token = source.changeToken();
       Decision decision =
           Decision.decide(

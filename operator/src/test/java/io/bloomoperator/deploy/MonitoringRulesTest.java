@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import io.bloomoperator.reconcile.MetricCatalogue;
 import io.bloomoperator.testing.RealKubernetesExtension;
+import io.bloomoperator.watch.metrics.ReaderMetricNames;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -31,22 +32,9 @@ import org.junit.jupiter.api.Test;
  */
 class MonitoringRulesTest {
 
-  /**
-   * sidecar-lib's reader metrics (Prometheus names), written in parallel to this test: their
-   * catalogue class is not on main yet. THE ONE PLACE to change at merge: replace this list with
-   * the names from sidecar-lib's metric catalogue.
-   */
+  /** sidecar-lib's reader metrics, as Prometheus names, from its metric catalogue. */
   private static final List<String> READER_METRICS =
-      List.of(
-          "bloom_reader_snapshot_version",
-          "bloom_reader_snapshot_age_seconds",
-          "bloom_reader_swaps_total",
-          "bloom_reader_load_failures_total",
-          "bloom_reader_lookups_total",
-          "bloom_reader_maybe_present_total",
-          "bloom_reader_fpp_expected",
-          "bloom_reader_fpp_observed",
-          "bloom_reader_outcomes_total");
+      List.copyOf(ReaderMetricNames.PROMETHEUS_NAMES.values());
 
   private static final Set<String> ALERTS =
       Set.of(

@@ -122,21 +122,21 @@ class DeltaSnapshotOperatorTest {
                     Funnels.stringFunnel(StandardCharsets.UTF_8)))
             .isEqualTo(guava);
 
-        int chainLength = version <= 4 ? version - 1 : 0; // v5: the chain of 3 is compacted
+        // v5: the chain of 3 is full, so v4 becomes the base (readers hold it) and v5 its delta.
+        int chainLength = version <= 4 ? version - 1 : 1;
         assertThat(manifest.deltas()).hasSize(chainLength);
         assertThat(filter.getStatus().getDeltas()).isEqualTo(chainLength);
-        assertThat(filter.getStatus().getBaseVersion()).isEqualTo(version <= 4 ? 1L : 5L);
-        if (chainLength > 0) {
-          assertThat(filter.getStatus().getLastPublishBytes())
-              .as("a delta costs a few bytes per changed bit, not the filter")
-              .isLessThan(manifest.totalBytes() / 10);
-        }
+        assertThat(filter.getStatus().getBaseVersion()).isEqualTo(version <= 4 ? 1L : 4L);
+        assertThat(filter.getStatus().getLastPublishBytes())
+            .as("a delta costs a few bytes per changed bit, not the filter")
+            .isLessThan(manifest.totalBytes() / 10);
 
         await().atMost(READY).until(() -> reader.currentVersion() == expected);
         assertThat(keys).allMatch(reader::mightContain);
       }
 
-      // The reader fetched v1's chunks once, then only delta chunks (v2..v4), then v5's base.
+      // The reader fetched v1's chunks once, then only delta chunks (v2..v5): the compaction
+      // rewrote v4 as a base, which it already held.
       List<String> chunkGets =
           requests.paths().stream()
               .filter(p -> p.startsWith("GET ") && p.contains("/configmaps/ids-bloom-v"))
@@ -144,14 +144,14 @@ class DeltaSnapshotOperatorTest {
               .toList();
       List<String> expectedGets = new ArrayList<>();
       published.get(0).chunks().forEach(c -> expectedGets.add(c.name()));
-      for (int i = 1; i <= 3; i++) {
-        Manifest.Delta last = published.get(i).deltas().get(i - 1);
-        last.chunks().forEach(c -> expectedGets.add(c.name()));
+      for (int i = 1; i <= 4; i++) {
+        List<Manifest.Delta> deltas = published.get(i).deltas();
+        deltas.get(deltas.size() - 1).chunks().forEach(c -> expectedGets.add(c.name()));
       }
-      published.get(4).chunks().forEach(c -> expectedGets.add(c.name()));
       assertThat(chunkGets).containsExactlyElementsOf(expectedGets);
 
-      // v1..v4's chunks stay for the grace period after the compaction, then only v5's remain.
+      // v1's base and the v2..v4 deltas stay for the grace period after the compaction, then only
+      // v4's new base and v5's delta remain.
       Manifest v5 = published.get(4);
       await()
           .atMost(READY)
@@ -161,7 +161,7 @@ class DeltaSnapshotOperatorTest {
                       .containsExactlyInAnyOrderElementsOf(namedChunks(v5)));
 
       // The pod that left at v1 comes back: its local snapshot serves v1 at once, then it loads
-      // v5, which is no longer a chain v1 is in.
+      // v5, whose chain v1 is no longer in (base v4 plus one delta).
       try (LiveBloomFilter<String> back =
           BloomFilterWatcher.builder(client, ns.name(), "ids", LiveKeyType.STRING)
               .localSnapshotDirectory(localDir)
@@ -273,14 +273,14 @@ class DeltaSnapshotOperatorTest {
                   byte[] bytes = java.util.Arrays.copyOf(data, length);
                   bytes[length - 1] ^= 0x01; // the last varint: another bit position
                   ConfigMap chunk =
-                      SnapshotConfigMaps.chunk(ns.name(), "ids", 2, index, bytes, length);
+                      SnapshotConfigMaps.deltaChunk(ns.name(), "ids", 2, index, bytes, length);
                   chunk.getMetadata().setOwnerReferences(List.of(owner(created)));
                   client.configMaps().inNamespace(ns.name()).resource(chunk).create();
                 });
         // The forger digests the bytes it stored, so every chunk check passes.
         List<Manifest.ChunkRef> refs = new ArrayList<>();
         for (var ref : delta.chunks()) {
-          String name = SnapshotNames.chunkName("ids", 2, ref.index());
+          String name = SnapshotNames.deltaChunkName("ids", 2, ref.index());
           ConfigMap stored = client.configMaps().inNamespace(ns.name()).withName(name).get();
           byte[] bytes = SnapshotConfigMaps.chunkBytes(stored, ref.bytes(), name);
           refs.add(new Manifest.ChunkRef(name, ref.bytes(), sha256(bytes)));
@@ -376,12 +376,16 @@ class DeltaSnapshotOperatorTest {
     Manifest v4 = manifest(client, ns.name(), "ids");
     assertThat(v4.deltas()).hasSize(3); // the next publish compacts
 
-    // What an operator killed mid-compaction leaves: part of v5's new base, no manifest for it.
+    // What an operator killed mid-compaction leaves: part of the new base (v4's whole payload,
+    // under the names the compaction will use) and of v5's delta, no manifest for them.
     OPERATOR.stop();
     try {
-      for (int i = 0; i < 2; i++) {
-        ConfigMap leftover =
-            SnapshotConfigMaps.chunk(ns.name(), "ids", 5, i, new byte[] {9, 9, 9}, 3);
+      List<ConfigMap> leftovers =
+          List.of(
+              SnapshotConfigMaps.chunk(ns.name(), "ids", 4, 0, new byte[] {9, 9, 9}, 3),
+              SnapshotConfigMaps.chunk(ns.name(), "ids", 4, 1, new byte[] {9, 9, 9}, 3),
+              SnapshotConfigMaps.deltaChunk(ns.name(), "ids", 5, 0, new byte[] {9, 9, 9}, 3));
+      for (ConfigMap leftover : leftovers) {
         leftover.getMetadata().setOwnerReferences(List.of(owner(created)));
         client.configMaps().inNamespace(ns.name()).resource(leftover).create();
       }
@@ -400,14 +404,15 @@ class DeltaSnapshotOperatorTest {
     }
     awaitStatus(client, ns.name(), "ids", f -> f.getStatus().getVersion() == 5L);
     Manifest v5 = manifest(client, ns.name(), "ids");
-    assertThat(v5.chained()).isFalse();
+    assertThat(v5.baseVersion()).as("compacted onto v4").isEqualTo(4L);
+    assertThat(v5.deltas()).hasSize(1);
     assertThat(payload(client, ns.name(), v5)).hasSize((int) v5.totalBytes());
 
     // And mid-delta: part of v6's delta left behind.
     OPERATOR.stop();
     try {
       ConfigMap leftover =
-          SnapshotConfigMaps.chunk(ns.name(), "ids", 6, 0, new byte[] {1, 2, 3}, 3);
+          SnapshotConfigMaps.deltaChunk(ns.name(), "ids", 6, 0, new byte[] {1, 2, 3}, 3);
       leftover.getMetadata().setOwnerReferences(List.of(owner(created)));
       client.configMaps().inNamespace(ns.name()).resource(leftover).create();
       keys.add("added-6");
@@ -417,7 +422,8 @@ class DeltaSnapshotOperatorTest {
     }
     awaitStatus(client, ns.name(), "ids", f -> f.getStatus().getVersion() == 6L);
     Manifest v6 = manifest(client, ns.name(), "ids");
-    assertThat(v6.chained()).isTrue();
+    assertThat(v6.baseVersion()).isEqualTo(4L);
+    assertThat(v6.deltas()).hasSize(2);
     BloomFilter<CharSequence> guava = SnapshotFixtures.emptyGuavaFilter(v6);
     keys.forEach(guava::put);
     assertThat(

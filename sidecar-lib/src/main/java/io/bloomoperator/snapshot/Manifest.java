@@ -238,7 +238,7 @@ public record Manifest(
     for (SnapshotEncoder.ChunkDigest chunk : delta.chunks()) {
       refs.add(
           new ChunkRef(
-              SnapshotNames.chunkName(previous.filterName(), version, chunk.index()),
+              SnapshotNames.deltaChunkName(previous.filterName(), version, chunk.index()),
               chunk.bytes(),
               chunk.sha256()));
     }

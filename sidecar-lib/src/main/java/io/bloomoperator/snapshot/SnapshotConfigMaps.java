@@ -67,12 +67,36 @@ public final class SnapshotConfigMaps {
    */
   public static ConfigMap chunk(
       String namespace, String filterName, long version, int index, byte[] data, int length) {
+    return chunk(
+        namespace,
+        SnapshotNames.chunkName(filterName, version, index),
+        SnapshotNames.chunkLabels(filterName, version),
+        data,
+        length);
+  }
+
+  /**
+   * As {@link #chunk}, for chunk {@code index} of the delta that produces {@code version}: named
+   * {@link SnapshotNames#deltaChunkName} and labelled {@link SnapshotNames#deltaChunkLabels}.
+   */
+  public static ConfigMap deltaChunk(
+      String namespace, String filterName, long version, int index, byte[] data, int length) {
+    return chunk(
+        namespace,
+        SnapshotNames.deltaChunkName(filterName, version, index),
+        SnapshotNames.deltaChunkLabels(filterName, version),
+        data,
+        length);
+  }
+
+  private static ConfigMap chunk(
+      String namespace, String name, Map<String, String> labels, byte[] data, int length) {
     byte[] bytes = length == data.length ? data : Arrays.copyOf(data, length);
     return new ConfigMapBuilder()
         .withNewMetadata()
-        .withName(SnapshotNames.chunkName(filterName, version, index))
+        .withName(name)
         .withNamespace(namespace)
-        .withLabels(SnapshotNames.chunkLabels(filterName, version))
+        .withLabels(labels)
         .endMetadata()
         .withImmutable(true)
         .withBinaryData(

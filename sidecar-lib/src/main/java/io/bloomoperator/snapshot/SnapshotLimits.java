@@ -113,20 +113,26 @@ public record SnapshotLimits(long maxTotalBytes, int maxChunks) {
           Reason.TOO_LARGE,
           what + " lists " + chunkCount + " chunks, more than this reader's limit of " + maxChunks);
     }
-    checkChunks(what, "chunk ", manifest.chunks(), filterName, manifest.baseVersion());
+    checkChunks(
+        what,
+        "chunk ",
+        manifest.chunks(),
+        i -> SnapshotNames.chunkName(filterName, manifest.baseVersion(), i));
     for (Manifest.Delta delta : manifest.deltas()) {
       checkChunks(
           what,
           "delta v" + delta.version() + " chunk ",
           delta.chunks(),
-          filterName,
-          delta.version());
+          i -> SnapshotNames.deltaChunkName(filterName, delta.version(), i));
     }
   }
 
   /** Each chunk fits a ConfigMap and has the canonical name of its filter, version and index. */
   private static void checkChunks(
-      String what, String label, List<Manifest.ChunkRef> chunks, String filterName, long version)
+      String what,
+      String label,
+      List<Manifest.ChunkRef> chunks,
+      java.util.function.IntFunction<String> canonicalName)
       throws SnapshotRefusedException {
     for (int i = 0; i < chunks.size(); i++) {
       Manifest.ChunkRef chunk = chunks.get(i);
@@ -143,7 +149,7 @@ public record SnapshotLimits(long maxTotalBytes, int maxChunks) {
                 + MAX_CHUNK_BYTES
                 + ")");
       }
-      String expected = SnapshotNames.chunkName(filterName, version, i);
+      String expected = canonicalName.apply(i);
       if (!expected.equals(chunk.name())) {
         throw new SnapshotRefusedException(
             Reason.FOREIGN_CHUNK,

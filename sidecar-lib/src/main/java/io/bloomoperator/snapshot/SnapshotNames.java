@@ -42,6 +42,11 @@ public final class SnapshotNames {
   public static final String ROLE_CHUNK = "chunk";
   public static final String LABEL_VERSION = "bloomoperator.io/version";
 
+  /** Label of delta chunks ({@value #PART_DELTA}); chunks of a whole payload have none. */
+  public static final String LABEL_PART = "bloomoperator.io/part";
+
+  public static final String PART_DELTA = "delta";
+
   private static final int HASH_HEX_CHARS = 8;
 
   private SnapshotNames() {}
@@ -58,6 +63,19 @@ public final class SnapshotNames {
           "version and index must be >= 0, got " + version + ", " + index);
     }
     return withSuffix(filterName, MANIFEST_SUFFIX + "-v" + version + "-" + index, MAX_NAME_LENGTH);
+  }
+
+  /**
+   * {@code <filter>-bloom-v<version>-d<index>}: chunk {@code index} of the delta that produces
+   * {@code version}. Deltas have names of their own so that a version published as a delta can
+   * later become a base (whole-payload chunks {@link #chunkName}) without a name clash.
+   */
+  public static String deltaChunkName(String filterName, long version, int index) {
+    if (version < 0 || index < 0) {
+      throw new IllegalArgumentException(
+          "version and index must be >= 0, got " + version + ", " + index);
+    }
+    return withSuffix(filterName, MANIFEST_SUFFIX + "-v" + version + "-d" + index, MAX_NAME_LENGTH);
   }
 
   /**
@@ -89,6 +107,13 @@ public final class SnapshotNames {
         ROLE_CHUNK,
         LABEL_VERSION,
         Long.toString(version));
+  }
+
+  /** Labels of a chunk ConfigMap of the delta that produces {@code version}. */
+  public static Map<String, String> deltaChunkLabels(String filterName, long version) {
+    Map<String, String> labels = new java.util.HashMap<>(chunkLabels(filterName, version));
+    labels.put(LABEL_PART, PART_DELTA);
+    return Map.copyOf(labels);
   }
 
   /** Selects every snapshot ConfigMap (manifest and chunks of all versions) of a filter. */

@@ -2,7 +2,6 @@ package io.bloomoperator.watch;
 
 import io.bloomoperator.snapshot.Ed25519Keys;
 import io.bloomoperator.snapshot.SnapshotLimits;
-import io.bloomoperator.snapshot.SnapshotNames;
 import io.bloomoperator.snapshot.TrustedKeys;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -66,8 +65,8 @@ public final class BloomFilterWatcher {
    * Options for following a filter; finish with {@link Builder#start()}.
    *
    * @throws NullPointerException if an argument is null
-   * @throws IllegalArgumentException if namespace or filterName is empty, or filterName cannot name
-   *     a ConfigMap
+   * @throws IllegalArgumentException if namespace is not a Kubernetes namespace name (DNS label) or
+   *     filterName not a Kubernetes object name (DNS subdomain)
    */
   public static <K> Builder<K> builder(
       KubernetesClient client, String namespace, String filterName, LiveKeyType<K> keyType) {
@@ -99,11 +98,30 @@ public final class BloomFilterWatcher {
     private Builder(
         KubernetesClient client, String namespace, String filterName, LiveKeyType<K> keyType) {
       this.client = Objects.requireNonNull(client, "client");
-      this.namespace = requireNonBlank(namespace, "namespace");
-      this.filterName = requireNonBlank(filterName, "filterName");
+      this.namespace = requireName(namespace, "namespace", 63);
+      this.filterName = requireName(filterName, "filterName", 253);
       this.keyType = Objects.requireNonNull(keyType, "keyType");
-      SnapshotNames.manifestName(
-          filterName); // fails now, not on the watcher thread, for a bad name
+    }
+
+    /**
+     * Kubernetes names: a namespace is a DNS label (63), a BloomFilter name a DNS subdomain (253).
+     * Checked here, not on the watcher thread, and so that no request path is built from a name
+     * that could not be one.
+     */
+    private static String requireName(String value, String what, int maxLength) {
+      requireNonBlank(value, what);
+      String pattern =
+          maxLength == 63 ? "[a-z0-9]([-a-z0-9]*[a-z0-9])?" : "[a-z0-9]([-a-z0-9.]*[a-z0-9])?";
+      if (value.length() > maxLength || !value.matches(pattern)) {
+        throw new IllegalArgumentException(
+            what
+                + " must be a Kubernetes name (lower-case letters, digits, '-'"
+                + (maxLength == 63 ? "" : ", '.'")
+                + "; at most "
+                + maxLength
+                + " characters)");
+      }
+      return value;
     }
 
     /**

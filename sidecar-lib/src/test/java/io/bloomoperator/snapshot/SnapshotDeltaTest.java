@@ -163,7 +163,8 @@ class SnapshotDeltaTest {
             other,
             CHUNK,
             (index, data, length, sha) ->
-                forged.put(SnapshotNames.chunkName(FILTER, 2, index), Arrays.copyOf(data, length)));
+                forged.put(
+                    SnapshotNames.deltaChunkName(FILTER, 2, index), Arrays.copyOf(data, length)));
     Manifest lying =
         Manifest.withDelta(f.base, 2, other, 3, f.chained.sha256(), delta, Instant.now());
     forged.forEach(store::put);
@@ -326,7 +327,8 @@ class SnapshotDeltaTest {
             CHUNK,
             (index, data, length, sha) ->
                 store.put(
-                    SnapshotNames.chunkName(FILTER, version, index), Arrays.copyOf(data, length)));
+                    SnapshotNames.deltaChunkName(FILTER, version, index),
+                    Arrays.copyOf(data, length)));
     Manifest manifest =
         Manifest.withDelta(
             previous, version, bits, keyCount, SnapshotEncoder.sha256(bits), delta, Instant.now());

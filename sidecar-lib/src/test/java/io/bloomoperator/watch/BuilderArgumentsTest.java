@@ -1,0 +1,57 @@
+package io.bloomoperator.watch;
+
+import static org.assertj.core.api.Assertions.assertThatCode;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/** Names an application passes in are checked before any request path is built from them. */
+class BuilderArgumentsTest {
+
+  private static KubernetesClient client;
+
+  @BeforeAll
+  static void client() {
+    client = new KubernetesClientBuilder().build(); // never connects: nothing is started
+  }
+
+  @AfterAll
+  static void close() {
+    client.close();
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"../secrets", "Ids", "a b", "ids/x", "-ids", "ids-", "ids%2f", "ä"})
+  void filterNamesThatCannotNameAnObjectAreRefused(String name) {
+    assertThatThrownBy(() -> BloomFilterWatcher.builder(client, "shop", name, LiveKeyType.STRING))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("filterName must be a Kubernetes name");
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"shop.eu", "../shop", "Shop", "kube_system"})
+  void namespacesThatCannotNameANamespaceAreRefused(String namespace) {
+    assertThatThrownBy(
+            () -> BloomFilterWatcher.builder(client, namespace, "ids", LiveKeyType.STRING))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("namespace must be a Kubernetes name");
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"ids", "product-ids.v2", "a", "x1"})
+  void kubernetesNamesAreAccepted(String name) {
+    assertThatCode(() -> BloomFilterWatcher.builder(client, "shop", name, LiveKeyType.STRING))
+        .doesNotThrowAnyException();
+    assertThatCode(
+            () -> BloomFilterWatcher.builder(client, "shop", "n".repeat(253), LiveKeyType.STRING))
+        .doesNotThrowAnyException();
+    assertThatThrownBy(
+            () -> BloomFilterWatcher.builder(client, "shop", "n".repeat(254), LiveKeyType.STRING))
+        .isInstanceOf(IllegalArgumentException.class);
+  }
+}
