@@ -10,7 +10,8 @@ import java.time.Duration;
 public interface BloomFilterListener {
 
   /**
-   * A verified snapshot is now being served.
+   * A verified snapshot is now being served. For the first snapshot this runs before {@link
+   * LiveBloomFilter#awaitReady(Duration)} returns, so a listener must not wait for readiness.
    *
    * @param oldVersion the version served before, or {@link LiveBloomFilter#NO_VERSION} for the
    *     first one

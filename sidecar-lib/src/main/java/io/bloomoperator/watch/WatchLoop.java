@@ -324,7 +324,6 @@ final class WatchLoop {
     long oldVersion = servedVersion();
     current = snapshot;
     loads.increment();
-    ready.countDown();
     LOG.info(
         "{}/{}: serving v{} (was v{}), loaded in {} ms",
         namespace,
@@ -339,6 +338,9 @@ final class WatchLoop {
         LOG.warn("listener {} failed in onUpdate", listener, e);
       }
     }
+    // After the listeners: whoever waited for readiness finds them up to date (e.g. the
+    // observed-false-positive window of the served version already open).
+    ready.countDown();
   }
 
   /**
