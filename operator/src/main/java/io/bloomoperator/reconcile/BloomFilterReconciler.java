@@ -126,10 +126,16 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
       return report.failed(Reasons.INVALID_SPEC, e.getMessage(), false);
     }
     try {
-      PublishedSnapshot current = new SnapshotStore(client, filter).read();
+      SnapshotStore store = new SnapshotStore(client, filter);
+      PublishedSnapshot current = store.read();
       // Leftovers of an interrupted publish go before anything is written under their names.
       Optional<Duration> graceLeft =
           new SnapshotJanitor(client).clean(namespace, name, current, spec.retainPrevious(), now);
+      if (graceLeft.isEmpty() && current != null && current.previousVersion().isPresent()) {
+        // The janitor just retired the previous version and rewrote the manifest's annotations:
+        // a publish guarded by the resourceVersion read before that would fail with 409.
+        current = store.read();
+      }
       String token = source.changeToken();
       Decision decision =
           Decision.decide(
