@@ -3,7 +3,6 @@ package io.bloomoperator.faults;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.bloomoperator.reconcile.RebuildRequest;
 import io.bloomoperator.reconcile.SnapshotFixtures;
 import io.bloomoperator.snapshot.BloomFilterBits;
 import io.bloomoperator.snapshot.Manifest;
@@ -18,11 +17,9 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -59,7 +56,7 @@ class OperatorKillFaultTest {
     Random random = new Random(seed);
     String namespace = ns.name();
     List<String> filters = IntStream.range(0, filterCount).mapToObj(i -> "kill-" + i).toList();
-    Sources sources = new Sources(client, namespace, filters, keys);
+    ChangingSources sources = new ChangingSources(client, namespace, filters, keys);
     sources.writeSources(0);
     for (String filter : filters) {
       SnapshotFixtures.apply(
@@ -74,7 +71,7 @@ class OperatorKillFaultTest {
             source: {configMap: {name: %s, key: ids}}
             snapshot: {chunkSizeBytes: 1024, retainPreviousFor: %ds}
           """
-              .formatted(filter, Sources.sourceName(filter), retain.toSeconds()));
+              .formatted(filter, ChangingSources.sourceName(filter), retain.toSeconds()));
     }
     Path log = Files.createTempFile("operator-kill-", ".log");
     System.out.println("operator-kill: operator log " + log);
@@ -203,95 +200,5 @@ class OperatorKillFaultTest {
       KubernetesClient client, String namespace, String filter) throws Exception {
     Manifest manifest = SnapshotFixtures.manifest(client, namespace, filter);
     return manifest.chunks().stream().map(Manifest.ChunkRef::name).sorted().toList();
-  }
-
-  /**
-   * The filters' ConfigMap sources, rewritten with new keys every interval (round {@code r} of
-   * filter {@code f} holds {@code f-r-0 … f-r-(n-1)}), each rewrite followed by a rebuild request
-   * so the operator publishes without waiting for its refresh interval.
-   */
-  static final class Sources {
-    private final KubernetesClient client;
-    private final String namespace;
-    private final List<String> filters;
-    private final int keys;
-    private final AtomicLong round = new AtomicLong();
-    private volatile Thread changer;
-    private volatile boolean changing;
-
-    Sources(KubernetesClient client, String namespace, List<String> filters, int keys) {
-      this.client = client;
-      this.namespace = namespace;
-      this.filters = filters;
-      this.keys = keys;
-    }
-
-    static String sourceName(String filter) {
-      return filter + "-source";
-    }
-
-    List<String> keys(String filter, long round) {
-      List<String> list = new ArrayList<>(keys);
-      for (int i = 0; i < keys; i++) {
-        list.add(filter + "-" + round + "-" + i);
-      }
-      return list;
-    }
-
-    /** Writes round {@code r} of every source, without asking for a rebuild. */
-    void writeSources(long r) {
-      round.set(r);
-      for (String filter : filters) {
-        SnapshotFixtures.sourceConfigMap(
-            client, namespace, sourceName(filter), "ids", keys(filter, r));
-      }
-    }
-
-    /** Writes round {@code r} of every source and asks each filter to rebuild. */
-    void write(long r) {
-      writeSources(r);
-      for (String filter : filters) {
-        SnapshotFixtures.mergePatch(
-            client,
-            namespace,
-            filter,
-            Map.of("metadata", Map.of("annotations", Map.of(RebuildRequest.ANNOTATION, "r" + r))));
-      }
-    }
-
-    void startChanging(Duration every) {
-      Thread thread =
-          new Thread(
-              () -> {
-                while (changing) {
-                  try {
-                    Thread.sleep(every.toMillis());
-                    write(round.get() + 1);
-                  } catch (InterruptedException e) {
-                    return;
-                  } catch (RuntimeException e) {
-                    System.out.println("operator-kill: source write failed: " + e.getMessage());
-                  }
-                }
-              },
-              "source-changer");
-      thread.setDaemon(true);
-      changing = true;
-      changer = thread;
-      thread.start();
-    }
-
-    /** Stops changing, writes one last round and returns its number. */
-    long stopChanging() throws InterruptedException {
-      Thread thread = changer;
-      changer = null;
-      if (thread == null) {
-        return round.get();
-      }
-      changing = false;
-      thread.join(30_000);
-      write(round.get() + 1);
-      return round.get();
-    }
   }
 }
