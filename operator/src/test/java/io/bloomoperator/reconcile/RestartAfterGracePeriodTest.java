@@ -10,7 +10,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.bloomoperator.api.Reasons;
 import io.bloomoperator.snapshot.Manifest;
-import io.bloomoperator.snapshot.SnapshotConfigMaps;
 import io.bloomoperator.snapshot.SnapshotNames;
 import io.bloomoperator.testing.RealKubernetes;
 import io.bloomoperator.testing.TestNamespace;
@@ -64,15 +63,7 @@ class RestartAfterGracePeriodTest {
       OPERATOR.stop();
     }
     // Version 1 is now the previous one, retained; the operator stays away past its grace period.
-    assertThat(
-            client
-                .configMaps()
-                .inNamespace(ns.name())
-                .withName(SnapshotNames.manifestName("ids"))
-                .get()
-                .getMetadata()
-                .getAnnotations())
-        .containsKey(SnapshotConfigMaps.ANNOTATION_PREVIOUS_VERSION);
+    assertThat(chunkNames(client, ns.name(), "ids")).contains(SnapshotNames.chunkName("ids", 1, 0));
     Thread.sleep(3_000);
     sourceConfigMap(client, ns.name(), "ids", "ids", keys("c"));
     OPERATOR.start();
