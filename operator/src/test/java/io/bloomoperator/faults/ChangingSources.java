@@ -1,0 +1,119 @@
+package io.bloomoperator.faults;
+
+import io.bloomoperator.reconcile.RebuildRequest;
+import io.bloomoperator.reconcile.SnapshotFixtures;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalLong;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Predicate;
+
+/**
+ * The filters' ConfigMap sources, rewritten with new keys every interval (round {@code r} of filter
+ * {@code f} holds {@code f-r-0 … f-r-(n-1)}), each rewrite followed by a rebuild request so the
+ * operator publishes without waiting for its refresh interval.
+ */
+final class ChangingSources {
+  private final KubernetesClient client;
+  private final String namespace;
+  private final List<String> filters;
+  private final int keys;
+  private final AtomicLong round = new AtomicLong();
+  private volatile Thread changer;
+  private volatile boolean changing;
+
+  ChangingSources(KubernetesClient client, String namespace, List<String> filters, int keys) {
+    this.client = client;
+    this.namespace = namespace;
+    this.filters = filters;
+    this.keys = keys;
+  }
+
+  static String sourceName(String filter) {
+    return filter + "-source";
+  }
+
+  List<String> keys(String filter, long round) {
+    List<String> list = new ArrayList<>(keys);
+    for (int i = 0; i < keys; i++) {
+      list.add(filter + "-" + round + "-" + i);
+    }
+    return list;
+  }
+
+  /** Writes round {@code r} of every source, without asking for a rebuild. */
+  void writeSources(long r) {
+    round.set(r);
+    for (String filter : filters) {
+      SnapshotFixtures.sourceConfigMap(
+          client, namespace, sourceName(filter), "ids", keys(filter, r));
+    }
+  }
+
+  /** Writes round {@code r} of every source and asks each filter to rebuild. */
+  void write(long r) {
+    writeSources(r);
+    for (String filter : filters) {
+      SnapshotFixtures.mergePatch(
+          client,
+          namespace,
+          filter,
+          Map.of("metadata", Map.of("annotations", Map.of(RebuildRequest.ANNOTATION, "r" + r))));
+    }
+  }
+
+  void startChanging(Duration every) {
+    Thread thread =
+        new Thread(
+            () -> {
+              while (changing) {
+                try {
+                  Thread.sleep(every.toMillis());
+                  write(round.get() + 1);
+                } catch (InterruptedException e) {
+                  return;
+                } catch (RuntimeException e) {
+                  System.out.println("source write failed: " + e.getMessage());
+                }
+              }
+            },
+            "source-changer");
+    thread.setDaemon(true);
+    changing = true;
+    changer = thread;
+    thread.start();
+  }
+
+  /** Stops changing, writes one last round and returns its number. */
+  long stopChanging() throws InterruptedException {
+    Thread thread = changer;
+    changer = null;
+    if (thread == null) {
+      return round.get();
+    }
+    changing = false;
+    thread.join(30_000);
+    write(round.get() + 1);
+    return round.get();
+  }
+
+  /**
+   * The round whose every key {@code mightContain} holds, searching back from {@code latest}: a
+   * filter that holds no round completely was built from no content this test ever wrote.
+   */
+  OptionalLong roundHeldBy(String filter, Predicate<String> mightContain, long latest) {
+    for (long r = latest; r >= 0; r--) {
+      if (keys(filter, r).stream().allMatch(mightContain)) {
+        return OptionalLong.of(r);
+      }
+    }
+    return OptionalLong.empty();
+  }
+
+  long round() {
+    return round.get();
+  }
+}

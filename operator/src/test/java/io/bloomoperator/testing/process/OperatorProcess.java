@@ -1,0 +1,157 @@
+package io.bloomoperator.testing.process;
+
+import io.bloomoperator.testing.RealKubernetesExtension;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The operator as it runs in a pod: the shaded jar ({@code operator/target/bloom-operator.jar},
+ * built by {@code mvn package}) in its own JVM, configured only through environment variables and a
+ * kubeconfig. Fault tests kill it with SIGKILL, which an in-process operator cannot simulate (its
+ * threads, sockets and half-sent requests would survive).
+ *
+ * <p>Every incarnation appends to one log file, separated by a header line, so a failing run can be
+ * read back in order.
+ */
+public final class OperatorProcess implements AutoCloseable {
+
+  /** The line OperatorMain logs once its informers are synced and reconciles may run. */
+  static final String STARTED_LINE = "bloom-operator started";
+
+  private final Path jar;
+  private final Path kubeconfig;
+  private final Map<String, String> environment;
+  private final Path log;
+  private Process process;
+  private long logOffset;
+  private int incarnations;
+
+  /**
+   * @param kubeconfig the cluster and credentials the operator uses
+   * @param environment operator settings (BLOOM_*), on top of: no leader election, an ephemeral
+   *     health port
+   * @param log where the operator's output is appended
+   */
+  public OperatorProcess(Path kubeconfig, Map<String, String> environment, Path log) {
+    this.jar = shadedJar();
+    this.kubeconfig = kubeconfig;
+    this.environment = Map.copyOf(environment);
+    this.log = log;
+  }
+
+  /** The operator's runnable jar; fails with the command that builds it when it is missing. */
+  public static Path shadedJar() {
+    Path jar = RealKubernetesExtension.repoRoot().resolve("operator/target/bloom-operator.jar");
+    if (!Files.isRegularFile(jar)) {
+      throw new IllegalStateException(
+          jar
+              + " is missing: fault tests run the packaged operator; run them with "
+              + "`mvn -Pfaults -pl operator -am verify` (package runs before them)");
+    }
+    return jar;
+  }
+
+  /** Starts a new incarnation; the previous one must be dead. */
+  public synchronized void start() {
+    if (process != null && process.isAlive()) {
+      throw new IllegalStateException("the operator is still running");
+    }
+    List<String> command = new ArrayList<>();
+    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    // Two shared cores: a small heap and the serial collector keep start-up short.
+    command.addAll(List.of("-Xmx256m", "-XX:+UseSerialGC", "-jar", jar.toString()));
+    ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
+    Map<String, String> env = builder.environment();
+    // Nothing of the test JVM's own configuration leaks into the operator.
+    env.keySet()
+        .removeIf(k -> k.startsWith("BLOOM_") || k.startsWith("KUBE") || k.equals("POD_NAMESPACE"));
+    Map<String, String> settings = new HashMap<>();
+    settings.put("KUBECONFIG", kubeconfig.toString());
+    settings.put("BLOOM_LEADER_ELECTION", "false");
+    settings.put("BLOOM_HTTP_PORT", "0");
+    settings.putAll(environment);
+    env.putAll(settings);
+    try {
+      incarnations++;
+      Files.writeString(
+          log,
+          "==== operator incarnation " + incarnations + " ====\n",
+          StandardCharsets.UTF_8,
+          java.nio.file.StandardOpenOption.CREATE,
+          java.nio.file.StandardOpenOption.APPEND);
+      logOffset = Files.size(log);
+      builder.redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
+      process = builder.start();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /**
+   * Waits until this incarnation has logged that it started.
+   *
+   * @throws IllegalStateException if it exits or does not start in time
+   */
+  public void awaitStarted(Duration timeout) throws InterruptedException {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (System.nanoTime() < deadline) {
+      if (logSinceStart().contains(STARTED_LINE)) {
+        return;
+      }
+      if (!process.isAlive()) {
+        throw new IllegalStateException(
+            "operator exited with " + process.exitValue() + "; log " + log);
+      }
+      Thread.sleep(50);
+    }
+    throw new IllegalStateException("operator did not start within " + timeout + "; log " + log);
+  }
+
+  /** What the current incarnation has logged so far. */
+  public String logSinceStart() {
+    try {
+      byte[] all = Files.readAllBytes(log);
+      int from = (int) Math.min(logOffset, all.length);
+      return new String(all, from, all.length - from, StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /** SIGKILL (what {@link Process#destroyForcibly()} sends on Linux); returns once it is dead. */
+  public void kill() throws InterruptedException {
+    process.destroyForcibly();
+    if (!process.waitFor(30, TimeUnit.SECONDS)) {
+      throw new IllegalStateException("operator survived SIGKILL for 30 s");
+    }
+  }
+
+  public boolean isAlive() {
+    return process != null && process.isAlive();
+  }
+
+  /** How many times the operator was started. */
+  public int incarnations() {
+    return incarnations;
+  }
+
+  public Path log() {
+    return log;
+  }
+
+  @Override
+  public void close() throws InterruptedException {
+    if (isAlive()) {
+      kill();
+    }
+  }
+}
