@@ -34,8 +34,31 @@ public class SnapshotVerificationException extends Exception {
   }
 
   private SnapshotVerificationException(String message, int chunkIndex, Throwable cause) {
-    super(message, cause);
+    super(printable(message), cause);
     this.chunkIndex = chunkIndex;
+  }
+
+  /** Longest message kept: messages quote manifest fields, which whoever wrote it chose. */
+  static final int MAX_MESSAGE_CHARS = 1024;
+
+  /**
+   * The message as it may reach logs, listeners and health details: messages quote values from a
+   * manifest (its filter name, format, chunk names), written by whoever may write ConfigMaps in the
+   * namespace, so control characters (forged log lines) become '?' and the length is capped.
+   */
+  private static String printable(String message) {
+    if (message == null) {
+      return null;
+    }
+    StringBuilder out = new StringBuilder(Math.min(message.length(), MAX_MESSAGE_CHARS + 16));
+    for (int i = 0; i < message.length() && out.length() < MAX_MESSAGE_CHARS; i++) {
+      char c = message.charAt(i);
+      out.append(Character.isISOControl(c) ? '?' : c);
+    }
+    if (message.length() > MAX_MESSAGE_CHARS) {
+      out.append("... (cut)");
+    }
+    return out.toString();
   }
 
   /** The 0-based index of the offending chunk, or -1 if the failure is not about one chunk. */

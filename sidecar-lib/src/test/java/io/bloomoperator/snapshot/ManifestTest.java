@@ -38,6 +38,23 @@ class ManifestTest {
   }
 
   @Test
+  void messagesQuotingManifestFieldsCannotForgeLogLinesOrGrowUnbounded() throws Exception {
+    // Whoever may write ConfigMaps chooses these values; readers log and report the messages.
+    ObjectNode node = (ObjectNode) JSON.readTree(sample().toJson());
+    node.put("format", "x\nERROR forged log line\r\n" + "A".repeat(100_000));
+    assertThatThrownBy(() -> Manifest.fromJson(node.toString()))
+        .isInstanceOf(SnapshotVerificationException.class)
+        .satisfies(
+            e -> {
+              String message = e.getMessage();
+              assertThat(message).contains("x?ERROR forged log line??");
+              assertThat(message).doesNotContain("\n").doesNotContain("\r");
+              assertThat(message.length())
+                  .isLessThanOrEqualTo(SnapshotVerificationException.MAX_MESSAGE_CHARS + 16);
+            });
+  }
+
+  @Test
   void jsonRoundTrip() throws Exception {
     Manifest m = sample();
     String json = m.toJson();
