@@ -126,11 +126,7 @@ public final class Publication {
    * the next version must not build on it.
    */
   private BloomFilterBits deltaBase(SnapshotStore store, Manifest published, BloomFilterBits bits) {
-    if (published == null
-        || !deltas.enabled()
-        || published.keyType() != bits.keyType()
-        || published.numBits() != bits.numBits()
-        || published.numHashFunctions() != bits.numHashFunctions()) {
+    if (published == null || !deltas.enabled() || !published.describes(bits)) {
       return null;
     }
     try {

@@ -36,11 +36,20 @@ public final class SnapshotJanitor {
   }
 
   /**
+   * What a clean did.
+   *
+   * @param graceLeft how long until the previous versions' grace period ends, while it is still
+   *     running
+   * @param manifestTouched whether the manifest ConfigMap was (or was tried to be) updated: the
+   *     copy the caller read is stale, and a write guarded by its resourceVersion would fail
+   */
+  public record Cleaned(Optional<Duration> graceLeft, boolean manifestTouched) {}
+
+  /**
    * @param snapshot the manifest as last read or written (null: no version published, so every
    *     chunk of the filter goes)
-   * @return how long until the previous version's grace period ends, while it is still running
    */
-  public Optional<Duration> clean(
+  public Cleaned clean(
       String namespace,
       String filterName,
       PublishedSnapshot snapshot,
@@ -48,13 +57,14 @@ public final class SnapshotJanitor {
       Instant now) {
     if (snapshot == null || snapshot.manifest() == null) {
       chunksOf(namespace, filterName).delete();
-      return Optional.empty();
+      return new Cleaned(Optional.empty(), false);
     }
     Manifest manifest = snapshot.manifest();
     List<String> keepWhole = new ArrayList<>(List.of(Long.toString(manifest.baseVersion())));
     List<String> keepDeltas = new ArrayList<>();
     manifest.deltas().forEach(d -> keepDeltas.add(Long.toString(d.version())));
     Optional<Duration> recheck = Optional.empty();
+    boolean manifestTouched = false;
     List<Long> previous = snapshot.previousVersions();
     if (!previous.isEmpty()) {
       Instant expires =
@@ -70,6 +80,7 @@ public final class SnapshotJanitor {
         recheck = Optional.of(Duration.between(now, expires));
       } else {
         forgetPrevious(namespace, snapshot);
+        manifestTouched = true;
       }
     }
     // Two server-side delete-collections by label selector; neither lists a chunk (each holds up
@@ -89,7 +100,7 @@ public final class SnapshotJanitor {
           .withLabelNotIn(SnapshotNames.LABEL_VERSION, keepDeltas.toArray(String[]::new))
           .delete();
     }
-    return recheck;
+    return new Cleaned(recheck, manifestTouched);
   }
 
   /**

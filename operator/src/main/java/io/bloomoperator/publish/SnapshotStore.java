@@ -476,28 +476,25 @@ public final class SnapshotStore {
       return false;
     }
     try {
-      if (published.chained()) {
-        // A chain cannot be recomputed from the bits alone: check every field that describes the
-        // result, then that base and deltas, as stored, verifiably produce exactly these bits.
-        Manifest expected =
-            Manifest.of(
-                filterName,
-                published.version(),
-                bits,
-                keyCount,
-                SnapshotEncoder.encode(bits, chunkSize, (index, data, length, sha256) -> {}),
-                createdAt);
-        return expected.sha256().equals(published.sha256())
-            && expected.keyCount() == published.keyCount()
-            && expected.expectedFpp() == published.expectedFpp()
-            && expected.keyType() == published.keyType()
-            && filterName.equals(published.filterName())
-            && materialize(published).equals(bits);
+      Manifest expected =
+          Manifest.of(
+              filterName,
+              published.version(),
+              bits,
+              keyCount,
+              SnapshotEncoder.encode(bits, chunkSize, (index, data, length, sha256) -> {}),
+              createdAt);
+      if (!published.chained()) {
+        return expected.equals(published);
       }
-      SnapshotEncoder.Result encoded =
-          SnapshotEncoder.encode(bits, chunkSize, (index, data, length, sha256) -> {});
-      return Manifest.of(filterName, published.version(), bits, keyCount, encoded, createdAt)
-          .equals(published);
+      // A chain cannot be recomputed from the bits alone: check every field that describes the
+      // result, then that base and deltas, as stored, verifiably produce exactly these bits.
+      return expected.sha256().equals(published.sha256())
+          && expected.keyCount() == published.keyCount()
+          && expected.expectedFpp() == published.expectedFpp()
+          && published.describes(bits)
+          && filterName.equals(published.filterName())
+          && materialize(published).equals(bits);
     } catch (IOException | SnapshotVerificationException e) {
       return false;
     }

@@ -127,16 +127,15 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
       return report.failed(Reasons.INVALID_SPEC, e.getMessage(), false);
     }
     try {
-      PublishedSnapshot read = new SnapshotStore(client, filter).read();
+      SnapshotStore store = new SnapshotStore(client, filter);
+      PublishedSnapshot read = store.read();
       // Leftovers of an interrupted publish go before anything is written under their names.
-      Optional<Duration> graceLeft =
+      SnapshotJanitor.Cleaned cleaned =
           new SnapshotJanitor(client).clean(namespace, name, read, spec.retainPrevious(), now);
+      Optional<Duration> graceLeft = cleaned.graceLeft();
       // A janitor that retired the previous versions updated the manifest: publishing against the
       // copy read before would fail its resourceVersion precondition (409) after writing chunks.
-      PublishedSnapshot current =
-          read != null && graceLeft.isEmpty() && !read.previousVersions().isEmpty()
-              ? new SnapshotStore(client, filter).read()
-              : read;
+      PublishedSnapshot current = cleaned.manifestTouched() ? store.read() : read;
       String token = source.changeToken();
       Decision decision =
           Decision.decide(

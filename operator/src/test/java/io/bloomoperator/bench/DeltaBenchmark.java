@@ -491,16 +491,19 @@ public final class DeltaBenchmark {
 
     /** The janitor with retainPrevious 0: only the chunks the manifest names stay. */
     void clean() throws Exception {
-      new SnapshotJanitor(client)
-          .clean(
-              owner.getMetadata().getNamespace(),
-              owner.getMetadata().getName(),
-              current,
-              Duration.ZERO,
-              Instant.now());
-      // retirePrevious updated the manifest's annotations: the next publish needs its
-      // resourceVersion.
-      current = new SnapshotStore(client, owner).read();
+      SnapshotJanitor.Cleaned cleaned =
+          new SnapshotJanitor(client)
+              .clean(
+                  owner.getMetadata().getNamespace(),
+                  owner.getMetadata().getName(),
+                  current,
+                  Duration.ZERO,
+                  Instant.now());
+      if (cleaned.manifestTouched()) {
+        // The janitor forgot the previous versions in the manifest: the next publish needs its
+        // new resourceVersion.
+        current = new SnapshotStore(client, owner).read();
+      }
     }
   }
 

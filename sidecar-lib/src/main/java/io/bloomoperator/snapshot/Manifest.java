@@ -229,9 +229,7 @@ public record Manifest(
       String payloadSha256,
       SnapshotDelta.Result delta,
       Instant createdAt) {
-    if (previous.numBits() != bits.numBits()
-        || previous.numHashFunctions() != bits.numHashFunctions()
-        || previous.keyType() != bits.keyType()) {
+    if (!previous.describes(bits)) {
       throw new IllegalArgumentException("a delta needs the previous version's geometry");
     }
     List<ChunkRef> refs = new ArrayList<>(delta.chunks().size());
@@ -258,6 +256,16 @@ public record Manifest(
         DateTimeFormatter.ISO_INSTANT.format(createdAt.truncatedTo(ChronoUnit.SECONDS)),
         previous.chunks(),
         new Chain(previous.baseVersion(), previous.baseSha256(), deltas));
+  }
+
+  /**
+   * Whether {@code bits} has this manifest's key type and geometry (numBits, k): the condition for
+   * a delta between the two.
+   */
+  public boolean describes(BloomFilterBits bits) {
+    return keyType == bits.keyType()
+        && numBits == bits.numBits()
+        && numHashFunctions == bits.numHashFunctions();
   }
 
   /** Whether this is a {@link #FORMAT_CHAIN} manifest (a base plus deltas). */

@@ -123,10 +123,7 @@ public final class SnapshotDecoder {
     manifest.validate();
     Optional<List<Manifest.Delta>> deltas =
         held == null ? Optional.empty() : manifest.deltasAfter(heldVersion, heldSha256);
-    if (deltas.isEmpty()
-        || held.keyType() != manifest.keyType()
-        || held.numBits() != manifest.numBits()
-        || held.numHashFunctions() != manifest.numHashFunctions()) {
+    if (deltas.isEmpty() || !manifest.describes(held)) {
       return decode(manifest, source);
     }
     return applyAndVerify(manifest, held.words().clone(), deltas.get(), manifest.sha256(), source);
