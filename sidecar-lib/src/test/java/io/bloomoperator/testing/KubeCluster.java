@@ -189,17 +189,7 @@ public final class KubeCluster implements AutoCloseable {
               .v1()
               .customResourceDefinitions()
               .withName(crd.getMetadata().getName())
-              .waitUntilCondition(
-                  c ->
-                      c != null
-                          && c.getStatus() != null
-                          && c.getStatus().getConditions().stream()
-                              .anyMatch(
-                                  cond ->
-                                      "Established".equals(cond.getType())
-                                          && "True".equals(cond.getStatus())),
-                  30,
-                  TimeUnit.SECONDS);
+              .waitUntilCondition(KubeCluster::established, 30, TimeUnit.SECONDS);
         }
       }
       installedCrdDirs.add(dir.toString());
@@ -329,5 +319,18 @@ public final class KubeCluster implements AutoCloseable {
 
   private static String firstNonBlank(String a, String b) {
     return a != null && !a.isBlank() ? a : b;
+  }
+
+  /**
+   * Whether a CRD is served (condition Established=True). Null-safe: right after creation the API
+   * server may report a status whose conditions are not set yet.
+   */
+  public static boolean established(
+      io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition crd) {
+    return crd != null
+        && crd.getStatus() != null
+        && crd.getStatus().getConditions() != null
+        && crd.getStatus().getConditions().stream()
+            .anyMatch(c -> "Established".equals(c.getType()) && "True".equals(c.getStatus()));
   }
 }

@@ -329,16 +329,7 @@ public final class RestartableCluster implements AutoCloseable {
                   .customResourceDefinitions()
                   .withName(crd.getMetadata().getName())
                   .waitUntilCondition(
-                      c ->
-                          c != null
-                              && c.getStatus() != null
-                              && c.getStatus().getConditions().stream()
-                                  .anyMatch(
-                                      s ->
-                                          "Established".equals(s.getType())
-                                              && "True".equals(s.getStatus())),
-                      60,
-                      TimeUnit.SECONDS);
+                      io.bloomoperator.testing.KubeCluster::established, 60, TimeUnit.SECONDS);
             }
           }
         }
