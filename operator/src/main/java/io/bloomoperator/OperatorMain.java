@@ -25,6 +25,9 @@ import org.slf4j.LoggerFactory;
  */
 public final class OperatorMain {
 
+  /** How long a stopping operator waits for reconciles under way (see {@link #start}). */
+  static final Duration RECONCILE_TERMINATION_TIMEOUT = Duration.ofSeconds(20);
+
   // Looked up when needed, not in a static field: the CLI branch of main must set up logging
   // (stderr, no logback status dump on stdout) before logback starts.
   private static Logger log() {
@@ -106,6 +109,11 @@ public final class OperatorMain {
               // The reconciler writes the status itself (reconcile.StatusWriter, a JSON merge
               // patch).
               o.withKubernetesClient(client).withCloseClientOnStop(false);
+              // java-operator-sdk's default is not to wait: stop() would interrupt a publish and
+              // return while its thread still writes, and a janitor still running could delete
+              // what another writer has created meanwhile. Let an in-flight reconcile finish,
+              // inside Kubernetes' default 30 s termination grace period.
+              o.withReconciliationTerminationTimeout(RECONCILE_TERMINATION_TIMEOUT);
               if (registry != null) {
                 o.withMetrics(
                     new io.bloomoperator.runtime.OperatorMetrics(

@@ -537,4 +537,52 @@ class HttpSourceOperatorTest {
   private static BloomFilter get(KubernetesClient client, String namespace, String name) {
     return client.resources(BloomFilter.class).inNamespace(namespace).withName(name).get();
   }
+
+  @Test
+  void stoppingTheOperatorLetsAPublishUnderWayFinish(KubernetesClient client, TestNamespace ns)
+      throws Exception {
+    java.util.concurrent.CountDownLatch requested = new java.util.concurrent.CountDownLatch(1);
+    server.on(
+        "/slow/ids.txt",
+        ex -> {
+          requested.countDown();
+          try {
+            Thread.sleep(2_000);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+          send(ex, 200, text(ids("slow", 1000)));
+        });
+    apply(
+        client,
+        ns.name(),
+        """
+        apiVersion: bloomoperator.io/v1alpha1
+        kind: BloomFilter
+        metadata: {name: slow}
+        spec:
+          falsePositiveRate: 0.01
+          source:
+            http: {url: "%s"}
+        """
+            .formatted(server.url("/slow/ids.txt")));
+    assertThat(requested.await(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+
+    // A rolling update or a drained node stops the operator mid-build: the build under way ends
+    // with its publish, not with a thread that goes on writing after the operator has stopped.
+    OPERATOR.stop();
+    try {
+      assertThat(
+              client
+                  .configMaps()
+                  .inNamespace(ns.name())
+                  .withName(SnapshotNames.manifestName("slow"))
+                  .get())
+          .as("the manifest, right after stop() returned")
+          .isNotNull();
+      assertThat(manifest(client, ns.name(), "slow").keyCount()).isEqualTo(1000L);
+    } finally {
+      OPERATOR.start();
+    }
+  }
 }
