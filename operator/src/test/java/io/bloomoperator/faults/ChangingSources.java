@@ -8,28 +8,41 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
+import java.util.Random;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Predicate;
 
 /**
- * The filters' ConfigMap sources, rewritten with new keys every interval (round {@code r} of filter
- * {@code f} holds {@code f-r-0 … f-r-(n-1)}), each rewrite followed by a rebuild request so the
- * operator publishes without waiting for its refresh interval.
+ * The filters' ConfigMap sources, rewritten with new keys every interval, each rewrite followed by
+ * a rebuild request so the operator publishes without waiting for its refresh interval. Round
+ * {@code r} of filter {@code f} holds the window {@code f-(r*t) … f-(r*t+n-1)}: with the default
+ * turnover {@code t = n} every round is all new keys; a smaller turnover slides the window by
+ * {@code t} keys per round, a change small enough to be published as a delta.
  */
 final class ChangingSources {
   private final KubernetesClient client;
   private final String namespace;
   private final List<String> filters;
   private final int keys;
+  private final int turnover;
   private final AtomicLong round = new AtomicLong();
   private volatile Thread changer;
   private volatile boolean changing;
 
   ChangingSources(KubernetesClient client, String namespace, List<String> filters, int keys) {
+    this(client, namespace, filters, keys, keys);
+  }
+
+  /**
+   * @param turnover keys replaced per round (the oldest leave, as many new ones join)
+   */
+  ChangingSources(
+      KubernetesClient client, String namespace, List<String> filters, int keys, int turnover) {
     this.client = client;
     this.namespace = namespace;
     this.filters = filters;
     this.keys = keys;
+    this.turnover = turnover;
   }
 
   static String sourceName(String filter) {
@@ -38,8 +51,9 @@ final class ChangingSources {
 
   List<String> keys(String filter, long round) {
     List<String> list = new ArrayList<>(keys);
+    long first = round * turnover;
     for (int i = 0; i < keys; i++) {
-      list.add(filter + "-" + round + "-" + i);
+      list.add(filter + "-" + (first + i));
     }
     return list;
   }
@@ -66,12 +80,18 @@ final class ChangingSources {
   }
 
   void startChanging(Duration every) {
+    startChanging(every, every, new Random(0));
+  }
+
+  /** Writes a new round after each pause, drawn uniformly from {@code [min, max]}. */
+  void startChanging(Duration min, Duration max, Random random) {
     Thread thread =
         new Thread(
             () -> {
               while (changing) {
                 try {
-                  Thread.sleep(every.toMillis());
+                  Thread.sleep(
+                      min.toMillis() + random.nextLong(max.toMillis() - min.toMillis() + 1));
                   write(round.get() + 1);
                 } catch (InterruptedException e) {
                   return;
