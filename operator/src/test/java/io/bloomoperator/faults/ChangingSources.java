@@ -58,6 +58,28 @@ final class ChangingSources {
     return list;
   }
 
+  /**
+   * Creates one BloomFilter per source (1 % false positives, 1 KiB chunks so a filter has several,
+   * {@code retainPrevious} as its grace period).
+   */
+  void createFilters(Duration retainPrevious) {
+    for (String filter : filters) {
+      SnapshotFixtures.apply(
+          client,
+          namespace,
+          """
+          apiVersion: bloomoperator.io/v1alpha1
+          kind: BloomFilter
+          metadata: {name: %s}
+          spec:
+            falsePositiveRate: 0.01
+            source: {configMap: {name: %s, key: ids}}
+            snapshot: {chunkSizeBytes: 1024, retainPreviousFor: %ds}
+          """
+              .formatted(filter, sourceName(filter), retainPrevious.toSeconds()));
+    }
+  }
+
   /** Writes round {@code r} of every source, without asking for a rebuild. */
   void writeSources(long r) {
     round.set(r);

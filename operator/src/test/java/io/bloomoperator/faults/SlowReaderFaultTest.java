@@ -98,19 +98,7 @@ class SlowReaderFaultTest {
     String namespace = ns.name();
     ChangingSources sources = new ChangingSources(client, namespace, List.of(FILTER), keys);
     sources.writeSources(0);
-    SnapshotFixtures.apply(
-        client,
-        namespace,
-        """
-        apiVersion: bloomoperator.io/v1alpha1
-        kind: BloomFilter
-        metadata: {name: %s}
-        spec:
-          falsePositiveRate: 0.01
-          source: {configMap: {name: %s, key: ids}}
-          snapshot: {chunkSizeBytes: 1024, retainPreviousFor: %ds}
-        """
-            .formatted(FILTER, ChangingSources.sourceName(FILTER), retain.toSeconds()));
+    sources.createFilters(retain);
     Path log = Files.createTempFile("slow-reader-", ".log");
     AtomicLong slowedRequests = new AtomicLong();
     try (OperatorProcess operator =

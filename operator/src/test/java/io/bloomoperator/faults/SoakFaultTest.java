@@ -88,21 +88,7 @@ class SoakFaultTest {
     List<String> filters = IntStream.range(0, filterCount).mapToObj(i -> "soak-" + i).toList();
     ChangingSources sources = new ChangingSources(client, namespace, filters, keys, turnover);
     sources.writeSources(0);
-    for (String filter : filters) {
-      SnapshotFixtures.apply(
-          client,
-          namespace,
-          """
-          apiVersion: bloomoperator.io/v1alpha1
-          kind: BloomFilter
-          metadata: {name: %s}
-          spec:
-            falsePositiveRate: 0.01
-            source: {configMap: {name: %s, key: ids}}
-            snapshot: {chunkSizeBytes: 1024, retainPreviousFor: %ds}
-          """
-              .formatted(filter, ChangingSources.sourceName(filter), retain.toSeconds()));
-    }
+    sources.createFilters(retain);
     Path log = Files.createTempFile("soak-", ".log");
     System.out.println("soak: operator log " + log);
     Map<String, Trend> trends = new HashMap<>();
