@@ -89,13 +89,18 @@ public final class Publication {
       return new Outcome(store.read(), false);
     }
     long version = Math.max(published == null ? 0 : published.version(), lastKnownVersion) + 1;
+    // Readers that trust signatures load only a manifest published after the one they serve
+    // (creation time, then version): never stamp a new version earlier than the published one,
+    // even when this replica's clock is behind the one that published it.
+    Instant createdAt =
+        published == null || !published.created().isAfter(now) ? now : published.created();
     BloomFilterBits previousBits = deltaBase(store, published, bits);
     if (previousBits != null) {
       long deltaSize = SnapshotDelta.encodedSize(previousBits, bits, deltas.maxDeltaBytes(size));
       if (deltaSize >= 0 && deltas.chainHasRoom(published, deltaSize, size)) {
         checkNamespaceBudget(published.storedBytes() + deltaSize);
         store.publishDelta(
-            previousBits, bits, sha256, keyCount, version, chunkSize, current, record, now);
+            previousBits, bits, sha256, keyCount, version, chunkSize, current, record, createdAt);
         return new Outcome(store.read(), true);
       }
       if (deltaSize >= 0 && published.chained()) {
@@ -103,7 +108,7 @@ public final class Publication {
         // the new version its only delta. Written: the whole payload once, by the operator.
         checkNamespaceBudget(size + deltaSize);
         store.publishRebased(
-            previousBits, bits, sha256, keyCount, version, chunkSize, current, record, now);
+            previousBits, bits, sha256, keyCount, version, chunkSize, current, record, createdAt);
         return new Outcome(store.read(), true);
       }
       LOG.debug(
@@ -115,7 +120,7 @@ public final class Publication {
     }
     previousBits = null; // only the new filter from here on
     checkNamespaceBudget(size);
-    store.publish(bits, keyCount, version, chunkSize, current, record, now);
+    store.publish(bits, keyCount, version, chunkSize, current, record, createdAt);
     return new Outcome(store.read(), true);
   }
 
