@@ -136,7 +136,7 @@ public final class OperatorMain {
               }
             });
     BloomFilterReconciler reconciler =
-        new BloomFilterReconciler(settings, Clock.systemUTC(), metrics);
+        new BloomFilterReconciler(settings, Clock.systemUTC(), metrics, options.identity());
     if (options.namespaces().isEmpty()) {
       operator.register(reconciler);
     } else {

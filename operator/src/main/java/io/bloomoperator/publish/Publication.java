@@ -44,6 +44,7 @@ public final class Publication {
   private final SigningKeySecret signingKey;
   private final long maxNamespaceBytes;
   private final DeltaPolicy deltas;
+  private final String publisher;
 
   /**
    * @param signingKey signs every manifest written, or null for unsigned manifests
@@ -56,11 +57,26 @@ public final class Publication {
       SigningKeySecret signingKey,
       long maxNamespaceBytes,
       DeltaPolicy deltas) {
+    this(client, owner, signingKey, maxNamespaceBytes, deltas, null);
+  }
+
+  /**
+   * As above, stamping {@code publisher} (this replica's identity; null: no stamp) on what it
+   * writes, see {@link SnapshotStore#ANNOTATION_PUBLISHED_BY}.
+   */
+  public Publication(
+      KubernetesClient client,
+      BloomFilter owner,
+      SigningKeySecret signingKey,
+      long maxNamespaceBytes,
+      DeltaPolicy deltas,
+      String publisher) {
     this.client = client;
     this.owner = owner;
     this.signingKey = signingKey;
     this.maxNamespaceBytes = maxNamespaceBytes;
     this.deltas = deltas;
+    this.publisher = publisher;
   }
 
   /**
@@ -79,7 +95,7 @@ public final class Publication {
       int chunkSize,
       Instant now)
       throws PublishException {
-    SnapshotStore store = new SnapshotStore(client, owner, signingKey);
+    SnapshotStore store = new SnapshotStore(client, owner, signingKey, publisher);
     Manifest published = current == null ? null : current.manifest();
     long size = SnapshotEncoder.payloadSize(bits);
     String sha256 = SnapshotEncoder.sha256(bits);

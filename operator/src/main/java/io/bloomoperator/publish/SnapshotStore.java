@@ -37,11 +37,22 @@ public final class SnapshotStore {
 
   private static final Logger LOG = LoggerFactory.getLogger(SnapshotStore.class);
 
+  /**
+   * Which operator replica wrote a manifest or chunk ConfigMap (its leader-election identity).
+   * Informational, for audits and the fault suite's write history: readers never trust it, anyone
+   * who can write ConfigMaps can set it.
+   */
+  public static final String ANNOTATION_PUBLISHED_BY = "bloomoperator.io/published-by";
+
+  /** Kubernetes' limit for a name-like value; an identity is a pod name. */
+  private static final int MAX_PUBLISHER_LENGTH = 253;
+
   private final KubernetesClient client;
   private final BloomFilter owner;
   private final String namespace;
   private final String filterName;
   private final SigningKeySecret signingKey;
+  private final String publisher;
 
   /** A store that publishes unsigned manifests. */
   public SnapshotStore(KubernetesClient client, BloomFilter owner) {
@@ -49,15 +60,42 @@ public final class SnapshotStore {
   }
 
   /**
-   * A store that signs every manifest it publishes with the key in {@code signingKey} (read at each
-   * publish); null publishes unsigned manifests.
+   * A store that signs with {@code signingKey} (null: unsigned) and stamps {@value
+   * #ANNOTATION_PUBLISHED_BY} with {@code publisher} on what it writes (null: no stamp).
    */
-  public SnapshotStore(KubernetesClient client, BloomFilter owner, SigningKeySecret signingKey) {
+  public SnapshotStore(
+      KubernetesClient client, BloomFilter owner, SigningKeySecret signingKey, String publisher) {
     this.signingKey = signingKey;
     this.client = client;
     this.owner = owner;
     this.namespace = owner.getMetadata().getNamespace();
     this.filterName = owner.getMetadata().getName();
+    this.publisher = boundedPublisher(publisher);
+  }
+
+  /**
+   * A store that signs every manifest it publishes with the key in {@code signingKey} (read at each
+   * publish); null publishes unsigned manifests.
+   */
+  public SnapshotStore(KubernetesClient client, BloomFilter owner, SigningKeySecret signingKey) {
+    this(client, owner, signingKey, null);
+  }
+
+  /** {@code publisher} cut to a length any annotation value accepts; null stays null. */
+  static String boundedPublisher(String publisher) {
+    if (publisher == null || publisher.isBlank()) {
+      return null;
+    }
+    return publisher.length() <= MAX_PUBLISHER_LENGTH
+        ? publisher
+        : publisher.substring(0, MAX_PUBLISHER_LENGTH);
+  }
+
+  /** Sets the {@value #ANNOTATION_PUBLISHED_BY} stamp of {@code publisher} (null: leaves it). */
+  static void stamp(Map<String, String> annotations, String publisher) {
+    if (publisher != null) {
+      annotations.put(ANNOTATION_PUBLISHED_BY, publisher);
+    }
   }
 
   /**
@@ -325,6 +363,14 @@ public final class SnapshotStore {
 
   private void createChunk(ConfigMap chunk) {
     chunk.getMetadata().setOwnerReferences(List.of(ownerReference()));
+    if (publisher != null) {
+      Map<String, String> annotations =
+          chunk.getMetadata().getAnnotations() == null
+              ? new HashMap<>()
+              : new HashMap<>(chunk.getMetadata().getAnnotations());
+      stamp(annotations, publisher);
+      chunk.getMetadata().setAnnotations(annotations);
+    }
     String name = chunk.getMetadata().getName();
     // create, never apply: client-side apply would copy the whole chunk into the
     // last-applied-configuration annotation, far beyond the 256 KiB annotation limit.
@@ -395,6 +441,7 @@ public final class SnapshotStore {
             ? new HashMap<>()
             : new HashMap<>(updated.getMetadata().getAnnotations());
     build.annotate(annotations);
+    stamp(annotations, publisher);
     updated.getMetadata().setAnnotations(annotations);
     if (bits != null) {
       resignIfNeeded(updated, current.manifest(), bits, keyCount, chunkSize);
@@ -504,6 +551,7 @@ public final class SnapshotStore {
       Manifest manifest, PublishedSnapshot current, BuildRecord build, ManifestSigner signer) {
     Map<String, String> annotations = new HashMap<>();
     build.annotate(annotations);
+    stamp(annotations, publisher);
     if (current != null && current.manifest() != null) {
       List<Long> dropped = dropped(current.manifest(), manifest);
       if (dropped.isEmpty()) {

@@ -73,7 +73,21 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
    */
   private final Semaphore buildSlots;
 
+  /** This replica's identity, stamped on what it writes; null for none. */
+  private final String publisher;
+
   public BloomFilterReconciler(OperatorSettings settings, Clock clock, BuildMetrics metrics) {
+    this(settings, clock, metrics, null);
+  }
+
+  /**
+   * @param publisher this replica's identity (its leader-election identity), stamped on every
+   *     snapshot ConfigMap it writes as {@link SnapshotStore#ANNOTATION_PUBLISHED_BY}; null for
+   *     none
+   */
+  public BloomFilterReconciler(
+      OperatorSettings settings, Clock clock, BuildMetrics metrics, String publisher) {
+    this.publisher = publisher;
     this.settings = settings;
     this.clock = clock;
     this.metrics = metrics;
@@ -127,11 +141,12 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
       return report.failed(Reasons.INVALID_SPEC, e.getMessage(), false);
     }
     try {
-      SnapshotStore store = new SnapshotStore(client, filter);
+      SnapshotStore store = new SnapshotStore(client, filter, null, publisher);
       PublishedSnapshot read = store.read();
       // Leftovers of an interrupted publish go before anything is written under their names.
       SnapshotJanitor.Cleaned cleaned =
-          new SnapshotJanitor(client).clean(namespace, name, read, spec.retainPrevious(), now);
+          new SnapshotJanitor(client, publisher)
+              .clean(namespace, name, read, spec.retainPrevious(), now);
       Optional<Duration> graceLeft = cleaned.graceLeft();
       // A janitor that retired the previous versions updated the manifest: publishing against the
       // copy read before would fail its resourceVersion precondition (409) after writing chunks.
@@ -219,7 +234,8 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
                   filter,
                   settings.signingKey(),
                   settings.maxNamespaceBytes(),
-                  settings.deltas())
+                  settings.deltas(),
+                  publisher)
               .publish(
                   built.bits(),
                   built.keys(),
