@@ -53,6 +53,7 @@ public final class SnapshotStore {
   private final String filterName;
   private final SigningKeySecret signingKey;
   private final String publisher;
+  private final WriteFence fence;
 
   /** A store that publishes unsigned manifests. */
   public SnapshotStore(KubernetesClient client, BloomFilter owner) {
@@ -60,11 +61,17 @@ public final class SnapshotStore {
   }
 
   /**
-   * A store that signs with {@code signingKey} (null: unsigned) and stamps {@value
-   * #ANNOTATION_PUBLISHED_BY} with {@code publisher} on what it writes (null: no stamp).
+   * A store that signs with {@code signingKey} (null: unsigned), stamps {@value
+   * #ANNOTATION_PUBLISHED_BY} with {@code publisher} on what it writes (null: no stamp) and asks
+   * {@code fence} right before each manifest write.
    */
   public SnapshotStore(
-      KubernetesClient client, BloomFilter owner, SigningKeySecret signingKey, String publisher) {
+      KubernetesClient client,
+      BloomFilter owner,
+      SigningKeySecret signingKey,
+      String publisher,
+      WriteFence fence) {
+    this.fence = fence;
     this.signingKey = signingKey;
     this.client = client;
     this.owner = owner;
@@ -78,7 +85,7 @@ public final class SnapshotStore {
    * publish); null publishes unsigned manifests.
    */
   public SnapshotStore(KubernetesClient client, BloomFilter owner, SigningKeySecret signingKey) {
-    this(client, owner, signingKey, null);
+    this(client, owner, signingKey, null, WriteFence.NONE);
   }
 
   /** {@code publisher} cut to a length any annotation value accepts; null stays null. */
@@ -279,7 +286,9 @@ public final class SnapshotStore {
       throws PublishException {
     // Before any chunk: an unusable key must not leave chunks behind or publish unsigned.
     ManifestSigner signer = signingKey == null ? null : signingKey.load(client);
-    List<String> created = new ArrayList<>();
+    // Name -> resourceVersion of each chunk this call created: a chunk never changes, so the
+    // resourceVersion identifies exactly our object (see deleteQuietly).
+    Map<String, String> created = new java.util.LinkedHashMap<>();
     try {
       Manifest manifest =
           chunks.write(
@@ -306,10 +315,16 @@ public final class SnapshotStore {
                 }
 
                 private void create(ConfigMap chunk) {
-                  createChunk(chunk);
-                  created.add(chunk.getMetadata().getName());
+                  ConfigMap stored = createChunk(chunk);
+                  created.put(
+                      chunk.getMetadata().getName(),
+                      stored == null || stored.getMetadata() == null
+                          ? null
+                          : stored.getMetadata().getResourceVersion());
                 }
               });
+      // The chunks took time: a replica frozen meanwhile may have lost the Lease.
+      fence.check();
       try {
         writeManifest(manifest, current, build, signer);
       } catch (RuntimeException e) {
@@ -334,6 +349,9 @@ public final class SnapshotStore {
       return manifest;
     } catch (IOException | RuntimeException e) {
       deleteQuietly(created);
+      if (e instanceof WriteFence.NotLeaderException notLeader) {
+        throw notLeader;
+      }
       if (e instanceof ChunkNameTaken taken) {
         throw new PublishException(
             Reasons.NAME_CONFLICT,
@@ -361,7 +379,7 @@ public final class SnapshotStore {
     }
   }
 
-  private void createChunk(ConfigMap chunk) {
+  private ConfigMap createChunk(ConfigMap chunk) {
     chunk.getMetadata().setOwnerReferences(List.of(ownerReference()));
     if (publisher != null) {
       Map<String, String> annotations =
@@ -375,7 +393,7 @@ public final class SnapshotStore {
     // create, never apply: client-side apply would copy the whole chunk into the
     // last-applied-configuration annotation, far beyond the 256 KiB annotation limit.
     try {
-      client.configMaps().inNamespace(namespace).resource(chunk).create();
+      return client.configMaps().inNamespace(namespace).resource(chunk).create();
     } catch (KubernetesClientException e) {
       // Our own leftovers were removed by label before this publish, so an existing object of
       // this name is someone else's.
@@ -623,12 +641,25 @@ public final class SnapshotStore {
         .build();
   }
 
-  private void deleteQuietly(List<String> names) {
-    for (String name : names) {
+  /**
+   * Deletes the chunks this publish created, each only if it is still the object created (its
+   * resourceVersion as a delete precondition). By name alone, an operator that lost its lease in
+   * the middle of a publish would delete the chunks of the same name that the new leader created
+   * after its janitor removed ours: chunks of the published version.
+   */
+  private void deleteQuietly(Map<String, String> created) {
+    for (Map.Entry<String, String> chunk : created.entrySet()) {
+      String name = chunk.getKey();
       try {
-        client.configMaps().inNamespace(namespace).withName(name).delete();
+        var resource = client.configMaps().inNamespace(namespace).withName(name);
+        if (chunk.getValue() == null) {
+          resource.delete(); // a server that answered without the object: ours by name only
+        } else {
+          resource.lockResourceVersion(chunk.getValue()).delete();
+        }
       } catch (KubernetesClientException e) {
-        // The janitor removes chunks of unpublished versions on the next reconcile.
+        // 409: the name now holds another writer's chunk, which stays. Otherwise the janitor
+        // removes chunks of unpublished versions on the next reconcile.
         LOG.warn(
             "could not delete chunk {}/{} of a failed publish: {}",
             namespace,

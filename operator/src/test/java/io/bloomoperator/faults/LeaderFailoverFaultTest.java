@@ -86,33 +86,19 @@ class LeaderFailoverFaultTest {
           strayChunksAtKill += stray;
         }
         String killed = leader;
-        LeaderWriteHistory.LeaseRecord takeover =
-            await()
-                .atMost(LEASE.plus(Duration.ofSeconds(60)))
-                .pollInterval(Duration.ofMillis(20))
-                .until(
-                    () -> history.firstLease(killedAt, h -> h != null && !h.equals(killed)),
-                    java.util.Optional::isPresent)
-                .orElseThrow();
-        LeaderWriteHistory.Write firstWrite =
-            await()
-                .atMost(Duration.ofSeconds(60))
-                .pollInterval(Duration.ofMillis(20))
-                .until(
-                    () -> history.firstManifestWrite(takeover.revision(), takeover.holder()),
-                    java.util.Optional::isPresent)
-                .orElseThrow();
-        toNewHolder.add(Duration.between(killedAt, takeover.seen()));
-        toFirstWrite.add(Duration.between(killedAt, firstWrite.seen()));
+        LeaderWriteHistory.Takeover takeover =
+            history.awaitTakeover(killed, killedAt, LEASE.plus(Duration.ofSeconds(60)));
+        toNewHolder.add(Duration.between(killedAt, takeover.lease().seen()));
+        toFirstWrite.add(Duration.between(killedAt, takeover.firstWrite().seen()));
         System.out.printf(
             "leader-failover %d: killed %s (%d unpublished chunks); %s holds the Lease after %d ms,"
                 + " first manifest write (%s) after %d ms%n",
             failover,
             killed,
             stray,
-            takeover.holder(),
+            takeover.lease().holder(),
             toNewHolder.get(toNewHolder.size() - 1).toMillis(),
-            firstWrite,
+            takeover.firstWrite(),
             toFirstWrite.get(toFirstWrite.size() - 1).toMillis());
         // The kubelet restarts the container: same pod, same identity, now a follower.
         replicas.get(killed).start();
@@ -169,6 +155,8 @@ class LeaderFailoverFaultTest {
     Fixture fixture = new Fixture(client, ns.name(), cluster, "pause");
     List<String> outcomes = new ArrayList<>();
     long chunkWritesAfterLoss = 0;
+    long fenceRefusals = 0;
+    long statusReportsAfterLoss = 0;
     int exited = 0;
     try (SnapshotChecker checker = fixture.checker();
         LeaderWriteHistory history = new LeaderWriteHistory(client, ns.name());
@@ -194,51 +182,51 @@ class LeaderFailoverFaultTest {
         }
         assertThat(stray).as("a pause that caught a publish under way").isPositive();
         Instant pausedAt = Instant.now();
-        LeaderWriteHistory.LeaseRecord takeover =
-            await()
-                .atMost(LEASE.plus(Duration.ofSeconds(60)))
-                .pollInterval(Duration.ofMillis(20))
-                .until(
-                    () -> history.firstLease(pausedAt, h -> h != null && !h.equals(paused)),
-                    java.util.Optional::isPresent)
-                .orElseThrow();
-        LeaderWriteHistory.Write firstWrite =
-            await()
-                .atMost(Duration.ofSeconds(60))
-                .pollInterval(Duration.ofMillis(20))
-                .until(
-                    () -> history.firstManifestWrite(takeover.revision(), takeover.holder()),
-                    java.util.Optional::isPresent)
-                .orElseThrow();
+        LeaderWriteHistory.Takeover takeover =
+            history.awaitTakeover(paused, pausedAt, LEASE.plus(Duration.ofSeconds(60)));
         // Wake it up while the new leader's first versions are still current or retained.
         Instant resumedAt = Instant.now();
         old.resume();
         OptionalInt exit = old.awaitExit(Duration.ofSeconds(60));
         Duration toExit = Duration.between(resumedAt, Instant.now());
         Thread.sleep(2_000); // the watches deliver the last writes
-        List<LeaderWriteHistory.Write> late = history.writesBy(paused, takeover.revision());
+        List<LeaderWriteHistory.Write> late = history.writesBy(paused, takeover.lease().revision());
         long lateChunks = late.stream().filter(w -> !w.manifest()).count();
         long lateManifests = late.size() - lateChunks;
         chunkWritesAfterLoss += lateChunks;
         if (exit.isPresent()) {
           exited++;
         }
+        // What the old leader tried after waking up, from its log: reconciles the write fence
+        // stopped, and status updates it still made (the status is not fenced).
+        String log = old.logSinceStart();
+        long refused = log.lines().filter(l -> l.contains("not writing, not the leader")).count();
+        int lost = log.indexOf("Stopped leading");
+        long statusReports =
+            lost < 0
+                ? 0
+                : log.substring(lost).lines().filter(l -> l.contains("StatusReport")).count();
+        fenceRefusals += refused;
+        statusReportsAfterLoss += statusReports;
         String outcome =
             String.format(
                 "pause %d: froze %s with %d unpublished chunks; %s held the Lease %d ms later and"
                     + " wrote %s; after SIGCONT the old leader %s and wrote %d chunks and %d"
-                    + " manifests after losing the Lease",
+                    + " manifests after losing the Lease (write fence refused %d reconciles;"
+                    + " %d status reports logged after it stopped leading)",
                 pause,
                 paused,
                 stray,
-                takeover.holder(),
-                Duration.between(pausedAt, takeover.seen()).toMillis(),
-                firstWrite,
+                takeover.lease().holder(),
+                Duration.between(pausedAt, takeover.lease().seen()).toMillis(),
+                takeover.firstWrite(),
                 exit.isPresent()
                     ? "exited with " + exit.getAsInt() + " after " + toExit.toMillis() + " ms"
                     : "was still running after " + toExit.toMillis() + " ms",
                 lateChunks,
-                lateManifests);
+                lateManifests,
+                refused,
+                statusReports);
         System.out.println("leader-pause " + outcome);
         late.forEach(w -> System.out.println("  late write: " + w));
         outcomes.add(outcome);
@@ -256,12 +244,14 @@ class LeaderFailoverFaultTest {
           "leader-pause",
           String.format(
               "seed=%d pauses=%d exitedAfterSigcont=%d chunkWritesAfterLosingLease=%d"
-                  + " manifestWrites=%d writesByNonHolder=%d checks=%d (polled %d, watched %d)"
+                  + " fenceRefusals=%d statusReportsAfterLosingLease=%d manifestWrites=%d writesByNonHolder=%d checks=%d (polled %d, watched %d)"
                   + " staleReads=%d violations=%d",
               seed,
               pauses,
               exited,
               chunkWritesAfterLoss,
+              fenceRefusals,
+              statusReportsAfterLoss,
               history.manifestWrites(),
               byNonHolder.size(),
               checker.checks(),
@@ -326,21 +316,7 @@ class LeaderFailoverFaultTest {
       this.filters = IntStream.range(0, filterCount).mapToObj(i -> prefix + "-" + i).toList();
       this.sources = new ChangingSources(client, namespace, filters, keys);
       sources.writeSources(0);
-      for (String filter : filters) {
-        SnapshotFixtures.apply(
-            client,
-            namespace,
-            """
-            apiVersion: bloomoperator.io/v1alpha1
-            kind: BloomFilter
-            metadata: {name: %s}
-            spec:
-              falsePositiveRate: 0.01
-              source: {configMap: {name: %s, key: ids}}
-              snapshot: {chunkSizeBytes: 1024, retainPreviousFor: %ds}
-            """
-                .formatted(filter, ChangingSources.sourceName(filter), RETAIN.toSeconds()));
-      }
+      sources.createFilters(RETAIN);
     }
 
     SnapshotChecker checker() {

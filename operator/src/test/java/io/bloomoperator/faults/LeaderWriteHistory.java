@@ -1,5 +1,7 @@
 package io.bloomoperator.faults;
 
+import static org.awaitility.Awaitility.await;
+
 import io.bloomoperator.publish.SnapshotStore;
 import io.bloomoperator.runtime.RuntimeOptions;
 import io.bloomoperator.snapshot.SnapshotConfigMaps;
@@ -12,6 +14,7 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.Watch;
 import io.fabric8.kubernetes.client.Watcher;
 import io.fabric8.kubernetes.client.WatcherException;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -48,6 +51,9 @@ final class LeaderWriteHistory implements AutoCloseable {
           + revision;
     }
   }
+
+  /** Another replica took the Lease ({@code lease}) and wrote its first manifest. */
+  record Takeover(LeaseRecord lease, Write firstWrite) {}
 
   private final KubernetesClient client;
   private final String namespace;
@@ -156,6 +162,26 @@ final class LeaderWriteHistory implements AutoCloseable {
     return leases.stream()
         .filter(l -> l.seen().isAfter(after) && holder.test(l.holder()))
         .findFirst();
+  }
+
+  /**
+   * Waits until a replica other than {@code from} holds the Lease (first seen after {@code since})
+   * and has written a manifest since it took it.
+   */
+  Takeover awaitTakeover(String from, Instant since, Duration timeout) {
+    LeaseRecord lease =
+        await()
+            .atMost(timeout)
+            .pollInterval(Duration.ofMillis(20))
+            .until(() -> firstLease(since, h -> h != null && !h.equals(from)), Optional::isPresent)
+            .orElseThrow();
+    Write first =
+        await()
+            .atMost(Duration.ofSeconds(60))
+            .pollInterval(Duration.ofMillis(20))
+            .until(() -> firstManifestWrite(lease.revision(), lease.holder()), Optional::isPresent)
+            .orElseThrow();
+    return new Takeover(lease, first);
   }
 
   /** The first manifest write above {@code revision} stamped by {@code by}. */

@@ -55,21 +55,7 @@ class OperatorKillFaultTest {
     List<String> filters = IntStream.range(0, filterCount).mapToObj(i -> "kill-" + i).toList();
     ChangingSources sources = new ChangingSources(client, namespace, filters, keys);
     sources.writeSources(0);
-    for (String filter : filters) {
-      SnapshotFixtures.apply(
-          client,
-          namespace,
-          """
-          apiVersion: bloomoperator.io/v1alpha1
-          kind: BloomFilter
-          metadata: {name: %s}
-          spec:
-            falsePositiveRate: 0.01
-            source: {configMap: {name: %s, key: ids}}
-            snapshot: {chunkSizeBytes: 1024, retainPreviousFor: %ds}
-          """
-              .formatted(filter, ChangingSources.sourceName(filter), retain.toSeconds()));
-    }
+    sources.createFilters(retain);
     Path log = Files.createTempFile("operator-kill-", ".log");
     System.out.println("operator-kill: operator log " + log);
     int midPublish = 0;

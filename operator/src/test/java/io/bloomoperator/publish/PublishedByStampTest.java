@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.reconcile.SnapshotFixtures;
 import io.bloomoperator.snapshot.BloomFilterBits;
-import io.bloomoperator.snapshot.KeyType;
 import io.bloomoperator.snapshot.SnapshotNames;
 import io.bloomoperator.testing.RealKubernetes;
 import io.bloomoperator.testing.TestNamespace;
@@ -86,26 +85,11 @@ class PublishedByStampTest {
       BloomFilterBits bits,
       PublishedSnapshot current)
       throws PublishException {
-    Instant now = Instant.now();
-    return new Publication(
-            client, owner, null, Long.MAX_VALUE, DeltaPolicy.WHOLE_SNAPSHOTS_ONLY, publisher)
-        .publish(
-            bits,
-            100,
-            current,
-            current == null ? 0 : current.manifest().version(),
-            new SnapshotStore.BuildRecord("t-" + now.toEpochMilli(), 1, now),
-            1024,
-            now)
-        .published();
+    return PublicationFixtures.publish(client, owner, publisher, WriteFence.NONE, bits, current);
   }
 
   private static BloomFilterBits bits(String prefix) {
-    BloomFilterBits.Builder builder = BloomFilterBits.builder(KeyType.STRING, 64 * 256, 3);
-    for (int i = 0; i < 200; i++) {
-      builder.putString(prefix + i);
-    }
-    return builder.build();
+    return PublicationFixtures.bits(prefix);
   }
 
   private static List<ConfigMap> chunksOf(KubernetesClient client, String namespace, long version) {
