@@ -44,6 +44,8 @@ public final class Publication {
   private final SigningKeySecret signingKey;
   private final long maxNamespaceBytes;
   private final DeltaPolicy deltas;
+  private final String publisher;
+  private final WriteFence fence;
 
   /**
    * @param signingKey signs every manifest written, or null for unsigned manifests
@@ -56,11 +58,31 @@ public final class Publication {
       SigningKeySecret signingKey,
       long maxNamespaceBytes,
       DeltaPolicy deltas) {
+    this(client, owner, signingKey, maxNamespaceBytes, deltas, null, WriteFence.NONE);
+  }
+
+  /**
+   * As above, stamping {@code publisher} (this replica's identity; null: no stamp) on what it
+   * writes, see {@link SnapshotStore#ANNOTATION_PUBLISHED_BY}, and asking {@code fence} before the
+   * manifest write.
+   *
+   * @throws WriteFence.NotLeaderException from {@link #publish} when the fence refuses
+   */
+  public Publication(
+      KubernetesClient client,
+      BloomFilter owner,
+      SigningKeySecret signingKey,
+      long maxNamespaceBytes,
+      DeltaPolicy deltas,
+      String publisher,
+      WriteFence fence) {
+    this.fence = fence;
     this.client = client;
     this.owner = owner;
     this.signingKey = signingKey;
     this.maxNamespaceBytes = maxNamespaceBytes;
     this.deltas = deltas;
+    this.publisher = publisher;
   }
 
   /**
@@ -79,7 +101,7 @@ public final class Publication {
       int chunkSize,
       Instant now)
       throws PublishException {
-    SnapshotStore store = new SnapshotStore(client, owner, signingKey);
+    SnapshotStore store = new SnapshotStore(client, owner, signingKey, publisher, fence);
     Manifest published = current == null ? null : current.manifest();
     long size = SnapshotEncoder.payloadSize(bits);
     String sha256 = SnapshotEncoder.sha256(bits);
