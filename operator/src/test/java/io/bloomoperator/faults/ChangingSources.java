@@ -59,10 +59,10 @@ final class ChangingSources {
   }
 
   /**
-   * Creates one BloomFilter per source (1 % false positives, 1 KiB chunks so a filter has several,
-   * {@code retainPrevious} as its grace period).
+   * Creates one BloomFilter per source: 1 KiB chunks (a filter of 20,000 keys is ~24 chunks, so a
+   * publish takes a while), previous versions retained for {@code retain}.
    */
-  void createFilters(Duration retainPrevious) {
+  void createFilters(Duration retain) {
     for (String filter : filters) {
       SnapshotFixtures.apply(
           client,
@@ -76,7 +76,7 @@ final class ChangingSources {
             source: {configMap: {name: %s, key: ids}}
             snapshot: {chunkSizeBytes: 1024, retainPreviousFor: %ds}
           """
-              .formatted(filter, sourceName(filter), retainPrevious.toSeconds()));
+              .formatted(filter, sourceName(filter), retain.toSeconds()));
     }
   }
 
