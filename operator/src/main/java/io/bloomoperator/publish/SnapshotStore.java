@@ -295,7 +295,22 @@ public final class SnapshotStore {
       }
       return manifest;
     } catch (IOException | RuntimeException e) {
-      deleteQuietly(created);
+      int left = deleteQuietly(created);
+      if (StorageFull.causedBy(e)) {
+        // Expected while etcd is full, so no stack trace: the reason says it all. Deletes still
+        // pass a full etcd, so the chunks written so far are normally gone already.
+        throw new PublishException(
+            Reasons.STORAGE_FULL,
+            StorageFull.DESCRIPTION
+                + ": version "
+                + version
+                + " was not published; "
+                + (left == 0
+                    ? "the " + created.size() + " chunk(s) written before were removed"
+                    : left + " chunk(s) written before are left for the next reconcile to remove")
+                + "; the published version keeps serving",
+            null);
+      }
       if (e instanceof ChunkNameTaken taken) {
         throw new PublishException(
             Reasons.NAME_CONFLICT,
@@ -575,11 +590,14 @@ public final class SnapshotStore {
         .build();
   }
 
-  private void deleteQuietly(List<String> names) {
+  /** Returns how many could not be deleted. */
+  private int deleteQuietly(List<String> names) {
+    int left = 0;
     for (String name : names) {
       try {
         client.configMaps().inNamespace(namespace).withName(name).delete();
       } catch (KubernetesClientException e) {
+        left++;
         // The janitor removes chunks of unpublished versions on the next reconcile.
         LOG.warn(
             "could not delete chunk {}/{} of a failed publish: {}",
@@ -588,6 +606,7 @@ public final class SnapshotStore {
             e.getMessage());
       }
     }
+    return left;
   }
 
   private static String rootMessage(Throwable e) {
