@@ -123,32 +123,41 @@ class EtcdFullFaultTest {
           operator.awaitStarted(Duration.ofSeconds(120));
           int metricsPort = metricsPort(operator);
           assertThat(reader.awaitReady(Duration.ofSeconds(90))).isTrue();
-          long published = SnapshotFixtures.manifest(admin, NS, FILTER).version();
+          System.out.println("etcd-full: operator log " + log);
+          await()
+              .atMost(Duration.ofSeconds(60))
+              .until(() -> conditions.seen().contains("True/" + Reasons.PUBLISHED));
           lookups.start();
           long baseline = cluster.etcdDbSize();
 
           // 1. Fill etcd until it refuses a write and raises its NOSPACE alarm.
           filler.fillUntilRefused();
+          long published = SnapshotFixtures.manifest(admin, NS, FILTER).version();
           List<String> alarmsWhenFilled = cluster.etcdAlarms();
           long filledSize = cluster.etcdDbSize();
-          Thread.sleep(full.toMillis() / 3); // the routine refreshes meet a full etcd
+          phase("full", cluster, filler);
+          Thread.sleep(full.toMillis() / 3); // reconciles meet a full etcd
           assertThat(SnapshotFixtures.manifest(admin, NS, FILTER).version()).isEqualTo(published);
 
           // 2. Leave a gap smaller than the next version, so its publish fails part-way.
           filler.freeSpace(0);
           filler.fillUntilGap(GAP_BYTES);
           long gapBytes = filler.gapBytes();
+          phase("gap", cluster, filler);
           int logLinesBefore = storageFullLines(operator).size();
 
           // 3. The source grows far beyond the gap; the next refresh tries to publish it.
           source.serve("big", bigKeys);
           long refusedAt = System.nanoTime();
+          // Each write etcd refuses costs the operator's client ~20 s of retries (fabric8 retries a
+          // 500 ten times), and the first reconcile may wait out the backoff of step 1.
           await()
-              .atMost(Duration.ofMinutes(3))
+              .atMost(Duration.ofMinutes(5))
               .pollInterval(Duration.ofMillis(200))
               .until(() -> storageFullLines(operator).size() > logLinesBefore);
           long refusalLoggedMs = Duration.ofNanos(System.nanoTime() - refusedAt).toMillis();
           List<String> alarmsAfterPublish = cluster.etcdAlarms();
+          phase("refused", cluster, filler);
           Thread.sleep(full.toMillis());
 
           // While etcd is full: the published version stays and is served, nothing partial left.
@@ -240,6 +249,12 @@ class EtcdFullFaultTest {
         }
       }
     }
+  }
+
+  private static void phase(String name, RestartableCluster cluster, EtcdFiller filler) {
+    System.out.printf(
+        "etcd-full: %s: dbSize=%d gap=%d fillers=%d alarms=%s%n",
+        name, cluster.etcdDbSize(), filler.gapBytes(), filler.fillers(), cluster.etcdAlarms());
   }
 
   private static List<String> storageFullLines(OperatorProcess operator) {
@@ -434,9 +449,15 @@ class EtcdFullFaultTest {
       body = text.toString().getBytes(StandardCharsets.UTF_8);
     }
 
+    /** An ETag per content, so the operator rebuilds when (and only when) the keys change. */
     private void handle(HttpExchange exchange) throws IOException {
       byte[] now = body;
       try (exchange) {
+        exchange.getResponseHeaders().set("ETag", "\"" + java.util.Arrays.hashCode(now) + "\"");
+        if ("HEAD".equals(exchange.getRequestMethod())) {
+          exchange.sendResponseHeaders(200, -1);
+          return;
+        }
         exchange.sendResponseHeaders(200, now.length);
         try (OutputStream out = exchange.getResponseBody()) {
           out.write(now);

@@ -1,11 +1,8 @@
 package io.bloomoperator.faults;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
-import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.api.Reasons;
-import io.bloomoperator.reconcile.ReadyCondition;
 import io.bloomoperator.reconcile.SnapshotFixtures;
 import io.bloomoperator.source.SecretAccess;
 import io.bloomoperator.testing.KubeCluster;
@@ -18,7 +15,6 @@ import io.bloomoperator.testing.servers.PostgresServer;
 import io.bloomoperator.watch.BloomFilterWatcher;
 import io.bloomoperator.watch.LiveBloomFilter;
 import io.bloomoperator.watch.LiveKeyType;
-import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.api.model.SecretBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.nio.file.Files;
@@ -27,9 +23,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
-import java.util.TreeSet;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
@@ -85,7 +79,6 @@ class JdbcSourceOutageFaultTest {
               .formatted(FILTER, proxy.port(), PostgresServer.DATABASE, TABLE));
       Path log = Files.createTempFile("jdbc-source-outage-", ".log");
       List<String> figures = new ArrayList<>();
-      long samples = 0;
       try (OperatorProcess operator =
               new OperatorProcess(
                   cluster.kubeconfig(),
@@ -98,6 +91,7 @@ class JdbcSourceOutageFaultTest {
         operator.start();
         checker.start();
         assertThat(reader.awaitReady(Duration.ofSeconds(90))).isTrue();
+        OutageWatch watch = new OutageWatch(client, namespace, FILTER, reader);
         int round = 0;
         for (Mode mode : List.of(Mode.DOWN, Mode.STALL, Mode.GARBAGE)) {
           long good = SnapshotFixtures.manifest(client, namespace, FILTER).version();
@@ -106,43 +100,19 @@ class JdbcSourceOutageFaultTest {
           proxy.mode(mode);
           writeRound(pg, round); // new rows wait behind the broken connection
           int acceptedBefore = proxy.accepted();
-          Set<String> reasons = new TreeSet<>();
-          long end = System.nanoTime() + outage.toNanos();
-          while (System.nanoTime() < end) {
-            assertThat(SnapshotFixtures.manifest(client, namespace, FILTER).version())
-                .as("%s: the last good version stays published", mode)
-                .isEqualTo(good);
-            assertThat(goodKeys)
-                .as("%s: the reader serves the last good version", mode)
-                .allMatch(reader::mightContain);
-            ready(client, namespace)
-                .filter(c -> "False".equals(c.getStatus()))
-                .ifPresent(
-                    c -> {
-                      reasons.add(c.getReason());
-                      assertThat(c.getMessage())
-                          .isNotBlank()
-                          .doesNotContain("\tat ")
+          Set<String> reasons =
+              watch.during(
+                  mode,
+                  outage,
+                  good,
+                  goodKeys,
+                  message ->
+                      assertThat(message)
                           .doesNotContain("rowkey-") // no row value
-                          .matches("[ -~]*"); // no byte of the garbage
-                    });
-            samples++;
-            Thread.sleep(500);
-          }
+                          .matches("[ -~]*")); // no byte of the garbage
           int attempts = proxy.accepted() - acceptedBefore;
           proxy.mode(Mode.PASS);
-          long recovered = System.nanoTime();
-          List<String> newKeys = keys(round);
-          await()
-              .atMost(Duration.ofMinutes(3))
-              .pollInterval(Duration.ofMillis(200))
-              .until(() -> newKeys.stream().allMatch(reader::mightContain));
-          long publishedAfter = Duration.ofNanos(System.nanoTime() - recovered).toMillis();
-          await()
-              .atMost(Duration.ofSeconds(30))
-              .until(
-                  () -> ready(client, namespace).filter(c -> "True".equals(c.getStatus())),
-                  Optional::isPresent);
+          long publishedAfter = watch.recovery(keys(round));
           figures.add(
               String.format(
                   "%s[connectionsDuringOutage=%d readyFalseReasons=%s"
@@ -167,7 +137,7 @@ class JdbcSourceOutageFaultTest {
                 outage,
                 ROWS,
                 String.join(" ", figures),
-                samples,
+                watch.samples(),
                 checker.checks(),
                 checker.violations().size()));
         assertThat(checker.violations()).isEmpty();
@@ -222,11 +192,5 @@ class JdbcSourceOutageFaultTest {
                     Map.of("username", PostgresServer.USER, "password", PostgresServer.PASSWORD))
                 .build())
         .serverSideApply();
-  }
-
-  private static Optional<Condition> ready(KubernetesClient client, String namespace) {
-    BloomFilter filter =
-        client.resources(BloomFilter.class).inNamespace(namespace).withName(FILTER).get();
-    return ReadyCondition.of(filter);
   }
 }
