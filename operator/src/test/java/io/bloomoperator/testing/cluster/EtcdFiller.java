@@ -61,17 +61,20 @@ public final class EtcdFiller implements AutoCloseable {
   }
 
   /**
-   * Writes until less than {@code gapBytes} (but more than {@code gapBytes} minus a few KiB) is
-   * left below the quota: the next writes larger than that run etcd out of space. Call on a freshly
-   * defragmented etcd ({@link #freeSpace}), whose database grows by what is written.
+   * Writes until at most {@code gapBytes} is left below the quota (etcd refuses a write that would
+   * take its database size beyond it). The database grows by somewhat more than what is written
+   * (bbolt copies and splits pages), so what is left may end up well below {@code gapBytes}.
    */
   public void fillUntilGap(long gapBytes) {
     for (int i = 0; i < 100_000; i++) {
-      long left = quotaBytes - cluster.etcdDbSize();
+      long left = gapBytes();
       if (left <= gapBytes) {
         return;
       }
-      int size = (int) Math.max(MIN_FILLER_BYTES, Math.min(MAX_FILLER_BYTES, left - gapBytes));
+      // Small steps near the end: a write can grow the database by more than its size (bbolt
+      // copies and splits pages), so a big last step could overshoot the gap.
+      int size =
+          (int) Math.max(MIN_FILLER_BYTES, Math.min(MAX_FILLER_BYTES, (left - gapBytes) / 4));
       if (!add(size)) {
         throw new IllegalStateException("etcd refused a write with " + left + " bytes left");
       }
