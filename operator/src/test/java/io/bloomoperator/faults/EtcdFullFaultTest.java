@@ -233,7 +233,8 @@ class EtcdFullFaultTest {
               .anyMatch(
                   l ->
                       l.contains("was not published")
-                          && l.matches(".* the [1-9][0-9]* chunk\\(s\\) written before were removed.*"));
+                          && l.matches(
+                              ".* the [1-9][0-9]* chunk\\(s\\) written before were removed.*"));
           assertThat(logWhileFull).as("no stack trace in the operator log").doesNotContain("\tat ");
           assertThat(countedWhileFull).as("counted under its own reason").isGreaterThanOrEqualTo(1);
           assertThat(chunkVersionsWhileFull)
