@@ -63,6 +63,12 @@ public final class Reasons {
   /** The API server refused a write; the partial version was removed. */
   public static final String PUBLISH_FAILED = "PublishFailed";
 
+  /**
+   * etcd is out of space (its quota is reached, NOSPACE alarm): the API server refused a write of
+   * the publish; the partial version was removed and the published version keeps serving.
+   */
+  public static final String STORAGE_FULL = "StorageFull";
+
   /** Someone else changed the manifest during a publish. */
   public static final String MANIFEST_CONFLICT = "ManifestConflict";
 

@@ -348,9 +348,24 @@ public final class SnapshotStore {
       }
       return manifest;
     } catch (IOException | RuntimeException e) {
-      deleteQuietly(created);
+      int left = deleteQuietly(created);
       if (e instanceof WriteFence.NotLeaderException notLeader) {
         throw notLeader;
+      }
+      if (StorageFull.causedBy(e)) {
+        // Expected while etcd is full, so no stack trace: the reason says it all. Deletes still
+        // pass a full etcd, so the chunks written so far are normally gone already.
+        throw new PublishException(
+            Reasons.STORAGE_FULL,
+            StorageFull.DESCRIPTION
+                + ": version "
+                + version
+                + " was not published; "
+                + (left == 0
+                    ? "the " + created.size() + " chunk(s) written before were removed"
+                    : left + " chunk(s) written before are left for the next reconcile to remove")
+                + "; the published version keeps serving",
+            null);
       }
       if (e instanceof ChunkNameTaken taken) {
         throw new PublishException(
@@ -646,8 +661,11 @@ public final class SnapshotStore {
    * resourceVersion as a delete precondition). By name alone, an operator that lost its lease in
    * the middle of a publish would delete the chunks of the same name that the new leader created
    * after its janitor removed ours: chunks of the published version.
+   *
+   * @return how many could not be deleted
    */
-  private void deleteQuietly(Map<String, String> created) {
+  private int deleteQuietly(Map<String, String> created) {
+    int left = 0;
     for (Map.Entry<String, String> chunk : created.entrySet()) {
       String name = chunk.getKey();
       try {
@@ -658,6 +676,7 @@ public final class SnapshotStore {
           resource.lockResourceVersion(chunk.getValue()).delete();
         }
       } catch (KubernetesClientException e) {
+        left++;
         // 409: the name now holds another writer's chunk, which stays. Otherwise the janitor
         // removes chunks of unpublished versions on the next reconcile.
         LOG.warn(
@@ -667,6 +686,7 @@ public final class SnapshotStore {
             e.getMessage());
       }
     }
+    return left;
   }
 
   private static String rootMessage(Throwable e) {

@@ -11,6 +11,7 @@ import io.bloomoperator.publish.PublishException;
 import io.bloomoperator.publish.PublishedSnapshot;
 import io.bloomoperator.publish.SnapshotJanitor;
 import io.bloomoperator.publish.SnapshotStore;
+import io.bloomoperator.publish.StorageFull;
 import io.bloomoperator.publish.WriteFence;
 import io.bloomoperator.snapshot.SnapshotNames;
 import io.bloomoperator.source.KeySource;
@@ -70,6 +71,7 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
   private final OperatorSettings settings;
   private final Clock clock;
   private final BuildMetrics metrics;
+  private final StorageFullFailures storageFull = new StorageFullFailures();
 
   /**
    * Bounds the bit arrays alive at once (a build holds its array until the publish is done), so the
@@ -137,7 +139,24 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
     String namespace = filter.getMetadata().getNamespace();
     String name = filter.getMetadata().getName();
     EventRecorder events = new EventRecorder(client, clock);
-    StatusReport report = new StatusReport(filter, client, events, metrics, now);
+    StatusReport report = new StatusReport(filter, client, events, metrics, storageFull, now);
+    Optional<Instant> fullSince = storageFull.unrecordedSince(filter);
+    if (fullSince.isPresent()) {
+      // The last publish failed because etcd was full, when the status could not say so. Say it
+      // now (if etcd has room again), then try again.
+      UpdateControl<BloomFilter> stillFull =
+          report.failed(
+              Reasons.STORAGE_FULL,
+              StorageFull.DESCRIPTION
+                  + " since "
+                  + fullSince.get().truncatedTo(java.time.temporal.ChronoUnit.SECONDS)
+                  + ": no new version could be published; the published version kept serving",
+              true);
+      if (!report.written()) {
+        return stillFull;
+      }
+      report = new StatusReport(filter, client, events, metrics, storageFull, now);
+    }
 
     ResolvedSpec spec;
     KeySource source;
@@ -356,6 +375,17 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
   @Override
   public ErrorStatusUpdateControl<BloomFilter> updateErrorStatus(
       BloomFilter filter, Context<BloomFilter> context, Exception e) {
+    if (StorageFull.causedBy(e)) {
+      // Expected while etcd is full (a write outside a publish was refused); no status can be
+      // written either. java-operator-sdk retries with its backoff.
+      LOG.warn(
+          "{}/{}: {}: {}; retrying",
+          filter.getMetadata().getNamespace(),
+          filter.getMetadata().getName(),
+          Reasons.STORAGE_FULL,
+          StorageFull.DESCRIPTION);
+      return ErrorStatusUpdateControl.noStatusUpdate();
+    }
     // The exception's text may come from anywhere (a driver, a server): the log has it, the
     // status only names the kind of error.
     LOG.warn(
@@ -368,6 +398,7 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
             context.getClient(),
             new EventRecorder(context.getClient(), clock),
             metrics,
+            storageFull,
             clock.instant())
         .failed(
             Reasons.RECONCILE_ERROR,

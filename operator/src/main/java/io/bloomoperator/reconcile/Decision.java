@@ -126,6 +126,11 @@ public record Decision(Action action, Duration delay, boolean routine) {
             .filter(c -> "False".equals(c.getStatus()))
             .map(c -> Duration.between(Instant.parse(c.getLastTransitionTime()), now))
             .orElse(Duration.ZERO);
+    return backoff(failingFor);
+  }
+
+  /** Retry delay after a failure that has lasted {@code failingFor}, clamped to [2s, 5m]. */
+  public static Duration backoff(Duration failingFor) {
     if (failingFor.compareTo(MIN_DELAY) < 0) {
       return MIN_DELAY;
     }

@@ -83,6 +83,14 @@ public final class EventRecorder {
                   .build())
           .create();
     } catch (KubernetesClientException e) {
+      if (io.bloomoperator.publish.StorageFull.causedBy(e)) {
+        // The reconciler reports a full etcd itself; this would be a second, longer line.
+        LOG.debug(
+            "event {} on {} not recorded: etcd is out of space",
+            reason,
+            about.getMetadata().getName());
+        return;
+      }
       LOG.warn(
           "could not record event {} on {}: {}",
           reason,

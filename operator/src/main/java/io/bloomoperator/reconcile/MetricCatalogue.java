@@ -120,7 +120,7 @@ public final class MetricCatalogue {
           null,
           List.of(TAG_REASON),
           "builds whose result was not published (too large, quota, name conflict, signing key,"
-              + " API server refusal), by reason");
+              + " etcd full, API server refusal), by reason");
 
   public static final Metric SOURCE_ERRORS =
       new Metric(

@@ -6,10 +6,12 @@ import io.bloomoperator.api.ByteSizes;
 import io.bloomoperator.api.Reasons;
 import io.bloomoperator.assemble.FilterBuilder;
 import io.bloomoperator.publish.PublishedSnapshot;
+import io.bloomoperator.publish.StorageFull;
 import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.snapshot.SnapshotNames;
 import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.utils.Serialization;
 import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
 import java.math.BigDecimal;
@@ -34,16 +36,20 @@ final class StatusReport {
   private final EventRecorder events;
   private final BuildMetrics metrics;
   private final Instant now;
+  private final StorageFullFailures storageFull;
   private final Optional<Condition> previousReady;
   private final BloomFilterStatus status;
+  private boolean written;
 
   StatusReport(
       BloomFilter filter,
       KubernetesClient client,
       EventRecorder events,
       BuildMetrics metrics,
+      StorageFullFailures storageFull,
       Instant now) {
     this.filter = filter;
+    this.storageFull = storageFull;
     this.client = client;
     this.events = events;
     this.metrics = metrics;
@@ -115,15 +121,27 @@ final class StatusReport {
     ReadyCondition.set(status, previousReady, true, Reasons.PUBLISHED, message, generation(), now);
     status.setPhase(Reasons.PHASE_IDLE);
     metrics.ready(filter, true, now);
-    write();
     UpdateControl<BloomFilter> control = UpdateControl.noUpdate();
+    if (!write()) {
+      Duration retry = storageFull.refused(filter, now);
+      LOG.warn(
+          "{}/{}: version {} is published but its status was not written: {}; retrying in {}",
+          filter.getMetadata().getNamespace(),
+          filter.getMetadata().getName(),
+          status.getVersion(),
+          StorageFull.DESCRIPTION,
+          retry);
+      return control.rescheduleAfter(retry);
+    }
     next.ifPresent(control::rescheduleAfter);
     return control;
   }
 
   /**
    * Ready=False with {@code reason}; the published version stays as it is. One Warning event per
-   * new failure (not per retry).
+   * new failure (not per retry). While etcd is full neither can be written: the failure is logged
+   * (one line) and counted, a {@link Reasons#STORAGE_FULL} publish is remembered until the status
+   * can say so, and the retry backs off from when the writes started failing.
    *
    * @param retry whether to come back with a backoff that grows with the failure's age; false when
    *     only a spec change can help (a spec change triggers a reconcile anyway)
@@ -133,9 +151,6 @@ final class StatusReport {
         previousReady
             .map(c -> !"False".equals(c.getStatus()) || !reason.equals(c.getReason()))
             .orElse(true);
-    if (newFailure) {
-      events.warning(filter, reason, message);
-    }
     metrics.failed(reason);
     LOG.warn(
         "{}/{}: {}: {}",
@@ -146,17 +161,44 @@ final class StatusReport {
     ReadyCondition.set(status, previousReady, false, reason, message, generation(), now);
     status.setPhase(Reasons.PHASE_FAILED);
     metrics.ready(filter, false, now);
-    write();
     UpdateControl<BloomFilter> control = UpdateControl.noUpdate();
+    if (!write()) {
+      Duration delay = storageFull.refused(filter, now);
+      if (Reasons.STORAGE_FULL.equals(reason)) {
+        storageFull.publishRefused(filter);
+      }
+      return control.rescheduleAfter(delay);
+    }
+    // After the status: an event is a write too, and while etcd is full it would only fail.
+    if (newFailure) {
+      events.warning(filter, reason, message);
+    }
     return retry ? control.rescheduleAfter(Decision.backoff(previousReady, now)) : control;
+  }
+
+  /** Whether the last status write went through (false: etcd is full). */
+  boolean written() {
+    return written;
   }
 
   private long generation() {
     return filter.getMetadata().getGeneration();
   }
 
-  private void write() {
+  /** Writes the status; false when etcd is full (any other refusal is thrown). */
+  private boolean write() {
+    try {
+      StatusWriter.write(client, filter, status);
+    } catch (KubernetesClientException e) {
+      if (!StorageFull.causedBy(e)) {
+        throw e;
+      }
+      written = false;
+      return false;
+    }
     filter.setStatus(status);
-    StatusWriter.write(client, filter, status);
+    storageFull.cleared(filter);
+    written = true;
+    return true;
   }
 }

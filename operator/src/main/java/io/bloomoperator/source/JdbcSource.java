@@ -17,6 +17,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -60,10 +61,11 @@ import org.slf4j.LoggerFactory;
  * counted ({@code status.nullKeys}), not inserted.
  *
  * <p><b>Timeouts.</b> Connecting (TCP and login) is bounded by {@value #CONNECT_TIMEOUT_SECONDS}s.
- * {@code queryTimeout} (default 30m) bounds the whole read, not just the execution: it is set as
- * the statement's query timeout and, because drivers do not apply that to later fetches, a watchdog
- * cancels the statement when the read as a whole runs over. Socket reads time out at {@code
- * queryTimeout} plus one minute, as a backstop against a silently dropped connection.
+ * {@code queryTimeout} (default 30m) bounds the whole read after that, not just the execution: it
+ * is set as the statement's query timeout and, because drivers do not apply that to later fetches,
+ * a watchdog cancels the statement and drops the connection when the read as a whole runs over (a
+ * read waiting on a stalled server or network sees only the dropped connection). Socket reads time
+ * out at {@code queryTimeout} plus one minute, as a backstop.
  *
  * <p><b>Errors</b> (the Ready condition's reason), classified by SQLState so they do not depend on
  * the driver: class 28 (authentication) is {@value Reasons#SOURCE_AUTH_FAILED}; a connection that
@@ -207,44 +209,62 @@ public final class JdbcSource implements KeySource {
 
   private void stream(Connection connection, KeySink sink, AtomicBoolean timedOut)
       throws SQLException, SourceException {
-    driver.makeReadOnly(connection);
+    AtomicReference<Statement> running = new AtomicReference<>();
+    ScheduledFuture<?> watchdog =
+        WATCHDOG.schedule(
+            () -> {
+              timedOut.set(true);
+              Statement statement = running.get();
+              if (statement != null) {
+                try {
+                  statement.cancel(); // frees the server
+                } catch (SQLException | RuntimeException ignored) {
+                  // Dropping the connection below ends the read anyway.
+                }
+              }
+              // A read blocked on a connection that stopped delivering (a stalled server or
+              // network) sees neither the flag nor the cancel's answer; only the socket timeout
+              // (queryTimeout plus a minute) would end it. Dropping the connection ends it now.
+              abortQuietly(connection);
+            },
+            queryTimeout.toMillis(),
+            TimeUnit.MILLISECONDS);
+    try {
+      driver.makeReadOnly(connection);
+      streamRows(connection, sink, timedOut, running);
+    } finally {
+      watchdog.cancel(false);
+    }
+  }
+
+  private void streamRows(
+      Connection connection,
+      KeySink sink,
+      AtomicBoolean timedOut,
+      AtomicReference<Statement> running)
+      throws SQLException, SourceException {
     try (Statement statement =
         connection.createStatement(ResultSet.TYPE_FORWARD_ONLY, ResultSet.CONCUR_READ_ONLY)) {
+      running.set(statement);
       statement.setFetchSize(driver.fetchSize(fetchSize));
       statement.setQueryTimeout(
           (int) Math.min(Integer.MAX_VALUE, Math.max(1, (queryTimeout.toMillis() + 999) / 1000)));
-      ScheduledFuture<?> watchdog =
-          WATCHDOG.schedule(
-              () -> {
-                timedOut.set(true);
-                try {
-                  statement.cancel();
-                } catch (SQLException | RuntimeException ignored) {
-                  // The read loop sees the flag at the next row anyway.
-                }
-              },
-              queryTimeout.toMillis(),
-              TimeUnit.MILLISECONDS);
+      ResultSet rows = statement.executeQuery(query);
       try {
-        ResultSet rows = statement.executeQuery(query);
-        try {
-          ColumnReader reader = columnReader(rows.getMetaData());
-          while (rows.next()) {
-            if (timedOut.get()) {
-              throw timeout();
-            }
-            reader.read(rows, sink);
+        ColumnReader reader = columnReader(rows.getMetaData());
+        while (rows.next()) {
+          if (timedOut.get()) {
+            throw timeout();
           }
-        } catch (Throwable e) {
-          // Closing an unfinished streaming result makes MySQL/MariaDB drivers read (and drop)
-          // every remaining row first; dropping the connection ends the query at once.
-          abortQuietly(connection);
-          throw e;
+          reader.read(rows, sink);
         }
-        rows.close();
-      } finally {
-        watchdog.cancel(false);
+      } catch (Throwable e) {
+        // Closing an unfinished streaming result makes MySQL/MariaDB drivers read (and drop)
+        // every remaining row first; dropping the connection ends the query at once.
+        abortQuietly(connection);
+        throw e;
       }
+      rows.close();
     }
   }
 
@@ -379,7 +399,9 @@ public final class JdbcSource implements KeySource {
   private static ScheduledThreadPoolExecutor watchdog() {
     ScheduledThreadPoolExecutor executor =
         new ScheduledThreadPoolExecutor(
-            1,
+            // Two: a cancel can wait on the network for a while (bounded by the driver's own
+            // timeouts) and must not hold up the other filters' timeouts for long.
+            2,
             r -> {
               Thread thread = new Thread(r, "jdbc-query-timeout");
               thread.setDaemon(true);

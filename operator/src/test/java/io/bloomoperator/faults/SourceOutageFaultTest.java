@@ -1,13 +1,10 @@
 package io.bloomoperator.faults;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
-import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.api.Reasons;
-import io.bloomoperator.reconcile.ReadyCondition;
 import io.bloomoperator.reconcile.SnapshotFixtures;
 import io.bloomoperator.testing.KubeCluster;
 import io.bloomoperator.testing.RealKubernetes;
@@ -16,7 +13,6 @@ import io.bloomoperator.testing.process.OperatorProcess;
 import io.bloomoperator.watch.BloomFilterWatcher;
 import io.bloomoperator.watch.LiveBloomFilter;
 import io.bloomoperator.watch.LiveKeyType;
-import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -31,7 +27,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.TreeSet;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import org.junit.jupiter.api.Tag;
@@ -81,7 +76,6 @@ class SourceOutageFaultTest {
               .formatted(FILTER, source.url()));
       Path log = Files.createTempFile("source-outage-", ".log");
       List<String> figures = new ArrayList<>();
-      long samples = 0;
       try (OperatorProcess operator =
               new OperatorProcess(
                   cluster.kubeconfig(),
@@ -97,6 +91,7 @@ class SourceOutageFaultTest {
         operator.start();
         checker.start();
         assertThat(reader.awaitReady(Duration.ofSeconds(90))).isTrue();
+        OutageWatch watch = new OutageWatch(client, namespace, FILTER, reader);
         int round = 0;
         for (Mode mode : List.of(Mode.DOWN, Mode.SLOW, Mode.GARBAGE)) {
           long good = SnapshotFixtures.manifest(client, namespace, FILTER).version();
@@ -104,39 +99,9 @@ class SourceOutageFaultTest {
           round++;
           source.serve(round);
           source.mode(mode);
-          Set<String> reasons = new TreeSet<>();
-          long end = System.nanoTime() + outage.toNanos();
-          while (System.nanoTime() < end) {
-            assertThat(SnapshotFixtures.manifest(client, namespace, FILTER).version())
-                .as("%s: the last good version stays published", mode)
-                .isEqualTo(good);
-            assertThat(goodKeys)
-                .as("%s: the reader serves the last good version", mode)
-                .allMatch(reader::mightContain);
-            ready(client, namespace)
-                .filter(c -> "False".equals(c.getStatus()))
-                .ifPresent(
-                    c -> {
-                      reasons.add(c.getReason());
-                      assertThat(c.getMessage()).isNotBlank().doesNotContain("\tat ");
-                    });
-            samples++;
-            Thread.sleep(500);
-          }
+          Set<String> reasons = watch.during(mode, outage, good, goodKeys, message -> {});
           source.mode(Mode.GOOD);
-          long recovered = System.nanoTime();
-          List<String> newKeys = source.keys(round);
-          await()
-              .atMost(Duration.ofMinutes(3))
-              .pollInterval(Duration.ofMillis(200))
-              .until(() -> newKeys.stream().allMatch(reader::mightContain));
-          long publishedAfter = Duration.ofNanos(System.nanoTime() - recovered).toMillis();
-          // The status is written right after the manifest: Ready turns True again.
-          await()
-              .atMost(Duration.ofSeconds(30))
-              .until(
-                  () -> ready(client, namespace).filter(c -> "True".equals(c.getStatus())),
-                  java.util.Optional::isPresent);
+          long publishedAfter = watch.recovery(source.keys(round));
           long requestsDuringOutage = source.requests(mode);
           figures.add(
               String.format(
@@ -159,7 +124,7 @@ class SourceOutageFaultTest {
                 "outageEach=%s %s samples=%d checks=%d violations=%d",
                 outage,
                 String.join(" ", figures),
-                samples,
+                watch.samples(),
                 checker.checks(),
                 checker.violations().size()));
         assertThat(checker.violations()).isEmpty();
@@ -174,12 +139,6 @@ class SourceOutageFaultTest {
       case GARBAGE -> Set.of(Reasons.SOURCE_UNREADABLE, Reasons.MALFORMED_KEYS);
       case GOOD -> Set.of();
     };
-  }
-
-  private static java.util.Optional<Condition> ready(KubernetesClient client, String namespace) {
-    BloomFilter filter =
-        client.resources(BloomFilter.class).inNamespace(namespace).withName(FILTER).get();
-    return ReadyCondition.of(filter);
   }
 
   /**

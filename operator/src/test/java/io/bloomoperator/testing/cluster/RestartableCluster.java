@@ -189,6 +189,51 @@ public final class RestartableCluster implements AutoCloseable {
     return current;
   }
 
+  /** etcd's database size, what its quota is compared with ({@code dbSize} of its status). */
+  public long etcdDbSize() {
+    Matcher size =
+        Pattern.compile("\"dbSize\":\\s*\"(\\d+)\"")
+            .matcher(etcdPost("/v3/maintenance/status", "{}"));
+    if (!size.find()) {
+      throw new IllegalStateException("no dbSize in etcd's status");
+    }
+    return Long.parseLong(size.group(1));
+  }
+
+  /** Rewrites etcd's database without its free pages (after {@link #compactEtcd()}). */
+  public void defragmentEtcd() {
+    etcdPost("/v3/maintenance/defragment", "{}");
+  }
+
+  /** The alarms etcd has raised (e.g. {@code NOSPACE} once its quota is reached). */
+  public List<String> etcdAlarms() {
+    List<String> alarms = new ArrayList<>();
+    Matcher alarm =
+        Pattern.compile("\"alarm\":\\s*\"([A-Z]+)\"")
+            .matcher(etcdPost("/v3/maintenance/alarm", "{\"action\":\"GET\"}"));
+    while (alarm.find()) {
+      alarms.add(alarm.group(1));
+    }
+    return alarms;
+  }
+
+  /**
+   * Disarms etcd's NOSPACE alarm (what {@code etcdctl alarm disarm} does), so it accepts writes
+   * again; only useful after space was freed ({@link #compactEtcd()}, {@link #defragmentEtcd()}).
+   */
+  public void disarmEtcdSpaceAlarm() {
+    Matcher member =
+        Pattern.compile("\"memberID\":\\s*\"(\\d+)\",\\s*\"alarm\":\\s*\"NOSPACE\"")
+            .matcher(etcdPost("/v3/maintenance/alarm", "{\"action\":\"GET\"}"));
+    while (member.find()) {
+      etcdPost(
+          "/v3/maintenance/alarm",
+          "{\"action\":\"DEACTIVATE\",\"memberID\":\""
+              + member.group(1)
+              + "\",\"alarm\":\"NOSPACE\"}");
+    }
+  }
+
   private String etcdPost(String path, String json) {
     try {
       HttpResponse<String> response =
