@@ -34,7 +34,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.Semaphore;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -67,17 +66,14 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
   private final Clock clock;
   private final BuildMetrics metrics;
 
-  /**
-   * Bounds the bit arrays alive at once (a build holds its array until the publish is done), so the
-   * heap needed is known: maxConcurrentBuilds × maxSnapshotBytes plus a little.
-   */
-  private final Semaphore buildSlots;
+  /** Bounds the bit arrays alive at once; a build holds its slot until its publish is done. */
+  private final BuildSlots buildSlots;
 
   public BloomFilterReconciler(OperatorSettings settings, Clock clock, BuildMetrics metrics) {
     this.settings = settings;
     this.clock = clock;
     this.metrics = metrics;
-    this.buildSlots = new Semaphore(settings.maxConcurrentBuilds(), true);
+    this.buildSlots = new BuildSlots(settings.maxConcurrentBuilds());
   }
 
   /**
@@ -201,17 +197,10 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
     if (!routine) {
       events.normal(filter, "BuildStarted", "building from " + source.description());
     }
-    try {
-      buildSlots.acquire();
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new PublishException(
-          Reasons.PUBLISH_FAILED,
-          "interrupted while waiting for a " + "build slot (operator stopping)",
-          e);
-    }
-    try {
-      FilterBuilder.Result built = buildFilter(filter, client, source, spec);
+    // The slot is taken inside the build, once the source delivers keys, and held until the
+    // publish is done: the bit array lives that long.
+    try (BuildSlots.Slot slot = buildSlots.slot()) {
+      FilterBuilder.Result built = buildFilter(filter, client, source, spec, slot);
       long start = System.nanoTime();
       Publication.Outcome outcome =
           new Publication(
@@ -280,13 +269,15 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
       attempt.report().published(outcome.published());
       attempt.report().built(built);
       return outcome;
-    } finally {
-      buildSlots.release();
     }
   }
 
   private FilterBuilder.Result buildFilter(
-      BloomFilter filter, KubernetesClient client, KeySource source, ResolvedSpec spec)
+      BloomFilter filter,
+      KubernetesClient client,
+      KeySource source,
+      ResolvedSpec spec,
+      FilterBuilder.Reservation slot)
       throws SourceException, PublishException {
     BuildProgressReporter progress = new BuildProgressReporter(client, filter);
     progress.started();
@@ -302,9 +293,16 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
                       spec.maxMalformedKeys() != null
                           ? spec.maxMalformedKeys()
                           : settings.maxMalformedKeys(),
-                      settings.maxSnapshotBytes()));
+                      settings.maxSnapshotBytes()),
+                  slot);
       metrics.built(built.keys(), built.took());
       return built;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new PublishException(
+          Reasons.PUBLISH_FAILED,
+          "interrupted while waiting for a build slot (operator stopping)",
+          e);
     } catch (FilterTooLargeException e) {
       throw new PublishException(
           Reasons.SNAPSHOT_TOO_LARGE,
