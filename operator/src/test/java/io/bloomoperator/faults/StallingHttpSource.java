@@ -51,7 +51,10 @@ final class StallingHttpSource implements AutoCloseable {
     return gets.get();
   }
 
-  /** GET requests being held open right now. */
+  /**
+   * GET requests whose handler still waits (the operator may have given up on some: a handler
+   * does not notice the client leaving).
+   */
   int stalledNow() {
     return stalledNow.get();
   }
