@@ -52,8 +52,8 @@ final class StallingHttpSource implements AutoCloseable {
   }
 
   /**
-   * GET requests whose handler still waits (the operator may have given up on some: a handler
-   * does not notice the client leaving).
+   * GET requests whose handler still waits (the operator may have given up on some: a handler does
+   * not notice the client leaving).
    */
   int stalledNow() {
     return stalledNow.get();
