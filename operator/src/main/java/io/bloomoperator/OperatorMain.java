@@ -136,7 +136,19 @@ public final class OperatorMain {
               }
             });
     BloomFilterReconciler reconciler =
-        new BloomFilterReconciler(settings, Clock.systemUTC(), metrics);
+        new BloomFilterReconciler(
+            settings,
+            Clock.systemUTC(),
+            metrics,
+            options.identity(),
+            options.leaderElection()
+                ? new io.bloomoperator.runtime.LeaseWriteFence(
+                    client,
+                    options.leaseNamespace(),
+                    RuntimeOptions.LEASE_NAME,
+                    options.identity(),
+                    Clock.systemUTC())
+                : io.bloomoperator.publish.WriteFence.NONE);
     if (options.namespaces().isEmpty()) {
       operator.register(reconciler);
     } else {

@@ -44,6 +44,8 @@ public final class Publication {
   private final SigningKeySecret signingKey;
   private final long maxNamespaceBytes;
   private final DeltaPolicy deltas;
+  private final String publisher;
+  private final WriteFence fence;
 
   /**
    * @param signingKey signs every manifest written, or null for unsigned manifests
@@ -56,11 +58,31 @@ public final class Publication {
       SigningKeySecret signingKey,
       long maxNamespaceBytes,
       DeltaPolicy deltas) {
+    this(client, owner, signingKey, maxNamespaceBytes, deltas, null, WriteFence.NONE);
+  }
+
+  /**
+   * As above, stamping {@code publisher} (this replica's identity; null: no stamp) on what it
+   * writes, see {@link SnapshotStore#ANNOTATION_PUBLISHED_BY}, and asking {@code fence} before the
+   * manifest write.
+   *
+   * @throws WriteFence.NotLeaderException from {@link #publish} when the fence refuses
+   */
+  public Publication(
+      KubernetesClient client,
+      BloomFilter owner,
+      SigningKeySecret signingKey,
+      long maxNamespaceBytes,
+      DeltaPolicy deltas,
+      String publisher,
+      WriteFence fence) {
+    this.fence = fence;
     this.client = client;
     this.owner = owner;
     this.signingKey = signingKey;
     this.maxNamespaceBytes = maxNamespaceBytes;
     this.deltas = deltas;
+    this.publisher = publisher;
   }
 
   /**
@@ -79,7 +101,7 @@ public final class Publication {
       int chunkSize,
       Instant now)
       throws PublishException {
-    SnapshotStore store = new SnapshotStore(client, owner, signingKey);
+    SnapshotStore store = new SnapshotStore(client, owner, signingKey, publisher, fence);
     Manifest published = current == null ? null : current.manifest();
     long size = SnapshotEncoder.payloadSize(bits);
     String sha256 = SnapshotEncoder.sha256(bits);
@@ -89,13 +111,18 @@ public final class Publication {
       return new Outcome(store.read(), false);
     }
     long version = Math.max(published == null ? 0 : published.version(), lastKnownVersion) + 1;
+    // Readers that trust signatures load only a manifest published after the one they serve
+    // (creation time, then version): never stamp a new version earlier than the published one,
+    // even when this replica's clock is behind the one that published it.
+    Instant createdAt =
+        published == null || !published.created().isAfter(now) ? now : published.created();
     BloomFilterBits previousBits = deltaBase(store, published, bits);
     if (previousBits != null) {
       long deltaSize = SnapshotDelta.encodedSize(previousBits, bits, deltas.maxDeltaBytes(size));
       if (deltaSize >= 0 && deltas.chainHasRoom(published, deltaSize, size)) {
         checkNamespaceBudget(published.storedBytes() + deltaSize);
         store.publishDelta(
-            previousBits, bits, sha256, keyCount, version, chunkSize, current, record, now);
+            previousBits, bits, sha256, keyCount, version, chunkSize, current, record, createdAt);
         return new Outcome(store.read(), true);
       }
       if (deltaSize >= 0 && published.chained()) {
@@ -103,7 +130,7 @@ public final class Publication {
         // the new version its only delta. Written: the whole payload once, by the operator.
         checkNamespaceBudget(size + deltaSize);
         store.publishRebased(
-            previousBits, bits, sha256, keyCount, version, chunkSize, current, record, now);
+            previousBits, bits, sha256, keyCount, version, chunkSize, current, record, createdAt);
         return new Outcome(store.read(), true);
       }
       LOG.debug(
@@ -115,7 +142,7 @@ public final class Publication {
     }
     previousBits = null; // only the new filter from here on
     checkNamespaceBudget(size);
-    store.publish(bits, keyCount, version, chunkSize, current, record, now);
+    store.publish(bits, keyCount, version, chunkSize, current, record, createdAt);
     return new Outcome(store.read(), true);
   }
 

@@ -30,9 +30,19 @@ public final class SnapshotJanitor {
   private static final Logger LOG = LoggerFactory.getLogger(SnapshotJanitor.class);
 
   private final KubernetesClient client;
+  private final String publisher;
 
   public SnapshotJanitor(KubernetesClient client) {
+    this(client, null);
+  }
+
+  /**
+   * @param publisher stamped as {@link SnapshotStore#ANNOTATION_PUBLISHED_BY} on the manifest when
+   *     the janitor updates it (null: the stamp stays as it was)
+   */
+  public SnapshotJanitor(KubernetesClient client, String publisher) {
     this.client = client;
+    this.publisher = SnapshotStore.boundedPublisher(publisher);
   }
 
   /**
@@ -114,6 +124,7 @@ public final class SnapshotJanitor {
       // fails instead of erasing the bookkeeping of a newer version.
       ConfigMap forgotten = Serialization.clone(manifest);
       SnapshotConfigMaps.removeSuperseded(forgotten.getMetadata().getAnnotations());
+      SnapshotStore.stamp(forgotten.getMetadata().getAnnotations(), publisher);
       client.configMaps().inNamespace(namespace).resource(forgotten).update();
     } catch (KubernetesClientException e) {
       // Harmless: the next clean finds the chunks already gone and tries again.

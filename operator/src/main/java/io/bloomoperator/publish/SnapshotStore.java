@@ -37,11 +37,23 @@ public final class SnapshotStore {
 
   private static final Logger LOG = LoggerFactory.getLogger(SnapshotStore.class);
 
+  /**
+   * Which operator replica wrote a manifest or chunk ConfigMap (its leader-election identity).
+   * Informational, for audits and the fault suite's write history: readers never trust it, anyone
+   * who can write ConfigMaps can set it.
+   */
+  public static final String ANNOTATION_PUBLISHED_BY = "bloomoperator.io/published-by";
+
+  /** Kubernetes' limit for a name-like value; an identity is a pod name. */
+  private static final int MAX_PUBLISHER_LENGTH = 253;
+
   private final KubernetesClient client;
   private final BloomFilter owner;
   private final String namespace;
   private final String filterName;
   private final SigningKeySecret signingKey;
+  private final String publisher;
+  private final WriteFence fence;
 
   /** A store that publishes unsigned manifests. */
   public SnapshotStore(KubernetesClient client, BloomFilter owner) {
@@ -49,15 +61,48 @@ public final class SnapshotStore {
   }
 
   /**
-   * A store that signs every manifest it publishes with the key in {@code signingKey} (read at each
-   * publish); null publishes unsigned manifests.
+   * A store that signs with {@code signingKey} (null: unsigned), stamps {@value
+   * #ANNOTATION_PUBLISHED_BY} with {@code publisher} on what it writes (null: no stamp) and asks
+   * {@code fence} right before each manifest write.
    */
-  public SnapshotStore(KubernetesClient client, BloomFilter owner, SigningKeySecret signingKey) {
+  public SnapshotStore(
+      KubernetesClient client,
+      BloomFilter owner,
+      SigningKeySecret signingKey,
+      String publisher,
+      WriteFence fence) {
+    this.fence = fence;
     this.signingKey = signingKey;
     this.client = client;
     this.owner = owner;
     this.namespace = owner.getMetadata().getNamespace();
     this.filterName = owner.getMetadata().getName();
+    this.publisher = boundedPublisher(publisher);
+  }
+
+  /**
+   * A store that signs every manifest it publishes with the key in {@code signingKey} (read at each
+   * publish); null publishes unsigned manifests.
+   */
+  public SnapshotStore(KubernetesClient client, BloomFilter owner, SigningKeySecret signingKey) {
+    this(client, owner, signingKey, null, WriteFence.NONE);
+  }
+
+  /** {@code publisher} cut to a length any annotation value accepts; null stays null. */
+  static String boundedPublisher(String publisher) {
+    if (publisher == null || publisher.isBlank()) {
+      return null;
+    }
+    return publisher.length() <= MAX_PUBLISHER_LENGTH
+        ? publisher
+        : publisher.substring(0, MAX_PUBLISHER_LENGTH);
+  }
+
+  /** Sets the {@value #ANNOTATION_PUBLISHED_BY} stamp of {@code publisher} (null: leaves it). */
+  static void stamp(Map<String, String> annotations, String publisher) {
+    if (publisher != null) {
+      annotations.put(ANNOTATION_PUBLISHED_BY, publisher);
+    }
   }
 
   /**
@@ -241,7 +286,9 @@ public final class SnapshotStore {
       throws PublishException {
     // Before any chunk: an unusable key must not leave chunks behind or publish unsigned.
     ManifestSigner signer = signingKey == null ? null : signingKey.load(client);
-    List<String> created = new ArrayList<>();
+    // Name -> resourceVersion of each chunk this call created: a chunk never changes, so the
+    // resourceVersion identifies exactly our object (see deleteQuietly).
+    Map<String, String> created = new java.util.LinkedHashMap<>();
     try {
       Manifest manifest =
           chunks.write(
@@ -268,10 +315,16 @@ public final class SnapshotStore {
                 }
 
                 private void create(ConfigMap chunk) {
-                  createChunk(chunk);
-                  created.add(chunk.getMetadata().getName());
+                  ConfigMap stored = createChunk(chunk);
+                  created.put(
+                      chunk.getMetadata().getName(),
+                      stored == null || stored.getMetadata() == null
+                          ? null
+                          : stored.getMetadata().getResourceVersion());
                 }
               });
+      // The chunks took time: a replica frozen meanwhile may have lost the Lease.
+      fence.check();
       try {
         writeManifest(manifest, current, build, signer);
       } catch (RuntimeException e) {
@@ -296,6 +349,9 @@ public final class SnapshotStore {
       return manifest;
     } catch (IOException | RuntimeException e) {
       deleteQuietly(created);
+      if (e instanceof WriteFence.NotLeaderException notLeader) {
+        throw notLeader;
+      }
       if (e instanceof ChunkNameTaken taken) {
         throw new PublishException(
             Reasons.NAME_CONFLICT,
@@ -323,13 +379,21 @@ public final class SnapshotStore {
     }
   }
 
-  private void createChunk(ConfigMap chunk) {
+  private ConfigMap createChunk(ConfigMap chunk) {
     chunk.getMetadata().setOwnerReferences(List.of(ownerReference()));
+    if (publisher != null) {
+      Map<String, String> annotations =
+          chunk.getMetadata().getAnnotations() == null
+              ? new HashMap<>()
+              : new HashMap<>(chunk.getMetadata().getAnnotations());
+      stamp(annotations, publisher);
+      chunk.getMetadata().setAnnotations(annotations);
+    }
     String name = chunk.getMetadata().getName();
     // create, never apply: client-side apply would copy the whole chunk into the
     // last-applied-configuration annotation, far beyond the 256 KiB annotation limit.
     try {
-      client.configMaps().inNamespace(namespace).resource(chunk).create();
+      return client.configMaps().inNamespace(namespace).resource(chunk).create();
     } catch (KubernetesClientException e) {
       // Our own leftovers were removed by label before this publish, so an existing object of
       // this name is someone else's.
@@ -395,6 +459,7 @@ public final class SnapshotStore {
             ? new HashMap<>()
             : new HashMap<>(updated.getMetadata().getAnnotations());
     build.annotate(annotations);
+    stamp(annotations, publisher);
     updated.getMetadata().setAnnotations(annotations);
     if (bits != null) {
       resignIfNeeded(updated, current.manifest(), bits, keyCount, chunkSize);
@@ -504,6 +569,7 @@ public final class SnapshotStore {
       Manifest manifest, PublishedSnapshot current, BuildRecord build, ManifestSigner signer) {
     Map<String, String> annotations = new HashMap<>();
     build.annotate(annotations);
+    stamp(annotations, publisher);
     if (current != null && current.manifest() != null) {
       List<Long> dropped = dropped(current.manifest(), manifest);
       if (dropped.isEmpty()) {
@@ -575,12 +641,25 @@ public final class SnapshotStore {
         .build();
   }
 
-  private void deleteQuietly(List<String> names) {
-    for (String name : names) {
+  /**
+   * Deletes the chunks this publish created, each only if it is still the object created (its
+   * resourceVersion as a delete precondition). By name alone, an operator that lost its lease in
+   * the middle of a publish would delete the chunks of the same name that the new leader created
+   * after its janitor removed ours: chunks of the published version.
+   */
+  private void deleteQuietly(Map<String, String> created) {
+    for (Map.Entry<String, String> chunk : created.entrySet()) {
+      String name = chunk.getKey();
       try {
-        client.configMaps().inNamespace(namespace).withName(name).delete();
+        var resource = client.configMaps().inNamespace(namespace).withName(name);
+        if (chunk.getValue() == null) {
+          resource.delete(); // a server that answered without the object: ours by name only
+        } else {
+          resource.lockResourceVersion(chunk.getValue()).delete();
+        }
       } catch (KubernetesClientException e) {
-        // The janitor removes chunks of unpublished versions on the next reconcile.
+        // 409: the name now holds another writer's chunk, which stays. Otherwise the janitor
+        // removes chunks of unpublished versions on the next reconcile.
         LOG.warn(
             "could not delete chunk {}/{} of a failed publish: {}",
             namespace,

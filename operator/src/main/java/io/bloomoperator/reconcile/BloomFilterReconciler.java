@@ -11,6 +11,7 @@ import io.bloomoperator.publish.PublishException;
 import io.bloomoperator.publish.PublishedSnapshot;
 import io.bloomoperator.publish.SnapshotJanitor;
 import io.bloomoperator.publish.SnapshotStore;
+import io.bloomoperator.publish.WriteFence;
 import io.bloomoperator.snapshot.SnapshotNames;
 import io.bloomoperator.source.KeySource;
 import io.bloomoperator.source.KeySources;
@@ -60,6 +61,9 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
 
   public static final String NAME = "bloomfilter";
 
+  /** When a reconcile the write fence stopped runs again, should this replica still be alive. */
+  static final Duration NOT_LEADER_RETRY = Duration.ofSeconds(5);
+
   private static final Logger LOG = LoggerFactory.getLogger(BloomFilterReconciler.class);
 
   private final OperatorSettings settings;
@@ -69,7 +73,31 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
   /** Bounds the bit arrays alive at once; a build holds its slot until its publish is done. */
   private final BuildSlots buildSlots;
 
+  /** This replica's identity, stamped on what it writes; null for none. */
+  private final String publisher;
+
+  /** Asked before the janitor's deletes and each manifest write. */
+  private final WriteFence fence;
+
   public BloomFilterReconciler(OperatorSettings settings, Clock clock, BuildMetrics metrics) {
+    this(settings, clock, metrics, null, WriteFence.NONE);
+  }
+
+  /**
+   * @param publisher this replica's identity (its leader-election identity), stamped on every
+   *     snapshot ConfigMap it writes as {@link SnapshotStore#ANNOTATION_PUBLISHED_BY}; null for
+   *     none
+   * @param fence asked before the janitor's deletes and each manifest write: a replica that lost
+   *     the leader Lease while frozen must not touch what the new leader publishes
+   */
+  public BloomFilterReconciler(
+      OperatorSettings settings,
+      Clock clock,
+      BuildMetrics metrics,
+      String publisher,
+      WriteFence fence) {
+    this.publisher = publisher;
+    this.fence = fence;
     this.settings = settings;
     this.clock = clock;
     this.metrics = metrics;
@@ -123,11 +151,15 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
       return report.failed(Reasons.INVALID_SPEC, e.getMessage(), false);
     }
     try {
-      SnapshotStore store = new SnapshotStore(client, filter);
+      SnapshotStore store = new SnapshotStore(client, filter, null, publisher, fence);
       PublishedSnapshot read = store.read();
+      // The janitor deletes by what it just read: a replica frozen since, and no longer the
+      // leader, would delete the chunks of versions the new leader published.
+      fence.check();
       // Leftovers of an interrupted publish go before anything is written under their names.
       SnapshotJanitor.Cleaned cleaned =
-          new SnapshotJanitor(client).clean(namespace, name, read, spec.retainPrevious(), now);
+          new SnapshotJanitor(client, publisher)
+              .clean(namespace, name, read, spec.retainPrevious(), now);
       Optional<Duration> graceLeft = cleaned.graceLeft();
       // A janitor that retired the previous versions updated the manifest: publishing against the
       // copy read before would fail its resourceVersion precondition (409) after writing chunks.
@@ -171,6 +203,12 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
     } catch (PublishException e) {
       metrics.publishFailed(e.reason());
       return report.failed(e.reason(), e.getMessage(), true);
+    } catch (WriteFence.NotLeaderException e) {
+      // Not ours to report either: the status belongs to the leader. This replica's leader
+      // elector notices at its next renewal and ends the process; if the Lease only could not be
+      // read, try again soon.
+      LOG.warn("{}/{}: not writing, not the leader: {}", namespace, name, e.getMessage());
+      return UpdateControl.<BloomFilter>noUpdate().rescheduleAfter(NOT_LEADER_RETRY);
     }
   }
 
@@ -208,7 +246,9 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
                   filter,
                   settings.signingKey(),
                   settings.maxNamespaceBytes(),
-                  settings.deltas())
+                  settings.deltas(),
+                  publisher,
+                  fence)
               .publish(
                   built.bits(),
                   built.keys(),

@@ -44,6 +44,28 @@ final class ChangingSources {
     return list;
   }
 
+  /**
+   * Creates one BloomFilter per source: 1 KiB chunks (a filter of 20,000 keys is ~24 chunks, so a
+   * publish takes a while), previous versions retained for {@code retain}.
+   */
+  void createFilters(Duration retain) {
+    for (String filter : filters) {
+      SnapshotFixtures.apply(
+          client,
+          namespace,
+          """
+          apiVersion: bloomoperator.io/v1alpha1
+          kind: BloomFilter
+          metadata: {name: %s}
+          spec:
+            falsePositiveRate: 0.01
+            source: {configMap: {name: %s, key: ids}}
+            snapshot: {chunkSizeBytes: 1024, retainPreviousFor: %ds}
+          """
+              .formatted(filter, sourceName(filter), retain.toSeconds()));
+    }
+  }
+
   /** Writes round {@code r} of every source, without asking for a rebuild. */
   void writeSources(long r) {
     round.set(r);

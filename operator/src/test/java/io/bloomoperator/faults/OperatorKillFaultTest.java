@@ -6,13 +6,10 @@ import static org.awaitility.Awaitility.await;
 import io.bloomoperator.reconcile.SnapshotFixtures;
 import io.bloomoperator.snapshot.BloomFilterBits;
 import io.bloomoperator.snapshot.Manifest;
-import io.bloomoperator.snapshot.SnapshotConfigMaps;
-import io.bloomoperator.snapshot.SnapshotNames;
 import io.bloomoperator.testing.KubeCluster;
 import io.bloomoperator.testing.RealKubernetes;
 import io.bloomoperator.testing.TestNamespace;
 import io.bloomoperator.testing.process.OperatorProcess;
-import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -58,21 +55,7 @@ class OperatorKillFaultTest {
     List<String> filters = IntStream.range(0, filterCount).mapToObj(i -> "kill-" + i).toList();
     ChangingSources sources = new ChangingSources(client, namespace, filters, keys);
     sources.writeSources(0);
-    for (String filter : filters) {
-      SnapshotFixtures.apply(
-          client,
-          namespace,
-          """
-          apiVersion: bloomoperator.io/v1alpha1
-          kind: BloomFilter
-          metadata: {name: %s}
-          spec:
-            falsePositiveRate: 0.01
-            source: {configMap: {name: %s, key: ids}}
-            snapshot: {chunkSizeBytes: 1024, retainPreviousFor: %ds}
-          """
-              .formatted(filter, ChangingSources.sourceName(filter), retain.toSeconds()));
-    }
+    sources.createFilters(retain);
     Path log = Files.createTempFile("operator-kill-", ".log");
     System.out.println("operator-kill: operator log " + log);
     int midPublish = 0;
@@ -90,7 +73,7 @@ class OperatorKillFaultTest {
         operator.awaitStarted(Duration.ofSeconds(90));
         Thread.sleep(random.nextLong(maxUptime.toMillis() + 1));
         operator.kill();
-        long stray = chunksAboveManifest(client, namespace, filters);
+        long stray = UnpublishedChunks.count(client, namespace, filters);
         if (stray > 0) {
           midPublish++;
           strayChunksAtKill += stray;
@@ -164,36 +147,6 @@ class OperatorKillFaultTest {
 
   private static boolean holds(BloomFilterBits bits, List<String> keys) {
     return bits != null && keys.stream().allMatch(bits::mightContainString);
-  }
-
-  /** Chunk ConfigMaps of versions above each filter's manifest: a publish cut short. */
-  private static long chunksAboveManifest(
-      KubernetesClient client, String namespace, List<String> filters) throws Exception {
-    long stray = 0;
-    for (String filter : filters) {
-      ConfigMap manifest =
-          client
-              .configMaps()
-              .inNamespace(namespace)
-              .withName(SnapshotNames.manifestName(filter))
-              .get();
-      long published =
-          manifest == null ? 0 : SnapshotConfigMaps.readManifest(manifest).manifest().version();
-      stray +=
-          client
-              .configMaps()
-              .inNamespace(namespace)
-              .withLabelSelector(SnapshotNames.chunkSelector(filter))
-              .list()
-              .getItems()
-              .stream()
-              .filter(
-                  c ->
-                      Long.parseLong(c.getMetadata().getLabels().get(SnapshotNames.LABEL_VERSION))
-                          > published)
-              .count();
-    }
-    return stray;
   }
 
   private static List<String> currentChunkNames(

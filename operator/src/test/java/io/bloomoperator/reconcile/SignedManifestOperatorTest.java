@@ -119,6 +119,45 @@ class SignedManifestOperatorTest {
   }
 
   @Test
+  void reCreatedFilterReachesTrustedReadersWithoutARestart(
+      KubernetesClient client, TestNamespace ns) {
+    List<String> before = keys("old", 200);
+    applyInline(client, ns.name(), "ids", before);
+    awaitStatus(client, ns.name(), "ids", f -> ready(f, "True", "Published"));
+
+    Failures failures = new Failures();
+    try (LiveBloomFilter<String> live =
+        BloomFilterWatcher.builder(client, ns.name(), "ids", LiveKeyType.STRING)
+            .trustedKey(FIRST.getPublic())
+            .listener(failures)
+            .start()) {
+      assertThat(live.awaitReady(READY)).isTrue();
+      assertThat(live.currentVersion()).isEqualTo(1);
+
+      // kubectl delete, then apply again at once: the new BloomFilter counts from version 1 again
+      // while the garbage collector may still be removing the old one's ConfigMaps.
+      client.resources(BloomFilter.class).inNamespace(ns.name()).withName("ids").delete();
+      await()
+          .atMost(READY)
+          .until(
+              () ->
+                  client.resources(BloomFilter.class).inNamespace(ns.name()).withName("ids").get()
+                      == null);
+      List<String> after = keys("new", 200);
+      applyInline(client, ns.name(), "ids", after);
+      awaitStatus(
+          client,
+          ns.name(),
+          "ids",
+          f -> ready(f, "True", "Published") && Long.valueOf(1).equals(f.getStatus().getVersion()));
+
+      await().atMost(READY).until(() -> after.stream().allMatch(live::mightContain));
+      assertThat(live.currentVersion()).isEqualTo(1);
+      assertThat(failures.seen).isEmpty();
+    }
+  }
+
+  @Test
   void signedManifestCopiedToAnotherNamespaceOrFilterIsRefused(
       KubernetesClient client, TestNamespace ns) {
     String elsewhere = ns.name() + "-copy";

@@ -180,7 +180,8 @@ public record Manifest(
    * SnapshotNames}.
    *
    * @param keyCount keys put into {@code bits}; also used for {@link #expectedFpp()}
-   * @param createdAt creation time, written with second precision as Kubernetes does
+   * @param createdAt creation time, written with millisecond precision: it orders publications (see
+   *     {@link #publishedAfter}), also of a filter deleted and re-created within a second
    */
   public static Manifest of(
       String filterName,
@@ -208,7 +209,7 @@ public record Manifest(
         BloomFilterSizing.expectedFpp(bits.numBits(), bits.numHashFunctions(), keyCount),
         encoded.totalBytes(),
         encoded.sha256(),
-        DateTimeFormatter.ISO_INSTANT.format(createdAt.truncatedTo(ChronoUnit.SECONDS)),
+        DateTimeFormatter.ISO_INSTANT.format(createdAt.truncatedTo(ChronoUnit.MILLIS)),
         refs);
   }
 
@@ -253,7 +254,7 @@ public record Manifest(
         BloomFilterSizing.expectedFpp(bits.numBits(), bits.numHashFunctions(), keyCount),
         SnapshotEncoder.HEADER_BYTES + bits.numBits() / Byte.SIZE,
         payloadSha256,
-        DateTimeFormatter.ISO_INSTANT.format(createdAt.truncatedTo(ChronoUnit.SECONDS)),
+        DateTimeFormatter.ISO_INSTANT.format(createdAt.truncatedTo(ChronoUnit.MILLIS)),
         previous.chunks(),
         new Chain(previous.baseVersion(), previous.baseSha256(), deltas));
   }
@@ -266,6 +267,29 @@ public record Manifest(
     return keyType == bits.keyType()
         && numBits == bits.numBits()
         && numHashFunctions == bits.numHashFunctions();
+  }
+
+  /**
+   * {@link #createdAt()} as an instant. The operator never publishes a version created before the
+   * one it replaces, so together with the version this orders all publications of a filter, also
+   * across a delete and re-create (which restarts versions at 1).
+   *
+   * @throws java.time.format.DateTimeParseException if createdAt is not RFC 3339 (a {@linkplain
+   *     #validate() valid} manifest's always is)
+   */
+  public Instant created() {
+    return OffsetDateTime.parse(createdAt, DateTimeFormatter.ISO_OFFSET_DATE_TIME).toInstant();
+  }
+
+  /**
+   * Whether this manifest was published after {@code other}: created later, or created at the same
+   * instant with a higher version (manifests of older operators carry whole seconds). Readers that
+   * trust signatures load only such manifests, which refuses a replayed older one without refusing
+   * a re-created filter's version 1.
+   */
+  public boolean publishedAfter(Manifest other) {
+    int byTime = created().compareTo(other.created());
+    return byTime > 0 || (byTime == 0 && version > other.version());
   }
 
   /** Whether this is a {@link #FORMAT_CHAIN} manifest (a base plus deltas). */

@@ -30,8 +30,9 @@ import org.slf4j.LoggerFactory;
  * <p>Rules: a manifest announcing the snapshot already served (same version and digest, e.g. after
  * the operator edited an annotation) changes nothing. Any other manifest is the operator's current
  * truth and is loaded, even a lower version (a re-created filter counts from 1 again), unless keys
- * are trusted: then a manifest whose version is not above the served one is refused as a rollback
- * (a replayed old signed manifest would otherwise be accepted). A failed load is retried (initial
+ * are trusted: then a manifest not {@linkplain Manifest#publishedAfter published after} the served
+ * one is refused as a rollback (a replayed old signed manifest would otherwise be accepted); a
+ * re-created filter's version 1 was created later, so it loads. A failed load is retried (initial
  * backoff doubling up to the maximum) until it succeeds or a different manifest arrives; the
  * current filter keeps serving meanwhile. A deleted manifest also changes nothing being served.
  *
@@ -224,7 +225,7 @@ final class WatchLoop {
     if (pending != null && LoadedSnapshot.same(pending.manifest(), manifest) && retry != null) {
       return; // already waiting to retry exactly this
     }
-    if (refuseRollback && serving != null && manifest.version() <= serving.version()) {
+    if (refuseRollback && serving != null && !manifest.publishedAfter(serving.manifest())) {
       refuse(
           manifest.version(),
           new SnapshotRefusedException(
@@ -235,8 +236,12 @@ final class WatchLoop {
                   + filterName
                   + " announces v"
                   + manifest.version()
-                  + ", not newer than the served v"
+                  + " created "
+                  + manifest.createdAt()
+                  + ", not published after the served v"
                   + serving.version()
+                  + " created "
+                  + serving.manifest().createdAt()
                   + "; refused as a rollback"));
       return;
     }

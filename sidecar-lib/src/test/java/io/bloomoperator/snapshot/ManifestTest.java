@@ -25,11 +25,35 @@ class ManifestTest {
   }
 
   @Test
+  void publicationsAreOrderedByCreationTimeThenVersion() throws Exception {
+    Manifest v17 = at(sample(), 17, "2025-06-01T10:15:30Z");
+    assertThat(v17.created()).isEqualTo(Instant.parse("2025-06-01T10:15:30Z"));
+    assertThat(sample().created()).isEqualTo(Instant.parse("2025-06-01T10:15:30.987Z"));
+    assertThat(at(v17, 1, "2025-06-01T10:15:30.001Z").publishedAfter(v17))
+        .as("a re-created filter's v1 a millisecond later")
+        .isTrue();
+    assertThat(at(v17, 18, "2025-06-01T10:15:30Z").publishedAfter(v17)).isTrue();
+    assertThat(at(v17, 17, "2025-06-01T10:15:30Z").publishedAfter(v17)).as("itself").isFalse();
+    assertThat(at(v17, 16, "2025-06-01T10:15:30Z").publishedAfter(v17)).isFalse();
+    // A re-created filter starts again at 1, later.
+    assertThat(at(v17, 1, "2025-06-01T10:15:31Z").publishedAfter(v17)).isTrue();
+    // A higher version created earlier is an older incarnation's, replayed.
+    assertThat(at(v17, 40, "2025-06-01T10:15:29Z").publishedAfter(v17)).isFalse();
+    assertThat(at(v17, 40, "2025-06-01T12:15:29+02:00").publishedAfter(v17))
+        .as("offsets are compared as instants")
+        .isFalse();
+  }
+
+  private static Manifest at(Manifest m, long version, String createdAt) {
+    return ManifestCopy.of(m).version(version).createdAt(createdAt).build();
+  }
+
+  @Test
   void ofDescribesTheEncodedSnapshot() throws Exception {
     Manifest m = sample();
     assertThat(m.format()).isEqualTo("guava-bloomfilter-v1");
     assertThat(m.keyType()).isEqualTo(KeyType.LONG);
-    assertThat(m.createdAt()).isEqualTo("2025-06-01T10:15:30Z");
+    assertThat(m.createdAt()).isEqualTo("2025-06-01T10:15:30.987Z");
     assertThat(m.chunks()).hasSize((int) ((m.totalBytes() + 1023) / 1024));
     assertThat(m.chunks().get(0).name()).isEqualTo("payments-bloom-v17-0");
     assertThat(m.chunks().get(0).bytes()).isEqualTo(1024);

@@ -316,18 +316,6 @@ class SnapshotCodecTest {
   }
 
   private static Manifest withChunks(Manifest m, List<Manifest.ChunkRef> chunks, String sha) {
-    return new Manifest(
-        m.format(),
-        m.version(),
-        m.filterName(),
-        m.keyType(),
-        m.numBits(),
-        m.numHashFunctions(),
-        m.keyCount(),
-        m.expectedFpp(),
-        m.totalBytes(),
-        sha,
-        m.createdAt(),
-        chunks);
+    return ManifestCopy.of(m).chunks(chunks).sha256(sha).build();
   }
 }

@@ -76,19 +76,7 @@ class SnapshotLimitsTest {
     List<Manifest.ChunkRef> chunks = new ArrayList<>(m.chunks());
     Manifest.ChunkRef ref = chunks.get(index);
     chunks.set(index, new Manifest.ChunkRef(name, ref.bytes(), ref.sha256()));
-    return new Manifest(
-        m.format(),
-        m.version(),
-        m.filterName(),
-        m.keyType(),
-        m.numBits(),
-        m.numHashFunctions(),
-        m.keyCount(),
-        m.expectedFpp(),
-        m.totalBytes(),
-        m.sha256(),
-        m.createdAt(),
-        chunks);
+    return ManifestCopy.of(m).chunks(chunks).build();
   }
 
   private static void assertRefused(

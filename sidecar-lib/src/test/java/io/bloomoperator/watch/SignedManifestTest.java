@@ -5,6 +5,8 @@ import static org.awaitility.Awaitility.await;
 
 import io.bloomoperator.snapshot.BloomFilterBits;
 import io.bloomoperator.snapshot.Ed25519Keys;
+import io.bloomoperator.snapshot.Manifest;
+import io.bloomoperator.snapshot.ManifestCopy;
 import io.bloomoperator.snapshot.ManifestSigner;
 import io.bloomoperator.snapshot.SnapshotConfigMaps;
 import io.bloomoperator.snapshot.SnapshotNames;
@@ -17,6 +19,7 @@ import io.bloomoperator.testing.TestNamespace;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.security.KeyPair;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -186,6 +189,59 @@ class SignedManifestTest {
       assertRefused(listener, 1, Reason.ROLLBACK);
       assertThat(live.currentVersion()).isEqualTo(2);
       assertThat(keys2).allMatch(live::mightContain);
+    }
+  }
+
+  @Test
+  void reCreatedFilterLoadsItsFirstVersionButAReplayOfTheOldFilterIsRefused(
+      KubernetesClient client, TestNamespace ns) {
+    SnapshotPublisher publisher = new SnapshotPublisher(client, ns.name(), FILTER);
+    List<String> oldKeys = TestKeys.strings("old", 5_000);
+    List<String> newKeys = TestKeys.strings("new", 5_000);
+    Manifest oldV5 =
+        ManifestCopy.of(
+                publisher
+                    .createChunks(
+                        TestKeys.stringFilter(10_000, oldKeys),
+                        oldKeys.size(),
+                        5,
+                        1_000_000,
+                        SnapshotPublisher.Tamper.NONE)
+                    .manifest())
+            .createdAt(Instant.now().minusSeconds(60))
+            .build();
+    publisher.writeSignedManifest(oldV5, OPERATOR, ns.name());
+    String oldV5Data = SnapshotConfigMaps.signatureData(publisher.manifestConfigMap());
+
+    RecordingListener listener = new RecordingListener();
+    try (LiveBloomFilter<String> live =
+        BloomFilterWatcher.builder(client, ns.name(), FILTER, LiveKeyType.STRING)
+            .trustedKey(OPERATOR_KEY.getPublic())
+            .listener(listener)
+            .start()) {
+      assertThat(live.awaitReady(READY)).isTrue();
+      assertThat(live.currentVersion()).isEqualTo(5);
+
+      // The BloomFilter is deleted and re-created: its versions count from 1 again, created later.
+      Manifest newV1 =
+          publisher
+              .createChunks(
+                  TestKeys.stringFilter(10_000, newKeys),
+                  newKeys.size(),
+                  1,
+                  1_000_000,
+                  SnapshotPublisher.Tamper.NONE)
+              .manifest();
+      publisher.writeSignedManifest(newV1, OPERATOR, ns.name());
+      await().atMost(READY).until(() -> live.currentVersion() == 1);
+      assertThat(newKeys).allMatch(live::mightContain);
+      assertThat(listener.failures).isEmpty();
+
+      // Replaying the old filter's v5 (a higher version, genuinely signed) is still a rollback.
+      publisher.writeManifestData(oldV5.toJson(), oldV5Data);
+      assertRefused(listener, 1, Reason.ROLLBACK);
+      assertThat(live.currentVersion()).isEqualTo(1);
+      assertThat(newKeys).allMatch(live::mightContain);
     }
   }
 

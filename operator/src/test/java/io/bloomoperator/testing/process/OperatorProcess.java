@@ -152,6 +152,42 @@ public final class OperatorProcess implements AutoCloseable {
     return process.pid();
   }
 
+  /**
+   * SIGSTOP: every thread freezes where it is, sockets stay open (a long GC pause, a frozen VM or
+   * node); {@link #resume()} lets it go on. Returns once the signal was sent.
+   */
+  public void pause() throws InterruptedException {
+    signal("STOP");
+  }
+
+  /** SIGCONT after {@link #pause()}. */
+  public void resume() throws InterruptedException {
+    signal("CONT");
+  }
+
+  private void signal(String name) throws InterruptedException {
+    try {
+      Process kill = new ProcessBuilder("kill", "-" + name, Long.toString(process.pid())).start();
+      if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
+        throw new IllegalStateException("kill -" + name + " " + process.pid() + " failed");
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /**
+   * Waits up to {@code timeout} for the current incarnation to exit by itself.
+   *
+   * @return its exit code, or empty if it is still running
+   */
+  public java.util.OptionalInt awaitExit(Duration timeout) throws InterruptedException {
+    if (process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+      return java.util.OptionalInt.of(process.exitValue());
+    }
+    return java.util.OptionalInt.empty();
+  }
+
   public boolean isAlive() {
     return process != null && process.isAlive();
   }
