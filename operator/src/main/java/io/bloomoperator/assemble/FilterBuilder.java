@@ -42,6 +42,20 @@ public final class FilterBuilder {
 
   public static final long PROGRESS_EVERY = 1L << 20;
 
+  /**
+   * Admission of a build's bit array. {@link #reserve} runs once per build, on the build's thread,
+   * right before the first array is allocated: when the source has delivered its first key (or has
+   * ended without any), never while it is still connecting, querying or waiting for a first byte. A
+   * source that stalls before it answers therefore holds no reservation.
+   */
+  @FunctionalInterface
+  public interface Reservation {
+    /** Blocks until the build may allocate its bit array. */
+    void reserve() throws InterruptedException;
+  }
+
+  private static final Reservation UNLIMITED = () -> {};
+
   private final Progress progress;
 
   public FilterBuilder() {
@@ -72,6 +86,23 @@ public final class FilterBuilder {
    */
   public Result build(KeySource source, Request request)
       throws SourceException, FilterTooLargeException {
+    try {
+      return build(source, request, UNLIMITED);
+    } catch (InterruptedException e) {
+      throw new IllegalStateException("an unlimited reservation does not wait", e);
+    }
+  }
+
+  /**
+   * Builds the filter, allocating its bit array only once {@code reservation} admits it. Counting
+   * the keys needs no array and runs before.
+   *
+   * @throws InterruptedException while waiting for the reservation
+   * @throws SourceException when the source cannot be read or holds too many malformed keys
+   * @throws FilterTooLargeException when the filter would exceed the size limit or Guava's format
+   */
+  public Result build(KeySource source, Request request, Reservation reservation)
+      throws SourceException, FilterTooLargeException, InterruptedException {
     long started = System.nanoTime();
     long capacity;
     if (request.expectedInsertions() == null) {
@@ -79,15 +110,41 @@ public final class FilterBuilder {
     } else {
       capacity = request.expectedInsertions();
     }
-    Result result = fill(source, request, capacity, started);
+    Reservation once = new Once(reservation);
+    Result result = fill(source, request, capacity, started, once);
     if (result.keys() > capacity) {
       // More keys than declared: a filter sized for fewer would exceed the target rate. Drop the
-      // first array before allocating the larger one.
+      // first array before allocating the larger one (under the same reservation).
       long keys = result.keys();
       result = null;
-      result = fill(source, request, keys, started);
+      result = fill(source, request, keys, started, once);
     }
     return result;
+  }
+
+  /** A reservation asked for at most once per build. */
+  private static final class Once implements Reservation {
+    private final Reservation delegate;
+    private boolean reserved;
+
+    Once(Reservation delegate) {
+      this.delegate = delegate;
+    }
+
+    @Override
+    public void reserve() throws InterruptedException {
+      if (!reserved) {
+        delegate.reserve();
+        reserved = true;
+      }
+    }
+  }
+
+  /** Carries an interrupted reservation out of a key callback, which cannot throw it. */
+  private static final class ReservationInterrupted extends RuntimeException {
+    ReservationInterrupted(InterruptedException cause) {
+      super(cause);
+    }
   }
 
   private long count(KeySource source, Request request) throws SourceException {
@@ -106,8 +163,9 @@ public final class FilterBuilder {
     return counter.keys();
   }
 
-  private Result fill(KeySource source, Request request, long capacity, long started)
-      throws SourceException, FilterTooLargeException {
+  private Result fill(
+      KeySource source, Request request, long capacity, long started, Reservation reservation)
+      throws SourceException, FilterTooLargeException, InterruptedException {
     // An empty source still yields a valid filter (everything is absent); size it for one key.
     BloomFilterSizing sizing;
     try {
@@ -127,8 +185,10 @@ public final class FilterBuilder {
               payload,
               request.maxPayloadBytes()));
     }
-    BloomFilterBits.Builder bits = BloomFilterBits.builder(request.keyType(), sizing);
     long[] unchanged = {0};
+    // Allocated at the first key, once the reservation admits it: until the source answers, this
+    // build holds neither memory nor a reservation that others wait for.
+    BloomFilterBits.Builder[] bits = {null};
     LineParser parser =
         new LineParser(
             request.keyType(),
@@ -137,7 +197,7 @@ public final class FilterBuilder {
 
               @Override
               public void putString(String key) {
-                if (!bits.putString(key)) {
+                if (!array().putString(key)) {
                   unchanged[0]++;
                 }
                 tick();
@@ -145,10 +205,21 @@ public final class FilterBuilder {
 
               @Override
               public void putLong(long key) {
-                if (!bits.putLong(key)) {
+                if (!array().putLong(key)) {
                   unchanged[0]++;
                 }
                 tick();
+              }
+
+              private BloomFilterBits.Builder array() {
+                if (bits[0] == null) {
+                  try {
+                    bits[0] = allocate(request, sizing, reservation);
+                  } catch (InterruptedException e) {
+                    throw new ReservationInterrupted(e);
+                  }
+                }
+                return bits[0];
               }
 
               private void tick() {
@@ -158,13 +229,27 @@ public final class FilterBuilder {
               }
             },
             request.maxMalformed());
-    source.readKeys(parser);
+    try {
+      source.readKeys(parser);
+    } catch (ReservationInterrupted e) {
+      throw (InterruptedException) e.getCause();
+    }
+    if (bits[0] == null) {
+      bits[0] = allocate(request, sizing, reservation); // the source held no key
+    }
     return new Result(
-        bits.build(),
+        bits[0].build(),
         parser.keys(),
         parser.malformed(),
         parser.nulls(),
         unchanged[0],
         Duration.ofNanos(System.nanoTime() - started));
+  }
+
+  private static BloomFilterBits.Builder allocate(
+      Request request, BloomFilterSizing sizing, Reservation reservation)
+      throws InterruptedException {
+    reservation.reserve();
+    return BloomFilterBits.builder(request.keyType(), sizing);
   }
 }

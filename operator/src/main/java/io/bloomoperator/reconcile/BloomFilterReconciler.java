@@ -36,7 +36,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.Semaphore;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -73,11 +72,8 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
   private final BuildMetrics metrics;
   private final StorageFullFailures storageFull = new StorageFullFailures();
 
-  /**
-   * Bounds the bit arrays alive at once (a build holds its array until the publish is done), so the
-   * heap needed is known: maxConcurrentBuilds × maxSnapshotBytes plus a little.
-   */
-  private final Semaphore buildSlots;
+  /** Bounds the bit arrays alive at once; a build holds its slot until its publish is done. */
+  private final BuildSlots buildSlots;
 
   /** This replica's identity, stamped on what it writes; null for none. */
   private final String publisher;
@@ -107,7 +103,7 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
     this.settings = settings;
     this.clock = clock;
     this.metrics = metrics;
-    this.buildSlots = new Semaphore(settings.maxConcurrentBuilds(), true);
+    this.buildSlots = new BuildSlots(settings.maxConcurrentBuilds());
   }
 
   /**
@@ -258,17 +254,10 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
     if (!routine) {
       events.normal(filter, "BuildStarted", "building from " + source.description());
     }
-    try {
-      buildSlots.acquire();
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new PublishException(
-          Reasons.PUBLISH_FAILED,
-          "interrupted while waiting for a " + "build slot (operator stopping)",
-          e);
-    }
-    try {
-      FilterBuilder.Result built = buildFilter(filter, client, source, spec);
+    // The slot is taken inside the build, once the source delivers keys, and held until the
+    // publish is done: the bit array lives that long.
+    try (BuildSlots.Slot slot = buildSlots.slot()) {
+      FilterBuilder.Result built = buildFilter(filter, client, source, spec, slot);
       long start = System.nanoTime();
       Publication.Outcome outcome =
           new Publication(
@@ -339,13 +328,15 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
       attempt.report().published(outcome.published());
       attempt.report().built(built);
       return outcome;
-    } finally {
-      buildSlots.release();
     }
   }
 
   private FilterBuilder.Result buildFilter(
-      BloomFilter filter, KubernetesClient client, KeySource source, ResolvedSpec spec)
+      BloomFilter filter,
+      KubernetesClient client,
+      KeySource source,
+      ResolvedSpec spec,
+      FilterBuilder.Reservation slot)
       throws SourceException, PublishException {
     BuildProgressReporter progress = new BuildProgressReporter(client, filter);
     progress.started();
@@ -361,9 +352,16 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
                       spec.maxMalformedKeys() != null
                           ? spec.maxMalformedKeys()
                           : settings.maxMalformedKeys(),
-                      settings.maxSnapshotBytes()));
+                      settings.maxSnapshotBytes()),
+                  slot);
       metrics.built(built.keys(), built.took());
       return built;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new PublishException(
+          Reasons.PUBLISH_FAILED,
+          "interrupted while waiting for a build slot (operator stopping)",
+          e);
     } catch (FilterTooLargeException e) {
       throw new PublishException(
           Reasons.SNAPSHOT_TOO_LARGE,

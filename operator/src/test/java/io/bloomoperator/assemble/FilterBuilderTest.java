@@ -6,6 +6,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.bloomoperator.snapshot.BloomFilterSizing;
 import io.bloomoperator.snapshot.KeyType;
 import io.bloomoperator.source.GeneratedSource;
+import io.bloomoperator.source.KeySink;
+import io.bloomoperator.source.KeySource;
+import io.bloomoperator.source.SourceException;
 import java.util.stream.LongStream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -75,5 +78,77 @@ class FilterBuilderTest {
                         KeyType.STRING, 0.01, 1_000_000_000_000L, 0, Long.MAX_VALUE)))
         .isInstanceOf(FilterTooLargeException.class);
     assertThat(source.reads()).as("sizing fails before the source is read").isZero();
+  }
+
+  /**
+   * The reservation (a build slot in the operator) is asked for when the first key arrives: a
+   * source still connecting or waiting for its first byte, and the counting pass, hold none.
+   */
+  @ParameterizedTest(name = "declared {0}")
+  @CsvSource({",", "5", "2"}) // counted first; declared right; fewer declared (second fill)
+  void reservationIsTakenAtTheFirstKeyAndOnlyOnce(Long declared) throws Exception {
+    java.util.concurrent.atomic.AtomicInteger reservations =
+        new java.util.concurrent.atomic.AtomicInteger();
+    java.util.List<Integer> atFirstKey = new java.util.ArrayList<>();
+    KeySource source =
+        new KeySource() {
+          @Override
+          public String description() {
+            return "recording";
+          }
+
+          @Override
+          public String changeToken() {
+            return null;
+          }
+
+          @Override
+          public void readKeys(KeySink sink) throws SourceException {
+            // What a stalled source would be waiting in: nothing delivered yet.
+            atFirstKey.add(reservations.get());
+            for (int i = 0; i < 5; i++) {
+              sink.line("key-" + i);
+            }
+          }
+        };
+    FilterBuilder.Result result =
+        builder.build(
+            source,
+            new FilterBuilder.Request(KeyType.STRING, 0.01, declared, 0, Long.MAX_VALUE),
+            reservations::incrementAndGet);
+    assertThat(result.keys()).isEqualTo(5);
+    assertThat(reservations).hasValue(1);
+    assertThat(atFirstKey.get(0)).as("first read: no reservation before a key").isZero();
+    if (declared == null) {
+      assertThat(atFirstKey).as("the counting pass took no reservation").containsExactly(0, 0);
+    }
+  }
+
+  @Test
+  void emptySourceReservesBeforeAllocatingItsArray() throws Exception {
+    java.util.concurrent.atomic.AtomicInteger reservations =
+        new java.util.concurrent.atomic.AtomicInteger();
+    FilterBuilder.Result result =
+        builder.build(
+            new GeneratedSource("key-", 0),
+            new FilterBuilder.Request(KeyType.STRING, 0.01, null, 0, Long.MAX_VALUE),
+            reservations::incrementAndGet);
+    assertThat(result.keys()).isZero();
+    assertThat(reservations).hasValue(1);
+  }
+
+  @Test
+  void interruptedReservationEndsTheBuild() {
+    GeneratedSource source = new GeneratedSource("key-", 10);
+    assertThatThrownBy(
+            () ->
+                builder.build(
+                    source,
+                    new FilterBuilder.Request(KeyType.STRING, 0.01, 10L, 0, Long.MAX_VALUE),
+                    () -> {
+                      throw new InterruptedException("operator stopping");
+                    }))
+        .isInstanceOf(InterruptedException.class)
+        .hasMessage("operator stopping");
   }
 }

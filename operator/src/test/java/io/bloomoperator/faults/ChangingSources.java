@@ -93,12 +93,23 @@ final class ChangingSources {
   void write(long r) {
     writeSources(r);
     for (String filter : filters) {
-      SnapshotFixtures.mergePatch(
-          client,
-          namespace,
-          filter,
-          Map.of("metadata", Map.of("annotations", Map.of(RebuildRequest.ANNOTATION, "r" + r))));
+      requestRebuild(filter, r);
     }
+  }
+
+  /** Writes round {@code r} of one filter's source and asks that filter to rebuild. */
+  void write(String filter, long r) {
+    round.accumulateAndGet(r, Math::max);
+    SnapshotFixtures.sourceConfigMap(client, namespace, sourceName(filter), "ids", keys(filter, r));
+    requestRebuild(filter, r);
+  }
+
+  private void requestRebuild(String filter, long r) {
+    SnapshotFixtures.mergePatch(
+        client,
+        namespace,
+        filter,
+        Map.of("metadata", Map.of("annotations", Map.of(RebuildRequest.ANNOTATION, "r" + r))));
   }
 
   void startChanging(Duration every) {

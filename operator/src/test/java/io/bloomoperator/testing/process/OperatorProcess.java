@@ -30,6 +30,7 @@ public final class OperatorProcess implements AutoCloseable {
   private final Path jar;
   private final Path kubeconfig;
   private final Map<String, String> environment;
+  private final List<String> jvmOptions;
   private final Path log;
   private Process process;
   private long logOffset;
@@ -42,9 +43,20 @@ public final class OperatorProcess implements AutoCloseable {
    * @param log where the operator's output is appended
    */
   public OperatorProcess(Path kubeconfig, Map<String, String> environment, Path log) {
+    // Two shared cores: a small heap and the serial collector keep start-up short.
+    this(kubeconfig, environment, log, List.of("-Xmx256m", "-XX:+UseSerialGC"));
+  }
+
+  /**
+   * @param jvmOptions the JVM's options (heap size, collector) instead of the default {@code
+   *     -Xmx256m -XX:+UseSerialGC}
+   */
+  public OperatorProcess(
+      Path kubeconfig, Map<String, String> environment, Path log, List<String> jvmOptions) {
     this.jar = shadedJar();
     this.kubeconfig = kubeconfig;
     this.environment = Map.copyOf(environment);
+    this.jvmOptions = List.copyOf(jvmOptions);
     this.log = log;
   }
 
@@ -67,8 +79,8 @@ public final class OperatorProcess implements AutoCloseable {
     }
     List<String> command = new ArrayList<>();
     command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    // Two shared cores: a small heap and the serial collector keep start-up short.
-    command.addAll(List.of("-Xmx256m", "-XX:+UseSerialGC", "-jar", jar.toString()));
+    command.addAll(jvmOptions);
+    command.addAll(List.of("-jar", jar.toString()));
     ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
     Map<String, String> env = builder.environment();
     // Nothing of the test JVM's own configuration leaks into the operator.
@@ -133,6 +145,11 @@ public final class OperatorProcess implements AutoCloseable {
     if (!process.waitFor(30, TimeUnit.SECONDS)) {
       throw new IllegalStateException("operator survived SIGKILL for 30 s");
     }
+  }
+
+  /** The current incarnation's process id (for jstat, jcmd, /proc). */
+  public long pid() {
+    return process.pid();
   }
 
   /**
