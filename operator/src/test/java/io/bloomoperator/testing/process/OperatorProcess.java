@@ -192,11 +192,6 @@ public final class OperatorProcess implements AutoCloseable {
     return process != null && process.isAlive();
   }
 
-  /** The current incarnation's process id (e.g. to attach to its JVM). */
-  public long pid() {
-    return process.pid();
-  }
-
   /** How many times the operator was started. */
   public int incarnations() {
     return incarnations;
