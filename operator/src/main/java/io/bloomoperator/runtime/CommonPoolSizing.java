@@ -11,9 +11,8 @@ import java.util.OptionalInt;
  * names no executor on a new thread. The JDK's own HttpClient takes such a step for each {@code
  * sendAsync} (it completes the response on the default executor; a JFR recording of the operator
  * showed every new {@code Thread-N} started there), and the Kubernetes client sends every request
- * that way: the soak measured ~65 new threads a second. No
- * client option reaches that executor; only the pool's size does, and it is read once, when the
- * pool is first used.
+ * that way: the soak measured ~65 new threads a second. No client option reaches that executor;
+ * only the pool's size does, and it is read once, when the pool is first used.
  */
 public final class CommonPoolSizing {
 
