@@ -3,6 +3,7 @@ package io.bloomoperator;
 import io.bloomoperator.reconcile.BloomFilterReconciler;
 import io.bloomoperator.reconcile.BuildMetrics;
 import io.bloomoperator.reconcile.OperatorSettings;
+import io.bloomoperator.runtime.CommonPoolSizing;
 import io.bloomoperator.runtime.HealthServer;
 import io.bloomoperator.runtime.RuntimeOptions;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -37,6 +38,9 @@ public final class OperatorMain {
   private OperatorMain() {}
 
   public static void main(String[] args) throws Exception {
+    // First, before anything starts the common ForkJoinPool: on <= 2 CPUs its default size makes
+    // every HTTP request start a thread (see CommonPoolSizing).
+    CommonPoolSizing.apply();
     if (io.bloomoperator.cli.BloomCli.isCliInvocation(args)) {
       // build / inspect / query / help: the offline CLI; no arguments runs the operator.
       System.exit(io.bloomoperator.cli.BloomCli.run(args));
