@@ -82,6 +82,7 @@ class EtcdFullPublishTest {
     // A gap of a few chunks: the publish below writes some into it, then etcd refuses one.
     filler.freeSpace(0);
     filler.fillUntilGap(200 * 1024);
+    filler.ensureRoomFor(2 * 32 * 1024);
 
     PublishException refused =
         catchThrowableOfType(
