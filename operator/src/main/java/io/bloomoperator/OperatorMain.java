@@ -1,10 +1,12 @@
 package io.bloomoperator;
 
+import io.bloomoperator.publish.WriteFence;
 import io.bloomoperator.reconcile.BloomFilterReconciler;
 import io.bloomoperator.reconcile.BuildMetrics;
 import io.bloomoperator.reconcile.OperatorSettings;
 import io.bloomoperator.runtime.CommonPoolSizing;
 import io.bloomoperator.runtime.HealthServer;
+import io.bloomoperator.runtime.LeaseWriteFence;
 import io.bloomoperator.runtime.RuntimeOptions;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
@@ -146,13 +148,13 @@ public final class OperatorMain {
             metrics,
             options.identity(),
             options.leaderElection()
-                ? new io.bloomoperator.runtime.LeaseWriteFence(
+                ? new LeaseWriteFence(
                     client,
                     options.leaseNamespace(),
                     RuntimeOptions.LEASE_NAME,
                     options.identity(),
                     Clock.systemUTC())
-                : io.bloomoperator.publish.WriteFence.NONE);
+                : WriteFence.NONE);
     if (options.namespaces().isEmpty()) {
       operator.register(reconciler);
     } else {

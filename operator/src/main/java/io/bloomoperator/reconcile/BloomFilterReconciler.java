@@ -34,6 +34,7 @@ import io.javaoperatorsdk.operator.processing.retry.GradualRetry;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.List;
 import java.util.Optional;
 import org.slf4j.Logger;
@@ -145,7 +146,7 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
               Reasons.STORAGE_FULL,
               StorageFull.DESCRIPTION
                   + " since "
-                  + fullSince.get().truncatedTo(java.time.temporal.ChronoUnit.SECONDS)
+                  + fullSince.get().truncatedTo(ChronoUnit.SECONDS)
                   + ": no new version could be published; the published version kept serving",
               true);
       if (!report.written()) {

@@ -1,5 +1,6 @@
 package io.bloomoperator.reconcile;
 
+import io.bloomoperator.publish.StorageFull;
 import io.fabric8.kubernetes.api.model.EventBuilder;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.MicroTime;
@@ -83,7 +84,7 @@ public final class EventRecorder {
                   .build())
           .create();
     } catch (KubernetesClientException e) {
-      if (io.bloomoperator.publish.StorageFull.causedBy(e)) {
+      if (StorageFull.causedBy(e)) {
         // The reconciler reports a full etcd itself; this would be a second, longer line.
         LOG.debug(
             "event {} on {} not recorded: etcd is out of space",
