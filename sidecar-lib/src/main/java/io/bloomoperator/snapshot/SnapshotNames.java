@@ -15,8 +15,20 @@ import java.util.Map;
  * </ul>
  *
  * <p>Object names may be 253 characters and label values 63. A filter name long enough to overflow
- * either is cut and suffixed with {@code -<8 hex digits of SHA-256(filter name)>}, so two long
- * names that share a prefix still map to different objects and label values.
+ * either is cut and given {@link #shortHash 16 hex digits of SHA-256 of the whole name}, so two
+ * long names that share a prefix still map to different objects and label values. A cut name also
+ * carries a marker that no uncut name can have, so that a filter can never be named like another
+ * filter's cut name and share its objects or labels:
+ *
+ * <ul>
+ *   <li>label value: {@code <start of the name>_<hash>} (a filter name is a DNS subdomain, which
+ *       never holds {@code _});
+ *   <li>object names: {@code <start of the name>-<hash>.bloom…} where an uncut name has {@code
+ *       -bloom…} (the rest of the name, {@code -v<version>-<index>}, ends the same way in both, so
+ *       reading from the end finds the {@code .} exactly where an uncut name has {@code -}).
+ * </ul>
+ *
+ * <p>Names of up to 63 characters, and object names of filters of up to 247, are never cut.
  */
 public final class SnapshotNames {
 
@@ -47,22 +59,32 @@ public final class SnapshotNames {
 
   public static final String PART_DELTA = "delta";
 
-  private static final int HASH_HEX_CHARS = 8;
+  /**
+   * 64 bits: finding another name with the same start and hash (a second preimage) takes about 2^64
+   * hashes; 32 bits would take an afternoon.
+   */
+  private static final int HASH_HEX_CHARS = 16;
+
+  /** Between the cut start and the hash of a label value; never in a filter name. */
+  private static final String CUT_LABEL_MARKER = "_";
+
+  /** Replaces {@code -} before {@value #MANIFEST_SUFFIX}'s word in a cut object name. */
+  private static final String CUT_NAME_MARKER = ".";
 
   private SnapshotNames() {}
 
-  /** {@code <filter>-bloom}, shortened with a hash if it would exceed 253 characters. */
+  /** {@code <filter>-bloom}, cut and marked with a hash if it would exceed 253 characters. */
   public static String manifestName(String filterName) {
-    return withSuffix(filterName, MANIFEST_SUFFIX, MAX_NAME_LENGTH);
+    return objectName(filterName, "");
   }
 
-  /** {@code <filter>-bloom-v<version>-<index>}, shortened with a hash if it would exceed 253. */
+  /** {@code <filter>-bloom-v<version>-<index>}, cut and marked with a hash if over 253. */
   public static String chunkName(String filterName, long version, int index) {
     if (version < 0 || index < 0) {
       throw new IllegalArgumentException(
           "version and index must be >= 0, got " + version + ", " + index);
     }
-    return withSuffix(filterName, MANIFEST_SUFFIX + "-v" + version + "-" + index, MAX_NAME_LENGTH);
+    return objectName(filterName, "-v" + version + "-" + index);
   }
 
   /**
@@ -75,14 +97,20 @@ public final class SnapshotNames {
       throw new IllegalArgumentException(
           "version and index must be >= 0, got " + version + ", " + index);
     }
-    return withSuffix(filterName, MANIFEST_SUFFIX + "-v" + version + "-d" + index, MAX_NAME_LENGTH);
+    return objectName(filterName, "-v" + version + "-d" + index);
   }
 
   /**
-   * The {@value #LABEL_FILTER} value: the filter name, or its first part plus a hash if over 63.
+   * The {@value #LABEL_FILTER} value: the filter name, or if over 63 characters its start, {@code
+   * _} and a hash (a value no filter name can have).
    */
   public static String filterLabelValue(String filterName) {
-    return withSuffix(filterName, "", MAX_LABEL_VALUE_LENGTH);
+    requireName(filterName);
+    if (filterName.length() <= MAX_LABEL_VALUE_LENGTH) {
+      return filterName;
+    }
+    String tail = CUT_LABEL_MARKER + shortHash(filterName);
+    return cut(filterName, MAX_LABEL_VALUE_LENGTH - tail.length()) + tail;
   }
 
   /** Labels of the manifest ConfigMap. */
@@ -143,31 +171,43 @@ public final class SnapshotNames {
   }
 
   /**
-   * 8 lower-case hex digits of SHA-256 of the UTF-8 filter name: the uniqueness part of a cut name.
+   * 16 lower-case hex digits of SHA-256 of the UTF-8 filter name: the uniqueness part of a cut
+   * name.
    */
   public static String shortHash(String filterName) {
     byte[] digest = Sha256.newDigest().digest(filterName.getBytes(StandardCharsets.UTF_8));
     return HexFormat.of().formatHex(digest, 0, HASH_HEX_CHARS / 2);
   }
 
-  private static String withSuffix(String filterName, String suffix, int maxLength) {
-    if (filterName == null || filterName.isEmpty()) {
-      throw new IllegalArgumentException("filter name must not be empty");
+  /**
+   * {@code <filter>-bloom<rest>}, or when that is over 253 characters {@code
+   * <start>-<hash>.bloom<rest>}.
+   */
+  private static String objectName(String filterName, String rest) {
+    requireName(filterName);
+    if (filterName.length() + MANIFEST_SUFFIX.length() + rest.length() <= MAX_NAME_LENGTH) {
+      return filterName + MANIFEST_SUFFIX + rest;
     }
-    if (filterName.length() + suffix.length() <= maxLength) {
-      return filterName + suffix;
-    }
-    String hashPart = "-" + shortHash(filterName);
-    int keep = maxLength - suffix.length() - hashPart.length();
-    if (keep < 1) {
-      throw new IllegalArgumentException(
-          "suffix '" + suffix + "' leaves no room for the filter name");
-    }
-    // Never end the cut on '-' or '.': "a.-hash" is not a valid DNS subdomain.
+    String tail =
+        "-" + shortHash(filterName) + CUT_NAME_MARKER + MANIFEST_SUFFIX.substring(1) + rest;
+    return cut(filterName, MAX_NAME_LENGTH - tail.length()) + tail;
+  }
+
+  /**
+   * The start of {@code filterName}, at most {@code keep} characters, ending on a letter or digit
+   * ("a.-hash" is not a valid DNS subdomain).
+   */
+  private static String cut(String filterName, int keep) {
     int cut = keep;
     while (cut > 0 && !Character.isLetterOrDigit(filterName.charAt(cut - 1))) {
       cut--;
     }
-    return filterName.substring(0, cut) + hashPart + suffix;
+    return filterName.substring(0, cut);
+  }
+
+  private static void requireName(String filterName) {
+    if (filterName == null || filterName.isEmpty()) {
+      throw new IllegalArgumentException("filter name must not be empty");
+    }
   }
 }

@@ -65,22 +65,67 @@ class SnapshotNamesTest {
       String chunk = SnapshotNames.chunkName(filter, Long.MAX_VALUE, Integer.MAX_VALUE);
       String label = SnapshotNames.filterLabelValue(filter);
       String hash = SnapshotNames.shortHash(filter);
-      assertThat(hash).matches("[0-9a-f]{8}");
+      assertThat(hash).matches("[0-9a-f]{16}");
       assertThat(manifest)
           .hasSizeLessThanOrEqualTo(253)
-          .endsWith("-" + hash + "-bloom")
+          .endsWith("-" + hash + ".bloom")
           .matches(DNS_SUBDOMAIN);
       assertThat(chunk)
           .hasSizeLessThanOrEqualTo(253)
-          .endsWith("-" + hash + "-bloom-v" + Long.MAX_VALUE + "-" + Integer.MAX_VALUE)
+          .endsWith("-" + hash + ".bloom-v" + Long.MAX_VALUE + "-" + Integer.MAX_VALUE)
           .matches(DNS_SUBDOMAIN);
-      assertThat(label).hasSizeLessThanOrEqualTo(63).endsWith("-" + hash).matches(LABEL_VALUE);
+      assertThat(SnapshotNames.deltaChunkName(filter, Long.MAX_VALUE, Integer.MAX_VALUE))
+          .hasSizeLessThanOrEqualTo(253)
+          .endsWith("-" + hash + ".bloom-v" + Long.MAX_VALUE + "-d" + Integer.MAX_VALUE)
+          .matches(DNS_SUBDOMAIN);
+      assertThat(label).hasSizeLessThanOrEqualTo(63).endsWith("_" + hash).matches(LABEL_VALUE);
       assertThat(filter).startsWith(manifest.substring(0, 40));
     }
     assertThat(SnapshotNames.manifestName(a)).isNotEqualTo(SnapshotNames.manifestName(b));
     assertThat(SnapshotNames.chunkName(a, 1, 0)).isNotEqualTo(SnapshotNames.chunkName(b, 1, 0));
     assertThat(SnapshotNames.filterLabelValue(a)).isNotEqualTo(SnapshotNames.filterLabelValue(b));
     assertThat(SnapshotNames.filterLabelValue("c".repeat(64))).hasSize(63);
+  }
+
+  @Test
+  void noFilterIsNamedLikeAnotherFiltersCutNames() {
+    String victim = "payments-" + "x".repeat(250);
+    String cutLabel = SnapshotNames.filterLabelValue(victim);
+    String cutManifest = SnapshotNames.manifestName(victim);
+    String cutChunk = SnapshotNames.chunkName(victim, 1, 0);
+    // An attacker may name a filter after any cut value that is itself a valid name.
+    for (String attacker :
+        new String[] {
+          cutLabel,
+          cutLabel.replace('_', '-'),
+          cutManifest.substring(0, cutManifest.length() - "-bloom".length()),
+          cutManifest.replace(".bloom", ""),
+          cutChunk.replace(".bloom-v1-0", ""),
+          victim.substring(0, 247),
+          victim.substring(0, 63)
+        }) {
+      if (!DNS_SUBDOMAIN.matcher(attacker).matches() || attacker.length() > 253) {
+        continue;
+      }
+      assertThat(SnapshotNames.filterLabelValue(attacker)).isNotEqualTo(cutLabel);
+      assertThat(SnapshotNames.manifestName(attacker)).isNotEqualTo(cutManifest);
+      assertThat(SnapshotNames.chunkName(attacker, 1, 0)).isNotEqualTo(cutChunk);
+    }
+    assertThat(cutLabel).as("a filter name never holds '_'").doesNotMatch(DNS_SUBDOMAIN);
+    assertThat(SnapshotNames.manifestName(cutLabel.replace('_', '-')))
+        .as("names that fit are never cut")
+        .isEqualTo(cutLabel.replace('_', '-') + "-bloom");
+  }
+
+  @Test
+  void namesThatFitAreUnchanged() {
+    String longest = "n".repeat(63);
+    assertThat(SnapshotNames.filterLabelValue(longest)).isEqualTo(longest);
+    assertThat(SnapshotNames.filterSelector(longest))
+        .isEqualTo(
+            "app.kubernetes.io/managed-by=bloom-operator,bloomoperator.io/filter=" + longest);
+    String name = "m".repeat(247);
+    assertThat(SnapshotNames.manifestName(name)).isEqualTo(name + "-bloom");
   }
 
   @Test
