@@ -51,11 +51,12 @@ as deploy/operator-rbac.yaml; HelmRbacEqualityTest compares them).
 - apiGroups: ["bloomoperator.io"]
   resources: ["bloomfilters/status"]
   verbs: ["get", "patch", "update"]
-# Snapshot ConfigMaps: watch manifests (label-selected informer), create chunks and manifests,
-# update manifests, delete retired chunks (by name and by label selector); read ConfigMap sources.
+# Snapshot ConfigMaps: watch manifests (label-selected watch, nothing cached), create chunks and
+# manifests, update manifests, delete retired chunks (listed by label, deleted by name when the
+# filter controls them); read ConfigMap sources.
 - apiGroups: [""]
   resources: ["configmaps"]
-  verbs: ["get", "list", "watch", "create", "update", "delete", "deletecollection"]
+  verbs: ["get", "list", "watch", "create", "update", "delete"]
 # Secret sources are read by name only.
 - apiGroups: [""]
   resources: ["secrets"]

@@ -13,15 +13,12 @@ import io.bloomoperator.publish.SnapshotJanitor;
 import io.bloomoperator.publish.SnapshotStore;
 import io.bloomoperator.publish.StorageFull;
 import io.bloomoperator.publish.WriteFence;
-import io.bloomoperator.snapshot.SnapshotNames;
 import io.bloomoperator.source.KeySource;
 import io.bloomoperator.source.KeySources;
 import io.bloomoperator.source.SecretAccess;
 import io.bloomoperator.source.SourceException;
-import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.javaoperatorsdk.operator.api.config.informer.Informer;
-import io.javaoperatorsdk.operator.api.config.informer.InformerEventSourceConfiguration;
 import io.javaoperatorsdk.operator.api.reconciler.Context;
 import io.javaoperatorsdk.operator.api.reconciler.ControllerConfiguration;
 import io.javaoperatorsdk.operator.api.reconciler.ErrorStatusUpdateControl;
@@ -29,7 +26,6 @@ import io.javaoperatorsdk.operator.api.reconciler.EventSourceContext;
 import io.javaoperatorsdk.operator.api.reconciler.Reconciler;
 import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
 import io.javaoperatorsdk.operator.processing.event.source.EventSource;
-import io.javaoperatorsdk.operator.processing.event.source.informer.InformerEventSource;
 import io.javaoperatorsdk.operator.processing.retry.GradualRetry;
 import java.time.Clock;
 import java.time.Duration;
@@ -108,25 +104,18 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
   }
 
   /**
-   * Watches only the operator's manifest ConfigMaps (by label), so a manifest deleted or edited by
-   * someone else is repaired. Chunks are never watched: an informer would hold them all in memory.
+   * Watches the operator's manifest ConfigMaps, so a manifest deleted or edited by someone else is
+   * repaired, without caching them ({@link ManifestEvents}: look-alikes cost no memory). Chunks are
+   * never watched.
    */
   @Override
   public List<EventSource<?, BloomFilter>> prepareEventSources(
       EventSourceContext<BloomFilter> context) {
-    var config =
-        InformerEventSourceConfiguration.from(ConfigMap.class, BloomFilter.class)
-            .withName("manifests")
-            .withLabelSelector(
-                SnapshotNames.LABEL_MANAGED_BY
-                    + "="
-                    + SnapshotNames.MANAGED_BY
-                    + ","
-                    + SnapshotNames.LABEL_ROLE
-                    + "="
-                    + SnapshotNames.ROLE_MANIFEST)
-            .build();
-    return List.of(new InformerEventSource<>(config, context));
+    return List.of(
+        new ManifestEvents(
+            context.getClient(),
+            context.getControllerConfiguration().getEffectiveNamespaces(),
+            context.getPrimaryCache()));
   }
 
   @Override
@@ -178,8 +167,7 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
       fence.check();
       // Leftovers of an interrupted publish go before anything is written under their names.
       SnapshotJanitor.Cleaned cleaned =
-          new SnapshotJanitor(client, publisher)
-              .clean(namespace, name, read, spec.retainPrevious(), now);
+          new SnapshotJanitor(client, publisher).clean(filter, read, spec.retainPrevious(), now);
       Optional<Duration> graceLeft = cleaned.graceLeft();
       // A janitor that retired the previous versions updated the manifest: publishing against the
       // copy read before would fail its resourceVersion precondition (409) after writing chunks.

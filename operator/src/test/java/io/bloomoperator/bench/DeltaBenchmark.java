@@ -492,13 +492,7 @@ public final class DeltaBenchmark {
     /** The janitor with retainPrevious 0: only the chunks the manifest names stay. */
     void clean() throws Exception {
       SnapshotJanitor.Cleaned cleaned =
-          new SnapshotJanitor(client)
-              .clean(
-                  owner.getMetadata().getNamespace(),
-                  owner.getMetadata().getName(),
-                  current,
-                  Duration.ZERO,
-                  Instant.now());
+          new SnapshotJanitor(client).clean(owner, current, Duration.ZERO, Instant.now());
       if (cleaned.manifestTouched()) {
         // The janitor forgot the previous versions in the manifest: the next publish needs its
         // new resourceVersion.

@@ -61,7 +61,7 @@ class PublishedByStampTest {
     // The grace period of version 1 is over: the janitor rewrites the manifest's annotations.
     SnapshotJanitor.Cleaned cleaned =
         new SnapshotJanitor(client, "replica-c")
-            .clean(namespace, FILTER, v2, Duration.ZERO, Instant.now().plusSeconds(1));
+            .clean(owner, v2, Duration.ZERO, Instant.now().plusSeconds(1));
     assertThat(cleaned.manifestTouched()).isTrue();
     PublishedSnapshot retired = new SnapshotStore(client, owner).read();
     assertThat(retired.previousVersions()).isEmpty();
