@@ -1,50 +1,88 @@
 package io.bloomoperator.publish;
 
+import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.snapshot.SnapshotConfigMaps;
 import io.bloomoperator.snapshot.SnapshotNames;
 import io.bloomoperator.snapshot.SnapshotVerificationException;
 import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.api.model.OwnerReference;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import java.util.HashMap;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * How many snapshot bytes a namespace already publishes, so that the operator can keep one
  * namespace from filling etcd for every other.
+ *
+ * <p>Only manifests the operator published count: a ConfigMap named {@code <filter>-bloom} and
+ * controlled by that BloomFilter (same UID). Look-alikes (anyone who may create ConfigMaps may copy
+ * the labels) neither take a filter's budget nor, read a few per page, the operator's memory.
  */
 public final class NamespaceBudget {
+
+  /**
+   * Objects per list page: a manifest, or a look-alike, holds up to 1 MiB, a BloomFilter with an
+   * inline source as much.
+   */
+  static final long PAGE_SIZE = 4;
 
   private NamespaceBudget() {}
 
   /**
    * The bytes the published manifests (base and deltas) of every filter of the namespace except
-   * {@code filterName}, from their manifests (one list of the small manifest ConfigMaps, no chunk
-   * is read). Manifests that do not parse count as nothing: they are not served.
+   * {@code filterName}, from their manifests (no chunk is read). Manifests that do not parse count
+   * as nothing: they are not served.
    */
   public static long publishedBytesExcept(
       KubernetesClient client, String namespace, String filterName) {
-    String ownManifest = SnapshotNames.manifestName(filterName);
-    long total = 0;
-    for (ConfigMap manifest :
+    Map<String, String> uidByFilter = new HashMap<>();
+    Pages.forEach(
+        client.resources(BloomFilter.class).inNamespace(namespace),
+        PAGE_SIZE,
+        f -> uidByFilter.put(f.getMetadata().getName(), f.getMetadata().getUid()));
+    long[] total = {0};
+    Pages.forEach(
         client
             .configMaps()
             .inNamespace(namespace)
             .withLabels(
                 Map.of(
                     SnapshotNames.LABEL_MANAGED_BY, SnapshotNames.MANAGED_BY,
-                    SnapshotNames.LABEL_ROLE, SnapshotNames.ROLE_MANIFEST))
-            .list()
-            .getItems()) {
-      String json = SnapshotConfigMaps.manifestJson(manifest);
-      if (ownManifest.equals(manifest.getMetadata().getName()) || json == null) {
-        continue;
-      }
-      try {
-        total += Manifest.fromJson(json).storedBytes();
-      } catch (SnapshotVerificationException e) {
-        // not a servable snapshot, so it holds no budget
-      }
+                    SnapshotNames.LABEL_ROLE, SnapshotNames.ROLE_MANIFEST)),
+        PAGE_SIZE,
+        manifest -> {
+          Optional<String> filter = publishedBy(manifest, uidByFilter);
+          if (filter.isPresent() && !filter.get().equals(filterName)) {
+            total[0] += storedBytes(manifest);
+          }
+        });
+    return total[0];
+  }
+
+  /** The filter that published {@code manifest}, if it is a manifest the operator wrote. */
+  private static Optional<String> publishedBy(ConfigMap manifest, Map<String, String> uidByFilter) {
+    Optional<OwnerReference> owner = ControllingFilter.of(manifest);
+    if (owner.isEmpty()) {
+      return Optional.empty();
     }
-    return total;
+    String filter = owner.get().getName();
+    boolean published =
+        owner.get().getUid().equals(uidByFilter.get(filter))
+            && SnapshotNames.manifestName(filter).equals(manifest.getMetadata().getName());
+    return published ? Optional.of(filter) : Optional.empty();
+  }
+
+  private static long storedBytes(ConfigMap manifest) {
+    String json = SnapshotConfigMaps.manifestJson(manifest);
+    if (json == null) {
+      return 0;
+    }
+    try {
+      return Manifest.fromJson(json).storedBytes();
+    } catch (SnapshotVerificationException e) {
+      return 0; // not a servable snapshot, so it holds no budget
+    }
   }
 }
