@@ -79,6 +79,17 @@ public class BloomFilterStatus {
   private String sha256;
 
   @JsonPropertyDescription(
+      "SHA-256 of manifest.json and manifest.sig as the operator last wrote them: a published "
+          + "manifest that does not match is not built on and is replaced by a new version.")
+  private String manifestDigest;
+
+  @JsonPropertyDescription(
+      "SHA-256 of the build record annotations (source token, spec generation, built-at) as the "
+          + "operator last wrote them: a build record that does not match is ignored and the "
+          + "filter rebuilt.")
+  private String buildRecordDigest;
+
+  @JsonPropertyDescription(
       "Opaque token of the source content the published version was built "
           + "from (e.g. a resourceVersion); an unchanged token skips rebuilds.")
   private String sourceToken;
@@ -226,6 +237,22 @@ public class BloomFilterStatus {
 
   public void setSha256(String sha256) {
     this.sha256 = sha256;
+  }
+
+  public String getManifestDigest() {
+    return manifestDigest;
+  }
+
+  public void setManifestDigest(String manifestDigest) {
+    this.manifestDigest = manifestDigest;
+  }
+
+  public String getBuildRecordDigest() {
+    return buildRecordDigest;
+  }
+
+  public void setBuildRecordDigest(String buildRecordDigest) {
+    this.buildRecordDigest = buildRecordDigest;
   }
 
   public String getSourceToken() {

@@ -9,7 +9,6 @@ import io.bloomoperator.snapshot.SnapshotDelta;
 import io.bloomoperator.snapshot.SnapshotEncoder;
 import io.bloomoperator.snapshot.SnapshotVerificationException;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.KubernetesClientException;
 import java.io.IOException;
 import java.time.Instant;
 import org.slf4j.Logger;
@@ -19,16 +18,19 @@ import org.slf4j.LoggerFactory;
  * Makes a freshly built filter the published one, each step once: compare it with the published
  * version (an identical payload only confirms the build record), number the new version, choose
  * between a delta on the published chain and a whole new base ({@link DeltaPolicy}), check the
- * namespace's budget, write it ({@link SnapshotStore}), and read back what is now published.
- * Memory: the new filter plus, while a delta is considered, the published one. Leftovers of earlier
- * attempts are the janitor's job, done before this runs.
+ * namespace's budget, and write it ({@link SnapshotStore}). {@code current} must be what {@link
+ * OwnManifests} trusts: its version, chain and creation time are built on. Memory: the new filter
+ * plus, while a delta is considered, the published one. Leftovers of earlier attempts are the
+ * janitor's job, done before this runs.
  */
 public final class Publication {
 
   private static final Logger LOG = LoggerFactory.getLogger(Publication.class);
 
   /**
-   * @param published what is published now, as read back after the write
+   * @param published the manifest ConfigMap as this publish wrote it (the API server's answer, not
+   *     a read-back someone may have edited meanwhile), or as it was when a confirm did not go
+   *     through
    * @param newVersion whether a new version was written (false: identical payload confirmed)
    */
   public record Outcome(PublishedSnapshot published, boolean newVersion) {
@@ -108,14 +110,22 @@ public final class Publication {
     if (published != null && published.totalBytes() == size && sha256.equals(published.sha256())) {
       // Byte-identical: publishing it again would only make every reader reload.
       store.confirm(current, record, bits, keyCount, chunkSize);
-      return new Outcome(store.read(), false);
+      // A confirm that did not go through leaves the version as it was read (and trusted); if
+      // someone else changed the ConfigMap meanwhile, the next reconcile finds it is not ours.
+      PublishedSnapshot confirmed = store.written();
+      return new Outcome(confirmed != null ? confirmed : current, false);
     }
     long version = Math.max(published == null ? 0 : published.version(), lastKnownVersion) + 1;
     // Readers that trust signatures load only a manifest published after the one they serve
     // (creation time, then version): never stamp a new version earlier than the published one,
     // even when this replica's clock is behind the one that published it.
+    // Never later than this clock allows either: a createdAt far ahead would be copied into every
+    // following version and make trusted readers refuse them all once it is corrected.
+    Instant latest = now.plus(OwnManifests.MAX_CLOCK_SKEW);
     Instant createdAt =
-        published == null || !published.created().isAfter(now) ? now : published.created();
+        published == null || !published.created().isAfter(now)
+            ? now
+            : published.created().isAfter(latest) ? latest : published.created();
     BloomFilterBits previousBits = deltaBase(store, published, bits);
     if (previousBits != null) {
       long deltaSize = SnapshotDelta.encodedSize(previousBits, bits, deltas.maxDeltaBytes(size));
@@ -123,7 +133,7 @@ public final class Publication {
         checkNamespaceBudget(published.storedBytes() + deltaSize);
         store.publishDelta(
             previousBits, bits, sha256, keyCount, version, chunkSize, current, record, createdAt);
-        return new Outcome(store.read(), true);
+        return new Outcome(store.written(), true);
       }
       if (deltaSize >= 0 && published.chained()) {
         // Compaction: the published version becomes the base (every running reader holds it),
@@ -131,7 +141,7 @@ public final class Publication {
         checkNamespaceBudget(size + deltaSize);
         store.publishRebased(
             previousBits, bits, sha256, keyCount, version, chunkSize, current, record, createdAt);
-        return new Outcome(store.read(), true);
+        return new Outcome(store.written(), true);
       }
       LOG.debug(
           "{}/{}: the delta to version {} exceeds {} bytes; publishing a whole snapshot",
@@ -143,7 +153,7 @@ public final class Publication {
     previousBits = null; // only the new filter from here on
     checkNamespaceBudget(size);
     store.publish(bits, keyCount, version, chunkSize, current, record, createdAt);
-    return new Outcome(store.read(), true);
+    return new Outcome(store.written(), true);
   }
 
   /**
@@ -158,7 +168,9 @@ public final class Publication {
     }
     try {
       return store.materialize(published);
-    } catch (SnapshotVerificationException | IOException | KubernetesClientException e) {
+    } catch (SnapshotVerificationException | IOException | RuntimeException e) {
+      // RuntimeException too: whatever a hostile chain makes the decoder throw (a reader bug, an
+      // API error), the way out is a whole new base, never a reconcile failing on every retry.
       LOG.warn(
           "{}/{}: published version {} cannot be read back ({}); publishing a whole snapshot",
           owner.getMetadata().getNamespace(),

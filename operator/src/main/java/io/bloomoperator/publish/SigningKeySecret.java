@@ -1,5 +1,6 @@
 package io.bloomoperator.publish;
 
+import io.bloomoperator.api.Durations;
 import io.bloomoperator.api.Reasons;
 import io.bloomoperator.snapshot.Ed25519Keys;
 import io.bloomoperator.snapshot.ManifestSigner;
@@ -11,6 +12,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.InvalidKeyException;
+import java.time.Duration;
 import java.util.Base64;
 import java.util.Map;
 
@@ -21,20 +23,43 @@ import java.util.Map;
  *
  * @param namespace the operator's namespace
  * @param name the Secret's name
+ * @param restampInterval how old a signed manifest's {@code createdAt} may grow before the operator
+ *     writes the unchanged version again with a fresh one (re-signed), so that readers with a
+ *     maximum manifest age keep accepting it; {@link Duration#ZERO}: never
  */
-public record SigningKeySecret(String namespace, String name) {
+public record SigningKeySecret(String namespace, String name, Duration restampInterval) {
 
   /** Data key of the PEM private key in the Secret. */
   public static final String KEY = "ed25519.pem";
+
+  /**
+   * One manifest write per filter and hour, no chunk written: readers may then set a maximum
+   * manifest age of a few hours.
+   */
+  public static final Duration DEFAULT_RESTAMP_INTERVAL = Duration.ofHours(1);
+
+  public SigningKeySecret {
+    if (restampInterval == null || restampInterval.isNegative()) {
+      throw new IllegalArgumentException("the re-stamp interval must not be negative");
+    }
+  }
+
+  /**
+   * The Secret {@code namespace}/{@code name}, re-stamping every {@link #DEFAULT_RESTAMP_INTERVAL}.
+   */
+  public SigningKeySecret(String namespace, String name) {
+    this(namespace, name, DEFAULT_RESTAMP_INTERVAL);
+  }
 
   /** Where a pod finds the namespace of its service account. */
   public static final Path SERVICE_ACCOUNT_NAMESPACE =
       Path.of("/var/run/secrets/kubernetes.io/serviceaccount/namespace");
 
   /**
-   * From BLOOM_SIGNING_KEY_SECRET (the Secret's name; unset: manifests are not signed) and the
-   * operator namespace: BLOOM_OPERATOR_NAMESPACE, else POD_NAMESPACE, else the service account's
-   * namespace file.
+   * From BLOOM_SIGNING_KEY_SECRET (the Secret's name; unset: manifests are not signed), the
+   * operator namespace (BLOOM_OPERATOR_NAMESPACE, else POD_NAMESPACE, else the service account's
+   * namespace file) and BLOOM_MANIFEST_RESTAMP_INTERVAL (a duration such as {@code 1h}; {@code 0}
+   * never re-stamps).
    *
    * @return null when signing is not configured
    * @throws IllegalArgumentException if a Secret is named but no namespace can be found
@@ -60,7 +85,23 @@ public record SigningKeySecret(String namespace, String name) {
           "BLOOM_SIGNING_KEY_SECRET is set but the operator's "
               + "namespace is unknown: set BLOOM_OPERATOR_NAMESPACE");
     }
-    return new SigningKeySecret(namespace.strip(), name.strip());
+    return new SigningKeySecret(namespace.strip(), name.strip(), restampInterval(env));
+  }
+
+  private static Duration restampInterval(Map<String, String> env) {
+    String raw = env.get("BLOOM_MANIFEST_RESTAMP_INTERVAL");
+    if (raw == null || raw.isBlank()) {
+      return DEFAULT_RESTAMP_INTERVAL;
+    }
+    String text = raw.strip();
+    if (text.matches("0+(ms|s|m|h)?")) {
+      return Duration.ZERO;
+    }
+    try {
+      return Durations.parse(text);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("BLOOM_MANIFEST_RESTAMP_INTERVAL: " + e.getMessage(), e);
+    }
   }
 
   /**

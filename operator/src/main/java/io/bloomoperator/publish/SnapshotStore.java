@@ -18,11 +18,13 @@ import io.fabric8.kubernetes.api.model.OwnerReferenceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import java.io.IOException;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -54,6 +56,9 @@ public final class SnapshotStore {
   private final SigningKeySecret signingKey;
   private final String publisher;
   private final WriteFence fence;
+
+  /** The manifest ConfigMap as this store's last successful write left it, or null. */
+  private PublishedSnapshot written;
 
   /** A store that publishes unsigned manifests. */
   public SnapshotStore(KubernetesClient client, BloomFilter owner) {
@@ -129,10 +134,10 @@ public final class SnapshotStore {
           Reasons.NAME_CONFLICT,
           "ConfigMap "
               + configMap.getMetadata().getName()
-              + " exists and is not controlled by this "
-              + "BloomFilter; it is left untouched. Rename the BloomFilter, or delete or rename the "
-              + "ConfigMap (a BloomFilter deleted and re-created under the same name waits here "
-              + "until the garbage collector removes the old snapshot)",
+              + " exists and is not controlled by this BloomFilter; it is left untouched. Rename"
+              + " the BloomFilter, or delete or rename the ConfigMap (a BloomFilter deleted and"
+              + " re-created under the same name waits here until the garbage collector removes the"
+              + " old snapshot)",
           null);
     }
     String json = SnapshotConfigMaps.manifestJson(configMap);
@@ -342,6 +347,7 @@ public final class SnapshotStore {
               filterName,
               version,
               e.getMessage());
+          written = after;
           return manifest;
         }
         throw e;
@@ -372,7 +378,8 @@ public final class SnapshotStore {
             Reasons.NAME_CONFLICT,
             "ConfigMap "
                 + taken.name
-                + " exists and is not a chunk of this BloomFilter; it is left untouched and version "
+                + " exists and is not a chunk of this BloomFilter; it is left untouched and version"
+                + " "
                 + version
                 + " was not published",
             e);
@@ -480,10 +487,76 @@ public final class SnapshotStore {
       resignIfNeeded(updated, current.manifest(), bits, keyCount, chunkSize);
     }
     try {
-      client.configMaps().inNamespace(namespace).resource(updated).update();
+      ConfigMap stored = client.configMaps().inNamespace(namespace).resource(updated).update();
+      written = new PublishedSnapshot(stored, current.manifest());
     } catch (KubernetesClientException e) {
       LOG.debug("build record of {}/{} not updated: {}", namespace, filterName, e.getMessage());
     }
+  }
+
+  /**
+   * Writes the published version again with {@code createdAt} = {@code now}, re-signed, when a
+   * signing key with a re-stamp interval is configured and the signed creation time is older than
+   * that interval: readers with a maximum manifest age then keep accepting a version that has not
+   * changed (its chunks, version and digest stay; readers holding it load nothing). {@code current}
+   * must be trusted ({@link OwnManifests}). Guarded by its resourceVersion; a conflict only leaves
+   * the re-stamp to the next reconcile.
+   *
+   * @return whether the manifest was re-stamped ({@link #written()} then holds it)
+   * @throws PublishException if the signing key is unusable
+   */
+  public boolean restampIfDue(PublishedSnapshot current, Instant now) throws PublishException {
+    if (restampDue(signingKey, current, now).map(d -> !d.isZero()).orElse(true)) {
+      return false;
+    }
+    ManifestSigner signer = signingKey.load(client);
+    Map<String, String> annotations =
+        current.configMap().getMetadata().getAnnotations() == null
+            ? new HashMap<>()
+            : new HashMap<>(current.configMap().getMetadata().getAnnotations());
+    stamp(annotations, publisher);
+    Manifest fresh = current.manifest().withCreatedAt(now);
+    ConfigMap desired = SnapshotConfigMaps.manifest(namespace, fresh, signer, annotations);
+    desired.getMetadata().setOwnerReferences(List.of(ownerReference()));
+    desired
+        .getMetadata()
+        .setResourceVersion(current.configMap().getMetadata().getResourceVersion());
+    fence.check();
+    try {
+      ConfigMap stored = client.configMaps().inNamespace(namespace).resource(desired).update();
+      written = new PublishedSnapshot(stored, fresh);
+      return true;
+    } catch (KubernetesClientException e) {
+      LOG.debug("{}/{}: manifest not re-stamped: {}", namespace, filterName, e.getMessage());
+      return false;
+    }
+  }
+
+  /**
+   * How long until {@code current} is due for a re-stamp under {@code signingKey} ({@link
+   * Duration#ZERO}: due now); empty when it never is (no signing, re-stamping off, nothing
+   * published).
+   */
+  public static Optional<Duration> restampDue(
+      SigningKeySecret signingKey, PublishedSnapshot current, Instant now) {
+    if (signingKey == null
+        || signingKey.restampInterval().isZero()
+        || current == null
+        || current.manifest() == null) {
+      return Optional.empty();
+    }
+    Duration left =
+        Duration.between(now, current.manifest().created().plus(signingKey.restampInterval()));
+    return Optional.of(left.isNegative() ? Duration.ZERO : left);
+  }
+
+  /**
+   * The manifest ConfigMap exactly as this store's last successful manifest write (publish or
+   * confirm) left it, as the API server answered that write; null if none succeeded. This, not a
+   * read-back, is what the operator records as its own: someone may edit the ConfigMap in between.
+   */
+  public PublishedSnapshot written() {
+    return written;
   }
 
   private PublishedSnapshot readQuietly() {
@@ -599,16 +672,18 @@ public final class SnapshotStore {
     }
     ConfigMap desired = SnapshotConfigMaps.manifest(namespace, manifest, signer, annotations);
     desired.getMetadata().setOwnerReferences(List.of(ownerReference()));
+    ConfigMap stored;
     if (current == null) {
-      client.configMaps().inNamespace(namespace).resource(desired).create();
+      stored = client.configMaps().inNamespace(namespace).resource(desired).create();
     } else {
       // The resourceVersion we read is the precondition: a concurrent writer makes this fail
       // with 409 instead of silently replacing a manifest we have not seen.
       desired
           .getMetadata()
           .setResourceVersion(current.configMap().getMetadata().getResourceVersion());
-      client.configMaps().inNamespace(namespace).resource(desired).update();
+      stored = client.configMaps().inNamespace(namespace).resource(desired).update();
     }
+    written = new PublishedSnapshot(stored, manifest);
   }
 
   /**

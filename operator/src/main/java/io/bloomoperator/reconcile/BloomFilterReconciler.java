@@ -6,6 +6,7 @@ import io.bloomoperator.api.Reasons;
 import io.bloomoperator.api.ResolvedSpec;
 import io.bloomoperator.assemble.FilterBuilder;
 import io.bloomoperator.assemble.FilterTooLargeException;
+import io.bloomoperator.publish.OwnManifests;
 import io.bloomoperator.publish.Publication;
 import io.bloomoperator.publish.PublishException;
 import io.bloomoperator.publish.PublishedSnapshot;
@@ -77,6 +78,9 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
 
   /** Asked before the janitor's deletes and each manifest write. */
   private final WriteFence fence;
+
+  /** Whether a published manifest is the one this operator wrote, before anything of it is used. */
+  private final OwnManifests ownManifests = new OwnManifests();
 
   public BloomFilterReconciler(OperatorSettings settings, Clock clock, BuildMetrics metrics) {
     this(settings, clock, metrics, null, WriteFence.NONE);
@@ -171,7 +175,14 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
       Optional<Duration> graceLeft = cleaned.graceLeft();
       // A janitor that retired the previous versions updated the manifest: publishing against the
       // copy read before would fail its resourceVersion precondition (409) after writing chunks.
-      PublishedSnapshot current = cleaned.manifestTouched() ? store.read() : read;
+      OwnManifests.Checked checked =
+          ownManifests.check(filter, cleaned.manifestTouched() ? store.read() : read, now);
+      if (checked.foreign()) {
+        LOG.warn("{}/{}: {}", namespace, name, checked.problem());
+        events.warning(filter, OwnManifests.EVENT_REASON, checked.problem());
+        report.sawVersion(checked.seenVersion());
+      }
+      PublishedSnapshot current = checked.usable();
       String token = source.changeToken();
       Decision decision =
           Decision.decide(
@@ -201,10 +212,20 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
             graceLeft = Optional.of(spec.retainPrevious()); // the version just replaced
           }
         }
-        case UP_TO_DATE -> report.published(current);
+        case UP_TO_DATE -> {
+          current = restampIfDue(client, filter, current, now);
+          report.published(current);
+        }
       }
+      // Also wake up for the next re-stamp: the earlier of the two.
+      Optional<Duration> grace = graceLeft;
+      Optional<Duration> wake =
+          SnapshotStore.restampDue(settings.signingKey(), current, now)
+              .map(d -> d.compareTo(Decision.MIN_DELAY) < 0 ? Decision.MIN_DELAY : d)
+              .map(d -> grace.filter(g -> g.compareTo(d) < 0).orElse(d))
+              .or(() -> grace);
       return report.ready(
-          Decision.nextCheck(spec.refresh(), token != null, current.builtAt(), graceLeft, now));
+          Decision.nextCheck(spec.refresh(), token != null, current.builtAt(), wake, now));
     } catch (SourceException e) {
       metrics.sourceFailed(e.reason());
       return report.failed(e.reason(), source.description() + ": " + e.getMessage(), true);
@@ -218,6 +239,22 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
       LOG.warn("{}/{}: not writing, not the leader: {}", namespace, name, e.getMessage());
       return UpdateControl.<BloomFilter>noUpdate().rescheduleAfter(NOT_LEADER_RETRY);
     }
+  }
+
+  /**
+   * {@code current} (trusted) written again with a fresh, signed createdAt when the signed one is
+   * older than the re-stamp interval, so readers with a maximum manifest age keep accepting it.
+   */
+  private PublishedSnapshot restampIfDue(
+      KubernetesClient client, BloomFilter filter, PublishedSnapshot current, Instant now)
+      throws PublishException {
+    SnapshotStore signing =
+        new SnapshotStore(client, filter, settings.signingKey(), publisher, fence);
+    if (settings.signingKey() == null || !signing.restampIfDue(current, now)) {
+      return current;
+    }
+    ownManifests.wrote(filter, signing.written());
+    return signing.written();
   }
 
   /** One reconcile's resource, client, clock reading and where its results go. */
@@ -266,6 +303,7 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
                       token, filter.getMetadata().getGeneration(), attempt.now()),
                   spec.chunkSize(),
                   attempt.now());
+      ownManifests.wrote(filter, outcome.published());
       var manifest = outcome.manifest();
       if (outcome.newVersion()) {
         metrics.published(manifest.versionBytes(), Duration.ofNanos(System.nanoTime() - start));

@@ -67,6 +67,10 @@ public record Decision(Action action, Duration delay, boolean routine) {
       return new Decision(Action.UP_TO_DATE, Duration.ZERO, false);
     }
     Instant last = published == null ? null : published.publishedAt();
+    if (last != null && last.isAfter(now)) {
+      // Never wait for a time the clock has not reached: at most one interval from now.
+      last = now;
+    }
     if (last != null && !minPublishInterval.isZero()) {
       Duration left = Duration.between(now, last.plus(minPublishInterval));
       if (left.compareTo(Duration.ZERO) > 0) {

@@ -5,6 +5,7 @@ import io.bloomoperator.api.BloomFilterStatus;
 import io.bloomoperator.api.ByteSizes;
 import io.bloomoperator.api.Reasons;
 import io.bloomoperator.assemble.FilterBuilder;
+import io.bloomoperator.publish.ManifestRecord;
 import io.bloomoperator.publish.PublishedSnapshot;
 import io.bloomoperator.publish.StorageFull;
 import io.bloomoperator.snapshot.Manifest;
@@ -40,6 +41,7 @@ final class StatusReport {
   private final Optional<Condition> previousReady;
   private final BloomFilterStatus status;
   private boolean written;
+  private long seenVersion;
 
   StatusReport(
       BloomFilter filter,
@@ -80,6 +82,8 @@ final class StatusReport {
     status.setDeltas(published.deltas().size());
     status.setLastPublishBytes(published.versionBytes());
     status.setSha256(published.sha256());
+    status.setManifestDigest(ManifestRecord.manifestDigest(current.configMap()));
+    status.setBuildRecordDigest(ManifestRecord.buildRecordDigest(current.configMap()));
     // The keys the published version was built from; a build's own count (built()) replaces it.
     // Without it, a progress patch of a build that has ended meanwhile, still in the cached
     // status this copy started from, would be written back as the result.
@@ -102,9 +106,23 @@ final class StatusReport {
     status.setLastBuildDurationMillis(built.took().toMillis());
   }
 
-  /** The highest version the status has reported (0: none). */
+  /**
+   * The highest version the status has reported (0: none), or {@linkplain #sawVersion seen} in a
+   * manifest that was not trusted.
+   */
   long lastKnownVersion() {
-    return status.getVersion() == null ? 0 : status.getVersion();
+    return Math.max(seenVersion, status.getVersion() == null ? 0 : status.getVersion());
+  }
+
+  /**
+   * A version number readers may have seen in a manifest this operator did not write: new versions
+   * go above it, without the status ever reporting it.
+   */
+  void sawVersion(long version) {
+    // A foreign manifest may claim any number: one that leaves no room above is ignored.
+    if (version < Long.MAX_VALUE / 2) {
+      seenVersion = Math.max(seenVersion, version);
+    }
   }
 
   /** Ready=True with the published version, then come back after {@code next} (if any). */

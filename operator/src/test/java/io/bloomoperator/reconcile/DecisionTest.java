@@ -157,6 +157,16 @@ class DecisionTest {
             false,
             Duration.ofSeconds(6)),
         Arguments.of(
+            "published 'in 2999': wait one interval at most, never until then",
+            new Decision.Published(3, "t1", NOW, Instant.parse("2999-01-01T00:00:00Z")),
+            "t2",
+            3L,
+            false,
+            REFRESH,
+            Action.WAIT,
+            false,
+            MIN_PUBLISH),
+        Arguments.of(
             "up to date 4s after a publish: nothing to wait for",
             justPublished,
             "t1",

@@ -293,9 +293,20 @@ class SignedManifestOperatorTest {
         f ->
             "after-edit".equals(f.getStatus().getRebuildRequest())
                 && "Idle".equals(f.getStatus().getPhase()));
-    assertThat(signatureKeyId(client, ns.name(), "ids")).as("edited manifest not signed").isNull();
+    // Not the manifest the operator wrote (status.manifestDigest): never signed, but replaced by a
+    // new signed version.
+    String now =
+        SnapshotConfigMaps.manifestJson(
+            client
+                .configMaps()
+                .inNamespace(ns.name())
+                .withName(SnapshotNames.manifestName("ids"))
+                .get());
+    assertThat(now).as("edited manifest not signed").isNotEqualTo(edited.toJson());
+    assertThat(Manifest.fromJson(now).version()).isGreaterThan(m.version());
+    assertThat(signatureKeyId(client, ns.name(), "ids")).isEqualTo(keyId(FIRST));
 
-    // The operator's own text without its signature (as after enabling signing) is signed.
+    // The operator's text of version 1 without its signature: not what it last wrote either.
     setManifestData(client, ns.name(), original);
     requestRebuild(client, ns.name(), "ids", "after-restore");
     await()

@@ -260,6 +260,29 @@ public record Manifest(
   }
 
   /**
+   * This manifest with {@code createdAt} (millisecond precision) and everything else unchanged: the
+   * same version re-stamped, so that readers with a maximum manifest age keep accepting a version
+   * that has not changed for a long time. Readers serving it see the same version and digest and
+   * load nothing.
+   */
+  public Manifest withCreatedAt(Instant createdAt) {
+    return new Manifest(
+        format,
+        version,
+        filterName,
+        keyType,
+        numBits,
+        numHashFunctions,
+        keyCount,
+        expectedFpp,
+        totalBytes,
+        sha256,
+        DateTimeFormatter.ISO_INSTANT.format(createdAt.truncatedTo(ChronoUnit.MILLIS)),
+        chunks,
+        chain);
+  }
+
+  /**
    * Whether {@code bits} has this manifest's key type and geometry (numBits, k): the condition for
    * a delta between the two.
    */

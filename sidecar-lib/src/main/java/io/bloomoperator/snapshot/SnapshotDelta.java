@@ -204,8 +204,12 @@ public final class SnapshotDelta {
           }
           continue;
         }
-        // value + previous + 1 must stay below numBits; compare without overflowing.
-        if (Long.compareUnsigned(value, numBits - 1 - previous - 1) > 0) {
+        // Positions left after the previous one: previous + 1 .. numBits - 1. Plain signed
+        // arithmetic (previous < numBits <= 2^37, so no overflow); a varint with the top bit set
+        // is negative as a long and refused like any gap too large. An unsigned comparison
+        // against numBits - previous - 2 wrapped to "anything goes" after the last bit.
+        long room = numBits - previous - 1;
+        if (value < 0 || value >= room) {
           throw new SnapshotVerificationException(
               "bit position beyond the filter's " + numBits + " bits");
         }

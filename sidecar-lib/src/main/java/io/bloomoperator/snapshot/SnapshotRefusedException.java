@@ -31,7 +31,12 @@ public final class SnapshotRefusedException extends SnapshotVerificationExceptio
      */
     BAD_SIGNATURE,
     /** A signed manifest announces a version not newer than the one served. */
-    ROLLBACK
+    ROLLBACK,
+    /**
+     * A signed manifest was created longer ago than the reader's maximum manifest age: a replayed
+     * old version, or an operator that has not re-stamped an unchanged version.
+     */
+    TOO_OLD
   }
 
   private final Reason reason;

@@ -8,6 +8,7 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import java.nio.file.Path;
 import java.security.PublicKey;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -94,6 +95,8 @@ public final class BloomFilterWatcher {
     private SnapshotLimits limits = SnapshotLimits.forThisHeap();
     private final List<PublicKey> trustedKeys = new ArrayList<>();
     private Consumer<SharedIndexInformer<ConfigMap>> onInformerCreated = informer -> {};
+    private Duration maxManifestAge;
+    private Clock clock = Clock.systemUTC();
 
     private Builder(
         KubernetesClient client, String namespace, String filterName, LiveKeyType<K> keyType) {
@@ -209,6 +212,35 @@ public final class BloomFilterWatcher {
       return this;
     }
 
+    /**
+     * Refuses a manifest whose signed {@code createdAt} is more than {@code age} before this
+     * reader's clock, before any chunk is fetched, with a {@link
+     * io.bloomoperator.snapshot.SnapshotRefusedException} of reason {@code TOO_OLD}; the served
+     * filter (if any) keeps serving. Trusted keys alone refuse a replayed old version only while a
+     * newer one is served; a reader that starts (or restarts) holds nothing to compare with, and
+     * this bound is its defence against someone who restores an old, genuinely signed manifest and
+     * its chunks. The operator re-stamps an unchanged version at least every {@code
+     * BLOOM_MANIFEST_RESTAMP_INTERVAL} (see docs/configuration.md): choose {@code age} well above
+     * that, plus the clock skew between the operator and readers. Requires at least one {@link
+     * #trustedKey}: an unsigned {@code createdAt} can be set to anything. Does not apply to the
+     * local snapshot directory, which holds only what this reader verified and loaded before.
+     *
+     * @throws IllegalArgumentException if {@code age} is not positive
+     */
+    public Builder<K> maxManifestAge(Duration age) {
+      if (age.isNegative() || age.isZero()) {
+        throw new IllegalArgumentException("maxManifestAge must be positive, got " + age);
+      }
+      this.maxManifestAge = age;
+      return this;
+    }
+
+    /** The clock the maximum manifest age is measured with. Not API: the seam for tests. */
+    Builder<K> clock(Clock clock) {
+      this.clock = Objects.requireNonNull(clock, "clock");
+      return this;
+    }
+
     /** Adds a listener for swaps and failures (called on the watcher thread). */
     public Builder<K> listener(BloomFilterListener listener) {
       listeners.add(Objects.requireNonNull(listener, "listener"));
@@ -228,8 +260,14 @@ public final class BloomFilterWatcher {
     /**
      * Creates the filter and starts watching. Returns without waiting for the API server; a valid
      * local snapshot, if configured, is already being served when this returns.
+     *
+     * @throws IllegalStateException if {@link #maxManifestAge} is set without a {@link #trustedKey}
      */
     public LiveBloomFilter<K> start() {
+      if (maxManifestAge != null && trustedKeys.isEmpty()) {
+        throw new IllegalStateException(
+            "maxManifestAge needs a trustedKey: an unsigned createdAt can be set to anything");
+      }
       TrustedKeys trusted = TrustedKeys.of(trustedKeys);
       LocalSnapshotCache cache =
           localSnapshotDirectory == null
@@ -253,6 +291,8 @@ public final class BloomFilterWatcher {
               backoffMax,
               limits,
               trusted,
+              maxManifestAge,
+              clock,
               onInformerCreated);
       counters.attach(loop);
       LiveBloomFilter<K> filter =

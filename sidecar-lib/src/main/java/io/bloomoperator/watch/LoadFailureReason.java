@@ -35,7 +35,9 @@ public enum LoadFailureReason {
   /** Refused: the signature does not verify. */
   BAD_SIGNATURE,
   /** Refused: a signed manifest is not newer than the served one. */
-  ROLLBACK;
+  ROLLBACK,
+  /** Refused: a signed manifest is older than the reader's maximum manifest age. */
+  TOO_OLD;
 
   /** The metric tag value: the constant's name in lower case, e.g. {@code bad_signature}. */
   public String tagValue() {

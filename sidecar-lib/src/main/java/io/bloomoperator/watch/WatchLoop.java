@@ -12,6 +12,7 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import java.io.IOException;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
@@ -32,7 +33,9 @@ import org.slf4j.LoggerFactory;
  * truth and is loaded, even a lower version (a re-created filter counts from 1 again), unless keys
  * are trusted: then a manifest not {@linkplain Manifest#publishedAfter published after} the served
  * one is refused as a rollback (a replayed old signed manifest would otherwise be accepted); a
- * re-created filter's version 1 was created later, so it loads. A failed load is retried (initial
+ * re-created filter's version 1 was created later, so it loads. With a maximum manifest age, a
+ * manifest created longer ago than that is refused too (the only defence of a reader that starts
+ * with nothing served against a replayed old signed version). A failed load is retried (initial
  * backoff doubling up to the maximum) until it succeeds or a different manifest arrives; the
  * current filter keeps serving meanwhile. A deleted manifest also changes nothing being served.
  *
@@ -56,6 +59,8 @@ final class WatchLoop {
   private final ManifestInformer informer;
   private final Backoff retryBackoff;
   private final boolean refuseRollback;
+  private final Duration maxManifestAge; // null: any age
+  private final Clock clock;
 
   // What is served: written on the watcher thread (or by start() for the local snapshot), read
   // anywhere.
@@ -82,6 +87,8 @@ final class WatchLoop {
       Duration backoffMax,
       SnapshotLimits limits,
       TrustedKeys trustedKeys,
+      Duration maxManifestAge,
+      Clock clock,
       Consumer<SharedIndexInformer<ConfigMap>> onInformerCreated) {
     this.client = client;
     this.namespace = namespace;
@@ -92,6 +99,8 @@ final class WatchLoop {
     this.loader =
         new ApiSnapshotLoader(client, namespace, filterName, keyType, limits, trustedKeys);
     this.refuseRollback = !trustedKeys.isEmpty();
+    this.maxManifestAge = maxManifestAge;
+    this.clock = clock;
     this.cache = cache;
     this.resync = resync;
     this.thread = new WatcherThread("bloom-watch-" + namespace + "/" + filterName);
@@ -224,6 +233,27 @@ final class WatchLoop {
     }
     if (pending != null && LoadedSnapshot.same(pending.manifest(), manifest) && retry != null) {
       return; // already waiting to retry exactly this
+    }
+    if (maxManifestAge != null
+        && manifest.created().isBefore(clock.instant().minus(maxManifestAge))) {
+      // A restarted reader holds nothing to compare with: a genuinely signed old version,
+      // restored by whoever may write ConfigMaps, would pass every other check.
+      refuse(
+          manifest.version(),
+          new SnapshotRefusedException(
+              SnapshotRefusedException.Reason.TOO_OLD,
+              "signed manifest of "
+                  + namespace
+                  + "/"
+                  + filterName
+                  + " announces v"
+                  + manifest.version()
+                  + " created "
+                  + manifest.createdAt()
+                  + ", more than "
+                  + maxManifestAge
+                  + " ago; refused as too old"));
+      return;
     }
     if (refuseRollback && serving != null && !manifest.publishedAfter(serving.manifest())) {
       refuse(

@@ -195,6 +195,50 @@ class SnapshotDeltaTest {
   }
 
   @Test
+  void positionsCannotContinuePastTheLastBit() {
+    // Audit item 9: after a change at the last bit (255 of 256), the bound used to wrap, so the
+    // next gap was accepted whatever it was: 0 indexed past the array, and a 64-bit gap wrapped
+    // the position round to bit 5, an arbitrary flip before the final digest check.
+    byte[] header = {1, 3, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0, 2};
+    for (long gap : new long[] {0, -251, Long.MAX_VALUE}) {
+      long[] words = new long[4];
+      byte[] encoded = concat(header, varLong(255), varLong(gap));
+      assertThat(applyError(words, 3, 2, encoded)).as("gap " + gap).contains("beyond the filter");
+      assertThat(words[0]).as("bit 5 untouched after gap " + gap).isZero();
+    }
+    // The largest legal position still works.
+    long[] words = new long[4];
+    byte[] last = concat(new byte[] {1, 3, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0, 1}, varLong(255));
+    assertThat(applyError(words, 3, 1, last)).isEqualTo("no error");
+    assertThat(words[3]).isEqualTo(Long.MIN_VALUE);
+  }
+
+  private static byte[] varLong(long value) {
+    byte[] out = new byte[10];
+    int n = 0;
+    while ((value & ~0x7FL) != 0) {
+      out[n++] = (byte) ((value & 0x7F) | 0x80);
+      value >>>= 7;
+    }
+    out[n++] = (byte) value;
+    return Arrays.copyOf(out, n);
+  }
+
+  private static byte[] concat(byte[]... parts) {
+    int length = 0;
+    for (byte[] part : parts) {
+      length += part.length;
+    }
+    byte[] out = new byte[length];
+    int at = 0;
+    for (byte[] part : parts) {
+      System.arraycopy(part, 0, out, at, part.length);
+      at += part.length;
+    }
+    return out;
+  }
+
+  @Test
   void chainValidationAndLimits() throws Exception {
     Fixture f = fixture();
     String json = f.chained.toJson();
@@ -271,6 +315,8 @@ class SnapshotDeltaTest {
       return "no error";
     } catch (SnapshotVerificationException | IOException e) {
       return e.getMessage();
+    } catch (RuntimeException e) {
+      return "runtime " + e;
     }
   }
 

@@ -1,6 +1,7 @@
 package io.bloomoperator.watch;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.bloomoperator.snapshot.BloomFilterBits;
@@ -292,6 +293,76 @@ class SignedManifestTest {
       assertRefused(oldOnly, 1, Reason.UNTRUSTED_KEY);
       assertThat(stale.currentVersion()).isEqualTo(1);
     }
+  }
+
+  @Test
+  void restartedReaderWithAMaximumAgeRefusesAReplayedOldVersion(
+      KubernetesClient client, TestNamespace ns) {
+    // Audit item 6: whoever may write ConfigMaps restores a genuinely signed old version (its
+    // manifest, signature and chunks). A running reader refuses it as a rollback; one that starts
+    // now has nothing to compare with and, without a maximum age, serves the old filter.
+    SnapshotPublisher publisher = new SnapshotPublisher(client, ns.name(), FILTER);
+    List<String> revoked = TestKeys.strings("revoked", 5_000);
+    Manifest oldV1 =
+        ManifestCopy.of(
+                publisher
+                    .createChunks(
+                        TestKeys.stringFilter(10_000, revoked),
+                        revoked.size(),
+                        1,
+                        1_000_000,
+                        SnapshotPublisher.Tamper.NONE)
+                    .manifest())
+            .createdAt(Instant.now().minus(Duration.ofHours(3)))
+            .build();
+    publisher.writeSignedManifest(oldV1, OPERATOR, ns.name());
+
+    try (LiveBloomFilter<String> unbounded =
+        BloomFilterWatcher.builder(client, ns.name(), FILTER, LiveKeyType.STRING)
+            .trustedKey(OPERATOR_KEY.getPublic())
+            .start()) {
+      assertThat(unbounded.awaitReady(READY)).isTrue();
+      assertThat(unbounded.currentVersion()).as("the attack, without a maximum age").isEqualTo(1);
+    }
+
+    RecordingListener listener = new RecordingListener();
+    try (LiveBloomFilter<String> bounded =
+        BloomFilterWatcher.builder(client, ns.name(), FILTER, LiveKeyType.STRING)
+            .trustedKey(OPERATOR_KEY.getPublic())
+            .maxManifestAge(Duration.ofHours(1))
+            .beforeFirstSnapshot(BeforeFirstSnapshot.FAIL_CLOSED)
+            .listener(listener)
+            .start()) {
+      assertRefused(listener, 1, Reason.TOO_OLD);
+      assertThat(bounded.currentVersion()).isEqualTo(LiveBloomFilter.NO_VERSION);
+      assertThat(bounded.mightContain(revoked.get(0))).isFalse();
+
+      // The operator's current version (created now) is loaded as usual.
+      List<String> keys2 = TestKeys.strings("two", 5_000);
+      publisher.writeSignedManifest(
+          publisher
+              .createChunks(
+                  TestKeys.stringFilter(10_000, keys2),
+                  keys2.size(),
+                  2,
+                  1_000_000,
+                  SnapshotPublisher.Tamper.NONE)
+              .manifest(),
+          OPERATOR,
+          ns.name());
+      await().atMost(READY).until(() -> bounded.currentVersion() == 2);
+      assertThat(keys2).allMatch(bounded::mightContain);
+    }
+  }
+
+  @Test
+  void maximumAgeNeedsATrustedKey(KubernetesClient client, TestNamespace ns) {
+    var builder =
+        BloomFilterWatcher.builder(client, ns.name(), FILTER, LiveKeyType.STRING)
+            .maxManifestAge(Duration.ofHours(1));
+    assertThatThrownBy(builder::start)
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("trustedKey");
   }
 
   /** Waits for the {@code n}-th failure and checks it is a refusal for {@code reason}. */
