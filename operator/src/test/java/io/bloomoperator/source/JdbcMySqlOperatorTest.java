@@ -37,7 +37,8 @@ import org.junit.jupiter.api.io.TempDir;
 @RealKubernetes(crdDirs = "crds")
 class JdbcMySqlOperatorTest {
 
-  @RegisterExtension static final InProcessOperator OPERATOR = InProcessOperator.withDefaults();
+  @RegisterExtension static final InProcessOperator OPERATOR =
+      InProcessOperator.withSettings(JdbcTestSettings.operator());
   private static MariaDbServer db;
 
   @BeforeAll

@@ -48,7 +48,8 @@ class JdbcSourceOperatorTest {
   private static final double FPP = 0.01;
   private static final int ABSENT_SAMPLE = 200_000;
 
-  @RegisterExtension static final InProcessOperator OPERATOR = InProcessOperator.withDefaults();
+  @RegisterExtension static final InProcessOperator OPERATOR =
+      InProcessOperator.withSettings(JdbcTestSettings.operator());
   private static PostgresServer pg;
 
   @BeforeAll
