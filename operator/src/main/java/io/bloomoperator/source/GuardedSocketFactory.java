@@ -9,15 +9,26 @@ import javax.net.SocketFactory;
 /**
  * The socket factory PgJDBC and MariaDB Connector/J are told to use (connection property {@code
  * socketFactory}, which the URL allowlist keeps users from setting): its sockets obey the {@link
- * JdbcConnectionGuard} bound to the thread that created the factory. PgJDBC creates one factory per
- * connection and reuses it for cancel requests from other threads; MariaDB creates one per socket.
+ * JdbcConnectionGuard} of the read. PgJDBC creates one factory per connection (on a thread of its
+ * own, so it is told the guard's token) and reuses it for cancel requests from other threads;
+ * MariaDB creates one per socket, on the connecting thread. Without a guard, no socket connects.
  */
 public final class GuardedSocketFactory extends SocketFactory {
 
-  private final JdbcConnectionGuard guard = JdbcConnectionGuard.current();
+  private final JdbcConnectionGuard guard;
 
-  /** Called by the drivers, by reflection. */
-  public GuardedSocketFactory() {}
+  /** Called by MariaDB Connector/J, by reflection, on the thread that connects. */
+  public GuardedSocketFactory() {
+    this.guard = JdbcConnectionGuard.current();
+  }
+
+  /**
+   * Called by PgJDBC, by reflection, with {@code socketFactoryArg}: it connects on a thread of its
+   * own, so the guard is found by its token ({@link JdbcConnectionGuard#token()}).
+   */
+  public GuardedSocketFactory(String token) {
+    this.guard = JdbcConnectionGuard.byToken(token);
+  }
 
   @Override
   public Socket createSocket() {

@@ -10,7 +10,10 @@ import java.net.Socket;
 import java.net.SocketAddress;
 import java.net.SocketException;
 import java.sql.SQLException;
+import java.util.Map;
 import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * What every socket a JDBC driver opens for one read must obey: connect only where the egress
@@ -33,6 +36,11 @@ import java.util.Optional;
 final class JdbcConnectionGuard {
 
   private static final ThreadLocal<JdbcConnectionGuard> CURRENT = new ThreadLocal<>();
+
+  /** Guards by token, for drivers that connect on a thread of their own (see {@link #token()}). */
+  private static final Map<String, JdbcConnectionGuard> BY_TOKEN = new ConcurrentHashMap<>();
+
+  private final String token = UUID.randomUUID().toString();
 
   private final EgressPolicy policy;
   private final String host;
@@ -75,6 +83,26 @@ final class JdbcConnectionGuard {
   /** The guard bound to this thread, or null. */
   static JdbcConnectionGuard current() {
     return CURRENT.get();
+  }
+
+  /**
+   * A name for this guard that a socket factory can be given as text (PgJDBC's {@code
+   * socketFactoryArg}), for drivers that connect on a thread of their own (PgJDBC does, to apply
+   * its login timeout), where {@link #current()} finds nothing. Valid until {@link #close()}.
+   */
+  String token() {
+    BY_TOKEN.put(token, this);
+    return token;
+  }
+
+  /** The guard named {@code token}, or null when there is none (any more). */
+  static JdbcConnectionGuard byToken(String token) {
+    return token == null ? null : BY_TOKEN.get(token);
+  }
+
+  /** Ends {@link #token()}; sockets already created keep obeying this guard. */
+  void close() {
+    BY_TOKEN.remove(token);
   }
 
   /** Starts a new fetch: the server may send {@code batchBytes} again. */

@@ -56,7 +56,11 @@ enum JdbcDriver {
                   "[A-Za-z_][A-Za-z0-9_$]{0,62}" + "(?:,[A-Za-z_][A-Za-z0-9_$]{0,62})*"))) {
     @Override
     Properties properties(
-        Duration connectTimeout, Duration socketTimeout, JdbcUrl.Parsed url, int batchBytes) {
+        Duration connectTimeout,
+        Duration socketTimeout,
+        JdbcUrl.Parsed url,
+        int batchBytes,
+        String guardToken) {
       Properties p = guarded(GuardedSocketFactory.class);
       p.setProperty("connectTimeout", Long.toString(seconds(connectTimeout)));
       p.setProperty("loginTimeout", Long.toString(seconds(connectTimeout)));
@@ -80,6 +84,9 @@ enum JdbcDriver {
       // server can announce any length). PgJDBC resets the count only after simple-protocol
       // queries, so it would bound the whole result: fetchReset makes it a bound per fetch.
       p.setProperty("maxResultBuffer", Integer.toString(batchBytes));
+      // PgJDBC connects on a thread of its own (for loginTimeout): the factory finds the guard
+      // by this token, not by the connecting thread.
+      p.setProperty("socketFactoryArg", guardToken);
       return p;
     }
 
@@ -155,7 +162,11 @@ enum JdbcDriver {
           "characterEncoding", Pattern.compile("[A-Za-z0-9_-]{1,32}"))) {
     @Override
     Properties properties(
-        Duration connectTimeout, Duration socketTimeout, JdbcUrl.Parsed url, int batchBytes) {
+        Duration connectTimeout,
+        Duration socketTimeout,
+        JdbcUrl.Parsed url,
+        int batchBytes,
+        String guardToken) {
       Properties p = guarded(GuardedMySqlSocketFactory.class);
       p.setProperty("connectTimeout", Long.toString(connectTimeout.toMillis()));
       p.setProperty("socketTimeout", Long.toString(socketTimeout.toMillis()));
@@ -202,7 +213,11 @@ enum JdbcDriver {
       Map.of("sslMode", Pattern.compile("disable|trust|verify-ca|verify-full"))) {
     @Override
     Properties properties(
-        Duration connectTimeout, Duration socketTimeout, JdbcUrl.Parsed url, int batchBytes) {
+        Duration connectTimeout,
+        Duration socketTimeout,
+        JdbcUrl.Parsed url,
+        int batchBytes,
+        String guardToken) {
       Properties p = guarded(GuardedSocketFactory.class);
       p.setProperty("connectTimeout", Long.toString(connectTimeout.toMillis()));
       p.setProperty("socketTimeout", Long.toString(socketTimeout.toMillis()));
@@ -296,9 +311,16 @@ enum JdbcDriver {
   /**
    * Connection properties bounding connection setup and every socket read, and forcing off what
    * could reach beyond the database.
+   *
+   * @param batchBytes the most one fetch may bring ({@link JdbcSourceSettings#maxBatchBytes()})
+   * @param guardToken names the read's {@link JdbcConnectionGuard} for the socket factory
    */
   abstract Properties properties(
-      Duration connectTimeout, Duration socketTimeout, JdbcUrl.Parsed url, int batchBytes);
+      Duration connectTimeout,
+        Duration socketTimeout,
+        JdbcUrl.Parsed url,
+        int batchBytes,
+        String guardToken);
 
   /**
    * Properties starting with the operator's socket factory, so that every connection the driver

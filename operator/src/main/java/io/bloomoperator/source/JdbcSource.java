@@ -234,6 +234,7 @@ public final class JdbcSource implements KeySource {
       } catch (SQLException ignored) {
         // The read already succeeded or failed; a failing close changes neither.
       }
+      guard.close();
     }
   }
 
@@ -267,7 +268,8 @@ public final class JdbcSource implements KeySource {
             CONNECT_TIMEOUT,
             queryTimeout.plus(SOCKET_TIMEOUT_MARGIN),
             url,
-            settings.maxBatchBytes());
+            settings.maxBatchBytes(),
+            guard.token());
     if (credentials != null) {
       properties.setProperty("user", credentials.username());
       properties.setProperty("password", credentials.password());
@@ -275,6 +277,7 @@ public final class JdbcSource implements KeySource {
     try {
       return guard.call(() -> driver.connect(url.url(), properties));
     } catch (SQLException e) {
+      guard.close();
       throw classify(e, true, false, guard);
     }
   }
@@ -452,7 +455,9 @@ public final class JdbcSource implements KeySource {
   private SourceException batchTooLarge() {
     return new SourceException(
         Reasons.SOURCE_LIMIT_EXCEEDED,
-        "the database sent more than "
+        "the database at "
+            + url.server()
+            + " sent more than "
             + settings.maxBatchBytes()
             + " bytes for one fetch of at most "
             + fetchSize

@@ -105,7 +105,11 @@ class JdbcSourceLimitsTest {
             20_000,
             "select repeat('x', 60000) || g from generate_series(1, 20000) g"),
         "postgresql, 20,000 rows of 60 KB");
-    // MariaDB Connector/J reads fetchSize rows at once and bounds nothing itself.
+  }
+
+  /** The same through MariaDB Connector/J, which reads fetchSize rows at once and bounds nothing. */
+  @Test
+  void aLargeFetchOfWideRowsFailsTheReadNotTheJvmOnMariaDb() throws Exception {
     assertSurvivedWithLimitExceeded(
         readInChild(
             maria.url("jdbc:mariadb:"),
