@@ -22,17 +22,7 @@ public final class JdbcReadChild {
     spec.setFetchSize(Integer.parseInt(args[3]));
     spec.setQuery(args[4]);
     // Keys are dropped: only what the source itself holds counts.
-    LineParser parser =
-        new LineParser(
-            KeyType.STRING,
-            new LineParser.KeyConsumer() {
-              @Override
-              public void putString(String key) {}
-
-              @Override
-              public void putLong(long key) {}
-            },
-            0);
+    LineParser parser = new LineParser(KeyType.STRING, new DiscardedKeys(), 0);
     try {
       new JdbcSource(spec, JdbcTestSettings.LOOPBACK, () -> new JdbcCredentials(args[1], args[2]))
           .readKeys(parser);

@@ -46,17 +46,7 @@ class JdbcRogueServerTest {
 
   private static void readQuietly(JdbcSource source) {
     try {
-      source.readKeys(
-          new LineParser(
-              KeyType.STRING,
-              new LineParser.KeyConsumer() {
-                @Override
-                public void putString(String key) {}
-
-                @Override
-                public void putLong(long key) {}
-              },
-              0));
+      source.readKeys(new LineParser(KeyType.STRING, new DiscardedKeys(), 0));
     } catch (SourceException expected) {
       // The rogue answers with a file request instead of rows: the read fails either way.
     }
