@@ -66,8 +66,10 @@ import org.slf4j.LoggerFactory;
  * row when streaming row by row) may bring at most {@code BLOOM_JDBC_MAX_BATCH_BYTES} from the
  * server, counted on the socket and, for PgJDBC and Connector/J, also refused by the driver from a
  * row's or packet's announced length before it is read; a value longer than {@code
- * BLOOM_JDBC_MAX_VALUE_BYTES} (UTF-8) fails the read. All three are {@value
- * Reasons#SOURCE_LIMIT_EXCEEDED}, reported by row number and limit, never by content.
+ * BLOOM_JDBC_MAX_VALUE_BYTES} (UTF-8) fails the read; PostgreSQL checks that length itself and
+ * never sends such a value ({@link JdbcDriver#bounded}), for MySQL/MariaDB the reader checks it.
+ * All of these are {@value Reasons#SOURCE_LIMIT_EXCEEDED}, reported by row number and limit, never
+ * by content.
  *
  * <p><b>Column.</b> The first column's type is checked once. Integer columns ({@code BIGINT},
  * {@code INTEGER}, {@code SMALLINT}, {@code TINYINT}; not unsigned {@code BIGINT}, which may exceed
