@@ -44,12 +44,14 @@ public class JdbcSourceSpec {
   @Min(1)
   @Max(1_000_000)
   @JsonPropertyDescription(
-      "Rows fetched per round trip (default 10000); rows are streamed, "
-          + "never held all at once.")
+      "Rows fetched per round trip (default 10000, at most the operator's "
+          + "BLOOM_JDBC_MAX_FETCH_SIZE); rows are streamed, never held all at once.")
   private Integer fetchSize;
 
   @Pattern(BloomFilterSpec.DURATION_PATTERN)
-  @JsonPropertyDescription("Query timeout (default 30m).")
+  @JsonPropertyDescription(
+      "Query timeout (default 30m), at most the operator's BLOOM_JDBC_MAX_QUERY_TIME "
+          + "(default 10m): a larger value is lowered to it.")
   private String queryTimeout;
 
   public String getUrl() {
