@@ -36,9 +36,9 @@ public class JdbcSourceSpec {
   @Size(min = 1, max = 253)
   @Pattern(KeyRef.NAME_PATTERN)
   @JsonPropertyDescription(
-      "Optional Secret in the same namespace with keys username and "
-          + "password. The Secret must allow this BloomFilter (annotation "
-          + "bloomoperator.io/allowed-filters) and the database host (bloomoperator.io/allowed-hosts).")
+      "Optional Secret in the same namespace with keys username and password. The Secret must allow"
+          + " this BloomFilter (annotation bloomoperator.io/allowed-filters) and the database host"
+          + " (bloomoperator.io/allowed-hosts).")
   private String credentialsSecret;
 
   @Min(1)

@@ -13,10 +13,10 @@ import java.util.Optional;
 import java.util.regex.Pattern;
 
 /**
- * Which addresses an http or jdbc source may connect to. A BloomFilter's author chooses the URL, but the
- * operator makes the request, from inside the cluster and with the operator's network position;
- * without a policy the author could make it fetch from places the author cannot reach: the cloud
- * metadata endpoint, the operator's own port, services on the node's loopback.
+ * Which addresses an http or jdbc source may connect to. A BloomFilter's author chooses the URL,
+ * but the operator makes the request, from inside the cluster and with the operator's network
+ * position; without a policy the author could make it fetch from places the author cannot reach:
+ * the cloud metadata endpoint, the operator's own port, services on the node's loopback.
  *
  * <p>Denied by default: loopback, unspecified ({@code 0.0.0.0/8}, {@code ::}), link-local ({@code
  * 169.254.0.0/16}, which holds the metadata endpoint {@code 169.254.169.254}, and {@code
@@ -150,8 +150,8 @@ public final class EgressPolicy {
   private static final List<Cidr> MULTICAST = cidrs("224.0.0.0/4", "240.0.0.0/4", "ff00::/8");
 
   /**
-   * IPv6 ranges whose last four bytes are an IPv4 address: IPv4-mapped, IPv4-compatible, NAT64
-   * (the well-known prefix, and the local-use prefix with the usual /96 translation prefix).
+   * IPv6 ranges whose last four bytes are an IPv4 address: IPv4-mapped, IPv4-compatible, NAT64 (the
+   * well-known prefix, and the local-use prefix with the usual /96 translation prefix).
    */
   private static final List<Cidr> EMBEDDING_IPV4 =
       cidrs("::ffff:0:0/96", "::/96", "64:ff9b::/96", "64:ff9b:1::/48");

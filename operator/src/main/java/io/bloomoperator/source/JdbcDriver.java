@@ -91,10 +91,10 @@ enum JdbcDriver {
     }
 
     /**
-     * The database measures each value and sends only those within the limit, with a flag for
-     * the others: an over-long value never crosses the network. Only the first column is
-     * selected, so other columns of the query cost nothing either. Fewer aliases than columns
-     * are allowed in PostgreSQL, so the query may return any number of columns.
+     * The database measures each value and sends only those within the limit, with a flag for the
+     * others: an over-long value never crosses the network. Only the first column is selected, so
+     * other columns of the query cost nothing either. Fewer aliases than columns are allowed in
+     * PostgreSQL, so the query may return any number of columns.
      */
     @Override
     String bounded(String query, int maxValueBytes) {
@@ -317,10 +317,10 @@ enum JdbcDriver {
    */
   abstract Properties properties(
       Duration connectTimeout,
-        Duration socketTimeout,
-        JdbcUrl.Parsed url,
-        int batchBytes,
-        String guardToken);
+      Duration socketTimeout,
+      JdbcUrl.Parsed url,
+      int batchBytes,
+      String guardToken);
 
   /**
    * Properties starting with the operator's socket factory, so that every connection the driver
@@ -344,11 +344,11 @@ enum JdbcDriver {
   }
 
   /**
-   * The statement that runs {@code query} with the value length checked by the database where
-   * the driver's SQL dialect allows it without knowing the column's name; the checked query
-   * then returns a second column, true for a value over {@code maxValueBytes} (sent as NULL).
-   * MySQL and MariaDB cannot rename a derived table's first column alone: the query is sent as
-   * it is, and the operator's own bounds apply ({@link JdbcConnectionGuard}, the reader's check).
+   * The statement that runs {@code query} with the value length checked by the database where the
+   * driver's SQL dialect allows it without knowing the column's name; the checked query then
+   * returns a second column, true for a value over {@code maxValueBytes} (sent as NULL). MySQL and
+   * MariaDB cannot rename a derived table's first column alone: the query is sent as it is, and the
+   * operator's own bounds apply ({@link JdbcConnectionGuard}, the reader's check).
    */
   String bounded(String query, int maxValueBytes) {
     return query;

@@ -32,8 +32,7 @@ import java.util.regex.Pattern;
  * session is read-only besides ({@link JdbcDriver#makeReadOnly}). Neither is a sandbox: a list of
  * names cannot know every extension's functions, and a read-only transaction still lets functions
  * read files, signal sessions or reach other servers. What the query can do is what the database
- * role may do: it must be a least-privilege role that can only {@code SELECT} what the query
- * reads.
+ * role may do: it must be a least-privilege role that can only {@code SELECT} what the query reads.
  */
 final class JdbcQuery {
 
@@ -47,9 +46,9 @@ final class JdbcQuery {
    * Functions that read or write files on the database server, run programs, signal or lock other
    * sessions, change settings, send notifications or run SQL built at run time (which could call
    * any of the others), PostgreSQL's and MySQL/MariaDB's; matched as whole names, also quoted or
-   * schema-qualified ({@code "pg_read_file"}, {@code pg_catalog.pg_read_file}), with or without
-   * the parenthesis. {@code \b} is no boundary here: {@code _} is a word character, so {@code
-   * \bload\b} does not match {@code load_file}.
+   * schema-qualified ({@code "pg_read_file"}, {@code pg_catalog.pg_read_file}), with or without the
+   * parenthesis. {@code \b} is no boundary here: {@code _} is a word character, so {@code \bload\b}
+   * does not match {@code load_file}.
    */
   private static final Pattern FORBIDDEN_FUNCTION =
       Pattern.compile(

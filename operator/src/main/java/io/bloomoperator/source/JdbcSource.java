@@ -81,11 +81,11 @@ import org.slf4j.LoggerFactory;
  * <p><b>Timeouts.</b> Connecting (TCP and login) is bounded by {@value #CONNECT_TIMEOUT_SECONDS}s,
  * which the spec cannot change. {@code queryTimeout} (default 30m, at most the operator's {@code
  * BLOOM_JDBC_MAX_QUERY_TIME}, default 10m: a larger value is lowered to it, and a timeout then says
- * so) bounds the whole read after that, not just the execution: it
- * is set as the statement's query timeout and, because drivers do not apply that to later fetches,
- * a watchdog cancels the statement and drops the connection when the read as a whole runs over (a
- * read waiting on a stalled server or network sees only the dropped connection). Socket reads time
- * out at {@code queryTimeout} plus one minute, as a backstop.
+ * so) bounds the whole read after that, not just the execution: it is set as the statement's query
+ * timeout and, because drivers do not apply that to later fetches, a watchdog cancels the statement
+ * and drops the connection when the read as a whole runs over (a read waiting on a stalled server
+ * or network sees only the dropped connection). Socket reads time out at {@code queryTimeout} plus
+ * one minute, as a backstop.
  *
  * <p><b>Errors</b> (the Ready condition's reason), classified by SQLState so they do not depend on
  * the driver: class 28 (authentication) is {@value Reasons#SOURCE_AUTH_FAILED}; a connection that
@@ -127,6 +127,7 @@ public final class JdbcSource implements KeySource {
 
   /** The spec's {@code queryTimeout} when it is above the operator's maximum, else null. */
   private final Duration clampedQueryTimeout;
+
   private final JdbcCredentials.Lookup credentialsLookup;
 
   /** Read once per source instance (that is, once per reconcile). */
@@ -142,9 +143,7 @@ public final class JdbcSource implements KeySource {
   }
 
   JdbcSource(
-      JdbcSourceSpec spec,
-      JdbcSourceSettings settings,
-      JdbcCredentials.Lookup credentialsLookup) {
+      JdbcSourceSpec spec, JdbcSourceSettings settings, JdbcCredentials.Lookup credentialsLookup) {
     if (spec == null || spec.getUrl() == null || spec.getUrl().isBlank()) {
       throw new IllegalArgumentException("spec.source.jdbc.url is required");
     }
@@ -336,8 +335,7 @@ public final class JdbcSource implements KeySource {
       Runnable driverFetchReset = driver.fetchReset(connection);
       guard.newFetch();
       driverFetchReset.run();
-      ResultSet rows =
-          statement.executeQuery(driver.bounded(query, settings.maxValueBytes()));
+      ResultSet rows = statement.executeQuery(driver.bounded(query, settings.maxValueBytes()));
       try {
         ColumnReader reader = columnReader(rows.getMetaData());
         boolean flagged = driver.flagsLongValues();
@@ -434,8 +432,8 @@ public final class JdbcSource implements KeySource {
   /**
    * The value, unless it is longer than the operator allows for a key: the same bound as a line of
    * an http source. The driver already bounded what it held for the value ({@link
-   * JdbcConnectionGuard}); this keeps over-long keys out of the filter at any fetch size. Only
-   * the row number and the length are reported, never the value.
+   * JdbcConnectionGuard}); this keeps over-long keys out of the filter at any fetch size. Only the
+   * row number and the length are reported, never the value.
    */
   private String bounded(String value, long row) throws SourceException {
     if (value != null && Utf8.length(value, settings.maxValueBytes()) > settings.maxValueBytes()) {
@@ -475,8 +473,7 @@ public final class JdbcSource implements KeySource {
                 + text(clampedQueryTimeout)
                 + " is above it)";
     return new SourceException(
-        Reasons.SOURCE_TIMEOUT,
-        "the query did not finish within " + text(queryTimeout) + clamped);
+        Reasons.SOURCE_TIMEOUT, "the query did not finish within " + text(queryTimeout) + clamped);
   }
 
   private static String text(Duration d) {

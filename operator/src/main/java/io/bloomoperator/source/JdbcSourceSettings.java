@@ -11,11 +11,11 @@ import java.util.Map;
  *
  * @param egress which addresses the driver may connect to: the same policy as http sources ({@code
  *     BLOOM_HTTP_ALLOW}, {@code BLOOM_HTTP_DENY}), checked on every socket the driver opens
- * @param maxValueBytes longest value of the key column, in UTF-8 bytes; the same bound as a line
- *     of an http source ({@code BLOOM_JDBC_MAX_VALUE_BYTES}, default as {@code
+ * @param maxValueBytes longest value of the key column, in UTF-8 bytes; the same bound as a line of
+ *     an http source ({@code BLOOM_JDBC_MAX_VALUE_BYTES}, default as {@code
  *     BLOOM_HTTP_MAX_LINE_BYTES})
- * @param maxBatchBytes most bytes the driver may read from the server for one row fetch (a batch
- *     of {@code fetchSize} rows, or one row when the driver streams row by row), refused before the
+ * @param maxBatchBytes most bytes the driver may read from the server for one row fetch (a batch of
+ *     {@code fetchSize} rows, or one row when the driver streams row by row), refused before the
  *     driver holds more ({@code BLOOM_JDBC_MAX_BATCH_BYTES})
  * @param maxFetchSize largest {@code fetchSize} used; a larger one in the spec is lowered ({@code
  *     BLOOM_JDBC_MAX_FETCH_SIZE})
@@ -94,5 +94,4 @@ public record JdbcSourceSettings(
   private static int intSetting(Map<String, String> env, String name, int fallback) {
     return (int) Math.min(Integer.MAX_VALUE - 8, positive(env, name, fallback));
   }
-
 }

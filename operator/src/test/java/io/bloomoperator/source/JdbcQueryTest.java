@@ -65,8 +65,8 @@ class JdbcQueryTest {
 
   /**
    * Functions that reach files, programs, other sessions or other servers, as whole names: quoted,
-   * schema-qualified, any case, with or without space before the parenthesis, inside literals
-   * too. {@code LOAD_FILE(} passed the word check before (an underscore defeats {@code \\b}).
+   * schema-qualified, any case, with or without space before the parenthesis, inside literals too.
+   * {@code LOAD_FILE(} passed the word check before (an underscore defeats {@code \\b}).
    */
   @Test
   void refusesFileProgramSessionAndDynamicSqlFunctions() {

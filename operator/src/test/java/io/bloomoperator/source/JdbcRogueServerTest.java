@@ -37,7 +37,8 @@ class JdbcRogueServerTest {
     spec.setUrl(url);
     spec.setQuery(query);
     spec.setQueryTimeout("20s");
-    return new JdbcSource(spec, JdbcTestSettings.LOOPBACK, () -> new JdbcCredentials("reader", "pw"));
+    return new JdbcSource(
+        spec, JdbcTestSettings.LOOPBACK, () -> new JdbcCredentials("reader", "pw"));
   }
 
   private boolean leaked(RogueMySqlServer rogue) {

@@ -73,7 +73,9 @@ class JdbcSourceEgressTest {
     long start = System.nanoTime();
     SourceException e = read(settings, url);
     assertThat(e).as(url).isNotNull();
-    assertThat(e.reason()).as(url + ": " + e.getMessage()).isEqualTo(Reasons.SOURCE_ADDRESS_NOT_ALLOWED);
+    assertThat(e.reason())
+        .as(url + ": " + e.getMessage())
+        .isEqualTo(Reasons.SOURCE_ADDRESS_NOT_ALLOWED);
     assertThat(e.getMessage()).as(url).contains(because);
     assertThat(Duration.ofNanos(System.nanoTime() - start))
         .as(url + ": refused before any connect timeout")

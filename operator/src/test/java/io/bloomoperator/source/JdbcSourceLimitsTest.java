@@ -22,9 +22,9 @@ import org.junit.jupiter.api.Test;
 /**
  * What one jdbc source may cost the operator, against real PostgreSQL and MariaDB servers: a huge
  * value or a fetch of wide rows must fail with SourceLimitExceeded in a JVM with a small heap (the
- * old reader died of OutOfMemoryError, which with {@code -XX:+ExitOnOutOfMemoryError} took the whole
- * operator down), an over-long key fails without being echoed, and a stalled query ends within the
- * operator's maximum query time whatever {@code queryTimeout} says.
+ * old reader died of OutOfMemoryError, which with {@code -XX:+ExitOnOutOfMemoryError} took the
+ * whole operator down), an over-long key fails without being echoed, and a stalled query ends
+ * within the operator's maximum query time whatever {@code queryTimeout} says.
  */
 class JdbcSourceLimitsTest {
 
@@ -107,7 +107,9 @@ class JdbcSourceLimitsTest {
         "postgresql, 20,000 rows of 60 KB");
   }
 
-  /** The same through MariaDB Connector/J, which reads fetchSize rows at once and bounds nothing. */
+  /**
+   * The same through MariaDB Connector/J, which reads fetchSize rows at once and bounds nothing.
+   */
   @Test
   void aLargeFetchOfWideRowsFailsTheReadNotTheJvmOnMariaDb() throws Exception {
     assertSurvivedWithLimitExceeded(
@@ -166,8 +168,8 @@ class JdbcSourceLimitsTest {
   }
 
   /**
-   * One key, then a sleep of 100,000 s, with {@code queryTimeout: 500h}: the operator's maximum
-   * (3 s here) ends it, and the status says that the spec's value was above the maximum.
+   * One key, then a sleep of 100,000 s, with {@code queryTimeout: 500h}: the operator's maximum (3
+   * s here) ends it, and the status says that the spec's value was above the maximum.
    */
   @Test
   void aStalledQueryEndsAtTheOperatorsMaximumWhateverTheSpecSays() {

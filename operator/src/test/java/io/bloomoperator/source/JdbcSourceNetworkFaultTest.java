@@ -55,7 +55,10 @@ class JdbcSourceNetworkFaultTest {
     spec.setFetchSize(1_000);
     spec.setQueryTimeout(queryTimeout);
     JdbcSource source =
-        new JdbcSource(spec, JdbcTestSettings.LOOPBACK, () -> new JdbcCredentials(PostgresServer.USER, PostgresServer.PASSWORD));
+        new JdbcSource(
+            spec,
+            JdbcTestSettings.LOOPBACK,
+            () -> new JdbcCredentials(PostgresServer.USER, PostgresServer.PASSWORD));
     return catchThrowableOfType(
         SourceException.class, () -> source.readKeys(new LineParser(KeyType.STRING, into, 0)));
   }

@@ -48,8 +48,10 @@ class JdbcSourceOperatorTest {
   private static final double FPP = 0.01;
   private static final int ABSENT_SAMPLE = 200_000;
 
-  @RegisterExtension static final InProcessOperator OPERATOR =
+  @RegisterExtension
+  static final InProcessOperator OPERATOR =
       InProcessOperator.withSettings(JdbcTestSettings.operator());
+
   private static PostgresServer pg;
 
   @BeforeAll
@@ -172,19 +174,19 @@ class JdbcSourceOperatorTest {
 
   private static String filterYaml(String name, String keyType, String query, String extra) {
     return """
-        apiVersion: bloomoperator.io/v1alpha1
-        kind: BloomFilter
-        metadata: {name: %s}
-        spec:
-          falsePositiveRate: %s
-          keyType: %s
-        %s  source:
-            jdbc:
-              url: %s
-              query: %s
-              credentialsSecret: pg-credentials
-              fetchSize: 20000
-        """
+    apiVersion: bloomoperator.io/v1alpha1
+    kind: BloomFilter
+    metadata: {name: %s}
+    spec:
+      falsePositiveRate: %s
+      keyType: %s
+    %s  source:
+        jdbc:
+          url: %s
+          query: %s
+          credentialsSecret: pg-credentials
+          fetchSize: 20000
+    """
         .formatted(name, FPP, keyType, extra, pg.url(), query);
   }
 

@@ -43,7 +43,10 @@ class JdbcSourceTest {
   }
 
   private static JdbcSource source(JdbcSourceSpec spec) {
-    return new JdbcSource(spec, JdbcTestSettings.LOOPBACK, () -> new JdbcCredentials(PostgresServer.USER, PostgresServer.PASSWORD));
+    return new JdbcSource(
+        spec,
+        JdbcTestSettings.LOOPBACK,
+        () -> new JdbcCredentials(PostgresServer.USER, PostgresServer.PASSWORD));
   }
 
   @Test
@@ -190,7 +193,10 @@ class JdbcSourceTest {
   @Test
   void wrongPasswordIsSourceAuthFailed() {
     JdbcSource source =
-        new JdbcSource(spec("select 1"), JdbcTestSettings.LOOPBACK, () -> new JdbcCredentials(PostgresServer.USER, "wrong-password"));
+        new JdbcSource(
+            spec("select 1"),
+            JdbcTestSettings.LOOPBACK,
+            () -> new JdbcCredentials(PostgresServer.USER, "wrong-password"));
     assertThatThrownBy(() -> source.readKeys(new LineParser(KeyType.LONG, new CollectedKeys(), 0)))
         .isInstanceOf(SourceException.class)
         .hasMessage("authentication to 127.0.0.1:" + pg.port() + " failed (SQLState 28P01)")

@@ -37,7 +37,10 @@ public final class JdbcThroughput {
       spec.setUrl(pg.url());
       spec.setQuery("select k from " + run[0]);
       JdbcSource source =
-          new JdbcSource(spec, JdbcTestSettings.LOOPBACK, () -> new JdbcCredentials(PostgresServer.USER, PostgresServer.PASSWORD));
+          new JdbcSource(
+              spec,
+              JdbcTestSettings.LOOPBACK,
+              () -> new JdbcCredentials(PostgresServer.USER, PostgresServer.PASSWORD));
       KeyType type = KeyType.valueOf(run[1]);
       FilterBuilder.Result result =
           new FilterBuilder()

@@ -214,7 +214,9 @@ class JdbcUrlTest {
   @Test
   void forcesLocalFilesMultiStatementsAndPluginsOffInTheProperties() {
     var timeouts = java.time.Duration.ofSeconds(30);
-    var mysql = JdbcDriver.MYSQL.properties(timeouts, timeouts, JdbcUrl.parse("jdbc:mysql://db"), 1 << 20, "token");
+    var mysql =
+        JdbcDriver.MYSQL.properties(
+            timeouts, timeouts, JdbcUrl.parse("jdbc:mysql://db"), 1 << 20, "token");
     assertThat(mysql)
         .containsEntry("allowLoadLocalInfile", "false")
         .containsEntry("allowUrlInLocalInfile", "false")
@@ -225,7 +227,8 @@ class JdbcUrlTest {
     assertThat(mysql.getProperty("disabledAuthenticationPlugins"))
         .contains("mysql_clear_password", "authentication_oci_client");
     var maria =
-        JdbcDriver.MARIADB.properties(timeouts, timeouts, JdbcUrl.parse("jdbc:mariadb://db"), 1 << 20, "token");
+        JdbcDriver.MARIADB.properties(
+            timeouts, timeouts, JdbcUrl.parse("jdbc:mariadb://db"), 1 << 20, "token");
     assertThat(maria)
         .containsEntry("allowLocalInfile", "false")
         .containsEntry("allowMultiQueries", "false")
@@ -234,7 +237,11 @@ class JdbcUrlTest {
     assertThat(maria.getProperty("restrictedAuth")).doesNotContain("clear", "dialog", "gssapi");
     var pg =
         JdbcDriver.POSTGRESQL.properties(
-            timeouts, timeouts, JdbcUrl.parse("jdbc:postgresql://db/x?sslmode=verify-ca"), 1 << 20, "token");
+            timeouts,
+            timeouts,
+            JdbcUrl.parse("jdbc:postgresql://db/x?sslmode=verify-ca"),
+            1 << 20,
+            "token");
     assertThat(pg)
         .containsEntry("readOnlyMode", "always")
         .containsEntry("preferQueryMode", "extended")
@@ -244,7 +251,11 @@ class JdbcUrlTest {
         .containsEntry("maxResultBuffer", Integer.toString(1 << 20));
     assertThat(
             JdbcDriver.POSTGRESQL.properties(
-                timeouts, timeouts, JdbcUrl.parse("jdbc:postgresql://db/x?sslmode=require"), 1 << 20, "token"))
+                timeouts,
+                timeouts,
+                JdbcUrl.parse("jdbc:postgresql://db/x?sslmode=require"),
+                1 << 20,
+                "token"))
         .containsEntry("sslfactory", "org.postgresql.ssl.NonValidatingFactory");
   }
 }
