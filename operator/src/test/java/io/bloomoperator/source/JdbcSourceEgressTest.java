@@ -2,15 +2,19 @@ package io.bloomoperator.source;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.bloomoperator.api.JdbcSourceSpec;
 import io.bloomoperator.api.Reasons;
 import io.bloomoperator.snapshot.KeyType;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.Inet4Address;
 import java.net.InetAddress;
+import java.net.NetworkInterface;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.net.SocketException;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -20,10 +24,11 @@ import org.junit.jupiter.api.Test;
 
 /**
  * A jdbc source obeys the egress policy of http sources: a URL naming loopback (as an address, an
- * IPv4-mapped IPv6 address or a host name resolving to it), the metadata endpoint or a {@code
- * BLOOM_HTTP_DENY} range fails with SourceAddressNotAllowed, and no connection reaches the address:
- * a listener on loopback counts the connections it accepts. Each of the three drivers is tried,
- * since each opens its sockets its own way.
+ * IPv4-mapped IPv6 address or a host name resolving to it), the metadata endpoint, the operator's
+ * own address or a {@code BLOOM_HTTP_DENY} range fails with SourceAddressNotAllowed, and no
+ * connection reaches the address: a listener on all of this machine's addresses counts the
+ * connections it accepts. Each of the three drivers is tried, since each opens its sockets its own
+ * way.
  */
 class JdbcSourceEgressTest {
 
@@ -33,7 +38,8 @@ class JdbcSourceEgressTest {
 
   @BeforeEach
   void listen() throws IOException {
-    listener = new ServerSocket(0, 50, InetAddress.getByName("127.0.0.1"));
+    // Every address of this machine: loopback and its own (pod) addresses alike.
+    listener = new ServerSocket(0, 50);
     acceptor =
         new Thread(
             () -> {
@@ -114,6 +120,32 @@ class JdbcSourceEgressTest {
     int port = listener.getLocalPort();
     for (String scheme : List.of("jdbc:postgresql:", "jdbc:mysql:", "jdbc:mariadb:")) {
       assertRefused(denied, scheme + "//localhost:" + port + "/db", "BLOOM_HTTP_DENY");
+    }
+  }
+
+  /** Even where loopback is allowed, the operator's own address is not a database. */
+  @Test
+  void theOperatorsOwnAddressIsRefused() throws Exception {
+    String own =
+        NetworkInterface.networkInterfaces()
+            .filter(i -> !isLoopback(i))
+            .flatMap(NetworkInterface::inetAddresses)
+            .filter(a -> a instanceof Inet4Address)
+            .map(InetAddress::getHostAddress)
+            .findFirst()
+            .orElse(null);
+    assumeTrue(own != null, "this machine has a non-loopback IPv4 address");
+    assertRefused(
+        JdbcTestSettings.LOOPBACK,
+        "jdbc:postgresql://" + own + ":" + listener.getLocalPort() + "/db",
+        "is an address of the operator itself");
+  }
+
+  private static boolean isLoopback(NetworkInterface i) {
+    try {
+      return i.isLoopback() || !i.isUp();
+    } catch (SocketException e) {
+      return true;
     }
   }
 

@@ -168,6 +168,31 @@ class JdbcSourceLimitsTest {
   }
 
   /**
+   * A 10 MB value (under MariaDB's 16 MB packet limit, over the operator's 8 MiB per fetch):
+   * Connector/J refuses its packet from the announced length, MariaDB Connector/J is stopped by the
+   * operator's byte count.
+   */
+  @Test
+  void aValueOverTheFetchLimitIsRefusedByBothMySqlProtocolDrivers() {
+    for (String scheme : List.of("jdbc:mysql:", "jdbc:mariadb:")) {
+      SourceException e =
+          read(
+              spec(maria.url(scheme), "select repeat('x', 10000000)"),
+              JdbcTestSettings.LOOPBACK,
+              MariaDbServer.USER,
+              MariaDbServer.PASSWORD);
+      assertThat(e).as(scheme).isNotNull();
+      assertThat(e.reason())
+          .as(scheme + ": " + e.getMessage())
+          .isEqualTo(Reasons.SOURCE_LIMIT_EXCEEDED);
+      assertThat(e.getMessage())
+          .as(scheme)
+          .contains("BLOOM_JDBC_MAX_BATCH_BYTES")
+          .doesNotContain("xxxx");
+    }
+  }
+
+  /**
    * One key, then a sleep of 100,000 s, with {@code queryTimeout: 500h}: the operator's maximum (3
    * s here) ends it, and the status says that the spec's value was above the maximum.
    */
