@@ -306,8 +306,17 @@ public final class JdbcSource implements KeySource {
               }
               // A read blocked on a connection that stopped delivering (a stalled server or
               // network) sees neither the flag nor the cancel's answer; only the socket timeout
-              // (queryTimeout plus a minute) would end it. Dropping the connection ends it now.
-              abortQuietly(connection);
+              // (queryTimeout plus a minute) would end it. Dropping the connection ends it now
+              // (MariaDB Connector/J first connects again to kill the session: checked too).
+              try {
+                guard.call(
+                    () -> {
+                      abortQuietly(connection);
+                      return null;
+                    });
+              } catch (SQLException | RuntimeException ignored) {
+                // abortQuietly throws nothing; the guard's binding cannot fail.
+              }
             },
             queryTimeout.toMillis(),
             TimeUnit.MILLISECONDS);
