@@ -2,6 +2,7 @@ package io.bloomoperator.source;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import io.bloomoperator.api.JdbcSourceSpec;
@@ -12,10 +13,15 @@ import io.bloomoperator.testing.servers.PostgresServer;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -204,19 +210,29 @@ class JdbcSourceLimitsTest {
             JdbcTestSettings.LOOPBACK.maxBatchBytes(),
             JdbcTestSettings.LOOPBACK.maxFetchSize(),
             Duration.ofSeconds(3));
-    record Case(String url, String query, String user, String password) {}
+    record Case(
+        String url, String query, String user, String password, Supplier<Long> stillRunning) {}
     List<Case> cases =
         List.of(
             new Case(
                 pg.url(),
                 "select 'k1' union all select pg_sleep(100000)::text",
                 PostgresServer.USER,
-                PostgresServer.PASSWORD),
+                PostgresServer.PASSWORD,
+                JdbcSourceLimitsTest::pgSleepsRunning),
             new Case(
                 maria.url("jdbc:mariadb:"),
                 "select 'k1' union all select sleep(100000)",
                 MariaDbServer.USER,
-                MariaDbServer.PASSWORD));
+                MariaDbServer.PASSWORD,
+                () ->
+                    Long.parseLong(
+                        maria
+                            .query(
+                                "select count(*) from information_schema.processlist where info"
+                                    + " like '%sleep(100000)%' and id <> connection_id()")
+                            .get(0)
+                            .strip())));
     for (Case c : cases) {
       JdbcSourceSpec spec = spec(c.url(), c.query());
       spec.setQueryTimeout("500h");
@@ -230,6 +246,24 @@ class JdbcSourceLimitsTest {
       assertThat(e.reason()).as(e.getMessage()).isEqualTo(Reasons.SOURCE_TIMEOUT);
       assertThat(e.getMessage()).contains("3s", "BLOOM_JDBC_MAX_QUERY_TIME", "500h");
       assertThat(took).isLessThan(Duration.ofSeconds(20));
+      // The database session is freed too, not left sleeping for the spec's 500 hours.
+      await()
+          .atMost(Duration.ofSeconds(15))
+          .untilAsserted(() -> assertThat(c.stillRunning().get()).as(c.url()).isZero());
+    }
+  }
+
+  private static long pgSleepsRunning() {
+    try (Connection c = pg.connect();
+        Statement s = c.createStatement();
+        ResultSet rows =
+            s.executeQuery(
+                "select count(*) from pg_stat_activity where state = 'active'"
+                    + " and query like '%pg_sleep(100000)%' and pid <> pg_backend_pid()")) {
+      rows.next();
+      return rows.getLong(1);
+    } catch (SQLException e) {
+      throw new IllegalStateException(e);
     }
   }
 }
