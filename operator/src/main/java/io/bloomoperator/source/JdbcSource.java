@@ -193,6 +193,16 @@ public final class JdbcSource implements KeySource {
     return () -> JdbcCredentials.fromSecret(secrets, secret, target.host(), target.port());
   }
 
+  /** The fetch size used: the spec's, at most the operator's maximum. */
+  int effectiveFetchSize() {
+    return fetchSize;
+  }
+
+  /** The query timeout used: the spec's (or the default), at most the operator's maximum. */
+  Duration effectiveQueryTimeout() {
+    return queryTimeout;
+  }
+
   /** The single server the URL names, as checked ({@link JdbcUrl}). */
   public JdbcUrl.Parsed target() {
     return url;
