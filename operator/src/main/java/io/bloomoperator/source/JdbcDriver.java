@@ -20,8 +20,10 @@ import org.slf4j.LoggerFactory;
  * What differs between the bundled drivers: which URL parameters are allowed, which connection
  * properties keep the driver from reaching beyond the database (local files, several statements,
  * credential and authentication plugins), how to make the session read-only and how to make the
- * driver stream a result instead of buffering it. Everything else in {@link JdbcSource} is plain
- * JDBC.
+ * driver stream a result instead of buffering it, and how each one's own buffer limit is set. Every
+ * driver connects through the operator's socket factory ({@code socketFactory}, {@link
+ * JdbcConnectionGuard}), so its connections obey the egress policy and its fetches a byte limit.
+ * Everything else in {@link JdbcSource} is plain JDBC.
  *
  * <p>Property names and defaults were checked against the sources of the bundled versions (PgJDBC
  * 42.7.8, MySQL Connector/J 9.4, MariaDB Connector/J 3.5.6). Which of URL and {@code Properties}
