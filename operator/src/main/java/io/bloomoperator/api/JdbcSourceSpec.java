@@ -36,20 +36,22 @@ public class JdbcSourceSpec {
   @Size(min = 1, max = 253)
   @Pattern(KeyRef.NAME_PATTERN)
   @JsonPropertyDescription(
-      "Optional Secret in the same namespace with keys username and "
-          + "password. The Secret must allow this BloomFilter (annotation "
-          + "bloomoperator.io/allowed-filters) and the database host (bloomoperator.io/allowed-hosts).")
+      "Optional Secret in the same namespace with keys username and password. The Secret must allow"
+          + " this BloomFilter (annotation bloomoperator.io/allowed-filters) and the database host"
+          + " (bloomoperator.io/allowed-hosts).")
   private String credentialsSecret;
 
   @Min(1)
   @Max(1_000_000)
   @JsonPropertyDescription(
-      "Rows fetched per round trip (default 10000); rows are streamed, "
-          + "never held all at once.")
+      "Rows fetched per round trip (default 10000, at most the operator's "
+          + "BLOOM_JDBC_MAX_FETCH_SIZE); rows are streamed, never held all at once.")
   private Integer fetchSize;
 
   @Pattern(BloomFilterSpec.DURATION_PATTERN)
-  @JsonPropertyDescription("Query timeout (default 30m).")
+  @JsonPropertyDescription(
+      "Query timeout (default 30m), at most the operator's BLOOM_JDBC_MAX_QUERY_TIME "
+          + "(default 10m): a larger value is lowered to it.")
   private String queryTimeout;
 
   public String getUrl() {

@@ -158,7 +158,8 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
               filter.getSpec().getSource(),
               client,
               new SecretAccess(client, namespace, name, settings.secretAccess()),
-              settings.http());
+              settings.http(),
+              settings.jdbc());
     } catch (IllegalArgumentException e) {
       // What the schema could not reject; retrying cannot help, a spec change reconciles anyway.
       return report.failed(Reasons.INVALID_SPEC, e.getMessage(), false);

@@ -4,6 +4,7 @@ import io.bloomoperator.api.Durations;
 import io.bloomoperator.publish.DeltaPolicy;
 import io.bloomoperator.publish.SigningKeySecret;
 import io.bloomoperator.source.HttpSourceSettings;
+import io.bloomoperator.source.JdbcSourceSettings;
 import io.bloomoperator.source.SecretAccess;
 import java.time.Duration;
 import java.util.Map;
@@ -28,6 +29,7 @@ import java.util.Map;
  * @param signingKey the Secret holding the key that signs every published manifest, or null to
  *     publish unsigned manifests (BLOOM_SIGNING_KEY_SECRET)
  * @param deltas when a new version is published as a delta and when as a whole snapshot
+ * @param jdbc where jdbc sources may connect and what one may cost
  */
 public record OperatorSettings(
     long maxSnapshotBytes,
@@ -39,7 +41,8 @@ public record OperatorSettings(
     SecretAccess.Mode secretAccess,
     HttpSourceSettings http,
     SigningKeySecret signingKey,
-    DeltaPolicy deltas) {
+    DeltaPolicy deltas,
+    JdbcSourceSettings jdbc) {
 
   /** 64 MiB: about 53M keys at 1 %, 64 chunk ConfigMaps, one etcd write per chunk. */
   public static final long DEFAULT_MAX_SNAPSHOT_BYTES = 64L * 1024 * 1024;
@@ -53,9 +56,9 @@ public record OperatorSettings(
     if (maxSnapshotBytes < 1 || maxNamespaceBytes < 1 || maxConcurrentBuilds < 1) {
       throw new IllegalArgumentException("snapshot, namespace and build limits must be positive");
     }
-    if (http == null || secretAccess == null || deltas == null) {
+    if (http == null || jdbc == null || secretAccess == null || deltas == null) {
       throw new IllegalArgumentException(
-          "http source settings, secret access and the delta policy are required");
+          "http and jdbc source settings, secret access and the delta policy are required");
     }
     if (maxMalformedKeys < 0
         || minPublishInterval.isNegative()
@@ -92,7 +95,8 @@ public record OperatorSettings(
         secretAccess(env, "BLOOM_SECRET_ACCESS"),
         HttpSourceSettings.fromEnvironment(env),
         SigningKeySecret.fromEnvironment(env, SigningKeySecret.SERVICE_ACCOUNT_NAMESPACE),
-        DeltaPolicy.fromEnvironment(env));
+        DeltaPolicy.fromEnvironment(env),
+        JdbcSourceSettings.fromEnvironment(env));
   }
 
   /** These settings with manifests signed by the key in {@code secret} (null: unsigned). */
@@ -107,7 +111,8 @@ public record OperatorSettings(
         secretAccess,
         http,
         secret,
-        deltas);
+        deltas,
+        jdbc);
   }
 
   /** These settings with another delta policy. */
@@ -122,7 +127,8 @@ public record OperatorSettings(
         secretAccess,
         http,
         signingKey,
-        policy);
+        policy,
+        jdbc);
   }
 
   private static SecretAccess.Mode secretAccess(Map<String, String> env, String name) {
@@ -166,7 +172,24 @@ public record OperatorSettings(
         secretAccess,
         settings,
         signingKey,
-        deltas);
+        deltas,
+        jdbc);
+  }
+
+  /** These settings with other jdbc source settings. */
+  public OperatorSettings withJdbc(JdbcSourceSettings settings) {
+    return new OperatorSettings(
+        maxSnapshotBytes,
+        maxMalformedKeys,
+        maxNamespaceBytes,
+        minPublishInterval,
+        minRefreshInterval,
+        maxConcurrentBuilds,
+        secretAccess,
+        http,
+        signingKey,
+        deltas,
+        settings);
   }
 
   /**

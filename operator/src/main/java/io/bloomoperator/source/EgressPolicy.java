@@ -13,10 +13,10 @@ import java.util.Optional;
 import java.util.regex.Pattern;
 
 /**
- * Which addresses an http source may connect to. A BloomFilter's author chooses the URL, but the
- * operator makes the request, from inside the cluster and with the operator's network position;
- * without a policy the author could make it fetch from places the author cannot reach: the cloud
- * metadata endpoint, the operator's own port, services on the node's loopback.
+ * Which addresses an http or jdbc source may connect to. A BloomFilter's author chooses the URL,
+ * but the operator makes the request, from inside the cluster and with the operator's network
+ * position; without a policy the author could make it fetch from places the author cannot reach:
+ * the cloud metadata endpoint, the operator's own port, services on the node's loopback.
  *
  * <p>Denied by default: loopback, unspecified ({@code 0.0.0.0/8}, {@code ::}), link-local ({@code
  * 169.254.0.0/16}, which holds the metadata endpoint {@code 169.254.169.254}, and {@code
@@ -24,7 +24,9 @@ import java.util.regex.Pattern;
  * metadata addresses outside those ranges ({@code fd00:ec2::254}, {@code 100.100.100.200}), and
  * every address of one of the operator's own network interfaces (its pod IP). IPv6 forms that carry
  * an IPv4 address (IPv4-mapped {@code ::ffff:a.b.c.d}, IPv4-compatible {@code ::a.b.c.d}, NAT64
- * {@code 64:ff9b::a.b.c.d}) are judged by both.
+ * {@code 64:ff9b::a.b.c.d} and local-use NAT64 {@code 64:ff9b:1::/48} with the IPv4 address in the
+ * last four bytes, 6to4 {@code 2002:aabb:ccdd::/48}, Teredo {@code 2001:0::/32} with the inverted
+ * client address in the last four bytes) are judged by both.
  *
  * <p>The administrator adds rules: {@code allow} entries admit addresses even inside a range denied
  * by default (e.g. an export service on a link-local address), {@code deny} entries refuse more
@@ -147,8 +149,18 @@ public final class EgressPolicy {
   private static final List<Cidr> METADATA = cidrs("fd00:ec2::254/128", "100.100.100.200/32");
   private static final List<Cidr> MULTICAST = cidrs("224.0.0.0/4", "240.0.0.0/4", "ff00::/8");
 
-  /** IPv6 ranges whose last four bytes are an IPv4 address. */
-  private static final List<Cidr> EMBEDDING_IPV4 = cidrs("::ffff:0:0/96", "::/96", "64:ff9b::/96");
+  /**
+   * IPv6 ranges whose last four bytes are an IPv4 address: IPv4-mapped, IPv4-compatible, NAT64 (the
+   * well-known prefix, and the local-use prefix with the usual /96 translation prefix).
+   */
+  private static final List<Cidr> EMBEDDING_IPV4 =
+      cidrs("::ffff:0:0/96", "::/96", "64:ff9b::/96", "64:ff9b:1::/48");
+
+  /** 6to4: the IPv4 address of the site's router follows the prefix (bytes 2 to 5). */
+  private static final Cidr SIX_TO_FOUR = Cidr.parse("2002::/16");
+
+  /** Teredo: the client's IPv4 address is the last four bytes, every bit inverted. */
+  private static final Cidr TEREDO = Cidr.parse("2001::/32");
 
   private final List<Cidr> allow;
   private final List<Cidr> deny;
@@ -297,12 +309,29 @@ public final class EgressPolicy {
     return Optional.empty();
   }
 
-  /** The IPv4 address an IPv6 address carries in its last four bytes, or null. */
-  private static byte[] embeddedIpv4(byte[] address) {
-    if (address.length != 16 || !in(EMBEDDING_IPV4, address)) {
+  /**
+   * The IPv4 address an IPv6 address carries (see {@link #EMBEDDING_IPV4}, {@link #SIX_TO_FOUR},
+   * {@link #TEREDO}), or null: a translator or relay on the path may deliver the packets to that
+   * IPv4 address.
+   */
+  static byte[] embeddedIpv4(byte[] address) {
+    if (address.length != 16) {
       return null;
     }
-    return Arrays.copyOfRange(address, 12, 16);
+    if (in(EMBEDDING_IPV4, address)) {
+      return Arrays.copyOfRange(address, 12, 16);
+    }
+    if (SIX_TO_FOUR.contains(address)) {
+      return Arrays.copyOfRange(address, 2, 6);
+    }
+    if (TEREDO.contains(address)) {
+      byte[] ipv4 = Arrays.copyOfRange(address, 12, 16);
+      for (int i = 0; i < ipv4.length; i++) {
+        ipv4[i] = (byte) ~ipv4[i];
+      }
+      return ipv4;
+    }
+    return null;
   }
 
   private static boolean isLocalInterface(InetAddress address) {

@@ -80,7 +80,8 @@ public record HttpSourceSettings(
     return new HttpSourceSettings(egress, lineBytes, bodyBytes, readTime);
   }
 
-  private static Duration duration(Map<String, String> env, String name, Duration fallback) {
+  /** The duration in environment variable {@code name}, or {@code fallback} when unset. */
+  static Duration duration(Map<String, String> env, String name, Duration fallback) {
     String raw = env.get(name);
     if (raw == null || raw.isBlank()) {
       return fallback;

@@ -1,5 +1,6 @@
 package io.bloomoperator.source;
 
+import java.lang.reflect.Field;
 import java.sql.Connection;
 import java.sql.Driver;
 import java.sql.SQLException;
@@ -9,13 +10,20 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
 import java.util.regex.Pattern;
+import org.postgresql.core.PGStream;
+import org.postgresql.core.QueryExecutorBase;
+import org.postgresql.jdbc.PgConnection;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * What differs between the bundled drivers: which URL parameters are allowed, which connection
  * properties keep the driver from reaching beyond the database (local files, several statements,
  * credential and authentication plugins), how to make the session read-only and how to make the
- * driver stream a result instead of buffering it. Everything else in {@link JdbcSource} is plain
- * JDBC.
+ * driver stream a result instead of buffering it, and how each one's own buffer limit is set. Every
+ * driver connects through the operator's socket factory ({@code socketFactory}, {@link
+ * JdbcConnectionGuard}), so its connections obey the egress policy and its fetches a byte limit.
+ * Everything else in {@link JdbcSource} is plain JDBC.
  *
  * <p>Property names and defaults were checked against the sources of the bundled versions (PgJDBC
  * 42.7.8, MySQL Connector/J 9.4, MariaDB Connector/J 3.5.6). Which of URL and {@code Properties}
@@ -49,8 +57,13 @@ enum JdbcDriver {
               Pattern.compile(
                   "[A-Za-z_][A-Za-z0-9_$]{0,62}" + "(?:,[A-Za-z_][A-Za-z0-9_$]{0,62})*"))) {
     @Override
-    Properties properties(Duration connectTimeout, Duration socketTimeout, JdbcUrl.Parsed url) {
-      Properties p = new Properties();
+    Properties properties(
+        Duration connectTimeout,
+        Duration socketTimeout,
+        JdbcUrl.Parsed url,
+        int batchBytes,
+        String guardToken) {
+      Properties p = guarded(GuardedSocketFactory.class);
       p.setProperty("connectTimeout", Long.toString(seconds(connectTimeout)));
       p.setProperty("loginTimeout", Long.toString(seconds(connectTimeout)));
       p.setProperty("socketTimeout", Long.toString(seconds(socketTimeout)));
@@ -69,7 +82,52 @@ enum JdbcDriver {
               ? "org.postgresql.ssl.DefaultJavaSSLFactory"
               : "org.postgresql.ssl.NonValidatingFactory");
       p.setProperty("password", "");
+      // Checked on each row's announced length, before its bytes are read or held (a rogue
+      // server can announce any length). PgJDBC resets the count only after simple-protocol
+      // queries, so it would bound the whole result: fetchReset makes it a bound per fetch.
+      p.setProperty("maxResultBuffer", Integer.toString(batchBytes));
+      // PgJDBC connects on a thread of its own (for loginTimeout): the factory finds the guard
+      // by this token, not by the connecting thread.
+      p.setProperty("socketFactoryArg", guardToken);
       return p;
+    }
+
+    /**
+     * The database measures each value and sends only those within the limit, with a flag for the
+     * others: an over-long value never crosses the network. Only the first column is selected, so
+     * other columns of the query cost nothing either. Fewer aliases than columns are allowed in
+     * PostgreSQL, so the query may return any number of columns.
+     */
+    @Override
+    String bounded(String query, int maxValueBytes) {
+      String length = "octet_length(CAST(bloom_source.k AS text))";
+      return "SELECT CASE WHEN "
+          + length
+          + " <= "
+          + maxValueBytes
+          + " THEN bloom_source.k END AS k, "
+          + length
+          + " > "
+          + maxValueBytes
+          + " AS bloom_value_too_long FROM ("
+          + query
+          + ") AS bloom_source(k)";
+    }
+
+    @Override
+    Runnable fetchReset(Connection connection) {
+      try {
+        Object executor = connection.unwrap(PgConnection.class).getQueryExecutor();
+        Field field = QueryExecutorBase.class.getDeclaredField("pgStream");
+        field.setAccessible(true);
+        PGStream stream = (PGStream) field.get(executor);
+        return stream::clearResultBufferCount;
+      } catch (ReflectiveOperationException | SQLException | RuntimeException e) {
+        // A PgJDBC without that field: maxResultBuffer then bounds the whole result, which
+        // fails large reads loudly (SourceLimitExceeded) rather than risking the heap.
+        LOG.warn("PgJDBC's result buffer count cannot be reset per fetch: {}", e.toString());
+        return () -> {};
+      }
     }
 
     @Override
@@ -105,11 +163,19 @@ enum JdbcDriver {
           "useSSL", Pattern.compile("true|false"),
           "characterEncoding", Pattern.compile("[A-Za-z0-9_-]{1,32}"))) {
     @Override
-    Properties properties(Duration connectTimeout, Duration socketTimeout, JdbcUrl.Parsed url) {
-      Properties p = new Properties();
+    Properties properties(
+        Duration connectTimeout,
+        Duration socketTimeout,
+        JdbcUrl.Parsed url,
+        int batchBytes,
+        String guardToken) {
+      Properties p = guarded(GuardedMySqlSocketFactory.class);
       p.setProperty("connectTimeout", Long.toString(connectTimeout.toMillis()));
       p.setProperty("socketTimeout", Long.toString(socketTimeout.toMillis()));
       p.setProperty("useCursorFetch", "false");
+      // Checked on each packet's announced length, before it is read: a row (streamed one at a
+      // time) of more than this fails instead of being held.
+      p.setProperty("maxAllowedPacket", Integer.toString(Math.min(batchBytes, MAX_PACKET)));
       p.setProperty("allowLoadLocalInfile", "false");
       p.setProperty("allowUrlInLocalInfile", "false");
       p.setProperty("allowMultiQueries", "false");
@@ -148,8 +214,13 @@ enum JdbcDriver {
       org.mariadb.jdbc.Driver::new,
       Map.of("sslMode", Pattern.compile("disable|trust|verify-ca|verify-full"))) {
     @Override
-    Properties properties(Duration connectTimeout, Duration socketTimeout, JdbcUrl.Parsed url) {
-      Properties p = new Properties();
+    Properties properties(
+        Duration connectTimeout,
+        Duration socketTimeout,
+        JdbcUrl.Parsed url,
+        int batchBytes,
+        String guardToken) {
+      Properties p = guarded(GuardedSocketFactory.class);
       p.setProperty("connectTimeout", Long.toString(connectTimeout.toMillis()));
       p.setProperty("socketTimeout", Long.toString(socketTimeout.toMillis()));
       p.setProperty("allowLocalInfile", "false");
@@ -168,6 +239,11 @@ enum JdbcDriver {
       return requested;
     }
   };
+
+  private static final Logger LOG = LoggerFactory.getLogger(JdbcDriver.class);
+
+  /** The largest MySQL protocol packet (16 MiB - 1); larger rows span several. */
+  private static final int MAX_PACKET = 0xffffff;
 
   /** MariaDB Connector/J's switch for its logging, read once when the driver first logs. */
   static final String MARIADB_NO_LOGGING = "mariadb.logging.disable";
@@ -237,9 +313,26 @@ enum JdbcDriver {
   /**
    * Connection properties bounding connection setup and every socket read, and forcing off what
    * could reach beyond the database.
+   *
+   * @param batchBytes the most one fetch may bring ({@link JdbcSourceSettings#maxBatchBytes()})
+   * @param guardToken names the read's {@link JdbcConnectionGuard} for the socket factory
    */
   abstract Properties properties(
-      Duration connectTimeout, Duration socketTimeout, JdbcUrl.Parsed url);
+      Duration connectTimeout,
+      Duration socketTimeout,
+      JdbcUrl.Parsed url,
+      int batchBytes,
+      String guardToken);
+
+  /**
+   * Properties starting with the operator's socket factory, so that every connection the driver
+   * makes is checked against the egress policy and counted ({@link JdbcConnectionGuard}).
+   */
+  private static Properties guarded(Class<?> socketFactory) {
+    Properties p = new Properties();
+    p.setProperty("socketFactory", socketFactory.getName());
+    return p;
+  }
 
   /**
    * Makes every following statement of the session run in a read-only transaction, by a statement
@@ -250,6 +343,30 @@ enum JdbcDriver {
   void makeReadOnly(Connection connection) throws SQLException {
     connection.setReadOnly(true);
     execute(connection, "SET SESSION TRANSACTION READ ONLY");
+  }
+
+  /**
+   * The statement that runs {@code query} with the value length checked by the database where the
+   * driver's SQL dialect allows it without knowing the column's name; the checked query then
+   * returns a second column, true for a value over {@code maxValueBytes} (sent as NULL). MySQL and
+   * MariaDB cannot rename a derived table's first column alone: the query is sent as it is, and the
+   * operator's own bounds apply ({@link JdbcConnectionGuard}, the reader's check).
+   */
+  String bounded(String query, int maxValueBytes) {
+    return query;
+  }
+
+  /** Whether {@link #bounded} adds the over-long flag as the second column. */
+  boolean flagsLongValues() {
+    return this == POSTGRESQL;
+  }
+
+  /**
+   * What to run before each fetch so that the driver's own buffer bound counts per fetch; nothing
+   * for drivers whose bound is per packet.
+   */
+  Runnable fetchReset(Connection connection) {
+    return () -> {};
   }
 
   /** The {@code Statement.setFetchSize} value that makes this driver stream. */

@@ -12,6 +12,7 @@ import java.sql.SQLTimeoutException;
 import java.sql.Statement;
 import java.sql.Types;
 import java.time.Duration;
+import java.util.Optional;
 import java.util.Properties;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
@@ -39,6 +40,13 @@ import org.slf4j.LoggerFactory;
  * breaking these rules is an invalid spec (an {@link IllegalArgumentException} from the
  * constructor), so nothing is sent to the server.
  *
+ * <p><b>Only where the egress policy allows.</b> The driver connects through the operator's socket
+ * factory ({@link JdbcConnectionGuard}): each connection, the cancel requests' included, is checked
+ * on the address actually connected to against the same policy as http sources ({@link
+ * EgressPolicy}: no loopback, link-local/metadata, the operator's own addresses, {@code
+ * BLOOM_HTTP_DENY}; {@code BLOOM_HTTP_ALLOW} admits), and a refused one fails with {@value
+ * Reasons#SOURCE_ADDRESS_NOT_ALLOWED} before anything is sent.
+ *
  * <p><b>What the database must grant.</b> A user that can log in from the operator's pods and
  * {@code SELECT} what the query reads; nothing else. Use a dedicated read-only user: the read-only
  * transaction is a safety net, not a permission. Credentials come from {@code credentialsSecret}
@@ -53,6 +61,16 @@ import org.slf4j.LoggerFactory;
  * streaming, MariaDB batches of {@code fetchSize} rows. A read that fails midway aborts the
  * connection, so the driver does not drain the rest of the result first.
  *
+ * <p><b>Memory.</b> What one row can cost is bounded by the operator, not by the table: {@code
+ * fetchSize} is lowered to {@code BLOOM_JDBC_MAX_FETCH_SIZE}; one fetch (a batch of rows, or one
+ * row when streaming row by row) may bring at most {@code BLOOM_JDBC_MAX_BATCH_BYTES} from the
+ * server, counted on the socket and, for PgJDBC and Connector/J, also refused by the driver from a
+ * row's or packet's announced length before it is read; a value longer than {@code
+ * BLOOM_JDBC_MAX_VALUE_BYTES} (UTF-8) fails the read; PostgreSQL checks that length itself and
+ * never sends such a value ({@link JdbcDriver#bounded}), for MySQL/MariaDB the reader checks it.
+ * All of these are {@value Reasons#SOURCE_LIMIT_EXCEEDED}, reported by row number and limit, never
+ * by content.
+ *
  * <p><b>Column.</b> The first column's type is checked once. Integer columns ({@code BIGINT},
  * {@code INTEGER}, {@code SMALLINT}, {@code TINYINT}; not unsigned {@code BIGINT}, which may exceed
  * a long) are read as longs; fixed-width {@code CHAR} columns lose their trailing padding; other
@@ -60,12 +78,14 @@ import org.slf4j.LoggerFactory;
  * must be a decimal integer or it counts as malformed. Binary columns are rejected. SQL NULLs are
  * counted ({@code status.nullKeys}), not inserted.
  *
- * <p><b>Timeouts.</b> Connecting (TCP and login) is bounded by {@value #CONNECT_TIMEOUT_SECONDS}s.
- * {@code queryTimeout} (default 30m) bounds the whole read after that, not just the execution: it
- * is set as the statement's query timeout and, because drivers do not apply that to later fetches,
- * a watchdog cancels the statement and drops the connection when the read as a whole runs over (a
- * read waiting on a stalled server or network sees only the dropped connection). Socket reads time
- * out at {@code queryTimeout} plus one minute, as a backstop.
+ * <p><b>Timeouts.</b> Connecting (TCP and login) is bounded by {@value #CONNECT_TIMEOUT_SECONDS}s,
+ * which the spec cannot change. {@code queryTimeout} (default 30m, at most the operator's {@code
+ * BLOOM_JDBC_MAX_QUERY_TIME}, default 10m: a larger value is lowered to it, and a timeout then says
+ * so) bounds the whole read after that, not just the execution: it is set as the statement's query
+ * timeout and, because drivers do not apply that to later fetches, a watchdog cancels the statement
+ * and drops the connection when the read as a whole runs over (a read waiting on a stalled server
+ * or network sees only the dropped connection). Socket reads time out at {@code queryTimeout} plus
+ * one minute, as a backstop.
  *
  * <p><b>Errors</b> (the Ready condition's reason), classified by SQLState so they do not depend on
  * the driver: class 28 (authentication) is {@value Reasons#SOURCE_AUTH_FAILED}; a connection that
@@ -101,8 +121,13 @@ public final class JdbcSource implements KeySource {
   private final JdbcUrl.Parsed url;
   private final JdbcDriver driver;
   private final String query;
+  private final JdbcSourceSettings settings;
   private final int fetchSize;
   private final Duration queryTimeout;
+
+  /** The spec's {@code queryTimeout} when it is above the operator's maximum, else null. */
+  private final Duration clampedQueryTimeout;
+
   private final JdbcCredentials.Lookup credentialsLookup;
 
   /** Read once per source instance (that is, once per reconcile). */
@@ -113,11 +138,12 @@ public final class JdbcSource implements KeySource {
   /**
    * @throws IllegalArgumentException when the URL, query or a setting is invalid (an invalid spec)
    */
-  public JdbcSource(SecretAccess secrets, JdbcSourceSpec spec) {
-    this(spec, credentialsLookup(secrets, spec));
+  public JdbcSource(SecretAccess secrets, JdbcSourceSpec spec, JdbcSourceSettings settings) {
+    this(spec, settings, credentialsLookup(secrets, spec));
   }
 
-  JdbcSource(JdbcSourceSpec spec, JdbcCredentials.Lookup credentialsLookup) {
+  JdbcSource(
+      JdbcSourceSpec spec, JdbcSourceSettings settings, JdbcCredentials.Lookup credentialsLookup) {
     if (spec == null || spec.getUrl() == null || spec.getUrl().isBlank()) {
       throw new IllegalArgumentException("spec.source.jdbc.url is required");
     }
@@ -127,18 +153,29 @@ public final class JdbcSource implements KeySource {
     this.url = JdbcUrl.parse(spec.getUrl().strip());
     this.driver = url.driver();
     this.query = JdbcQuery.check(spec.getQuery(), driver);
-    this.fetchSize = spec.getFetchSize() == null ? DEFAULT_FETCH_SIZE : spec.getFetchSize();
-    if (fetchSize < 1) {
+    this.settings = settings;
+    int requested = spec.getFetchSize() == null ? DEFAULT_FETCH_SIZE : spec.getFetchSize();
+    if (requested < 1) {
       throw new IllegalArgumentException("spec.source.jdbc.fetchSize must be positive");
     }
+    this.fetchSize = Math.min(requested, settings.maxFetchSize());
+    Duration timeout;
     try {
-      this.queryTimeout =
+      timeout =
           spec.getQueryTimeout() == null
               ? DEFAULT_QUERY_TIMEOUT
               : Durations.parse(spec.getQueryTimeout().strip());
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException("spec.source.jdbc.queryTimeout: " + e.getMessage(), e);
     }
+    // The spec cannot hold a build slot, a reconcile thread and a database session longer than
+    // the administrator allows (an unbounded value also overflowed the drivers' socket timeouts).
+    this.clampedQueryTimeout =
+        spec.getQueryTimeout() != null && timeout.compareTo(settings.maxQueryTime()) > 0
+            ? timeout
+            : null;
+    this.queryTimeout =
+        timeout.compareTo(settings.maxQueryTime()) > 0 ? settings.maxQueryTime() : timeout;
     this.credentialsLookup = credentialsLookup;
   }
 
@@ -154,6 +191,16 @@ public final class JdbcSource implements KeySource {
     }
     JdbcUrl.Parsed target = JdbcUrl.parse(spec.getUrl().strip());
     return () -> JdbcCredentials.fromSecret(secrets, secret, target.host(), target.port());
+  }
+
+  /** The fetch size used: the spec's, at most the operator's maximum. */
+  int effectiveFetchSize() {
+    return fetchSize;
+  }
+
+  /** The query timeout used: the spec's (or the default), at most the operator's maximum. */
+  Duration effectiveQueryTimeout() {
+    return queryTimeout;
   }
 
   /** The single server the URL names, as checked ({@link JdbcUrl}). */
@@ -174,41 +221,81 @@ public final class JdbcSource implements KeySource {
 
   @Override
   public void readKeys(KeySink sink) throws SourceException {
-    Connection connection = connect();
+    Optional<EgressPolicy.Refusal> literal = settings.egress().checkLiteral(url.host());
+    if (literal.isPresent()) {
+      throw addressRefused(literal.get());
+    }
+    JdbcConnectionGuard guard =
+        new JdbcConnectionGuard(settings.egress(), url.host(), settings.maxBatchBytes());
+    Connection connection = connect(guard);
     AtomicBoolean timedOut = new AtomicBoolean();
     try {
-      stream(connection, sink, timedOut);
+      guard.call(
+          () -> {
+            stream(connection, sink, timedOut, guard);
+            return null;
+          });
     } catch (SQLException e) {
-      throw classify(e, false, timedOut.get());
+      throw classify(e, false, timedOut.get(), guard);
+    } catch (SourceFailure e) {
+      throw e.cause;
     } finally {
       try {
         connection.close();
       } catch (SQLException ignored) {
         // The read already succeeded or failed; a failing close changes neither.
       }
+      guard.close();
     }
   }
 
-  private Connection connect() throws SourceException {
+  /** Carries a {@link SourceException} through {@link JdbcConnectionGuard#call}. */
+  private static final class SourceFailure extends RuntimeException {
+    private final SourceException cause;
+
+    SourceFailure(SourceException cause) {
+      super(null, null, false, false);
+      this.cause = cause;
+    }
+  }
+
+  private SourceException addressRefused(EgressPolicy.Refusal refusal) {
+    return new SourceException(
+        Reasons.SOURCE_ADDRESS_NOT_ALLOWED,
+        "cannot connect to "
+            + url.server()
+            + ": its address "
+            + refusal.text()
+            + " (only the operator's BLOOM_HTTP_ALLOW can admit it); nothing was sent there");
+  }
+
+  private Connection connect(JdbcConnectionGuard guard) throws SourceException {
     if (!credentialsRead) {
       credentials = credentialsLookup.get();
       credentialsRead = true;
     }
     Properties properties =
-        driver.properties(CONNECT_TIMEOUT, queryTimeout.plus(SOCKET_TIMEOUT_MARGIN), url);
+        driver.properties(
+            CONNECT_TIMEOUT,
+            queryTimeout.plus(SOCKET_TIMEOUT_MARGIN),
+            url,
+            settings.maxBatchBytes(),
+            guard.token());
     if (credentials != null) {
       properties.setProperty("user", credentials.username());
       properties.setProperty("password", credentials.password());
     }
     try {
-      return driver.connect(url.url(), properties);
+      return guard.call(() -> driver.connect(url.url(), properties));
     } catch (SQLException e) {
-      throw classify(e, true, false);
+      guard.close();
+      throw classify(e, true, false, guard);
     }
   }
 
-  private void stream(Connection connection, KeySink sink, AtomicBoolean timedOut)
-      throws SQLException, SourceException {
+  private void stream(
+      Connection connection, KeySink sink, AtomicBoolean timedOut, JdbcConnectionGuard guard)
+      throws SQLException {
     AtomicReference<Statement> running = new AtomicReference<>();
     ScheduledFuture<?> watchdog =
         WATCHDOG.schedule(
@@ -217,21 +304,35 @@ public final class JdbcSource implements KeySource {
               Statement statement = running.get();
               if (statement != null) {
                 try {
-                  statement.cancel(); // frees the server
+                  // The cancel may open a connection of its own: checked like the first.
+                  guard.call(
+                      () -> {
+                        statement.cancel(); // frees the server
+                        return null;
+                      });
                 } catch (SQLException | RuntimeException ignored) {
                   // Dropping the connection below ends the read anyway.
                 }
               }
               // A read blocked on a connection that stopped delivering (a stalled server or
               // network) sees neither the flag nor the cancel's answer; only the socket timeout
-              // (queryTimeout plus a minute) would end it. Dropping the connection ends it now.
-              abortQuietly(connection);
+              // (queryTimeout plus a minute) would end it. Dropping the connection ends it now
+              // (MariaDB Connector/J first connects again to kill the session: checked too).
+              try {
+                guard.call(
+                    () -> {
+                      abortQuietly(connection);
+                      return null;
+                    });
+              } catch (SQLException | RuntimeException ignored) {
+                // abortQuietly throws nothing; the guard's binding cannot fail.
+              }
             },
             queryTimeout.toMillis(),
             TimeUnit.MILLISECONDS);
     try {
       driver.makeReadOnly(connection);
-      streamRows(connection, sink, timedOut, running);
+      streamRows(connection, sink, timedOut, running, guard);
     } finally {
       watchdog.cancel(false);
     }
@@ -241,23 +342,36 @@ public final class JdbcSource implements KeySource {
       Connection connection,
       KeySink sink,
       AtomicBoolean timedOut,
-      AtomicReference<Statement> running)
-      throws SQLException, SourceException {
+      AtomicReference<Statement> running,
+      JdbcConnectionGuard guard)
+      throws SQLException {
     try (Statement statement =
         connection.createStatement(ResultSet.TYPE_FORWARD_ONLY, ResultSet.CONCUR_READ_ONLY)) {
       running.set(statement);
       statement.setFetchSize(driver.fetchSize(fetchSize));
       statement.setQueryTimeout(
           (int) Math.min(Integer.MAX_VALUE, Math.max(1, (queryTimeout.toMillis() + 999) / 1000)));
-      ResultSet rows = statement.executeQuery(query);
+      Runnable driverFetchReset = driver.fetchReset(connection);
+      guard.newFetch();
+      driverFetchReset.run();
+      ResultSet rows = statement.executeQuery(driver.bounded(query, settings.maxValueBytes()));
       try {
         ColumnReader reader = columnReader(rows.getMetaData());
-        while (rows.next()) {
+        boolean flagged = driver.flagsLongValues();
+        long row = 0;
+        while (next(rows, guard, driverFetchReset)) {
+          row++;
           if (timedOut.get()) {
-            throw timeout();
+            throw new SourceFailure(timeout());
           }
-          reader.read(rows, sink);
+          if (flagged && rows.getBoolean(2)) {
+            throw valueTooLong(row);
+          }
+          reader.read(rows, sink, row);
         }
+      } catch (SourceException e) {
+        abortQuietly(connection);
+        throw new SourceFailure(e);
       } catch (Throwable e) {
         // Closing an unfinished streaming result makes MySQL/MariaDB drivers read (and drop)
         // every remaining row first; dropping the connection ends the query at once.
@@ -268,10 +382,18 @@ public final class JdbcSource implements KeySource {
     }
   }
 
-  /** Reads the first column of the current row into the sink. */
+  /** The next row; the server may send another fetch's worth of bytes for it. */
+  private static boolean next(ResultSet rows, JdbcConnectionGuard guard, Runnable driverFetchReset)
+      throws SQLException {
+    guard.newFetch();
+    driverFetchReset.run();
+    return rows.next();
+  }
+
+  /** Reads the first column of the current row ({@code row}, from 1) into the sink. */
   @FunctionalInterface
   private interface ColumnReader {
-    void read(ResultSet rows, KeySink sink) throws SQLException, SourceException;
+    void read(ResultSet rows, KeySink sink, long row) throws SQLException, SourceException;
   }
 
   private ColumnReader columnReader(ResultSetMetaData meta) throws SQLException, SourceException {
@@ -282,7 +404,7 @@ public final class JdbcSource implements KeySource {
     switch (type) {
       case Types.TINYINT, Types.SMALLINT, Types.INTEGER, Types.BIGINT -> {
         if (type != Types.BIGINT || meta.isSigned(1)) {
-          return (rows, sink) -> {
+          return (rows, sink, row) -> {
             long value = rows.getLong(1);
             if (rows.wasNull()) {
               sink.nullValue();
@@ -291,11 +413,11 @@ public final class JdbcSource implements KeySource {
             }
           };
         }
-        return JdbcSource::readText;
+        return this::readText;
       }
       case Types.CHAR, Types.NCHAR -> {
-        return (rows, sink) -> {
-          String value = rows.getString(1);
+        return (rows, sink, row) -> {
+          String value = bounded(rows.getString(1), row);
           if (value == null) {
             sink.nullValue();
           } else {
@@ -311,13 +433,14 @@ public final class JdbcSource implements KeySource {
                   + JDBCType.valueOf(type).getName()
                   + "); select a text or integer column");
       default -> {
-        return JdbcSource::readText;
+        return this::readText;
       }
     }
   }
 
-  private static void readText(ResultSet rows, KeySink sink) throws SQLException, SourceException {
-    String value = rows.getString(1);
+  private void readText(ResultSet rows, KeySink sink, long row)
+      throws SQLException, SourceException {
+    String value = bounded(rows.getString(1), row);
     if (value == null) {
       sink.nullValue();
     } else {
@@ -325,12 +448,55 @@ public final class JdbcSource implements KeySource {
     }
   }
 
-  private SourceException timeout() {
+  /**
+   * The value, unless it is longer than the operator allows for a key: the same bound as a line of
+   * an http source. The driver already bounded what it held for the value ({@link
+   * JdbcConnectionGuard}); this keeps over-long keys out of the filter at any fetch size. Only the
+   * row number and the length are reported, never the value.
+   */
+  private String bounded(String value, long row) throws SourceException {
+    if (value != null && Utf8.length(value, settings.maxValueBytes()) > settings.maxValueBytes()) {
+      throw valueTooLong(row);
+    }
+    return value;
+  }
+
+  private SourceException valueTooLong(long row) {
     return new SourceException(
-        Reasons.SOURCE_TIMEOUT,
-        "the query did not finish within "
-            + queryTimeout.toString().substring(2).toLowerCase(java.util.Locale.ROOT)
-            + " (spec.source.jdbc.queryTimeout)");
+        Reasons.SOURCE_LIMIT_EXCEEDED,
+        "the value of row "
+            + row
+            + " is longer than "
+            + settings.maxValueBytes()
+            + " bytes (BLOOM_JDBC_MAX_VALUE_BYTES)");
+  }
+
+  private SourceException batchTooLarge() {
+    return new SourceException(
+        Reasons.SOURCE_LIMIT_EXCEEDED,
+        "the database at "
+            + url.server()
+            + " sent more than "
+            + settings.maxBatchBytes()
+            + " bytes for one fetch of at most "
+            + fetchSize
+            + " row(s) (BLOOM_JDBC_MAX_BATCH_BYTES); lower spec.source.jdbc.fetchSize or select"
+            + " shorter values");
+  }
+
+  private SourceException timeout() {
+    String clamped =
+        clampedQueryTimeout == null
+            ? " (spec.source.jdbc.queryTimeout)"
+            : " (the operator's maximum BLOOM_JDBC_MAX_QUERY_TIME; spec.source.jdbc.queryTimeout "
+                + text(clampedQueryTimeout)
+                + " is above it)";
+    return new SourceException(
+        Reasons.SOURCE_TIMEOUT, "the query did not finish within " + text(queryTimeout) + clamped);
+  }
+
+  private static String text(Duration d) {
+    return d.toString().substring(2).toLowerCase(java.util.Locale.ROOT);
   }
 
   /**
@@ -342,10 +508,17 @@ public final class JdbcSource implements KeySource {
    * @param connecting whether the error came from opening the connection
    * @param timedOut whether the watchdog cancelled the statement
    */
-  SourceException classify(SQLException e, boolean connecting, boolean timedOut) {
+  SourceException classify(
+      SQLException e, boolean connecting, boolean timedOut, JdbcConnectionGuard guard) {
     String state = sqlState(e);
     if (LOG.isDebugEnabled()) {
       LOG.debug("jdbc source {}: driver error", url.server(), e);
+    }
+    if (guard.refusal() != null) {
+      return addressRefused(guard.refusal());
+    }
+    if (guard.batchExceeded() || driverBufferExceeded(e)) {
+      return batchTooLarge();
     }
     String code =
         state != null && SQLSTATE.matcher(state).matches() ? " (SQLState " + state + ")" : "";
@@ -373,6 +546,25 @@ public final class JdbcSource implements KeySource {
             + url.server()
             + code
             + "; the database's message is logged at debug level");
+  }
+
+  /**
+   * Whether a driver refused a row or packet over the limit it was given ({@link JdbcDriver}):
+   * PgJDBC's {@code maxResultBuffer}, Connector/J's {@code maxAllowedPacket}. Their messages are
+   * the only sign; they are matched, never shown.
+   */
+  private static boolean driverBufferExceeded(SQLException e) {
+    for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+      String message = t.getMessage();
+      if (message != null
+          && (message.contains("maxResultBuffer") || message.contains("max_allowed_packet"))) {
+        return true;
+      }
+      if (t.getClass().getSimpleName().contains("PacketTooBig")) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** The first SQLState along the exception and its causes. */

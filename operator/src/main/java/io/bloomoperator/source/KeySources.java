@@ -15,9 +15,14 @@ public final class KeySources {
    *
    * @param secrets the only way the source may read Secrets; its namespace is the filter's
    * @param http what an http source may reach and cost, set by the operator's administrator
+   * @param jdbc what a jdbc source may reach and cost, set by the operator's administrator
    */
   public static KeySource from(
-      SourceSpec spec, KubernetesClient client, SecretAccess secrets, HttpSourceSettings http) {
+      SourceSpec spec,
+      KubernetesClient client,
+      SecretAccess secrets,
+      HttpSourceSettings http,
+      JdbcSourceSettings jdbc) {
     String namespace = secrets.namespace();
     if (spec == null) {
       throw new IllegalArgumentException("spec.source is required");
@@ -48,6 +53,6 @@ public final class KeySources {
     if (spec.getHttp() != null) {
       return new HttpSource(secrets, spec.getHttp(), http);
     }
-    return new JdbcSource(secrets, spec.getJdbc());
+    return new JdbcSource(secrets, spec.getJdbc(), jdbc);
   }
 }

@@ -82,7 +82,14 @@ class JdbcSourceOutageFaultTest {
       try (OperatorProcess operator =
               new OperatorProcess(
                   cluster.kubeconfig(),
-                  Map.of("BLOOM_MIN_PUBLISH_INTERVAL", "0", "BLOOM_WATCH_NAMESPACES", namespace),
+                  Map.of(
+                      "BLOOM_MIN_PUBLISH_INTERVAL",
+                      "0",
+                      "BLOOM_WATCH_NAMESPACES",
+                      namespace,
+                      // The database (behind a proxy) listens on loopback, refused by default.
+                      "BLOOM_HTTP_ALLOW",
+                      "127.0.0.0/8"),
                   log);
           SnapshotChecker checker =
               new SnapshotChecker(client, namespace, List.of(FILTER), Duration.ofSeconds(5));

@@ -53,6 +53,38 @@ class EgressPolicyTest {
     assertThat(check(denyTen, "x", "64:ff9b::10.1.2.3")).contains(Refusal.DENIED);
   }
 
+  /**
+   * NAT64 local-use, 6to4 and Teredo addresses reach their IPv4 address through a translator or
+   * relay: judged by it, like the forms above.
+   */
+  @Test
+  void translatedAndTunnelledIpv6FormsAreJudgedByTheirIpv4Address() throws Exception {
+    // NAT64 local-use prefix 64:ff9b:1::/48 (RFC 8215), IPv4 in the last four bytes.
+    assertThat(byDefault("64:ff9b:1::127.0.0.1")).contains(Refusal.LOOPBACK);
+    assertThat(byDefault("64:ff9b:1::a9fe:a9fe")).contains(Refusal.LINK_LOCAL);
+    assertThat(byDefault("64:ff9b:1:ffff::169.254.169.254")).contains(Refusal.LINK_LOCAL);
+    assertThat(byDefault("64:ff9b:1::8.8.8.8")).isEmpty();
+    // 6to4 2002:AABB:CCDD::/48: the IPv4 address follows the prefix.
+    assertThat(byDefault("2002:7f00:1::1")).contains(Refusal.LOOPBACK);
+    assertThat(byDefault("2002:a9fe:a9fe::")).contains(Refusal.LINK_LOCAL);
+    assertThat(byDefault("2002:a9fe:a9fe:1:2:3:4:5")).contains(Refusal.LINK_LOCAL);
+    assertThat(byDefault("2002:0808:0808::1")).isEmpty();
+    // Teredo 2001:0::/32: the client's IPv4 address is the last four bytes inverted
+    // (127.0.0.1 = 7f.00.00.01 -> 80ff:fffe; 169.254.169.254 -> 5601:5601).
+    assertThat(byDefault("2001:0:4136:e378:8000:63bf:80ff:fffe")).contains(Refusal.LOOPBACK);
+    assertThat(byDefault("2001::5601:5601")).contains(Refusal.LINK_LOCAL);
+    assertThat(byDefault("2001:0:4136:e378:8000:63bf:f7f7:f7f7")).isEmpty(); // 8.8.8.8
+    // Not Teredo: 2001:db8::/32 is another /32 of 2001::/16.
+    assertThat(byDefault("2001:db8::5601:5601")).isEmpty();
+    EgressPolicy denyTen = EgressPolicy.of(null, "10.0.0.0/8");
+    assertThat(check(denyTen, "x", "2002:0a01:0203::1")).contains(Refusal.DENIED);
+    assertThat(check(denyTen, "x", "2001::f5fe:fdfc")).contains(Refusal.DENIED); // 10.1.2.3
+    assertThat(check(denyTen, "x", "64:ff9b:1::10.1.2.3")).contains(Refusal.DENIED);
+    assertThat(check(EgressPolicy.of("169.254.10.0/24", null), "x", "2002:a9fe:0a01::"))
+        .as("allowed by its IPv4 address")
+        .isEmpty();
+  }
+
   @Test
   void ordinaryAddressesArePassed() throws Exception {
     assertThat(byDefault("10.96.0.10")).isEmpty();

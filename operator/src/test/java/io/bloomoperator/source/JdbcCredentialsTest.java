@@ -99,7 +99,8 @@ class JdbcCredentialsTest {
     spec.setQuery("select g::bigint from generate_series(1, 10) g");
     spec.setCredentialsSecret("pg");
     LineParser parser = noKeys();
-    new JdbcSource(new SecretAccess(client, "ns", "f", TRUSTING), spec).readKeys(parser);
+    new JdbcSource(new SecretAccess(client, "ns", "f", TRUSTING), spec, JdbcTestSettings.LOOPBACK)
+        .readKeys(parser);
     assertThat(parser.keys()).isEqualTo(10);
   }
 
@@ -139,7 +140,8 @@ class JdbcCredentialsTest {
               SecretAccess.ALLOWED_HOSTS,
               "db.shop.internal:5432"),
           data);
-      assertThatThrownBy(() -> new JdbcSource(access, spec).readKeys(noKeys()))
+      assertThatThrownBy(
+              () -> new JdbcSource(access, spec, JdbcTestSettings.LOOPBACK).readKeys(noKeys()))
           .isInstanceOfSatisfying(
               SourceException.class,
               e -> assertThat(e.reason()).isEqualTo(Reasons.SECRET_NOT_ALLOWED))
@@ -156,7 +158,8 @@ class JdbcCredentialsTest {
               SecretAccess.ALLOWED_HOSTS,
               "127.0.0.1:" + attacker.getLocalPort()),
           data);
-      assertThatThrownBy(() -> new JdbcSource(access, spec).readKeys(noKeys()))
+      assertThatThrownBy(
+              () -> new JdbcSource(access, spec, JdbcTestSettings.LOOPBACK).readKeys(noKeys()))
           .isInstanceOf(SourceException.class);
       org.awaitility.Awaitility.await()
           .atMost(java.time.Duration.ofSeconds(10))

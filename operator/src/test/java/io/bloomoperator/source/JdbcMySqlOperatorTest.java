@@ -37,7 +37,10 @@ import org.junit.jupiter.api.io.TempDir;
 @RealKubernetes(crdDirs = "crds")
 class JdbcMySqlOperatorTest {
 
-  @RegisterExtension static final InProcessOperator OPERATOR = InProcessOperator.withDefaults();
+  @RegisterExtension
+  static final InProcessOperator OPERATOR =
+      InProcessOperator.withSettings(JdbcTestSettings.operator());
+
   private static MariaDbServer db;
 
   @BeforeAll
@@ -67,18 +70,18 @@ class JdbcMySqlOperatorTest {
 
   private static String filterYaml(String name, String url, String query) {
     return """
-        apiVersion: bloomoperator.io/v1alpha1
-        kind: BloomFilter
-        metadata: {name: %s}
-        spec:
-          falsePositiveRate: 0.01
-          keyType: String
-          source:
-            jdbc:
-              url: "%s"
-              query: "%s"
-              credentialsSecret: db-credentials
-        """
+    apiVersion: bloomoperator.io/v1alpha1
+    kind: BloomFilter
+    metadata: {name: %s}
+    spec:
+      falsePositiveRate: 0.01
+      keyType: String
+      source:
+        jdbc:
+          url: "%s"
+          query: "%s"
+          credentialsSecret: db-credentials
+    """
         .formatted(name, url, query.replace("\\", "\\\\").replace("\"", "\\\""));
   }
 

@@ -59,7 +59,9 @@ class JdbcMySqlSourceTest {
     spec.setQuery(query);
     spec.setFetchSize(1000);
     return new JdbcSource(
-        spec, () -> new JdbcCredentials(MariaDbServer.USER, MariaDbServer.PASSWORD));
+        spec,
+        JdbcTestSettings.LOOPBACK,
+        () -> new JdbcCredentials(MariaDbServer.USER, MariaDbServer.PASSWORD));
   }
 
   @Test
@@ -140,7 +142,10 @@ class JdbcMySqlSourceTest {
       spec.setUrl(db.url(scheme));
       spec.setQuery("select 1");
       JdbcSource wrongPassword =
-          new JdbcSource(spec, () -> new JdbcCredentials(MariaDbServer.USER, "wrong-password"));
+          new JdbcSource(
+              spec,
+              JdbcTestSettings.LOOPBACK,
+              () -> new JdbcCredentials(MariaDbServer.USER, "wrong-password"));
       assertThatThrownBy(
               () -> wrongPassword.readKeys(new LineParser(KeyType.LONG, new CollectedKeys(), 0)))
           .as(scheme)

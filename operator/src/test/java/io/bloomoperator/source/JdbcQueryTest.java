@@ -62,4 +62,67 @@ class JdbcQueryTest {
     assertThatThrownBy(() -> JdbcQuery.check("select k from t into outfile 'x'", JdbcDriver.MYSQL))
         .hasMessageContaining("INTO");
   }
+
+  /**
+   * Functions that reach files, programs, other sessions or other servers, as whole names: quoted,
+   * schema-qualified, any case, with or without space before the parenthesis, inside literals too.
+   * {@code LOAD_FILE(} passed the word check before (an underscore defeats {@code \\b}).
+   */
+  @Test
+  void refusesFileProgramSessionAndDynamicSqlFunctions() {
+    for (String query :
+        List.of(
+            "select LOAD_FILE('/etc/passwd')",
+            "select load_file ('/etc/passwd')",
+            "select `load_file`('/etc/passwd')",
+            "select pg_read_file('/etc/passwd')",
+            "select pg_catalog.pg_read_file('/etc/passwd')",
+            "select \"pg_read_file\"('/etc/passwd')",
+            "select PG_READ_BINARY_FILE('/etc/passwd')::text",
+            "select * from pg_ls_dir('/')",
+            "select pg_ls_waldir()",
+            "select pg_stat_file('/etc/passwd')",
+            "select lo_import('/etc/passwd')",
+            "select lo_export(1, '/tmp/x')",
+            "select lo_get(1)",
+            "select pg_terminate_backend(pid) from pg_stat_activity",
+            "select pg_cancel_backend(1)",
+            "select pg_reload_conf()",
+            "select dblink('host=10.0.0.1', 'select 1')",
+            "select dblink_exec('host=10.0.0.1', 'drop table t')",
+            "select pg_notify('c', 'x')",
+            "select set_config('x.y', 'z', false)",
+            "select pg_advisory_lock(1)",
+            "select get_lock('x', 100)",
+            "select query_to_xml('select pg_' || 'read_file(''/etc/passwd'')', true, true, '')",
+            "select pg_create_logical_replication_slot('s', 'p')",
+            "select sys_exec('id')",
+            "with x as (select 1) select 'pg_read_file' from x",
+            "select U&\"\\0070g_read_file\"('/etc/passwd')",
+            "select u&'\\0041'")) {
+      for (JdbcDriver driver : JdbcDriver.values()) {
+        assertThatThrownBy(() -> JdbcQuery.check(query, driver))
+            .as(driver + ": " + query)
+            .isInstanceOf(IllegalArgumentException.class)
+            .hasMessageStartingWith("spec.source.jdbc.query must not");
+      }
+    }
+    assertThatThrownBy(() -> JdbcQuery.check("select LOAD_FILE('/x')", JdbcDriver.MARIADB))
+        .hasMessageContaining("must not call load_file");
+  }
+
+  /** Names that only contain a refused one, and ordinary functions, pass. */
+  @Test
+  void keepsNamesThatOnlyContainARefusedFunction() {
+    for (String query :
+        List.of(
+            "select my_load_file_name from t",
+            "select pg_read_file_audit from t",
+            "select k from lo_imports",
+            "select upper(k), pg_sleep(0)::text from t",
+            "select xdblink from t",
+            "select k from t where note = 'plan&\"'")) {
+      assertThat(JdbcQuery.check(query, JdbcDriver.POSTGRESQL)).as(query).isEqualTo(query);
+    }
+  }
 }

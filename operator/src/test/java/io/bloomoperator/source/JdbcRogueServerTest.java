@@ -37,7 +37,8 @@ class JdbcRogueServerTest {
     spec.setUrl(url);
     spec.setQuery(query);
     spec.setQueryTimeout("20s");
-    return new JdbcSource(spec, () -> new JdbcCredentials("reader", "pw"));
+    return new JdbcSource(
+        spec, JdbcTestSettings.LOOPBACK, () -> new JdbcCredentials("reader", "pw"));
   }
 
   private boolean leaked(RogueMySqlServer rogue) {
@@ -46,17 +47,7 @@ class JdbcRogueServerTest {
 
   private static void readQuietly(JdbcSource source) {
     try {
-      source.readKeys(
-          new LineParser(
-              KeyType.STRING,
-              new LineParser.KeyConsumer() {
-                @Override
-                public void putString(String key) {}
-
-                @Override
-                public void putLong(long key) {}
-              },
-              0));
+      source.readKeys(new LineParser(KeyType.STRING, new DiscardedKeys(), 0));
     } catch (SourceException expected) {
       // The rogue answers with a file request instead of rows: the read fails either way.
     }

@@ -48,7 +48,10 @@ class JdbcSourceOperatorTest {
   private static final double FPP = 0.01;
   private static final int ABSENT_SAMPLE = 200_000;
 
-  @RegisterExtension static final InProcessOperator OPERATOR = InProcessOperator.withDefaults();
+  @RegisterExtension
+  static final InProcessOperator OPERATOR =
+      InProcessOperator.withSettings(JdbcTestSettings.operator());
+
   private static PostgresServer pg;
 
   @BeforeAll
@@ -111,6 +114,45 @@ class JdbcSourceOperatorTest {
                     .contains(secret));
   }
 
+  /**
+   * One 300 MB value ({@code select repeat('x', 300000000)}, issue 17: it crashed the packaged
+   * operator in the counting pass) is a SourceLimitExceeded status of its filter, with no byte of
+   * it in the status; the operator stays up and builds the next filter.
+   */
+  @Test
+  void aHugeValueIsALimitOfItsFilterNotACrashOfTheOperator(
+      KubernetesClient client, TestNamespace ns) {
+    credentials(client, ns.name(), PostgresServer.PASSWORD);
+    apply(client, ns.name(), filterYaml("huge", "String", "select repeat('x', 300000000)", ""));
+    var failed =
+        awaitStatus(
+            client, ns.name(), "huge", f -> ready(f, "False", Reasons.SOURCE_LIMIT_EXCEEDED));
+    assertThat(ReadyCondition.of(failed).orElseThrow().getMessage())
+        .contains("BLOOM_JDBC_MAX_VALUE_BYTES")
+        .doesNotContain("xxxx");
+    apply(client, ns.name(), filterYaml("after-huge", "String", "select 'k1'", ""));
+    awaitStatus(client, ns.name(), "after-huge", f -> ready(f, "True", "Published"));
+  }
+
+  /** The metadata endpoint as a database host: refused by the operator's egress policy. */
+  @Test
+  void theMetadataEndpointIsNotADatabase(KubernetesClient client, TestNamespace ns) {
+    apply(
+        client,
+        ns.name(),
+        filterYaml("metadata", "String", "select 1", "")
+            .replace(pg.url(), "jdbc:postgresql://169.254.169.254:80/latest")
+            .replace("      credentialsSecret: pg-credentials\n", ""));
+    var refused =
+        awaitStatus(
+            client,
+            ns.name(),
+            "metadata",
+            f -> ready(f, "False", Reasons.SOURCE_ADDRESS_NOT_ALLOWED));
+    assertThat(ReadyCondition.of(refused).orElseThrow().getMessage())
+        .contains("169.254.169.254:80", "link-local");
+  }
+
   private static void credentials(KubernetesClient client, String ns, String password) {
     client
         .secrets()
@@ -132,19 +174,19 @@ class JdbcSourceOperatorTest {
 
   private static String filterYaml(String name, String keyType, String query, String extra) {
     return """
-        apiVersion: bloomoperator.io/v1alpha1
-        kind: BloomFilter
-        metadata: {name: %s}
-        spec:
-          falsePositiveRate: %s
-          keyType: %s
-        %s  source:
-            jdbc:
-              url: %s
-              query: %s
-              credentialsSecret: pg-credentials
-              fetchSize: 20000
-        """
+    apiVersion: bloomoperator.io/v1alpha1
+    kind: BloomFilter
+    metadata: {name: %s}
+    spec:
+      falsePositiveRate: %s
+      keyType: %s
+    %s  source:
+        jdbc:
+          url: %s
+          query: %s
+          credentialsSecret: pg-credentials
+          fetchSize: 20000
+    """
         .formatted(name, FPP, keyType, extra, pg.url(), query);
   }
 

@@ -38,7 +38,9 @@ public final class JdbcThroughput {
       spec.setQuery("select k from " + run[0]);
       JdbcSource source =
           new JdbcSource(
-              spec, () -> new JdbcCredentials(PostgresServer.USER, PostgresServer.PASSWORD));
+              spec,
+              JdbcTestSettings.LOOPBACK,
+              () -> new JdbcCredentials(PostgresServer.USER, PostgresServer.PASSWORD));
       KeyType type = KeyType.valueOf(run[1]);
       FilterBuilder.Result result =
           new FilterBuilder()

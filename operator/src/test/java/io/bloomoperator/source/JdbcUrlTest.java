@@ -214,32 +214,48 @@ class JdbcUrlTest {
   @Test
   void forcesLocalFilesMultiStatementsAndPluginsOffInTheProperties() {
     var timeouts = java.time.Duration.ofSeconds(30);
-    var mysql = JdbcDriver.MYSQL.properties(timeouts, timeouts, JdbcUrl.parse("jdbc:mysql://db"));
+    var mysql =
+        JdbcDriver.MYSQL.properties(
+            timeouts, timeouts, JdbcUrl.parse("jdbc:mysql://db"), 1 << 20, "token");
     assertThat(mysql)
         .containsEntry("allowLoadLocalInfile", "false")
         .containsEntry("allowUrlInLocalInfile", "false")
         .containsEntry("allowMultiQueries", "false")
-        .containsEntry("readOnlyPropagatesToServer", "true");
+        .containsEntry("readOnlyPropagatesToServer", "true")
+        .containsEntry("socketFactory", GuardedMySqlSocketFactory.class.getName())
+        .containsEntry("maxAllowedPacket", Integer.toString(1 << 20));
     assertThat(mysql.getProperty("disabledAuthenticationPlugins"))
         .contains("mysql_clear_password", "authentication_oci_client");
     var maria =
-        JdbcDriver.MARIADB.properties(timeouts, timeouts, JdbcUrl.parse("jdbc:mariadb://db"));
+        JdbcDriver.MARIADB.properties(
+            timeouts, timeouts, JdbcUrl.parse("jdbc:mariadb://db"), 1 << 20, "token");
     assertThat(maria)
         .containsEntry("allowLocalInfile", "false")
         .containsEntry("allowMultiQueries", "false")
+        .containsEntry("socketFactory", GuardedSocketFactory.class.getName())
         .doesNotContainKey("credentialType");
     assertThat(maria.getProperty("restrictedAuth")).doesNotContain("clear", "dialog", "gssapi");
     var pg =
         JdbcDriver.POSTGRESQL.properties(
-            timeouts, timeouts, JdbcUrl.parse("jdbc:postgresql://db/x?sslmode=verify-ca"));
+            timeouts,
+            timeouts,
+            JdbcUrl.parse("jdbc:postgresql://db/x?sslmode=verify-ca"),
+            1 << 20,
+            "token");
     assertThat(pg)
         .containsEntry("readOnlyMode", "always")
         .containsEntry("preferQueryMode", "extended")
         .containsEntry("sslfactory", "org.postgresql.ssl.DefaultJavaSSLFactory")
-        .containsEntry("password", "");
+        .containsEntry("password", "")
+        .containsEntry("socketFactory", GuardedSocketFactory.class.getName())
+        .containsEntry("maxResultBuffer", Integer.toString(1 << 20));
     assertThat(
             JdbcDriver.POSTGRESQL.properties(
-                timeouts, timeouts, JdbcUrl.parse("jdbc:postgresql://db/x?sslmode=require")))
+                timeouts,
+                timeouts,
+                JdbcUrl.parse("jdbc:postgresql://db/x?sslmode=require"),
+                1 << 20,
+                "token"))
         .containsEntry("sslfactory", "org.postgresql.ssl.NonValidatingFactory");
   }
 }
