@@ -28,6 +28,7 @@ import java.util.Map;
  * @param signingKey the Secret holding the key that signs every published manifest, or null to
  *     publish unsigned manifests (BLOOM_SIGNING_KEY_SECRET)
  * @param deltas when a new version is published as a delta and when as a whole snapshot
+ * @param builds how much of the shared build capacity one build and one namespace may hold
  */
 public record OperatorSettings(
     long maxSnapshotBytes,
@@ -39,7 +40,8 @@ public record OperatorSettings(
     SecretAccess.Mode secretAccess,
     HttpSourceSettings http,
     SigningKeySecret signingKey,
-    DeltaPolicy deltas) {
+    DeltaPolicy deltas,
+    BuildLimits builds) {
 
   /** 64 MiB: about 53M keys at 1 %, 64 chunk ConfigMaps, one etcd write per chunk. */
   public static final long DEFAULT_MAX_SNAPSHOT_BYTES = 64L * 1024 * 1024;
@@ -53,9 +55,9 @@ public record OperatorSettings(
     if (maxSnapshotBytes < 1 || maxNamespaceBytes < 1 || maxConcurrentBuilds < 1) {
       throw new IllegalArgumentException("snapshot, namespace and build limits must be positive");
     }
-    if (http == null || secretAccess == null || deltas == null) {
+    if (http == null || secretAccess == null || deltas == null || builds == null) {
       throw new IllegalArgumentException(
-          "http source settings, secret access and the delta policy are required");
+          "http source settings, secret access, the delta policy and build limits are required");
     }
     if (maxMalformedKeys < 0
         || minPublishInterval.isNegative()
@@ -73,8 +75,9 @@ public record OperatorSettings(
    * Reads BLOOM_MAX_SNAPSHOT_BYTES, BLOOM_MAX_MALFORMED_KEYS, BLOOM_MAX_NAMESPACE_BYTES,
    * BLOOM_MIN_PUBLISH_INTERVAL, BLOOM_MIN_REFRESH_INTERVAL, BLOOM_MAX_CONCURRENT_BUILDS,
    * BLOOM_SECRET_ACCESS, the http source settings ({@link HttpSourceSettings#fromEnvironment}), the
-   * signing key ({@link SigningKeySecret#fromEnvironment}) and the delta policy ({@link
-   * DeltaPolicy#fromEnvironment}), falling back to the defaults.
+   * signing key ({@link SigningKeySecret#fromEnvironment}), the delta policy ({@link
+   * DeltaPolicy#fromEnvironment}) and the build limits ({@link BuildLimits#fromEnvironment}),
+   * falling back to the defaults.
    *
    * @throws IllegalArgumentException naming the variable that is not valid
    */
@@ -92,7 +95,8 @@ public record OperatorSettings(
         secretAccess(env, "BLOOM_SECRET_ACCESS"),
         HttpSourceSettings.fromEnvironment(env),
         SigningKeySecret.fromEnvironment(env, SigningKeySecret.SERVICE_ACCOUNT_NAMESPACE),
-        DeltaPolicy.fromEnvironment(env));
+        DeltaPolicy.fromEnvironment(env),
+        BuildLimits.fromEnvironment(env));
   }
 
   /** These settings with manifests signed by the key in {@code secret} (null: unsigned). */
@@ -107,7 +111,8 @@ public record OperatorSettings(
         secretAccess,
         http,
         secret,
-        deltas);
+        deltas,
+        builds);
   }
 
   /** These settings with another delta policy. */
@@ -122,7 +127,8 @@ public record OperatorSettings(
         secretAccess,
         http,
         signingKey,
-        policy);
+        policy,
+        builds);
   }
 
   private static SecretAccess.Mode secretAccess(Map<String, String> env, String name) {
@@ -166,7 +172,8 @@ public record OperatorSettings(
         secretAccess,
         settings,
         signingKey,
-        deltas);
+        deltas,
+        builds);
   }
 
   /**

@@ -110,6 +110,11 @@ public final class JdbcSource implements KeySource {
 
   private boolean credentialsRead;
 
+  /** The connection and statement of the read under way, for {@link #cancel}. */
+  private volatile Connection reading;
+
+  private volatile Statement readingStatement;
+
   /**
    * @throws IllegalArgumentException when the URL, query or a setting is invalid (an invalid spec)
    */
@@ -176,16 +181,40 @@ public final class JdbcSource implements KeySource {
   public void readKeys(KeySink sink) throws SourceException {
     Connection connection = connect();
     AtomicBoolean timedOut = new AtomicBoolean();
+    reading = connection;
     try {
       stream(connection, sink, timedOut);
     } catch (SQLException e) {
       throw classify(e, false, timedOut.get());
     } finally {
+      reading = null;
+      readingStatement = null;
       try {
         connection.close();
       } catch (SQLException ignored) {
         // The read already succeeded or failed; a failing close changes neither.
       }
+    }
+  }
+
+  /**
+   * Cancels the statement under way (which frees the server: a dropped connection alone leaves
+   * PostgreSQL running the query until it next writes to the client), then drops the connection,
+   * which ends a read blocked on a stalled server or network.
+   */
+  @Override
+  public void cancel() {
+    Statement statement = readingStatement;
+    if (statement != null) {
+      try {
+        statement.cancel();
+      } catch (SQLException | RuntimeException ignored) {
+        // Dropping the connection below ends the read anyway.
+      }
+    }
+    Connection connection = reading;
+    if (connection != null) {
+      abortQuietly(connection);
     }
   }
 
@@ -246,6 +275,7 @@ public final class JdbcSource implements KeySource {
     try (Statement statement =
         connection.createStatement(ResultSet.TYPE_FORWARD_ONLY, ResultSet.CONCUR_READ_ONLY)) {
       running.set(statement);
+      readingStatement = statement;
       statement.setFetchSize(driver.fetchSize(fetchSize));
       statement.setQueryTimeout(
           (int) Math.min(Integer.MAX_VALUE, Math.max(1, (queryTimeout.toMillis() + 999) / 1000)));

@@ -52,7 +52,8 @@ class OperatorLimitsTest {
                 SecretAccess.Mode.NAMESPACE,
                 HttpSourceSettings.defaults(),
                 null,
-                io.bloomoperator.publish.DeltaPolicy.defaults()));
+                io.bloomoperator.publish.DeltaPolicy.defaults(),
+                BuildLimits.defaults()));
   }
 
   @Test
