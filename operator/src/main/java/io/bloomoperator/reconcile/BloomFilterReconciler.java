@@ -364,12 +364,11 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
     progress.started(attempt.report().buildStarting());
     try (BuildGuard guard = new BuildGuard(source, settings.builds(), slot)) {
       FilterBuilder.Result built =
-          guarded(
-              guard,
-              () ->
+          guard.run(
+              guarded ->
                   new FilterBuilder(progress)
                       .build(
-                          guard.source(),
+                          guarded,
                           new FilterBuilder.Request(
                               spec.keyType(),
                               spec.falsePositiveRate(),
@@ -392,28 +391,6 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
           Reasons.SNAPSHOT_TOO_LARGE,
           e.getMessage() + " (operator limit BLOOM_MAX_SNAPSHOT_BYTES); nothing was published",
           e);
-    }
-  }
-
-  /** One build from the source; what {@link #guarded} runs. */
-  @FunctionalInterface
-  private interface GuardedBuild {
-    FilterBuilder.Result run()
-        throws SourceException, FilterTooLargeException, InterruptedException;
-  }
-
-  /**
-   * Runs {@code build}; a build the guard stopped fails with the guard's reason, not the source's.
-   */
-  private static FilterBuilder.Result guarded(BuildGuard guard, GuardedBuild build)
-      throws SourceException, FilterTooLargeException, InterruptedException {
-    try {
-      return build.run();
-    } catch (SourceException | RuntimeException e) {
-      if (guard.stopped()) {
-        throw guard.failure(e);
-      }
-      throw e;
     }
   }
 

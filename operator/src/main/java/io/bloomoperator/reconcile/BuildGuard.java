@@ -2,6 +2,8 @@ package io.bloomoperator.reconcile;
 
 import io.bloomoperator.api.Durations;
 import io.bloomoperator.api.Reasons;
+import io.bloomoperator.assemble.FilterBuilder;
+import io.bloomoperator.assemble.FilterTooLargeException;
 import io.bloomoperator.source.KeySink;
 import io.bloomoperator.source.KeySource;
 import io.bloomoperator.source.SourceException;
@@ -47,6 +49,29 @@ final class BuildGuard implements AutoCloseable {
     this.check =
         CHECKS.scheduleWithFixedDelay(
             this::check, CHECK_EVERY.toMillis(), CHECK_EVERY.toMillis(), TimeUnit.MILLISECONDS);
+  }
+
+  /** A build from a source, as {@link #run} runs it. */
+  @FunctionalInterface
+  interface Build {
+    FilterBuilder.Result from(KeySource source)
+        throws SourceException, FilterTooLargeException, InterruptedException;
+  }
+
+  /**
+   * Runs {@code build} from the guarded {@link #source()}; a build the guard stopped fails with the
+   * guard's {@link #failure}, not with the error the cancel caused in the source.
+   */
+  FilterBuilder.Result run(Build build)
+      throws SourceException, FilterTooLargeException, InterruptedException {
+    try {
+      return build.from(source());
+    } catch (SourceException | RuntimeException e) {
+      if (stopped()) {
+        throw failure(e);
+      }
+      throw e;
+    }
   }
 
   /** The source to build from: the guarded one, counting keys and refusing them once stopped. */
