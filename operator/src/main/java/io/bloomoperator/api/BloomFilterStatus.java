@@ -103,6 +103,11 @@ public class BloomFilterStatus {
   @JsonPropertyDescription("How long the last successful build took, in milliseconds.")
   private Long lastBuildDurationMillis;
 
+  @JsonPropertyDescription(
+      "The last build the operator started, recorded before its source was read: a build during"
+          + " which the operator stopped is backed off after a restart (reason BuildCrashed).")
+  private BuildAttempt buildAttempt;
+
   public Long getObservedGeneration() {
     return observedGeneration;
   }
@@ -309,5 +314,13 @@ public class BloomFilterStatus {
 
   public void setLastPublishBytes(Long lastPublishBytes) {
     this.lastPublishBytes = lastPublishBytes;
+  }
+
+  public BuildAttempt getBuildAttempt() {
+    return buildAttempt;
+  }
+
+  public void setBuildAttempt(BuildAttempt buildAttempt) {
+    this.buildAttempt = buildAttempt;
   }
 }

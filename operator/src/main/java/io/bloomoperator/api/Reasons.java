@@ -72,6 +72,12 @@ public final class Reasons {
   /** Someone else changed the manifest during a publish. */
   public static final String MANIFEST_CONFLICT = "ManifestConflict";
 
+  /**
+   * The operator stopped (ran out of memory, was killed) during this filter's last build; the next
+   * build waits for a backoff that doubles with each such build in a row.
+   */
+  public static final String BUILD_CRASHED = "BuildCrashed";
+
   /** An unexpected error; the status names only its kind, the operator log has the rest. */
   public static final String RECONCILE_ERROR = "ReconcileError";
 

@@ -73,6 +73,12 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
   /** Bounds the bit arrays alive at once; a build holds its slot until its publish is done. */
   private final BuildSlots buildSlots;
 
+  /** Bounds the reconcile threads one namespace's builds occupy. */
+  private final NamespaceBuilds namespaceBuilds;
+
+  /** Backs off filters whose build made the operator die. */
+  private final BuildCrashes crashes;
+
   /** This replica's identity, stamped on what it writes; null for none. */
   private final String publisher;
 
@@ -105,6 +111,8 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
     this.clock = clock;
     this.metrics = metrics;
     this.buildSlots = new BuildSlots(settings.maxConcurrentBuilds());
+    this.namespaceBuilds = new NamespaceBuilds(settings.builds().maxBuildsPerNamespace());
+    this.crashes = new BuildCrashes(clock.instant(), metrics);
   }
 
   /**
@@ -146,6 +154,12 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
         return stillFull;
       }
       report = new StatusReport(filter, client, events, metrics, storageFull, now);
+    }
+    // Before anything reads the source: a source that made the operator die must not do it again
+    // right after the restart.
+    Optional<UpdateControl<BloomFilter>> crashed = crashes.check(filter, report, now);
+    if (crashed.isPresent()) {
+      return crashed.get();
     }
 
     ResolvedSpec spec;
@@ -200,14 +214,25 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
           return UpdateControl.<BloomFilter>noUpdate().rescheduleAfter(decision.delay());
         }
         case BUILD -> {
-          Publication.Outcome outcome =
-              build(
-                  new Attempt(filter, client, events, report, now),
-                  source,
-                  spec,
-                  current,
-                  token,
-                  decision.routine());
+          Optional<NamespaceBuilds.Entry> place = namespaceBuilds.enter(namespace);
+          if (place.isEmpty()) {
+            // The namespace has its share of reconcile threads building: give this one back.
+            LOG.debug(
+                "{}/{}: namespace at BLOOM_MAX_BUILDS_PER_NAMESPACE, deferred", namespace, name);
+            return UpdateControl.<BloomFilter>noUpdate()
+                .rescheduleAfter(NamespaceBuilds.retryDelay());
+          }
+          Publication.Outcome outcome;
+          try (NamespaceBuilds.Entry entry = place.get()) {
+            outcome =
+                build(
+                    new Attempt(filter, client, events, report, now),
+                    source,
+                    spec,
+                    current,
+                    token,
+                    decision.routine());
+          }
           current = outcome.published();
           if (outcome.newVersion()) {
             graceLeft = Optional.of(spec.retainPrevious()); // the version just replaced
@@ -283,8 +308,8 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
     }
     // The slot is taken inside the build, once the source delivers keys, and held until the
     // publish is done: the bit array lives that long.
-    try (BuildSlots.Slot slot = buildSlots.slot()) {
-      FilterBuilder.Result built = buildFilter(filter, client, source, spec, slot);
+    try (BuildSlots.Slot slot = buildSlots.slot(filter.getMetadata().getNamespace())) {
+      FilterBuilder.Result built = buildFilter(attempt, source, spec, slot);
       long start = System.nanoTime();
       Publication.Outcome outcome =
           new Publication(
@@ -360,28 +385,26 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
   }
 
   private FilterBuilder.Result buildFilter(
-      BloomFilter filter,
-      KubernetesClient client,
-      KeySource source,
-      ResolvedSpec spec,
-      FilterBuilder.Reservation slot)
+      Attempt attempt, KeySource source, ResolvedSpec spec, BuildSlots.Slot slot)
       throws SourceException, PublishException {
-    BuildProgressReporter progress = new BuildProgressReporter(client, filter);
-    progress.started();
-    try {
+    BuildProgressReporter progress = new BuildProgressReporter(attempt.client(), attempt.filter());
+    progress.started(attempt.report().buildStarting());
+    try (BuildGuard guard = new BuildGuard(source, settings.builds(), slot)) {
       FilterBuilder.Result built =
-          new FilterBuilder(progress)
-              .build(
-                  source,
-                  new FilterBuilder.Request(
-                      spec.keyType(),
-                      spec.falsePositiveRate(),
-                      spec.expectedInsertions(),
-                      spec.maxMalformedKeys() != null
-                          ? spec.maxMalformedKeys()
-                          : settings.maxMalformedKeys(),
-                      settings.maxSnapshotBytes()),
-                  slot);
+          guard.run(
+              guarded ->
+                  new FilterBuilder(progress)
+                      .build(
+                          guarded,
+                          new FilterBuilder.Request(
+                              spec.keyType(),
+                              spec.falsePositiveRate(),
+                              spec.expectedInsertions(),
+                              spec.maxMalformedKeys() != null
+                                  ? spec.maxMalformedKeys()
+                                  : settings.maxMalformedKeys(),
+                              settings.maxSnapshotBytes()),
+                          slot));
       metrics.built(built.keys(), built.took());
       return built;
     } catch (InterruptedException e) {

@@ -94,6 +94,11 @@ public final class BuildMetrics {
     counter(MetricCatalogue.SOURCE_ERRORS, reasonTag(reason)).increment();
   }
 
+  /** A build during which the operator died, found after a restart. */
+  void buildCrashed() {
+    counter(MetricCatalogue.BUILD_CRASHES, Tags.empty()).increment();
+  }
+
   /** The filter's refresh interval as resolved at this reconcile (null: none). */
   void refreshInterval(BloomFilter filter, Duration refresh) {
     gauges(filter)

@@ -1,13 +1,16 @@
 package io.bloomoperator.reconcile;
 
 import io.bloomoperator.api.BloomFilter;
+import io.bloomoperator.api.BuildAttempt;
 import io.bloomoperator.api.Reasons;
 import io.bloomoperator.assemble.FilterBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
+import io.fabric8.kubernetes.client.utils.Serialization;
 import java.time.Duration;
+import java.util.Map;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -30,9 +33,39 @@ final class BuildProgressReporter implements FilterBuilder.Progress {
     this.filter = filter;
   }
 
-  /** Marks the start of a build. */
-  void started() {
-    write(0);
+  /**
+   * Marks the start of a build and records it ({@link BuildCrashes}) before the source is read.
+   *
+   * @return whether the record was written
+   */
+  boolean started(BuildAttempt attempt) {
+    try {
+      client
+          .resources(BloomFilter.class)
+          .inNamespace(filter.getMetadata().getNamespace())
+          .withName(filter.getMetadata().getName())
+          .subresource("status")
+          .patch(
+              PatchContext.of(PatchType.JSON_MERGE),
+              Serialization.asJson(
+                  Map.of(
+                      "status",
+                      Map.of(
+                          "phase",
+                          Reasons.PHASE_BUILDING,
+                          "keysRead",
+                          0,
+                          "buildAttempt",
+                          attempt))));
+      return true;
+    } catch (KubernetesClientException e) {
+      LOG.warn(
+          "{}/{}: the start of a build was not recorded: {}",
+          filter.getMetadata().getNamespace(),
+          filter.getMetadata().getName(),
+          e.getMessage());
+      return false;
+    }
   }
 
   @Override

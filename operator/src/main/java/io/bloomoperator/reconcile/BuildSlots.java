@@ -1,53 +1,229 @@
 package io.bloomoperator.reconcile;
 
 import io.bloomoperator.assemble.FilterBuilder;
-import java.util.concurrent.Semaphore;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * Bounds the bit arrays alive at once ({@code BLOOM_MAX_CONCURRENT_BUILDS}), so the heap needed is
- * known: that many arrays of at most {@code BLOOM_MAX_SNAPSHOT_BYTES}, plus a little.
+ * known: that many arrays of at most {@code BLOOM_MAX_SNAPSHOT_BYTES}, plus a little; and shares
+ * them fairly between namespaces, so one tenant cannot keep the others from building.
  *
  * <p>A build takes its slot when its array is allocated, that is when the source has delivered its
  * first key ({@link FilterBuilder.Reservation}), and keeps it until its publish is done.
  * Connecting, waiting for a response, running a query and counting keys take no slot: a source that
- * accepts a connection and then sends nothing cannot make other filters wait for it. Slots are
- * handed out in arrival order (a fair semaphore), so no build waits forever behind later ones.
+ * accepts a connection and then sends nothing cannot make other filters wait for it.
+ *
+ * <p><b>Fairness rules.</b>
+ *
+ * <ol>
+ *   <li>One namespace holds at most {@code max(1, slots - 1)} slots at once: with two slots or
+ *       more, one namespace alone can never hold them all.
+ *   <li>A free slot goes to the waiting build whose namespace holds the fewest slots; among those,
+ *       to the namespace served longest ago (never served first); within a namespace, in arrival
+ *       order. A namespace that keeps re-queueing stalled builds therefore cannot stay ahead of one
+ *       that has not built yet, and no build waits forever behind later ones.
+ *   <li>A slot is never held for long by a build that does not progress: {@link BuildGuard} stops a
+ *       build whose source delivers no key for {@code BLOOM_SOURCE_STALL_TIMEOUT} while it holds a
+ *       slot, and any build after {@code BLOOM_MAX_BUILD_TIME}.
+ * </ol>
+ *
+ * <p>Rules 1 and 2 alone cannot protect an honest namespace when as many hostile namespaces as
+ * there are slots each stall in one slot (two of them with the default two slots): any rule that
+ * lets two different namespaces build at once lets both stall. Rule 3 bounds that case: a build
+ * that needs a slot waits at most about {@code BLOOM_SOURCE_STALL_TIMEOUT} (the first stalled
+ * holder is stopped by then, and by rule 2 the slot goes to the namespace that has not been served)
+ * plus the builds of honest filters queued before it.
  */
 final class BuildSlots {
 
-  private final Semaphore slots;
+  /** Namespaces remembered for rule 2 (least recently served first); older ones count as new. */
+  private static final int REMEMBERED_NAMESPACES = 10_000;
+
+  private final int perNamespace;
+  private final ReentrantLock lock = new ReentrantLock();
+  private final Condition granted = lock.newCondition();
+  private int free;
+  private long arrivals;
+  private long grants;
+
+  /** Slots held, by namespace (only namespaces holding one). */
+  private final Map<String, Integer> held = new HashMap<>();
+
+  /** Builds waiting for a slot, in arrival order. */
+  private final List<Waiter> waiting = new ArrayList<>();
+
+  /** When each namespace was last given a slot (grant number), least recent first. */
+  private final Map<String, Long> lastServed =
+      new LinkedHashMap<>(16, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, Long> eldest) {
+          return size() > REMEMBERED_NAMESPACES;
+        }
+      };
 
   BuildSlots(int slots) {
-    this.slots = new Semaphore(slots, true);
+    this.free = slots;
+    this.perNamespace = Math.max(1, slots - 1);
   }
 
-  /** A slot for one build, not taken yet; closing it gives the slot back if it was taken. */
-  Slot slot() {
-    return new Slot();
+  /** A slot for one build of {@code namespace}, not taken yet; closing it gives it back. */
+  Slot slot(String namespace) {
+    return new Slot(namespace);
   }
 
   /** Slots free right now. */
   int available() {
-    return slots.availablePermits();
+    lock.lock();
+    try {
+      return free;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Builds waiting for a slot right now. */
+  int waiting() {
+    lock.lock();
+    try {
+      return waiting.size();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Most slots one namespace may hold at once. */
+  int perNamespace() {
+    return perNamespace;
+  }
+
+  private static final class Waiter {
+    final String namespace;
+    final long arrival;
+    boolean granted;
+
+    Waiter(String namespace, long arrival) {
+      this.namespace = namespace;
+      this.arrival = arrival;
+    }
+  }
+
+  private void acquire(String namespace) throws InterruptedException {
+    lock.lock();
+    try {
+      Waiter me = new Waiter(namespace, arrivals++);
+      waiting.add(me);
+      dispatch();
+      while (!me.granted) {
+        try {
+          granted.await();
+        } catch (InterruptedException e) {
+          if (me.granted) {
+            release(namespace); // granted meanwhile: give it to the next one
+          } else {
+            waiting.remove(me);
+          }
+          throw e;
+        }
+      }
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  private void release(String namespace) {
+    lock.lock();
+    try {
+      held.merge(namespace, -1, (a, b) -> a + b == 0 ? null : a + b);
+      free++;
+      dispatch();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Hands free slots to waiting builds by the rules in the class comment; under the lock. */
+  private void dispatch() {
+    boolean any = false;
+    while (free > 0) {
+      Waiter next = null;
+      for (Waiter w : waiting) {
+        int holds = held.getOrDefault(w.namespace, 0);
+        if (holds >= perNamespace) {
+          continue;
+        }
+        if (next == null || before(w, holds, next)) {
+          next = w;
+        }
+      }
+      if (next == null) {
+        break;
+      }
+      waiting.remove(next);
+      next.granted = true;
+      free--;
+      held.merge(next.namespace, 1, Integer::sum);
+      lastServed.put(next.namespace, grants++);
+      any = true;
+    }
+    if (any) {
+      granted.signalAll();
+    }
+  }
+
+  /** Whether {@code w} (whose namespace holds {@code holds}) goes before {@code other}. */
+  private boolean before(Waiter w, int holds, Waiter other) {
+    int otherHolds = held.getOrDefault(other.namespace, 0);
+    if (holds != otherHolds) {
+      return holds < otherHolds;
+    }
+    long served = lastServed.getOrDefault(w.namespace, -1L);
+    long otherServed = lastServed.getOrDefault(other.namespace, -1L);
+    if (served != otherServed) {
+      return served < otherServed;
+    }
+    return w.arrival < other.arrival;
   }
 
   /** One build's claim on a slot: taken on the first {@link #reserve}, released by close. */
   final class Slot implements FilterBuilder.Reservation, AutoCloseable {
-    private boolean held;
+    private final String namespace;
+    private volatile boolean held;
+    private volatile long heldSince;
+
+    private Slot(String namespace) {
+      this.namespace = namespace;
+    }
 
     @Override
     public void reserve() throws InterruptedException {
       if (!held) {
-        slots.acquire();
+        acquire(namespace);
+        heldSince = System.nanoTime();
         held = true;
       }
+    }
+
+    /** Whether the slot is taken. */
+    boolean held() {
+      return held;
+    }
+
+    /** {@link System#nanoTime()} when the slot was taken; meaningful only while {@link #held}. */
+    long heldSince() {
+      return heldSince;
     }
 
     @Override
     public void close() {
       if (held) {
         held = false;
-        slots.release();
+        release(namespace);
       }
     }
   }

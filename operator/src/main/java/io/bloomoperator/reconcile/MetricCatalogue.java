@@ -131,6 +131,15 @@ public final class MetricCatalogue {
           "failed reads of a source (not found, unreadable, timeout, malformed keys, ...), by"
               + " reason");
 
+  public static final Metric BUILD_CRASHES =
+      new Metric(
+          "bloom.build.crashes",
+          Type.COUNTER,
+          null,
+          List.of(),
+          "builds found unfinished after an operator restart (the operator died during them); each"
+              + " backs off before its filter builds again (reason BuildCrashed)");
+
   public static final Metric FILTER_READY =
       new Metric(
           "bloom.filter.ready",
@@ -211,6 +220,7 @@ public final class MetricCatalogue {
         FAILURES,
         PUBLISH_FAILURES,
         SOURCE_ERRORS,
+        BUILD_CRASHES,
         FILTER_READY,
         FILTER_SNAPSHOT_VERSION,
         FILTER_BASE_VERSION,

@@ -30,6 +30,7 @@ import java.util.Map;
  *     publish unsigned manifests (BLOOM_SIGNING_KEY_SECRET)
  * @param deltas when a new version is published as a delta and when as a whole snapshot
  * @param jdbc where jdbc sources may connect and what one may cost
+ * @param builds how much of the shared build capacity one build and one namespace may hold
  */
 public record OperatorSettings(
     long maxSnapshotBytes,
@@ -42,7 +43,8 @@ public record OperatorSettings(
     HttpSourceSettings http,
     SigningKeySecret signingKey,
     DeltaPolicy deltas,
-    JdbcSourceSettings jdbc) {
+    JdbcSourceSettings jdbc,
+    BuildLimits builds) {
 
   /** 64 MiB: about 53M keys at 1 %, 64 chunk ConfigMaps, one etcd write per chunk. */
   public static final long DEFAULT_MAX_SNAPSHOT_BYTES = 64L * 1024 * 1024;
@@ -56,9 +58,10 @@ public record OperatorSettings(
     if (maxSnapshotBytes < 1 || maxNamespaceBytes < 1 || maxConcurrentBuilds < 1) {
       throw new IllegalArgumentException("snapshot, namespace and build limits must be positive");
     }
-    if (http == null || jdbc == null || secretAccess == null || deltas == null) {
+    if (http == null || jdbc == null || secretAccess == null || deltas == null || builds == null) {
       throw new IllegalArgumentException(
-          "http and jdbc source settings, secret access and the delta policy are required");
+          "http and jdbc source settings, secret access, the delta policy and build limits are"
+              + " required");
     }
     if (maxMalformedKeys < 0
         || minPublishInterval.isNegative()
@@ -96,7 +99,8 @@ public record OperatorSettings(
         HttpSourceSettings.fromEnvironment(env),
         SigningKeySecret.fromEnvironment(env, SigningKeySecret.SERVICE_ACCOUNT_NAMESPACE),
         DeltaPolicy.fromEnvironment(env),
-        JdbcSourceSettings.fromEnvironment(env));
+        JdbcSourceSettings.fromEnvironment(env),
+        BuildLimits.fromEnvironment(env));
   }
 
   /** These settings with manifests signed by the key in {@code secret} (null: unsigned). */
@@ -112,7 +116,8 @@ public record OperatorSettings(
         http,
         secret,
         deltas,
-        jdbc);
+        jdbc,
+        builds);
   }
 
   /** These settings with another delta policy. */
@@ -128,7 +133,8 @@ public record OperatorSettings(
         http,
         signingKey,
         policy,
-        jdbc);
+        jdbc,
+        builds);
   }
 
   private static SecretAccess.Mode secretAccess(Map<String, String> env, String name) {
@@ -173,7 +179,8 @@ public record OperatorSettings(
         settings,
         signingKey,
         deltas,
-        jdbc);
+        jdbc,
+        builds);
   }
 
   /** These settings with other jdbc source settings. */
@@ -189,7 +196,8 @@ public record OperatorSettings(
         http,
         signingKey,
         deltas,
-        settings);
+        settings,
+        builds);
   }
 
   /**

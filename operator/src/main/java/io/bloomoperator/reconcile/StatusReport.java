@@ -2,6 +2,7 @@ package io.bloomoperator.reconcile;
 
 import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.api.BloomFilterStatus;
+import io.bloomoperator.api.BuildAttempt;
 import io.bloomoperator.api.ByteSizes;
 import io.bloomoperator.api.Reasons;
 import io.bloomoperator.assemble.FilterBuilder;
@@ -107,6 +108,58 @@ final class StatusReport {
   }
 
   /**
+   * A build starts now: its record ({@link BuildCrashes}), which the caller writes before the
+   * source is read. The status this report writes at the end marks it finished.
+   */
+  BuildAttempt buildStarting() {
+    BuildAttempt attempt = attempt();
+    attempt.setStartedAt(now.toString());
+    if (attempt.getCrashes() == null) {
+      attempt.setCrashes(0);
+    }
+    return Serialization.clone(attempt);
+  }
+
+  /**
+   * The last build's record, found unfinished after a restart: {@code crashes} in a row, no build
+   * before {@code retryAfter}. The record is finished, so it counts only once.
+   */
+  void crashRecorded(int crashes, Instant retryAfter) {
+    BuildAttempt attempt = attempt();
+    attempt.setFinishedAt(now.toString());
+    attempt.setCrashes(crashes);
+    attempt.setRetryAfter(retryAfter.toString());
+  }
+
+  private BuildAttempt attempt() {
+    if (status.getBuildAttempt() == null) {
+      status.setBuildAttempt(new BuildAttempt());
+    }
+    return status.getBuildAttempt();
+  }
+
+  /** A build that ends with this write, whatever its outcome, is no crash: finish its record. */
+  private void finishAttempt() {
+    BuildAttempt attempt = status.getBuildAttempt();
+    if (attempt == null || attempt.getStartedAt() == null) {
+      return;
+    }
+    String finished = attempt.getFinishedAt();
+    boolean open;
+    try {
+      open =
+          finished == null
+              || Instant.parse(finished).isBefore(Instant.parse(attempt.getStartedAt()));
+    } catch (java.time.format.DateTimeParseException e) {
+      open = true; // not the operator's writing: replace it
+    }
+    if (open) {
+      attempt.setFinishedAt(now.toString());
+      attempt.setCrashes(0);
+    }
+  }
+
+  /**
    * The highest version the status has reported (0: none), or {@linkplain #sawVersion seen} in a
    * manifest that was not trusted.
    */
@@ -205,6 +258,7 @@ final class StatusReport {
 
   /** Writes the status; false when etcd is full (any other refusal is thrown). */
   private boolean write() {
+    finishAttempt();
     try {
       StatusWriter.write(client, filter, status);
     } catch (KubernetesClientException e) {

@@ -128,6 +128,9 @@ public final class HttpSource implements KeySource {
   private final HttpSourceSettings settings;
   private final OkHttpClient http;
 
+  /** The call whose body is being read, for {@link #cancel} from another thread. */
+  private volatile Call reading;
+
   /** The Secret's headers, read once per source instance (that is, once per reconcile). */
   private Map<String, String> headers;
 
@@ -187,6 +190,7 @@ public final class HttpSource implements KeySource {
   @Override
   public void readKeys(KeySink sink) throws SourceException {
     Fetched fetched = send("GET", deadline());
+    reading = fetched.call();
     try {
       if (!successful(fetched.response().code())) {
         throw statusError(fetched);
@@ -228,7 +232,17 @@ public final class HttpSource implements KeySource {
       throw new SourceException(
           Reasons.SOURCE_UNREADABLE, "download from " + shownUrl + " failed: " + failure(e));
     } finally {
+      reading = null;
       fetched.close();
+    }
+  }
+
+  /** Cancels the download under way: a body read blocked on a stalled server ends now. */
+  @Override
+  public void cancel() {
+    Call call = reading;
+    if (call != null) {
+      call.cancel();
     }
   }
 

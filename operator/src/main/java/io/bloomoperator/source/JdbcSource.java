@@ -135,6 +135,11 @@ public final class JdbcSource implements KeySource {
 
   private boolean credentialsRead;
 
+  /** The connection and statement of the read under way, for {@link #cancel}. */
+  private volatile Connection reading;
+
+  private volatile Statement readingStatement;
+
   /**
    * @throws IllegalArgumentException when the URL, query or a setting is invalid (an invalid spec)
    */
@@ -229,6 +234,7 @@ public final class JdbcSource implements KeySource {
         new JdbcConnectionGuard(settings.egress(), url.host(), settings.maxBatchBytes());
     Connection connection = connect(guard);
     AtomicBoolean timedOut = new AtomicBoolean();
+    reading = connection;
     try {
       guard.call(
           () -> {
@@ -240,6 +246,8 @@ public final class JdbcSource implements KeySource {
     } catch (SourceFailure e) {
       throw e.cause;
     } finally {
+      reading = null;
+      readingStatement = null;
       try {
         connection.close();
       } catch (SQLException ignored) {
@@ -267,6 +275,27 @@ public final class JdbcSource implements KeySource {
             + ": its address "
             + refusal.text()
             + " (only the operator's BLOOM_HTTP_ALLOW can admit it); nothing was sent there");
+  }
+
+  /**
+   * Cancels the statement under way (which frees the server: a dropped connection alone leaves
+   * PostgreSQL running the query until it next writes to the client), then drops the connection,
+   * which ends a read blocked on a stalled server or network.
+   */
+  @Override
+  public void cancel() {
+    Statement statement = readingStatement;
+    if (statement != null) {
+      try {
+        statement.cancel();
+      } catch (SQLException | RuntimeException ignored) {
+        // Dropping the connection below ends the read anyway.
+      }
+    }
+    Connection connection = reading;
+    if (connection != null) {
+      abortQuietly(connection);
+    }
   }
 
   private Connection connect(JdbcConnectionGuard guard) throws SourceException {
@@ -348,6 +377,7 @@ public final class JdbcSource implements KeySource {
     try (Statement statement =
         connection.createStatement(ResultSet.TYPE_FORWARD_ONLY, ResultSet.CONCUR_READ_ONLY)) {
       running.set(statement);
+      readingStatement = statement;
       statement.setFetchSize(driver.fetchSize(fetchSize));
       statement.setQueryTimeout(
           (int) Math.min(Integer.MAX_VALUE, Math.max(1, (queryTimeout.toMillis() + 999) / 1000)));

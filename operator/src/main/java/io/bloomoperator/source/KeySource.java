@@ -18,4 +18,12 @@ public interface KeySource {
 
   /** Streams every key of the source to the sink, in source order. */
   void readKeys(KeySink sink) throws SourceException;
+
+  /**
+   * Ends a {@link #readKeys} under way on another thread as soon as possible (it then throws), so a
+   * build the operator stops is not left blocked on a server that sends nothing. Called from
+   * another thread, possibly when no read is under way; must not block for long. Sources that never
+   * block on a remote party (inline, in-cluster objects) need not implement it.
+   */
+  default void cancel() {}
 }

@@ -53,7 +53,8 @@ class OperatorLimitsTest {
                 HttpSourceSettings.defaults(),
                 null,
                 io.bloomoperator.publish.DeltaPolicy.defaults(),
-                io.bloomoperator.source.JdbcSourceSettings.defaults()));
+                io.bloomoperator.source.JdbcSourceSettings.defaults(),
+                BuildLimits.defaults()));
   }
 
   @Test

@@ -1,0 +1,89 @@
+package io.bloomoperator.reconcile;
+
+import static io.bloomoperator.reconcile.OperatorSettings.positive;
+
+import io.bloomoperator.api.Durations;
+import java.time.Duration;
+import java.util.Map;
+
+/**
+ * How much of the operator's shared build capacity one build and one namespace may hold, so that no
+ * tenant's source can keep every other tenant's filters from building (see {@link BuildSlots} and
+ * {@link BuildGuard}). Set by the administrator (environment variables, docs/configuration.md); no
+ * BloomFilter field can raise them.
+ *
+ * @param maxBuildsPerNamespace builds of one namespace in progress at once, from the moment the
+ *     source is opened (before its first key) to the end of the publish: each holds one of
+ *     java-operator-sdk's reconcile threads, so this bounds the threads one namespace can occupy
+ *     ({@code BLOOM_MAX_BUILDS_PER_NAMESPACE})
+ * @param sourceStallTimeout longest a build may hold a build slot while its source delivers no key;
+ *     then the build is stopped and its slot given back ({@code BLOOM_SOURCE_STALL_TIMEOUT})
+ * @param maxBuildTime longest a build may run in total, however steadily its source trickles keys
+ *     ({@code BLOOM_MAX_BUILD_TIME})
+ */
+public record BuildLimits(
+    int maxBuildsPerNamespace, Duration sourceStallTimeout, Duration maxBuildTime) {
+
+  /**
+   * Eight of java-operator-sdk's 50 reconcile threads (its 5.x default): seven namespaces would
+   * have to stall in all their builds at once to take every thread, each only for {@link
+   * #DEFAULT_MAX_BUILD_TIME}.
+   */
+  public static final int DEFAULT_MAX_BUILDS_PER_NAMESPACE = 8;
+
+  /** Far above a healthy source's gap between two keys, short beside any refresh interval. */
+  public static final Duration DEFAULT_SOURCE_STALL_TIMEOUT = Duration.ofSeconds(30);
+
+  /** 100M keys from a slow source take a few minutes; 15 minutes is far beyond any seen. */
+  public static final Duration DEFAULT_MAX_BUILD_TIME = Duration.ofMinutes(15);
+
+  public BuildLimits {
+    if (maxBuildsPerNamespace < 1
+        || sourceStallTimeout == null
+        || maxBuildTime == null
+        || sourceStallTimeout.isNegative()
+        || sourceStallTimeout.isZero()
+        || maxBuildTime.isNegative()
+        || maxBuildTime.isZero()) {
+      throw new IllegalArgumentException("build limits must be positive");
+    }
+  }
+
+  /** The defaults. */
+  public static BuildLimits defaults() {
+    return fromEnvironment(Map.of());
+  }
+
+  /**
+   * Reads BLOOM_MAX_BUILDS_PER_NAMESPACE, BLOOM_SOURCE_STALL_TIMEOUT and BLOOM_MAX_BUILD_TIME,
+   * falling back to the defaults.
+   *
+   * @throws IllegalArgumentException naming the variable that is not valid
+   */
+  public static BuildLimits fromEnvironment(Map<String, String> env) {
+    return new BuildLimits(
+        (int)
+            Math.min(
+                Integer.MAX_VALUE,
+                positive(env, "BLOOM_MAX_BUILDS_PER_NAMESPACE", DEFAULT_MAX_BUILDS_PER_NAMESPACE)),
+        duration(env, "BLOOM_SOURCE_STALL_TIMEOUT", DEFAULT_SOURCE_STALL_TIMEOUT),
+        duration(env, "BLOOM_MAX_BUILD_TIME", DEFAULT_MAX_BUILD_TIME));
+  }
+
+  private static Duration duration(Map<String, String> env, String name, Duration fallback) {
+    String raw = env.get(name);
+    if (raw == null || raw.isBlank()) {
+      return fallback;
+    }
+    Duration value;
+    try {
+      value = Durations.parse(raw.strip());
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(name + ": " + e.getMessage(), e);
+    }
+    if (value.isZero() || value.isNegative()) {
+      throw new IllegalArgumentException(name + " must be positive");
+    }
+    return value;
+  }
+}
