@@ -12,7 +12,11 @@ import io.bloomoperator.publish.PublishedSnapshot;
 import io.bloomoperator.publish.SnapshotJanitor;
 import io.bloomoperator.publish.SnapshotStore;
 import io.bloomoperator.publish.StorageFull;
+import io.bloomoperator.publish.WriteBudget;
+import io.bloomoperator.publish.WriteBudgetExceeded;
 import io.bloomoperator.publish.WriteFence;
+import io.bloomoperator.snapshot.BloomFilterSizing;
+import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.snapshot.SnapshotNames;
 import io.bloomoperator.source.KeySource;
 import io.bloomoperator.source.KeySources;
@@ -76,6 +80,9 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
   /** Bounds the bit arrays alive at once; a build holds its slot until its publish is done. */
   private final BuildSlots buildSlots;
 
+  /** Bytes each namespace and filter wrote to etcd in the last hour. */
+  private final WriteBudget writeBudget;
+
   /** This replica's identity, stamped on what it writes; null for none. */
   private final String publisher;
 
@@ -105,6 +112,7 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
     this.clock = clock;
     this.metrics = metrics;
     this.buildSlots = new BuildSlots(settings.maxConcurrentBuilds());
+    this.writeBudget = new WriteBudget(settings.writes(), metrics::etcdWritten);
   }
 
   /**
@@ -200,6 +208,11 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
           return UpdateControl.<BloomFilter>noUpdate().rescheduleAfter(decision.delay());
         }
         case BUILD -> {
+          // A build whose publish could not be written anyway would only load the source.
+          Optional<WriteBudget.Refusal> spent = writeBudget.exhausted(namespace, name, now);
+          if (spent.isPresent()) {
+            throw WriteBudgetExceeded.exhausted(spent.get());
+          }
           Publication.Outcome outcome =
               build(
                   new Attempt(filter, client, events, report, now),
@@ -220,6 +233,13 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
     } catch (SourceException e) {
       metrics.sourceFailed(e.reason());
       return report.failed(e.reason(), source.description() + ": " + e.getMessage(), true);
+    } catch (WriteBudgetExceeded e) {
+      metrics.publishFailed(e.reason());
+      UpdateControl<BloomFilter> control = report.failed(e.reason(), e.getMessage(), true);
+      // Not before the budget has room: an earlier retry would be refused again.
+      return e.retryAfter(now)
+          .map(left -> control.rescheduleAfter(left.plus(Decision.MIN_DELAY)))
+          .orElse(control);
     } catch (PublishException e) {
       metrics.publishFailed(e.reason());
       return report.failed(e.reason(), e.getMessage(), true);
@@ -258,7 +278,7 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
     // The slot is taken inside the build, once the source delivers keys, and held until the
     // publish is done: the bit array lives that long.
     try (BuildSlots.Slot slot = buildSlots.slot()) {
-      FilterBuilder.Result built = buildFilter(filter, client, source, spec, slot);
+      FilterBuilder.Result built = buildFilter(filter, client, source, spec, current, slot);
       long start = System.nanoTime();
       Publication.Outcome outcome =
           new Publication(
@@ -268,7 +288,8 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
                   settings.maxNamespaceBytes(),
                   settings.deltas(),
                   publisher,
-                  fence)
+                  fence,
+                  writeBudget)
               .publish(
                   built.bits(),
                   built.keys(),
@@ -337,6 +358,7 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
       KubernetesClient client,
       KeySource source,
       ResolvedSpec spec,
+      PublishedSnapshot current,
       FilterBuilder.Reservation slot)
       throws SourceException, PublishException {
     BuildProgressReporter progress = new BuildProgressReporter(client, filter);
@@ -353,7 +375,8 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
                       spec.maxMalformedKeys() != null
                           ? spec.maxMalformedKeys()
                           : settings.maxMalformedKeys(),
-                      settings.maxSnapshotBytes()),
+                      settings.maxSnapshotBytes(),
+                      publishedGeometry(current, spec)),
                   slot);
       metrics.built(built.keys(), built.took());
       return built;
@@ -369,6 +392,23 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
           e.getMessage() + " (operator limit BLOOM_MAX_SNAPSHOT_BYTES); nothing was published",
           e);
     }
+  }
+
+  /**
+   * The published version's size, for the builder to keep while it fits (so a key count that moves
+   * a little publishes deltas, not a whole snapshot each time); null when there is none of this key
+   * type.
+   */
+  private static BloomFilterSizing publishedGeometry(PublishedSnapshot current, ResolvedSpec spec) {
+    Manifest published = current == null ? null : current.manifest();
+    if (published == null || published.keyType() != spec.keyType()) {
+      return null;
+    }
+    return new BloomFilterSizing(
+        Math.max(1, published.keyCount()),
+        spec.falsePositiveRate(),
+        published.numBits(),
+        published.numHashFunctions());
   }
 
   @Override

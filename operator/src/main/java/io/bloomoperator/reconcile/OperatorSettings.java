@@ -3,6 +3,7 @@ package io.bloomoperator.reconcile;
 import io.bloomoperator.api.Durations;
 import io.bloomoperator.publish.DeltaPolicy;
 import io.bloomoperator.publish.SigningKeySecret;
+import io.bloomoperator.publish.WriteBudget;
 import io.bloomoperator.source.HttpSourceSettings;
 import io.bloomoperator.source.SecretAccess;
 import java.time.Duration;
@@ -28,6 +29,8 @@ import java.util.Map;
  * @param signingKey the Secret holding the key that signs every published manifest, or null to
  *     publish unsigned manifests (BLOOM_SIGNING_KEY_SECRET)
  * @param deltas when a new version is published as a delta and when as a whole snapshot
+ * @param writes bytes a namespace and a filter may write to etcd per hour, and the most chunks a
+ *     version is cut into
  */
 public record OperatorSettings(
     long maxSnapshotBytes,
@@ -39,7 +42,8 @@ public record OperatorSettings(
     SecretAccess.Mode secretAccess,
     HttpSourceSettings http,
     SigningKeySecret signingKey,
-    DeltaPolicy deltas) {
+    DeltaPolicy deltas,
+    WriteBudget.Limits writes) {
 
   /** 64 MiB: about 53M keys at 1 %, 64 chunk ConfigMaps, one etcd write per chunk. */
   public static final long DEFAULT_MAX_SNAPSHOT_BYTES = 64L * 1024 * 1024;
@@ -53,7 +57,7 @@ public record OperatorSettings(
     if (maxSnapshotBytes < 1 || maxNamespaceBytes < 1 || maxConcurrentBuilds < 1) {
       throw new IllegalArgumentException("snapshot, namespace and build limits must be positive");
     }
-    if (http == null || secretAccess == null || deltas == null) {
+    if (http == null || secretAccess == null || deltas == null || writes == null) {
       throw new IllegalArgumentException(
           "http source settings, secret access and the delta policy are required");
     }
@@ -92,7 +96,31 @@ public record OperatorSettings(
         secretAccess(env, "BLOOM_SECRET_ACCESS"),
         HttpSourceSettings.fromEnvironment(env),
         SigningKeySecret.fromEnvironment(env, SigningKeySecret.SERVICE_ACCOUNT_NAMESPACE),
-        DeltaPolicy.fromEnvironment(env));
+        DeltaPolicy.fromEnvironment(env),
+        writeLimits(env));
+  }
+
+  /**
+   * Reads BLOOM_MAX_NAMESPACE_WRITE_BYTES_PER_HOUR, BLOOM_MAX_FILTER_WRITE_BYTES_PER_HOUR and
+   * BLOOM_MAX_CHUNKS_PER_VERSION.
+   */
+  static WriteBudget.Limits writeLimits(Map<String, String> env) {
+    return new WriteBudget.Limits(
+        positive(
+            env,
+            "BLOOM_MAX_NAMESPACE_WRITE_BYTES_PER_HOUR",
+            WriteBudget.Limits.DEFAULT_NAMESPACE_BYTES_PER_HOUR),
+        positive(
+            env,
+            "BLOOM_MAX_FILTER_WRITE_BYTES_PER_HOUR",
+            WriteBudget.Limits.DEFAULT_FILTER_BYTES_PER_HOUR),
+        (int)
+            Math.min(
+                100_000,
+                positive(
+                    env,
+                    "BLOOM_MAX_CHUNKS_PER_VERSION",
+                    WriteBudget.Limits.DEFAULT_MAX_CHUNKS_PER_VERSION)));
   }
 
   /** These settings with manifests signed by the key in {@code secret} (null: unsigned). */
@@ -107,7 +135,24 @@ public record OperatorSettings(
         secretAccess,
         http,
         secret,
-        deltas);
+        deltas,
+        writes);
+  }
+
+  /** These settings with other write limits. */
+  public OperatorSettings withWrites(WriteBudget.Limits limits) {
+    return new OperatorSettings(
+        maxSnapshotBytes,
+        maxMalformedKeys,
+        maxNamespaceBytes,
+        minPublishInterval,
+        minRefreshInterval,
+        maxConcurrentBuilds,
+        secretAccess,
+        http,
+        signingKey,
+        deltas,
+        limits);
   }
 
   /** These settings with another delta policy. */
@@ -122,7 +167,8 @@ public record OperatorSettings(
         secretAccess,
         http,
         signingKey,
-        policy);
+        policy,
+        writes);
   }
 
   private static SecretAccess.Mode secretAccess(Map<String, String> env, String name) {
@@ -166,7 +212,8 @@ public record OperatorSettings(
         secretAccess,
         settings,
         signingKey,
-        deltas);
+        deltas,
+        writes);
   }
 
   /**
