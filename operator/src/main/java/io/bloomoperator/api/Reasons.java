@@ -54,6 +54,11 @@ public final class Reasons {
   /** The namespace's snapshots would exceed BLOOM_MAX_NAMESPACE_BYTES; nothing is written. */
   public static final String NAMESPACE_QUOTA_EXCEEDED = "NamespaceQuotaExceeded";
 
+  /**
+   * The namespace or the filter wrote its hourly budget of bytes to etcd; retried when it has room.
+   */
+  public static final String WRITE_BUDGET_EXCEEDED = "WriteBudgetExceeded";
+
   /** A ConfigMap of the snapshot's names exists and is not controlled by this BloomFilter. */
   public static final String NAME_CONFLICT = "NameConflict";
 

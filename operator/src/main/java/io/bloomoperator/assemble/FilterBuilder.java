@@ -70,13 +70,36 @@ public final class FilterBuilder {
    * What to build.
    *
    * @param maxPayloadBytes largest serialized filter allowed; checked before allocating
+   * @param published the geometry (bits, hash functions) of the published version, or null: kept
+   *     while it still holds the keys at the target rate and is at most {@link #MAX_OVERSIZE} times
+   *     the bits they need, so that a key count (or {@code expectedInsertions}) that moves a little
+   *     does not make every publish a whole new snapshot; outgrown, the filter is resized with
+   *     {@link #GROWTH_HEADROOM_PERCENT} headroom
    */
   public record Request(
       KeyType keyType,
       double falsePositiveRate,
       Long expectedInsertions,
       long maxMalformed,
-      long maxPayloadBytes) {}
+      long maxPayloadBytes,
+      BloomFilterSizing published) {
+
+    /** A request with no published version to keep the size of. */
+    public Request(
+        KeyType keyType,
+        double falsePositiveRate,
+        Long expectedInsertions,
+        long maxMalformed,
+        long maxPayloadBytes) {
+      this(keyType, falsePositiveRate, expectedInsertions, maxMalformed, maxPayloadBytes, null);
+    }
+  }
+
+  /** A published geometry is kept while it is at most this many times the bits the keys need. */
+  public static final int MAX_OVERSIZE = 2;
+
+  /** Extra capacity when a published filter is outgrown, so that growth resizes it rarely. */
+  public static final int GROWTH_HEADROOM_PERCENT = 25;
 
   /**
    * Builds the filter.
@@ -169,7 +192,7 @@ public final class FilterBuilder {
     // An empty source still yields a valid filter (everything is absent); size it for one key.
     BloomFilterSizing sizing;
     try {
-      sizing = BloomFilterSizing.forKeys(Math.max(1, capacity), request.falsePositiveRate());
+      sizing = size(request, Math.max(1, capacity));
     } catch (IllegalArgumentException e) {
       throw new FilterTooLargeException(e.getMessage());
     }
@@ -244,6 +267,40 @@ public final class FilterBuilder {
         parser.nulls(),
         unchanged[0],
         Duration.ofNanos(System.nanoTime() - started));
+  }
+
+  /**
+   * The geometry for {@code keys}: the published one while it holds them at the target rate and is
+   * not grossly oversized (a new geometry means a whole new snapshot for every reader and in etcd,
+   * a kept one allows a delta); otherwise what they need, with headroom when they outgrew it.
+   */
+  static BloomFilterSizing size(Request request, long keys) {
+    double fpp = request.falsePositiveRate();
+    BloomFilterSizing needed = BloomFilterSizing.forKeys(keys, fpp);
+    BloomFilterSizing published = request.published();
+    if (published == null) {
+      return needed;
+    }
+    boolean holds =
+        BloomFilterSizing.expectedFpp(published.numBits(), published.numHashFunctions(), keys)
+            <= fpp;
+    if (holds && published.numBits() <= MAX_OVERSIZE * needed.numBits()) {
+      return new BloomFilterSizing(keys, fpp, published.numBits(), published.numHashFunctions());
+    }
+    if (!holds) {
+      long withHeadroom = keys + keys / 100 * GROWTH_HEADROOM_PERCENT;
+      try {
+        BloomFilterSizing roomy = BloomFilterSizing.forKeys(withHeadroom, fpp);
+        // Headroom never makes a filter too large that fits without it.
+        if (SnapshotEncoder.HEADER_BYTES + roomy.numBits() / Byte.SIZE
+            <= request.maxPayloadBytes()) {
+          return roomy;
+        }
+      } catch (IllegalArgumentException e) {
+        // the headroom would pass the format's limit; the keys alone may fit
+      }
+    }
+    return needed;
   }
 
   private static BloomFilterBits.Builder allocate(

@@ -3,6 +3,7 @@ package io.bloomoperator.publish;
 import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.api.ByteSizes;
 import io.bloomoperator.api.Reasons;
+import io.bloomoperator.api.SnapshotSpec;
 import io.bloomoperator.snapshot.BloomFilterBits;
 import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.snapshot.SnapshotDelta;
@@ -48,6 +49,7 @@ public final class Publication {
   private final DeltaPolicy deltas;
   private final String publisher;
   private final WriteFence fence;
+  private final WriteBudget writes;
 
   /**
    * @param signingKey signs every manifest written, or null for unsigned manifests
@@ -60,13 +62,21 @@ public final class Publication {
       SigningKeySecret signingKey,
       long maxNamespaceBytes,
       DeltaPolicy deltas) {
-    this(client, owner, signingKey, maxNamespaceBytes, deltas, null, WriteFence.NONE);
+    this(
+        client,
+        owner,
+        signingKey,
+        maxNamespaceBytes,
+        deltas,
+        null,
+        WriteFence.NONE,
+        new WriteBudget(WriteBudget.Limits.defaults()));
   }
 
   /**
    * As above, stamping {@code publisher} (this replica's identity; null: no stamp) on what it
    * writes, see {@link SnapshotStore#ANNOTATION_PUBLISHED_BY}, and asking {@code fence} before the
-   * manifest write.
+   * manifest write, and charging every new version to {@code writes} before it is written.
    *
    * @throws WriteFence.NotLeaderException from {@link #publish} when the fence refuses
    */
@@ -77,8 +87,10 @@ public final class Publication {
       long maxNamespaceBytes,
       DeltaPolicy deltas,
       String publisher,
-      WriteFence fence) {
+      WriteFence fence,
+      WriteBudget writes) {
     this.fence = fence;
+    this.writes = writes;
     this.client = client;
     this.owner = owner;
     this.signingKey = signingKey;
@@ -100,12 +112,13 @@ public final class Publication {
       PublishedSnapshot current,
       long lastKnownVersion,
       SnapshotStore.BuildRecord record,
-      int chunkSize,
+      int requestedChunkSize,
       Instant now)
       throws PublishException {
     SnapshotStore store = new SnapshotStore(client, owner, signingKey, publisher, fence);
     Manifest published = current == null ? null : current.manifest();
     long size = SnapshotEncoder.payloadSize(bits);
+    int chunkSize = writes.chunkSize(requestedChunkSize, size, SnapshotSpec.MAX_CHUNK_BYTES);
     String sha256 = SnapshotEncoder.sha256(bits);
     if (published != null && published.totalBytes() == size && sha256.equals(published.sha256())) {
       // Byte-identical: publishing it again would only make every reader reload.
@@ -130,7 +143,7 @@ public final class Publication {
     if (previousBits != null) {
       long deltaSize = SnapshotDelta.encodedSize(previousBits, bits, deltas.maxDeltaBytes(size));
       if (deltaSize >= 0 && deltas.chainHasRoom(published, deltaSize, size)) {
-        checkNamespaceBudget(published.storedBytes() + deltaSize);
+        checkBudgets(published.storedBytes() + deltaSize, deltaSize, chunkSize, now);
         store.publishDelta(
             previousBits, bits, sha256, keyCount, version, chunkSize, current, record, createdAt);
         return new Outcome(store.written(), true);
@@ -138,7 +151,7 @@ public final class Publication {
       if (deltaSize >= 0 && published.chained()) {
         // Compaction: the published version becomes the base (every running reader holds it),
         // the new version its only delta. Written: the whole payload once, by the operator.
-        checkNamespaceBudget(size + deltaSize);
+        checkBudgets(size + deltaSize, size + deltaSize, chunkSize, now);
         store.publishRebased(
             previousBits, bits, sha256, keyCount, version, chunkSize, current, record, createdAt);
         return new Outcome(store.written(), true);
@@ -151,7 +164,7 @@ public final class Publication {
           deltas.maxDeltaBytes(size));
     }
     previousBits = null; // only the new filter from here on
-    checkNamespaceBudget(size);
+    checkBudgets(size, size, chunkSize, now);
     store.publish(bits, keyCount, version, chunkSize, current, record, createdAt);
     return new Outcome(store.written(), true);
   }
@@ -181,7 +194,27 @@ public final class Publication {
     }
   }
 
-  /** One namespace must not fill etcd for everyone: refuse what would exceed its budget. */
+  /**
+   * One namespace must not fill etcd for everyone: refuse a version that would take the namespace's
+   * stored snapshots over its budget, or its bytes written in the last hour over the write budget.
+   * The write is charged here, before anything is written: a publish that fails half-way has
+   * written to etcd's history too.
+   *
+   * @param storedBytes what the filter's published chain holds after this version
+   * @param writtenBytes the bytes this version writes (its chunks)
+   */
+  private void checkBudgets(long storedBytes, long writtenBytes, int chunkSize, Instant now)
+      throws PublishException {
+    checkNamespaceBudget(storedBytes);
+    long objects = (writtenBytes + chunkSize - 1) / chunkSize + 1; // the chunks and the manifest
+    long cost = WriteBudget.Limits.cost(writtenBytes, objects);
+    String namespace = owner.getMetadata().getNamespace();
+    var refused = writes.charge(namespace, owner.getMetadata().getName(), cost, now);
+    if (refused.isPresent()) {
+      throw WriteBudgetExceeded.of(refused.get(), cost);
+    }
+  }
+
   private void checkNamespaceBudget(long size) throws PublishException {
     String namespace = owner.getMetadata().getNamespace();
     long others =

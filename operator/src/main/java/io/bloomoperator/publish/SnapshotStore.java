@@ -46,6 +46,12 @@ public final class SnapshotStore {
    */
   public static final String ANNOTATION_PUBLISHED_BY = "bloomoperator.io/published-by";
 
+  /**
+   * Marks a chunk whose create failed but may have been applied (see {@code create}); not a valid
+   * resourceVersion, which is a decimal number.
+   */
+  private static final String MAYBE_CREATED = "maybe-created";
+
   /** Kubernetes' limit for a name-like value; an identity is a pod name. */
   private static final int MAX_PUBLISHER_LENGTH = 253;
 
@@ -320,7 +326,16 @@ public final class SnapshotStore {
                 }
 
                 private void create(ConfigMap chunk) {
-                  ConfigMap stored = createChunk(chunk);
+                  ConfigMap stored;
+                  try {
+                    stored = createChunk(chunk);
+                  } catch (KubernetesClientException e) {
+                    // etcd applies the write that takes it over its quota and only then answers
+                    // NOSPACE, and a timed-out create may have been applied too: the chunk may
+                    // exist, so it is removed with the others (after an ownership check).
+                    created.put(chunk.getMetadata().getName(), MAYBE_CREATED);
+                    throw e;
+                  }
                   created.put(
                       chunk.getMetadata().getName(),
                       stored == null || stored.getMetadata() == null
@@ -745,7 +760,12 @@ public final class SnapshotStore {
       String name = chunk.getKey();
       try {
         var resource = client.configMaps().inNamespace(namespace).withName(name);
-        if (chunk.getValue() == null) {
+        if (MAYBE_CREATED.equals(chunk.getValue())) {
+          ConfigMap maybe = resource.get();
+          if (maybe != null && controlledByOwner(maybe)) {
+            resource.lockResourceVersion(maybe.getMetadata().getResourceVersion()).delete();
+          }
+        } else if (chunk.getValue() == null) {
           resource.delete(); // a server that answered without the object: ours by name only
         } else {
           resource.lockResourceVersion(chunk.getValue()).delete();

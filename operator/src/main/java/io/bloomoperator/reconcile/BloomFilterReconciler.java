@@ -13,7 +13,11 @@ import io.bloomoperator.publish.PublishedSnapshot;
 import io.bloomoperator.publish.SnapshotJanitor;
 import io.bloomoperator.publish.SnapshotStore;
 import io.bloomoperator.publish.StorageFull;
+import io.bloomoperator.publish.WriteBudget;
+import io.bloomoperator.publish.WriteBudgetExceeded;
 import io.bloomoperator.publish.WriteFence;
+import io.bloomoperator.snapshot.BloomFilterSizing;
+import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.source.KeySource;
 import io.bloomoperator.source.KeySources;
 import io.bloomoperator.source.SecretAccess;
@@ -79,6 +83,9 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
   /** Backs off filters whose build made the operator die. */
   private final BuildCrashes crashes;
 
+  /** Bytes each namespace and filter wrote to etcd in the last hour. */
+  private final WriteBudget writeBudget;
+
   /** This replica's identity, stamped on what it writes; null for none. */
   private final String publisher;
 
@@ -113,6 +120,7 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
     this.buildSlots = new BuildSlots(settings.maxConcurrentBuilds());
     this.namespaceBuilds = new NamespaceBuilds(settings.builds().maxBuildsPerNamespace());
     this.crashes = new BuildCrashes(clock.instant(), metrics);
+    this.writeBudget = new WriteBudget(settings.writes(), metrics::etcdWritten);
   }
 
   /**
@@ -214,6 +222,11 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
           return UpdateControl.<BloomFilter>noUpdate().rescheduleAfter(decision.delay());
         }
         case BUILD -> {
+          // A build whose publish could not be written anyway would only load the source.
+          Optional<WriteBudget.Refusal> spent = writeBudget.exhausted(namespace, name, now);
+          if (spent.isPresent()) {
+            throw WriteBudgetExceeded.exhausted(spent.get());
+          }
           Optional<NamespaceBuilds.Entry> place = namespaceBuilds.enter(namespace);
           if (place.isEmpty()) {
             // The namespace has its share of reconcile threads building: give this one back.
@@ -255,6 +268,13 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
     } catch (SourceException e) {
       metrics.sourceFailed(e.reason());
       return report.failed(e.reason(), source.description() + ": " + e.getMessage(), true);
+    } catch (WriteBudgetExceeded e) {
+      metrics.publishFailed(e.reason());
+      UpdateControl<BloomFilter> control = report.failed(e.reason(), e.getMessage(), true);
+      // Not before the budget has room: an earlier retry would be refused again.
+      return e.retryAfter(now)
+          .map(left -> control.rescheduleAfter(left.plus(Decision.MIN_DELAY)))
+          .orElse(control);
     } catch (PublishException e) {
       metrics.publishFailed(e.reason());
       return report.failed(e.reason(), e.getMessage(), true);
@@ -309,7 +329,7 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
     // The slot is taken inside the build, once the source delivers keys, and held until the
     // publish is done: the bit array lives that long.
     try (BuildSlots.Slot slot = buildSlots.slot(filter.getMetadata().getNamespace())) {
-      FilterBuilder.Result built = buildFilter(attempt, source, spec, slot);
+      FilterBuilder.Result built = buildFilter(attempt, source, spec, current, slot);
       long start = System.nanoTime();
       Publication.Outcome outcome =
           new Publication(
@@ -319,7 +339,8 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
                   settings.maxNamespaceBytes(),
                   settings.deltas(),
                   publisher,
-                  fence)
+                  fence,
+                  writeBudget)
               .publish(
                   built.bits(),
                   built.keys(),
@@ -385,7 +406,11 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
   }
 
   private FilterBuilder.Result buildFilter(
-      Attempt attempt, KeySource source, ResolvedSpec spec, BuildSlots.Slot slot)
+      Attempt attempt,
+      KeySource source,
+      ResolvedSpec spec,
+      PublishedSnapshot current,
+      BuildSlots.Slot slot)
       throws SourceException, PublishException {
     BuildProgressReporter progress = new BuildProgressReporter(attempt.client(), attempt.filter());
     progress.started(attempt.report().buildStarting());
@@ -403,7 +428,8 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
                               spec.maxMalformedKeys() != null
                                   ? spec.maxMalformedKeys()
                                   : settings.maxMalformedKeys(),
-                              settings.maxSnapshotBytes()),
+                              settings.maxSnapshotBytes(),
+                              publishedGeometry(current, spec)),
                           slot));
       metrics.built(built.keys(), built.took());
       return built;
@@ -419,6 +445,23 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
           e.getMessage() + " (operator limit BLOOM_MAX_SNAPSHOT_BYTES); nothing was published",
           e);
     }
+  }
+
+  /**
+   * The published version's size, for the builder to keep while it fits (so a key count that moves
+   * a little publishes deltas, not a whole snapshot each time); null when there is none of this key
+   * type.
+   */
+  private static BloomFilterSizing publishedGeometry(PublishedSnapshot current, ResolvedSpec spec) {
+    Manifest published = current == null ? null : current.manifest();
+    if (published == null || published.keyType() != spec.keyType()) {
+      return null;
+    }
+    return new BloomFilterSizing(
+        Math.max(1, published.keyCount()),
+        spec.falsePositiveRate(),
+        published.numBits(),
+        published.numHashFunctions());
   }
 
   @Override

@@ -38,6 +38,7 @@ public final class BuildMetrics {
   private final DistributionSummary snapshotBytes;
   private final Counter published;
   private final Counter unchanged;
+  private final Counter etcdWritten;
   private final Map<String, FilterGauges> filters = new ConcurrentHashMap<>();
   private final Set<String> deletedUids =
       Collections.synchronizedSet(
@@ -57,6 +58,7 @@ public final class BuildMetrics {
     this.snapshotBytes = summary(MetricCatalogue.SNAPSHOT_BYTES);
     this.published = counter(MetricCatalogue.PUBLISHED, Tags.empty());
     this.unchanged = counter(MetricCatalogue.REBUILDS_UNCHANGED, Tags.empty());
+    this.etcdWritten = counter(MetricCatalogue.ETCD_WRITTEN, Tags.empty());
   }
 
   /** Metrics that go nowhere, for tests and embedded use. */
@@ -73,6 +75,11 @@ public final class BuildMetrics {
     published.increment();
     snapshotBytes.record(bytes);
     publishDuration.record(took);
+  }
+
+  /** Bytes charged to the etcd write budgets. */
+  void etcdWritten(long bytes) {
+    etcdWritten.increment(bytes);
   }
 
   void unchanged() {

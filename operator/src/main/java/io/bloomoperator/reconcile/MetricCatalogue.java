@@ -97,6 +97,16 @@ public final class MetricCatalogue {
   public static final Metric PUBLISHED =
       new Metric("bloom.published", Type.COUNTER, null, List.of(), "new versions published");
 
+  public static final Metric ETCD_WRITTEN =
+      new Metric(
+          "bloom.etcd.written.bytes",
+          Type.COUNTER,
+          null,
+          List.of(),
+          "bytes of new versions charged to the etcd write budgets (chunks and manifests, 2 KiB"
+              + " per object for its metadata); refusals count in bloom_publish_failures_total"
+              + "{reason=\"WriteBudgetExceeded\"}");
+
   public static final Metric REBUILDS_UNCHANGED =
       new Metric(
           "bloom.rebuilds.unchanged",
@@ -216,6 +226,7 @@ public final class MetricCatalogue {
         PUBLISH_DURATION,
         SNAPSHOT_BYTES,
         PUBLISHED,
+        ETCD_WRITTEN,
         REBUILDS_UNCHANGED,
         FAILURES,
         PUBLISH_FAILURES,

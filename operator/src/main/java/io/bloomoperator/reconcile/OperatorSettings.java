@@ -3,6 +3,7 @@ package io.bloomoperator.reconcile;
 import io.bloomoperator.api.Durations;
 import io.bloomoperator.publish.DeltaPolicy;
 import io.bloomoperator.publish.SigningKeySecret;
+import io.bloomoperator.publish.WriteBudget;
 import io.bloomoperator.source.HttpSourceSettings;
 import io.bloomoperator.source.JdbcSourceSettings;
 import io.bloomoperator.source.SecretAccess;
@@ -31,6 +32,8 @@ import java.util.Map;
  * @param deltas when a new version is published as a delta and when as a whole snapshot
  * @param jdbc where jdbc sources may connect and what one may cost
  * @param builds how much of the shared build capacity one build and one namespace may hold
+ * @param writes bytes a namespace and a filter may write to etcd per hour, and the most chunks a
+ *     version is cut into
  */
 public record OperatorSettings(
     long maxSnapshotBytes,
@@ -44,7 +47,8 @@ public record OperatorSettings(
     SigningKeySecret signingKey,
     DeltaPolicy deltas,
     JdbcSourceSettings jdbc,
-    BuildLimits builds) {
+    BuildLimits builds,
+    WriteBudget.Limits writes) {
 
   /** 64 MiB: about 53M keys at 1 %, 64 chunk ConfigMaps, one etcd write per chunk. */
   public static final long DEFAULT_MAX_SNAPSHOT_BYTES = 64L * 1024 * 1024;
@@ -58,10 +62,11 @@ public record OperatorSettings(
     if (maxSnapshotBytes < 1 || maxNamespaceBytes < 1 || maxConcurrentBuilds < 1) {
       throw new IllegalArgumentException("snapshot, namespace and build limits must be positive");
     }
-    if (http == null || jdbc == null || secretAccess == null || deltas == null || builds == null) {
+    if (http == null || jdbc == null || secretAccess == null || deltas == null || builds == null
+        || writes == null) {
       throw new IllegalArgumentException(
-          "http and jdbc source settings, secret access, the delta policy and build limits are"
-              + " required");
+          "http and jdbc source settings, secret access, the delta policy, build and write"
+              + " limits are required");
     }
     if (maxMalformedKeys < 0
         || minPublishInterval.isNegative()
@@ -79,8 +84,10 @@ public record OperatorSettings(
    * Reads BLOOM_MAX_SNAPSHOT_BYTES, BLOOM_MAX_MALFORMED_KEYS, BLOOM_MAX_NAMESPACE_BYTES,
    * BLOOM_MIN_PUBLISH_INTERVAL, BLOOM_MIN_REFRESH_INTERVAL, BLOOM_MAX_CONCURRENT_BUILDS,
    * BLOOM_SECRET_ACCESS, the http source settings ({@link HttpSourceSettings#fromEnvironment}), the
-   * signing key ({@link SigningKeySecret#fromEnvironment}) and the delta policy ({@link
-   * DeltaPolicy#fromEnvironment}), falling back to the defaults.
+   * signing key ({@link SigningKeySecret#fromEnvironment}), the delta policy ({@link
+   * DeltaPolicy#fromEnvironment}), the jdbc source settings ({@link
+   * JdbcSourceSettings#fromEnvironment}), the build limits ({@link BuildLimits#fromEnvironment})
+   * and the write limits ({@link #writeLimits}), falling back to the defaults.
    *
    * @throws IllegalArgumentException naming the variable that is not valid
    */
@@ -100,7 +107,31 @@ public record OperatorSettings(
         SigningKeySecret.fromEnvironment(env, SigningKeySecret.SERVICE_ACCOUNT_NAMESPACE),
         DeltaPolicy.fromEnvironment(env),
         JdbcSourceSettings.fromEnvironment(env),
-        BuildLimits.fromEnvironment(env));
+        BuildLimits.fromEnvironment(env),
+        writeLimits(env));
+  }
+
+  /**
+   * Reads BLOOM_MAX_NAMESPACE_WRITE_BYTES_PER_HOUR, BLOOM_MAX_FILTER_WRITE_BYTES_PER_HOUR and
+   * BLOOM_MAX_CHUNKS_PER_VERSION.
+   */
+  static WriteBudget.Limits writeLimits(Map<String, String> env) {
+    return new WriteBudget.Limits(
+        positive(
+            env,
+            "BLOOM_MAX_NAMESPACE_WRITE_BYTES_PER_HOUR",
+            WriteBudget.Limits.DEFAULT_NAMESPACE_BYTES_PER_HOUR),
+        positive(
+            env,
+            "BLOOM_MAX_FILTER_WRITE_BYTES_PER_HOUR",
+            WriteBudget.Limits.DEFAULT_FILTER_BYTES_PER_HOUR),
+        (int)
+            Math.min(
+                100_000,
+                positive(
+                    env,
+                    "BLOOM_MAX_CHUNKS_PER_VERSION",
+                    WriteBudget.Limits.DEFAULT_MAX_CHUNKS_PER_VERSION)));
   }
 
   /** These settings with manifests signed by the key in {@code secret} (null: unsigned). */
@@ -117,7 +148,26 @@ public record OperatorSettings(
         secret,
         deltas,
         jdbc,
-        builds);
+        builds,
+        writes);
+  }
+
+  /** These settings with other write limits. */
+  public OperatorSettings withWrites(WriteBudget.Limits limits) {
+    return new OperatorSettings(
+        maxSnapshotBytes,
+        maxMalformedKeys,
+        maxNamespaceBytes,
+        minPublishInterval,
+        minRefreshInterval,
+        maxConcurrentBuilds,
+        secretAccess,
+        http,
+        signingKey,
+        deltas,
+        jdbc,
+        builds,
+        limits);
   }
 
   /** These settings with another delta policy. */
@@ -134,7 +184,8 @@ public record OperatorSettings(
         signingKey,
         policy,
         jdbc,
-        builds);
+        builds,
+        writes);
   }
 
   private static SecretAccess.Mode secretAccess(Map<String, String> env, String name) {
@@ -180,7 +231,8 @@ public record OperatorSettings(
         signingKey,
         deltas,
         jdbc,
-        builds);
+        builds,
+        writes);
   }
 
   /** These settings with other jdbc source settings. */
@@ -197,7 +249,8 @@ public record OperatorSettings(
         signingKey,
         deltas,
         settings,
-        builds);
+        builds,
+        writes);
   }
 
   /**

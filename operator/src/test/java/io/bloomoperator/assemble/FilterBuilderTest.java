@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.bloomoperator.snapshot.BloomFilterSizing;
 import io.bloomoperator.snapshot.KeyType;
+import io.bloomoperator.snapshot.SnapshotEncoder;
 import io.bloomoperator.source.GeneratedSource;
 import io.bloomoperator.source.KeySink;
 import io.bloomoperator.source.KeySource;
@@ -150,5 +151,55 @@ class FilterBuilderTest {
                     }))
         .isInstanceOf(InterruptedException.class)
         .hasMessage("operator stopping");
+  }
+
+  private static FilterBuilder.Request published(BloomFilterSizing geometry, long maxPayload) {
+    return new FilterBuilder.Request(KeyType.STRING, 0.01, null, 0, maxPayload, geometry);
+  }
+
+  @Test
+  void aPublishedSizeIsKeptWhileItHoldsTheKeysAndIsNotTwiceTooBig() {
+    BloomFilterSizing before = BloomFilterSizing.forKeys(10_000, 0.01);
+    for (long keys : new long[] {9_000, 10_000, 6_000}) {
+      BloomFilterSizing kept = FilterBuilder.size(published(before, Long.MAX_VALUE), keys);
+      assertThat(kept.numBits()).as("%d keys", keys).isEqualTo(before.numBits());
+      assertThat(kept.numHashFunctions()).isEqualTo(before.numHashFunctions());
+      assertThat(BloomFilterSizing.expectedFpp(kept.numBits(), kept.numHashFunctions(), keys))
+          .isLessThanOrEqualTo(0.01);
+    }
+    // Under half its size is needed: shrunk to what the keys need.
+    assertThat(FilterBuilder.size(published(before, Long.MAX_VALUE), 4_000))
+        .isEqualTo(BloomFilterSizing.forKeys(4_000, 0.01));
+    // Outgrown: resized with headroom, so the next bit of growth keeps it.
+    BloomFilterSizing grown = FilterBuilder.size(published(before, Long.MAX_VALUE), 10_400);
+    assertThat(grown).isEqualTo(BloomFilterSizing.forKeys(13_000, 0.01));
+    assertThat(FilterBuilder.size(published(grown, Long.MAX_VALUE), 11_000).numBits())
+        .isEqualTo(grown.numBits());
+    // Headroom never makes a filter too large that fits without it.
+    long exactPayload =
+        SnapshotEncoder.HEADER_BYTES + BloomFilterSizing.forKeys(10_400, 0.01).numBits() / 8;
+    assertThat(FilterBuilder.size(published(before, exactPayload), 10_400))
+        .isEqualTo(BloomFilterSizing.forKeys(10_400, 0.01));
+    // Without a published version: exactly what the keys need, as always.
+    assertThat(FilterBuilder.size(published(null, Long.MAX_VALUE), 10_400))
+        .isEqualTo(BloomFilterSizing.forKeys(10_400, 0.01));
+  }
+
+  @Test
+  void alternatingCloseSizesResizesAtMostOnce() {
+    // The isolation audit's churn: expectedInsertions alternated between two close values made
+    // every publish a whole new snapshot.
+    BloomFilterSizing current = FilterBuilder.size(published(null, Long.MAX_VALUE), 50_000_000);
+    int resizes = 0;
+    for (int round = 1; round <= 10; round++) {
+      long keys = round % 2 == 0 ? 50_000_000 : 50_001_000;
+      BloomFilterSizing next = FilterBuilder.size(published(current, Long.MAX_VALUE), keys);
+      if (next.numBits() != current.numBits()
+          || next.numHashFunctions() != current.numHashFunctions()) {
+        resizes++;
+      }
+      current = next;
+    }
+    assertThat(resizes).isLessThanOrEqualTo(1);
   }
 }

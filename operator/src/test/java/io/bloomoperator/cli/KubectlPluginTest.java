@@ -2,6 +2,8 @@ package io.bloomoperator.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.google.common.hash.BloomFilter;
+import com.google.common.hash.Funnels;
 import io.bloomoperator.reconcile.SnapshotFixtures;
 import io.bloomoperator.testing.KubeCluster;
 import io.bloomoperator.testing.RealKubernetes;
@@ -125,6 +127,25 @@ class KubectlPluginTest {
             "no-such-sku");
     assertThat(query.exit()).as(query.output()).isZero();
     assertThat(query.output()).contains("sku-2\tmaybe-present").contains("no-such-sku\tabsent");
+    Path exported = tmp.resolve("ids.bin");
+    Result export =
+        kubectl(
+            tmp,
+            cluster,
+            "bloom",
+            "export",
+            "-n",
+            ns.name(),
+            "--name",
+            "product-ids",
+            "-o",
+            exported.toString());
+    assertThat(export.exit()).as(export.output()).isZero();
+    try (var in = Files.newInputStream(exported)) {
+      var guava = BloomFilter.readFrom(in, Funnels.stringFunnel(StandardCharsets.UTF_8));
+      assertThat(guava.mightContain("sku-2")).isTrue();
+      assertThat(guava.mightContain("no-such-sku")).isFalse();
+    }
 
     // build offline, apply with kubectl, read back through the plugin.
     Path keys = Files.write(tmp.resolve("keys.txt"), List.of("order-1", "order-2"));

@@ -10,6 +10,7 @@ import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.PodSpec;
 import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
 import io.fabric8.kubernetes.api.model.rbac.ClusterRole;
 import io.fabric8.kubernetes.api.model.rbac.ClusterRoleBinding;
 import io.fabric8.kubernetes.api.model.rbac.PolicyRule;
@@ -133,6 +134,13 @@ class HelmRbacEqualityTest {
     assertThat(rulesByRole(chart)).isNotEmpty().isEqualTo(rulesByRole(kustomize));
     assertThat(grants(chart)).isNotEmpty().isEqualTo(grants(kustomize));
     assertSameDeployment(one(kustomize, Deployment.class), one(chart, Deployment.class));
+    // /metrics names every tenant's filters: both admit the same peers to it, and only to it.
+    NetworkPolicy policy = one(chart, NetworkPolicy.class);
+    assertThat(policy.getSpec().getIngress())
+        .isNotEmpty()
+        .isEqualTo(one(kustomize, NetworkPolicy.class).getSpec().getIngress());
+    assertThat(policy.getSpec().getPodSelector().getMatchLabels())
+        .isEqualTo(one(chart, Deployment.class).getSpec().getTemplate().getMetadata().getLabels());
   }
 
   /** The operator as both run it: pod spec, replicas, pod annotations; env order aside. */

@@ -10,6 +10,7 @@ import io.bloomoperator.testing.KubeCluster;
 import io.bloomoperator.testing.RealKubernetes;
 import io.bloomoperator.testing.TestNamespace;
 import io.bloomoperator.testing.process.OperatorProcess;
+import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -32,6 +33,11 @@ import org.junit.jupiter.api.Test;
  * the first published version holding it, with and without the stalled ones: a stalled source must
  * not make the others wait for it.
  *
+ * <p>Then two hostile namespaces join (issue 17's fairness attack): each has filters whose source
+ * sends one key and then nothing, so each build allocates its filter and holds a build slot while
+ * it waits. The honest namespace's rounds must still publish, delayed at most by the stall bound
+ * ({@code BLOOM_SOURCE_STALL_TIMEOUT}) that takes the slots back.
+ *
  * <p>Throughout, the operator's heap and threads are sampled from outside, every new manifest is
  * verified ({@link SnapshotChecker}), and thread dumps say what the reconcile threads are doing.
  */
@@ -52,7 +58,17 @@ class ManyFiltersFaultTest {
     Duration stalledReadTimeout = FaultParameters.millis("stalledReadTimeout", 30_000);
     Duration roundTimeout = FaultParameters.millis("manyRoundTimeout", 300_000);
     String heap = System.getProperty("faults.operatorHeap", "128m");
+    int hostileCount = FaultParameters.integer("hostileFilters", 4);
+    Duration stallTimeout = FaultParameters.millis("stallTimeout", 30_000);
     String namespace = ns.name();
+    List<String> hostileNamespaces = List.of(namespace + "-hostile-a", namespace + "-hostile-b");
+    for (String hostile : hostileNamespaces) {
+      client
+          .namespaces()
+          .resource(
+              new NamespaceBuilder().withNewMetadata().withName(hostile).endMetadata().build())
+          .create();
+    }
     List<String> filters =
         IntStream.range(0, count).mapToObj(i -> String.format("many-%03d", i)).toList();
     List<String> stalled = IntStream.range(0, stalledCount).mapToObj(i -> "stalled-" + i).toList();
@@ -82,7 +98,9 @@ class ManyFiltersFaultTest {
     Path log = Files.createTempFile("many-filters-", ".log");
     System.out.println("many-filters: operator log " + log);
     Map<String, String> settings = new HashMap<>();
-    settings.put("BLOOM_WATCH_NAMESPACES", namespace);
+    settings.put(
+        "BLOOM_WATCH_NAMESPACES", namespace + "," + String.join(",", hostileNamespaces));
+    settings.put("BLOOM_SOURCE_STALL_TIMEOUT", stallTimeout.toMillis() + "ms");
     settings.put("BLOOM_MIN_PUBLISH_INTERVAL", "0");
     settings.put("BLOOM_MAX_CONCURRENT_BUILDS", Integer.toString(builds));
     settings.put("BLOOM_MAX_SNAPSHOT_BYTES", Long.toString(MAX_SNAPSHOT_BYTES));
@@ -142,6 +160,43 @@ class ManyFiltersFaultTest {
               sources, published, filters, r, withStall, vitals, stalledDumps, roundTimeout);
         }
 
+        // Two hostile namespaces: builds that hold a slot and then wait forever.
+        for (String hostile : hostileNamespaces) {
+          for (int i = 0; i < hostileCount; i++) {
+            SnapshotFixtures.apply(
+                client,
+                hostile,
+                """
+                apiVersion: bloomoperator.io/v1alpha1
+                kind: BloomFilter
+                metadata: {name: hostile-%d}
+                spec:
+                  falsePositiveRate: 0.01
+                  expectedInsertions: 1000000
+                  source: {http: {url: "%s", readTimeout: 1h, connectTimeout: 2s}}
+                  refreshInterval: 10s
+                """
+                    .formatted(
+                        i,
+                        stallingServer.url(
+                            StallingHttpSource.FIRST_KEY_THEN_STALL + hostile + "/" + i)));
+          }
+        }
+        await()
+            .atMost(Duration.ofSeconds(60))
+            .until(() -> stallingServer.firstKeySent() >= hostileNamespaces.size());
+        List<OperatorVitals.ReconcileThreads> hostileDumps = new ArrayList<>();
+        Latencies withHostile = new Latencies();
+        for (long r = 2L * rounds + 1; r <= 3L * rounds; r++) {
+          changeRound(
+              sources, published, filters, r, withHostile, vitals, hostileDumps, roundTimeout);
+        }
+        boolean hostileStopped =
+            hostileNamespaces.stream()
+                .flatMap(
+                    h -> client.resources(BloomFilter.class).inNamespace(h).list().getItems().stream())
+                .anyMatch(f -> SnapshotFixtures.ready(f, "False", Reasons.SOURCE_TIMEOUT));
+
         List<String> healthyNotReady = notReady(client, namespace, filters);
         // The stalled downloads end at their readTimeout and say so.
         for (String filter : stalled) {
@@ -166,7 +221,8 @@ class ManyFiltersFaultTest {
                 "filters=%d keysEach=%d stalled=%d (GETs accepted, never answered: %d) builds=%d"
                     + " heap=-Xmx%s maxSnapshotBytes=%d |"
                     + " startToAllReady=%dms (JVM start to 'started' %dms)"
-                    + " | healthy: %s | with stalled: %s | heapUsedMax=%dMiB"
+                    + " | healthy: %s | with stalled: %s | with 2 hostile namespaces (%d"
+                    + " filters each, one key then nothing; stall bound %s): %s | heapUsedMax=%dMiB"
                     + " heapCommittedMax=%dMiB threadsMax=%d samples=%d | reconcile threads"
                     + " healthy %s, with stalled %s | checks=%d violations=%d"
                     + " operatorUnexpectedErrors=%d oom=%s",
@@ -181,6 +237,9 @@ class ManyFiltersFaultTest {
                 Duration.ofNanos(up - startedAt).toMillis(),
                 healthy.summary(),
                 withStall.summary(),
+                hostileCount,
+                stallTimeout,
+                withHostile.summary(),
                 vitals.maxHeapUsedMib(),
                 vitals.maxHeapCommittedMib(),
                 vitals.maxThreads(),
@@ -202,6 +261,12 @@ class ManyFiltersFaultTest {
         assertThat(withStall.max())
             .as("publish delay of the other filters while %d sources stall", stalledCount)
             .isLessThan(Math.max(2 * healthy.max(), healthy.max() + 10_000));
+        // Two namespaces holding every build slot with stalled builds delay the others by about
+        // the stall bound, not by their sources' timeouts (an hour here).
+        assertThat(hostileStopped).as("the stall bound stopped a hostile build").isTrue();
+        assertThat(withHostile.max())
+            .as("publish delay of the honest namespace while two hostile ones stall")
+            .isLessThan(2 * healthy.max() + 2 * stallTimeout.toMillis() + 10_000);
       }
     }
   }

@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -17,8 +18,14 @@ import java.util.concurrent.atomic.AtomicInteger;
  * refresh rebuilds) but accepts each {@code GET} and then sends nothing at all, until closed: the
  * origin behind a cache that answers metadata, or a server wedged after accept. The operator sees a
  * connection that stays open with no response, which only its readTimeout ends.
+ *
+ * <p>Paths under {@value #FIRST_KEY_THEN_STALL} answer 200 and one key first, then nothing: a build
+ * that has allocated its filter and holds a build slot while it waits.
  */
 final class StallingHttpSource implements AutoCloseable {
+  /** Path prefix of sources that send one key and then stall. */
+  static final String FIRST_KEY_THEN_STALL = "/first-key-then-stall/";
+
   private final ExecutorService executor =
       Executors.newCachedThreadPool(
           r -> {
@@ -29,6 +36,7 @@ final class StallingHttpSource implements AutoCloseable {
   private final CountDownLatch closed = new CountDownLatch(1);
   private final AtomicInteger gets = new AtomicInteger();
   private final AtomicInteger stalledNow = new AtomicInteger();
+  private final AtomicInteger firstKeySent = new AtomicInteger();
   private final HttpServer server;
 
   StallingHttpSource() {
@@ -44,6 +52,11 @@ final class StallingHttpSource implements AutoCloseable {
 
   String url(String path) {
     return "http://127.0.0.1:" + server.getAddress().getPort() + path;
+  }
+
+  /** Responses under {@value #FIRST_KEY_THEN_STALL} that sent their key so far. */
+  int firstKeySent() {
+    return firstKeySent.get();
   }
 
   /** GET requests accepted so far. */
@@ -68,6 +81,12 @@ final class StallingHttpSource implements AutoCloseable {
       gets.incrementAndGet();
       stalledNow.incrementAndGet();
       try {
+        if (exchange.getRequestURI().getPath().startsWith(FIRST_KEY_THEN_STALL)) {
+          exchange.sendResponseHeaders(200, 0);
+          exchange.getResponseBody().write("k1\n".getBytes(StandardCharsets.UTF_8));
+          exchange.getResponseBody().flush();
+          firstKeySent.incrementAndGet();
+        }
         closed.await(30, TimeUnit.MINUTES);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();

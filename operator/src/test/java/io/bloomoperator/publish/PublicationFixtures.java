@@ -34,7 +34,14 @@ public final class PublicationFixtures {
       throws PublishException {
     Instant now = Instant.now();
     return new Publication(
-            client, owner, null, Long.MAX_VALUE, DeltaPolicy.WHOLE_SNAPSHOTS_ONLY, publisher, fence)
+            client,
+            owner,
+            null,
+            Long.MAX_VALUE,
+            DeltaPolicy.WHOLE_SNAPSHOTS_ONLY,
+            publisher,
+            fence,
+            new WriteBudget(WriteBudget.Limits.defaults()))
         .publish(
             bits,
             100,

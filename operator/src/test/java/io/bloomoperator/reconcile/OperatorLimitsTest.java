@@ -3,7 +3,10 @@ package io.bloomoperator.reconcile;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.bloomoperator.publish.DeltaPolicy;
+import io.bloomoperator.publish.WriteBudget;
 import io.bloomoperator.source.HttpSourceSettings;
+import io.bloomoperator.source.JdbcSourceSettings;
 import io.bloomoperator.source.SecretAccess;
 import java.time.Duration;
 import java.util.Map;
@@ -52,9 +55,26 @@ class OperatorLimitsTest {
                 SecretAccess.Mode.NAMESPACE,
                 HttpSourceSettings.defaults(),
                 null,
-                io.bloomoperator.publish.DeltaPolicy.defaults(),
-                io.bloomoperator.source.JdbcSourceSettings.defaults(),
-                BuildLimits.defaults()));
+                DeltaPolicy.defaults(),
+                JdbcSourceSettings.defaults(),
+                BuildLimits.defaults(),
+                WriteBudget.Limits.defaults()));
+  }
+
+  @Test
+  void writeLimitsComeFromTheEnvironment() {
+    OperatorSettings s =
+        OperatorSettings.fromEnvironment(
+            Map.of(
+                "BLOOM_MAX_NAMESPACE_WRITE_BYTES_PER_HOUR", "3000000",
+                "BLOOM_MAX_FILTER_WRITE_BYTES_PER_HOUR", "2000000",
+                "BLOOM_MAX_CHUNKS_PER_VERSION", "16"));
+    assertThat(s.writes()).isEqualTo(new WriteBudget.Limits(3_000_000, 2_000_000, 16));
+    assertThatThrownBy(
+            () ->
+                OperatorSettings.fromEnvironment(
+                    Map.of("BLOOM_MAX_FILTER_WRITE_BYTES_PER_HOUR", "0")))
+        .hasMessageContaining("BLOOM_MAX_FILTER_WRITE_BYTES_PER_HOUR");
   }
 
   @Test
