@@ -31,9 +31,10 @@ public final class NamespaceBudget {
   private NamespaceBudget() {}
 
   /**
-   * The bytes the published manifests (base and deltas) of every filter of the namespace except
-   * {@code filterName}, from their manifests (no chunk is read). Manifests that do not parse count
-   * as nothing: they are not served.
+   * The bytes the published snapshots (base and deltas, with 2 KiB per object, and a replaced
+   * version still within its grace period) of every filter of the namespace except {@code
+   * filterName} hold, from their manifests (no chunk is read). Manifests that do not parse count as
+   * nothing: they are not served.
    */
   public static long publishedBytesExcept(
       KubernetesClient client, String namespace, String filterName) {
@@ -79,10 +80,26 @@ public final class NamespaceBudget {
     if (json == null) {
       return 0;
     }
+    Manifest parsed;
     try {
-      return Manifest.fromJson(json).storedBytes();
+      parsed = Manifest.fromJson(json);
     } catch (SnapshotVerificationException e) {
       return 0; // not a servable snapshot, so it holds no budget
     }
+    Map<String, String> annotations = manifest.getMetadata().getAnnotations();
+    boolean retaining =
+        annotations != null
+            && annotations.containsKey(SnapshotConfigMaps.ANNOTATION_PREVIOUS_VERSIONS);
+    // Versions replaced within their grace period are still stored; the manifest names only their
+    // numbers, so they count at the size of the chain that replaced them.
+    return stored(parsed) * (retaining ? 2 : 1);
+  }
+
+  /**
+   * What the objects of a published chain hold in etcd: its bytes, and {@link
+   * WriteBudget.Limits#OBJECT_OVERHEAD_BYTES} for each chunk and the manifest.
+   */
+  static long stored(Manifest manifest) {
+    return WriteBudget.Limits.cost(manifest.storedBytes(), manifest.chunkCount() + 1L);
   }
 }

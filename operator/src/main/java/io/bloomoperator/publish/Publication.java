@@ -143,7 +143,11 @@ public final class Publication {
     if (previousBits != null) {
       long deltaSize = SnapshotDelta.encodedSize(previousBits, bits, deltas.maxDeltaBytes(size));
       if (deltaSize >= 0 && deltas.chainHasRoom(published, deltaSize, size)) {
-        checkBudgets(published.storedBytes() + deltaSize, deltaSize, chunkSize, now);
+        checkBudgets(
+            stored(published) + WriteBudget.Limits.cost(deltaSize, chunks(deltaSize, chunkSize)),
+            deltaSize,
+            chunkSize,
+            now);
         store.publishDelta(
             previousBits, bits, sha256, keyCount, version, chunkSize, current, record, createdAt);
         return new Outcome(store.written(), true);
@@ -151,7 +155,13 @@ public final class Publication {
       if (deltaSize >= 0 && published.chained()) {
         // Compaction: the published version becomes the base (every running reader holds it),
         // the new version its only delta. Written: the whole payload once, by the operator.
-        checkBudgets(size + deltaSize, size + deltaSize, chunkSize, now);
+        checkBudgets(
+            WriteBudget.Limits.cost(
+                    size + deltaSize, chunks(size, chunkSize) + chunks(deltaSize, chunkSize) + 1)
+                + stored(published),
+            size + deltaSize,
+            chunkSize,
+            now);
         store.publishRebased(
             previousBits, bits, sha256, keyCount, version, chunkSize, current, record, createdAt);
         return new Outcome(store.written(), true);
@@ -164,7 +174,11 @@ public final class Publication {
           deltas.maxDeltaBytes(size));
     }
     previousBits = null; // only the new filter from here on
-    checkBudgets(size, size, chunkSize, now);
+    checkBudgets(
+        WriteBudget.Limits.cost(size, chunks(size, chunkSize) + 1) + stored(published),
+        size,
+        chunkSize,
+        now);
     store.publish(bits, keyCount, version, chunkSize, current, record, createdAt);
     return new Outcome(store.written(), true);
   }
@@ -200,19 +214,33 @@ public final class Publication {
    * The write is charged here, before anything is written: a publish that fails half-way has
    * written to etcd's history too.
    *
-   * @param storedBytes what the filter's published chain holds after this version
+   * @param storedBytes what the filter's objects hold after this version, with their overhead: the
+   *     new chain, and a replaced chain kept for its grace period
    * @param writtenBytes the bytes this version writes (its chunks)
    */
   private void checkBudgets(long storedBytes, long writtenBytes, int chunkSize, Instant now)
       throws PublishException {
     checkNamespaceBudget(storedBytes);
-    long objects = (writtenBytes + chunkSize - 1) / chunkSize + 1; // the chunks and the manifest
+    long objects = chunks(writtenBytes, chunkSize) + 1; // the chunks and the manifest
     long cost = WriteBudget.Limits.cost(writtenBytes, objects);
     String namespace = owner.getMetadata().getNamespace();
     var refused = writes.charge(namespace, owner.getMetadata().getName(), cost, now);
     if (refused.isPresent()) {
       throw WriteBudgetExceeded.of(refused.get(), cost);
     }
+  }
+
+  /** Objects {@code bytes} are cut into. */
+  private static long chunks(long bytes, int chunkSize) {
+    return (bytes + chunkSize - 1) / chunkSize;
+  }
+
+  /**
+   * What a published chain holds in etcd, its objects' overhead included: after a whole publish or
+   * a compaction it stays for its grace period beside the new one.
+   */
+  private static long stored(Manifest published) {
+    return published == null ? 0 : NamespaceBudget.stored(published);
   }
 
   private void checkNamespaceBudget(long size) throws PublishException {
