@@ -55,8 +55,8 @@ public final class OwnManifests {
       "the build record annotations of the published manifest ConfigMap are not the ones this "
           + "operator last wrote; they are ignored and the filter is rebuilt";
 
-  /** The digests of a manifest ConfigMap this process wrote. */
-  private record Written(String manifest, String buildRecord) {}
+  /** The digests of a manifest ConfigMap as written, and its version. */
+  private record Written(String manifest, String buildRecord, long version) {}
 
   private final Map<String, Written> lastWritten =
       new LinkedHashMap<>(16, 0.75f, true) {
@@ -93,7 +93,8 @@ public final class OwnManifests {
           owner.getMetadata().getUid(),
           new Written(
               ManifestRecord.manifestDigest(written.configMap()),
-              ManifestRecord.buildRecordDigest(written.configMap())));
+              ManifestRecord.buildRecordDigest(written.configMap()),
+              written.manifest().version()));
     }
   }
 
@@ -128,23 +129,27 @@ public final class OwnManifests {
   }
 
   /**
-   * What this process last wrote, if it wrote anything for {@code owner}: newer than any status it
-   * may be handed (a status write can lag or be lost), and a replay of an older version of its own
-   * must not match. Else the status's record (after a restart or a leader change); null when there
-   * is none (a status written before manifest digests existed, or none at all).
+   * What this process last wrote for {@code owner}: newer than the status it is handed (a status
+   * write can lag or be lost), so a replay of an older version of its own does not match. The
+   * status's record instead when there is no such memory (after a restart), or when the status
+   * reports a higher version (another replica published while this one was not the leader). Null
+   * when there is neither (a status written before manifest digests existed, or none at all).
    */
   private Written recorded(BloomFilter owner) {
+    Written remembered;
     synchronized (this) {
-      Written remembered = lastWritten.get(owner.getMetadata().getUid());
-      if (remembered != null) {
-        return remembered;
-      }
+      remembered = lastWritten.get(owner.getMetadata().getUid());
     }
     BloomFilterStatus status = owner.getStatus();
-    if (status != null && status.getManifestDigest() != null) {
-      return new Written(status.getManifestDigest(), status.getBuildRecordDigest());
+    Written inStatus =
+        status == null || status.getManifestDigest() == null || status.getVersion() == null
+            ? null
+            : new Written(
+                status.getManifestDigest(), status.getBuildRecordDigest(), status.getVersion());
+    if (remembered == null || (inStatus != null && inStatus.version() > remembered.version())) {
+      return inStatus;
     }
-    return null;
+    return remembered;
   }
 
   /**

@@ -82,6 +82,18 @@ class OwnManifestsTest {
   }
 
   @Test
+  void aHigherVersionInTheStatusWinsOverOldMemory() throws Exception {
+    // This replica wrote v1, lost the Lease; another published v2 and recorded it; back again.
+    PublishedSnapshot v1 = snapshot(1, "a", NOW, "t1");
+    PublishedSnapshot v2 = snapshot(2, "b", NOW, "t2");
+    OwnManifests records = new OwnManifests();
+    records.wrote(owner(null), v1);
+    BloomFilter owner = owner(recorded(v2));
+    assertThat(records.check(owner, v2, NOW).foreign()).isFalse();
+    assertThat(records.check(owner, v1, NOW).foreign()).isTrue();
+  }
+
+  @Test
   void aStatusFromBeforeDigestsTrustsTheVersionItReports() throws Exception {
     PublishedSnapshot v3 = snapshot(3, "c", NOW, "t");
     BloomFilterStatus legacy = new BloomFilterStatus();
