@@ -1,5 +1,6 @@
 package io.bloomoperator.source;
 
+import java.io.EOFException;
 import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -184,6 +185,8 @@ final class JdbcConnectionGuard {
   }
 
   private static final class CountingInput extends FilterInputStream {
+    private static final int SKIP_BUFFER = 8192;
+
     private final JdbcConnectionGuard guard;
 
     CountingInput(InputStream in, JdbcConnectionGuard guard) {
@@ -208,11 +211,23 @@ final class JdbcConnectionGuard {
       return n;
     }
 
+    /**
+     * Skips by reading, so that skipped bytes count and the end of the stream is an error: PgJDBC
+     * skips a field it could not allocate in a loop until {@code skip} has covered it, and a stream
+     * that returns 0 at its end (as {@link InputStream#skip} does) would keep it spinning forever,
+     * watchdog or not.
+     */
     @Override
     public long skip(long n) throws IOException {
-      long skipped = super.skip(Math.min(n, guard.allowance((int) Math.min(n, Integer.MAX_VALUE))));
-      guard.spend((int) skipped);
-      return skipped;
+      if (n <= 0) {
+        return 0;
+      }
+      byte[] discard = new byte[(int) Math.min(n, SKIP_BUFFER)];
+      int read = read(discard, 0, discard.length);
+      if (read < 0) {
+        throw new EOFException("the server closed the connection");
+      }
+      return read;
     }
   }
 }

@@ -384,7 +384,8 @@ public final class JdbcSource implements KeySource {
       Runnable driverFetchReset = driver.fetchReset(connection);
       guard.newFetch();
       driverFetchReset.run();
-      ResultSet rows = statement.executeQuery(driver.bounded(query, settings.maxValueBytes()));
+      ResultSet rows =
+          driverCall(() -> statement.executeQuery(driver.bounded(query, settings.maxValueBytes())));
       try {
         ColumnReader reader = columnReader(rows.getMetaData());
         boolean flagged = driver.flagsLongValues();
@@ -417,7 +418,20 @@ public final class JdbcSource implements KeySource {
       throws SQLException {
     guard.newFetch();
     driverFetchReset.run();
-    return rows.next();
+    return driverCall(rows::next);
+  }
+
+  /**
+   * A driver call that reads from the server. Drivers parse what the server sends, and a server (or
+   * a network) sending garbage can make them fail with a runtime exception (PgJDBC: a negative
+   * array size from a garbled length): that is a broken connection, not an operator error.
+   */
+  private static <T> T driverCall(JdbcConnectionGuard.SqlCall<T> call) throws SQLException {
+    try {
+      return call.run();
+    } catch (RuntimeException e) {
+      throw new SQLException("the driver could not read the server's answer", "08P01", e);
+    }
   }
 
   /** Reads the first column of the current row ({@code row}, from 1) into the sink. */
