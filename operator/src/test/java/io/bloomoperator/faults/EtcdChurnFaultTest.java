@@ -33,10 +33,9 @@ import org.junit.jupiter.api.Test;
  * (plus etcd's own slack for the manifests, statuses and events).
  *
  * <p>Defaults: 2 minutes, {@code expectedInsertions} 5M and 12.5M (6 and 15 MB versions: too far
- * apart for the operator to keep the published size), a 96 MiB namespace budget. The audit's
- * attack is {@code -Dfaults.churnMinutes=10 -Dfaults.churnExpected=50000000
- * -Dfaults.churnSecond=50001000 -Dfaults.churnDefaultBudgets=true} (60 MB versions, the
- * operator's default budgets).
+ * apart for the operator to keep the published size), a 96 MiB namespace budget. The audit's attack
+ * is {@code -Dfaults.churnMinutes=10 -Dfaults.churnExpected=50000000 -Dfaults.churnSecond=50001000
+ * -Dfaults.churnDefaultBudgets=true} (60 MB versions, the operator's default budgets).
  */
 @Tag("fault")
 class EtcdChurnFaultTest {
@@ -79,7 +78,7 @@ class EtcdChurnFaultTest {
         try (OperatorProcess operator =
                 new OperatorProcess(
                     cluster.kubeconfig(0), env, log, List.of("-Xmx768m", "-XX:+UseSerialGC"));
-            Watch watch = admin.configMaps().inNamespace(NS).watch(written)) {
+            Watch watch = ChunkWrites.watch(admin, NS, written)) {
           operator.start();
           operator.awaitStarted(Duration.ofSeconds(120));
           for (String name : FILTERS) {

@@ -98,8 +98,7 @@ class ManyFiltersFaultTest {
     Path log = Files.createTempFile("many-filters-", ".log");
     System.out.println("many-filters: operator log " + log);
     Map<String, String> settings = new HashMap<>();
-    settings.put(
-        "BLOOM_WATCH_NAMESPACES", namespace + "," + String.join(",", hostileNamespaces));
+    settings.put("BLOOM_WATCH_NAMESPACES", namespace + "," + String.join(",", hostileNamespaces));
     settings.put("BLOOM_SOURCE_STALL_TIMEOUT", stallTimeout.toMillis() + "ms");
     settings.put("BLOOM_MIN_PUBLISH_INTERVAL", "0");
     settings.put("BLOOM_MAX_CONCURRENT_BUILDS", Integer.toString(builds));
@@ -194,7 +193,13 @@ class ManyFiltersFaultTest {
         boolean hostileStopped =
             hostileNamespaces.stream()
                 .flatMap(
-                    h -> client.resources(BloomFilter.class).inNamespace(h).list().getItems().stream())
+                    h ->
+                        client
+                            .resources(BloomFilter.class)
+                            .inNamespace(h)
+                            .list()
+                            .getItems()
+                            .stream())
                 .anyMatch(f -> SnapshotFixtures.ready(f, "False", Reasons.SOURCE_TIMEOUT));
 
         List<String> healthyNotReady = notReady(client, namespace, filters);

@@ -2,6 +2,9 @@ package io.bloomoperator.reconcile;
 
 import io.bloomoperator.snapshot.SnapshotNames;
 import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.api.model.ListOptionsBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.Watch;
 import io.fabric8.kubernetes.client.Watcher;
 import io.fabric8.kubernetes.client.WatcherException;
 import java.util.Base64;
@@ -13,6 +16,22 @@ import java.util.concurrent.atomic.AtomicLong;
  * server compacts it).
  */
 public final class ChunkWrites implements Watcher<ConfigMap> {
+
+  /**
+   * Counts the chunks written in {@code namespace} from now on: the watch starts at the current
+   * resourceVersion (a watch without one would first replay every existing object as ADDED).
+   */
+  public static Watch watch(KubernetesClient client, String namespace, ChunkWrites writes) {
+    String now =
+        client
+            .configMaps()
+            .inNamespace(namespace)
+            .list(new ListOptionsBuilder().withLimit(1L).build())
+            .getMetadata()
+            .getResourceVersion();
+    return client.configMaps().inNamespace(namespace).withResourceVersion(now).watch(writes);
+  }
+
   private final AtomicLong bytes = new AtomicLong();
   private final AtomicLong chunks = new AtomicLong();
 
