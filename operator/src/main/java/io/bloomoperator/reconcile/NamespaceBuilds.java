@@ -39,11 +39,6 @@ final class NamespaceBuilds {
     return Optional.of(new Entry(namespace));
   }
 
-  /** Builds of {@code namespace} under way. */
-  synchronized int running(String namespace) {
-    return running.getOrDefault(namespace, 0);
-  }
-
   private synchronized void leave(String namespace) {
     running.merge(namespace, -1, (a, b) -> a + b == 0 ? null : a + b);
   }

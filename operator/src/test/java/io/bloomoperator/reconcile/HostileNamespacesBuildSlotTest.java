@@ -43,12 +43,17 @@ class HostileNamespacesBuildSlotTest {
   private static final Duration STALL = Duration.ofSeconds(5);
   private static final Duration REFRESH = Duration.ofSeconds(20);
   private static final String SLEEP = "pg_sleep(100000)";
+  private static final String SILENT = "pg_sleep(100001)";
 
-  /** Default slots (2), per-namespace shares and thread bound; a short stall bound for the test. */
+  /**
+   * Default slots (2) and slot shares; a short stall bound, and two builds per namespace at once
+   * (of the default 50 reconcile threads) so that three filters show the thread bound.
+   */
   @RegisterExtension
   static final InProcessOperator OPERATOR =
       InProcessOperator.withSettings(
-          OperatorSettings.fromEnvironment(Map.of("BLOOM_SOURCE_STALL_TIMEOUT", "5s")));
+          OperatorSettings.fromEnvironment(
+              Map.of("BLOOM_SOURCE_STALL_TIMEOUT", "5s", "BLOOM_MAX_BUILDS_PER_NAMESPACE", "2")));
 
   @Test
   void twoStallingNamespacesDoNotKeepAThirdFromPublishing(KubernetesClient client, TestNamespace ns)
@@ -72,7 +77,7 @@ class HostileNamespacesBuildSlotTest {
       await()
           .atMost(Duration.ofSeconds(60))
           .pollInterval(Duration.ofMillis(200))
-          .until(() -> sleepingQueries(pg) >= 4);
+          .until(() -> queries(pg, SLEEP) >= 4);
       Thread.sleep(1000); // their first keys are in, the slots taken
 
       sourceConfigMap(client, ns.name(), "ids", "ids.txt", List.of("a", "b", "c"));
@@ -143,6 +148,81 @@ class HostileNamespacesBuildSlotTest {
     }
   }
 
+  /**
+   * A namespace whose filters' queries sleep before their first row holds no build slot, but each
+   * such build keeps a reconcile thread: without a bound, one namespace with enough filters would
+   * take all of java-operator-sdk's threads. With BLOOM_MAX_BUILDS_PER_NAMESPACE=2 (this class),
+   * three such filters never run more than two queries at once, and the third waits without a
+   * thread; another namespace still publishes.
+   */
+  @Test
+  void oneNamespaceOccupiesAtMostItsShareOfReconcileThreads(
+      KubernetesClient client, TestNamespace ns) throws Exception {
+    PostgresServer pg = PostgresServer.shared();
+    String hostile = ns.name() + "-h";
+    try {
+      client
+          .namespaces()
+          .resource(
+              new NamespaceBuilder().withNewMetadata().withName(hostile).endMetadata().build())
+          .create();
+      credentials(client, hostile, pg);
+      for (String name : List.of("silent-1", "silent-2", "silent-3")) {
+        apply(client, hostile, silentFilter(name, pg));
+      }
+      await()
+          .atMost(Duration.ofSeconds(60))
+          .pollInterval(Duration.ofMillis(200))
+          .until(() -> queries(pg, SILENT) >= 2);
+      int most = 0;
+      long until = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+      while (System.nanoTime() < until) {
+        most = Math.max(most, queries(pg, SILENT));
+        Thread.sleep(200);
+      }
+      assertThat(most).as("queries of the namespace running at once").isEqualTo(2);
+
+      apply(
+          client,
+          ns.name(),
+          """
+          apiVersion: bloomoperator.io/v1alpha1
+          kind: BloomFilter
+          metadata: {name: honest}
+          spec:
+            falsePositiveRate: 0.01
+            source: {inline: [a, b, c]}
+          """);
+      awaitVersion(client, ns.name(), 1, Duration.ofSeconds(20));
+    } finally {
+      client.resources(BloomFilter.class).inNamespace(hostile).delete();
+      client.namespaces().withName(hostile).delete();
+      pg.execute(
+          "select pg_terminate_backend(pid) from pg_stat_activity where query like '%"
+              + SILENT
+              + "%' and pid <> pg_backend_pid()");
+    }
+  }
+
+  /** A query that sends nothing for a day: the build holds a reconcile thread, no slot. */
+  private static String silentFilter(String name, PostgresServer pg) {
+    return """
+    apiVersion: bloomoperator.io/v1alpha1
+    kind: BloomFilter
+    metadata: {name: %s}
+    spec:
+      falsePositiveRate: 0.01
+      expectedInsertions: 1000
+      source:
+        jdbc:
+          url: %s
+          query: "select %s::text"
+          credentialsSecret: pg-credentials
+          queryTimeout: 1h
+    """
+        .formatted(name, pg.url(), SILENT);
+  }
+
   private static BloomFilter awaitVersion(
       KubernetesClient client, String namespace, long version, Duration within) {
     return await()
@@ -183,14 +263,15 @@ class HostileNamespacesBuildSlotTest {
         .formatted(name, pg.url(), SLEEP);
   }
 
-  private static int sleepingQueries(PostgresServer pg) throws Exception {
+  /** Sessions of the database running {@code query} or holding its open result. */
+  private static int queries(PostgresServer pg, String query) throws Exception {
     try (Connection c = pg.connect();
         Statement s = c.createStatement();
         ResultSet rows =
             s.executeQuery(
                 "select count(*) from pg_stat_activity where state in ('active', 'idle in"
                     + " transaction') and query like '%"
-                    + SLEEP
+                    + query
                     + "%' and pid <> pg_backend_pid()")) {
       rows.next();
       return rows.getInt(1);
