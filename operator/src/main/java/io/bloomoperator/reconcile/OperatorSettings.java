@@ -62,7 +62,11 @@ public record OperatorSettings(
     if (maxSnapshotBytes < 1 || maxNamespaceBytes < 1 || maxConcurrentBuilds < 1) {
       throw new IllegalArgumentException("snapshot, namespace and build limits must be positive");
     }
-    if (http == null || jdbc == null || secretAccess == null || deltas == null || builds == null
+    if (http == null
+        || jdbc == null
+        || secretAccess == null
+        || deltas == null
+        || builds == null
         || writes == null) {
       throw new IllegalArgumentException(
           "http and jdbc source settings, secret access, the delta policy, build and write"
