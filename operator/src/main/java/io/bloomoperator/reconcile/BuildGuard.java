@@ -207,6 +207,7 @@ final class BuildGuard implements AutoCloseable {
       // Rows all the same: a source of NULLs progresses. No exception can be thrown here; the
       // next key or the cancel ends a stopped build.
       keys.setOpaque(++count);
+      sink.nullValue();
     }
   }
 

@@ -154,11 +154,16 @@ class EtcdWriteBudgetTest {
           .isLessThanOrEqualTo(NAMESPACE_BYTES_PER_HOUR)
           .isGreaterThan(FILTER_BYTES_PER_HOUR / 2);
       assertThat(reasons).as("the filters were told why").contains(Reasons.WRITE_BUDGET_EXCEEDED);
-      var refused =
-          client.resources(BloomFilter.class).inNamespace(ns.name()).withName("churn-a").get();
-      assertThat(ReadyCondition.of(refused).orElseThrow().getMessage())
-          .contains("BLOOM_MAX_")
-          .contains("keeps serving");
+      // The refusal's Warning event says which budget and when the next publish fits.
+      assertThat(client.v1().events().inNamespace(ns.name()).list().getItems())
+          .filteredOn(e -> Reasons.WRITE_BUDGET_EXCEEDED.equals(e.getReason()))
+          .isNotEmpty()
+          .allSatisfy(
+              e ->
+                  assertThat(e.getMessage())
+                      .contains("BLOOM_MAX_")
+                      .contains("the next publish is possible at")
+                      .contains("keeps serving"));
       // The last published version is still whole and served.
       assertThat(SnapshotFixtures.manifest(client, ns.name(), "churn-a")).isNotNull();
     }

@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.bloomoperator.api.Reasons;
+import io.bloomoperator.publish.WriteBudget;
 import io.bloomoperator.snapshot.SnapshotNames;
 import io.bloomoperator.testing.RealKubernetes;
 import io.bloomoperator.testing.TestNamespace;
@@ -31,8 +32,11 @@ class LookAlikeManifestsTest {
   private static final int LOOK_ALIKES = 40;
   private static final int LOOK_ALIKE_BYTES = 900_000;
 
-  /** Fits a few small filters (about 130 bytes each). */
-  private static final long NAMESPACE_BUDGET = 4096;
+  /**
+   * Fits a few small filters (about 130 bytes each, 4.2 KB with the 2 KiB each of their chunk and
+   * manifest objects).
+   */
+  private static final long NAMESPACE_BUDGET = 16 * 1024;
 
   @RegisterExtension
   static final InProcessOperator OPERATOR =
@@ -140,7 +144,9 @@ class LookAlikeManifestsTest {
             .withName(SnapshotNames.manifestName("first"))
             .get()
             .getData();
-    long each = SnapshotFixtures.manifest(client, ns.name(), "first").storedBytes();
+    long each =
+        SnapshotFixtures.manifest(client, ns.name(), "first").storedBytes()
+            + 2 * WriteBudget.Limits.OBJECT_OVERHEAD_BYTES;
     int copies = (int) (2 * NAMESPACE_BUDGET / each) + 1;
     for (int i = 0; i < copies; i++) {
       lookAlike(client, ns.name(), "copy-" + i + SnapshotNames.MANIFEST_SUFFIX, realData);
