@@ -9,6 +9,7 @@ import static org.awaitility.Awaitility.await;
 import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.api.Reasons;
 import io.bloomoperator.source.SecretAccess;
+import io.bloomoperator.source.JdbcTestSettings;
 import io.bloomoperator.testing.RealKubernetes;
 import io.bloomoperator.testing.TestNamespace;
 import io.bloomoperator.testing.operator.InProcessOperator;
@@ -53,7 +54,9 @@ class HostileNamespacesBuildSlotTest {
   static final InProcessOperator OPERATOR =
       InProcessOperator.withSettings(
           OperatorSettings.fromEnvironment(
-              Map.of("BLOOM_SOURCE_STALL_TIMEOUT", "5s", "BLOOM_MAX_BUILDS_PER_NAMESPACE", "2")));
+                  Map.of("BLOOM_SOURCE_STALL_TIMEOUT", "5s", "BLOOM_MAX_BUILDS_PER_NAMESPACE", "2"))
+              // The test database listens on loopback, which the operator refuses by default.
+              .withJdbc(JdbcTestSettings.LOOPBACK));
 
   @Test
   void twoStallingNamespacesDoNotKeepAThirdFromPublishing(KubernetesClient client, TestNamespace ns)
