@@ -8,8 +8,8 @@ import static org.awaitility.Awaitility.await;
 
 import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.api.Reasons;
-import io.bloomoperator.source.SecretAccess;
 import io.bloomoperator.source.JdbcTestSettings;
+import io.bloomoperator.source.SecretAccess;
 import io.bloomoperator.testing.RealKubernetes;
 import io.bloomoperator.testing.TestNamespace;
 import io.bloomoperator.testing.operator.InProcessOperator;
