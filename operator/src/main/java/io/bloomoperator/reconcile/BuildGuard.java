@@ -158,6 +158,8 @@ final class BuildGuard implements AutoCloseable {
 
   private void stop(String why) {
     stopped = why;
+    // Its namespace goes behind the others for the next slots (BuildSlots rule 2).
+    slot.stalled();
     check.cancel(false);
     try {
       source.cancel();

@@ -1,6 +1,7 @@
 package io.bloomoperator.reconcile;
 
 import io.bloomoperator.assemble.FilterBuilder;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -24,10 +25,12 @@ import java.util.concurrent.locks.ReentrantLock;
  * <ol>
  *   <li>One namespace holds at most {@code max(1, slots - 1)} slots at once: with two slots or
  *       more, one namespace alone can never hold them all.
- *   <li>A free slot goes to the waiting build whose namespace holds the fewest slots; among those,
- *       to the namespace served longest ago (never served first); within a namespace, in arrival
- *       order. A namespace that keeps re-queueing stalled builds therefore cannot stay ahead of one
- *       that has not built yet, and no build waits forever behind later ones.
+ *   <li>A free slot goes first to namespaces none of whose builds the stall or build-time bound
+ *       stopped in the last {@link #STALL_PENALTY} (a namespace whose builds stall waits behind
+ *       every namespace whose builds progress, however often those are served); then to the waiting
+ *       build whose namespace holds the fewest slots; among those, to the namespace served longest
+ *       ago (never served first); within a namespace, in arrival order. No build waits forever
+ *       behind later ones.
  *   <li>A slot is never held for long by a build that does not progress: {@link BuildGuard} stops a
  *       build whose source delivers no key for {@code BLOOM_SOURCE_STALL_TIMEOUT} while it holds a
  *       slot, and any build after {@code BLOOM_MAX_BUILD_TIME}.
@@ -44,6 +47,12 @@ final class BuildSlots {
 
   /** Namespaces remembered for rule 2 (least recently served first); older ones count as new. */
   private static final int REMEMBERED_NAMESPACES = 10_000;
+
+  /** How long a namespace whose build stalled waits behind the others. */
+  static final Duration STALL_PENALTY = Duration.ofMinutes(5);
+
+  /** Namespaces whose build stalled, and until when (nanoTime) they wait behind the others. */
+  private final Map<String, Long> penalizedUntil = new HashMap<>();
 
   private final int perNamespace;
   private final ReentrantLock lock = new ReentrantLock();
@@ -178,6 +187,11 @@ final class BuildSlots {
 
   /** Whether {@code w} (whose namespace holds {@code holds}) goes before {@code other}. */
   private boolean before(Waiter w, int holds, Waiter other) {
+    long now = System.nanoTime();
+    boolean stalls = penalized(w.namespace, now);
+    if (stalls != penalized(other.namespace, now)) {
+      return !stalls;
+    }
     int otherHolds = held.getOrDefault(other.namespace, 0);
     if (holds != otherHolds) {
       return holds < otherHolds;
@@ -188,6 +202,30 @@ final class BuildSlots {
       return served < otherServed;
     }
     return w.arrival < other.arrival;
+  }
+
+  private boolean penalized(String namespace, long now) {
+    Long until = penalizedUntil.get(namespace);
+    if (until == null) {
+      return false;
+    }
+    if (now - until >= 0) {
+      penalizedUntil.remove(namespace);
+      return false;
+    }
+    return true;
+  }
+
+  /** A build of {@code namespace} was stopped for stalling: rule 2 puts the namespace last. */
+  private void stalled(String namespace) {
+    lock.lock();
+    try {
+      if (penalizedUntil.size() < REMEMBERED_NAMESPACES || penalizedUntil.containsKey(namespace)) {
+        penalizedUntil.put(namespace, System.nanoTime() + STALL_PENALTY.toNanos());
+      }
+    } finally {
+      lock.unlock();
+    }
   }
 
   /** One build's claim on a slot: taken on the first {@link #reserve}, released by close. */
@@ -207,6 +245,11 @@ final class BuildSlots {
         heldSince = System.nanoTime();
         held = true;
       }
+    }
+
+    /** This build was stopped for stalling: its namespace waits behind the others for a while. */
+    void stalled() {
+      BuildSlots.this.stalled(namespace);
     }
 
     /** Whether the slot is taken. */

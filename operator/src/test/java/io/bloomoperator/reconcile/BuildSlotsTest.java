@@ -59,6 +59,33 @@ class BuildSlotsTest {
   }
 
   @Test
+  void aNamespaceWhoseBuildStalledWaitsBehindOneServedMoreRecently() throws Exception {
+    // Fault 7's hostile phase: builds of two namespaces stall until the stall bound stops them;
+    // the honest namespace's builds take milliseconds, so it was always served more recently than
+    // a staller, and every freed slot went to the staller's next filter.
+    BuildSlots slots = new BuildSlots(2);
+    BuildSlots.Slot a = slots.slot("hostile-a");
+    a.reserve(); // stalls from here on
+    BuildSlots.Slot honest = slots.slot("honest");
+    honest.reserve(); // served after hostile-a
+    honest.close();
+    BuildSlots.Slot b = slots.slot("hostile-b");
+    b.reserve();
+    CompletableFuture<BuildSlots.Slot> aAgain = take(slots, "hostile-a");
+    await().until(() -> waiting(slots) == 1);
+    CompletableFuture<BuildSlots.Slot> honestAgain = take(slots, "honest"); // arrives later
+    await().until(() -> waiting(slots) == 2);
+    a.stalled(); // the stall bound stops it
+    a.close();
+    assertThat(honestAgain.get().held()).isTrue();
+    assertThat(aAgain).isNotDone();
+    honestAgain.get().close();
+    assertThat(aAgain.get().held()).as("no build waits forever").isTrue();
+    aAgain.get().close();
+    b.close();
+  }
+
+  @Test
   void withOneSlotEveryNamespaceTakesItInTurn() throws Exception {
     BuildSlots slots = new BuildSlots(1);
     assertThat(slots.perNamespace()).isEqualTo(1);
