@@ -2,28 +2,39 @@ package io.bloomoperator;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.bloomoperator.snapshot.KeyType;
+import io.bloomoperator.watch.LiveBloomFilter;
 import java.io.IOException;
 import java.io.InputStream;
 import java.lang.reflect.Constructor;
 import java.lang.reflect.Field;
+import java.lang.reflect.GenericArrayType;
 import java.lang.reflect.Member;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
+import java.lang.reflect.ParameterizedType;
+import java.lang.reflect.Type;
+import java.lang.reflect.TypeVariable;
+import java.lang.reflect.WildcardType;
 import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.Deque;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 /**
- * Applications compile against sidecar-lib: whatever it makes public is a promise. This test lists
- * every public type of its packages with its public and protected members and compares the list
- * with {@code src/test/resources/public-api.txt}, so that the API only changes on purpose.
+ * Applications compile against sidecar-lib: whatever it makes public, and whatever type of the wire
+ * format its public signatures reach, is a promise. This test lists those types with their public
+ * and protected members and compares the list with {@code src/test/resources/public-api.txt}, so
+ * that the API only changes on purpose.
  */
 class PublicApiTest {
 
@@ -63,10 +74,15 @@ class PublicApiTest {
     assertThat(api).noneMatch(line -> line.contains("WatchLoop"));
   }
 
-  /** One line per public type and per public or protected member, sorted. */
+  /**
+   * One line per public type an application sees and per public or protected member, sorted: every
+   * public type of sidecar-lib, and every type of the wire format (bloom-snapshot-format) that is
+   * reachable from their public signatures. The format's other public types are its own API (the
+   * operator's), not a promise to applications.
+   */
   static List<String> describeApi() throws IOException, URISyntaxException, ClassNotFoundException {
     Path classes =
-        Path.of(KeyType.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+        Path.of(LiveBloomFilter.class.getProtectionDomain().getCodeSource().getLocation().toURI());
     List<String> names;
     try (Stream<Path> files = Files.walk(classes.resolve("io/bloomoperator"))) {
       names =
@@ -79,33 +95,112 @@ class PublicApiTest {
                       name.substring(0, name.length() - ".class".length())
                           .replace('/', '.')
                           .replace('\\', '.'))
-              .sorted()
               .toList();
     }
-    List<String> lines = new ArrayList<>();
+    Set<Class<?>> seen = new HashSet<>();
+    Deque<Class<?>> todo = new ArrayDeque<>();
     for (String name : names) {
       Class<?> type = Class.forName(name, false, PublicApiTest.class.getClassLoader());
-      if (!isVisible(type)) {
-        continue;
+      if (isVisible(type) && seen.add(type)) {
+        todo.add(type);
       }
+    }
+    List<String> lines = new ArrayList<>();
+    for (Class<?> type = todo.poll(); type != null; type = todo.poll()) {
       lines.add(describeType(type));
+      List<Type> reached = new ArrayList<>();
+      reached.add(type.getGenericSuperclass());
+      reached.addAll(List.of(type.getGenericInterfaces()));
       for (Field field : type.getDeclaredFields()) {
         if (isApi(field) && !field.isSynthetic()) {
           lines.add("  " + field.toGenericString());
+          reached.add(field.getGenericType());
         }
       }
       for (Constructor<?> constructor : type.getDeclaredConstructors()) {
         if (isApi(constructor) && !constructor.isSynthetic()) {
           lines.add("  " + constructor.toGenericString());
+          reached.addAll(List.of(constructor.getGenericParameterTypes()));
+          reached.addAll(List.of(constructor.getGenericExceptionTypes()));
         }
       }
       for (Method method : type.getDeclaredMethods()) {
         if (isApi(method) && !method.isSynthetic() && !method.isBridge()) {
           lines.add("  " + method.toGenericString());
+          reached.add(method.getGenericReturnType());
+          reached.addAll(List.of(method.getGenericParameterTypes()));
+          reached.addAll(List.of(method.getGenericExceptionTypes()));
+        }
+      }
+      for (Class<?> nested : type.getDeclaredClasses()) {
+        reached.add(nested);
+      }
+      for (Type t : reached) {
+        for (Class<?> c : ourClasses(t)) {
+          if (isVisible(c) && seen.add(c)) {
+            todo.add(c);
+          }
         }
       }
     }
-    return sortedWithinTypes(lines);
+    return sortedWithinTypes(sortedByType(lines));
+  }
+
+  /** The project's classes a (possibly generic) type names: raw type, arguments, bounds, arrays. */
+  private static List<Class<?>> ourClasses(Type type) {
+    List<Class<?>> out = new ArrayList<>();
+    if (type instanceof Class<?> c) {
+      Class<?> element = c;
+      while (element.isArray()) {
+        element = element.getComponentType();
+      }
+      if (element.getName().startsWith("io.bloomoperator.")) {
+        out.add(element);
+      }
+    } else if (type instanceof ParameterizedType p) {
+      out.addAll(ourClasses(p.getRawType()));
+      for (Type argument : p.getActualTypeArguments()) {
+        out.addAll(ourClasses(argument));
+      }
+    } else if (type instanceof GenericArrayType a) {
+      out.addAll(ourClasses(a.getGenericComponentType()));
+    } else if (type instanceof WildcardType w) {
+      for (Type bound : w.getUpperBounds()) {
+        out.addAll(ourClasses(bound));
+      }
+      for (Type bound : w.getLowerBounds()) {
+        out.addAll(ourClasses(bound));
+      }
+    } else if (type instanceof TypeVariable<?> v) {
+      for (Type bound : v.getBounds()) {
+        if (bound != type) {
+          out.addAll(ourClasses(bound));
+        }
+      }
+    }
+    return out;
+  }
+
+  /** Blocks of a type line and its member lines, ordered by the type line. */
+  private static List<String> sortedByType(List<String> lines) {
+    List<List<String>> blocks = new ArrayList<>();
+    for (String line : lines) {
+      if (!line.startsWith("  ")) {
+        blocks.add(new ArrayList<>());
+      }
+      blocks.get(blocks.size() - 1).add(line);
+    }
+    blocks.sort(Comparator.comparing(block -> typeName(block.get(0))));
+    return blocks.stream().flatMap(List::stream).toList();
+  }
+
+  private static String typeName(String typeLine) {
+    for (String word : typeLine.split(" ")) {
+      if (word.startsWith("io.bloomoperator.")) {
+        return word;
+      }
+    }
+    return typeLine;
   }
 
   /** A public type whose enclosing types are public too (reachable from outside the package). */
