@@ -13,6 +13,8 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
@@ -194,6 +196,49 @@ class HelmChartTest {
     assertThat(rule.path("kind").asText()).isEqualTo("PrometheusRule");
     assertThat(rule.path("spec").path("groups")).isEqualTo(groups.path("groups"));
     assertThat(rendered).contains("{{ $labels.filter }}");
+  }
+
+  /**
+   * The operator-down alerts match {@code up{job="bloom-operator"}}: whatever the release is called,
+   * the ServiceMonitor's job label (prometheus-operator takes it from the Service label {@code
+   * jobLabel} names) must be that job, or those alerts would fire forever or, worse, never.
+   */
+  @Test
+  void serviceMonitorProducesTheJobTheOperatorDownAlertsMatch() throws IOException {
+    String alerts = Files.readString(HelmCli.chart().resolve("files").resolve(ALERTS));
+    Matcher job =
+        Pattern.compile("up\\{job=\"([^\"]+)\"}").matcher(alerts);
+    assertThat(job.find()).as("an up{job=...} rule in %s", ALERTS).isTrue();
+    for (String release : List.of("bloom-operator", "monitoring-test")) {
+      String rendered =
+          helm.templateYaml(
+              release,
+              "ops",
+              "--set",
+              "metrics.serviceMonitor.enabled=true",
+              "--show-only",
+              "templates/servicemonitor.yaml");
+      JsonNode service = null;
+      JsonNode monitor = null;
+      for (String doc : rendered.split("(?m)^---\\s*$")) {
+        JsonNode node = YAML.readTree(doc);
+        if (node == null) {
+          continue;
+        }
+        switch (node.path("kind").asText()) {
+          case "Service" -> service = node;
+          case "ServiceMonitor" -> monitor = node;
+          default -> {}
+        }
+      }
+      assertThat(service).as("Service of release %s", release).isNotNull();
+      assertThat(monitor).as("ServiceMonitor of release %s", release).isNotNull();
+      String jobLabel = monitor.path("spec").path("jobLabel").asText();
+      assertThat(jobLabel).as("ServiceMonitor jobLabel").isNotEmpty();
+      assertThat(service.path("metadata").path("labels").path(jobLabel).asText())
+          .as("job label of release %s (Service label %s)", release, jobLabel)
+          .isEqualTo(job.group(1));
+    }
   }
 
   /**
