@@ -199,15 +199,14 @@ class HelmChartTest {
   }
 
   /**
-   * The operator-down alerts match {@code up{job="bloom-operator"}}: whatever the release is called,
-   * the ServiceMonitor's job label (prometheus-operator takes it from the Service label {@code
-   * jobLabel} names) must be that job, or those alerts would fire forever or, worse, never.
+   * The operator-down alerts match {@code up{job="bloom-operator"}}: whatever the release is
+   * called, the ServiceMonitor's job label (prometheus-operator takes it from the Service label
+   * {@code jobLabel} names) must be that job, or those alerts would fire forever or, worse, never.
    */
   @Test
   void serviceMonitorProducesTheJobTheOperatorDownAlertsMatch() throws IOException {
     String alerts = Files.readString(HelmCli.chart().resolve("files").resolve(ALERTS));
-    Matcher job =
-        Pattern.compile("up\\{job=\"([^\"]+)\"}").matcher(alerts);
+    Matcher job = Pattern.compile("up\\{job=\"([^\"]+)\"}").matcher(alerts);
     assertThat(job.find()).as("an up{job=...} rule in %s", ALERTS).isTrue();
     for (String release : List.of("bloom-operator", "monitoring-test")) {
       String rendered =

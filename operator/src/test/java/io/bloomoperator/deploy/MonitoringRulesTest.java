@@ -174,8 +174,12 @@ class MonitoringRulesTest {
         String url = rule.path("annotations").path("runbook_url").asText();
         assertThat(url).as("runbook_url of %s", alert).startsWith("docs/runbooks.md#");
         String anchor = url.substring(url.indexOf('#') + 1);
-        assertThat(anchors).as("section %s of docs/runbooks.md (for %s)", anchor, alert).contains(anchor);
-        assertThat(anchor).as("%s links its own section", alert).isEqualTo(alert.toLowerCase(Locale.ROOT));
+        assertThat(anchors)
+            .as("section %s of docs/runbooks.md (for %s)", anchor, alert)
+            .contains(anchor);
+        assertThat(anchor)
+            .as("%s links its own section", alert)
+            .isEqualTo(alert.toLowerCase(Locale.ROOT));
         checked++;
       }
     }
