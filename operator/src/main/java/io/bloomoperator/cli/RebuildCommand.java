@@ -1,23 +1,17 @@
 package io.bloomoperator.cli;
 
-import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.reconcile.RebuildRequest;
-import io.fabric8.kubernetes.client.Config;
-import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.fabric8.kubernetes.client.utils.Serialization;
 import java.io.PrintWriter;
-import java.net.HttpURLConnection;
-import java.time.Clock;
+import java.time.Instant;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
 /**
@@ -44,10 +38,7 @@ final class RebuildCommand implements Callable<Integer> {
 
   @Spec CommandSpec spec;
 
-  @Parameters(paramLabel = "<name>", description = "The BloomFilter's name.")
-  String name;
-
-  @Mixin ClusterOptions cluster;
+  @Mixin FilterOnCluster target;
 
   @Option(
       names = {"-h", "--help"},
@@ -55,53 +46,21 @@ final class RebuildCommand implements Callable<Integer> {
       description = "Show this help and exit.")
   boolean help;
 
-  private final Clock clock;
-
-  RebuildCommand() {
-    this(Clock.systemUTC());
-  }
-
-  RebuildCommand(Clock clock) {
-    this.clock = clock;
-  }
-
   @Override
   public Integer call() throws CliException {
-    Config config = cluster.config();
-    String namespace = cluster.namespace(config);
-    String value = clock.instant().toString();
+    String value = Instant.now().toString();
     // A merge patch of the one annotation: no read-modify-write, so it needs only patch and
-    // cannot undo a concurrent spec edit.
+    // cannot undo a concurrent spec edit. A missing BloomFilter answers 404.
     String patch =
         Serialization.asJson(
             Map.of("metadata", Map.of("annotations", Map.of(RebuildRequest.ANNOTATION, value))));
-    try (KubernetesClient client = ClusterOptions.client(config)) {
-      client
-          .resources(BloomFilter.class)
-          .inNamespace(namespace)
-          .withName(name)
-          .patch(PatchContext.of(PatchType.JSON_MERGE), patch);
-    } catch (KubernetesClientException e) {
-      if (e.getCode() == HttpURLConnection.HTTP_NOT_FOUND) {
-        throw new CliException("BloomFilter " + namespace + "/" + name + " not found", e);
-      }
-      throw new CliException(
-          "requesting a rebuild of BloomFilter "
-              + namespace
-              + "/"
-              + name
-              + " from "
-              + config.getMasterUrl()
-              + " failed: "
-              + e.getMessage(),
-          e);
-    }
+    target.send(
+        "requesting a rebuild of",
+        filter -> filter.patch(PatchContext.of(PatchType.JSON_MERGE), patch));
     PrintWriter out = spec.commandLine().getOut();
     out.println(
         "rebuild requested: "
-            + namespace
-            + "/"
-            + name
+            + target.qualifiedName()
             + " "
             + RebuildRequest.ANNOTATION
             + "="

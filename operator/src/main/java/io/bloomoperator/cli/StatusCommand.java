@@ -8,11 +8,8 @@ import io.bloomoperator.api.ResolvedSpec;
 import io.bloomoperator.api.SourceSpec;
 import io.bloomoperator.reconcile.RebuildRequest;
 import io.fabric8.kubernetes.api.model.Condition;
-import io.fabric8.kubernetes.client.Config;
-import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.dsl.Resource;
 import java.io.PrintWriter;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
@@ -22,7 +19,6 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
 /** {@code status}: a BloomFilter's status as a person reads it, from one GET of the resource. */
@@ -44,10 +40,7 @@ final class StatusCommand implements Callable<Integer> {
 
   @Spec CommandSpec spec;
 
-  @Parameters(paramLabel = "<name>", description = "The BloomFilter's name.")
-  String name;
-
-  @Mixin ClusterOptions cluster;
+  @Mixin FilterOnCluster target;
 
   @Option(
       names = {"-h", "--help"},
@@ -55,39 +48,13 @@ final class StatusCommand implements Callable<Integer> {
       description = "Show this help and exit.")
   boolean help;
 
-  private final Clock clock;
-
-  StatusCommand() {
-    this(Clock.systemUTC());
-  }
-
-  StatusCommand(Clock clock) {
-    this.clock = clock;
-  }
-
   @Override
   public Integer call() throws CliException {
-    Config config = cluster.config();
-    String namespace = cluster.namespace(config);
-    BloomFilter filter;
-    try (KubernetesClient client = ClusterOptions.client(config)) {
-      filter = client.resources(BloomFilter.class).inNamespace(namespace).withName(name).get();
-    } catch (KubernetesClientException e) {
-      throw new CliException(
-          "reading BloomFilter "
-              + namespace
-              + "/"
-              + name
-              + " from "
-              + config.getMasterUrl()
-              + " failed: "
-              + e.getMessage(),
-          e);
-    }
+    BloomFilter filter = target.send("reading", Resource::get);
     if (filter == null) {
-      throw new CliException("BloomFilter " + namespace + "/" + name + " not found");
+      throw target.notFound();
     }
-    print(filter, spec.commandLine().getOut(), clock.instant());
+    print(filter, spec.commandLine().getOut(), Instant.now());
     return BloomCli.EXIT_OK;
   }
 

@@ -66,29 +66,7 @@ class KubectlPluginTest {
       throws Exception {
     install(tmp, cluster);
 
-    SnapshotFixtures.apply(
-        client,
-        ns.name(),
-        """
-        apiVersion: bloomoperator.io/v1alpha1
-        kind: BloomFilter
-        metadata: {name: product-ids}
-        spec:
-          falsePositiveRate: 0.000001
-          source: {inline: [sku-1, sku-2, sku-3]}
-          refreshInterval: 10m
-        """);
-    Result waited =
-        kubectl(
-            tmp,
-            cluster,
-            "wait",
-            "--for=condition=Ready",
-            "bf/product-ids",
-            "-n",
-            ns.name(),
-            "--timeout=60s");
-    assertThat(waited.exit()).as(waited.output()).isZero();
+    Result waited = publishProductIds(client, ns, cluster, tmp);
     assertThat(waited.output()).contains("product-ids condition met");
 
     String wide = kubectl(tmp, cluster, "get", "bf", "-n", ns.name(), "-o", "wide").output();
@@ -199,29 +177,7 @@ class KubectlPluginTest {
       KubernetesClient client, TestNamespace ns, KubeCluster cluster, @TempDir Path tmp)
       throws Exception {
     install(tmp, cluster);
-    SnapshotFixtures.apply(
-        client,
-        ns.name(),
-        """
-        apiVersion: bloomoperator.io/v1alpha1
-        kind: BloomFilter
-        metadata: {name: product-ids}
-        spec:
-          falsePositiveRate: 0.000001
-          source: {inline: [sku-1, sku-2, sku-3]}
-          refreshInterval: 10m
-        """);
-    Result waited =
-        kubectl(
-            tmp,
-            cluster,
-            "wait",
-            "--for=condition=Ready",
-            "bf/product-ids",
-            "-n",
-            ns.name(),
-            "--timeout=60s");
-    assertThat(waited.exit()).as(waited.output()).isZero();
+    publishProductIds(client, ns, cluster, tmp);
 
     List<List<String>> commands = readmePluginCommands();
     assertThat(commands.stream().map(c -> c.get(2)))
@@ -416,6 +372,37 @@ class KubectlPluginTest {
     Path file = tmp.resolve("viewer.kubeconfig");
     yaml.writeValue(file.toFile(), kubeconfig);
     return file;
+  }
+
+  /**
+   * The README's filter product-ids (three inline keys), applied, and kubectl waiting for Ready.
+   */
+  private static Result publishProductIds(
+      KubernetesClient client, TestNamespace ns, KubeCluster cluster, Path tmp) throws Exception {
+    SnapshotFixtures.apply(
+        client,
+        ns.name(),
+        """
+        apiVersion: bloomoperator.io/v1alpha1
+        kind: BloomFilter
+        metadata: {name: product-ids}
+        spec:
+          falsePositiveRate: 0.000001
+          source: {inline: [sku-1, sku-2, sku-3]}
+          refreshInterval: 10m
+        """);
+    Result waited =
+        kubectl(
+            tmp,
+            cluster,
+            "wait",
+            "--for=condition=Ready",
+            "bf/product-ids",
+            "-n",
+            ns.name(),
+            "--timeout=60s");
+    assertThat(waited.exit()).as(waited.output()).isZero();
+    return waited;
   }
 
   /** The column names of a kubectl table (separated by two spaces or more). */
