@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import io.bloomoperator.testing.RealKubernetesExtension;
 import java.io.IOException;
@@ -95,6 +96,12 @@ class HelmChartTest {
         "reader account",
         List.of("--set-json", "readers=[{\"namespace\":\"shop\",\"serviceAccount\":\"a b\"}]"));
     hostile.put("name override", List.of("--set", "fullnameOverride=Bad_Name"));
+    hostile.put(
+        "runbook base with a line break",
+        List.of("--set-json", "metrics.prometheusRule.runbookBaseUrl=\"https://x\\nfoo: bar\""));
+    hostile.put(
+        "runbook base not a URL",
+        List.of("--set", "metrics.prometheusRule.runbookBaseUrl=javascript:alert(1)"));
     hostile.forEach(
         (what, values) -> {
           String[] args =
@@ -238,6 +245,43 @@ class HelmChartTest {
           .as("job label of release %s (Service label %s)", release, jobLabel)
           .isEqualTo(job.group(1));
     }
+  }
+
+  /**
+   * {@code metrics.prometheusRule.runbookBaseUrl} makes every rule's relative runbook link absolute
+   * and changes nothing else.
+   */
+  @Test
+  void runbookBaseUrlPrefixesEveryRunbookLink() throws IOException {
+    JsonNode groups = YAML.readTree(HelmCli.chart().resolve("files").resolve(ALERTS).toFile());
+    JsonNode rule =
+        YAML.readTree(
+            helm.templateYaml(
+                "bloom-operator",
+                "bloom-operator",
+                "--set",
+                "metrics.prometheusRule.enabled=true",
+                "--set",
+                "metrics.prometheusRule.runbookBaseUrl=https://docs.example.com/bloom/",
+                "--show-only",
+                "templates/prometheusrule.yaml"));
+    JsonNode rendered = rule.path("spec").path("groups");
+    assertThat(rendered.size()).isEqualTo(groups.path("groups").size());
+    int links = 0;
+    for (int g = 0; g < rendered.size(); g++) {
+      JsonNode want = groups.path("groups").get(g).path("rules");
+      JsonNode got = rendered.get(g).path("rules");
+      for (int r = 0; r < got.size(); r++) {
+        String relative = want.get(r).path("annotations").path("runbook_url").asText();
+        assertThat(relative).startsWith("docs/runbooks.md#");
+        assertThat(got.get(r).path("annotations").path("runbook_url").asText())
+            .isEqualTo("https://docs.example.com/bloom/" + relative);
+        ((ObjectNode) got.get(r).path("annotations")).put("runbook_url", relative);
+        links++;
+      }
+    }
+    assertThat(links).isPositive();
+    assertThat(rendered).as("all but the links as in %s", ALERTS).isEqualTo(groups.path("groups"));
   }
 
   /**
