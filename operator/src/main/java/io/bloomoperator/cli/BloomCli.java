@@ -33,6 +33,10 @@ import picocli.CommandLine.Spec;
       "  java -jar bloom-operator.jar query -n shop --name product-ids sku-1 sku-2",
       "  java -jar bloom-operator.jar export -n shop --name product-ids -o product-ids.bin",
       "",
+      "On a cluster with the operator:",
+      "  java -jar bloom-operator.jar status product-ids -n shop",
+      "  java -jar bloom-operator.jar rebuild product-ids -n shop",
+      "",
     },
     subcommands = {
       BuildCommand.class,
@@ -40,6 +44,8 @@ import picocli.CommandLine.Spec;
       QueryCommand.class,
       ExportCommand.class,
       KeygenCommand.class,
+      StatusCommand.class,
+      RebuildCommand.class,
       CommandLine.HelpCommand.class
     },
     footer = {"", "Exit codes: 0 ok, 1 source or verification error, 2 usage error."})
@@ -51,7 +57,9 @@ public final class BloomCli implements Runnable {
 
   /** First arguments that select the CLI instead of the operator. */
   public static final Set<String> COMMANDS =
-      Set.of("build", "inspect", "query", "export", "keygen", "help", "-h", "--help");
+      Set.of(
+          "build", "inspect", "query", "export", "keygen", "status", "rebuild", "help", "-h",
+          "--help");
 
   /** System property naming the command in usage texts (set by the kubectl plugin launcher). */
   public static final String CLI_NAME_PROPERTY = "bloom.cli.name";

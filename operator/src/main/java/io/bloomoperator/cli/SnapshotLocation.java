@@ -13,7 +13,6 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import picocli.CommandLine.Model.CommandSpec;
@@ -104,15 +103,7 @@ final class SnapshotLocation {
     if (!fromCluster()) {
       return new SnapshotFiles(dir).read(name, trusted, version);
     }
-    Config config;
-    if (kubeconfig != null) {
-      if (!Files.isReadable(kubeconfig)) {
-        throw new CliException("kubeconfig " + kubeconfig + " does not exist or is not readable");
-      }
-      config = Config.fromKubeconfig(context, kubeconfig.toFile());
-    } else {
-      config = Config.autoConfigure(context);
-    }
+    Config config = KubeconfigFile.config(kubeconfig, context);
     try (KubernetesClient client = new KubernetesClientBuilder().withConfig(config).build()) {
       return fromCluster(client, namespace, name, trusted, version);
     } catch (KubernetesClientException e) {

@@ -353,7 +353,8 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
       ownManifests.wrote(filter, outcome.published());
       var manifest = outcome.manifest();
       if (outcome.newVersion()) {
-        metrics.published(manifest.versionBytes(), Duration.ofNanos(System.nanoTime() - start));
+        metrics.published(
+            filter, manifest.versionBytes(), Duration.ofNanos(System.nanoTime() - start));
         events.normal(
             filter,
             "Published",
@@ -431,7 +432,7 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
                               settings.maxSnapshotBytes(),
                               publishedGeometry(current, spec)),
                           slot));
-      metrics.built(built.keys(), built.took());
+      metrics.built(attempt.filter(), built.keys(), built.took());
       return built;
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();

@@ -8,7 +8,6 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
-import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.time.Instant;
@@ -23,8 +22,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * long builds and publishes take, how big the results are, why things fail, and per filter whether
  * it is Ready and how fresh its snapshot is. Exported as Prometheus text on /metrics.
  *
- * <p>Per-filter series are created at a filter's first reconcile and removed by {@link #forget}
- * when it is deleted, so their number follows the number of BloomFilters.
+ * <p>Per-filter series (gauges, and the build and publish duration histograms) are created at a
+ * filter's first reconcile and removed by {@link #forget} when it is deleted, so their number
+ * follows the number of BloomFilters (docs/configuration.md#metrics counts them).
  */
 public final class BuildMetrics {
 
@@ -32,8 +32,6 @@ public final class BuildMetrics {
   private static final int REMEMBERED_DELETIONS = 1024;
 
   private final MeterRegistry registry;
-  private final Timer buildDuration;
-  private final Timer publishDuration;
   private final DistributionSummary keys;
   private final DistributionSummary snapshotBytes;
   private final Counter published;
@@ -53,8 +51,6 @@ public final class BuildMetrics {
 
   public BuildMetrics(MeterRegistry registry) {
     this.registry = registry;
-    this.buildDuration = timer(MetricCatalogue.BUILD_DURATION);
-    this.publishDuration = timer(MetricCatalogue.PUBLISH_DURATION);
     this.keys = summary(MetricCatalogue.BUILD_KEYS);
     this.snapshotBytes = summary(MetricCatalogue.SNAPSHOT_BYTES);
     this.published = counter(MetricCatalogue.PUBLISHED, Tags.empty());
@@ -69,15 +65,17 @@ public final class BuildMetrics {
     return new BuildMetrics(new SimpleMeterRegistry());
   }
 
-  void built(long keyCount, Duration took) {
+  /** A finished build of {@code filter}: its keys, and its time in the filter's histogram. */
+  void built(BloomFilter filter, long keyCount, Duration took) {
     keys.record(keyCount);
-    buildDuration.record(took);
+    gauges(filter).record(MetricCatalogue.BUILD_DURATION, took);
   }
 
-  void published(long bytes, Duration took) {
+  /** A new version of {@code filter}: its bytes, and its time in the filter's histogram. */
+  void published(BloomFilter filter, long bytes, Duration took) {
     published.increment();
     snapshotBytes.record(bytes);
-    publishDuration.record(took);
+    gauges(filter).record(MetricCatalogue.PUBLISH_DURATION, took);
   }
 
   /** Bytes charged to the etcd write budgets. */
@@ -185,10 +183,6 @@ public final class BuildMetrics {
     return Tags.of(
         MetricCatalogue.TAG_REASON,
         Reasons.all().contains(reason) ? reason : Reasons.RECONCILE_ERROR);
-  }
-
-  private Timer timer(Metric m) {
-    return Timer.builder(m.name()).description(m.meaning()).register(registry);
   }
 
   private DistributionSummary summary(Metric m) {

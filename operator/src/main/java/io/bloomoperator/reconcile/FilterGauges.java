@@ -4,19 +4,23 @@ import io.bloomoperator.reconcile.MetricCatalogue.Metric;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.Timer;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 
 /**
- * The gauges of one BloomFilter (tags namespace and filter): each registered when first set,
- * removed when set to null, all removed together when the filter is deleted. A closed instance
- * ignores further values, so a reconcile that ends after the deletion registers nothing.
+ * The series of one BloomFilter (tags namespace and filter), its gauges and its duration
+ * histograms: each registered when first set or recorded, a gauge removed when set to null, all
+ * removed together when the filter is deleted. A closed instance ignores further values, so a
+ * reconcile that ends after the deletion registers nothing.
  */
 final class FilterGauges {
 
   private final MeterRegistry registry;
   private final Tags tags;
   private final Map<Metric, Value> values = new HashMap<>();
+  private final Map<Metric, Timer> timers = new HashMap<>();
   private boolean closed;
 
   FilterGauges(MeterRegistry registry, String namespace, String name) {
@@ -58,11 +62,31 @@ final class FilterGauges {
     current.value = value;
   }
 
+  /** Records one duration in the histogram {@code metric}, registering it at its first value. */
+  synchronized void record(Metric metric, Duration took) {
+    if (closed) {
+      return;
+    }
+    timers
+        .computeIfAbsent(
+            metric,
+            m ->
+                Timer.builder(m.name())
+                    .description(m.meaning())
+                    .tags(tags)
+                    .serviceLevelObjectives(
+                        MetricCatalogue.durationBuckets(m).toArray(Duration[]::new))
+                    .register(registry))
+        .record(took);
+  }
+
   /** Removes every series and ignores later values. */
   synchronized void removeAll() {
     closed = true;
     values.values().forEach(v -> registry.remove(v.gauge));
     values.clear();
+    timers.values().forEach(registry::remove);
+    timers.clear();
   }
 
   private static final class Value {

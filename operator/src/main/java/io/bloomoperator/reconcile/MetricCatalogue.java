@@ -1,5 +1,7 @@
 package io.bloomoperator.reconcile;
 
+import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -18,6 +20,11 @@ public final class MetricCatalogue {
   public enum Type {
     /** {@code <name>_seconds_count}, {@code _sum}, {@code _max}. */
     TIMER,
+    /**
+     * A timer with fixed buckets: {@code <name>_seconds_bucket} (one series per bound of {@link
+     * #durationBuckets} and {@code +Inf}), {@code _count}, {@code _sum}, {@code _max}.
+     */
+    HISTOGRAM,
     /** {@code <name>[_<unit>]_count}, {@code _sum}, {@code _max}. */
     SUMMARY,
     /** {@code <name>_total}. */
@@ -40,7 +47,7 @@ public final class MetricCatalogue {
     /** The Prometheus family name (what a PromQL expression names, before type suffixes). */
     public String prometheusName() {
       String family = name.replace('.', '_');
-      String exportedUnit = type == Type.TIMER ? "seconds" : unit;
+      String exportedUnit = type == Type.TIMER || type == Type.HISTOGRAM ? "seconds" : unit;
       // Micrometer appends the unit unless the name already ends with it.
       if (exportedUnit != null && !family.endsWith("_" + exportedUnit)) {
         family += "_" + exportedUnit;
@@ -53,6 +60,8 @@ public final class MetricCatalogue {
       String family = prometheusName();
       return switch (type) {
         case TIMER, SUMMARY -> List.of(family + "_count", family + "_sum", family + "_max");
+        case HISTOGRAM ->
+            List.of(family + "_bucket", family + "_count", family + "_sum", family + "_max");
         case COUNTER, GAUGE -> List.of(family);
       };
     }
@@ -70,9 +79,9 @@ public final class MetricCatalogue {
   public static final Metric BUILD_DURATION =
       new Metric(
           "bloom.build.duration",
-          Type.TIMER,
+          Type.HISTOGRAM,
           null,
-          List.of(),
+          List.of(TAG_NAMESPACE, TAG_FILTER),
           "time to read the source and build the filter, per build");
 
   public static final Metric BUILD_KEYS =
@@ -81,9 +90,9 @@ public final class MetricCatalogue {
   public static final Metric PUBLISH_DURATION =
       new Metric(
           "bloom.publish.duration",
-          Type.TIMER,
+          Type.HISTOGRAM,
           null,
-          List.of(),
+          List.of(TAG_NAMESPACE, TAG_FILTER),
           "time to write the chunks and the manifest of a new version");
 
   public static final Metric SNAPSHOT_BYTES =
@@ -216,7 +225,36 @@ public final class MetricCatalogue {
           List.of(TAG_NAMESPACE, TAG_FILTER),
           "how often the source is checked (absent for inline keys, which have no interval)");
 
+  /**
+   * Bucket bounds of {@link #BUILD_DURATION}: from an inline list (well under a second) to a build
+   * stopped by {@code BLOOM_MAX_BUILD_TIME} (15 minutes by default).
+   */
+  private static final List<Duration> BUILD_BUCKETS =
+      seconds(0.1, 0.5, 1, 5, 15, 30, 60, 120, 300, 900);
+
+  /** Bucket bounds of {@link #PUBLISH_DURATION}: one small ConfigMap to 256 chunks of 1 MiB. */
+  private static final List<Duration> PUBLISH_BUCKETS =
+      seconds(0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60);
+
   private MetricCatalogue() {}
+
+  /**
+   * The bucket bounds of a {@link Type#HISTOGRAM}: few and fixed, so each filter adds a known
+   * number of series (bounds + 4: {@code +Inf}, {@code _count}, {@code _sum}, {@code _max}).
+   */
+  public static List<Duration> durationBuckets(Metric metric) {
+    if (metric.equals(BUILD_DURATION)) {
+      return BUILD_BUCKETS;
+    }
+    if (metric.equals(PUBLISH_DURATION)) {
+      return PUBLISH_BUCKETS;
+    }
+    throw new IllegalArgumentException(metric.name() + " is not a histogram");
+  }
+
+  private static List<Duration> seconds(double... bounds) {
+    return Arrays.stream(bounds).mapToObj(b -> Duration.ofMillis(Math.round(b * 1000))).toList();
+  }
 
   /** Every metric above, in declaration order. */
   public static List<Metric> all() {

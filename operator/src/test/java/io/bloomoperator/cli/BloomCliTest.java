@@ -592,6 +592,8 @@ class BloomCliTest {
     assertThat(BloomCli.isCliInvocation(new String[] {"build", "--name", "x"})).isTrue();
     assertThat(BloomCli.isCliInvocation(new String[] {"inspect", "dir"})).isTrue();
     assertThat(BloomCli.isCliInvocation(new String[] {"query"})).isTrue();
+    assertThat(BloomCli.isCliInvocation(new String[] {"status", "ids"})).isTrue();
+    assertThat(BloomCli.isCliInvocation(new String[] {"rebuild", "ids"})).isTrue();
     assertThat(BloomCli.isCliInvocation(new String[] {"--help"})).isTrue();
     assertThat(BloomCli.isCliInvocation(new String[0])).isFalse();
     assertThat(BloomCli.isCliInvocation(new String[] {"--something-else"})).isFalse();

@@ -2,14 +2,23 @@ package io.bloomoperator.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import com.google.common.hash.BloomFilter;
 import com.google.common.hash.Funnels;
+import io.bloomoperator.reconcile.RebuildRequest;
 import io.bloomoperator.reconcile.SnapshotFixtures;
 import io.bloomoperator.testing.KubeCluster;
 import io.bloomoperator.testing.RealKubernetes;
 import io.bloomoperator.testing.RealKubernetesExtension;
 import io.bloomoperator.testing.TestNamespace;
 import io.bloomoperator.testing.operator.InProcessOperator;
+import io.fabric8.kubernetes.api.model.ServiceAccountBuilder;
+import io.fabric8.kubernetes.api.model.authentication.TokenRequestBuilder;
+import io.fabric8.kubernetes.api.model.rbac.RoleBindingBuilder;
+import io.fabric8.kubernetes.api.model.rbac.RoleBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.io.File;
 import java.io.IOException;
@@ -55,42 +64,9 @@ class KubectlPluginTest {
   void kubectlRunsThePluginOnAPublishedFilter(
       KubernetesClient client, TestNamespace ns, KubeCluster cluster, @TempDir Path tmp)
       throws Exception {
-    Path bin = tmp.resolve("bin");
-    Result install =
-        run(
-            tmp,
-            cluster,
-            Map.of("BINDIR", bin.toString(), "BLOOM_OPERATOR_JAR", jar(tmp).toString()),
-            "bash",
-            PLUGIN_DIR.resolve("install.sh").toString());
-    assertThat(install.exit()).as(install.output()).isZero();
-    assertThat(bin.resolve("kubectl-bloom")).isExecutable();
-    assertThat(kubectl(tmp, cluster, "plugin", "list").output())
-        .contains(bin.resolve("kubectl-bloom").toString());
+    install(tmp, cluster);
 
-    SnapshotFixtures.apply(
-        client,
-        ns.name(),
-        """
-        apiVersion: bloomoperator.io/v1alpha1
-        kind: BloomFilter
-        metadata: {name: product-ids}
-        spec:
-          falsePositiveRate: 0.000001
-          source: {inline: [sku-1, sku-2, sku-3]}
-          refreshInterval: 10m
-        """);
-    Result waited =
-        kubectl(
-            tmp,
-            cluster,
-            "wait",
-            "--for=condition=Ready",
-            "bf/product-ids",
-            "-n",
-            ns.name(),
-            "--timeout=60s");
-    assertThat(waited.exit()).as(waited.output()).isZero();
+    Result waited = publishProductIds(client, ns, cluster, tmp);
     assertThat(waited.output()).contains("product-ids condition met");
 
     String wide = kubectl(tmp, cluster, "get", "bf", "-n", ns.name(), "-o", "wide").output();
@@ -190,6 +166,245 @@ class KubectlPluginTest {
     assertThat(refused.output()).contains("unknown command 'run-the-operator'");
   }
 
+  /**
+   * Every {@code kubectl bloom ...} line of the README's code blocks runs, as written (its {@code
+   * -n shop} pointed at the test namespace), against a filter the operator published: a README
+   * change is tested without editing this test. Then {@code status} works for an identity that may
+   * only get BloomFilters, and {@code rebuild} is refused to it (it needs patch).
+   */
+  @Test
+  void everyPluginCommandTheReadmeShowsRuns(
+      KubernetesClient client, TestNamespace ns, KubeCluster cluster, @TempDir Path tmp)
+      throws Exception {
+    install(tmp, cluster);
+    publishProductIds(client, ns, cluster, tmp);
+
+    List<List<String>> commands = readmePluginCommands();
+    assertThat(commands.stream().map(c -> c.get(2)))
+        .as("plugin commands the README shows")
+        .contains("--help", "status", "rebuild", "inspect", "query", "export");
+    for (List<String> readmeLine : commands) {
+      List<String> args = new ArrayList<>(readmeLine.subList(1, readmeLine.size()));
+      for (int i = 0; i + 1 < args.size(); i++) {
+        if (args.get(i).equals("-n")) {
+          args.set(i + 1, ns.name());
+        }
+      }
+      Result result = kubectl(tmp, cluster, args.toArray(String[]::new));
+      assertThat(result.exit()).as("%s:%n%s", readmeLine, result.output()).isZero();
+      String output = result.output();
+      switch (args.get(1)) {
+        case "--help" ->
+            assertThat(output)
+                .contains("Usage: kubectl bloom")
+                .contains("status")
+                .contains("rebuild");
+        case "status" ->
+            assertThat(output)
+                .contains("BloomFilter:    " + ns.name() + "/product-ids")
+                .containsPattern("Condition:      Ready=True Published since \\S+: version 1")
+                .containsPattern("Version:        1, manifest product-ids-bloom")
+                .contains("Keys:           3, expected false-positive rate")
+                .containsPattern("Size:           \\S+ .*\\(\\d+ bytes\\) in 1 chunk")
+                .containsPattern("Last build:     \\S+, took \\d+ ms")
+                .contains("Refresh:        every 10m")
+                .containsPattern("Next refresh:   by \\S+ \\(last build \\+ 10m\\)");
+        case "rebuild" -> {
+          assertThat(output).contains("rebuild requested: " + ns.name() + "/product-ids");
+          String requested =
+              client
+                  .resources(io.bloomoperator.api.BloomFilter.class)
+                  .inNamespace(ns.name())
+                  .withName("product-ids")
+                  .get()
+                  .getMetadata()
+                  .getAnnotations()
+                  .get(RebuildRequest.ANNOTATION);
+          assertThat(output).contains(RebuildRequest.ANNOTATION + "=" + requested);
+          // The operator acts on it: the request is recorded in the status.
+          SnapshotFixtures.awaitStatus(
+              client,
+              ns.name(),
+              "product-ids",
+              f -> requested.equals(f.getStatus().getRebuildRequest()));
+          assertThat(
+                  kubectl(tmp, cluster, "bloom", "status", "product-ids", "-n", ns.name()).output())
+              .contains("Rebuild:        last request (" + requested + ") acted on");
+        }
+        case "inspect" -> assertThat(output).contains("keyCount:         3").contains("verified");
+        case "query" ->
+            assertThat(output).contains("sku-1\tmaybe-present").contains("sku-2\tmaybe-present");
+        case "export" -> assertThat(tmp.resolve(args.get(args.indexOf("-o") + 1))).isNotEmptyFile();
+        default -> {}
+      }
+    }
+    for (String command : List.of("status", "rebuild")) {
+      Result help = kubectl(tmp, cluster, "bloom", command, "--help");
+      assertThat(help.exit()).as(help.output()).isZero();
+      assertThat(help.output()).contains("Usage: kubectl bloom " + command).contains("<name>");
+    }
+
+    // status needs only get on bloomfilters; rebuild needs patch, which this identity lacks.
+    Path viewer = kubeconfigOfViewer(client, ns, cluster, tmp);
+    Result status =
+        kubectl(
+            tmp,
+            cluster,
+            "bloom",
+            "status",
+            "product-ids",
+            "-n",
+            ns.name(),
+            "--kubeconfig",
+            viewer.toString());
+    assertThat(status.exit()).as(status.output()).isZero();
+    assertThat(status.output()).contains("Ready=True Published");
+    Result refused =
+        kubectl(
+            tmp,
+            cluster,
+            "bloom",
+            "rebuild",
+            "product-ids",
+            "-n",
+            ns.name(),
+            "--kubeconfig",
+            viewer.toString());
+    assertThat(refused.exit()).as(refused.output()).isEqualTo(1);
+    assertThat(refused.output()).contains("Forbidden");
+    Result missing = kubectl(tmp, cluster, "bloom", "status", "no-such-filter", "-n", ns.name());
+    assertThat(missing.exit()).isEqualTo(1);
+    assertThat(missing.output()).contains("BloomFilter " + ns.name() + "/no-such-filter not found");
+  }
+
+  /**
+   * The {@code kubectl bloom ...} lines of README.md's fenced code blocks, split into words,
+   * trailing comments dropped.
+   */
+  private static List<List<String>> readmePluginCommands() throws IOException {
+    List<List<String>> commands = new ArrayList<>();
+    boolean inCode = false;
+    for (String line :
+        Files.readAllLines(RealKubernetesExtension.repoRoot().resolve("README.md"))) {
+      if (line.startsWith("```")) {
+        inCode = !inCode;
+        continue;
+      }
+      String command = line.trim().replaceFirst("^\\$ ", "");
+      if (!inCode || !command.startsWith("kubectl bloom")) {
+        continue;
+      }
+      int comment = command.indexOf(" #");
+      if (comment >= 0) {
+        command = command.substring(0, comment).trim();
+      }
+      assertThat(command)
+          .as("README line without quoting or continuation")
+          .doesNotContain("\"", "'", "\\");
+      commands.add(List.of(command.split("\\s+")));
+    }
+    return commands;
+  }
+
+  /**
+   * A kubeconfig for ServiceAccount {@code viewer} of {@code ns}, which may only get BloomFilters
+   * there: the admin kubeconfig's cluster with a token from the TokenRequest API.
+   */
+  private static Path kubeconfigOfViewer(
+      KubernetesClient client, TestNamespace ns, KubeCluster cluster, Path tmp) throws IOException {
+    client
+        .serviceAccounts()
+        .inNamespace(ns.name())
+        .resource(
+            new ServiceAccountBuilder().withNewMetadata().withName("viewer").endMetadata().build())
+        .create();
+    client
+        .rbac()
+        .roles()
+        .inNamespace(ns.name())
+        .resource(
+            new RoleBuilder()
+                .withNewMetadata()
+                .withName("bloomfilter-getter")
+                .endMetadata()
+                .addNewRule()
+                .withApiGroups("bloomoperator.io")
+                .withResources("bloomfilters")
+                .withVerbs("get")
+                .endRule()
+                .build())
+        .create();
+    client
+        .rbac()
+        .roleBindings()
+        .inNamespace(ns.name())
+        .resource(
+            new RoleBindingBuilder()
+                .withNewMetadata()
+                .withName("viewer-gets-bloomfilters")
+                .endMetadata()
+                .withNewRoleRef("rbac.authorization.k8s.io", "Role", "bloomfilter-getter")
+                .addNewSubject()
+                .withKind("ServiceAccount")
+                .withName("viewer")
+                .withNamespace(ns.name())
+                .endSubject()
+                .build())
+        .create();
+    String token =
+        client
+            .serviceAccounts()
+            .inNamespace(ns.name())
+            .withName("viewer")
+            .tokenRequest(
+                new TokenRequestBuilder()
+                    .withNewSpec()
+                    .withExpirationSeconds(3600L)
+                    .endSpec()
+                    .build())
+            .getStatus()
+            .getToken();
+    ObjectMapper yaml = new ObjectMapper(new YAMLFactory());
+    ObjectNode kubeconfig = (ObjectNode) yaml.readTree(cluster.kubeconfig().toFile());
+    for (JsonNode user : kubeconfig.path("users")) {
+      ((ObjectNode) user).set("user", yaml.createObjectNode().put("token", token));
+    }
+    Path file = tmp.resolve("viewer.kubeconfig");
+    yaml.writeValue(file.toFile(), kubeconfig);
+    return file;
+  }
+
+  /**
+   * The README's filter product-ids (three inline keys), applied, and kubectl waiting for Ready.
+   */
+  private static Result publishProductIds(
+      KubernetesClient client, TestNamespace ns, KubeCluster cluster, Path tmp) throws Exception {
+    SnapshotFixtures.apply(
+        client,
+        ns.name(),
+        """
+        apiVersion: bloomoperator.io/v1alpha1
+        kind: BloomFilter
+        metadata: {name: product-ids}
+        spec:
+          falsePositiveRate: 0.000001
+          source: {inline: [sku-1, sku-2, sku-3]}
+          refreshInterval: 10m
+        """);
+    Result waited =
+        kubectl(
+            tmp,
+            cluster,
+            "wait",
+            "--for=condition=Ready",
+            "bf/product-ids",
+            "-n",
+            ns.name(),
+            "--timeout=60s");
+    assertThat(waited.exit()).as(waited.output()).isZero();
+    return waited;
+  }
+
   /** The column names of a kubectl table (separated by two spaces or more). */
   private static List<String> columns(String table) {
     return List.of(table.lines().findFirst().orElseThrow().trim().split("\\s{2,}"));
@@ -202,6 +417,22 @@ class KubectlPluginTest {
     int command = readme.indexOf("$ kubectl get bf -n shop -o wide");
     assertThat(command).as("the -o wide example in README.md").isPositive();
     return columns(readme.get(command + 1));
+  }
+
+  /** Installs the plugin as the README does, into tmp/bin (first on the PATH of every run). */
+  private static void install(Path tmp, KubeCluster cluster) throws Exception {
+    Path bin = tmp.resolve("bin");
+    Result install =
+        run(
+            tmp,
+            cluster,
+            Map.of("BINDIR", bin.toString(), "BLOOM_OPERATOR_JAR", jar(tmp).toString()),
+            "bash",
+            PLUGIN_DIR.resolve("install.sh").toString());
+    assertThat(install.exit()).as(install.output()).isZero();
+    assertThat(bin.resolve("kubectl-bloom")).isExecutable();
+    assertThat(kubectl(tmp, cluster, "plugin", "list").output())
+        .contains(bin.resolve("kubectl-bloom").toString());
   }
 
   /** A jar whose manifest starts the operator's main class on the test classpath. */
@@ -233,7 +464,9 @@ class KubectlPluginTest {
   /** Runs with KUBECONFIG at the test cluster, the plugin directory first on PATH, this JVM. */
   private static Result run(
       Path tmp, KubeCluster cluster, Map<String, String> env, String... command) throws Exception {
-    ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
+    // In tmp, so that relative output paths (the README's "-o ids.bin") land there.
+    ProcessBuilder builder =
+        new ProcessBuilder(command).directory(tmp.toFile()).redirectErrorStream(true);
     builder.environment().put("KUBECONFIG", cluster.kubeconfig().toString());
     builder
         .environment()

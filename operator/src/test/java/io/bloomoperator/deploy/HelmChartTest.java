@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import io.bloomoperator.testing.RealKubernetesExtension;
 import java.io.IOException;
@@ -13,6 +14,8 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
@@ -93,6 +96,12 @@ class HelmChartTest {
         "reader account",
         List.of("--set-json", "readers=[{\"namespace\":\"shop\",\"serviceAccount\":\"a b\"}]"));
     hostile.put("name override", List.of("--set", "fullnameOverride=Bad_Name"));
+    hostile.put(
+        "runbook base with a line break",
+        List.of("--set-json", "metrics.prometheusRule.runbookBaseUrl=\"https://x\\nfoo: bar\""));
+    hostile.put(
+        "runbook base not a URL",
+        List.of("--set", "metrics.prometheusRule.runbookBaseUrl=javascript:alert(1)"));
     hostile.forEach(
         (what, values) -> {
           String[] args =
@@ -194,6 +203,85 @@ class HelmChartTest {
     assertThat(rule.path("kind").asText()).isEqualTo("PrometheusRule");
     assertThat(rule.path("spec").path("groups")).isEqualTo(groups.path("groups"));
     assertThat(rendered).contains("{{ $labels.filter }}");
+  }
+
+  /**
+   * The operator-down alerts match {@code up{job="bloom-operator"}}: whatever the release is
+   * called, the ServiceMonitor's job label (prometheus-operator takes it from the Service label
+   * {@code jobLabel} names) must be that job, or those alerts would fire forever or, worse, never.
+   */
+  @Test
+  void serviceMonitorProducesTheJobTheOperatorDownAlertsMatch() throws IOException {
+    String alerts = Files.readString(HelmCli.chart().resolve("files").resolve(ALERTS));
+    Matcher job = Pattern.compile("up\\{job=\"([^\"]+)\"}").matcher(alerts);
+    assertThat(job.find()).as("an up{job=...} rule in %s", ALERTS).isTrue();
+    for (String release : List.of("bloom-operator", "monitoring-test")) {
+      String rendered =
+          helm.templateYaml(
+              release,
+              "ops",
+              "--set",
+              "metrics.serviceMonitor.enabled=true",
+              "--show-only",
+              "templates/servicemonitor.yaml");
+      JsonNode service = null;
+      JsonNode monitor = null;
+      for (String doc : rendered.split("(?m)^---\\s*$")) {
+        JsonNode node = YAML.readTree(doc);
+        if (node == null) {
+          continue;
+        }
+        switch (node.path("kind").asText()) {
+          case "Service" -> service = node;
+          case "ServiceMonitor" -> monitor = node;
+          default -> {}
+        }
+      }
+      assertThat(service).as("Service of release %s", release).isNotNull();
+      assertThat(monitor).as("ServiceMonitor of release %s", release).isNotNull();
+      String jobLabel = monitor.path("spec").path("jobLabel").asText();
+      assertThat(jobLabel).as("ServiceMonitor jobLabel").isNotEmpty();
+      assertThat(service.path("metadata").path("labels").path(jobLabel).asText())
+          .as("job label of release %s (Service label %s)", release, jobLabel)
+          .isEqualTo(job.group(1));
+    }
+  }
+
+  /**
+   * {@code metrics.prometheusRule.runbookBaseUrl} makes every rule's relative runbook link absolute
+   * and changes nothing else.
+   */
+  @Test
+  void runbookBaseUrlPrefixesEveryRunbookLink() throws IOException {
+    JsonNode groups = YAML.readTree(HelmCli.chart().resolve("files").resolve(ALERTS).toFile());
+    JsonNode rule =
+        YAML.readTree(
+            helm.templateYaml(
+                "bloom-operator",
+                "bloom-operator",
+                "--set",
+                "metrics.prometheusRule.enabled=true",
+                "--set",
+                "metrics.prometheusRule.runbookBaseUrl=https://docs.example.com/bloom/",
+                "--show-only",
+                "templates/prometheusrule.yaml"));
+    JsonNode rendered = rule.path("spec").path("groups");
+    assertThat(rendered.size()).isEqualTo(groups.path("groups").size());
+    int links = 0;
+    for (int g = 0; g < rendered.size(); g++) {
+      JsonNode want = groups.path("groups").get(g).path("rules");
+      JsonNode got = rendered.get(g).path("rules");
+      for (int r = 0; r < got.size(); r++) {
+        String relative = want.get(r).path("annotations").path("runbook_url").asText();
+        assertThat(relative).startsWith("docs/runbooks.md#");
+        assertThat(got.get(r).path("annotations").path("runbook_url").asText())
+            .isEqualTo("https://docs.example.com/bloom/" + relative);
+        ((ObjectNode) got.get(r).path("annotations")).put("runbook_url", relative);
+        links++;
+      }
+    }
+    assertThat(links).isPositive();
+    assertThat(rendered).as("all but the links as in %s", ALERTS).isEqualTo(groups.path("groups"));
   }
 
   /**

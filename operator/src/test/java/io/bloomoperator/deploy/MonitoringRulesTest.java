@@ -15,6 +15,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
@@ -38,6 +39,8 @@ class MonitoringRulesTest {
 
   private static final Set<String> ALERTS =
       Set.of(
+          "BloomOperatorNotScraped",
+          "BloomOperatorDown",
           "BloomFilterNotReady",
           "BloomFilterSnapshotStale",
           "BloomReaderSnapshotBehind",
@@ -77,6 +80,42 @@ class MonitoringRulesTest {
     assertThat(used).containsAll(READER_METRICS);
   }
 
+  /**
+   * A panel query that reads a per-filter series (tag {@code filter}) selects it by the dashboard's
+   * {@code $namespace} and {@code $filter}: picking a filter must narrow every per-filter panel.
+   */
+  @Test
+  void everyPerFilterQueryFollowsTheNamespaceAndFilterVariables() throws IOException {
+    Set<String> perFilter =
+        Stream.concat(
+                MetricCatalogue.all().stream()
+                    .filter(m -> m.tags().contains(MetricCatalogue.TAG_FILTER))
+                    .flatMap(m -> m.seriesNames().stream()),
+                READER_METRICS.stream())
+            .collect(Collectors.toSet());
+    JsonNode dashboard = new ObjectMapper().readTree(DIR.resolve("bloom-dashboard.json").toFile());
+    Pattern selector = Pattern.compile("\\b(bloom_[a-z0-9_]+)\\b(\\{[^}]*})?");
+    int checked = 0;
+    for (JsonNode panel : dashboard.path("panels")) {
+      for (JsonNode target : panel.path("targets")) {
+        String expr = target.path("expr").asText();
+        Matcher m = selector.matcher(expr);
+        while (m.find()) {
+          if (!perFilter.contains(m.group(1))) {
+            continue;
+          }
+          assertThat(m.group(2))
+              .as("selector of %s in panel %s: %s", m.group(1), panel.path("title"), expr)
+              .isNotNull()
+              .contains("namespace=~\"$namespace\"")
+              .contains("filter=~\"$filter\"");
+          checked++;
+        }
+      }
+    }
+    assertThat(checked).isPositive();
+  }
+
   @Test
   void alertRulesNameOnlyExistingMetricsAndCarryWhatAReceiverNeeds() throws IOException {
     JsonNode rules =
@@ -93,6 +132,9 @@ class MonitoringRulesTest {
         assertThat(rule.path("annotations").path("description").asText()).isNotEmpty();
       }
     }
+    assertThat(expressions)
+        .as("an alert that does not depend on the operator's own series")
+        .contains("up{job=\"bloom-operator\"} == 0", "absent(up{job=\"bloom-operator\"})");
     assertThat(alerts).containsExactlyInAnyOrderElementsOf(ALERTS);
     assertThat(metricNames(expressions))
         .isSubsetOf(knownSeries())
@@ -103,6 +145,45 @@ class MonitoringRulesTest {
             "bloom_reader_load_failures_total",
             "bloom_reader_fpp_observed",
             "bloom_reader_fpp_expected");
+  }
+
+  /**
+   * Every rule links its section of docs/runbooks.md, and the section exists (a GitHub heading
+   * anchor: the heading in lower case, spaces as hyphens, punctuation dropped).
+   */
+  @Test
+  void everyRuleHasARunbookSectionThatExists() throws IOException {
+    Path runbooks = RealKubernetesExtension.repoRoot().resolve("docs/runbooks.md");
+    Set<String> anchors =
+        Files.readAllLines(runbooks).stream()
+            .filter(line -> line.startsWith("#"))
+            .map(line -> line.replaceFirst("^#+\\s*", ""))
+            .map(
+                heading ->
+                    heading
+                        .toLowerCase(Locale.ROOT)
+                        .replaceAll("[^a-z0-9 _-]", "")
+                        .replace(' ', '-'))
+            .collect(Collectors.toSet());
+    JsonNode rules =
+        new ObjectMapper(new YAMLFactory()).readTree(DIR.resolve("bloom-alerts.yaml").toFile());
+    int checked = 0;
+    for (JsonNode group : rules.path("groups")) {
+      for (JsonNode rule : group.path("rules")) {
+        String alert = rule.path("alert").asText();
+        String url = rule.path("annotations").path("runbook_url").asText();
+        assertThat(url).as("runbook_url of %s", alert).startsWith("docs/runbooks.md#");
+        String anchor = url.substring(url.indexOf('#') + 1);
+        assertThat(anchors)
+            .as("section %s of docs/runbooks.md (for %s)", anchor, alert)
+            .contains(anchor);
+        assertThat(anchor)
+            .as("%s links its own section", alert)
+            .isEqualTo(alert.toLowerCase(Locale.ROOT));
+        checked++;
+      }
+    }
+    assertThat(checked).isEqualTo(ALERTS.size());
   }
 
   @Test

@@ -8,6 +8,8 @@ import io.bloomoperator.snapshot.Manifest;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -67,6 +69,43 @@ class BuildMetricsTest {
     assertThat(filterMeters()).hasSize(2);
   }
 
+  /**
+   * Build and publish durations are histograms per filter with a fixed number of series each (the
+   * number docs/configuration.md states), and a deleted filter's go with it, also when its build
+   * ends after the deletion.
+   */
+  @Test
+  void durationHistogramsArePerFilterWithAFixedNumberOfSeriesAndEndWithTheFilter() {
+    PrometheusMeterRegistry prometheus = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    BuildMetrics metrics = new BuildMetrics(prometheus);
+    BloomFilter ids = filter("ids", "uid-1");
+    BloomFilter other = filter("other", "uid-2");
+    metrics.built(ids, 10, Duration.ofMillis(300));
+    metrics.built(ids, 10, Duration.ofSeconds(20));
+    metrics.published(ids, 100, Duration.ofMillis(80));
+    metrics.built(other, 5, Duration.ofMillis(50));
+
+    String scrape = prometheus.scrape();
+    String idsTags = "filter=\"ids\",namespace=\"shop\"";
+    assertThat(scrape)
+        .contains("bloom_build_duration_seconds_bucket{" + idsTags + ",le=\"0.5\"} 1")
+        .contains("bloom_build_duration_seconds_bucket{" + idsTags + ",le=\"30.0\"} 2")
+        .contains("bloom_build_duration_seconds_bucket{" + idsTags + ",le=\"+Inf\"} 2")
+        .contains("bloom_build_duration_seconds_count{" + idsTags + "} 2")
+        .contains("bloom_publish_duration_seconds_bucket{" + idsTags + ",le=\"0.1\"} 1");
+    int perHistogram = 10 + 4; // bounds, +Inf, _count, _sum, _max
+    assertThat(MetricCatalogue.durationBuckets(MetricCatalogue.BUILD_DURATION)).hasSize(10);
+    assertThat(MetricCatalogue.durationBuckets(MetricCatalogue.PUBLISH_DURATION)).hasSize(10);
+    assertThat(durationSeries(scrape, "ids")).hasSize(2 * perHistogram);
+    assertThat(durationSeries(scrape, "other")).hasSize(perHistogram);
+
+    metrics.forget("shop", "ids", "uid-1");
+    metrics.built(ids, 10, Duration.ofSeconds(1)); // a build that ends after the deletion
+    metrics.published(ids, 100, Duration.ofSeconds(1));
+    assertThat(durationSeries(prometheus.scrape(), "ids")).isEmpty();
+    assertThat(durationSeries(prometheus.scrape(), "other")).hasSize(perHistogram);
+  }
+
   @Test
   void aRefreshIntervalRemovedFromTheSpecRemovesItsSeries() {
     BloomFilter filter = filter("ids", "uid-1");
@@ -78,6 +117,14 @@ class BuildMetricsTest {
   private List<String> reasons(MetricCatalogue.Metric metric) {
     return registry.find(metric.name()).counters().stream()
         .map(c -> c.getId().getTag(MetricCatalogue.TAG_REASON))
+        .toList();
+  }
+
+  private static List<String> durationSeries(String scrape, String filter) {
+    return scrape
+        .lines()
+        .filter(l -> l.startsWith("bloom_build_duration") || l.startsWith("bloom_publish_duration"))
+        .filter(l -> l.contains("filter=\"" + filter + "\""))
         .toList();
   }
 

@@ -1,0 +1,88 @@
+package io.bloomoperator.cli;
+
+import io.bloomoperator.api.BloomFilter;
+import io.fabric8.kubernetes.client.Config;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.dsl.Resource;
+import java.net.HttpURLConnection;
+import java.nio.file.Path;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/**
+ * The BloomFilter {@code status} and {@code rebuild} act on, and how to reach it: its name, and the
+ * namespace, kubeconfig and context as kubectl takes them. Shared as a picocli mixin.
+ */
+final class FilterOnCluster {
+
+  /** One request on the BloomFilter's resource. */
+  @FunctionalInterface
+  interface Request<T> {
+    T send(Resource<BloomFilter> filter);
+  }
+
+  @Parameters(paramLabel = "<name>", description = "The BloomFilter's name.")
+  String name;
+
+  @Option(
+      names = {"-n", "--namespace"},
+      paramLabel = "<ns>",
+      description =
+          "The BloomFilter's namespace (default: the kubeconfig context's, else default).")
+  String namespace;
+
+  @Option(
+      names = "--kubeconfig",
+      paramLabel = "<path>",
+      description =
+          "Kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or the pod's service account).")
+  Path kubeconfig;
+
+  @Option(
+      names = "--context",
+      paramLabel = "<context>",
+      description = "Kubeconfig context to use (default: the current one).")
+  String context;
+
+  private String resolvedNamespace;
+
+  /**
+   * Sends {@code request}; an API error becomes a one-line {@link CliException} that starts with
+   * {@code doing} (e.g. "reading"), a missing BloomFilter says so.
+   */
+  <T> T send(String doing, Request<T> request) throws CliException {
+    Config config = KubeconfigFile.config(kubeconfig, context);
+    resolvedNamespace =
+        namespace != null
+            ? namespace
+            : config.getNamespace() != null ? config.getNamespace() : "default";
+    try (KubernetesClient client = new KubernetesClientBuilder().withConfig(config).build()) {
+      return request.send(
+          client.resources(BloomFilter.class).inNamespace(resolvedNamespace).withName(name));
+    } catch (KubernetesClientException e) {
+      if (e.getCode() == HttpURLConnection.HTTP_NOT_FOUND) {
+        throw notFound();
+      }
+      throw new CliException(
+          doing
+              + " BloomFilter "
+              + qualifiedName()
+              + " at "
+              + config.getMasterUrl()
+              + " failed: "
+              + e.getMessage(),
+          e);
+    }
+  }
+
+  /** {@code namespace/name}, once {@link #send} has resolved the namespace. */
+  String qualifiedName() {
+    return resolvedNamespace + "/" + name;
+  }
+
+  CliException notFound() {
+    return new CliException("BloomFilter " + qualifiedName() + " not found");
+  }
+}
