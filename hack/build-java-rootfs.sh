@@ -33,7 +33,7 @@ if [ -z "${JAVA_HOME:-}" ]; then
   JAVA_HOME="$(dirname "$(dirname "$(readlink -f "$(command -v jlink)")")")"
 fi
 if [ ! -d "$JAVA_HOME/jmods" ]; then
-  echo "java-rootfs: $JAVA_HOME has no jmods/ (Debian: apt-get install openjdk-17-jdk-headless openjdk-17-jmods)" >&2
+  echo "java-rootfs: $JAVA_HOME has no jmods/ (Debian 12: apt-get install openjdk-17-jdk-headless)" >&2
   exit 1
 fi
 
