@@ -30,8 +30,9 @@ if [ -x "$BIN" ] && [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$WANT" ]; then
   exit 0
 fi
 if ! command -v go >/dev/null; then
-  echo "crane: Go is not installed; cannot build crane (install Go >= 1.25)" >&2
-  exit 1
+  # Not fatal here, like hack/build-helm.sh: the image tests fail later naming this script.
+  echo "crane: WARNING: Go is not installed, cannot build $BIN (install Go >= 1.25)" >&2
+  exit 0
 fi
 
 echo "crane: building $WANT into $DIR" >&2
