@@ -6,7 +6,8 @@ cd "$(dirname "$0")/.."
 if [ "${BLOOM_KUBE_DOWNLOAD:-}" != "true" ]; then
   bash hack/build-kube-binaries.sh
 fi
-mvn -B -q install -DskipTests
+# Dev mode runs the operator in-process: the image (docs/image.md) is not needed.
+mvn -B -q install -DskipTests -DskipImage
 exec mvn -B -q -pl operator exec:java -Dexec.mainClass=io.bloomoperator.dev.DevMode \
   -Dexec.classpathScope=test -Dexec.cleanupDaemonThreads=false \
   -Dbloom.repoRoot="$PWD"

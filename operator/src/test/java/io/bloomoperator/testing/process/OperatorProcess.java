@@ -28,6 +28,10 @@ public final class OperatorProcess implements AutoCloseable {
   static final String STARTED_LINE = "bloom-operator started";
 
   private final Path jar;
+
+  /** The whole command line instead of this JVM's java with the jar; null: the jar. */
+  private final List<String> launcher;
+
   private final Path kubeconfig;
   private final Map<String, String> environment;
   private final List<String> jvmOptions;
@@ -53,11 +57,34 @@ public final class OperatorProcess implements AutoCloseable {
    */
   public OperatorProcess(
       Path kubeconfig, Map<String, String> environment, Path log, List<String> jvmOptions) {
-    this.jar = shadedJar();
+    this(shadedJar(), null, kubeconfig, environment, log, jvmOptions);
+  }
+
+  private OperatorProcess(
+      Path jar,
+      List<String> launcher,
+      Path kubeconfig,
+      Map<String, String> environment,
+      Path log,
+      List<String> jvmOptions) {
+    this.jar = jar;
+    this.launcher = launcher == null ? null : List.copyOf(launcher);
     this.kubeconfig = kubeconfig;
     this.environment = Map.copyOf(environment);
     this.jvmOptions = List.copyOf(jvmOptions);
     this.log = log;
+  }
+
+  /**
+   * The operator started by {@code command} as it stands (e.g. an image's entrypoint inside a
+   * sandbox), with nothing of this JVM's environment: only {@code environment} and the settings
+   * every incarnation gets.
+   *
+   * @param kubeconfig the kubeconfig path as the started process sees it
+   */
+  public static OperatorProcess ofCommand(
+      List<String> command, Path kubeconfig, Map<String, String> environment, Path log) {
+    return new OperatorProcess(null, command, kubeconfig, environment, log, List.of());
   }
 
   /** The operator's runnable jar; fails with the command that builds it when it is missing. */
@@ -78,12 +105,19 @@ public final class OperatorProcess implements AutoCloseable {
       throw new IllegalStateException("the operator is still running");
     }
     List<String> command = new ArrayList<>();
-    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    command.addAll(jvmOptions);
-    command.addAll(List.of("-jar", jar.toString()));
+    if (launcher != null) {
+      command.addAll(launcher);
+    } else {
+      command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+      command.addAll(jvmOptions);
+      command.addAll(List.of("-jar", jar.toString()));
+    }
     ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
     Map<String, String> env = builder.environment();
     // Nothing of the test JVM's own configuration leaks into the operator.
+    if (launcher != null) {
+      env.clear();
+    }
     env.keySet()
         .removeIf(k -> k.startsWith("BLOOM_") || k.startsWith("KUBE") || k.equals("POD_NAMESPACE"));
     Map<String, String> settings = new HashMap<>();

@@ -1,0 +1,170 @@
+package io.bloomoperator.deploy;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.bloomoperator.testing.RealKubernetesExtension;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The operator image as built by {@code mvn verify} (Jib, {@code
+ * operator/target/bloom-operator-image.tar}: an OCI image layout), pushed to a throwaway {@code
+ * crane registry serve} and read back through the registry API, as a cluster's runtime would pull
+ * it.
+ */
+final class OperatorImage implements AutoCloseable {
+
+  static final String TARBALL = "operator/target/bloom-operator-image.tar";
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  private final Crane crane;
+  private final Crane.Registry registry;
+  private final String reference;
+  private final String pulled;
+
+  private OperatorImage(Crane crane, Crane.Registry registry, String reference, String pulled) {
+    this.crane = crane;
+    this.registry = registry;
+    this.reference = reference;
+    this.pulled = pulled;
+  }
+
+  /**
+   * Unpacks the tarball's OCI layout into {@code work} and pushes it to a new local registry.
+   *
+   * @throws IllegalStateException naming the command that builds the tarball when it is missing
+   */
+  static OperatorImage push(Path work) throws IOException, InterruptedException {
+    Path tarball = RealKubernetesExtension.repoRoot().resolve(TARBALL);
+    if (!Files.isRegularFile(tarball)) {
+      throw new IllegalStateException(
+          tarball
+              + " is missing: `mvn verify` builds it before the image tests (pre-integration-test);"
+              + " alone: `bash hack/build-image.sh`");
+    }
+    Path layout = work.resolve("layout");
+    deleteTree(layout);
+    Files.createDirectories(layout);
+    run(List.of("tar", "-xf", tarball.toString(), "-C", layout.toString()));
+    JsonNode index = JSON.readTree(layout.resolve("index.json").toFile());
+    String reference =
+        index
+            .path("manifests")
+            .get(0)
+            .path("annotations")
+            .path("org.opencontainers.image.ref.name")
+            .asText();
+    Crane crane = Crane.find();
+    Crane.Registry registry = crane.serve();
+    try {
+      String tag = reference.substring(reference.lastIndexOf(':') + 1);
+      String pulled = registry.host() + "/bloom-operator:" + tag;
+      crane.run("push", layout.toString(), pulled);
+      return new OperatorImage(crane, registry, reference, pulled);
+    } catch (IOException | InterruptedException | RuntimeException e) {
+      registry.close();
+      throw e;
+    }
+  }
+
+  /**
+   * The reference the image was built as (its index's {@code org.opencontainers.image.ref.name}).
+   */
+  String reference() {
+    return reference;
+  }
+
+  /** Downloads and digests every blob, as {@code crane validate --remote} does. */
+  void validate() throws IOException, InterruptedException {
+    crane.run("validate", "--remote", pulled);
+  }
+
+  JsonNode manifest() throws IOException, InterruptedException {
+    return JSON.readTree(crane.run("manifest", pulled));
+  }
+
+  JsonNode config() throws IOException, InterruptedException {
+    return JSON.readTree(crane.run("config", pulled));
+  }
+
+  /**
+   * The image's filesystem in {@code dir}: its layers flattened in order by {@code crane export}
+   * (whiteouts applied), then unpacked with their modes.
+   */
+  Path unpack(Path dir) throws IOException, InterruptedException {
+    deleteTree(dir);
+    Files.createDirectories(dir);
+    Path flat = dir.resolveSibling(dir.getFileName() + ".tar");
+    crane.run("export", pulled, flat.toString());
+    run(
+        List.of(
+            "tar", "--warning=no-unknown-keyword", "-xpf", flat.toString(), "-C", dir.toString()));
+    Files.delete(flat);
+    return dir;
+  }
+
+  /**
+   * {@code command} run in the unpacked image as a container runtime would: the image's filesystem
+   * as the root (nothing of this machine's), as the image's user (in a user namespace, so no
+   * privilege is needed), in its working directory, with its own /proc. The host's network is
+   * shared, so the test API server on 127.0.0.1 is reachable.
+   */
+  static List<String> inSandbox(Path rootfs, JsonNode config, List<String> command)
+      throws IOException {
+    String[] user = config.path("config").path("User").asText().split(":");
+    String workingDir = config.path("config").path("WorkingDir").asText("/");
+    // Mount points the runtime provides; the image rightly has none.
+    Files.createDirectories(rootfs.resolve("proc"));
+    List<String> sandboxed =
+        new ArrayList<>(
+            List.of(
+                "unshare",
+                "--user",
+                "--map-user=" + user[0],
+                "--map-group=" + user[1],
+                "--mount",
+                "--pid",
+                "--fork",
+                // SIGKILL of unshare (the test's kill) reaches the operator too.
+                "--kill-child",
+                "--mount-proc",
+                "--root=" + rootfs,
+                "--wd=" + workingDir));
+    sandboxed.addAll(command);
+    return sandboxed;
+  }
+
+  /** Runs {@code command} to completion; returns its output or throws with it. */
+  static String run(List<String> command) throws IOException, InterruptedException {
+    Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    if (!p.waitFor(300, TimeUnit.SECONDS) || p.exitValue() != 0) {
+      p.destroyForcibly();
+      throw new IllegalStateException(String.join(" ", command) + " failed:\n" + out);
+    }
+    return out;
+  }
+
+  static void deleteTree(Path dir) {
+    if (!Files.exists(dir)) {
+      return;
+    }
+    try (var paths = Files.walk(dir)) {
+      paths.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  @Override
+  public void close() {
+    registry.close();
+  }
+}
