@@ -270,55 +270,55 @@ public final class SnapshotStore {
       throws IOException {
     PublishPlan plan = next.plan();
     BloomFilterBits bits = next.bits();
-    BloomFilterBits previous = next.previous();
-    long keyCount = next.keyCount();
     long version = plan.version();
     int chunkSize = plan.chunkSize();
-    Instant createdAt = plan.createdAt();
-    String sha256 =
-        plan.kind() == PublishPlan.Kind.WHOLE || next.sha256() != null
-            ? next.sha256()
-            : SnapshotEncoder.sha256(bits);
-    return switch (plan.kind()) {
-      case WHOLE ->
-          Manifest.of(
-              filterName,
-              version,
-              bits,
-              keyCount,
-              SnapshotEncoder.encode(bits, chunkSize, into(Part.base(version), created)),
-              createdAt);
-      case DELTA ->
-          Manifest.withDelta(
-              current.manifest(),
-              version,
-              bits,
-              keyCount,
-              sha256,
-              SnapshotDelta.encode(previous, bits, chunkSize, into(Part.delta(version), created)),
-              createdAt);
-      case REBASE -> {
-        Manifest published = current.manifest();
-        Manifest base =
-            Manifest.of(
-                filterName,
-                published.version(),
-                previous,
-                published.keyCount(),
-                SnapshotEncoder.encode(
-                    previous, chunkSize, into(Part.base(published.version()), created)),
-                createdAt);
-        yield Manifest.withDelta(
-            base,
+    switch (plan.kind()) {
+      case CONFIRM -> throw new IllegalArgumentException("a confirm writes no chunks");
+      case WHOLE -> {
+        return Manifest.of(
+            filterName,
             version,
             bits,
-            keyCount,
-            sha256,
-            SnapshotDelta.encode(previous, bits, chunkSize, into(Part.delta(version), created)),
-            createdAt);
+            next.keyCount(),
+            SnapshotEncoder.encode(bits, chunkSize, into(Part.base(version), created)),
+            plan.createdAt());
       }
-      case CONFIRM -> throw new IllegalArgumentException("a confirm writes no chunks");
-    };
+      default -> {
+        // A delta goes on the published chain, or (rebase) on the published version written anew
+        // as the only base: readers holding that version still fetch only the delta.
+        Manifest chain =
+            plan.kind() == PublishPlan.Kind.REBASE
+                ? writeBase(current.manifest(), next.previous(), plan, created)
+                : current.manifest();
+        String sha256 = next.sha256() != null ? next.sha256() : SnapshotEncoder.sha256(bits);
+        return Manifest.withDelta(
+            chain,
+            version,
+            bits,
+            next.keyCount(),
+            sha256,
+            SnapshotDelta.encode(
+                next.previous(), bits, chunkSize, into(Part.delta(version), created)),
+            plan.createdAt());
+      }
+    }
+  }
+
+  /** Writes {@code previous}, the verified bits of {@code published}, as a base of its version. */
+  private Manifest writeBase(
+      Manifest published,
+      BloomFilterBits previous,
+      PublishPlan plan,
+      List<ChunkStore.Stored> created)
+      throws IOException {
+    return Manifest.of(
+        filterName,
+        published.version(),
+        previous,
+        published.keyCount(),
+        SnapshotEncoder.encode(
+            previous, plan.chunkSize(), into(Part.base(published.version()), created)),
+        plan.createdAt());
   }
 
   /** Creates each chunk handed to it as chunk of {@code part}, recording it in {@code created}. */
