@@ -1,6 +1,7 @@
 package io.bloomoperator.cli;
 
 import io.bloomoperator.snapshot.BloomFilterBits;
+import io.bloomoperator.snapshot.ConfigMapChunkStore;
 import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.snapshot.SnapshotConfigMaps;
 import io.bloomoperator.snapshot.SnapshotDecoder;
@@ -176,7 +177,7 @@ final class SnapshotLocation {
           SnapshotDecoder.decodeVersion(
               manifest,
               version == null ? manifest.version() : version,
-              SnapshotConfigMaps.chunkSource(client, namespace));
+              ConfigMapChunkStore.reader(client, namespace));
       return new VerifiedSnapshot(
           manifest, bits, "ConfigMap " + namespace + "/" + manifestName, signature);
     } catch (SnapshotVerificationException e) {

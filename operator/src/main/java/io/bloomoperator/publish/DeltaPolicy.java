@@ -1,6 +1,6 @@
 package io.bloomoperator.publish;
 
-import io.bloomoperator.reconcile.OperatorSettings;
+import io.bloomoperator.settings.EnvNumbers;
 import io.bloomoperator.snapshot.Manifest;
 import java.util.Map;
 
@@ -93,7 +93,7 @@ public record DeltaPolicy(int maxDeltas, int maxDeltaPercent, int maxChainPercen
     if (raw == null || raw.isBlank()) {
       return fallback;
     }
-    long value = OperatorSettings.positiveOrZero(env, name, fallback);
+    long value = EnvNumbers.positiveOrZero(env, name, fallback);
     if (value > max) {
       throw new IllegalArgumentException(name + " must be at most " + max + ", got " + raw.trim());
     }

@@ -3,12 +3,8 @@ package io.bloomoperator.publish;
 import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.api.BloomFilterStatus;
 import io.bloomoperator.snapshot.Manifest;
-import io.bloomoperator.snapshot.SnapshotConfigMaps;
-import io.fabric8.kubernetes.api.model.ConfigMap;
-import io.fabric8.kubernetes.client.utils.Serialization;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
@@ -115,17 +111,14 @@ public final class OwnManifests {
             ? legacyMatch(owner.getStatus(), manifest)
             : manifestDigest.equals(recorded.manifest());
     if (!manifestOurs || manifest.created().isAfter(now.plus(MAX_CLOCK_SKEW))) {
-      return new Checked(
-          new PublishedSnapshot(published.configMap(), null),
-          NOT_OURS,
-          Math.max(0, manifest.version()));
+      return new Checked(published.withoutManifest(), NOT_OURS, Math.max(0, manifest.version()));
     }
     if (recorded == null
         || recorded.buildRecord() == null
         || recorded.buildRecord().equals(ManifestRecord.buildRecordDigest(published.configMap()))) {
       return new Checked(published, null, 0);
     }
-    return new Checked(withoutBuildRecord(published), RECORD_NOT_OURS, 0);
+    return new Checked(published.withoutBuildRecord(), RECORD_NOT_OURS, 0);
   }
 
   /**
@@ -161,18 +154,5 @@ public final class OwnManifests {
         && status.getVersion() != null
         && status.getVersion() == manifest.version()
         && manifest.sha256().equals(status.getSha256());
-  }
-
-  private static PublishedSnapshot withoutBuildRecord(PublishedSnapshot published) {
-    ConfigMap copy = Serialization.clone(published.configMap());
-    Map<String, String> annotations = copy.getMetadata().getAnnotations();
-    if (annotations != null) {
-      annotations = new HashMap<>(annotations);
-      annotations.remove(SnapshotConfigMaps.ANNOTATION_SOURCE_TOKEN);
-      annotations.remove(SnapshotConfigMaps.ANNOTATION_SPEC_GENERATION);
-      annotations.remove(SnapshotConfigMaps.ANNOTATION_BUILT_AT);
-      copy.getMetadata().setAnnotations(annotations);
-    }
-    return new PublishedSnapshot(copy, published.manifest());
   }
 }

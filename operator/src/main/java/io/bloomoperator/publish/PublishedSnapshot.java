@@ -1,16 +1,22 @@
 package io.bloomoperator.publish;
 
+import io.bloomoperator.snapshot.ChunkStore.Part;
 import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.snapshot.SnapshotConfigMaps;
 import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.client.utils.Serialization;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.OptionalLong;
 
 /**
- * The manifest ConfigMap as the operator last read it: the parsed manifest (null while no version
- * was ever published) and the bookkeeping annotations on it, named in {@link SnapshotConfigMaps}.
+ * The published state: the manifest ConfigMap as the operator last read or wrote it, the parsed
+ * manifest (null while no version was ever published) and the bookkeeping annotations on it (build
+ * record, retained versions), named in {@link SnapshotConfigMaps}. The only code that reads those
+ * annotations or derives the next ones; never changed in place, every change is a copy.
  *
  * @param configMap the manifest ConfigMap; its resourceVersion is the precondition of the next
  *     update
@@ -102,5 +108,82 @@ public record PublishedSnapshot(ConfigMap configMap, Manifest manifest) {
   private String annotation(String key) {
     var annotations = configMap.getMetadata().getAnnotations();
     return annotations == null ? null : annotations.get(key);
+  }
+
+  /** The resourceVersion the next write of this ConfigMap is guarded by. */
+  public String resourceVersion() {
+    return configMap.getMetadata().getResourceVersion();
+  }
+
+  /** When the grace period of the retained versions ends; empty when none are retained. */
+  public java.util.Optional<Instant> retainedUntil(java.time.Duration retainPrevious) {
+    if (manifest == null || previousVersions().isEmpty()) {
+      return java.util.Optional.empty();
+    }
+    Instant at = supersededAt();
+    return java.util.Optional.of(at == null ? Instant.MIN : at.plus(retainPrevious));
+  }
+
+  /**
+   * The bookkeeping annotations of the manifest that replaces {@code current} (null: none) with
+   * {@code next}: {@code build}'s record, and the versions {@code next} no longer names, retained
+   * from {@code at} on (the grace period starts when readers can first see the new version); when
+   * it drops none, the versions an earlier replacement retained keep their grace period.
+   */
+  static Map<String, String> annotationsFor(
+      PublishedSnapshot current,
+      io.bloomoperator.snapshot.Manifest next,
+      SnapshotStore.BuildRecord build,
+      Instant at) {
+    Map<String, String> annotations = new HashMap<>();
+    build.annotate(annotations);
+    if (current != null && current.manifest() != null) {
+      List<Long> dropped = PublishPlan.superseded(current.manifest(), Part.of(next));
+      List<Long> previous = current.previousVersions();
+      if (!dropped.isEmpty()) {
+        SnapshotConfigMaps.putSuperseded(annotations, dropped, at);
+      } else if (!previous.isEmpty() && current.supersededAt() != null) {
+        SnapshotConfigMaps.putSuperseded(annotations, previous, current.supersededAt());
+      }
+    }
+    return annotations;
+  }
+
+  /** A copy of the manifest ConfigMap with {@code build} recorded: a rebuild confirmed it. */
+  ConfigMap confirmedBy(SnapshotStore.BuildRecord build) {
+    return withAnnotations(build::annotate);
+  }
+
+  /** A copy of the manifest ConfigMap that retains no previous version: their grace is over. */
+  ConfigMap forgettingPrevious() {
+    return withAnnotations(SnapshotConfigMaps::removeSuperseded);
+  }
+
+  /** This state without its build record: one the operator did not write is not decided by. */
+  PublishedSnapshot withoutBuildRecord() {
+    return new PublishedSnapshot(
+        withAnnotations(
+            a -> {
+              a.remove(SnapshotConfigMaps.ANNOTATION_SOURCE_TOKEN);
+              a.remove(SnapshotConfigMaps.ANNOTATION_SPEC_GENERATION);
+              a.remove(SnapshotConfigMaps.ANNOTATION_BUILT_AT);
+            }),
+        manifest);
+  }
+
+  /** This state's ConfigMap without its manifest: "no version of ours published". */
+  PublishedSnapshot withoutManifest() {
+    return new PublishedSnapshot(configMap, null);
+  }
+
+  private ConfigMap withAnnotations(java.util.function.Consumer<Map<String, String>> change) {
+    ConfigMap copy = Serialization.clone(configMap);
+    Map<String, String> annotations =
+        copy.getMetadata().getAnnotations() == null
+            ? new HashMap<>()
+            : new HashMap<>(copy.getMetadata().getAnnotations());
+    change.accept(annotations);
+    copy.getMetadata().setAnnotations(annotations);
+    return copy;
   }
 }

@@ -3,8 +3,10 @@ package io.bloomoperator.publish;
 import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.api.Reasons;
 import io.bloomoperator.snapshot.BloomFilterBits;
+import io.bloomoperator.snapshot.ChunkStore;
+import io.bloomoperator.snapshot.ChunkStore.Part;
+import io.bloomoperator.snapshot.ConfigMapChunkStore;
 import io.bloomoperator.snapshot.Manifest;
-import io.bloomoperator.snapshot.ManifestSignature;
 import io.bloomoperator.snapshot.ManifestSigner;
 import io.bloomoperator.snapshot.SnapshotConfigMaps;
 import io.bloomoperator.snapshot.SnapshotDecoder;
@@ -29,9 +31,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Writes and reads a filter's snapshot ConfigMaps, following docs/snapshot-protocol.md: chunks
- * first (immutable, created never applied), then the manifest with a resourceVersion precondition,
- * so a reader never sees a version whose chunks are missing. With a signing key, the manifest
+ * Carries out a {@link PublishPlan} for one filter, following docs/snapshot-protocol.md: chunks
+ * first (through its {@link ChunkStore}), then the manifest (through its {@link ManifestWriter},
+ * guarded by the resourceVersion read), so a reader never sees a version whose chunks are missing;
+ * on failure the chunks this attempt created are deleted again. With a signing key, the manifest
  * ConfigMap also gets {@code manifest.sig}, the signature of its exact manifest.json text and
  * namespace.
  */
@@ -39,81 +42,62 @@ public final class SnapshotStore {
 
   private static final Logger LOG = LoggerFactory.getLogger(SnapshotStore.class);
 
-  /**
-   * Which operator replica wrote a manifest or chunk ConfigMap (its leader-election identity).
-   * Informational, for audits and the fault suite's write history: readers never trust it, anyone
-   * who can write ConfigMaps can set it.
-   */
-  public static final String ANNOTATION_PUBLISHED_BY = "bloomoperator.io/published-by";
-
-  /**
-   * Marks a chunk whose create failed but may have been applied (see {@code create}); not a valid
-   * resourceVersion, which is a decimal number.
-   */
-  private static final String MAYBE_CREATED = "maybe-created";
-
-  /** Kubernetes' limit for a name-like value; an identity is a pod name. */
-  private static final int MAX_PUBLISHER_LENGTH = 253;
-
   private final KubernetesClient client;
   private final BloomFilter owner;
   private final String namespace;
   private final String filterName;
   private final SigningKeySecret signingKey;
-  private final String publisher;
-  private final WriteFence fence;
+  private final ManifestWriter manifests;
+  private final ChunkStore chunks;
 
   /** The manifest ConfigMap as this store's last successful write left it, or null. */
   private PublishedSnapshot written;
 
-  /** A store that publishes unsigned manifests. */
-  public SnapshotStore(KubernetesClient client, BloomFilter owner) {
-    this(client, owner, null);
-  }
-
   /**
-   * A store that signs with {@code signingKey} (null: unsigned), stamps {@value
-   * #ANNOTATION_PUBLISHED_BY} with {@code publisher} on what it writes (null: no stamp) and asks
-   * {@code fence} right before each manifest write.
+   * A store of {@code owner}'s snapshot that signs with {@code signingKey} (read at each publish;
+   * null: unsigned manifests).
    */
-  public SnapshotStore(
-      KubernetesClient client,
-      BloomFilter owner,
-      SigningKeySecret signingKey,
-      String publisher,
-      WriteFence fence) {
-    this.fence = fence;
-    this.signingKey = signingKey;
+  public SnapshotStore(KubernetesClient client, BloomFilter owner, SigningKeySecret signingKey) {
     this.client = client;
     this.owner = owner;
     this.namespace = owner.getMetadata().getNamespace();
     this.filterName = owner.getMetadata().getName();
-    this.publisher = boundedPublisher(publisher);
+    this.signingKey = signingKey;
+    this.manifests = ManifestWriter.of(client);
+    this.chunks =
+        ConfigMapChunkStore.writer(client, namespace, filterName, ownerReference(owner), Map.of());
+  }
+
+  private SnapshotStore(SnapshotStore store, ManifestWriter manifests, ChunkStore chunks) {
+    this.client = store.client;
+    this.owner = store.owner;
+    this.namespace = store.namespace;
+    this.filterName = store.filterName;
+    this.signingKey = store.signingKey;
+    this.manifests = manifests;
+    this.chunks = chunks;
   }
 
   /**
-   * A store that signs every manifest it publishes with the key in {@code signingKey} (read at each
-   * publish); null publishes unsigned manifests.
+   * This store with every manifest write fenced by {@code fence} and everything it writes stamped
+   * {@value ManifestWriter#ANNOTATION_PUBLISHED_BY} with {@code publisher} (null: no stamp).
    */
-  public SnapshotStore(KubernetesClient client, BloomFilter owner, SigningKeySecret signingKey) {
-    this(client, owner, signingKey, null, WriteFence.NONE);
+  public SnapshotStore writingAs(String publisher, WriteFence fence) {
+    String stamp = ManifestWriter.boundedPublisher(publisher);
+    return new SnapshotStore(
+        this,
+        manifests.fencedAs(stamp, fence),
+        ConfigMapChunkStore.writer(
+            client,
+            namespace,
+            filterName,
+            ownerReference(owner),
+            stamp == null ? Map.of() : Map.of(ManifestWriter.ANNOTATION_PUBLISHED_BY, stamp)));
   }
 
-  /** {@code publisher} cut to a length any annotation value accepts; null stays null. */
-  static String boundedPublisher(String publisher) {
-    if (publisher == null || publisher.isBlank()) {
-      return null;
-    }
-    return publisher.length() <= MAX_PUBLISHER_LENGTH
-        ? publisher
-        : publisher.substring(0, MAX_PUBLISHER_LENGTH);
-  }
-
-  /** Sets the {@value #ANNOTATION_PUBLISHED_BY} stamp of {@code publisher} (null: leaves it). */
-  static void stamp(Map<String, String> annotations, String publisher) {
-    if (publisher != null) {
-      annotations.put(ANNOTATION_PUBLISHED_BY, publisher);
-    }
+  /** The store the filter's chunks live in. */
+  public ChunkStore chunks() {
+    return chunks;
   }
 
   /**
@@ -121,9 +105,9 @@ public final class SnapshotStore {
    * so the next publish replaces it.
    *
    * @return null when there is no manifest ConfigMap
-   * @throws PublishException {@link PublishException#NAME_CONFLICT} when a ConfigMap of the
-   *     manifest's name exists but is not controlled by this BloomFilter: it is someone else's and
-   *     is neither adopted nor overwritten
+   * @throws PublishException {@link Reasons#NAME_CONFLICT} when a ConfigMap of the manifest's name
+   *     exists but is not controlled by this BloomFilter: it is someone else's and is neither
+   *     adopted nor overwritten
    */
   public PublishedSnapshot read() throws PublishException {
     ConfigMap configMap =
@@ -136,15 +120,7 @@ public final class SnapshotStore {
       return null;
     }
     if (!controlledByOwner(configMap)) {
-      throw new PublishException(
-          Reasons.NAME_CONFLICT,
-          "ConfigMap "
-              + configMap.getMetadata().getName()
-              + " exists and is not controlled by this BloomFilter; it is left untouched. Rename"
-              + " the BloomFilter, or delete or rename the ConfigMap (a BloomFilter deleted and"
-              + " re-created under the same name waits here until the garbage collector removes the"
-              + " old snapshot)",
-          null);
+      throw PublishFailures.manifestNameTaken(configMap.getMetadata().getName());
     }
     String json = SnapshotConfigMaps.manifestJson(configMap);
     Manifest manifest = null;
@@ -163,12 +139,84 @@ public final class SnapshotStore {
   }
 
   /**
-   * Publishes {@code bits} as {@code version}. On failure every chunk this call created is deleted
-   * again and the current manifest is left as it was.
+   * What planning needs to know of {@code bits}: its size and digest and, when it may be a delta on
+   * {@code current} (deltas on, same key type and geometry), the verified published bits and the
+   * size of the delta from them. A published chain that no longer verifies (a chunk deleted or
+   * edited by hand) means a whole snapshot: the next version must not build on it.
    *
-   * @param current what {@link #read()} returned; its resourceVersion guards the manifest update
-   * @throws PublishException also when a signing key is configured but unusable (reason {@link
-   *     PublishException#SIGNING_KEY}); then nothing was created
+   * @param current what {@link OwnManifests} trusts, or null
+   */
+  public PublishPlan.Facts facts(
+      BloomFilterBits bits, PublishedSnapshot current, DeltaPolicy deltas, int chunkSize) {
+    long size = SnapshotEncoder.payloadSize(bits);
+    String sha256 = SnapshotEncoder.sha256(bits);
+    Manifest published = current == null ? null : current.manifest();
+    if (published == null
+        || !deltas.enabled()
+        || !published.describes(bits)
+        || (published.totalBytes() == size && sha256.equals(published.sha256()))) {
+      return new PublishPlan.Facts(size, sha256, chunkSize, -1, null);
+    }
+    BloomFilterBits previous;
+    try {
+      previous = materialize(published);
+    } catch (SnapshotVerificationException | IOException | RuntimeException e) {
+      // RuntimeException too: whatever a hostile chain makes the decoder throw (a reader bug, an
+      // API error), the way out is a whole new base, never a reconcile failing on every retry.
+      LOG.warn(
+          "{}/{}: published version {} cannot be read back ({}); publishing a whole snapshot",
+          namespace,
+          filterName,
+          published.version(),
+          e.getMessage());
+      return new PublishPlan.Facts(size, sha256, chunkSize, -1, null);
+    }
+    long deltaSize = SnapshotDelta.encodedSize(previous, bits, deltas.maxDeltaBytes(size));
+    return new PublishPlan.Facts(
+        size, sha256, chunkSize, deltaSize, deltaSize < 0 ? null : previous);
+  }
+
+  /**
+   * Carries out {@code plan} for {@code bits}.
+   *
+   * @param facts what the plan was made from: the published version's verified bits for a delta or
+   *     a rebase, and the new payload's digest (null for a whole version: nothing is reused)
+   * @param current what the plan was made from; its resourceVersion guards the manifest write
+   * @return the manifest ConfigMap as this write left it (a confirm that did not go through: {@code
+   *     current})
+   * @throws PublishException with nothing of this attempt left behind; also when a signing key is
+   *     configured but unusable ({@link Reasons#SIGNING_KEY}), before any chunk is written
+   */
+  public PublishedSnapshot apply(
+      PublishPlan plan,
+      PublishPlan.Facts facts,
+      BloomFilterBits bits,
+      long keyCount,
+      PublishedSnapshot current,
+      BuildRecord build)
+      throws PublishException {
+    written = null;
+    if (plan.kind() == PublishPlan.Kind.CONFIRM) {
+      confirm(current, build, bits, keyCount, plan.chunkSize());
+      // A confirm that did not go through leaves the version as it was read (and trusted); if
+      // someone else changed the ConfigMap meanwhile, the next reconcile finds it is not ours.
+      return written != null ? written : current;
+    }
+    writeVersion(
+        new Version(
+            plan,
+            bits,
+            facts == null ? null : facts.previous(),
+            facts == null ? null : facts.sha256(),
+            keyCount),
+        current,
+        build);
+    return written;
+  }
+
+  /**
+   * Publishes {@code bits} as the whole snapshot of {@code version}: {@link #apply} of a {@link
+   * PublishPlan.Kind#WHOLE} plan.
    */
   public Manifest publish(
       BloomFilterBits bits,
@@ -177,89 +225,19 @@ public final class SnapshotStore {
       int chunkSize,
       PublishedSnapshot current,
       BuildRecord build,
-      Instant now)
+      Instant createdAt)
       throws PublishException {
-    return publishChunksThenManifest(
-        version,
-        current,
-        build,
-        consumer -> {
-          SnapshotEncoder.Result encoded = SnapshotEncoder.encode(bits, chunkSize, consumer);
-          return Manifest.of(filterName, version, bits, keyCount, encoded, now);
-        });
-  }
-
-  /**
-   * Publishes {@code bits} as {@code version}, written as the delta from {@code previousBits} (the
-   * verified payload of {@code current}'s manifest, see {@link #materialize}) appended to its
-   * chain. The same guarantees as {@link #publish}.
-   *
-   * @param payloadSha256 SHA-256 of the whole payload of {@code bits}
-   */
-  public Manifest publishDelta(
-      BloomFilterBits previousBits,
-      BloomFilterBits bits,
-      String payloadSha256,
-      long keyCount,
-      long version,
-      int chunkSize,
-      PublishedSnapshot current,
-      BuildRecord build,
-      Instant now)
-      throws PublishException {
-    return publishChunksThenManifest(
-        version,
-        current,
-        build,
-        consumer -> {
-          SnapshotDelta.Result delta =
-              SnapshotDelta.encode(previousBits, bits, chunkSize, consumer::acceptDelta);
-          return Manifest.withDelta(
-              current.manifest(), version, bits, keyCount, payloadSha256, delta, now);
-        });
-  }
-
-  /**
-   * Compacts the chain {@code current} heads: writes {@code previousBits} (the verified payload of
-   * its version) as a new base under that version, then {@code bits} as the delta from it, then a
-   * manifest naming just those two. Readers holding the published version fetch only the delta; the
-   * old base and deltas are retained for the grace period like any replaced version.
-   */
-  public Manifest publishRebased(
-      BloomFilterBits previousBits,
-      BloomFilterBits bits,
-      String payloadSha256,
-      long keyCount,
-      long version,
-      int chunkSize,
-      PublishedSnapshot current,
-      BuildRecord build,
-      Instant now)
-      throws PublishException {
-    long baseVersion = current.manifest().version();
-    return publishChunksThenManifest(
-        version,
-        current,
-        build,
-        consumer -> {
-          SnapshotEncoder.Result encodedBase =
-              SnapshotEncoder.encode(
-                  previousBits,
-                  chunkSize,
-                  (index, data, length, sha256) ->
-                      consumer.acceptBase(baseVersion, index, data, length));
-          Manifest base =
-              Manifest.of(
-                  filterName,
-                  baseVersion,
-                  previousBits,
-                  current.manifest().keyCount(),
-                  encodedBase,
-                  now);
-          SnapshotDelta.Result delta =
-              SnapshotDelta.encode(previousBits, bits, chunkSize, consumer::acceptDelta);
-          return Manifest.withDelta(base, version, bits, keyCount, payloadSha256, delta, now);
-        });
+    PublishPlan whole =
+        new PublishPlan(
+            PublishPlan.Kind.WHOLE,
+            version,
+            createdAt,
+            chunkSize,
+            java.util.Set.of(Part.base(version)),
+            List.of(),
+            0,
+            0);
+    return apply(whole, null, bits, keyCount, current, build).manifest();
   }
 
   /**
@@ -272,79 +250,106 @@ public final class SnapshotStore {
    */
   public BloomFilterBits materialize(Manifest manifest)
       throws SnapshotVerificationException, IOException {
-    return SnapshotDecoder.decode(manifest, SnapshotConfigMaps.chunkSource(client, namespace));
+    return SnapshotDecoder.decode(manifest, chunks);
   }
 
-  /** Writes the chunks of one version into {@code chunks} and returns its manifest. */
-  @FunctionalInterface
-  private interface ChunkWriting {
-    Manifest write(ChunkSink chunks) throws IOException;
+  /**
+   * One new version to write: the plan, the new bits, the published version's bits a delta is
+   * computed against (null for a whole version) and the new payload's digest (null: computed when
+   * needed).
+   */
+  private record Version(
+      PublishPlan plan,
+      BloomFilterBits bits,
+      BloomFilterBits previous,
+      String sha256,
+      long keyCount) {}
+
+  /** Encodes the chunks of {@code next} into the store and returns its manifest. */
+  private Manifest encode(Version next, PublishedSnapshot current, List<ChunkStore.Stored> created)
+      throws IOException {
+    PublishPlan plan = next.plan();
+    BloomFilterBits bits = next.bits();
+    long version = plan.version();
+    int chunkSize = plan.chunkSize();
+    switch (plan.kind()) {
+      case CONFIRM -> throw new IllegalArgumentException("a confirm writes no chunks");
+      case WHOLE -> {
+        return Manifest.of(
+            filterName,
+            version,
+            bits,
+            next.keyCount(),
+            SnapshotEncoder.encode(bits, chunkSize, into(Part.base(version), created)),
+            plan.createdAt());
+      }
+      default -> {
+        // A delta goes on the published chain, or (rebase) on the published version written anew
+        // as the only base: readers holding that version still fetch only the delta.
+        Manifest chain =
+            plan.kind() == PublishPlan.Kind.REBASE
+                ? writeBase(current.manifest(), next.previous(), plan, created)
+                : current.manifest();
+        String sha256 = next.sha256() != null ? next.sha256() : SnapshotEncoder.sha256(bits);
+        return Manifest.withDelta(
+            chain,
+            version,
+            bits,
+            next.keyCount(),
+            sha256,
+            SnapshotDelta.encode(
+                next.previous(), bits, chunkSize, into(Part.delta(version), created)),
+            plan.createdAt());
+      }
+    }
   }
 
-  /** Creates chunk ConfigMaps: of the version being published (whole or delta) or of a new base. */
-  private interface ChunkSink extends SnapshotEncoder.ChunkConsumer {
-    void acceptDelta(int index, byte[] data, int length, String sha256) throws IOException;
+  /** Writes {@code previous}, the verified bits of {@code published}, as a base of its version. */
+  private Manifest writeBase(
+      Manifest published,
+      BloomFilterBits previous,
+      PublishPlan plan,
+      List<ChunkStore.Stored> created)
+      throws IOException {
+    return Manifest.of(
+        filterName,
+        published.version(),
+        previous,
+        published.keyCount(),
+        SnapshotEncoder.encode(
+            previous, plan.chunkSize(), into(Part.base(published.version()), created)),
+        plan.createdAt());
+  }
 
-    void acceptBase(long baseVersion, int index, byte[] data, int length) throws IOException;
+  /** Creates each chunk handed to it as chunk of {@code part}, recording it in {@code created}. */
+  private SnapshotEncoder.ChunkConsumer into(Part part, List<ChunkStore.Stored> created) {
+    return (index, data, length, sha256) -> {
+      try {
+        created.add(chunks.create(part, index, data, length, sha256));
+      } catch (ChunkStore.NameTakenException e) {
+        throw e; // nothing was created
+      } catch (IOException | RuntimeException e) {
+        // etcd applies the write that takes it over its quota and only then answers NOSPACE, and
+        // a timed-out create may have been applied too: the chunk may exist, so it is removed
+        // with the others (after an ownership check).
+        created.add(new ChunkStore.Stored(chunks.name(part, index), part, null));
+        throw e;
+      }
+    };
   }
 
   /**
    * Chunks first, then the manifest; on failure every chunk this call created is deleted again and
    * the current manifest is left as it was.
    */
-  private Manifest publishChunksThenManifest(
-      long version, PublishedSnapshot current, BuildRecord build, ChunkWriting chunks)
+  private void writeVersion(Version next, PublishedSnapshot current, BuildRecord build)
       throws PublishException {
+    PublishPlan plan = next.plan();
     // Before any chunk: an unusable key must not leave chunks behind or publish unsigned.
     ManifestSigner signer = signingKey == null ? null : signingKey.load(client);
-    // Name -> resourceVersion of each chunk this call created: a chunk never changes, so the
-    // resourceVersion identifies exactly our object (see deleteQuietly).
-    Map<String, String> created = new java.util.LinkedHashMap<>();
+    List<ChunkStore.Stored> created = new ArrayList<>();
     try {
-      Manifest manifest =
-          chunks.write(
-              new ChunkSink() {
-                @Override
-                public void accept(int index, byte[] data, int length, String sha256) {
-                  create(
-                      SnapshotConfigMaps.chunk(
-                          namespace, filterName, version, index, data, length));
-                }
-
-                @Override
-                public void acceptDelta(int index, byte[] data, int length, String sha256) {
-                  create(
-                      SnapshotConfigMaps.deltaChunk(
-                          namespace, filterName, version, index, data, length));
-                }
-
-                @Override
-                public void acceptBase(long baseVersion, int index, byte[] data, int length) {
-                  create(
-                      SnapshotConfigMaps.chunk(
-                          namespace, filterName, baseVersion, index, data, length));
-                }
-
-                private void create(ConfigMap chunk) {
-                  ConfigMap stored;
-                  try {
-                    stored = createChunk(chunk);
-                  } catch (KubernetesClientException e) {
-                    // etcd applies the write that takes it over its quota and only then answers
-                    // NOSPACE, and a timed-out create may have been applied too: the chunk may
-                    // exist, so it is removed with the others (after an ownership check).
-                    created.put(chunk.getMetadata().getName(), MAYBE_CREATED);
-                    throw e;
-                  }
-                  created.put(
-                      chunk.getMetadata().getName(),
-                      stored == null || stored.getMetadata() == null
-                          ? null
-                          : stored.getMetadata().getResourceVersion());
-                }
-              });
-      // The chunks took time: a replica frozen meanwhile may have lost the Lease.
-      fence.check();
+      Manifest manifest = encode(next, current, created);
       try {
         writeManifest(manifest, current, build, signer);
       } catch (RuntimeException e) {
@@ -354,101 +359,43 @@ public final class SnapshotStore {
         PublishedSnapshot after = readQuietly();
         if (after != null
             && after.manifest() != null
-            && after.manifest().version() == version
+            && after.manifest().version() == plan.version()
             && after.manifest().sha256().equals(manifest.sha256())) {
           LOG.info(
               "{}/{}: manifest write of version {} reported {} but was committed",
               namespace,
               filterName,
-              version,
+              plan.version(),
               e.getMessage());
           written = after;
-          return manifest;
+          return;
         }
         throw e;
       }
-      return manifest;
     } catch (IOException | RuntimeException e) {
-      int left = deleteQuietly(created);
-      if (e instanceof WriteFence.NotLeaderException notLeader) {
-        throw notLeader;
-      }
-      if (StorageFull.causedBy(e)) {
-        // Expected while etcd is full, so no stack trace: the reason says it all. Deletes still
-        // pass a full etcd, so the chunks written so far are normally gone already.
-        throw new PublishException(
-            Reasons.STORAGE_FULL,
-            StorageFull.DESCRIPTION
-                + ": version "
-                + version
-                + " was not published; "
-                + (left == 0
-                    ? "the " + created.size() + " chunk(s) written before were removed"
-                    : left + " chunk(s) written before are left for the next reconcile to remove")
-                + "; the published version keeps serving",
-            null);
-      }
-      if (e instanceof ChunkNameTaken taken) {
-        throw new PublishException(
-            Reasons.NAME_CONFLICT,
-            "ConfigMap "
-                + taken.name
-                + " exists and is not a chunk of this BloomFilter; it is left untouched and version"
-                + " "
-                + version
-                + " was not published",
-            e);
-      }
-      if (e instanceof KubernetesClientException kce && kce.getCode() == 409) {
-        throw new PublishException(
-            Reasons.MANIFEST_CONFLICT,
-            "manifest "
-                + SnapshotNames.manifestName(filterName)
-                + " changed while version "
-                + version
-                + " was being published; will retry",
-            e);
-      }
-      throw new PublishException(
-          Reasons.PUBLISH_FAILED,
-          "publishing version " + version + " failed: " + rootMessage(e),
-          e);
+      int left = rollBack(created);
+      throw PublishFailures.of(e, filterName, plan.version(), created.size(), left);
     }
   }
 
-  private ConfigMap createChunk(ConfigMap chunk) {
-    chunk.getMetadata().setOwnerReferences(List.of(ownerReference()));
-    if (publisher != null) {
-      Map<String, String> annotations =
-          chunk.getMetadata().getAnnotations() == null
-              ? new HashMap<>()
-              : new HashMap<>(chunk.getMetadata().getAnnotations());
-      stamp(annotations, publisher);
-      chunk.getMetadata().setAnnotations(annotations);
-    }
-    String name = chunk.getMetadata().getName();
-    // create, never apply: client-side apply would copy the whole chunk into the
-    // last-applied-configuration annotation, far beyond the 256 KiB annotation limit.
-    try {
-      return client.configMaps().inNamespace(namespace).resource(chunk).create();
-    } catch (KubernetesClientException e) {
-      // Our own leftovers were removed by label before this publish, so an existing object of
-      // this name is someone else's.
-      if (e.getCode() == 409) {
-        throw new ChunkNameTaken(name, e);
+  /**
+   * Deletes the chunks this publish created, each only if it is still the object created. By name
+   * alone, an operator that lost its lease in the middle of a publish would delete the chunks of
+   * the same name that the new leader created after its janitor removed ours: chunks of the
+   * published version.
+   *
+   * @return how many could not be deleted
+   */
+  private int rollBack(List<ChunkStore.Stored> created) {
+    int left = 0;
+    for (ChunkStore.Stored chunk : created) {
+      if (!chunks.delete(chunk)) {
+        left++;
+        // Otherwise the janitor removes chunks of unpublished versions on the next reconcile.
+        LOG.warn("could not delete chunk {}/{} of a failed publish", namespace, chunk.name());
       }
-      throw e;
     }
-  }
-
-  /** A chunk's name is taken by a ConfigMap this filter does not own. */
-  private static final class ChunkNameTaken extends RuntimeException {
-    private final String name;
-
-    ChunkNameTaken(String name, Throwable cause) {
-      super("ConfigMap " + name + " already exists", cause);
-      this.name = name;
-    }
+    return left;
   }
 
   /**
@@ -490,22 +437,39 @@ public final class SnapshotStore {
       BloomFilterBits bits,
       long keyCount,
       int chunkSize) {
-    ConfigMap updated = io.fabric8.kubernetes.client.utils.Serialization.clone(current.configMap());
-    Map<String, String> annotations =
-        updated.getMetadata().getAnnotations() == null
-            ? new HashMap<>()
-            : new HashMap<>(updated.getMetadata().getAnnotations());
-    build.annotate(annotations);
-    stamp(annotations, publisher);
-    updated.getMetadata().setAnnotations(annotations);
-    if (bits != null) {
-      resignIfNeeded(updated, current.manifest(), bits, keyCount, chunkSize);
+    ConfigMap updated = current.confirmedBy(build);
+    if (bits != null && signingKey != null) {
+      new ManifestResigner(client, signingKey, namespace, filterName, chunks)
+          .resignIfNeeded(updated, current.manifest(), bits, keyCount, chunkSize);
     }
     try {
-      ConfigMap stored = client.configMaps().inNamespace(namespace).resource(updated).update();
-      written = new PublishedSnapshot(stored, current.manifest());
+      written = new PublishedSnapshot(manifests.write(updated), current.manifest());
     } catch (KubernetesClientException e) {
       LOG.debug("build record of {}/{} not updated: {}", namespace, filterName, e.getMessage());
+    }
+  }
+
+  /**
+   * The grace period of the versions {@code current} retains is over: the manifest stops naming
+   * them, so the chunk clean-up removes them. A failure is harmless: the next clean finds the
+   * chunks already gone and tries again.
+   *
+   * @return the manifest as written, or {@code current} when the write did not go through
+   */
+  public PublishedSnapshot forgetPrevious(PublishedSnapshot current) {
+    try {
+      // The resourceVersion read guards the write: if the manifest moved on meanwhile, this fails
+      // instead of erasing the bookkeeping of a newer version.
+      written =
+          new PublishedSnapshot(manifests.write(current.forgettingPrevious()), current.manifest());
+      return written;
+    } catch (KubernetesClientException e) {
+      LOG.debug(
+          "could not clear previous-version annotations of {}/{}: {}",
+          namespace,
+          filterName,
+          e.getMessage());
+      return current;
     }
   }
 
@@ -529,17 +493,12 @@ public final class SnapshotStore {
         current.configMap().getMetadata().getAnnotations() == null
             ? new HashMap<>()
             : new HashMap<>(current.configMap().getMetadata().getAnnotations());
-    stamp(annotations, publisher);
     Manifest fresh = current.manifest().withCreatedAt(now);
     ConfigMap desired = SnapshotConfigMaps.manifest(namespace, fresh, signer, annotations);
-    desired.getMetadata().setOwnerReferences(List.of(ownerReference()));
-    desired
-        .getMetadata()
-        .setResourceVersion(current.configMap().getMetadata().getResourceVersion());
-    fence.check();
+    desired.getMetadata().setOwnerReferences(List.of(ownerReference(owner)));
+    desired.getMetadata().setResourceVersion(current.resourceVersion());
     try {
-      ConfigMap stored = client.configMaps().inNamespace(namespace).resource(desired).update();
-      written = new PublishedSnapshot(stored, fresh);
+      written = new PublishedSnapshot(manifests.write(desired), fresh);
       return true;
     } catch (KubernetesClientException e) {
       LOG.debug("{}/{}: manifest not re-stamped: {}", namespace, filterName, e.getMessage());
@@ -566,20 +525,12 @@ public final class SnapshotStore {
   }
 
   /**
-   * The manifest ConfigMap exactly as this store's last successful manifest write (publish or
-   * confirm) left it, as the API server answered that write; null if none succeeded. This, not a
-   * read-back, is what the operator records as its own: someone may edit the ConfigMap in between.
+   * The manifest ConfigMap exactly as this store's last successful manifest write left it, as the
+   * API server answered that write; null if none succeeded. This, not a read-back, is what the
+   * operator records as its own: someone may edit the ConfigMap in between.
    */
   public PublishedSnapshot written() {
     return written;
-  }
-
-  private PublishedSnapshot readQuietly() {
-    try {
-      return read();
-    } catch (KubernetesClientException | PublishException e) {
-      return null;
-    }
   }
 
   /** Whether the object's controller ownerReference is this BloomFilter (same uid). */
@@ -593,150 +544,33 @@ public final class SnapshotStore {
                         && owner.getMetadata().getUid().equals(r.getUid()));
   }
 
-  /** Best effort, like the rest of confirm: a failure only leaves the signature as it was. */
-  private void resignIfNeeded(
-      ConfigMap manifest, Manifest published, BloomFilterBits bits, long keyCount, int chunkSize) {
-    String json = SnapshotConfigMaps.manifestJson(manifest);
-    if (signingKey == null || json == null || published == null) {
-      return;
-    }
-    ManifestSigner signer;
+  private PublishedSnapshot readQuietly() {
     try {
-      signer = signingKey.load(client);
-    } catch (PublishException e) {
-      LOG.warn("{}/{}: manifest not re-signed: {}", namespace, filterName, e.getMessage());
-      return;
-    }
-    String existing = SnapshotConfigMaps.signatureData(manifest);
-    try {
-      if (existing != null && signer.keyId().equals(ManifestSignature.fromData(existing).keyId())) {
-        return;
-      }
-    } catch (SnapshotVerificationException e) {
-      // malformed: replace it
-    }
-    if (!writtenFor(published, bits, keyCount, chunkSize)) {
-      LOG.warn(
-          "{}/{}: the published manifest is not the one this build would write; not "
-              + "signing it (the next new version will be signed)",
-          namespace,
-          filterName);
-      return;
-    }
-    Map<String, String> signed = new HashMap<>(manifest.getData());
-    signed.putAll(
-        SnapshotConfigMaps.manifest(
-                namespace, filterName, json, signer.sign(namespace, json).toData(), null)
-            .getData());
-    manifest.setData(signed);
-  }
-
-  /**
-   * Whether {@code published} is field for field what {@link #publish} writes for {@code bits} as
-   * its version (its creation time aside, which is not reproducible). Costs one digest pass.
-   */
-  private boolean writtenFor(
-      Manifest published, BloomFilterBits bits, long keyCount, int chunkSize) {
-    Instant createdAt;
-    try {
-      createdAt = Instant.parse(published.createdAt());
-    } catch (java.time.format.DateTimeParseException e) {
-      return false;
-    }
-    try {
-      Manifest expected =
-          Manifest.of(
-              filterName,
-              published.version(),
-              bits,
-              keyCount,
-              SnapshotEncoder.encode(bits, chunkSize, (index, data, length, sha256) -> {}),
-              createdAt);
-      if (!published.chained()) {
-        return expected.equals(published);
-      }
-      // A chain cannot be recomputed from the bits alone: check every field that describes the
-      // result, then that base and deltas, as stored, verifiably produce exactly these bits.
-      return expected.sha256().equals(published.sha256())
-          && expected.keyCount() == published.keyCount()
-          && expected.expectedFpp() == published.expectedFpp()
-          && published.describes(bits)
-          && filterName.equals(published.filterName())
-          && materialize(published).equals(bits);
-    } catch (IOException | SnapshotVerificationException e) {
-      return false;
+      return read();
+    } catch (KubernetesClientException | PublishException e) {
+      return null;
     }
   }
 
   private void writeManifest(
       Manifest manifest, PublishedSnapshot current, BuildRecord build, ManifestSigner signer) {
-    Map<String, String> annotations = new HashMap<>();
-    build.annotate(annotations);
-    stamp(annotations, publisher);
-    if (current != null && current.manifest() != null) {
-      List<Long> dropped = dropped(current.manifest(), manifest);
-      if (dropped.isEmpty()) {
-        // A delta appended to the chain drops nothing; versions an earlier new base dropped keep
-        // their grace period.
-        carrySuperseded(current, annotations);
-      } else {
-        // The grace period starts when readers can first see the new version: now, not when the
-        // reconcile (and a possibly long build) began.
-        SnapshotConfigMaps.putSuperseded(annotations, dropped, Instant.now());
-      }
-    }
+    Map<String, String> annotations =
+        PublishedSnapshot.annotationsFor(current, manifest, build, Instant.now());
     ConfigMap desired = SnapshotConfigMaps.manifest(namespace, manifest, signer, annotations);
-    desired.getMetadata().setOwnerReferences(List.of(ownerReference()));
-    ConfigMap stored;
-    if (current == null) {
-      stored = client.configMaps().inNamespace(namespace).resource(desired).create();
-    } else {
-      // The resourceVersion we read is the precondition: a concurrent writer makes this fail
-      // with 409 instead of silently replacing a manifest we have not seen.
-      desired
-          .getMetadata()
-          .setResourceVersion(current.configMap().getMetadata().getResourceVersion());
-      stored = client.configMaps().inNamespace(namespace).resource(desired).update();
+    desired.getMetadata().setOwnerReferences(List.of(ownerReference(owner)));
+    if (current != null) {
+      // The resourceVersion read is the precondition: a concurrent writer makes this fail with
+      // 409 instead of silently replacing a manifest we have not seen.
+      desired.getMetadata().setResourceVersion(current.resourceVersion());
     }
-    written = new PublishedSnapshot(stored, manifest);
+    written = new PublishedSnapshot(manifests.write(desired), manifest);
   }
 
-  /**
-   * The versions whose chunks {@code before} names and {@code after} does not name in the same
-   * role: a version that was a delta and becomes the base keeps its base chunks but drops its delta
-   * chunks, which readers of {@code before} may still be fetching.
-   */
-  private static List<Long> dropped(Manifest before, Manifest after) {
-    java.util.Set<String> kept = roles(after);
-    List<Long> dropped = new ArrayList<>();
-    for (String role : roles(before)) {
-      long version = Long.parseLong(role.substring(1));
-      if (!kept.contains(role) && !dropped.contains(version)) {
-        dropped.add(version);
-      }
-    }
-    return dropped;
-  }
-
-  private static java.util.Set<String> roles(Manifest manifest) {
-    java.util.Set<String> roles = new java.util.LinkedHashSet<>();
-    roles.add("b" + manifest.baseVersion());
-    manifest.deltas().forEach(d -> roles.add("d" + d.version()));
-    return roles;
-  }
-
-  private static void carrySuperseded(PublishedSnapshot current, Map<String, String> annotations) {
-    List<Long> previous = current.previousVersions();
-    if (!previous.isEmpty() && current.supersededAt() != null) {
-      SnapshotConfigMaps.putSuperseded(annotations, previous, current.supersededAt());
-    }
-  }
-
-  private OwnerReference ownerReference() {
+  private static OwnerReference ownerReference(BloomFilter owner) {
     return new OwnerReferenceBuilder()
         .withApiVersion(owner.getApiVersion())
         .withKind(owner.getKind())
-        .withName(filterName)
+        .withName(owner.getMetadata().getName())
         .withUid(owner.getMetadata().getUid())
         .withController(true)
         // Not blocking: foreground deletion of a BloomFilter need not wait for its snapshot,
@@ -744,51 +578,5 @@ public final class SnapshotStore {
         // enforce owner-reference permissions.
         .withBlockOwnerDeletion(false)
         .build();
-  }
-
-  /**
-   * Deletes the chunks this publish created, each only if it is still the object created (its
-   * resourceVersion as a delete precondition). By name alone, an operator that lost its lease in
-   * the middle of a publish would delete the chunks of the same name that the new leader created
-   * after its janitor removed ours: chunks of the published version.
-   *
-   * @return how many could not be deleted
-   */
-  private int deleteQuietly(Map<String, String> created) {
-    int left = 0;
-    for (Map.Entry<String, String> chunk : created.entrySet()) {
-      String name = chunk.getKey();
-      try {
-        var resource = client.configMaps().inNamespace(namespace).withName(name);
-        if (MAYBE_CREATED.equals(chunk.getValue())) {
-          ConfigMap maybe = resource.get();
-          if (maybe != null && controlledByOwner(maybe)) {
-            resource.lockResourceVersion(maybe.getMetadata().getResourceVersion()).delete();
-          }
-        } else if (chunk.getValue() == null) {
-          resource.delete(); // a server that answered without the object: ours by name only
-        } else {
-          resource.lockResourceVersion(chunk.getValue()).delete();
-        }
-      } catch (KubernetesClientException e) {
-        left++;
-        // 409: the name now holds another writer's chunk, which stays. Otherwise the janitor
-        // removes chunks of unpublished versions on the next reconcile.
-        LOG.warn(
-            "could not delete chunk {}/{} of a failed publish: {}",
-            namespace,
-            name,
-            e.getMessage());
-      }
-    }
-    return left;
-  }
-
-  private static String rootMessage(Throwable e) {
-    Throwable t = e;
-    while (t.getCause() != null && t.getCause() != t) {
-      t = t.getCause();
-    }
-    return t == e ? String.valueOf(e.getMessage()) : e.getMessage() + " (" + t.getMessage() + ")";
   }
 }

@@ -21,7 +21,7 @@ public final class WriteBudgetExceeded extends PublishException {
   }
 
   /** The refusal of a write of {@code bytes}, in words an author can act on. */
-  static WriteBudgetExceeded of(WriteBudget.Refusal refusal, long bytes) {
+  public static WriteBudgetExceeded of(WriteBudget.Refusal refusal, long bytes) {
     return new WriteBudgetExceeded(
         describe(refusal, "publishing " + ByteSizes.human(bytes) + " would exceed"),
         refusal.fitsAt());

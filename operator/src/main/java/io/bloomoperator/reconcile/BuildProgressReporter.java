@@ -6,9 +6,6 @@ import io.bloomoperator.api.Reasons;
 import io.bloomoperator.assemble.FilterBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
-import io.fabric8.kubernetes.client.dsl.base.PatchContext;
-import io.fabric8.kubernetes.client.dsl.base.PatchType;
-import io.fabric8.kubernetes.client.utils.Serialization;
 import java.time.Duration;
 import java.util.Map;
 import org.slf4j.Logger;
@@ -40,23 +37,10 @@ final class BuildProgressReporter implements FilterBuilder.Progress {
    */
   boolean started(BuildAttempt attempt) {
     try {
-      client
-          .resources(BloomFilter.class)
-          .inNamespace(filter.getMetadata().getNamespace())
-          .withName(filter.getMetadata().getName())
-          .subresource("status")
-          .patch(
-              PatchContext.of(PatchType.JSON_MERGE),
-              Serialization.asJson(
-                  Map.of(
-                      "status",
-                      Map.of(
-                          "phase",
-                          Reasons.PHASE_BUILDING,
-                          "keysRead",
-                          0,
-                          "buildAttempt",
-                          attempt))));
+      StatusWriter.patch(
+          client,
+          filter,
+          Map.of("phase", Reasons.PHASE_BUILDING, "keysRead", 0, "buildAttempt", attempt));
       return true;
     } catch (KubernetesClientException e) {
       LOG.warn(
@@ -79,20 +63,8 @@ final class BuildProgressReporter implements FilterBuilder.Progress {
 
   private void write(long keys) {
     try {
-      // A merge patch of two fields: it cannot clobber the rest of the status, which the
-      // reconciler writes in full when the build ends.
-      client
-          .resources(BloomFilter.class)
-          .inNamespace(filter.getMetadata().getNamespace())
-          .withName(filter.getMetadata().getName())
-          .subresource("status")
-          .patch(
-              PatchContext.of(PatchType.JSON_MERGE),
-              "{\"status\":{\"phase\":\""
-                  + Reasons.PHASE_BUILDING
-                  + "\",\"keysRead\":"
-                  + keys
-                  + "}}");
+      // Two fields: the reconciler writes the whole status when the build ends.
+      StatusWriter.patch(client, filter, Map.of("phase", Reasons.PHASE_BUILDING, "keysRead", keys));
     } catch (KubernetesClientException e) {
       LOG.debug("progress of {} not written: {}", filter.getMetadata().getName(), e.getMessage());
     }

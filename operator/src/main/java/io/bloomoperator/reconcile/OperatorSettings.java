@@ -1,5 +1,8 @@
 package io.bloomoperator.reconcile;
 
+import static io.bloomoperator.settings.EnvNumbers.positive;
+import static io.bloomoperator.settings.EnvNumbers.positiveOrZero;
+
 import io.bloomoperator.api.Durations;
 import io.bloomoperator.publish.DeltaPolicy;
 import io.bloomoperator.publish.SigningKeySecret;
@@ -98,7 +101,7 @@ public record OperatorSettings(
   public static OperatorSettings fromEnvironment(Map<String, String> env) {
     return new OperatorSettings(
         positive(env, "BLOOM_MAX_SNAPSHOT_BYTES", DEFAULT_MAX_SNAPSHOT_BYTES),
-        nonNegative(env, "BLOOM_MAX_MALFORMED_KEYS", 0),
+        positiveOrZero(env, "BLOOM_MAX_MALFORMED_KEYS", 0),
         positive(env, "BLOOM_MAX_NAMESPACE_BYTES", DEFAULT_MAX_NAMESPACE_BYTES),
         duration(env, "BLOOM_MIN_PUBLISH_INTERVAL", DEFAULT_MIN_PUBLISH_INTERVAL),
         duration(env, "BLOOM_MIN_REFRESH_INTERVAL", DEFAULT_MIN_REFRESH_INTERVAL),
@@ -255,45 +258,5 @@ public record OperatorSettings(
         settings,
         builds,
         writes);
-  }
-
-  /**
-   * The positive whole number in environment variable {@code name}, or {@code fallback} when it is
-   * unset or blank.
-   *
-   * @throws IllegalArgumentException when it is not a positive number: the operator does not start
-   */
-  public static long positive(Map<String, String> env, String name, long fallback) {
-    long value = nonNegative(env, name, fallback);
-    if (value == 0) {
-      throw new IllegalArgumentException(name + " must be positive");
-    }
-    return value;
-  }
-
-  /**
-   * The whole number (0 or more) in environment variable {@code name}, or {@code fallback} when it
-   * is unset or blank.
-   *
-   * @throws IllegalArgumentException when it is not a number or negative
-   */
-  public static long positiveOrZero(Map<String, String> env, String name, long fallback) {
-    return nonNegative(env, name, fallback);
-  }
-
-  private static long nonNegative(Map<String, String> env, String name, long fallback) {
-    String raw = env.get(name);
-    if (raw == null || raw.isBlank()) {
-      return fallback;
-    }
-    try {
-      long value = Long.parseLong(raw.trim());
-      if (value < 0) {
-        throw new IllegalArgumentException(name + " must not be negative: " + raw);
-      }
-      return value;
-    } catch (NumberFormatException e) {
-      throw new IllegalArgumentException(name + " is not a number: " + raw, e);
-    }
   }
 }

@@ -18,12 +18,20 @@ final class StatusWriter {
   private StatusWriter() {}
 
   static void write(KubernetesClient client, BloomFilter filter, BloomFilterStatus status) {
+    patch(client, filter, status);
+  }
+
+  /**
+   * Merges {@code fields} (a status, or a map of some of its fields) into the status: a merge patch
+   * cannot clobber the fields it does not name.
+   */
+  static void patch(KubernetesClient client, BloomFilter filter, Object fields) {
     client
         .resources(BloomFilter.class)
         .inNamespace(filter.getMetadata().getNamespace())
         .withName(filter.getMetadata().getName())
         .subresource("status")
         .patch(
-            PatchContext.of(PatchType.JSON_MERGE), Serialization.asJson(Map.of("status", status)));
+            PatchContext.of(PatchType.JSON_MERGE), Serialization.asJson(Map.of("status", fields)));
   }
 }

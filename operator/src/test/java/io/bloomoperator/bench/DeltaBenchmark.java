@@ -2,7 +2,7 @@ package io.bloomoperator.bench;
 
 import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.publish.DeltaPolicy;
-import io.bloomoperator.publish.Publication;
+import io.bloomoperator.publish.PublishPlan;
 import io.bloomoperator.publish.PublishedSnapshot;
 import io.bloomoperator.publish.SnapshotJanitor;
 import io.bloomoperator.publish.SnapshotStore;
@@ -49,7 +49,7 @@ import java.util.regex.Pattern;
  *
  * <ol>
  *   <li>Writer: a filter of N keys refreshed R times, each refresh adding C keys and removing C (a
- *       sliding window of key ids), published through the operator's {@link Publication} with
+ *       sliding window of key ids), published through the operator's {@link PublishPlan} with
  *       {@link DeltaPolicy#defaults()} and with {@link DeltaPolicy#WHOLE_SNAPSHOTS_ONLY}; the
  *       janitor runs between refreshes with no grace period. Per refresh: the chunk bytes created,
  *       the bytes the publisher's client sent and received on the wire, and etcd's database size
@@ -453,7 +453,7 @@ public final class DeltaBenchmark {
     }
   }
 
-  /** Publishes through the operator's own {@link Publication} and cleans like the reconciler. */
+  /** Publishes through the operator's own {@link PublishPlan} and cleans like the reconciler. */
   static final class Publisher {
     private final KubernetesClient client;
     private final BloomFilter owner;
@@ -472,32 +472,36 @@ public final class DeltaBenchmark {
 
     PublishedSnapshot publish(BloomFilterBits bits) throws Exception {
       Instant now = Instant.now();
-      Publication.Outcome outcome =
-          new Publication(client, owner, null, NAMESPACE_BUDGET, policy)
-              .publish(
-                  bits,
-                  0,
-                  current,
-                  version(),
-                  new SnapshotStore.BuildRecord("bench-" + now.toEpochMilli(), 1, now),
-                  CHUNK_SIZE,
-                  now);
-      if (!outcome.newVersion()) {
+      SnapshotStore store = new SnapshotStore(client, owner, null);
+      PublishPlan.Facts facts = store.facts(bits, current, policy, CHUNK_SIZE);
+      PublishPlan plan =
+          PublishPlan.plan(
+              current == null ? null : current.manifest(),
+              facts,
+              policy,
+              new PublishPlan.Budget(owner.getMetadata().getNamespace(), NAMESPACE_BUDGET, () -> 0),
+              version(),
+              now);
+      if (!plan.newVersion()) {
         throw new IllegalStateException("the refresh changed nothing");
       }
-      current = outcome.published();
+      current =
+          store.apply(
+              plan,
+              facts,
+              bits,
+              0,
+              current,
+              new SnapshotStore.BuildRecord("bench-" + now.toEpochMilli(), 1, now));
       return current;
     }
 
     /** The janitor with retainPrevious 0: only the chunks the manifest names stay. */
     void clean() throws Exception {
-      SnapshotJanitor.Cleaned cleaned =
-          new SnapshotJanitor(client).clean(owner, current, Duration.ZERO, Instant.now());
-      if (cleaned.manifestTouched()) {
-        // The janitor forgot the previous versions in the manifest: the next publish needs its
-        // new resourceVersion.
-        current = new SnapshotStore(client, owner).read();
-      }
+      current =
+          SnapshotJanitor.clean(
+                  new SnapshotStore(client, owner, null), current, Duration.ZERO, Instant.now())
+              .state();
     }
   }
 

@@ -2,7 +2,7 @@ package io.bloomoperator.faults;
 
 import static org.awaitility.Awaitility.await;
 
-import io.bloomoperator.publish.SnapshotStore;
+import io.bloomoperator.publish.ManifestWriter;
 import io.bloomoperator.runtime.RuntimeOptions;
 import io.bloomoperator.snapshot.SnapshotConfigMaps;
 import io.bloomoperator.snapshot.SnapshotNames;
@@ -25,7 +25,7 @@ import java.util.function.Predicate;
 /**
  * Who led and who wrote, in etcd's order. Watches the operators' Lease and every snapshot ConfigMap
  * (manifests and chunks) of one namespace; each write carries the writer's {@value
- * SnapshotStore#ANNOTATION_PUBLISHED_BY} stamp. A Lease and a ConfigMap share etcd's revision
+ * ManifestWriter.ANNOTATION_PUBLISHED_BY} stamp. A Lease and a ConfigMap share etcd's revision
  * counter (their resourceVersions), so "the holder when this manifest was written" is the holder of
  * the last Lease revision below the write's: a write by anyone else came from a replica that no
  * longer (or not yet) held the Lease.
@@ -115,7 +115,7 @@ final class LeaderWriteHistory implements AutoCloseable {
             configMap.getMetadata().getName(),
             manifest,
             version,
-            annotations == null ? null : annotations.get(SnapshotStore.ANNOTATION_PUBLISHED_BY),
+            annotations == null ? null : annotations.get(ManifestWriter.ANNOTATION_PUBLISHED_BY),
             Instant.now()));
   }
 

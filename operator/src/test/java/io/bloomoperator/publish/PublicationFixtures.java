@@ -32,24 +32,41 @@ public final class PublicationFixtures {
       BloomFilterBits bits,
       PublishedSnapshot current)
       throws PublishException {
-    Instant now = Instant.now();
-    return new Publication(
-            client,
-            owner,
-            null,
-            Long.MAX_VALUE,
-            DeltaPolicy.WHOLE_SNAPSHOTS_ONLY,
-            publisher,
-            fence,
-            new WriteBudget(WriteBudget.Limits.defaults()))
-        .publish(
-            bits,
-            100,
-            current,
-            current == null ? 0 : current.manifest().version(),
-            new SnapshotStore.BuildRecord("t-" + now.toEpochMilli(), 1, now),
-            1024,
-            now)
-        .published();
+    return publish(
+        new SnapshotStore(client, owner, null).writingAs(publisher, fence),
+        DeltaPolicy.WHOLE_SNAPSHOTS_ONLY,
+        bits,
+        100,
+        current,
+        current == null ? 0 : current.manifest().version(),
+        Instant.now());
+  }
+
+  /** Plans and applies a publish as the reconciler does, without budgets; chunks of 1 KiB. */
+  public static PublishedSnapshot publish(
+      SnapshotStore store,
+      DeltaPolicy deltas,
+      BloomFilterBits bits,
+      long keys,
+      PublishedSnapshot current,
+      long lastKnownVersion,
+      Instant now)
+      throws PublishException {
+    PublishPlan.Facts facts = store.facts(bits, current, deltas, 1024);
+    PublishPlan plan =
+        PublishPlan.plan(
+            current == null ? null : current.manifest(),
+            facts,
+            deltas,
+            PublishPlan.Budget.unlimited(),
+            lastKnownVersion,
+            now);
+    return store.apply(
+        plan,
+        facts,
+        bits,
+        keys,
+        current,
+        new SnapshotStore.BuildRecord("t-" + now.toEpochMilli(), 1, now));
   }
 }

@@ -29,19 +29,21 @@ class PublicationTest {
   void aVersionIsNeverStampedEarlierThanTheOneItReplaces(KubernetesClient client, TestNamespace ns)
       throws Exception {
     BloomFilter owner = owner(client, ns);
-    Publication publication =
-        new Publication(client, owner, null, Long.MAX_VALUE, DeltaPolicy.defaults());
+    SnapshotStore publication = new SnapshotStore(client, owner, null);
     Instant first = Instant.parse("2026-11-30T12:00:00.250Z");
 
-    Publication.Outcome v1 =
-        publication.publish(bits("a", 100), 100, null, 0, record(first), 1024, first);
+    PublishedSnapshot v1 =
+        PublicationFixtures.publish(
+            publication, DeltaPolicy.defaults(), bits("a", 100), 100, null, 0, first);
     // The next publish runs on a replica whose clock is 30 s behind (after a leader failover).
     Instant behind = first.minusSeconds(30);
-    Publication.Outcome v2 =
-        publication.publish(bits("b", 100), 100, v1.published(), 1, record(behind), 1024, behind);
+    PublishedSnapshot v2 =
+        PublicationFixtures.publish(
+            publication, DeltaPolicy.defaults(), bits("b", 100), 100, v1, 1, behind);
     Instant later = first.plusSeconds(5);
-    Publication.Outcome v3 =
-        publication.publish(bits("c", 100), 100, v2.published(), 2, record(later), 1024, later);
+    PublishedSnapshot v3 =
+        PublicationFixtures.publish(
+            publication, DeltaPolicy.defaults(), bits("c", 100), 100, v2, 2, later);
 
     assertThat(v1.manifest().created()).isEqualTo(first);
     assertThat(v2.manifest().version()).isEqualTo(2);
@@ -59,11 +61,12 @@ class PublicationTest {
     // Audit item 9: a delta whose positions continue past the last bit. The operator must not
     // fail on it at every reconcile (nor flip bits with it): it publishes a whole new base.
     BloomFilter owner = owner(client, ns);
-    Publication publication =
-        new Publication(client, owner, null, Long.MAX_VALUE, DeltaPolicy.defaults());
+    SnapshotStore publication = new SnapshotStore(client, owner, null);
     Instant now = Instant.now();
     Manifest v1 =
-        publication.publish(bits("a", 100), 100, null, 0, record(now), 1024, now).manifest();
+        PublicationFixtures.publish(
+                publication, DeltaPolicy.defaults(), bits("a", 100), 100, null, 0, now)
+            .manifest();
 
     // Whoever may write ConfigMaps: v2 as a delta on v1 whose chunk digest is right but whose
     // second position lies one past the last bit (8191, then a gap of 0).
@@ -115,12 +118,13 @@ class PublicationTest {
                         SnapshotConfigMaps.manifest(ns.name(), "ids", forged.toJson(), null, null)
                             .getData())
                     .build());
-    PublishedSnapshot current = new SnapshotStore(client, owner).read();
+    PublishedSnapshot current = new SnapshotStore(client, owner, null).read();
     assertThat(current.manifest().chained()).isTrue();
 
     Instant later = now.plusSeconds(1);
-    Publication.Outcome v3 =
-        publication.publish(bits("c", 100), 100, current, 2, record(later), 1024, later);
+    PublishedSnapshot v3 =
+        PublicationFixtures.publish(
+            publication, DeltaPolicy.defaults(), bits("c", 100), 100, current, 2, later);
     assertThat(v3.manifest().version()).isEqualTo(3);
     assertThat(v3.manifest().chained()).as("a whole new base").isFalse();
   }
@@ -128,14 +132,15 @@ class PublicationTest {
   @Test
   void aCreatedAtFarAheadIsNeverCopied(KubernetesClient client, TestNamespace ns) throws Exception {
     BloomFilter owner = owner(client, ns);
-    Publication publication =
-        new Publication(client, owner, null, Long.MAX_VALUE, DeltaPolicy.defaults());
+    SnapshotStore publication = new SnapshotStore(client, owner, null);
     Instant future = Instant.parse("2999-01-01T00:00:00Z");
-    Publication.Outcome v1 =
-        publication.publish(bits("a", 100), 100, null, 0, record(future), 1024, future);
+    PublishedSnapshot v1 =
+        PublicationFixtures.publish(
+            publication, DeltaPolicy.defaults(), bits("a", 100), 100, null, 0, future);
     Instant now = Instant.now();
-    Publication.Outcome v2 =
-        publication.publish(bits("b", 100), 100, v1.published(), 1, record(now), 1024, now);
+    PublishedSnapshot v2 =
+        PublicationFixtures.publish(
+            publication, DeltaPolicy.defaults(), bits("b", 100), 100, v1, 1, now);
     assertThat(v2.manifest().created())
         .isBeforeOrEqualTo(now.plus(java.time.Duration.ofMinutes(2)))
         .isAfterOrEqualTo(now.truncatedTo(java.time.temporal.ChronoUnit.MILLIS));
@@ -162,9 +167,5 @@ class PublicationTest {
       builder.putString(prefix + i);
     }
     return builder.build();
-  }
-
-  private static SnapshotStore.BuildRecord record(Instant at) {
-    return new SnapshotStore.BuildRecord("test-" + at.toEpochMilli(), 1, at);
   }
 }

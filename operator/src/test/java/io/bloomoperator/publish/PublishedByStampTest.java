@@ -17,7 +17,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Every snapshot ConfigMap an operator replica writes names it in {@value
- * SnapshotStore#ANNOTATION_PUBLISHED_BY} (the fault suite's failover test attributes each manifest
+ * ManifestWriter.ANNOTATION_PUBLISHED_BY} (the fault suite's failover test attributes each manifest
  * write to a replica with it): chunks and manifest of a publish, a later publish by another
  * replica, and the janitor's retiring update. Against the real API server: the stamp must survive
  * the server's handling of a create and of a resourceVersion-guarded update.
@@ -60,10 +60,13 @@ class PublishedByStampTest {
 
     // The grace period of version 1 is over: the janitor rewrites the manifest's annotations.
     SnapshotJanitor.Cleaned cleaned =
-        new SnapshotJanitor(client, "replica-c")
-            .clean(owner, v2, Duration.ZERO, Instant.now().plusSeconds(1));
-    assertThat(cleaned.manifestTouched()).isTrue();
-    PublishedSnapshot retired = new SnapshotStore(client, owner).read();
+        SnapshotJanitor.clean(
+            new SnapshotStore(client, owner, null).writingAs("replica-c", WriteFence.NONE),
+            v2,
+            Duration.ZERO,
+            Instant.now().plusSeconds(1));
+    assertThat(cleaned.state()).isNotSameAs(v2);
+    PublishedSnapshot retired = new SnapshotStore(client, owner, null).read();
     assertThat(retired.previousVersions()).isEmpty();
     assertThat(publishedBy(retired.configMap())).isEqualTo("replica-c");
 
@@ -103,6 +106,6 @@ class PublishedByStampTest {
 
   private static String publishedBy(ConfigMap configMap) {
     var annotations = configMap.getMetadata().getAnnotations();
-    return annotations == null ? null : annotations.get(SnapshotStore.ANNOTATION_PUBLISHED_BY);
+    return annotations == null ? null : annotations.get(ManifestWriter.ANNOTATION_PUBLISHED_BY);
   }
 }

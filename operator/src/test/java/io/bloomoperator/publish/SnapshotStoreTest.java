@@ -104,7 +104,7 @@ class SnapshotStoreTest {
         .always();
 
     Manifest published =
-        new SnapshotStore(client, owner)
+        new SnapshotStore(client, owner, null)
             .publish(
                 bits, 100, 2, 1024, current(), new SnapshotStore.BuildRecord("t", 1, NOW), NOW);
 
@@ -157,7 +157,7 @@ class SnapshotStoreTest {
   }
 
   private Manifest publishVersion2() throws Exception {
-    return new SnapshotStore(client, owner)
+    return new SnapshotStore(client, owner, null)
         .publish(bits, 100, 2, 1024, current(), new SnapshotStore.BuildRecord("t", 1, NOW), NOW);
   }
 

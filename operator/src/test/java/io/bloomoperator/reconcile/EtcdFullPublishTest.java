@@ -88,7 +88,7 @@ class EtcdFullPublishTest {
         catchThrowableOfType(
             PublishException.class,
             () ->
-                new SnapshotStore(client, filter)
+                new SnapshotStore(client, filter, null)
                     .publish(
                         bits(1_000_000),
                         1_000_000,

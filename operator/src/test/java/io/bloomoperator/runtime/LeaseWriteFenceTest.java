@@ -82,7 +82,7 @@ class LeaseWriteFenceTest {
     assertThatThrownBy(() -> publish(client, owner, stale, bits("b"), v1))
         .isInstanceOf(WriteFence.NotLeaderException.class);
 
-    PublishedSnapshot after = new SnapshotStore(client, owner).read();
+    PublishedSnapshot after = new SnapshotStore(client, owner, null).read();
     assertThat(after.configMap().getMetadata().getResourceVersion())
         .isEqualTo(v1.configMap().getMetadata().getResourceVersion());
     assertThat(SnapshotFixtures.chunkNames(client, ns.name(), "fenced")).isEqualTo(chunksOfV1);

@@ -148,12 +148,7 @@ public final class SnapshotConfigMaps {
    * bytes through {@link #chunkBytes}.
    */
   public static SnapshotDecoder.ChunkSource chunkSource(KubernetesClient client, String namespace) {
-    return (index, ref) -> {
-      ConfigMap chunk = client.configMaps().inNamespace(namespace).withName(ref.name()).get();
-      return chunk == null
-          ? null
-          : chunkBytes(chunk, ref.bytes(), "chunk ConfigMap " + namespace + "/" + ref.name());
-    };
+    return ConfigMapChunkStore.reader(client, namespace);
   }
 
   // ---------------------------------------------------------------- manifest

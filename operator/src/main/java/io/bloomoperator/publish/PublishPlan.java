@@ -1,0 +1,263 @@
+package io.bloomoperator.publish;
+
+import io.bloomoperator.api.ByteSizes;
+import io.bloomoperator.api.Reasons;
+import io.bloomoperator.snapshot.BloomFilterBits;
+import io.bloomoperator.snapshot.ChunkStore.Part;
+import io.bloomoperator.snapshot.Manifest;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.function.LongSupplier;
+
+/**
+ * What publishing a freshly built filter does, decided without touching the cluster: confirm the
+ * published version (identical payload), or write a whole new base, a delta on the published chain,
+ * or a compacted chain (the published version as the new base, the new version its only delta); the
+ * version number and createdAt; which chunk parts the manifest will name and which replaced
+ * versions are retained for their grace period. {@link SnapshotStore#apply} carries it out.
+ *
+ * @param kind what is written
+ * @param version the version published (for {@link Kind#CONFIRM}: the published one)
+ * @param createdAt the new manifest's createdAt (unused for {@link Kind#CONFIRM})
+ * @param chunkSize bytes per chunk
+ * @param names the chunk parts the manifest names afterwards
+ * @param superseded versions whose parts the published manifest names and the new one does not:
+ *     retained for the grace period from the manifest write on (empty: an earlier replacement's
+ *     grace period carries on)
+ * @param storedBytes what the filter's objects hold afterwards, overhead included: the new chain
+ *     and the replaced one, kept for its grace period
+ * @param writtenBytes the chunk bytes this publish writes
+ */
+public record PublishPlan(
+    Kind kind,
+    long version,
+    Instant createdAt,
+    int chunkSize,
+    Set<Part> names,
+    List<Long> superseded,
+    long storedBytes,
+    long writtenBytes) {
+
+  /** What a publish writes. */
+  public enum Kind {
+    /** Byte-identical payload: only the build record moves on. */
+    CONFIRM,
+    /** A whole new base. */
+    WHOLE,
+    /** A delta appended to the published chain. */
+    DELTA,
+    /** The published version written as a new base, the new version as its only delta. */
+    REBASE
+  }
+
+  /**
+   * The new filter, as far as planning needs it.
+   *
+   * @param size its whole payload's bytes
+   * @param sha256 its whole payload's digest
+   * @param chunkSize bytes per chunk
+   * @param deltaSize the encoded delta from the published version, or -1 when the new version
+   *     cannot be a delta (deltas off, another key type or geometry, a published chain that does
+   *     not read back, or a delta over {@link DeltaPolicy#maxDeltaBytes})
+   * @param previous the published version's verified bits the delta is computed against (null when
+   *     {@code deltaSize} is -1); not used by the plan, carried to {@link SnapshotStore#apply}
+   */
+  public record Facts(
+      long size, String sha256, int chunkSize, long deltaSize, BloomFilterBits previous) {}
+
+  /**
+   * The namespace's snapshot budget.
+   *
+   * @param namespace the namespace, for the refusal's message
+   * @param maxBytes what every filter of the namespace may hold together
+   * @param othersBytes what the other filters hold; asked only when a new version is written
+   */
+  public record Budget(String namespace, long maxBytes, LongSupplier othersBytes) {
+
+    /** No limit. */
+    public static Budget unlimited() {
+      return new Budget("", Long.MAX_VALUE, () -> 0);
+    }
+  }
+
+  /**
+   * Plans the publish of a new filter described by {@code facts}.
+   *
+   * @param published the trusted published manifest ({@link OwnManifests}), or null
+   * @param lastKnownVersion the highest version the status reports (0: none); new versions go above
+   *     it even when the manifest was deleted, so readers never see a version reused
+   * @param now this operator's clock
+   * @throws PublishException {@link Reasons#NAMESPACE_QUOTA_EXCEEDED} when the new version would
+   *     take the namespace over its budget
+   */
+  public static PublishPlan plan(
+      Manifest published,
+      Facts facts,
+      DeltaPolicy deltas,
+      Budget budget,
+      long lastKnownVersion,
+      Instant now)
+      throws PublishException {
+    if (published != null
+        && published.totalBytes() == facts.size()
+        && facts.sha256().equals(published.sha256())) {
+      // Byte-identical: publishing it again would only make every reader reload.
+      return new PublishPlan(
+          Kind.CONFIRM,
+          published.version(),
+          null,
+          facts.chunkSize(),
+          Part.of(published),
+          List.of(),
+          0,
+          0);
+    }
+    long version = Math.max(published == null ? 0 : published.version(), lastKnownVersion) + 1;
+    PublishPlan plan =
+        write(kind(published, facts, deltas), published, facts, version, createdAt(published, now));
+    checkNamespace(plan.storedBytes(), budget);
+    return plan;
+  }
+
+  /** A delta while the chain has room, else a compaction of a chain, else a whole base. */
+  private static Kind kind(Manifest published, Facts facts, DeltaPolicy deltas) {
+    long delta = facts.deltaSize();
+    if (published == null || delta < 0) {
+      return Kind.WHOLE;
+    }
+    if (deltas.chainHasRoom(published, delta, facts.size())) {
+      return Kind.DELTA;
+    }
+    return published.chained() ? Kind.REBASE : Kind.WHOLE;
+  }
+
+  /** The plan of a new version written as {@code kind}. */
+  private static PublishPlan write(
+      Kind kind, Manifest published, Facts facts, long version, Instant createdAt) {
+    long size = facts.size();
+    long delta = facts.deltaSize();
+    int chunk = facts.chunkSize();
+    Set<Part> names = new LinkedHashSet<>();
+    long written;
+    long objects;
+    switch (kind) {
+      case DELTA -> {
+        names.addAll(Part.of(published));
+        written = delta;
+        objects = chunks(delta, chunk);
+      }
+      case REBASE -> {
+        names.add(Part.base(published.version()));
+        written = size + delta;
+        objects = chunks(size, chunk) + chunks(delta, chunk) + 1;
+      }
+      default -> {
+        written = size;
+        objects = chunks(size, chunk) + 1;
+      }
+    }
+    names.add(kind == Kind.WHOLE ? Part.base(version) : Part.delta(version));
+    // What the filter's objects hold afterwards: the new chain, and the replaced one kept for its
+    // grace period (a delta's chain is the published one plus the delta).
+    long stored = WriteBudget.Limits.cost(written, objects) + stored(published);
+    return new PublishPlan(
+        kind, version, createdAt, chunk, names, superseded(published, names), stored, written);
+  }
+
+  /**
+   * What this plan writes to etcd, its objects' overhead included (the chunks and the manifest):
+   * the amount charged to the {@link WriteBudget} before anything is written.
+   */
+  public long writeCost() {
+    return WriteBudget.Limits.cost(writtenBytes, chunks(writtenBytes, chunkSize) + 1);
+  }
+
+  /** Whether a new version is written. */
+  public boolean newVersion() {
+    return kind != Kind.CONFIRM;
+  }
+
+  /**
+   * The parts to keep while versions replaced earlier are within their grace period: those the
+   * manifest names and every part of the retained versions.
+   */
+  public static Set<Part> keep(Manifest manifest, List<Long> retained) {
+    Set<Part> keep = new LinkedHashSet<>(Part.of(manifest));
+    // Both roles: the previous manifest may have named a version as a delta that is now the base,
+    // and readers of it may still fetch that delta.
+    retained.forEach(
+        v -> {
+          keep.add(Part.base(v));
+          keep.add(Part.delta(v));
+        });
+    return keep;
+  }
+
+  /**
+   * Readers that trust signatures load only a manifest published after the one they serve (creation
+   * time, then version): never stamp a new version earlier than the published one, even when this
+   * replica's clock is behind the one that published it. Never later than this clock allows either:
+   * a createdAt far ahead would be copied into every following version and make trusted readers
+   * refuse them all once it is corrected.
+   */
+  private static Instant createdAt(Manifest published, Instant now) {
+    Instant latest = now.plus(OwnManifests.MAX_CLOCK_SKEW);
+    if (published == null || !published.created().isAfter(now)) {
+      return now;
+    }
+    return published.created().isAfter(latest) ? latest : published.created();
+  }
+
+  /**
+   * The versions whose parts {@code published} names and {@code after} does not name in the same
+   * role: a version that was a delta and becomes the base keeps its base chunks but drops its delta
+   * chunks, which readers of the published manifest may still be fetching.
+   */
+  static List<Long> superseded(Manifest published, Set<Part> after) {
+    List<Long> dropped = new ArrayList<>();
+    if (published == null) {
+      return dropped;
+    }
+    for (Part part : Part.of(published)) {
+      if (!after.contains(part) && !dropped.contains(part.version())) {
+        dropped.add(part.version());
+      }
+    }
+    return dropped;
+  }
+
+  /** Objects {@code bytes} are cut into. */
+  private static long chunks(long bytes, int chunkSize) {
+    return (bytes + chunkSize - 1) / chunkSize;
+  }
+
+  /** What a published chain holds in etcd, its objects' overhead included. */
+  private static long stored(Manifest published) {
+    return published == null ? 0 : NamespaceBudget.stored(published);
+  }
+
+  /** One namespace must not fill etcd for everyone. */
+  private static void checkNamespace(long size, Budget budget) throws PublishException {
+    if (budget.maxBytes() == Long.MAX_VALUE) {
+      return;
+    }
+    long others = budget.othersBytes().getAsLong();
+    if (others + size > budget.maxBytes()) {
+      throw new PublishException(
+          Reasons.NAMESPACE_QUOTA_EXCEEDED,
+          "publishing "
+              + ByteSizes.human(size)
+              + " would take the snapshots of namespace "
+              + budget.namespace()
+              + " to "
+              + ByteSizes.human(others + size)
+              + ", over the operator limit of "
+              + ByteSizes.human(budget.maxBytes())
+              + " (BLOOM_MAX_NAMESPACE_BYTES); nothing was published",
+          null);
+    }
+  }
+}
