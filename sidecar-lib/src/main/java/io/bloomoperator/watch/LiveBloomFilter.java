@@ -1,9 +1,12 @@
 package io.bloomoperator.watch;
 
+import io.bloomoperator.snapshot.BloomFilterBits;
+import io.bloomoperator.snapshot.BloomFilterSizing;
 import io.bloomoperator.snapshot.Manifest;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
+import java.util.Collection;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.atomic.LongAdder;
@@ -11,7 +14,7 @@ import java.util.concurrent.atomic.LongAdder;
 /**
  * A Bloom filter that follows the snapshot the bloom-operator publishes for one BloomFilter
  * resource, swapping in each new verified version while it keeps answering. Created by {@link
- * BloomFilterWatcher}.
+ * BloomFilterWatcher}, or fixed in memory by {@link #fixed} (a test double).
  *
  * <pre>{@code
  * LiveBloomFilter<String> ids = BloomFilterWatcher.watch(client, "shop", "product-ids", LiveKeyType.STRING);
@@ -56,12 +59,15 @@ public final class LiveBloomFilter<K> implements AutoCloseable {
   /** {@link #currentVersion()} before the first snapshot; also a listener's "no version". */
   public static final long NO_VERSION = -1;
 
+  /** The false-positive rate a {@link #fixed} filter is sized for. */
+  public static final double FIXED_FPP = 1e-9;
+
   private final String namespace;
   private final String filterName;
   private final LiveKeyType<K> keyType;
   private final BeforeFirstSnapshot beforeFirstSnapshot;
   private final boolean answerBeforeFirstSnapshot;
-  private final WatchLoop loop; // loads and swaps; this class only reads what it serves
+  private final SnapshotSource loop; // loads and swaps; this class only reads what it serves
   private final ReaderCounters counters;
 
   // The counters' adders, held directly: the lookup path increments them.
@@ -73,7 +79,7 @@ public final class LiveBloomFilter<K> implements AutoCloseable {
       String filterName,
       LiveKeyType<K> keyType,
       BeforeFirstSnapshot beforeFirstSnapshot,
-      WatchLoop loop,
+      SnapshotSource loop,
       ReaderCounters counters) {
     this.namespace = namespace;
     this.filterName = filterName;
@@ -84,6 +90,37 @@ public final class LiveBloomFilter<K> implements AutoCloseable {
     this.counters = counters;
     this.lookups = counters.lookups;
     this.maybePresent = counters.maybePresent;
+  }
+
+  /**
+   * A filter that serves one snapshot built from {@code keys} and never changes: a test double, so
+   * that code (or a Spring application) taking a {@code LiveBloomFilter} runs without a cluster. It
+   * is ready at once (version 1, one load, no failures), answers true for every key given and, for
+   * others, false but with a false-positive rate of about {@value #FIXED_FPP}, so tests can rely on
+   * both answers. {@link #namespace()} is empty: it follows nothing; {@link #close()} does nothing.
+   * The keys are copied into the filter's bits, not kept.
+   *
+   * @param filterName the name it reports (health details, metric tags)
+   * @throws NullPointerException if an argument or a key is null
+   * @throws IllegalArgumentException if a key's type does not match {@code keyType} (which the
+   *     compiler only misses for raw or wildcard types)
+   */
+  public static <K> LiveBloomFilter<K> fixed(
+      String filterName, LiveKeyType<K> keyType, Collection<? extends K> keys) {
+    Objects.requireNonNull(filterName, "filterName");
+    Objects.requireNonNull(keyType, "keyType");
+    BloomFilterBits.Builder builder =
+        BloomFilterBits.builder(
+            keyType.keyType(), BloomFilterSizing.forKeys(Math.max(1, keys.size()), FIXED_FPP));
+    for (K key : keys) {
+      builder.put(Objects.requireNonNull(key, "key"));
+    }
+    FixedSnapshot source = new FixedSnapshot(filterName, builder.build(), keys.size());
+    ReaderCounters counters = new ReaderCounters();
+    counters.attach(source);
+    counters.onUpdate(NO_VERSION, source.serving().version(), Duration.ZERO);
+    return new LiveBloomFilter<>(
+        "", filterName, keyType, BeforeFirstSnapshot.FAIL_CLOSED, source, counters);
   }
 
   /**

@@ -28,7 +28,7 @@ final class ReaderCounters implements BloomFilterListener {
 
   private volatile Window window = new Window(null, 0, 0);
   private volatile LoadFailure lastFailure;
-  private WatchLoop loop; // set before the loop starts, read on the watcher thread only
+  private SnapshotSource loop; // set before the loop starts, read on the watcher thread only
 
   ReaderCounters() {
     for (int i = 0; i < failures.length; i++) {
@@ -36,9 +36,9 @@ final class ReaderCounters implements BloomFilterListener {
     }
   }
 
-  /** The loop whose served snapshot each new window belongs to; called once, before it starts. */
-  void attach(WatchLoop watchLoop) {
-    this.loop = watchLoop;
+  /** The source whose served snapshot each new window belongs to; called once, before it starts. */
+  void attach(SnapshotSource source) {
+    this.loop = source;
   }
 
   @Override

@@ -42,7 +42,7 @@ import org.slf4j.LoggerFactory;
  * <p>Manifest events, polls, loads and swaps all run on the one {@link WatcherThread}; only {@link
  * #start()}, {@link #close()} and the read-only accessors are called from other threads.
  */
-final class WatchLoop {
+final class WatchLoop implements SnapshotSource {
 
   private static final Logger LOG = LoggerFactory.getLogger(WatchLoop.class);
 
@@ -146,7 +146,8 @@ final class WatchLoop {
    * Stops watching. Waits for a load or local write in progress to finish, so no file is left half
    * written by this watcher. Idempotent.
    */
-  void close() {
+  @Override
+  public void close() {
     if (closed) {
       return;
     }
@@ -169,20 +170,24 @@ final class WatchLoop {
   }
 
   /** The snapshot served, or null before the first: one volatile read. */
-  LoadedSnapshot serving() {
+  @Override
+  public LoadedSnapshot serving() {
     return current;
   }
 
-  long loads() {
+  @Override
+  public long loads() {
     return loads.sum();
   }
 
-  long failures() {
+  @Override
+  public long failures() {
     return failures.sum();
   }
 
   /** Waits until a snapshot is served. */
-  boolean awaitReady(Duration timeout) throws InterruptedException {
+  @Override
+  public boolean awaitReady(Duration timeout) throws InterruptedException {
     return ready.await(timeout.toNanos(), TimeUnit.NANOSECONDS);
   }
 

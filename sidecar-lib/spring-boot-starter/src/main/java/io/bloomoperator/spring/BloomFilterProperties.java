@@ -51,6 +51,12 @@ public class BloomFilterProperties {
   /** Interval of the direct manifest read behind the watch; default 5 minutes, 0 turns it off. */
   private Duration resync;
 
+  /**
+   * Keys of a fixed in-memory filter to serve instead of watching the cluster: a test double for an
+   * application's tests (no Kubernetes client is used). Unset by default: watch.
+   */
+  private List<String> fixedKeys;
+
   public String getName() {
     return name;
   }
@@ -121,5 +127,13 @@ public class BloomFilterProperties {
 
   public void setResync(Duration resync) {
     this.resync = resync;
+  }
+
+  public List<String> getFixedKeys() {
+    return fixedKeys;
+  }
+
+  public void setFixedKeys(List<String> fixedKeys) {
+    this.fixedKeys = fixedKeys;
   }
 }

@@ -1,5 +1,6 @@
 package io.bloomoperator.spring;
 
+import io.bloomoperator.snapshot.KeyType;
 import java.util.regex.Pattern;
 
 /**
@@ -62,6 +63,30 @@ final class BloomFilterPropertiesValidator {
     }
     if (properties.getTrustedKeys() == null || properties.getTrustedKeys().contains(null)) {
       throw new IllegalStateException(prefix(bean) + "trusted-keys must list key resources");
+    }
+    if (properties.getFixedKeys() != null) {
+      checkFixedKeys(bean, properties);
+    }
+  }
+
+  private static void checkFixedKeys(String bean, BloomFilterProperties properties) {
+    for (String key : properties.getFixedKeys()) {
+      if (key == null) {
+        throw new IllegalStateException(prefix(bean) + "fixed-keys must not hold empty entries");
+      }
+      if (properties.getKeyType() == KeyType.LONG && !isLong(key)) {
+        throw new IllegalStateException(
+            prefix(bean) + "fixed-keys must be 64-bit integers when key-type is Long");
+      }
+    }
+  }
+
+  private static boolean isLong(String key) {
+    try {
+      Long.parseLong(key.strip());
+      return true;
+    } catch (NumberFormatException e) {
+      return false;
     }
   }
 

@@ -1,6 +1,7 @@
 package io.bloomoperator.spring;
 
 import io.bloomoperator.snapshot.Ed25519Keys;
+import io.bloomoperator.snapshot.KeyType;
 import io.bloomoperator.watch.BloomFilterWatcher;
 import io.bloomoperator.watch.LiveBloomFilter;
 import io.bloomoperator.watch.LiveKeyType;
@@ -11,6 +12,7 @@ import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.security.InvalidKeyException;
 import java.security.PublicKey;
+import java.util.List;
 import org.springframework.beans.factory.DisposableBean;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.core.io.Resource;
@@ -30,12 +32,21 @@ public class LiveBloomFilterFactory implements DisposableBean {
   private final ObjectProvider<KubernetesClient> applicationClient;
   private KubernetesClient ownClient; // guarded by this
 
+  /**
+   * @param applicationClient the application's client, used if there is exactly one
+   */
   public LiveBloomFilterFactory(ObjectProvider<KubernetesClient> applicationClient) {
     this.applicationClient = applicationClient;
   }
 
-  /** Starts following the filter {@code bean} configures; returns without waiting for it. */
+  /**
+   * Starts following the filter {@code bean} configures; returns without waiting for it. With
+   * {@code fixed-keys}, returns a fixed in-memory filter instead and touches no Kubernetes client.
+   */
   public LiveBloomFilter<?> create(String bean, BloomFilterProperties properties) {
+    if (properties.getFixedKeys() != null) {
+      return fixed(properties);
+    }
     KubernetesClient client = client();
     String namespace = properties.getNamespace();
     if (namespace == null) {
@@ -68,6 +79,15 @@ public class LiveBloomFilterFactory implements DisposableBean {
       builder.resync(properties.getResync());
     }
     return builder.start();
+  }
+
+  private static LiveBloomFilter<?> fixed(BloomFilterProperties properties) {
+    List<String> keys = properties.getFixedKeys();
+    if (properties.getKeyType() == KeyType.LONG) {
+      List<Long> longs = keys.stream().map(key -> Long.parseLong(key.strip())).toList();
+      return LiveBloomFilter.fixed(properties.getName(), LiveKeyType.LONG, longs);
+    }
+    return LiveBloomFilter.fixed(properties.getName(), LiveKeyType.STRING, keys);
   }
 
   private synchronized KubernetesClient client() {

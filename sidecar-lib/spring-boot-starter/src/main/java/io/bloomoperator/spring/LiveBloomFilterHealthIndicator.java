@@ -4,8 +4,8 @@ import io.bloomoperator.watch.BeforeFirstSnapshot;
 import io.bloomoperator.watch.LiveBloomFilter;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import org.springframework.boot.actuate.health.Health;
-import org.springframework.boot.actuate.health.HealthIndicator;
+import org.springframework.boot.health.contributor.Health;
+import org.springframework.boot.health.contributor.HealthIndicator;
 
 /**
  * Health of one {@link LiveBloomFilter}: UP while a verified snapshot is served. Before the first,
@@ -18,6 +18,7 @@ public final class LiveBloomFilterHealthIndicator implements HealthIndicator {
 
   private final LiveBloomFilter<?> filter;
 
+  /** The indicator of {@code filter}. */
   public LiveBloomFilterHealthIndicator(LiveBloomFilter<?> filter) {
     this.filter = filter;
   }

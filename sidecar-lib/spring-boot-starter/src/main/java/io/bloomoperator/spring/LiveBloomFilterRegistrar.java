@@ -5,6 +5,8 @@ import io.bloomoperator.watch.LiveBloomFilter;
 import java.util.Map;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.BeanFactoryAware;
+import org.springframework.beans.factory.ListableBeanFactory;
+import org.springframework.beans.factory.config.ConfigurableBeanFactory;
 import org.springframework.beans.factory.support.BeanDefinitionRegistry;
 import org.springframework.beans.factory.support.RootBeanDefinition;
 import org.springframework.boot.context.properties.bind.Bindable;
@@ -19,13 +21,13 @@ import org.springframework.core.type.AnnotationMetadata;
  * Registers one {@link LiveBloomFilter} bean per {@code bloom.filters.<bean>} entry, named {@code
  * <bean>} and typed {@code LiveBloomFilter<String>} or {@code LiveBloomFilter<Long>} by its key
  * type, so applications inject it by name or by type. Properties are bound and checked here, while
- * the context is being configured: a bad entry stops the application before anything starts.
+ * the context is being configured: a bad entry stops the application before anything starts. A bean
+ * the application already defines under an entry's name is left alone (the by-name form of
+ * {@code @ConditionalOnMissingBean}: filters of one key type share a type, so only the name tells
+ * them apart).
  */
 class LiveBloomFilterRegistrar
     implements ImportBeanDefinitionRegistrar, EnvironmentAware, BeanFactoryAware {
-
-  /** Name of the {@link LiveBloomFilterFactory} bean the filter beans are created by. */
-  static final String FACTORY_BEAN = "bloomLiveBloomFilterFactory";
 
   private Environment environment;
   private BeanFactory beanFactory;
@@ -51,20 +53,26 @@ class LiveBloomFilterRegistrar
     filters.forEach(BloomFilterPropertiesValidator::validate);
     filters.forEach(
         (bean, properties) -> {
+          if (registry.containsBeanDefinition(bean)) {
+            return; // the application defines this bean itself (a test double, say): it wins
+          }
           RootBeanDefinition definition = new RootBeanDefinition(LiveBloomFilter.class);
           definition.setTargetType(
               ResolvableType.forClassWithGenerics(
                   LiveBloomFilter.class,
                   properties.getKeyType() == KeyType.LONG ? Long.class : String.class));
-          definition.setInstanceSupplier(
-              () ->
-                  beanFactory
-                      .getBean(FACTORY_BEAN, LiveBloomFilterFactory.class)
-                      .create(bean, properties));
-          // Closed before the factory, which may own the Kubernetes client the filter watches with.
-          definition.setDependsOn(FACTORY_BEAN);
+          definition.setInstanceSupplier(() -> create(bean, properties));
           definition.setDestroyMethodName("close");
           registry.registerBeanDefinition(bean, definition);
         });
+  }
+
+  private LiveBloomFilter<?> create(String bean, BloomFilterProperties properties) {
+    ListableBeanFactory beans = (ListableBeanFactory) beanFactory;
+    for (String factory : beans.getBeanNamesForType(LiveBloomFilterFactory.class)) {
+      // Closed before the factory, which may own the Kubernetes client the filter watches with.
+      ((ConfigurableBeanFactory) beanFactory).registerDependentBean(factory, bean);
+    }
+    return beans.getBean(LiveBloomFilterFactory.class).create(bean, properties);
   }
 }

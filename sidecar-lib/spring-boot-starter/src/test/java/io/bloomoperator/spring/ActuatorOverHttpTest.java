@@ -22,7 +22,7 @@ import org.junit.jupiter.api.Test;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.builder.SpringApplicationBuilder;
-import org.springframework.boot.web.context.WebServerApplicationContext;
+import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.context.ConfigurableApplicationContext;
 
 /**
@@ -57,7 +57,7 @@ class ActuatorOverHttpTest {
                 .properties(
                     "server.port=0",
                     "server.address=127.0.0.1",
-                    "management.endpoints.web.exposure.include=health,prometheus",
+                    "management.endpoints.web.exposure.include=health,prometheus,configprops",
                     "management.endpoint.health.show-details=always",
                     "management.endpoint.health.probes.enabled=true",
                     "management.endpoint.health.group.readiness.include=readinessState,bloomFilters",
@@ -70,6 +70,13 @@ class ActuatorOverHttpTest {
           "http://127.0.0.1:"
               + ((WebServerApplicationContext) context).getWebServer().getPort()
               + "/actuator";
+
+      // The settings are a @ConfigurationProperties bean: listed (values masked by default).
+      String configprops = get(base + "/configprops").body();
+      assertThat(configprops)
+          .contains("\"prefix\":\"bloom\"")
+          .contains("\"productIds\"")
+          .contains("\"enabled\"");
 
       // Fail-closed and nothing published yet: not ready, so no traffic.
       HttpResponse<String> notReady = get(base + "/health/readiness");

@@ -70,6 +70,9 @@ class BloomFilterPropertiesAttackTest {
         Arguments.of(new String[] {P + "name=ids", P + "max-chunks=-1"}, P + "max-chunks"),
         Arguments.of(new String[] {P + "name=ids", P + "resync=-1s"}, P + "resync"),
         Arguments.of(
+            new String[] {P + "name=ids", P + "key-type=Long", P + "fixed-keys=1,SECRET-TWO"},
+            P + "fixed-keys must be 64-bit integers"),
+        Arguments.of(
             new String[] {"bloom.filters[bad/bean].name=ids"},
             "bloom.filters.<bean>: a bean name"));
   }
@@ -82,7 +85,9 @@ class BloomFilterPropertiesAttackTest {
         .run(
             context -> {
               assertThat(context).hasFailed();
-              assertThat(messages(context.getStartupFailure())).contains(expected);
+              assertThat(messages(context.getStartupFailure()))
+                  .contains(expected)
+                  .doesNotContain("SECRET");
             });
   }
 

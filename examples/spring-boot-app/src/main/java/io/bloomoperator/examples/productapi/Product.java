@@ -1,0 +1,4 @@
+package io.bloomoperator.examples.productapi;
+
+/** A product as the API returns it. */
+public record Product(long id, String name) {}
