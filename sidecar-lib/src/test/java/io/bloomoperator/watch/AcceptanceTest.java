@@ -20,6 +20,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -181,6 +182,15 @@ class AcceptanceTest {
       Expected expected) {
     Acceptance.Verdict verdict = reader.judge(announced, served, NOW);
     expected.check(verdict);
+  }
+
+  @Test
+  void theLocalDirectoryRuleIsTheSameButForTheAge() {
+    Acceptance local = SIGNED_MAX_AGE.withoutMaxAge();
+    assertThat(local.maxManifestAge()).isNull();
+    assertThat(local.withoutMaxAge()).isEqualTo(local);
+    load().check(local.judge(signed(TOO_OLD, KEY, NS), null, NOW));
+    refused(LoadFailureReason.UNSIGNED).check(local.judge(unsigned(V1), null, NOW));
   }
 
   // ---------------------------------------------------------------- expectations

@@ -41,6 +41,42 @@ class FormatEdgesTest {
   }
 
   @Test
+  void everySplitOfTheChunksDecodesToTheSameBits() throws Exception {
+    BloomFilterBits.Builder builder = BloomFilterBits.builder(KeyType.LONG, 64L * 300, 5);
+    for (long key = 0; key < 2_000; key++) {
+      builder.putLong(key);
+    }
+    BloomFilterBits bits = builder.build();
+    for (int chunkSize : new int[] {1, 3, 7, 8, 13, 997}) {
+      List<byte[]> chunks = new java.util.ArrayList<>();
+      SnapshotEncoder.Result encoded =
+          SnapshotEncoder.encode(
+              bits, chunkSize, (i, d, l, s) -> chunks.add(java.util.Arrays.copyOf(d, l)));
+      Manifest manifest = Manifest.of("ids", 1, bits, 2_000, encoded, java.time.Instant.now());
+      assertThat(SnapshotDecoder.decode(manifest, chunks.iterator()))
+          .as("chunks of %d bytes", chunkSize)
+          .isEqualTo(bits);
+    }
+  }
+
+  @Test
+  void aWholePayloadIsReadToItsAnnouncedSizeAndNoFurther() throws Exception {
+    BloomFilterBits bits = BloomFilterBits.builder(KeyType.STRING, 64, 1).build();
+    byte[] payload = SnapshotEncoder.toByteArray(bits);
+    assertThat(payload).hasSize(SnapshotEncoder.HEADER_BYTES + Long.BYTES);
+    assertThat(SnapshotDecoder.decodePayload(payload, KeyType.STRING)).isEqualTo(bits);
+    SnapshotEncoder.Result encoded = SnapshotEncoder.encode(bits, 100, (i, d, l, s) -> {});
+    Manifest manifest = Manifest.of("ids", 1, bits, 0, encoded, java.time.Instant.now());
+    assertThat(SnapshotDecoder.decodeWhole(manifest, new java.io.ByteArrayInputStream(payload)))
+        .isEqualTo(bits);
+    byte[] longer = java.util.Arrays.copyOf(payload, payload.length + 1);
+    assertThatThrownBy(
+            () -> SnapshotDecoder.decodeWhole(manifest, new java.io.ByteArrayInputStream(longer)))
+        .isInstanceOf(SnapshotVerificationException.class)
+        .hasMessageContaining("longer than");
+  }
+
+  @Test
   void aSignatureCoversContextNamespaceAndTheExactText() {
     assertThat(
             new String(ManifestSignature.signedBytes("shop", "{\"a\":1}"), StandardCharsets.UTF_8))
