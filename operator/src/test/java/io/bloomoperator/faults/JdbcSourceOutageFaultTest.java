@@ -7,10 +7,10 @@ import io.bloomoperator.reconcile.SnapshotFixtures;
 import io.bloomoperator.source.SecretAccess;
 import io.bloomoperator.testing.KubeCluster;
 import io.bloomoperator.testing.RealKubernetes;
+import io.bloomoperator.testing.TcpProxy;
+import io.bloomoperator.testing.TcpProxy.Mode;
 import io.bloomoperator.testing.TestNamespace;
 import io.bloomoperator.testing.process.OperatorProcess;
-import io.bloomoperator.testing.proxy.FaultInjectingProxy;
-import io.bloomoperator.testing.proxy.FaultInjectingProxy.Mode;
 import io.bloomoperator.testing.servers.PostgresServer;
 import io.bloomoperator.watch.BloomFilterWatcher;
 import io.bloomoperator.watch.LiveBloomFilter;
@@ -55,7 +55,7 @@ class JdbcSourceOutageFaultTest {
     PostgresServer pg = PostgresServer.shared();
     pg.execute("drop table if exists " + TABLE, "create table " + TABLE + " (k text)");
     writeRound(pg, 0);
-    try (FaultInjectingProxy proxy = new FaultInjectingProxy("127.0.0.1", pg.port(), PASS_BYTES)) {
+    try (TcpProxy proxy = new TcpProxy("127.0.0.1", pg.port(), PASS_BYTES)) {
       credentials(client, namespace, proxy.port());
       SnapshotFixtures.apply(
           client,

@@ -1,5 +1,6 @@
 package io.bloomoperator.faults;
 
+import io.bloomoperator.snapshot.AnnouncedManifest;
 import io.bloomoperator.snapshot.BloomFilterBits;
 import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.snapshot.SnapshotConfigMaps;
@@ -126,7 +127,7 @@ final class SnapshotChecker implements AutoCloseable {
    */
   void check(ConfigMap manifestMap, long readAt, boolean polled) {
     String name = manifestMap.getMetadata().getName();
-    SnapshotConfigMaps.StoredManifest stored;
+    AnnouncedManifest stored;
     try {
       stored = SnapshotConfigMaps.readManifest(manifestMap);
     } catch (SnapshotVerificationException e) {
@@ -156,11 +157,7 @@ final class SnapshotChecker implements AutoCloseable {
   }
 
   private void judgeMissing(
-      String name,
-      SnapshotConfigMaps.StoredManifest stored,
-      MissingChunks chunks,
-      long readAt,
-      boolean polled) {
+      String name, AnnouncedManifest stored, MissingChunks chunks, long readAt, boolean polled) {
     Duration sinceRead = Duration.ofNanos(chunks.missingAt - readAt);
     ConfigMap now;
     try {

@@ -13,13 +13,13 @@ import io.bloomoperator.publish.SigningKeySecret;
 import io.bloomoperator.snapshot.BloomFilterBits;
 import io.bloomoperator.snapshot.Ed25519Keys;
 import io.bloomoperator.snapshot.KeyType;
+import io.bloomoperator.snapshot.LoadFailureReason;
 import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.snapshot.ManifestSignature;
 import io.bloomoperator.snapshot.SnapshotConfigMaps;
 import io.bloomoperator.snapshot.SnapshotEncoder;
 import io.bloomoperator.snapshot.SnapshotNames;
 import io.bloomoperator.snapshot.SnapshotRefusedException;
-import io.bloomoperator.snapshot.SnapshotRefusedException.Reason;
 import io.bloomoperator.testing.RealKubernetes;
 import io.bloomoperator.testing.TestNamespace;
 import io.bloomoperator.testing.operator.InProcessOperator;
@@ -112,7 +112,7 @@ class SignedManifestOperatorTest {
                               .getData())
                       .build());
 
-      failures.await(Reason.UNSIGNED);
+      failures.await(LoadFailureReason.UNSIGNED);
       assertThat(live.currentVersion()).isNotEqualTo(2);
       assertThat(ids).allMatch(live::mightContain);
       // Not the operator's manifest: replaced by a new signed version of the same keys.
@@ -203,8 +203,8 @@ class SignedManifestOperatorTest {
                   .trustedKey(FIRST.getPublic())
                   .listener(asOther)
                   .start()) {
-        inOther.await(Reason.BAD_SIGNATURE);
-        asOther.await(Reason.WRONG_FILTER);
+        inOther.await(LoadFailureReason.BAD_SIGNATURE);
+        asOther.await(LoadFailureReason.WRONG_FILTER);
         assertThat(copied.isReady()).isFalse();
         assertThat(renamed.isReady()).isFalse();
       }
@@ -252,7 +252,7 @@ class SignedManifestOperatorTest {
       applyInlineUpdate(client, ns.name(), "ids", v2Keys);
       await().atMost(READY).until(() -> both.currentVersion() == 2);
       assertThat(v2Keys).allMatch(both::mightContain);
-      oldOnlyFailures.await(Reason.UNTRUSTED_KEY);
+      oldOnlyFailures.await(LoadFailureReason.UNTRUSTED_KEY);
       assertThat(oldOnly.currentVersion()).isEqualTo(1);
     } finally {
       setSigningKey(FIRST);
@@ -354,7 +354,7 @@ class SignedManifestOperatorTest {
       seen.add(exception);
     }
 
-    void await(Reason reason) {
+    void await(LoadFailureReason reason) {
       org.awaitility.Awaitility.await()
           .atMost(READY)
           .until(

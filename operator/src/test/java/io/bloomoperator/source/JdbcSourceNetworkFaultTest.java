@@ -7,8 +7,8 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import io.bloomoperator.api.JdbcSourceSpec;
 import io.bloomoperator.api.Reasons;
 import io.bloomoperator.snapshot.KeyType;
-import io.bloomoperator.testing.proxy.FaultInjectingProxy;
-import io.bloomoperator.testing.proxy.FaultInjectingProxy.Mode;
+import io.bloomoperator.testing.TcpProxy;
+import io.bloomoperator.testing.TcpProxy.Mode;
 import io.bloomoperator.testing.servers.PostgresServer;
 import java.time.Duration;
 import org.junit.jupiter.api.AfterEach;
@@ -29,7 +29,7 @@ class JdbcSourceNetworkFaultTest {
   private static final int ROWS = 100_000;
 
   private static PostgresServer pg;
-  private FaultInjectingProxy proxy;
+  private TcpProxy proxy;
 
   @BeforeAll
   static void startPostgres() {
@@ -39,7 +39,7 @@ class JdbcSourceNetworkFaultTest {
 
   @BeforeEach
   void startProxy() {
-    proxy = new FaultInjectingProxy("127.0.0.1", pg.port(), PASS_BYTES);
+    proxy = new TcpProxy("127.0.0.1", pg.port(), PASS_BYTES);
   }
 
   @AfterEach

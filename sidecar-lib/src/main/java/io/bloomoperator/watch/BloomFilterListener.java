@@ -32,8 +32,9 @@ public interface BloomFilterListener {
    *       before anything was fetched (too large, another filter's, unsigned or badly signed, a
    *       rollback); see its {@code reason()}. Not retried until the manifest changes.
    *   <li>another {@link io.bloomoperator.snapshot.SnapshotVerificationException}: the manifest is
-   *       unreadable, or the snapshot failed a check (digest, size, header, key type). A refusal of
-   *       an unreadable manifest is not retried; a failed check of the chunks is.
+   *       unreadable or announces another key type, or the snapshot failed a check (digest, size,
+   *       header). An unreadable manifest or another key type is not retried until the manifest
+   *       changes; a failed check of the chunks is.
    *   <li>{@link java.io.IOException}: a chunk ConfigMap holds no or not the announced amount of
    *       data, or the filter did not fit in the heap beside the current one; retried with backoff.
    *   <li>a {@link RuntimeException} (typically fabric8's {@code KubernetesClientException}): the

@@ -1,7 +1,9 @@
 package io.bloomoperator.watch;
 
 import io.bloomoperator.snapshot.Ed25519Keys;
+import io.bloomoperator.snapshot.SnapshotConfigMaps;
 import io.bloomoperator.snapshot.SnapshotLimits;
+import io.bloomoperator.snapshot.SnapshotNames;
 import io.bloomoperator.snapshot.TrustedKeys;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -13,7 +15,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.Consumer;
+import java.util.function.DoubleSupplier;
 
 /**
  * Creates {@link LiveBloomFilter}s that follow the snapshot the bloom-operator publishes for a
@@ -97,6 +101,7 @@ public final class BloomFilterWatcher {
     private Consumer<SharedIndexInformer<ConfigMap>> onInformerCreated = informer -> {};
     private Duration maxManifestAge;
     private Clock clock = Clock.systemUTC();
+    private DoubleSupplier jitter = () -> ThreadLocalRandom.current().nextDouble();
 
     private Builder(
         KubernetesClient client, String namespace, String filterName, LiveKeyType<K> keyType) {
@@ -159,8 +164,9 @@ public final class BloomFilterWatcher {
     }
 
     /**
-     * Delay before retrying a failed load or restarting a stopped watch: {@code initial}, doubling
-     * up to {@code max}; default 1 s to 60 s.
+     * Delay before retrying a failed load or restarting a stopped watch: a random time up to a cap
+     * that starts at {@code initial} and doubles up to {@code max} (full jitter, so that many
+     * readers failing together do not retry in lockstep); default 1 s to 60 s.
      */
     public Builder<K> retryBackoff(Duration initial, Duration max) {
       new Backoff(initial, max); // validates
@@ -241,6 +247,15 @@ public final class BloomFilterWatcher {
       return this;
     }
 
+    /**
+     * The fraction of the current backoff cap each retry waits (uniform in [0, 1] by default: full
+     * jitter). Not API: the seam for tests that need a retry to wait its whole cap.
+     */
+    Builder<K> jitter(DoubleSupplier fraction) {
+      this.jitter = Objects.requireNonNull(fraction, "fraction");
+      return this;
+    }
+
     /** Adds a listener for swaps and failures (called on the watcher thread). */
     public Builder<K> listener(BloomFilterListener listener) {
       listeners.add(Objects.requireNonNull(listener, "listener"));
@@ -268,32 +283,39 @@ public final class BloomFilterWatcher {
         throw new IllegalStateException(
             "maxManifestAge needs a trustedKey: an unsigned createdAt can be set to anything");
       }
-      TrustedKeys trusted = TrustedKeys.of(trustedKeys);
+      Acceptance acceptance =
+          new Acceptance(
+              namespace,
+              filterName,
+              keyType.keyType(),
+              limits,
+              TrustedKeys.of(trustedKeys),
+              maxManifestAge);
       LocalSnapshotCache cache =
           localSnapshotDirectory == null
               ? null
-              : new LocalSnapshotCache(
-                  localSnapshotDirectory, namespace, filterName, limits, trusted);
+              : new LocalSnapshotCache(localSnapshotDirectory, acceptance);
       ReaderCounters counters = new ReaderCounters();
       List<BloomFilterListener> withCounters = new ArrayList<>(listeners.size() + 1);
       withCounters.add(counters); // first: the application's listeners see up-to-date counters
       withCounters.addAll(listeners);
-      WatchLoop loop =
-          new WatchLoop(
+      WatcherThread thread = new WatcherThread("bloom-watch-" + namespace + "/" + filterName);
+      ManifestInformer informer =
+          new ManifestInformer(
               client,
               namespace,
-              filterName,
-              keyType.keyType(),
-              withCounters,
-              cache,
-              resync,
-              backoffInitial,
-              backoffMax,
-              limits,
-              trusted,
-              maxManifestAge,
-              clock,
+              SnapshotNames.manifestName(filterName),
+              thread,
+              new Backoff(backoffInitial, backoffMax, jitter),
               onInformerCreated);
+      WatchLoop loop =
+          new WatchLoop(
+              acceptance,
+              informer,
+              new SnapshotFetcher(SnapshotConfigMaps.chunkSource(client, namespace)),
+              cache,
+              new Pacing(thread, new Backoff(backoffInitial, backoffMax, jitter), resync, clock),
+              new Listeners(withCounters));
       counters.attach(loop);
       LiveBloomFilter<K> filter =
           new LiveBloomFilter<>(

@@ -1,5 +1,6 @@
 package io.bloomoperator.watch;
 
+import io.bloomoperator.snapshot.AnnouncedManifest;
 import io.bloomoperator.snapshot.BloomFilterBits;
 import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.snapshot.SnapshotEncoder;
@@ -17,7 +18,7 @@ final class FixedSnapshot implements SnapshotSource {
   /** Chunking only feeds the manifest's digest fields here; nothing is stored. */
   private static final int CHUNK_BYTES = 512 * 1024;
 
-  private final LoadedSnapshot snapshot;
+  private final ServedSnapshot snapshot;
 
   FixedSnapshot(String filterName, BloomFilterBits bits, long keyCount) {
     SnapshotEncoder.Result encoded;
@@ -27,11 +28,12 @@ final class FixedSnapshot implements SnapshotSource {
       throw new UncheckedIOException(e); // the consumer above throws nothing
     }
     Manifest manifest = Manifest.of(filterName, 1, bits, keyCount, encoded, Instant.now());
-    this.snapshot = new LoadedSnapshot(manifest, bits, manifest.toJson(), null);
+    this.snapshot =
+        new ServedSnapshot(new AnnouncedManifest(manifest, manifest.toJson(), null), bits);
   }
 
   @Override
-  public LoadedSnapshot serving() {
+  public ServedSnapshot serving() {
     return snapshot;
   }
 

@@ -2,10 +2,9 @@ package io.bloomoperator.watch;
 
 import io.bloomoperator.snapshot.BloomFilterBits;
 import io.bloomoperator.snapshot.BloomFilterSizing;
-import io.bloomoperator.snapshot.Manifest;
+import io.bloomoperator.snapshot.LoadFailureReason;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.OffsetDateTime;
 import java.util.Collection;
 import java.util.Objects;
 import java.util.Optional;
@@ -24,8 +23,8 @@ import java.util.concurrent.atomic.LongAdder;
  * <p>Like Guava's {@code BloomFilter}, it offers an approximate containment test with one-sided
  * error: if {@link #mightContain} returns {@code false}, the key is definitely not in the served
  * snapshot; if it returns {@code true}, the key probably is (false positives occur at about the
- * rate the BloomFilter resource asks for, see {@link Manifest#expectedFpp()}). It answers exactly
- * as {@code BloomFilter.mightContain} would on the same snapshot.
+ * rate the BloomFilter resource asks for, see {@link ManifestView#expectedFpp()}). It answers
+ * exactly as {@code BloomFilter.mightContain} would on the same snapshot.
  *
  * <p><b>Guarantees.</b>
  *
@@ -134,7 +133,7 @@ public final class LiveBloomFilter<K> implements AutoCloseable {
   public boolean mightContain(K key) {
     Objects.requireNonNull(key, "key");
     lookups.increment();
-    LoadedSnapshot snapshot =
+    ServedSnapshot snapshot =
         loop.serving(); // one volatile read: the whole lookup uses this version
     boolean answer =
         snapshot == null ? answerBeforeFirstSnapshot : keyType.mightContain(snapshot.bits(), key);
@@ -160,7 +159,7 @@ public final class LiveBloomFilter<K> implements AutoCloseable {
    */
   public void recordOutcome(K key, boolean found) {
     Objects.requireNonNull(key, "key");
-    LoadedSnapshot snapshot = loop.serving();
+    ServedSnapshot snapshot = loop.serving();
     if (snapshot != null && keyType.mightContain(snapshot.bits(), key)) {
       counters.recordOutcome(snapshot, found);
     }
@@ -169,7 +168,7 @@ public final class LiveBloomFilter<K> implements AutoCloseable {
   /**
    * The counts reported for the served version since it was swapped in, and the false-positive rate
    * estimated from them ({@link FalsePositiveObservation#rate()}; compare with the manifest's
-   * {@link Manifest#expectedFpp()}).
+   * {@link ManifestView#expectedFpp()}).
    */
   public FalsePositiveObservation observedFalsePositives() {
     return counters.observation();
@@ -197,7 +196,7 @@ public final class LiveBloomFilter<K> implements AutoCloseable {
 
   /** Version of the served snapshot, or {@link #NO_VERSION} before the first one. */
   public long currentVersion() {
-    LoadedSnapshot snapshot = loop.serving();
+    ServedSnapshot snapshot = loop.serving();
     return snapshot == null ? NO_VERSION : snapshot.version();
   }
 
@@ -205,9 +204,9 @@ public final class LiveBloomFilter<K> implements AutoCloseable {
    * Manifest of the served snapshot (key count, expected fpp, creation time...), empty before the
    * first.
    */
-  public Optional<Manifest> currentManifest() {
-    LoadedSnapshot snapshot = loop.serving();
-    return snapshot == null ? Optional.empty() : Optional.of(snapshot.manifest());
+  public Optional<ManifestView> currentManifest() {
+    ServedSnapshot snapshot = loop.serving();
+    return snapshot == null ? Optional.empty() : Optional.of(ManifestView.of(snapshot.manifest()));
   }
 
   /** Snapshots swapped in so far (including one read from the local snapshot directory). */
@@ -258,8 +257,7 @@ public final class LiveBloomFilter<K> implements AutoCloseable {
     return currentManifest()
         .map(
             manifest -> {
-              Instant created = OffsetDateTime.parse(manifest.createdAt()).toInstant();
-              Duration age = Duration.between(created, Instant.now());
+              Duration age = Duration.between(manifest.created(), Instant.now());
               return age.isNegative() ? Duration.ZERO : age;
             });
   }

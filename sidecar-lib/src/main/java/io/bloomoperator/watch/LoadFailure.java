@@ -1,5 +1,6 @@
 package io.bloomoperator.watch;
 
+import io.bloomoperator.snapshot.LoadFailureReason;
 import java.time.Instant;
 
 /**

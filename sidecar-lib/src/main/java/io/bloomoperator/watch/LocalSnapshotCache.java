@@ -3,15 +3,13 @@ package io.bloomoperator.watch;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.bloomoperator.snapshot.AnnouncedManifest;
 import io.bloomoperator.snapshot.BloomFilterBits;
-import io.bloomoperator.snapshot.KeyType;
 import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.snapshot.SnapshotDecoder;
 import io.bloomoperator.snapshot.SnapshotEncoder;
-import io.bloomoperator.snapshot.SnapshotLimits;
 import io.bloomoperator.snapshot.SnapshotNames;
 import io.bloomoperator.snapshot.SnapshotVerificationException;
-import io.bloomoperator.snapshot.TrustedKeys;
 import java.io.BufferedOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -22,6 +20,7 @@ import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.time.Instant;
 import java.util.Optional;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -63,24 +62,17 @@ final class LocalSnapshotCache {
   private final String namespace;
   private final String filterName;
   private final String prefix;
-  private final SnapshotLimits limits;
-  private final TrustedKeys trustedKeys;
+  private final Acceptance acceptance;
 
-  LocalSnapshotCache(Path directory, String namespace, String filterName) {
-    this(directory, namespace, filterName, SnapshotLimits.forThisHeap(), TrustedKeys.none());
-  }
-
-  LocalSnapshotCache(
-      Path directory,
-      String namespace,
-      String filterName,
-      SnapshotLimits limits,
-      TrustedKeys trustedKeys) {
-    this.limits = limits;
-    this.trustedKeys = trustedKeys;
+  /**
+   * @param acceptance the reader's rule: a stored snapshot is served only if it would be accepted
+   *     from the API server with nothing served (no maximum age: this reader verified it before)
+   */
+  LocalSnapshotCache(Path directory, Acceptance acceptance) {
+    this.acceptance = acceptance.withoutMaxAge();
     this.directory = directory;
-    this.namespace = namespace;
-    this.filterName = filterName;
+    this.namespace = acceptance.namespace();
+    this.filterName = acceptance.filterName();
     // The label form of the name is at most 63 characters (long names are cut and hashed), which
     // keeps
     // file names under the usual 255-byte limit; the full names are checked inside the file.
@@ -96,18 +88,17 @@ final class LocalSnapshotCache {
   }
 
   /**
-   * The cached snapshot if there is one and it verifies; otherwise empty (the reason is logged).
-   *
-   * @param expected the key type the caller serves; a cached snapshot of another type is ignored
+   * The cached snapshot if there is one, the acceptance rule accepts it and it verifies; otherwise
+   * empty (the reason is logged).
    */
-  Optional<LoadedSnapshot> read(KeyType expected) {
+  Optional<ServedSnapshot> read() {
     Path file = manifestFile();
     if (!Files.exists(file)) {
       LOG.info("no local snapshot of {}/{} in {}", namespace, filterName, directory);
       return Optional.empty();
     }
     try {
-      return Optional.of(readVerified(file, expected));
+      return Optional.of(readVerified(file));
     } catch (IOException | SnapshotVerificationException | RuntimeException e) {
       LOG.warn(
           "ignoring local snapshot {} of {}/{}: {}", file, namespace, filterName, e.toString());
@@ -115,8 +106,7 @@ final class LocalSnapshotCache {
     }
   }
 
-  private LoadedSnapshot readVerified(Path file, KeyType expected)
-      throws IOException, SnapshotVerificationException {
+  private ServedSnapshot readVerified(Path file) throws IOException, SnapshotVerificationException {
     long fileSize = Files.size(file);
     if (fileSize > MAX_MANIFEST_FILE_BYTES) {
       throw new SnapshotVerificationException(
@@ -150,10 +140,12 @@ final class LocalSnapshotCache {
       json = manifestNode.toString();
     }
     String signature = root.path("signature").isTextual() ? root.get("signature").asText() : null;
-    Manifest manifest = Manifest.fromJson(json);
-    trustedKeys.verify(namespace, json, signature);
-    limits.check(manifest, filterName);
-    ApiSnapshotLoader.requireKeyType(manifest, expected);
+    AnnouncedManifest announced = new AnnouncedManifest(Manifest.fromJson(json), json, signature);
+    if (acceptance.judge(announced, null, Instant.EPOCH)
+        instanceof Acceptance.Verdict.Refuse refused) {
+      throw refused.reason();
+    }
+    Manifest manifest = announced.manifest();
     // Derived, never taken from the file: a payloadFile of "../x" must not point outside the
     // directory.
     Path payload = payloadFile(manifest.version());
@@ -171,12 +163,12 @@ final class LocalSnapshotCache {
       // deltas are already applied: the cheapest cold start). Header, size and the manifest's
       // payload sha256 are checked exactly as after a load from the API server.
       BloomFilterBits bits = SnapshotDecoder.decodeWhole(manifest, in);
-      return new LoadedSnapshot(manifest, bits, json, signature);
+      return new ServedSnapshot(announced, bits);
     }
   }
 
   /** Stores {@code snapshot} (already verified) and removes older payloads of this filter. */
-  void write(LoadedSnapshot snapshot) throws IOException {
+  void write(ServedSnapshot snapshot) throws IOException {
     Files.createDirectories(directory);
     Path payload = payloadFile(snapshot.version());
     Path payloadTemp = Files.createTempFile(directory, prefix, ".payload.tmp");
@@ -201,9 +193,9 @@ final class LocalSnapshotCache {
     root.put("namespace", namespace);
     root.put("filterName", filterName);
     root.put("payloadFile", payload.getFileName().toString());
-    root.set("manifest", JSON.readTree(snapshot.manifestJson()));
-    root.put("manifestJson", snapshot.manifestJson());
-    root.put("signature", snapshot.signature());
+    root.set("manifest", JSON.readTree(snapshot.announced().json()));
+    root.put("manifestJson", snapshot.announced().json());
+    root.put("signature", snapshot.announced().signature());
     Path manifestTemp = Files.createTempFile(directory, prefix, ".manifest.tmp");
     try {
       Files.writeString(

@@ -19,28 +19,26 @@ import org.slf4j.LoggerFactory;
  * <p>Events are handed to the watcher thread as they arrive, where the callbacks run; all
  * bookkeeping here runs on that thread too.
  */
-final class ManifestInformer {
+final class ManifestInformer implements ManifestFeed {
 
   private static final Logger LOG = LoggerFactory.getLogger(ManifestInformer.class);
 
   private final KubernetesClient client;
   private final String namespace;
   private final String manifestName;
-  private final Consumer<ConfigMap> onChanged;
-  private final Runnable onDeleted;
   private final WatcherThread thread;
   private final Backoff restartBackoff;
   private final Consumer<SharedIndexInformer<ConfigMap>> onCreated;
 
-  // Confined to the watcher thread.
+  // Confined to the watcher thread (set once by start, before the first informer).
+  private Consumer<ConfigMap> onChanged;
+  private Runnable onDeleted;
   private SharedIndexInformer<ConfigMap> informer;
   private boolean closed;
 
   /**
    * @param onCreated told of every informer created (the first and each replacement) before it
    *     starts: lets a test count restarts or stop one as fabric8 would
-   * @param onChanged runs on the watcher thread with the manifest, when it is added or updated
-   * @param onDeleted runs on the watcher thread when the manifest is deleted
    */
   ManifestInformer(
       KubernetesClient client,
@@ -48,29 +46,33 @@ final class ManifestInformer {
       String manifestName,
       WatcherThread thread,
       Backoff restartBackoff,
-      Consumer<SharedIndexInformer<ConfigMap>> onCreated,
-      Consumer<ConfigMap> onChanged,
-      Runnable onDeleted) {
+      Consumer<SharedIndexInformer<ConfigMap>> onCreated) {
     this.client = client;
     this.namespace = namespace;
     this.manifestName = manifestName;
-    this.onChanged = onChanged;
-    this.onDeleted = onDeleted;
     this.thread = thread;
     this.restartBackoff = restartBackoff;
     this.onCreated = onCreated;
   }
 
-  /**
-   * Starts the first informer (asynchronously: an unreachable API server must not block the
-   * caller).
-   */
-  void start() {
-    thread.execute(this::startInformer);
+  /** Starts the first informer on the watcher thread. */
+  @Override
+  public void start(Consumer<ConfigMap> onChanged, Runnable onDeleted) {
+    thread.execute(
+        () -> {
+          this.onChanged = onChanged;
+          this.onDeleted = onDeleted;
+          startInformer();
+        });
   }
 
-  /** Stops watching for good. Call on the watcher thread. */
-  void close() {
+  @Override
+  public ConfigMap read() {
+    return client.configMaps().inNamespace(namespace).withName(manifestName).get();
+  }
+
+  @Override
+  public void close() {
     closed = true;
     stopQuietly(informer);
     informer = null;
@@ -168,7 +170,7 @@ final class ManifestInformer {
     @Override
     public void onDelete(ConfigMap configMap, boolean finalStateUnknown) {
       if (isManifest(configMap)) {
-        thread.execute(onDeleted);
+        thread.execute(() -> onDeleted.run());
       }
     }
 

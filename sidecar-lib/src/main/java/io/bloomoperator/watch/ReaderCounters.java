@@ -1,5 +1,6 @@
 package io.bloomoperator.watch;
 
+import io.bloomoperator.snapshot.LoadFailureReason;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.concurrent.atomic.LongAdder;
@@ -54,7 +55,7 @@ final class ReaderCounters implements BloomFilterListener {
   }
 
   /** Counts an outcome if {@code answeredBy} is the snapshot the current window belongs to. */
-  void recordOutcome(LoadedSnapshot answeredBy, boolean found) {
+  void recordOutcome(ServedSnapshot answeredBy, boolean found) {
     Window current = window;
     if (current.snapshot != answeredBy) {
       return; // a swap is in progress: the outcome belongs to no complete window
@@ -91,13 +92,13 @@ final class ReaderCounters implements BloomFilterListener {
 
   /** One served version's outcome counts, and the lookup totals when it was swapped in. */
   private static final class Window {
-    final LoadedSnapshot snapshot; // null before the first
+    final ServedSnapshot snapshot; // null before the first
     final long lookupsBefore;
     final long maybePresentBefore;
     final LongAdder truePositives = new LongAdder();
     final LongAdder falsePositives = new LongAdder();
 
-    Window(LoadedSnapshot snapshot, long lookupsBefore, long maybePresentBefore) {
+    Window(ServedSnapshot snapshot, long lookupsBefore, long maybePresentBefore) {
       this.snapshot = snapshot;
       this.lookupsBefore = lookupsBefore;
       this.maybePresentBefore = maybePresentBefore;

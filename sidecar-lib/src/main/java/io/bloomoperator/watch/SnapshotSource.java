@@ -9,7 +9,7 @@ import java.time.Duration;
 interface SnapshotSource {
 
   /** The snapshot served, or null before the first: one volatile read at most. */
-  LoadedSnapshot serving();
+  ServedSnapshot serving();
 
   /** Waits until a snapshot is served. */
   boolean awaitReady(Duration timeout) throws InterruptedException;

@@ -330,6 +330,7 @@ class BloomFilterWatcherTest {
     try (LiveBloomFilter<String> live =
         BloomFilterWatcher.builder(client, ns.name(), FILTER, LiveKeyType.STRING)
             .retryBackoff(Duration.ofSeconds(30), Duration.ofSeconds(30))
+            .jitter(() -> 1.0)
             .resync(Duration.ofSeconds(1))
             .onInformerCreated(informers)
             .start()) {

@@ -41,7 +41,7 @@ class LocalSnapshotDirectoryTest {
             .start()) {
       assertThat(live.awaitReady(Duration.ofSeconds(10))).isTrue();
     } // close() waits for the local write that follows the swap
-    LocalSnapshotCache files = new LocalSnapshotCache(dir, ns.name(), FILTER);
+    LocalSnapshotCache files = LocalSnapshots.cache(dir, ns.name(), FILTER);
     assertThat(files.manifestFile()).exists();
     assertThat(files.payloadFile(1)).exists();
     assertThat(leftoverTempFiles()).isEmpty();
@@ -69,7 +69,7 @@ class LocalSnapshotDirectoryTest {
       }
 
       // Another namespace's watcher must not take this file even if it is renamed to its name.
-      LocalSnapshotCache other = new LocalSnapshotCache(dir, "elsewhere", FILTER);
+      LocalSnapshotCache other = LocalSnapshots.cache(dir, "elsewhere", FILTER);
       Files.copy(files.manifestFile(), other.manifestFile());
       Files.copy(files.payloadFile(1), other.payloadFile(1));
       assertNotServed(unreachable, "elsewhere");
@@ -93,7 +93,7 @@ class LocalSnapshotDirectoryTest {
     List<String> keys1 = TestKeys.strings("one", 5_000);
     List<String> keys2 = TestKeys.strings("two", 5_000);
     publisher.publish(TestKeys.stringFilter(10_000, keys1), keys1.size(), 1);
-    LocalSnapshotCache files = new LocalSnapshotCache(dir, ns.name(), FILTER);
+    LocalSnapshotCache files = LocalSnapshots.cache(dir, ns.name(), FILTER);
     try (LiveBloomFilter<String> live =
         BloomFilterWatcher.builder(client, ns.name(), FILTER, LiveKeyType.STRING)
             .localSnapshotDirectory(dir)

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.bloomoperator.snapshot.AnnouncedManifest;
 import io.bloomoperator.snapshot.BloomFilterBits;
 import io.bloomoperator.snapshot.Ed25519Keys;
 import io.bloomoperator.snapshot.KeyType;
@@ -36,36 +37,49 @@ class LocalSnapshotTrustTest {
 
   @Test
   void unsignedOrForeignSignedLocalSnapshotIsIgnoredByReaderWithTrustedKey() throws IOException {
-    LoadedSnapshot unsigned = snapshot(null, NS);
-    new LocalSnapshotCache(dir, NS, FILTER).write(unsigned);
-    assertThat(cache(TrustedKeys.none()).read(KeyType.STRING)).isPresent();
-    assertThat(cache(trusted()).read(KeyType.STRING)).isEmpty();
+    ServedSnapshot unsigned = snapshot(null, NS);
+    LocalSnapshots.cache(dir, NS, FILTER).write(unsigned);
+    assertThat(cache(TrustedKeys.none()).read()).isPresent();
+    assertThat(cache(trusted()).read()).isEmpty();
 
-    new LocalSnapshotCache(dir, NS, FILTER)
+    LocalSnapshots.cache(dir, NS, FILTER)
         .write(snapshot(new ManifestSigner(KEY.getPrivate()), "elsewhere"));
-    assertThat(cache(trusted()).read(KeyType.STRING)).isEmpty();
+    assertThat(cache(trusted()).read()).isEmpty();
 
-    new LocalSnapshotCache(dir, NS, FILTER)
-        .write(snapshot(new ManifestSigner(KEY.getPrivate()), NS));
-    assertThat(cache(trusted()).read(KeyType.STRING))
+    LocalSnapshots.cache(dir, NS, FILTER).write(snapshot(new ManifestSigner(KEY.getPrivate()), NS));
+    assertThat(cache(trusted()).read())
         .get()
-        .satisfies(s -> assertThat(s.signature()).isNotNull());
+        .satisfies(s -> assertThat(s.announced().signature()).isNotNull());
   }
 
   @Test
   void localSnapshotAboveTheLimitsIsIgnored() throws IOException {
-    LoadedSnapshot snapshot = snapshot(null, NS);
-    new LocalSnapshotCache(dir, NS, FILTER).write(snapshot);
+    ServedSnapshot snapshot = snapshot(null, NS);
+    LocalSnapshots.cache(dir, NS, FILTER).write(snapshot);
     long size = snapshot.manifest().totalBytes();
     assertThat(
             new LocalSnapshotCache(
-                    dir, NS, FILTER, new SnapshotLimits(size, 10), TrustedKeys.none())
-                .read(KeyType.STRING))
+                    dir,
+                    new Acceptance(
+                        NS,
+                        FILTER,
+                        KeyType.STRING,
+                        new SnapshotLimits(size, 10),
+                        TrustedKeys.none(),
+                        null))
+                .read())
         .isPresent();
     assertThat(
             new LocalSnapshotCache(
-                    dir, NS, FILTER, new SnapshotLimits(size - 1, 10), TrustedKeys.none())
-                .read(KeyType.STRING))
+                    dir,
+                    new Acceptance(
+                        NS,
+                        FILTER,
+                        KeyType.STRING,
+                        new SnapshotLimits(size - 1, 10),
+                        TrustedKeys.none(),
+                        null))
+                .read())
         .isEmpty();
   }
 
@@ -74,7 +88,7 @@ class LocalSnapshotTrustTest {
     // As a tampered or corrupted directory could hold it: consistent manifest, a payload file of
     // the announced size (sparse) whose chunk 0 matches. Believing it means a 16 GiB allocation
     // on the starting thread.
-    LocalSnapshotCache files = new LocalSnapshotCache(dir, NS, FILTER);
+    LocalSnapshotCache files = LocalSnapshots.cache(dir, NS, FILTER);
     Manifest hostile = HostileManifest.claiming16GiB(FILTER, 2);
     try (RandomAccessFile payload = new RandomAccessFile(files.payloadFile(2).toFile(), "rw")) {
       payload.write(HostileManifest.CHUNK0);
@@ -87,25 +101,27 @@ class LocalSnapshotTrustTest {
     root.set("manifest", JSON.readTree(hostile.toJson()));
     Files.writeString(files.manifestFile(), root.toString(), StandardCharsets.UTF_8);
 
-    assertThat(files.read(KeyType.STRING)).isEmpty();
+    assertThat(files.read()).isEmpty();
   }
 
   private LocalSnapshotCache cache(TrustedKeys trusted) {
-    return new LocalSnapshotCache(dir, NS, FILTER, SnapshotLimits.forThisHeap(), trusted);
+    return new LocalSnapshotCache(
+        dir,
+        new Acceptance(NS, FILTER, KeyType.STRING, SnapshotLimits.forThisHeap(), trusted, null));
   }
 
   private static TrustedKeys trusted() {
     return TrustedKeys.of(List.of(KEY.getPublic()));
   }
 
-  private static LoadedSnapshot snapshot(ManifestSigner signer, String signedNamespace)
+  private static ServedSnapshot snapshot(ManifestSigner signer, String signedNamespace)
       throws IOException {
     List<String> keys = TestKeys.strings("k", 1_000);
     BloomFilterBits bits = TestKeys.stringFilter(2_000, keys);
     SnapshotEncoder.Result encoded = SnapshotEncoder.encode(bits, 1_000_000, (i, d, l, s) -> {});
     Manifest manifest = Manifest.of(FILTER, 1, bits, keys.size(), encoded, Instant.now());
     String json = manifest.toJson();
-    return new LoadedSnapshot(
-        manifest, bits, json, signer == null ? null : signer.sign(signedNamespace, json).toData());
+    String signature = signer == null ? null : signer.sign(signedNamespace, json).toData();
+    return new ServedSnapshot(new AnnouncedManifest(manifest, json, signature), bits);
   }
 }

@@ -4,11 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.bloomoperator.snapshot.BloomFilterBits;
+import io.bloomoperator.snapshot.LoadFailureReason;
 import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.snapshot.SnapshotConfigMaps;
 import io.bloomoperator.snapshot.SnapshotNames;
 import io.bloomoperator.snapshot.SnapshotRefusedException;
-import io.bloomoperator.snapshot.SnapshotRefusedException.Reason;
 import io.bloomoperator.testing.KubeCluster;
 import io.bloomoperator.testing.RealKubernetes;
 import io.bloomoperator.testing.RequestLog;
@@ -63,7 +63,7 @@ class ManifestBoundsTest {
           .hasMessageContaining(Long.toString(totalBytes))
           .hasMessageContaining("limit");
       assertThat(((SnapshotRefusedException) failure.exception()).reason())
-          .isEqualTo(Reason.TOO_LARGE);
+          .isEqualTo(LoadFailureReason.TOO_LARGE);
       assertThat(requests.paths())
           .as("no chunk of v2 fetched")
           .noneMatch(path -> path.contains(SnapshotNames.chunkName(FILTER, 2, 0)));
@@ -132,7 +132,7 @@ class ManifestBoundsTest {
           .hasMessageContaining(foreign)
           .hasMessageContaining(SnapshotNames.chunkName(FILTER, 2, 0));
       assertThat(((SnapshotRefusedException) listener.failures.get(0).exception()).reason())
-          .isEqualTo(Reason.FOREIGN_CHUNK);
+          .isEqualTo(LoadFailureReason.FOREIGN_CHUNK);
       assertThat(requests.anyPathEndsWith("/configmaps/" + foreign)).isFalse();
       assertThat(live.currentVersion()).isEqualTo(1);
       assertThat(keys1).allMatch(live::mightContain);

@@ -6,13 +6,13 @@ import static org.awaitility.Awaitility.await;
 
 import io.bloomoperator.snapshot.BloomFilterBits;
 import io.bloomoperator.snapshot.Ed25519Keys;
+import io.bloomoperator.snapshot.LoadFailureReason;
 import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.snapshot.ManifestCopy;
 import io.bloomoperator.snapshot.ManifestSigner;
 import io.bloomoperator.snapshot.SnapshotConfigMaps;
 import io.bloomoperator.snapshot.SnapshotNames;
 import io.bloomoperator.snapshot.SnapshotRefusedException;
-import io.bloomoperator.snapshot.SnapshotRefusedException.Reason;
 import io.bloomoperator.testing.KubeCluster;
 import io.bloomoperator.testing.RealKubernetes;
 import io.bloomoperator.testing.RequestLog;
@@ -69,17 +69,17 @@ class SignedManifestTest {
       String chunk = "/configmaps/" + SnapshotNames.chunkName(FILTER, 2, 0);
 
       publisher.writeManifest(forged.manifest()); // unsigned
-      assertRefused(listener, 1, Reason.UNSIGNED);
+      assertRefused(listener, 1, LoadFailureReason.UNSIGNED);
 
       KeyPair attacker = Ed25519Keys.generate();
       publisher.writeSignedManifest(
           forged.manifest(), new ManifestSigner(attacker.getPrivate()), ns.name());
-      assertRefused(listener, 2, Reason.UNTRUSTED_KEY);
+      assertRefused(listener, 2, LoadFailureReason.UNTRUSTED_KEY);
 
       // The operator's genuine signature of v1 next to the forged manifest.
       String v1Signature = OPERATOR.sign(ns.name(), v1.manifest().toJson()).toData();
       publisher.writeManifestData(forged.manifest().toJson(), v1Signature);
-      assertRefused(listener, 3, Reason.BAD_SIGNATURE);
+      assertRefused(listener, 3, LoadFailureReason.BAD_SIGNATURE);
 
       assertThat(requests.anyPathEndsWith(chunk)).as("no forged chunk fetched").isFalse();
       assertThat(live.currentVersion()).isEqualTo(1);
@@ -135,7 +135,7 @@ class SignedManifestTest {
               1_000_000,
               SnapshotPublisher.Tamper.NONE);
       publisher.writeSignedManifest(v2.manifest(), OPERATOR, "staging");
-      assertRefused(listener, 1, Reason.BAD_SIGNATURE);
+      assertRefused(listener, 1, LoadFailureReason.BAD_SIGNATURE);
 
       // A genuine manifest of another filter of this namespace, copied into this filter's manifest.
       SnapshotPublisher other = new SnapshotPublisher(client, ns.name(), "all-ids");
@@ -147,7 +147,7 @@ class SignedManifestTest {
               1_000_000,
               SnapshotPublisher.Tamper.NONE);
       publisher.writeSignedManifest(otherV5.manifest(), OPERATOR, ns.name());
-      assertRefused(listener, 2, Reason.WRONG_FILTER);
+      assertRefused(listener, 2, LoadFailureReason.WRONG_FILTER);
 
       assertThat(live.currentVersion()).isEqualTo(1);
       assertThat(keys1).allMatch(live::mightContain);
@@ -187,7 +187,7 @@ class SignedManifestTest {
 
       // Replay of the genuine v1 (its chunks still exist, as during the retention period).
       publisher.writeManifestData(v1.manifest().toJson(), v1Data);
-      assertRefused(listener, 1, Reason.ROLLBACK);
+      assertRefused(listener, 1, LoadFailureReason.ROLLBACK);
       assertThat(live.currentVersion()).isEqualTo(2);
       assertThat(keys2).allMatch(live::mightContain);
     }
@@ -240,7 +240,7 @@ class SignedManifestTest {
 
       // Replaying the old filter's v5 (a higher version, genuinely signed) is still a rollback.
       publisher.writeManifestData(oldV5.toJson(), oldV5Data);
-      assertRefused(listener, 1, Reason.ROLLBACK);
+      assertRefused(listener, 1, LoadFailureReason.ROLLBACK);
       assertThat(live.currentVersion()).isEqualTo(1);
       assertThat(newKeys).allMatch(live::mightContain);
     }
@@ -290,7 +290,7 @@ class SignedManifestTest {
           ns.name());
       await().atMost(READY).until(() -> both.currentVersion() == 2);
       assertThat(keys2).allMatch(both::mightContain);
-      assertRefused(oldOnly, 1, Reason.UNTRUSTED_KEY);
+      assertRefused(oldOnly, 1, LoadFailureReason.UNTRUSTED_KEY);
       assertThat(stale.currentVersion()).isEqualTo(1);
     }
   }
@@ -333,7 +333,7 @@ class SignedManifestTest {
             .beforeFirstSnapshot(BeforeFirstSnapshot.FAIL_CLOSED)
             .listener(listener)
             .start()) {
-      assertRefused(listener, 1, Reason.TOO_OLD);
+      assertRefused(listener, 1, LoadFailureReason.TOO_OLD);
       assertThat(bounded.currentVersion()).isEqualTo(LiveBloomFilter.NO_VERSION);
       assertThat(bounded.mightContain(revoked.get(0))).isFalse();
 
@@ -366,7 +366,7 @@ class SignedManifestTest {
   }
 
   /** Waits for the {@code n}-th failure and checks it is a refusal for {@code reason}. */
-  private static void assertRefused(RecordingListener listener, int n, Reason reason) {
+  private static void assertRefused(RecordingListener listener, int n, LoadFailureReason reason) {
     await().atMost(READY).until(() -> listener.failures.size() >= n);
     Exception failure = listener.failures.get(n - 1).exception();
     assertThat(failure).isInstanceOf(SnapshotRefusedException.class);

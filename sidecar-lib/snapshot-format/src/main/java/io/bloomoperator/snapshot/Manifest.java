@@ -1,5 +1,6 @@
 package io.bloomoperator.snapshot;
 
+import com.fasterxml.jackson.annotation.JsonCreator;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.annotation.JsonPropertyOrder;
@@ -91,6 +92,18 @@ public record Manifest(
           .disable(DeserializationFeature.ACCEPT_FLOAT_AS_INT)
           .build();
 
+  /**
+   * Stands in for an absent {@code chain} while the manifest is bound, so that the mapper's
+   * missing- and null-field checks stay strict for every required field; the chain is then parsed
+   * on its own (just as strictly) or left out.
+   */
+  private static final JsonNode NO_CHAIN =
+      MAPPER
+          .createObjectNode()
+          .put("baseVersion", 0)
+          .put("baseSha256", "")
+          .set("deltas", MAPPER.createArrayNode());
+
   /** One chunk ConfigMap: its name, payload byte count and lower-case hex SHA-256. */
   public record ChunkRef(
       @JsonProperty("name") String name,
@@ -141,6 +154,7 @@ public record Manifest(
   }
 
   /** Copies {@code chunks} so the manifest cannot change under a reader. */
+  @JsonCreator
   public Manifest {
     chunks = chunks == null ? null : List.copyOf(chunks);
   }
@@ -266,6 +280,12 @@ public record Manifest(
    * load nothing.
    */
   public Manifest withCreatedAt(Instant createdAt) {
+    return copy(
+        DateTimeFormatter.ISO_INSTANT.format(createdAt.truncatedTo(ChronoUnit.MILLIS)), chain);
+  }
+
+  /** This manifest with another {@code createdAt} text and chain. */
+  private Manifest copy(String createdAt, Chain chain) {
     return new Manifest(
         format,
         version,
@@ -277,7 +297,7 @@ public record Manifest(
         expectedFpp,
         totalBytes,
         sha256,
-        DateTimeFormatter.ISO_INSTANT.format(createdAt.truncatedTo(ChronoUnit.MILLIS)),
+        createdAt,
         chunks,
         chain);
   }
@@ -447,13 +467,13 @@ public record Manifest(
       // "chain" is the one optional field: split it off so that everything else stays strictly
       // required, and parse it just as strictly when present.
       ObjectNode fields = ((ObjectNode) tree).deepCopy();
-      JsonNode chainNode = fields.remove("chain");
-      Fields core = MAPPER.treeToValue(fields, Fields.class);
+      JsonNode chainNode = fields.replace("chain", NO_CHAIN);
+      Manifest core = MAPPER.treeToValue(fields, Manifest.class);
       Chain chain =
           chainNode == null || chainNode.isNull()
               ? null
               : MAPPER.treeToValue(chainNode, Chain.class);
-      manifest = core == null ? null : core.withChain(chain);
+      manifest = core == null ? null : core.copy(core.createdAt, chain);
     } catch (JsonMappingException e) {
       // Name the field: Jackson's own message often only names the Java type.
       throw new SnapshotVerificationException(
@@ -603,39 +623,6 @@ public record Manifest(
       sum += chunk.bytes();
     }
     return sum;
-  }
-
-  /** The required fields, as parsed before the optional chain is added. */
-  private record Fields(
-      @JsonProperty("format") String format,
-      @JsonProperty("version") long version,
-      @JsonProperty("filterName") String filterName,
-      @JsonProperty("keyType") KeyType keyType,
-      @JsonProperty("numBits") long numBits,
-      @JsonProperty("numHashFunctions") int numHashFunctions,
-      @JsonProperty("keyCount") long keyCount,
-      @JsonProperty("expectedFpp") double expectedFpp,
-      @JsonProperty("totalBytes") long totalBytes,
-      @JsonProperty("sha256") String sha256,
-      @JsonProperty("createdAt") String createdAt,
-      @JsonProperty("chunks") List<ChunkRef> chunks) {
-
-    Manifest withChain(Chain chain) {
-      return new Manifest(
-          format,
-          version,
-          filterName,
-          keyType,
-          numBits,
-          numHashFunctions,
-          keyCount,
-          expectedFpp,
-          totalBytes,
-          sha256,
-          createdAt,
-          chunks,
-          chain);
-    }
   }
 
   private static String path(JsonMappingException e) {

@@ -6,7 +6,6 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
-import io.bloomoperator.snapshot.SnapshotRefusedException.Reason;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 
@@ -66,8 +65,8 @@ public record ManifestSignature(
   /**
    * Parses {@code manifest.sig}.
    *
-   * @throws SnapshotRefusedException with reason {@link Reason#BAD_SIGNATURE} if it is not a
-   *     signature record of a known algorithm
+   * @throws SnapshotRefusedException with reason {@link LoadFailureReason#BAD_SIGNATURE} if it is
+   *     not a signature record of a known algorithm
    */
   public static ManifestSignature fromData(String data) throws SnapshotRefusedException {
     ManifestSignature parsed;
@@ -78,11 +77,11 @@ public record ManifestSignature(
     }
     if (parsed == null) {
       throw new SnapshotRefusedException(
-          Reason.BAD_SIGNATURE, "manifest.sig is not a signature record");
+          LoadFailureReason.BAD_SIGNATURE, "manifest.sig is not a signature record");
     }
     if (!Ed25519Keys.ALGORITHM.equals(parsed.algorithm())) {
       throw new SnapshotRefusedException(
-          Reason.BAD_SIGNATURE,
+          LoadFailureReason.BAD_SIGNATURE,
           "manifest.sig uses algorithm '"
               + parsed.algorithm()
               + "', only "

@@ -48,16 +48,6 @@ public final class SnapshotConfigMaps {
 
   private SnapshotConfigMaps() {}
 
-  /**
-   * The manifest ConfigMap's content as stored: the parsed manifest, the exact JSON text (what a
-   * signature covers) and the {@value SnapshotNames#SIGNATURE_DATA_KEY} value, if any.
-   *
-   * @param manifest the parsed manifest
-   * @param json {@value SnapshotNames#MANIFEST_DATA_KEY} exactly as stored
-   * @param signature {@value SnapshotNames#SIGNATURE_DATA_KEY}, or null when unsigned
-   */
-  public record StoredManifest(Manifest manifest, String json, String signature) {}
-
   // ---------------------------------------------------------------- chunks
 
   /**
@@ -219,7 +209,7 @@ public final class SnapshotConfigMaps {
    * @throws SnapshotVerificationException if {@value SnapshotNames#MANIFEST_DATA_KEY} is missing or
    *     is not a valid manifest
    */
-  public static StoredManifest readManifest(ConfigMap configMap)
+  public static AnnouncedManifest readManifest(ConfigMap configMap)
       throws SnapshotVerificationException {
     String json = manifestJson(configMap);
     if (json == null) {
@@ -232,7 +222,7 @@ public final class SnapshotConfigMaps {
               + SnapshotNames.MANIFEST_DATA_KEY
               + "'");
     }
-    return new StoredManifest(Manifest.fromJson(json), json, signatureData(configMap));
+    return new AnnouncedManifest(Manifest.fromJson(json), json, signatureData(configMap));
   }
 
   /**

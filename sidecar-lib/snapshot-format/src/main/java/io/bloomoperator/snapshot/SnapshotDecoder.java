@@ -203,7 +203,7 @@ public final class SnapshotDecoder {
    */
   public static BloomFilterBits decode(Manifest manifest, Iterator<byte[]> chunks)
       throws SnapshotVerificationException {
-    manifest.validate();
+    // decode(manifest, source) validates the manifest before the first chunk is taken.
     int expected = manifest.chunkCount();
     try {
       BloomFilterBits bits =

@@ -1,6 +1,5 @@
 package io.bloomoperator.snapshot;
 
-import io.bloomoperator.snapshot.SnapshotRefusedException.Reason;
 import java.util.List;
 
 /**
@@ -71,21 +70,22 @@ public record SnapshotLimits(long maxTotalBytes, int maxChunks) {
    * Checks a {@linkplain Manifest#validate() valid} manifest of filter {@code filterName} against
    * these limits. Only arithmetic on the manifest: nothing is fetched or allocated.
    *
-   * @throws SnapshotRefusedException with reason {@link Reason#WRONG_FILTER} if the manifest is for
-   *     another filter, {@link Reason#TOO_LARGE} if its size, chunk count or a chunk's size exceeds
-   *     the limits, {@link Reason#FOREIGN_CHUNK} if a chunk name is not {@link
-   *     SnapshotNames#chunkName(String, long, int)} of this filter, version and index
+   * @throws SnapshotRefusedException with reason {@link LoadFailureReason#WRONG_FILTER} if the
+   *     manifest is for another filter, {@link LoadFailureReason#TOO_LARGE} if its size, chunk
+   *     count or a chunk's size exceeds the limits, {@link LoadFailureReason#FOREIGN_CHUNK} if a
+   *     chunk name is not {@link SnapshotNames#chunkName(String, long, int)} of this filter,
+   *     version and index
    */
   public void check(Manifest manifest, String filterName) throws SnapshotRefusedException {
     String what = "manifest of '" + manifest.filterName() + "' v" + manifest.version();
     if (!filterName.equals(manifest.filterName())) {
       throw new SnapshotRefusedException(
-          Reason.WRONG_FILTER,
+          LoadFailureReason.WRONG_FILTER,
           what + " is for filter '" + manifest.filterName() + "', expected '" + filterName + "'");
     }
     if (manifest.totalBytes() > maxTotalBytes || manifest.numBits() / Byte.SIZE > maxTotalBytes) {
       throw new SnapshotRefusedException(
-          Reason.TOO_LARGE,
+          LoadFailureReason.TOO_LARGE,
           what
               + " announces "
               + manifest.totalBytes()
@@ -99,7 +99,7 @@ public record SnapshotLimits(long maxTotalBytes, int maxChunks) {
     // may not cost more than the reader accepts for a whole filter.
     if (manifest.deltaBytes() > maxTotalBytes) {
       throw new SnapshotRefusedException(
-          Reason.TOO_LARGE,
+          LoadFailureReason.TOO_LARGE,
           what
               + " chains "
               + manifest.deltaBytes()
@@ -110,7 +110,7 @@ public record SnapshotLimits(long maxTotalBytes, int maxChunks) {
     int chunkCount = manifest.chunkCount();
     if (chunkCount > maxChunks) {
       throw new SnapshotRefusedException(
-          Reason.TOO_LARGE,
+          LoadFailureReason.TOO_LARGE,
           what + " lists " + chunkCount + " chunks, more than this reader's limit of " + maxChunks);
     }
     checkChunks(
@@ -138,7 +138,7 @@ public record SnapshotLimits(long maxTotalBytes, int maxChunks) {
       Manifest.ChunkRef chunk = chunks.get(i);
       if (chunk.bytes() > MAX_CHUNK_BYTES) {
         throw new SnapshotRefusedException(
-            Reason.TOO_LARGE,
+            LoadFailureReason.TOO_LARGE,
             what
                 + ": "
                 + label
@@ -152,7 +152,7 @@ public record SnapshotLimits(long maxTotalBytes, int maxChunks) {
       String expected = canonicalName.apply(i);
       if (!expected.equals(chunk.name())) {
         throw new SnapshotRefusedException(
-            Reason.FOREIGN_CHUNK,
+            LoadFailureReason.FOREIGN_CHUNK,
             what
                 + ": "
                 + label

@@ -1,6 +1,5 @@
 package io.bloomoperator.snapshot;
 
-import io.bloomoperator.snapshot.SnapshotRefusedException.Reason;
 import java.security.GeneralSecurityException;
 import java.security.PublicKey;
 import java.security.Signature;
@@ -59,9 +58,10 @@ public final class TrustedKeys {
    *
    * @param signatureData the manifest ConfigMap's {@code manifest.sig}, or null if it has none
    * @return the key id that signed it, or null when no key is trusted
-   * @throws SnapshotRefusedException with reason {@link Reason#UNSIGNED} if there is no signature,
-   *     {@link Reason#UNTRUSTED_KEY} if its key is not trusted, {@link Reason#BAD_SIGNATURE} if it
-   *     is malformed or does not verify (changed manifest, other namespace)
+   * @throws SnapshotRefusedException with reason {@link LoadFailureReason#UNSIGNED} if there is no
+   *     signature, {@link LoadFailureReason#UNTRUSTED_KEY} if its key is not trusted, {@link
+   *     LoadFailureReason#BAD_SIGNATURE} if it is malformed or does not verify (changed manifest,
+   *     other namespace)
    */
   public String verify(String namespace, String manifestJson, String signatureData)
       throws SnapshotRefusedException {
@@ -70,7 +70,7 @@ public final class TrustedKeys {
     }
     if (signatureData == null) {
       throw new SnapshotRefusedException(
-          Reason.UNSIGNED,
+          LoadFailureReason.UNSIGNED,
           "manifest in namespace "
               + namespace
               + " is not signed, and this reader only accepts manifests signed by key(s) "
@@ -80,7 +80,7 @@ public final class TrustedKeys {
     PublicKey key = byKeyId.get(signature.keyId());
     if (key == null) {
       throw new SnapshotRefusedException(
-          Reason.UNTRUSTED_KEY,
+          LoadFailureReason.UNTRUSTED_KEY,
           "manifest in namespace "
               + namespace
               + " is signed by key '"
@@ -100,7 +100,7 @@ public final class TrustedKeys {
     }
     if (!valid) {
       throw new SnapshotRefusedException(
-          Reason.BAD_SIGNATURE,
+          LoadFailureReason.BAD_SIGNATURE,
           "signature of the manifest in "
               + "namespace "
               + namespace

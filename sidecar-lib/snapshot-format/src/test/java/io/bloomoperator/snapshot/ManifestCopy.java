@@ -10,22 +10,78 @@ import java.util.List;
  */
 public final class ManifestCopy {
 
-  private final Manifest m;
+  private String format;
+  private String filterName;
+  private KeyType keyType;
+  private long numBits;
+  private int numHashFunctions;
+  private long keyCount;
+  private double expectedFpp;
+  private long totalBytes;
   private long version;
   private String sha256;
   private String createdAt;
   private List<Manifest.ChunkRef> chunks;
+  private Manifest.Chain chain;
 
   private ManifestCopy(Manifest m) {
-    this.m = m;
+    this.format = m.format();
+    this.filterName = m.filterName();
+    this.keyType = m.keyType();
+    this.numBits = m.numBits();
+    this.numHashFunctions = m.numHashFunctions();
+    this.keyCount = m.keyCount();
+    this.expectedFpp = m.expectedFpp();
+    this.totalBytes = m.totalBytes();
     this.version = m.version();
     this.sha256 = m.sha256();
     this.createdAt = m.createdAt();
     this.chunks = m.chunks();
+    this.chain = m.chain();
   }
 
   public static ManifestCopy of(Manifest m) {
     return new ManifestCopy(m);
+  }
+
+  public ManifestCopy format(String format) {
+    this.format = format;
+    return this;
+  }
+
+  public ManifestCopy filterName(String filterName) {
+    this.filterName = filterName;
+    return this;
+  }
+
+  public ManifestCopy keyType(KeyType keyType) {
+    this.keyType = keyType;
+    return this;
+  }
+
+  public ManifestCopy numBits(long numBits) {
+    this.numBits = numBits;
+    return this;
+  }
+
+  public ManifestCopy numHashFunctions(int numHashFunctions) {
+    this.numHashFunctions = numHashFunctions;
+    return this;
+  }
+
+  public ManifestCopy keyCount(long keyCount) {
+    this.keyCount = keyCount;
+    return this;
+  }
+
+  public ManifestCopy expectedFpp(double expectedFpp) {
+    this.expectedFpp = expectedFpp;
+    return this;
+  }
+
+  public ManifestCopy totalBytes(long totalBytes) {
+    this.totalBytes = totalBytes;
+    return this;
   }
 
   public ManifestCopy version(long version) {
@@ -54,20 +110,25 @@ public final class ManifestCopy {
     return this;
   }
 
+  public ManifestCopy chain(Manifest.Chain chain) {
+    this.chain = chain;
+    return this;
+  }
+
   public Manifest build() {
     return new Manifest(
-        m.format(),
+        format,
         version,
-        m.filterName(),
-        m.keyType(),
-        m.numBits(),
-        m.numHashFunctions(),
-        m.keyCount(),
-        m.expectedFpp(),
-        m.totalBytes(),
+        filterName,
+        keyType,
+        numBits,
+        numHashFunctions,
+        keyCount,
+        expectedFpp,
+        totalBytes,
         sha256,
         createdAt,
         chunks,
-        m.chain());
+        chain);
   }
 }

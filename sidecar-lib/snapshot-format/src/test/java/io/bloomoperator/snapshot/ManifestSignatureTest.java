@@ -3,7 +3,6 @@ package io.bloomoperator.snapshot;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.bloomoperator.snapshot.SnapshotRefusedException.Reason;
 import java.security.KeyPair;
 import java.security.KeyPairGenerator;
 import java.util.List;
@@ -21,15 +20,18 @@ class ManifestSignatureTest {
     String data = signer.sign("shop", JSON).toData();
 
     assertThat(trusted.verify("shop", JSON, data)).isEqualTo(Ed25519Keys.keyId(KEY.getPublic()));
-    assertRefused(() -> trusted.verify("shop2", JSON, data), Reason.BAD_SIGNATURE);
-    assertRefused(() -> trusted.verify("shop", JSON.replace("7", "8"), data), Reason.BAD_SIGNATURE);
-    assertRefused(() -> trusted.verify("shop", JSON + " ", data), Reason.BAD_SIGNATURE);
-    assertRefused(() -> trusted.verify("shop", JSON, null), Reason.UNSIGNED);
-    assertRefused(() -> trusted.verify("shop", JSON, "not json"), Reason.BAD_SIGNATURE);
+    assertRefused(() -> trusted.verify("shop2", JSON, data), LoadFailureReason.BAD_SIGNATURE);
     assertRefused(
-        () -> trusted.verify("shop", JSON, data.replace("Ed25519", "RSA")), Reason.BAD_SIGNATURE);
+        () -> trusted.verify("shop", JSON.replace("7", "8"), data),
+        LoadFailureReason.BAD_SIGNATURE);
+    assertRefused(() -> trusted.verify("shop", JSON + " ", data), LoadFailureReason.BAD_SIGNATURE);
+    assertRefused(() -> trusted.verify("shop", JSON, null), LoadFailureReason.UNSIGNED);
+    assertRefused(() -> trusted.verify("shop", JSON, "not json"), LoadFailureReason.BAD_SIGNATURE);
+    assertRefused(
+        () -> trusted.verify("shop", JSON, data.replace("Ed25519", "RSA")),
+        LoadFailureReason.BAD_SIGNATURE);
     TrustedKeys other = TrustedKeys.of(List.of(Ed25519Keys.generate().getPublic()));
-    assertRefused(() -> other.verify("shop", JSON, data), Reason.UNTRUSTED_KEY);
+    assertRefused(() -> other.verify("shop", JSON, data), LoadFailureReason.UNTRUSTED_KEY);
     assertThat(TrustedKeys.none().verify("shop", JSON, null)).isNull();
   }
 
@@ -67,7 +69,7 @@ class ManifestSignatureTest {
     void run() throws Exception;
   }
 
-  private static void assertRefused(Call call, Reason reason) {
+  private static void assertRefused(Call call, LoadFailureReason reason) {
     assertThatThrownBy(call::run)
         .isInstanceOfSatisfying(
             SnapshotRefusedException.class, e -> assertThat(e.reason()).isEqualTo(reason));

@@ -95,7 +95,7 @@ class SnapshotConfigMapsTest {
                 "bloomoperator.io/built-at", "2026-11-29T12:00:00Z",
                 "bloomoperator.io/previous-versions", "2",
                 "bloomoperator.io/superseded-at", "2026-11-29T12:00:01Z"));
-    SnapshotConfigMaps.StoredManifest stored = SnapshotConfigMaps.readManifest(configMap);
+    AnnouncedManifest stored = SnapshotConfigMaps.readManifest(configMap);
     assertThat(stored.manifest()).isEqualTo(manifest);
     assertThat(stored.json()).isEqualTo(manifest.toJson());
     assertThat(

@@ -3,7 +3,6 @@ package io.bloomoperator.snapshot;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.bloomoperator.snapshot.SnapshotRefusedException.Reason;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -20,12 +19,14 @@ class SnapshotLimitsTest {
 
   @Test
   void refusesWrongFilterSizesCountsAndNames() throws Exception {
-    assertRefused(manifest("ids", 3, 4), "other", LIMITS, Reason.WRONG_FILTER);
+    assertRefused(manifest("ids", 3, 4), "other", LIMITS, LoadFailureReason.WRONG_FILTER);
     Manifest m = manifest("ids", 3, 4);
-    assertRefused(m, "ids", LIMITS.withMaxTotalBytes(m.totalBytes() - 1), Reason.TOO_LARGE);
-    assertRefused(m, "ids", LIMITS.withMaxChunks(3), Reason.TOO_LARGE);
-    assertRefused(renamed(m, 2, "ids-bloom-v2-2"), "ids", LIMITS, Reason.FOREIGN_CHUNK);
-    assertRefused(renamed(m, 1, "kube-root-ca.crt"), "ids", LIMITS, Reason.FOREIGN_CHUNK);
+    assertRefused(
+        m, "ids", LIMITS.withMaxTotalBytes(m.totalBytes() - 1), LoadFailureReason.TOO_LARGE);
+    assertRefused(m, "ids", LIMITS.withMaxChunks(3), LoadFailureReason.TOO_LARGE);
+    assertRefused(renamed(m, 2, "ids-bloom-v2-2"), "ids", LIMITS, LoadFailureReason.FOREIGN_CHUNK);
+    assertRefused(
+        renamed(m, 1, "kube-root-ca.crt"), "ids", LIMITS, LoadFailureReason.FOREIGN_CHUNK);
     // Two chunks just above 1 MiB each instead of the operator's layout: more than a ConfigMap
     // holds.
     long words = 262_145;
@@ -48,7 +49,7 @@ class SnapshotLimitsTest {
                 new Manifest.ChunkRef("ids-bloom-v1-0", first, "0".repeat(64)),
                 new Manifest.ChunkRef("ids-bloom-v1-1", (int) (total - first), "0".repeat(64))));
     big.validate();
-    assertRefused(big, "ids", LIMITS, Reason.TOO_LARGE);
+    assertRefused(big, "ids", LIMITS, LoadFailureReason.TOO_LARGE);
   }
 
   @Test
@@ -80,7 +81,7 @@ class SnapshotLimitsTest {
   }
 
   private static void assertRefused(
-      Manifest manifest, String filter, SnapshotLimits limits, Reason reason) {
+      Manifest manifest, String filter, SnapshotLimits limits, LoadFailureReason reason) {
     assertThatThrownBy(() -> limits.check(manifest, filter))
         .isInstanceOfSatisfying(
             SnapshotRefusedException.class, e -> assertThat(e.reason()).isEqualTo(reason));

@@ -17,9 +17,9 @@ import static io.bloomoperator.watch.metrics.ReaderMetricNames.TAG_REASON;
 import static io.bloomoperator.watch.metrics.ReaderMetricNames.TAG_RESULT;
 import static io.bloomoperator.watch.metrics.ReaderMetricNames.UNIT_SECONDS;
 
-import io.bloomoperator.snapshot.Manifest;
+import io.bloomoperator.snapshot.LoadFailureReason;
 import io.bloomoperator.watch.LiveBloomFilter;
-import io.bloomoperator.watch.LoadFailureReason;
+import io.bloomoperator.watch.ManifestView;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -76,7 +76,7 @@ public final class LiveBloomFilterMetrics implements MeterBinder {
     gauge(
             FPP_EXPECTED,
             "Expected false-positive probability of the served snapshot at its key count",
-            f -> f.currentManifest().map(Manifest::expectedFpp).orElse(Double.NaN))
+            f -> f.currentManifest().map(ManifestView::expectedFpp).orElse(Double.NaN))
         .register(registry);
     gauge(
             FPP_OBSERVED,

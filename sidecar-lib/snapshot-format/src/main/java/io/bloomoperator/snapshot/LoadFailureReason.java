@@ -1,0 +1,85 @@
+package io.bloomoperator.snapshot;
+
+import java.io.IOException;
+import java.util.Locale;
+
+/**
+ * Why a reader did not load a snapshot, in a fixed set of values: the reason of a {@link
+ * SnapshotRefusedException} (the manifest was refused before anything was fetched) or of a failed
+ * load, and what a reader counts and tags its load-failure metric with. A fixed set, not the
+ * exception message, because messages may quote manifest content written by whoever can write the
+ * ConfigMap. The one list of these reasons: a new refusal is added here and nowhere else.
+ */
+public enum LoadFailureReason {
+  /** The API server did not answer or refused a request (typically a KubernetesClientException). */
+  API(false),
+  /** A chunk was missing, empty or shorter or longer than announced. */
+  CHUNK(false),
+  /** The new filter did not fit in the heap beside the served one. */
+  HEAP(false),
+  /** The manifest is unreadable, or a chunk failed its digest, size, header or key-type check. */
+  VERIFICATION(false),
+  /**
+   * Refused: {@code totalBytes}, {@code numBits}, the chunk count or a chunk's size exceeds the
+   * reader's limits.
+   */
+  TOO_LARGE(true),
+  /** Refused: the manifest's {@code filterName} is not the filter being read. */
+  WRONG_FILTER(true),
+  /** Refused: a chunk name is not the canonical {@code <filter>-bloom-v<version>-<index>}. */
+  FOREIGN_CHUNK(true),
+  /** Refused: keys are trusted but the manifest carries no signature. */
+  UNSIGNED(true),
+  /** Refused: signed by a key that is not trusted. */
+  UNTRUSTED_KEY(true),
+  /**
+   * Refused: the signature does not verify (the manifest was changed after signing, signed for
+   * another namespace, or the signature data is malformed).
+   */
+  BAD_SIGNATURE(true),
+  /** Refused: a signed manifest is not published after the served one. */
+  ROLLBACK(true),
+  /**
+   * Refused: a signed manifest was created longer ago than the reader's maximum manifest age (a
+   * replayed old version, or an operator that has not re-stamped an unchanged version).
+   */
+  TOO_OLD(true);
+
+  private final boolean refusal;
+
+  LoadFailureReason(boolean refusal) {
+    this.refusal = refusal;
+  }
+
+  /**
+   * Whether this is the reason of a refusal: decided from the manifest alone, before anything was
+   * fetched, and not retried until the manifest changes.
+   */
+  public boolean isRefusal() {
+    return refusal;
+  }
+
+  /** The metric tag value: the constant's name in lower case, e.g. {@code bad_signature}. */
+  public String tagValue() {
+    return name().toLowerCase(Locale.ROOT);
+  }
+
+  /**
+   * The reason for an exception a reader reports to its listeners: a refusal's own reason, {@link
+   * #VERIFICATION} for any other verification failure, {@link #HEAP} or {@link #CHUNK} for an
+   * {@link IOException}. Anything unexpected counts as {@link #API}, the only other source of
+   * failures.
+   */
+  public static LoadFailureReason of(Exception exception) {
+    if (exception instanceof SnapshotRefusedException refused) {
+      return refused.reason();
+    }
+    if (exception instanceof SnapshotVerificationException) {
+      return VERIFICATION;
+    }
+    if (exception instanceof IOException) {
+      return exception.getCause() instanceof OutOfMemoryError ? HEAP : CHUNK;
+    }
+    return API;
+  }
+}
