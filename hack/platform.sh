@@ -11,7 +11,7 @@ case "$(uname -s)-$(uname -m)" in
   Linux-aarch64 | Linux-arm64) BLOOM_OS_ARCH=linux-arm64 ;;
   *)
     echo "bloom-operator: dev mode and the tests support $BLOOM_PLATFORMS; this machine is $(uname -s) $(uname -m)." >&2
-    echo "bloom-operator: build the jar elsewhere with: mvn -B package -DskipTests (Java 17 and Maven only)" >&2
+    echo "bloom-operator: building the jar needs only Java 17 and Maven: mvn -B package -DskipTests" >&2
     exit 1
     ;;
 esac

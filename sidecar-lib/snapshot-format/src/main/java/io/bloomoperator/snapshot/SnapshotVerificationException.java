@@ -8,10 +8,9 @@ package io.bloomoperator.snapshot;
  *
  * <p>Applications meet it in sidecar-lib's {@code BloomFilterListener.onFailure} (a module
  * downstream of this one, so not linked): a {@code LiveBloomFilter} never serves a snapshot that
- * raised it, and never throws
- * it from a lookup. Tools that decode snapshots themselves get it from {@link SnapshotDecoder}. The
- * subclass {@link SnapshotRefusedException} marks a manifest refused by policy (limits, signatures)
- * rather than found corrupt.
+ * raised it, and never throws it from a lookup. Tools that decode snapshots themselves get it from
+ * {@link SnapshotDecoder}. The subclass {@link SnapshotRefusedException} marks a manifest refused
+ * by policy (limits, signatures) rather than found corrupt.
  */
 public class SnapshotVerificationException extends Exception {
 
