@@ -8,8 +8,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 MODULE="${1:-sidecar-lib}"
-TREE="$(mktemp)"
-trap 'rm -f "$TREE"' EXIT
+TREE="$PWD/$MODULE/target/app-dependencies-tree.txt"   # kept: the tree behind the figures
+mkdir -p "$(dirname "$TREE")"
 # package, not install: the reactor resolves this checkout's modules, ~/.m2 is left alone.
 mvn -B -q -pl "$MODULE" -am -DskipTests -DskipKubeBinaries -DskipTestPrereqs \
   -Dmaven.javadoc.skip -Dmaven.source.skip package \
