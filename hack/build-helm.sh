@@ -13,6 +13,7 @@
 set -euo pipefail
 
 HERE="$(cd "$(dirname "$0")" && pwd)"
+. "$HERE/platform.sh"
 HELM_VERSION="${HELM_VERSION:-$(sed -n 's/^HELM_VERSION=//p' "$HERE/helm-version.env")}"
 TARGET="${BLOOM_HELM_DIR:-$HOME/.cache/bloom-operator/helm}/${HELM_VERSION}"
 STAMP="$TARGET/.built-from"

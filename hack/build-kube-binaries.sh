@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the Kubernetes test binaries (kube-apiserver, kube-controller-manager, etcd) from Go
 # modules and lays them out the way fabric8 kube-api-test expects:
-#   $KUBE_API_TEST_DIR/k8s/<k8s-version>-linux-amd64/{kube-apiserver,kube-controller-manager,etcd,kubectl}
+#   $KUBE_API_TEST_DIR/k8s/<k8s-version>-linux-<amd64|arm64>/{kube-apiserver,kube-controller-manager,etcd,kubectl}
 #
 # Why: kube-api-test normally downloads release binaries, which this project's CI machines cannot
 # reach; the Go module proxy is reachable, so we compile the same released sources instead.
@@ -15,11 +15,12 @@
 set -euo pipefail
 
 HERE="$(cd "$(dirname "$0")" && pwd)"
+. "$HERE/platform.sh"
 pinned() { sed -n "s/^$1=//p" "$HERE/kube-versions.env"; }
 KUBE_VERSION="${KUBE_VERSION:-$(pinned KUBE_VERSION)}"
 ETCD_VERSION="${ETCD_VERSION:-$(pinned ETCD_VERSION)}"
 TEST_DIR="${KUBE_API_TEST_DIR:-$HOME/.kubeapitest}"
-OS_ARCH="linux-amd64"
+OS_ARCH="$BLOOM_OS_ARCH"
 TARGET="$TEST_DIR/k8s/${KUBE_VERSION}-${OS_ARCH}"
 STAMP="$TARGET/.built-from"
 WANT_STAMP="kubernetes v${KUBE_VERSION} etcd v${ETCD_VERSION}"

@@ -13,6 +13,7 @@
 #   PROMETHEUS_MODULE_VERSION  module version to build (default below)
 #   BLOOM_TOOLS_DIR            where tools are kept (default ~/.cache/bloom-operator/tools)
 set -euo pipefail
+. "$(dirname "$0")/platform.sh"
 
 VERSION="${PROMETHEUS_MODULE_VERSION:-v0.316.0}"
 DIR="${BLOOM_TOOLS_DIR:-$HOME/.cache/bloom-operator/tools}/promtool-$VERSION"
@@ -30,8 +31,11 @@ if [ -x "$BIN" ] && [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$WANT" ]; then
   exit 0
 fi
 if ! command -v go >/dev/null; then
-  echo "promtool: Go is not installed; cannot build promtool (install Go >= 1.25)" >&2
-  exit 1
+  # Not fatal here (a build with -DskipTests needs no promtool); MonitoringRulesTest fails later
+  # with a message naming this script.
+  echo "promtool: WARNING: Go is not installed, cannot build $BIN (install Go >= 1.25)" >&2
+  echo "$BIN"
+  exit 0
 fi
 
 echo "promtool: building $WANT into $DIR" >&2

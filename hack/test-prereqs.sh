@@ -8,6 +8,7 @@
 # `mvn verify` runs it in its validate phase (skip with -DskipTestPrereqs; -DskipTests skips it
 # too), and so does .ci/run. A machine that has them all does nothing.
 set -euo pipefail
+. "$(dirname "$0")/platform.sh"
 
 missing=()
 ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || missing+=(postgresql)
@@ -27,5 +28,9 @@ if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
   exit 0
 fi
 
+if ! command -v apt-get >/dev/null; then
+  echo "test prerequisites: missing ${missing[*]}; the tests support $BLOOM_PLATFORMS (they use the Debian package layout)" >&2
+  exit 1
+fi
 echo "test prerequisites: missing ${missing[*]}; run: sudo apt-get update && sudo apt-get install -y ${missing[*]} (or skip this check with -DskipTestPrereqs)" >&2
 exit 1

@@ -2,6 +2,7 @@ package io.bloomoperator.testing;
 
 import io.fabric8.kubeapitest.KubeAPIServer;
 import io.fabric8.kubeapitest.KubeAPIServerConfigBuilder;
+import io.fabric8.kubeapitest.binary.OSInfo;
 import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -69,7 +70,7 @@ public final class KubeCluster implements AutoCloseable {
                 .getPath());
     String version = kubeVersion();
     boolean download = "true".equalsIgnoreCase(System.getenv("BLOOM_KUBE_DOWNLOAD"));
-    Path binaryDir = Path.of(testDir, "k8s", version + "-linux-amd64");
+    Path binaryDir = Path.of(testDir, "k8s", version + "-" + osArch());
     if (!download && !Files.isExecutable(binaryDir.resolve("kube-apiserver"))) {
       throw new IllegalStateException(
           "Kubernetes test binaries not found in "
@@ -332,5 +333,14 @@ public final class KubeCluster implements AutoCloseable {
         && crd.getStatus().getConditions() != null
         && crd.getStatus().getConditions().stream()
             .anyMatch(c -> "Established".equals(c.getType()) && "True".equals(c.getStatus()));
+  }
+
+  /**
+   * kube-api-test's directory suffix for this machine ({@code linux-amd64}, {@code linux-arm64}),
+   * the one hack/build-kube-binaries.sh builds into.
+   */
+  public static String osArch() {
+    OSInfo os = new OSInfo();
+    return os.getOSName() + "-" + os.getOSArch();
   }
 }

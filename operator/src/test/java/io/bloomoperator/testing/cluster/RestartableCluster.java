@@ -1,5 +1,6 @@
 package io.bloomoperator.testing.cluster;
 
+import io.bloomoperator.testing.KubeCluster;
 import io.bloomoperator.testing.RealKubernetesExtension;
 import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
 import io.fabric8.kubernetes.client.Config;
@@ -103,7 +104,11 @@ public final class RestartableCluster implements AutoCloseable {
       throw new UncheckedIOException(e);
     }
     Path dir =
-        Path.of(System.getProperty("user.home"), ".kubeapitest", "k8s", version + "-linux-amd64");
+        Path.of(
+            System.getProperty("user.home"),
+            ".kubeapitest",
+            "k8s",
+            version + "-" + KubeCluster.osArch());
     if (!Files.isExecutable(dir.resolve("etcd"))
         || !Files.isExecutable(dir.resolve("kube-apiserver"))) {
       throw new IllegalStateException(

@@ -6,11 +6,11 @@ package io.bloomoperator.snapshot;
  * purpose: readers must decide to keep serving the previous filter rather than let a corrupt one
  * through.
  *
- * <p>Applications meet it in {@link io.bloomoperator.watch.BloomFilterListener#onFailure}: a {@link
- * io.bloomoperator.watch.LiveBloomFilter} never serves a snapshot that raised it, and never throws
- * it from a lookup. Tools that decode snapshots themselves get it from {@link SnapshotDecoder}. The
- * subclass {@link SnapshotRefusedException} marks a manifest refused by policy (limits, signatures)
- * rather than found corrupt.
+ * <p>Applications meet it in sidecar-lib's {@code BloomFilterListener.onFailure} (a module
+ * downstream of this one, so not linked): a {@code LiveBloomFilter} never serves a snapshot that
+ * raised it, and never throws it from a lookup. Tools that decode snapshots themselves get it from
+ * {@link SnapshotDecoder}. The subclass {@link SnapshotRefusedException} marks a manifest refused
+ * by policy (limits, signatures) rather than found corrupt.
  */
 public class SnapshotVerificationException extends Exception {
 
