@@ -196,7 +196,6 @@ class HelmNonDefaultInstallTest {
           kubeconfig,
           "--set",
           "replicas=1");
-      assertThat(admin.rbac().clusterRoles().withName(RELEASE + "-edit").get()).isNotNull();
       // The aggregation controller, not this test, adds the rules to the built-in role.
       await()
           .atMost(AGGREGATION)
@@ -204,6 +203,8 @@ class HelmNonDefaultInstallTest {
       await()
           .atMost(AGGREGATION)
           .untilAsserted(() -> assertThat(allowed(admin, "editor", namespace, "create")).isTrue());
+
+      assertThat(admin.rbac().clusterRoles().withName(RELEASE + "-edit").get()).isNotNull();
 
       BloomFilter created = create(editor, namespace, "by-editor");
       assertThat(created.getMetadata().getUid()).isNotNull();
