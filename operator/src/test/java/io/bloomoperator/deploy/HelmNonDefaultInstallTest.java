@@ -299,7 +299,8 @@ class HelmNonDefaultInstallTest {
           role.getAggregationRule() != null
               || role.getMetadata().getLabels().containsKey("kubernetes.io/bootstrapping");
       if (!builtIn
-          && role.getRules().stream().anyMatch(r -> r.getApiGroups().contains("bloomoperator.io"))) {
+          && role.getRules().stream()
+              .anyMatch(r -> r.getApiGroups().contains("bloomoperator.io"))) {
         admin.rbac().clusterRoles().resource(role).delete();
       }
     }
