@@ -66,3 +66,42 @@ as deploy/operator-rbac.yaml; HelmRbacEqualityTest compares them).
   resources: ["events"]
   verbs: ["create"]
 {{- end }}
+
+{{/* The operator image: by digest when one is given (the tag is then ignored), else by tag. */}}
+{{- define "bloom-operator.image" -}}
+{{- if .Values.image.digest -}}
+{{ .Values.image.repository }}@{{ .Values.image.digest }}
+{{- else -}}
+{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
+{{- end -}}
+{{- end }}
+
+{{/*
+The environment variables templates/deployment.yaml sets itself. An extraEnv entry of the same
+name would silently win over the value the schema checked (Kubernetes keeps the last of duplicate
+names), so it is refused. HelmChartTest keeps this list equal to what the template sets.
+*/}}
+{{- define "bloom-operator.chartEnv" -}}
+POD_NAMESPACE POD_NAME BLOOM_LEADER_ELECTION LOG_FORMAT BLOOM_MAX_SNAPSHOT_BYTES
+BLOOM_MAX_NAMESPACE_BYTES BLOOM_MAX_CONCURRENT_BUILDS BLOOM_MIN_PUBLISH_INTERVAL
+BLOOM_MAX_NAMESPACE_WRITE_BYTES_PER_HOUR BLOOM_MAX_FILTER_WRITE_BYTES_PER_HOUR
+BLOOM_MAX_CHUNKS_PER_VERSION BLOOM_SOURCE_STALL_TIMEOUT BLOOM_MAX_BUILD_TIME
+BLOOM_MAX_BUILDS_PER_NAMESPACE BLOOM_SECRET_ACCESS BLOOM_HTTP_ALLOW BLOOM_HTTP_DENY
+BLOOM_HTTP_MAX_LINE_BYTES BLOOM_HTTP_MAX_BODY_BYTES BLOOM_HTTP_MAX_READ_TIME
+BLOOM_JDBC_MAX_VALUE_BYTES BLOOM_JDBC_MAX_BATCH_BYTES BLOOM_JDBC_MAX_FETCH_SIZE
+BLOOM_JDBC_MAX_QUERY_TIME JAVA_TOOL_OPTIONS BLOOM_WATCH_NAMESPACES BLOOM_SIGNING_KEY_SECRET
+{{- end }}
+
+{{- define "bloom-operator.checkExtraEnv" -}}
+{{- $reserved := include "bloom-operator.chartEnv" . | splitList "\n" | join " " | splitList " " }}
+{{- range .Values.extraEnv }}
+{{- if has .name $reserved }}
+{{- fail (printf "extraEnv: %s is set by the chart; use its value in values.yaml instead (JVM flags: operator.javaToolOptions)" .name) }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* The reader Role and RoleBinding of readers, one per namespace and release. */}}
+{{- define "bloom-operator.readerName" -}}
+{{- include "bloom-operator.fullname" . }}-reader
+{{- end }}

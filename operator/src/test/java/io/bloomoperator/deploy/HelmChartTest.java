@@ -9,10 +9,13 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import io.bloomoperator.testing.RealKubernetesExtension;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -21,13 +24,19 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The chart on its own, with the real helm: it lints in every variant, its schema refuses values
- * that would break or widen the install, and its copies of the CRD and the alert rules are exactly
- * the committed originals.
+ * that would break or widen the install, its extension points render what they promise, its README
+ * documents every value, and its copies of the CRD and the alert rules are exactly the committed
+ * originals.
  */
 class HelmChartTest {
 
   private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
   private static final String ALERTS = "bloom-alerts.yaml";
+  private static final String DEPLOYMENT = "templates/deployment.yaml";
+
+  /** A row of README.md's values table: key and default, each in backticks. */
+  private static final Pattern VALUE_ROW =
+      Pattern.compile("^\\| `([^`|]+)` \\| `([^|]*)` \\| [^|]*\\|$");
 
   private final HelmCli helm = HelmCli.find();
 
@@ -46,7 +55,9 @@ class HelmChartTest {
                 "--set",
                 "operator.signingKeySecret.enabled=true",
                 "--set-json",
-                "readers=[{\"namespace\":\"shop\",\"serviceAccount\":\"product-service\"}]"));
+                "readers=[{\"namespace\":\"shop\",\"serviceAccount\":\"product-service\"}]"),
+            List.of("-f", HelmCli.nonDefaultValues().toString()),
+            List.of("--set", "replicas=1", "--set", "rbac.aggregateToDefaultRoles=false"));
     for (List<String> values : variants) {
       String[] args =
           Stream.concat(Stream.of("lint", "--strict", chart), values.stream())
@@ -102,6 +113,23 @@ class HelmChartTest {
     hostile.put(
         "runbook base not a URL",
         List.of("--set", "metrics.prometheusRule.runbookBaseUrl=javascript:alert(1)"));
+    hostile.put("digest", List.of("--set", "image.digest=latest"));
+    hostile.put(
+        "pod label taking the selector",
+        List.of("--set-json", "podLabels={\"app.kubernetes.io/instance\":\"other\"}"));
+    hostile.put(
+        "volume replacing /tmp", List.of("--set-json", "extraVolumes=[{\"name\":\"tmp\"}]"));
+    hostile.put(
+        "mount over /tmp",
+        List.of("--set-json", "extraVolumeMounts=[{\"name\":\"x\",\"mountPath\":\"/tmp\"}]"));
+    hostile.put("env name", List.of("--set-json", "extraEnv=[{\"name\":\"A=B\",\"value\":\"x\"}]"));
+    hostile.put("env without name", List.of("--set-json", "extraEnv=[{\"value\":\"x\"}]"));
+    hostile.put("budget", List.of("--set", "podDisruptionBudget.maxUnavailable=150%"));
+    hostile.put("priority class", List.of("--set", "priorityClassName=Not/A/Name"));
+    hostile.put("service account key", List.of("--set", "serviceAccount.annotation.x=y"));
+    hostile.put("aggregation switch", List.of("--set-string", "rbac.aggregateToDefaultRoles=yes"));
+    hostile.put(
+        "spread without key", List.of("--set-json", "topologySpreadConstraints=[{\"maxSkew\":1}]"));
     hostile.forEach(
         (what, values) -> {
           String[] args =
@@ -165,6 +193,240 @@ class HelmChartTest {
     assertThat(endpoint.path("port").asText()).isEqualTo(port.path("name").asText());
     assertThat(endpoint.path("path").asText()).isEqualTo("/metrics");
     assertThat(endpoint.path("honorLabels").asBoolean()).isTrue();
+  }
+
+  /**
+   * No fixed UID, GID or fsGroup (OpenShift's restricted SCC assigns them from the namespace's
+   * range), the restricted profile's settings by default, and each overridable key by key.
+   */
+  @Test
+  void securityContextsFixNoIdentityAndAreOverridable() throws IOException {
+    JsonNode pod = podSpec(helm.templateYaml("x", "ns", "--show-only", DEPLOYMENT));
+    JsonNode podContext = pod.path("securityContext");
+    JsonNode container = pod.path("containers").get(0).path("securityContext");
+    for (String identity : List.of("runAsUser", "runAsGroup", "fsGroup")) {
+      assertThat(podContext.has(identity)).as("pod %s", identity).isFalse();
+      assertThat(container.has(identity)).as("container %s", identity).isFalse();
+    }
+    assertThat(podContext.path("runAsNonRoot").asBoolean()).isTrue();
+    assertThat(podContext.path("seccompProfile").path("type").asText()).isEqualTo("RuntimeDefault");
+    assertThat(container.path("allowPrivilegeEscalation").isBoolean()).isTrue();
+    assertThat(container.path("allowPrivilegeEscalation").asBoolean()).isFalse();
+    assertThat(container.path("readOnlyRootFilesystem").asBoolean()).isTrue();
+    assertThat(container.path("capabilities").path("drop").toString()).isEqualTo("[\"ALL\"]");
+
+    JsonNode changed =
+        podSpec(
+            helm.templateYaml(
+                "x",
+                "ns",
+                "--show-only",
+                DEPLOYMENT,
+                "--set",
+                "podSecurityContext.fsGroup=1000",
+                "--set",
+                "securityContext.readOnlyRootFilesystem=false"));
+    assertThat(changed.path("securityContext").path("fsGroup").asInt()).isEqualTo(1000);
+    assertThat(changed.path("securityContext").path("runAsNonRoot").asBoolean()).isTrue();
+    JsonNode changedContainer = changed.path("containers").get(0).path("securityContext");
+    assertThat(changedContainer.path("readOnlyRootFilesystem").asBoolean()).isFalse();
+    assertThat(changedContainer.path("capabilities").path("drop").toString())
+        .isEqualTo("[\"ALL\"]");
+  }
+
+  /**
+   * The chart refuses clusters older than its CRD needs (validation rules, GA in 1.29) and admits
+   * the pre-release suffixes managed clusters report.
+   */
+  @Test
+  void kubeVersionIsEnforced() {
+    String chart = HelmCli.chart().toString();
+    HelmCli.Result old = helm.tryRun("template", "x", chart, "--kube-version", "v1.28.15");
+    assertThat(old.exitCode()).isNotZero();
+    assertThat(old.stderr()).contains("chart requires kubeVersion");
+    for (String version : List.of("v1.29.0", "v1.29.4-eks-1234", "v1.35.4")) {
+      assertThat(helm.tryRun("template", "x", chart, "--kube-version", version).exitCode())
+          .as(version)
+          .isZero();
+    }
+  }
+
+  /** A digest pins the image whatever the tag says. */
+  @Test
+  void imageDigestWinsOverTag() throws IOException {
+    String digest = "sha256:" + "ab".repeat(32);
+    assertThat(image("--set", "image.repository=r.example/bloom", "--set", "image.tag=1.2.3"))
+        .isEqualTo("r.example/bloom:1.2.3");
+    assertThat(
+            image(
+                "--set",
+                "image.repository=r.example/bloom",
+                "--set",
+                "image.tag=1.2.3",
+                "--set",
+                "image.digest=" + digest))
+        .isEqualTo("r.example/bloom@" + digest);
+  }
+
+  /**
+   * A budget only where it cannot block a drain for good: with more than one replica, selecting
+   * exactly the release's operator pods.
+   */
+  @Test
+  void podDisruptionBudgetOnlyWithSeveralReplicas() throws IOException {
+    Map<String, JsonNode> two = byKind(helm.templateYaml("x", "ns", "--set", "replicas=2"));
+    JsonNode budget = two.get("PodDisruptionBudget");
+    assertThat(budget).isNotNull();
+    assertThat(budget.path("spec").path("maxUnavailable").asInt()).isEqualTo(1);
+    assertThat(budget.path("spec").path("selector"))
+        .isEqualTo(two.get("Deployment").path("spec").path("selector"));
+
+    assertThat(byKind(helm.templateYaml("x", "ns", "--set", "replicas=1")))
+        .doesNotContainKey("PodDisruptionBudget");
+    assertThat(byKind(helm.templateYaml("x", "ns", "--set", "replicas=0")))
+        .doesNotContainKey("PodDisruptionBudget");
+    assertThat(
+            byKind(
+                helm.templateYaml(
+                    "x",
+                    "ns",
+                    "--set",
+                    "replicas=3",
+                    "--set",
+                    "podDisruptionBudget.enabled=false")))
+        .doesNotContainKey("PodDisruptionBudget");
+  }
+
+  /**
+   * Kubernetes lets the last of two variables of one name win: an extraEnv entry could otherwise
+   * replace a setting the schema checked (say BLOOM_HTTP_DENY). Every variable the chart sets, in
+   * any variant, is refused; any other name is appended.
+   */
+  @Test
+  void extraEnvCannotReplaceAChartSetting() throws IOException {
+    JsonNode env =
+        podSpec(
+                helm.templateYaml(
+                    "x",
+                    "ns",
+                    "--show-only",
+                    DEPLOYMENT,
+                    "--set",
+                    "watchNamespaces={shop}",
+                    "--set",
+                    "operator.signingKeySecret.enabled=true"))
+            .path("containers")
+            .get(0)
+            .path("env");
+    List<String> names = new ArrayList<>();
+    env.forEach(e -> names.add(e.path("name").asText()));
+    assertThat(names).contains("BLOOM_HTTP_DENY", "JAVA_TOOL_OPTIONS", "BLOOM_WATCH_NAMESPACES");
+    for (String name : names) {
+      HelmCli.Result result =
+          helm.tryRun(
+              "template",
+              "x",
+              HelmCli.chart().toString(),
+              "--set-json",
+              "extraEnv=[{\"name\":\"" + name + "\",\"value\":\"x\"}]");
+      assertThat(result.exitCode()).as(name).isNotZero();
+      assertThat(result.stderr()).as(name).contains("extraEnv: " + name + " is set by the chart");
+    }
+    JsonNode extended =
+        podSpec(
+                helm.templateYaml(
+                    "x",
+                    "ns",
+                    "--show-only",
+                    DEPLOYMENT,
+                    "--set-json",
+                    "extraEnv=[{\"name\":\"LOG_LEVEL\",\"value\":\"DEBUG\"}]"))
+            .path("containers")
+            .get(0)
+            .path("env");
+    JsonNode last = extended.get(extended.size() - 1);
+    assertThat(last.path("name").asText()).isEqualTo("LOG_LEVEL");
+    assertThat(last.path("value").asText()).isEqualTo("DEBUG");
+  }
+
+  /** A spread constraint without a selector spreads this release's operator pods. */
+  @Test
+  void topologySpreadSelectsTheReleasePods() throws IOException {
+    JsonNode pod =
+        podSpec(
+            helm.templateYaml(
+                "x",
+                "ns",
+                "--show-only",
+                DEPLOYMENT,
+                "--set-json",
+                "topologySpreadConstraints=[{\"maxSkew\":1,\"topologyKey\":\"zone\","
+                    + "\"whenUnsatisfiable\":\"ScheduleAnyway\"},{\"maxSkew\":2,"
+                    + "\"topologyKey\":\"host\",\"whenUnsatisfiable\":\"DoNotSchedule\","
+                    + "\"labelSelector\":{\"matchLabels\":{\"a\":\"b\"}}}]"));
+    JsonNode constraints = pod.path("topologySpreadConstraints");
+    assertThat(constraints).hasSize(2);
+    assertThat(fields(constraints.get(0).path("labelSelector").path("matchLabels")))
+        .isEqualTo(
+            Map.of("app.kubernetes.io/name", "bloom-operator", "app.kubernetes.io/instance", "x"));
+    assertThat(constraints.get(0).path("topologyKey").asText()).isEqualTo("zone");
+    assertThat(fields(constraints.get(1).path("labelSelector").path("matchLabels")))
+        .isEqualTo(Map.of("a", "b"));
+  }
+
+  /** Two releases granting readers in one namespace create two Roles, not one overwritten. */
+  @Test
+  void readerRolesAreNamedPerRelease() throws IOException {
+    String readers = "readers=[{\"namespace\":\"shop\",\"serviceAccount\":\"app\"}]";
+    Map<String, JsonNode> first =
+        byKind(
+            helm.templateYaml(
+                "first", "ops", "--set-json", readers, "--show-only", "templates/readers.yaml"));
+    Map<String, JsonNode> second =
+        byKind(
+            helm.templateYaml(
+                "second", "ops", "--set-json", readers, "--show-only", "templates/readers.yaml"));
+    String firstRole = first.get("Role").path("metadata").path("name").asText();
+    String secondRole = second.get("Role").path("metadata").path("name").asText();
+    assertThat(firstRole).isNotEqualTo(secondRole);
+    assertThat(first.get("RoleBinding").path("roleRef").path("name").asText()).isEqualTo(firstRole);
+    assertThat(second.get("RoleBinding").path("roleRef").path("name").asText())
+        .isEqualTo(secondRole);
+  }
+
+  /**
+   * README.md's values table and values.yaml agree: every value has a row (or its enclosing object
+   * has), every row names a value, and each row's default is that value as compact JSON.
+   */
+  @Test
+  void readmeDocumentsEveryValue() throws IOException {
+    JsonNode values = YAML.readTree(HelmCli.chart().resolve("values.yaml").toFile());
+    Map<String, String> rows = new TreeMap<>();
+    for (String line : Files.readAllLines(HelmCli.chart().resolve("README.md"))) {
+      Matcher row = VALUE_ROW.matcher(line);
+      if (row.matches()) {
+        assertThat(rows.put(row.group(1), row.group(2))).as("row %s twice", row.group(1)).isNull();
+      }
+    }
+    assertThat(rows).isNotEmpty();
+    ObjectMapper json = new ObjectMapper();
+    rows.forEach(
+        (key, documented) -> {
+          JsonNode value = values.at("/" + key.replace(".", "/"));
+          assertThat(value.isMissingNode())
+              .as("README.md documents %s, which values.yaml does not have", key)
+              .isFalse();
+          try {
+            assertThat(documented)
+                .as("README.md default of %s", key)
+                .isEqualTo(json.writeValueAsString(value));
+          } catch (IOException e) {
+            throw new UncheckedIOException(e);
+          }
+        });
+    List<String> undocumented = new ArrayList<>();
+    collectUndocumented(values, "", rows.keySet(), undocumented);
+    assertThat(undocumented).as("values without a row in README.md's table").isEmpty();
   }
 
   /** The chart's crds/ is generated from crds/: same files, same bytes. */
@@ -298,6 +560,53 @@ class HelmChartTest {
             "deploy/helm/bloom-operator/files/%s differs from deploy/monitoring/%s: copy it over",
             ALERTS, ALERTS)
         .isEqualTo(Files.readString(canonical));
+  }
+
+  private static void collectUndocumented(
+      JsonNode node, String path, Set<String> documented, List<String> undocumented) {
+    node.fields()
+        .forEachRemaining(
+            field -> {
+              String key = path.isEmpty() ? field.getKey() : path + "." + field.getKey();
+              if (documented.contains(key)) {
+                return;
+              }
+              if (field.getValue().isObject() && !field.getValue().isEmpty()) {
+                collectUndocumented(field.getValue(), key, documented, undocumented);
+              } else {
+                undocumented.add(key);
+              }
+            });
+  }
+
+  private String image(String... values) throws IOException {
+    List<String> args = new ArrayList<>(List.of("--show-only", DEPLOYMENT));
+    args.addAll(List.of(values));
+    return podSpec(helm.templateYaml("x", "ns", args.toArray(String[]::new)))
+        .path("containers")
+        .get(0)
+        .path("image")
+        .asText();
+  }
+
+  private static JsonNode podSpec(String deploymentYaml) throws IOException {
+    JsonNode deployment = byKind(deploymentYaml).get("Deployment");
+    assertThat(deployment).isNotNull();
+    return deployment.path("spec").path("template").path("spec");
+  }
+
+  /** The rendered objects by kind (the last of each kind). */
+  private static Map<String, JsonNode> byKind(String rendered) throws IOException {
+    Map<String, JsonNode> byKind = new TreeMap<>();
+    try (var docs = YAML.readerFor(JsonNode.class).<JsonNode>readValues(rendered)) {
+      while (docs.hasNext()) {
+        JsonNode doc = docs.next();
+        if (!doc.isNull() && !doc.isEmpty()) {
+          byKind.put(doc.path("kind").asText(), doc);
+        }
+      }
+    }
+    return byKind;
   }
 
   private static Map<String, String> fields(JsonNode object) {

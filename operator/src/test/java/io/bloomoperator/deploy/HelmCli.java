@@ -1,5 +1,6 @@
 package io.bloomoperator.deploy;
 
+import io.bloomoperator.testing.KubeCluster;
 import io.bloomoperator.testing.RealKubernetesExtension;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -10,9 +11,11 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
 /**
@@ -70,6 +73,58 @@ final class HelmCli {
   /** The chart under test. */
   static Path chart() {
     return RealKubernetesExtension.repoRoot().resolve("deploy/helm/bloom-operator");
+  }
+
+  /**
+   * The chart as {@code helm install} and {@code upgrade} can use it on this cluster. The test
+   * binaries are built from Go modules without version stamps, so the API server reports {@code
+   * v0.0.0-master}, which the chart's {@code kubeVersion} refuses; against such a server this is a
+   * copy of the chart without that constraint (HelmChartTest checks the constraint itself).
+   */
+  static Path installable(KubeCluster cluster) {
+    String version;
+    try (KubernetesClient client = cluster.newClient()) {
+      version = client.getKubernetesVersion().getGitVersion();
+    }
+    if (!version.startsWith("v0.0.0")) {
+      return chart();
+    }
+    try {
+      Path copy = Path.of("target", "helm-chart-unversioned").toAbsolutePath();
+      if (Files.exists(copy)) {
+        try (Stream<Path> old = Files.walk(copy)) {
+          for (Path path : old.sorted(Comparator.reverseOrder()).toList()) {
+            Files.delete(path);
+          }
+        }
+      }
+      try (Stream<Path> files = Files.walk(chart())) {
+        for (Path file : files.toList()) {
+          Path target = copy.resolve(chart().relativize(file).toString());
+          if (Files.isDirectory(file)) {
+            Files.createDirectories(target);
+          } else {
+            Files.copy(file, target);
+          }
+        }
+      }
+      Path metadata = copy.resolve("Chart.yaml");
+      String unconstrained =
+          Files.readString(metadata)
+              .lines()
+              .filter(line -> !line.startsWith("kubeVersion:"))
+              .collect(Collectors.joining("\n", "", "\n"));
+      Files.writeString(metadata, unconstrained);
+      return copy;
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /** A values file setting every extension point of the chart to something not its default. */
+  static Path nonDefaultValues() {
+    return RealKubernetesExtension.repoRoot()
+        .resolve("operator/src/test/resources/helm/non-default-values.yaml");
   }
 
   /** Runs helm; returns stdout, or throws with its stderr when it exits non-zero. */

@@ -79,10 +79,13 @@ class HelmInstallTest {
               "watchNamespaces={" + ns.name() + "," + watched + "}",
               "--set-json",
               "readers=[{\"namespace\":\"" + watched + "\",\"serviceAccount\":\"app\"}]");
+      // Cluster-scoped only the CRD and the unbound ClusterRoles aggregated into view/edit/admin.
       assertThat(namespaced)
-          .doesNotContain("clusterrole")
+          .doesNotContain("clusterrolebinding")
+          .doesNotContain("clusterrole.rbac.authorization.k8s.io/bloom-operator-dry ")
+          .contains("clusterrole.rbac.authorization.k8s.io/bloom-operator-dry-edit")
           .contains("role.rbac.authorization.k8s.io/bloom-operator-dry")
-          .contains("role.rbac.authorization.k8s.io/bloomfilter-reader")
+          .contains("role.rbac.authorization.k8s.io/bloom-operator-dry-reader")
           .contains("deployment.apps/bloom-operator-dry");
 
       // The dry run really checks: a Role for a namespace that does not exist is refused.
@@ -106,7 +109,7 @@ class HelmInstallTest {
     String release = "bloom-operator-it";
     String namespace = ns.name();
     String kubeconfig = "--kubeconfig=" + cluster.kubeconfig();
-    String chart = HelmCli.chart().toString();
+    String chart = HelmCli.installable(cluster).toString();
     try {
       helm.run("install", release, chart, "--namespace", namespace, kubeconfig);
       Deployment installed = deployment(admin, namespace, release);
@@ -132,7 +135,8 @@ class HelmInstallTest {
                       .isEqualTo(namespace + "/" + release));
 
       // A changed value changes the Deployment.
-      upgrade(release, namespace, kubeconfig, "replicas=1", "operator.maxConcurrentBuilds=3");
+      upgrade(
+          chart, release, namespace, kubeconfig, "replicas=1", "operator.maxConcurrentBuilds=3");
       Deployment upgraded = deployment(admin, namespace, release);
       assertThat(upgraded.getMetadata().getGeneration())
           .isGreaterThan(installed.getMetadata().getGeneration());
@@ -141,7 +145,7 @@ class HelmInstallTest {
 
       // Unlike `kubectl apply -k`, an upgrade to the namespaced variant removes the cluster-wide
       // grant.
-      upgrade(release, namespace, kubeconfig, "watchNamespaces={" + namespace + "}");
+      upgrade(chart, release, namespace, kubeconfig, "watchNamespaces={" + namespace + "}");
       assertThat(admin.rbac().clusterRoles().withName(release).get()).isNull();
       assertThat(admin.rbac().clusterRoleBindings().withName(release).get()).isNull();
       assertThat(admin.rbac().roles().inNamespace(namespace).withName(release).get()).isNotNull();
@@ -213,7 +217,7 @@ class HelmInstallTest {
       helm.run(
           "install",
           release,
-          HelmCli.chart().toString(),
+          HelmCli.installable(cluster).toString(),
           "--namespace",
           home,
           kubeconfig,
@@ -289,17 +293,12 @@ class HelmInstallTest {
   }
 
   /** {@code helm upgrade --reuse-values} with these {@code --set} values. */
-  private void upgrade(String release, String namespace, String kubeconfig, String... values) {
+  private void upgrade(
+      String chart, String release, String namespace, String kubeconfig, String... values) {
     List<String> args =
         new ArrayList<>(
             List.of(
-                "upgrade",
-                release,
-                HelmCli.chart().toString(),
-                "--namespace",
-                namespace,
-                kubeconfig,
-                "--reuse-values"));
+                "upgrade", release, chart, "--namespace", namespace, kubeconfig, "--reuse-values"));
     for (String value : values) {
       args.add("--set");
       args.add(value);

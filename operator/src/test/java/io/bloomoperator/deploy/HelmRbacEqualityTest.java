@@ -11,6 +11,7 @@ import io.fabric8.kubernetes.api.model.PodSpec;
 import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
+import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
 import io.fabric8.kubernetes.api.model.rbac.ClusterRole;
 import io.fabric8.kubernetes.api.model.rbac.ClusterRoleBinding;
 import io.fabric8.kubernetes.api.model.rbac.PolicyRule;
@@ -39,13 +40,16 @@ import org.junit.jupiter.api.Test;
  * same operator Deployment. Rules are compared as sets of single permissions (group, resource,
  * resource name, verb), so a regrouped rule is equal and any extra verb, resource or scope is not.
  * With the release named bloom-operator in namespace bloom-operator (as the README installs it)
- * even the names are the kustomize ones.
+ * even the names are the kustomize ones. Both add the same rules to the built-in view/edit/admin
+ * roles, and keep the same disruption budget.
  */
 @RealKubernetes(crdDirs = "crds")
 class HelmRbacEqualityTest {
 
   private static final String RELEASE = "bloom-operator";
   private static final String NAMESPACE = "bloom-operator";
+
+  private static final String AGGREGATE_TO = "rbac.authorization.k8s.io/aggregate-to-";
 
   /** Cluster-scoped: what a ClusterRoleBinding grants. */
   private static final String EVERY_NAMESPACE = "*";
@@ -141,6 +145,83 @@ class HelmRbacEqualityTest {
         .isEqualTo(one(kustomize, NetworkPolicy.class).getSpec().getIngress());
     assertThat(policy.getSpec().getPodSelector().getMatchLabels())
         .isEqualTo(one(chart, Deployment.class).getSpec().getTemplate().getMetadata().getLabels());
+    // The same disruption budget, over each install's own operator pods.
+    for (List<HasMetadata> install : List.of(kustomize, chart)) {
+      assertThat(one(install, PodDisruptionBudget.class).getSpec().getSelector())
+          .isEqualTo(one(install, Deployment.class).getSpec().getSelector());
+    }
+    assertThat(one(chart, PodDisruptionBudget.class).getSpec().getMaxUnavailable())
+        .isEqualTo(one(kustomize, PodDisruptionBudget.class).getSpec().getMaxUnavailable());
+    assertThat(one(chart, PodDisruptionBudget.class).getSpec().getMinAvailable())
+        .isEqualTo(one(kustomize, PodDisruptionBudget.class).getSpec().getMinAvailable());
+    // The same ClusterRoles folded into the same built-in roles (their rules: rulesByRole above).
+    assertThat(aggregation(chart)).isNotEmpty().isEqualTo(aggregation(kustomize));
+  }
+
+  /**
+   * What the built-in roles gain, in both installs: view reads BloomFilters and their status; edit
+   * and admin also create, change and delete BloomFilters; no one but the operator writes the
+   * status.
+   */
+  @Test
+  void builtInRolesGainBloomFilters(KubernetesClient admin, KubeCluster cluster) {
+    Set<Permission> read = new HashSet<>();
+    for (String resource : List.of("bloomfilters", "bloomfilters/status")) {
+      for (String verb : List.of("get", "list", "watch")) {
+        read.add(new Permission("bloomoperator.io", resource, "*", verb));
+      }
+    }
+    Set<Permission> write = new HashSet<>(read);
+    for (String verb : List.of("create", "update", "patch", "delete")) {
+      write.add(new Permission("bloomoperator.io", "bloomfilters", "*", verb));
+    }
+    for (List<HasMetadata> install :
+        List.of(kustomize(cluster, admin, "deploy"), helm.template(admin, RELEASE, NAMESPACE))) {
+      assertThat(aggregatedInto(install, "view")).isEqualTo(read);
+      assertThat(aggregatedInto(install, "edit")).isEqualTo(write);
+      assertThat(aggregatedInto(install, "admin")).isEqualTo(write);
+    }
+    // The switch removes them.
+    assertThat(
+            aggregation(
+                helm.template(
+                    admin, RELEASE, NAMESPACE, "--set", "rbac.aggregateToDefaultRoles=false")))
+        .isEmpty();
+  }
+
+  /** Each ClusterRole labelled for aggregation, and the built-in roles it is folded into. */
+  private static Map<String, Set<String>> aggregation(List<HasMetadata> items) {
+    Map<String, Set<String>> into = new TreeMap<>();
+    for (HasMetadata item : items) {
+      if (item instanceof ClusterRole) {
+        Set<String> targets = new TreeSet<>();
+        Map<String, String> labels =
+            item.getMetadata().getLabels() == null ? Map.of() : item.getMetadata().getLabels();
+        labels.forEach(
+            (key, value) -> {
+              if (key.startsWith(AGGREGATE_TO) && value.equals("true")) {
+                targets.add(key.substring(AGGREGATE_TO.length()));
+              }
+            });
+        if (!targets.isEmpty()) {
+          into.put(item.getMetadata().getName(), targets);
+        }
+      }
+    }
+    return into;
+  }
+
+  /** The permissions the install's ClusterRoles add to one built-in role. */
+  private static Set<Permission> aggregatedInto(List<HasMetadata> items, String builtIn) {
+    Map<String, Set<String>> into = aggregation(items);
+    Set<Permission> permissions = new HashSet<>();
+    for (HasMetadata item : items) {
+      if (item instanceof ClusterRole role
+          && into.getOrDefault(item.getMetadata().getName(), Set.of()).contains(builtIn)) {
+        permissions.addAll(permissions(role.getRules()));
+      }
+    }
+    return permissions;
   }
 
   /** The operator as both run it: pod spec, replicas, pod annotations; env order aside. */

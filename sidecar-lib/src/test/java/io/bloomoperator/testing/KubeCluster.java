@@ -25,7 +25,8 @@ import java.util.stream.Stream;
  * One real Kubernetes API server (kube-apiserver + etcd via fabric8 kube-api-test) shared by every
  * test of a JVM, because starting one costs seconds. Optionally also a kube-controller-manager
  * running only the controllers that tests rely on (ownerReference garbage collection, namespace
- * deletion), which kube-api-test does not start.
+ * deletion, ClusterRole aggregation into the built-in view/edit/admin roles), which kube-api-test
+ * does not start.
  *
  * <p>Binaries come from {@code hack/build-kube-binaries.sh} (offline) or, when {@code
  * BLOOM_KUBE_DOWNLOAD=true}, from kube-api-test's own download. {@code BLOOM_TEST_KUBECONFIG}
@@ -200,8 +201,9 @@ public final class KubeCluster implements AutoCloseable {
   }
 
   /**
-   * Starts kube-controller-manager with the garbage collector (ownerReference cascading deletes)
-   * and the namespace controller, once per JVM.
+   * Starts kube-controller-manager with the garbage collector (ownerReference cascading deletes),
+   * the namespace controller and the ClusterRole aggregation controller (labelled ClusterRoles
+   * folded into view/edit/admin), once per JVM.
    */
   public synchronized void startControllerManager() {
     if (controllerManager != null || binaryDir == null) {
@@ -224,7 +226,7 @@ public final class KubeCluster implements AutoCloseable {
                   "--kubeconfig",
                   kubeconfig.toString(),
                   "--controllers",
-                  "garbagecollector,namespace",
+                  "garbagecollector,namespace,clusterrole-aggregation",
                   "--leader-elect=false",
                   "--secure-port",
                   String.valueOf(freePort()),

@@ -21,6 +21,9 @@ public @interface RealKubernetes {
   /** Directories (relative to the repository root) whose CRD YAML files are installed first. */
   String[] crdDirs() default {};
 
-  /** Whether kube-controller-manager (garbage collector, namespace controller) must run. */
+  /**
+   * Whether kube-controller-manager (garbage collector, namespace controller, ClusterRole
+   * aggregation) must run.
+   */
   boolean controllerManager() default false;
 }
