@@ -5,7 +5,6 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -64,16 +63,7 @@ public final class RedisServer {
 
   private static RedisServer start() {
     Path binary = findBinary();
-    IllegalStateException last = null;
-    // A free port can be taken between probing and binding; a second try with a new port is cheap.
-    for (int attempt = 1; attempt <= 3; attempt++) {
-      try {
-        return startOn(binary, freePort());
-      } catch (IllegalStateException e) {
-        last = e;
-      }
-    }
-    throw last;
+    return ServerProcesses.startOnFreePort(port -> startOn(binary, port));
   }
 
   private static RedisServer startOn(Path binary, int port) {
@@ -116,7 +106,7 @@ public final class RedisServer {
       if (ping(port)) {
         return server;
       }
-      sleep(50);
+      ServerProcesses.sleep(50, "redis-server");
     }
     String log = server.log();
     server.stop();
@@ -172,22 +162,5 @@ public final class RedisServer {
         "redis-server",
         "the tests need a real Redis: install the Debian "
             + "package 'redis-server' (apt-get install redis-server)");
-  }
-
-  private static int freePort() {
-    try (ServerSocket socket = new ServerSocket(0)) {
-      return socket.getLocalPort();
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
-  }
-
-  private static void sleep(long millis) {
-    try {
-      Thread.sleep(millis);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException("interrupted while waiting for redis-server", e);
-    }
   }
 }

@@ -3,12 +3,14 @@ package io.bloomoperator.testing.servers;
 import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.function.IntFunction;
 import java.util.stream.Stream;
 
 /** Finding, running and stopping the server packages' programs for the test servers. */
@@ -77,6 +79,42 @@ final class ServerProcesses {
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
+    }
+  }
+
+  /**
+   * Starts a server on a free port of 127.0.0.1, with up to two more tries on new ports: a port
+   * found free can be taken by another process before the server binds it.
+   *
+   * @param startOn starts the server on the given port, throwing IllegalStateException on failure
+   */
+  static <T> T startOnFreePort(IntFunction<T> startOn) {
+    IllegalStateException last = null;
+    for (int attempt = 1; attempt <= 3; attempt++) {
+      try {
+        return startOn.apply(freePort());
+      } catch (IllegalStateException e) {
+        last = e;
+      }
+    }
+    throw last;
+  }
+
+  /** Sleeps while waiting for {@code server} to come up; interruption becomes a failure. */
+  static void sleep(long millis, String server) {
+    try {
+      Thread.sleep(millis);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while waiting for " + server, e);
+    }
+  }
+
+  private static int freePort() {
+    try (ServerSocket socket = new ServerSocket(0)) {
+      return socket.getLocalPort();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
     }
   }
 
