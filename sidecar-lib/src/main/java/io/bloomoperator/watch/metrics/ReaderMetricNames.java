@@ -55,7 +55,8 @@ public final class ReaderMetricNames {
   public static final String TAG_FILTER = "filter";
 
   /**
-   * Tag of {@link #LOAD_FAILURES}: a {@link io.bloomoperator.snapshot.LoadFailureReason#tagValue()}.
+   * Tag of {@link #LOAD_FAILURES}: a {@link
+   * io.bloomoperator.snapshot.LoadFailureReason#tagValue()}.
    */
   public static final String TAG_REASON = "reason";
 
