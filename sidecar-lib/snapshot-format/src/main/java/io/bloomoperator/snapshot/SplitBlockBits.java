@@ -142,11 +142,7 @@ public final class SplitBlockBits {
       long h1 = Xxh64.hashLong(keys[i + 1]);
       long h2 = Xxh64.hashLong(keys[i + 2]);
       long h3 = Xxh64.hashLong(keys[i + 3]);
-      int r = i - from;
-      results[r] = mightContainHash(h0);
-      results[r + 1] = mightContainHash(h1);
-      results[r + 2] = mightContainHash(h2);
-      results[r + 3] = mightContainHash(h3);
+      probe4(h0, h1, h2, h3, results, i - from);
     }
     for (; i < end; i++) {
       results[i - from] = mightContainHash(Xxh64.hashLong(keys[i]));
@@ -165,15 +161,19 @@ public final class SplitBlockBits {
       long h1 = Xxh64.hashString(keys[i + 1]);
       long h2 = Xxh64.hashString(keys[i + 2]);
       long h3 = Xxh64.hashString(keys[i + 3]);
-      int r = i - from;
-      results[r] = mightContainHash(h0);
-      results[r + 1] = mightContainHash(h1);
-      results[r + 2] = mightContainHash(h2);
-      results[r + 3] = mightContainHash(h3);
+      probe4(h0, h1, h2, h3, results, i - from);
     }
     for (; i < end; i++) {
       results[i - from] = mightContainHash(Xxh64.hashString(keys[i]));
     }
+  }
+
+  /** The probes of four hashed keys into {@code results[r, r + 4)}, after all four hashes. */
+  private void probe4(long h0, long h1, long h2, long h3, boolean[] results, int r) {
+    results[r] = mightContainHash(h0);
+    results[r + 1] = mightContainHash(h1);
+    results[r + 2] = mightContainHash(h2);
+    results[r + 3] = mightContainHash(h3);
   }
 
   public KeyType keyType() {
