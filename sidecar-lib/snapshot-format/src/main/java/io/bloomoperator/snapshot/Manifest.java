@@ -11,6 +11,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.fasterxml.jackson.databind.node.TextNode;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.format.DateTimeFormatter;
@@ -43,6 +44,10 @@ import java.util.Optional;
  * @param createdAt RFC 3339 timestamp, e.g. {@code 2025-01-31T12:00:00Z}
  * @param chunks the chunk ConfigMaps, in payload order (of the base, for a chain)
  * @param chain the base and deltas, only (and always) in format {@link #FORMAT_CHAIN}
+ * @param store the name of the object store holding the chunks, or null when they are ConfigMaps
+ *     next to the manifest. Only a name: a reader resolves it to an endpoint and bucket from its
+ *     own configuration, never from the manifest, and finds each chunk under {@link
+ *     StoreObjectKeys#key}
  */
 @JsonPropertyOrder({
   "format",
@@ -57,7 +62,8 @@ import java.util.Optional;
   "sha256",
   "createdAt",
   "chunks",
-  "chain"
+  "chain",
+  "store"
 })
 public record Manifest(
     @JsonProperty("format") String format,
@@ -72,7 +78,8 @@ public record Manifest(
     @JsonProperty("sha256") String sha256,
     @JsonProperty("createdAt") String createdAt,
     @JsonProperty("chunks") List<ChunkRef> chunks,
-    @JsonProperty("chain") @JsonInclude(JsonInclude.Include.NON_NULL) Chain chain) {
+    @JsonProperty("chain") @JsonInclude(JsonInclude.Include.NON_NULL) Chain chain,
+    @JsonProperty("store") @JsonInclude(JsonInclude.Include.NON_NULL) String store) {
 
   /** A whole snapshot: Guava's BloomFilter.writeTo payload, chunked. */
   public static final String FORMAT = "guava-bloomfilter-v1";
@@ -157,6 +164,38 @@ public record Manifest(
   @JsonCreator
   public Manifest {
     chunks = chunks == null ? null : List.copyOf(chunks);
+  }
+
+  /** A manifest whose chunks are ConfigMaps next to it (no {@link #store()}). */
+  public Manifest(
+      String format,
+      long version,
+      String filterName,
+      KeyType keyType,
+      long numBits,
+      int numHashFunctions,
+      long keyCount,
+      double expectedFpp,
+      long totalBytes,
+      String sha256,
+      String createdAt,
+      List<ChunkRef> chunks,
+      Chain chain) {
+    this(
+        format,
+        version,
+        filterName,
+        keyType,
+        numBits,
+        numHashFunctions,
+        keyCount,
+        expectedFpp,
+        totalBytes,
+        sha256,
+        createdAt,
+        chunks,
+        chain,
+        null);
   }
 
   /** A manifest of a whole snapshot ({@link #FORMAT}, no chain). */
@@ -281,11 +320,21 @@ public record Manifest(
    */
   public Manifest withCreatedAt(Instant createdAt) {
     return copy(
-        DateTimeFormatter.ISO_INSTANT.format(createdAt.truncatedTo(ChronoUnit.MILLIS)), chain);
+        DateTimeFormatter.ISO_INSTANT.format(createdAt.truncatedTo(ChronoUnit.MILLIS)),
+        chain,
+        store);
   }
 
-  /** This manifest with another {@code createdAt} text and chain. */
-  private Manifest copy(String createdAt, Chain chain) {
+  /**
+   * This manifest with its chunks in the object store named {@code store} (null: ConfigMaps), and
+   * everything else unchanged.
+   */
+  public Manifest inStore(String store) {
+    return copy(createdAt, chain, store);
+  }
+
+  /** This manifest with another {@code createdAt} text, chain and store. */
+  private Manifest copy(String createdAt, Chain chain, String store) {
     return new Manifest(
         format,
         version,
@@ -299,7 +348,8 @@ public record Manifest(
         sha256,
         createdAt,
         chunks,
-        chain);
+        chain,
+        store);
   }
 
   /**
@@ -333,6 +383,11 @@ public record Manifest(
   public boolean publishedAfter(Manifest other) {
     int byTime = created().compareTo(other.created());
     return byTime > 0 || (byTime == 0 && version > other.version());
+  }
+
+  /** Whether the chunks live in an object store ({@link #store()}) rather than in ConfigMaps. */
+  public boolean inObjectStore() {
+    return store != null;
   }
 
   /** Whether this is a {@link #FORMAT_CHAIN} manifest (a base plus deltas). */
@@ -464,16 +519,21 @@ public record Manifest(
       if (!tree.isObject()) {
         throw new SnapshotVerificationException("manifest is not a JSON object");
       }
-      // "chain" is the one optional field: split it off so that everything else stays strictly
-      // required, and parse it just as strictly when present.
+      // "chain" and "store" are the optional fields: split them off so that everything else stays
+      // strictly required, and parse them just as strictly when present.
       ObjectNode fields = ((ObjectNode) tree).deepCopy();
       JsonNode chainNode = fields.replace("chain", NO_CHAIN);
+      JsonNode storeNode = fields.replace("store", TextNode.valueOf(""));
       Manifest core = MAPPER.treeToValue(fields, Manifest.class);
       Chain chain =
           chainNode == null || chainNode.isNull()
               ? null
               : MAPPER.treeToValue(chainNode, Chain.class);
-      manifest = core == null ? null : core.copy(core.createdAt, chain);
+      if (storeNode != null && !storeNode.isNull() && !storeNode.isTextual()) {
+        throw new SnapshotVerificationException("invalid manifest JSON at 'store': not a string");
+      }
+      String store = storeNode == null || storeNode.isNull() ? null : storeNode.textValue();
+      manifest = core == null ? null : core.copy(core.createdAt, chain, store);
     } catch (JsonMappingException e) {
       // Name the field: Jackson's own message often only names the Java type.
       throw new SnapshotVerificationException(
@@ -548,6 +608,9 @@ public record Manifest(
     long sum = validateChunks("chunks", chunks);
     if (sum != totalBytes) {
       fail("chunk sizes add up to " + sum + " bytes but totalBytes is " + totalBytes);
+    }
+    if (store != null && !StoreObjectKeys.isStoreName(store)) {
+      fail("store must be a DNS label (at most 63 characters of a-z, 0-9 and '-')");
     }
     if (FORMAT.equals(format) && chain != null) {
       fail("format '" + FORMAT + "' has no chain");

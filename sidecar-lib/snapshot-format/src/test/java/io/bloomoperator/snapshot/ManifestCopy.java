@@ -6,7 +6,7 @@ import java.util.List;
 
 /**
  * A copy of a manifest with some fields changed: what tests that forge, re-date or rename manifests
- * need, without spelling out all thirteen components each time.
+ * need, without spelling out all of its components each time.
  */
 public final class ManifestCopy {
 
@@ -23,6 +23,7 @@ public final class ManifestCopy {
   private String createdAt;
   private List<Manifest.ChunkRef> chunks;
   private Manifest.Chain chain;
+  private String store;
 
   private ManifestCopy(Manifest m) {
     this.format = m.format();
@@ -38,6 +39,7 @@ public final class ManifestCopy {
     this.createdAt = m.createdAt();
     this.chunks = m.chunks();
     this.chain = m.chain();
+    this.store = m.store();
   }
 
   public static ManifestCopy of(Manifest m) {
@@ -115,6 +117,11 @@ public final class ManifestCopy {
     return this;
   }
 
+  public ManifestCopy store(String store) {
+    this.store = store;
+    return this;
+  }
+
   public Manifest build() {
     return new Manifest(
         format,
@@ -129,6 +136,7 @@ public final class ManifestCopy {
         sha256,
         createdAt,
         chunks,
-        chain);
+        chain,
+        store);
   }
 }

@@ -89,6 +89,28 @@ class ManifestTest {
   }
 
   @Test
+  void theStoreIsOptionalSignedJsonAndOnlyAName() throws Exception {
+    Manifest m = sample();
+    assertThat(JSON.readTree(m.toJson()).has("store")).isFalse();
+    Manifest stored = m.inStore("primary");
+    assertThat(stored.inObjectStore()).isTrue();
+    assertThat(JSON.readTree(stored.toJson()).get("store").asText()).isEqualTo("primary");
+    assertThat(Manifest.fromJson(stored.toJson())).isEqualTo(stored);
+    assertThat(stored.withCreatedAt(Instant.parse("2026-01-01T00:00:00Z")).store())
+        .isEqualTo("primary");
+
+    ObjectNode tree = (ObjectNode) JSON.readTree(m.toJson());
+    tree.put("store", "https://evil.example/bucket");
+    assertThatThrownBy(() -> Manifest.fromJson(tree.toString()))
+        .isInstanceOf(SnapshotVerificationException.class)
+        .hasMessageContaining("store must be a DNS label")
+        .hasMessageNotContaining("evil");
+    tree.putObject("store").put("endpoint", "x");
+    assertThatThrownBy(() -> Manifest.fromJson(tree.toString()))
+        .isInstanceOf(SnapshotVerificationException.class);
+  }
+
+  @Test
   void unknownFieldsAreIgnored() throws Exception {
     Manifest m = sample();
     ObjectNode tree = (ObjectNode) JSON.readTree(m.toJson());
