@@ -1,6 +1,7 @@
 package io.bloomoperator.api;
 
 import com.fasterxml.jackson.annotation.JsonPropertyDescription;
+import io.bloomoperator.snapshot.FilterFormat;
 import io.bloomoperator.snapshot.KeyType;
 import io.fabric8.generator.annotation.Default;
 import io.fabric8.generator.annotation.Max;
@@ -54,6 +55,19 @@ public class BloomFilterSpec {
           + "Funnels.stringFunnel(UTF_8)) or Long (like Funnels.longFunnel()).")
   private KeyType keyType = KeyType.STRING;
 
+  @Default("Guava")
+  @JsonPropertyDescription(
+      "Bit layout of the published filter. Guava (default): byte for byte what Guava's "
+          + "BloomFilter.writeTo writes (murmur3_128 hashing, k bits anywhere in the array). "
+          + "SplitBlock: Apache Parquet's split-block Bloom filter (XXH64 hashing, one 32-byte block "
+          + "per key), so a lookup touches one cache line and answers several times faster; it "
+          + "needs more bits for the same false-positive rate (+10-25 % from 0.1 to 0.001, +38 % "
+          + "at 1e-4, about twice as many at 1e-6), and readers in other languages that read "
+          + "Parquet Bloom filters can read its bits. Readers older than this field refuse "
+          + "SplitBlock snapshots (and keep serving what they have); changing it publishes a new "
+          + "whole snapshot.")
+  private FilterFormat format = FilterFormat.GUAVA;
+
   @Required
   @JsonPropertyDescription("Where the keys come from: exactly one source kind.")
   private SourceSpec source;
@@ -102,6 +116,14 @@ public class BloomFilterSpec {
 
   public void setKeyType(KeyType keyType) {
     this.keyType = keyType;
+  }
+
+  public FilterFormat getFormat() {
+    return format;
+  }
+
+  public void setFormat(FilterFormat format) {
+    this.format = format;
   }
 
   public SourceSpec getSource() {

@@ -50,6 +50,9 @@ public class BloomFilterStatus {
   @JsonPropertyDescription("Hash functions of the published filter.")
   private Integer numHashFunctions;
 
+  @JsonPropertyDescription("Bit layout of the published filter: Guava or SplitBlock.")
+  private String format;
+
   @JsonPropertyDescription("Expected false-positive probability at the published key count.")
   private Double expectedFpp;
 
@@ -202,6 +205,14 @@ public class BloomFilterStatus {
 
   public void setNumHashFunctions(Integer numHashFunctions) {
     this.numHashFunctions = numHashFunctions;
+  }
+
+  public String getFormat() {
+    return format;
+  }
+
+  public void setFormat(String format) {
+    this.format = format;
   }
 
   public Double getExpectedFpp() {

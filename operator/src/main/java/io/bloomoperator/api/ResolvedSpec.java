@@ -1,5 +1,6 @@
 package io.bloomoperator.api;
 
+import io.bloomoperator.snapshot.FilterFormat;
 import io.bloomoperator.snapshot.KeyType;
 import java.time.Duration;
 
@@ -9,6 +10,7 @@ import java.time.Duration;
  *
  * @param refresh how often the source is checked, or null (inline keys change with the resource)
  * @param maxMalformedKeys the spec's tolerance, or null for the operator's default
+ * @param format the bit layout to build
  */
 public record ResolvedSpec(
     KeyType keyType,
@@ -17,7 +19,8 @@ public record ResolvedSpec(
     Duration refresh,
     int chunkSize,
     Duration retainPrevious,
-    Long maxMalformedKeys) {
+    Long maxMalformedKeys,
+    FilterFormat format) {
 
   /**
    * How often a source outside the resource is checked when no refreshInterval is given: such
@@ -88,6 +91,7 @@ public record ResolvedSpec(
         refresh,
         chunkSize,
         retain,
-        spec.getMaxMalformedKeys());
+        spec.getMaxMalformedKeys(),
+        spec.getFormat() == null ? FilterFormat.GUAVA : spec.getFormat());
   }
 }

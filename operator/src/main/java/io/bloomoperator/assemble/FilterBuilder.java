@@ -2,6 +2,7 @@ package io.bloomoperator.assemble;
 
 import io.bloomoperator.snapshot.BloomFilterBits;
 import io.bloomoperator.snapshot.BloomFilterSizing;
+import io.bloomoperator.snapshot.FilterFormat;
 import io.bloomoperator.snapshot.KeyType;
 import io.bloomoperator.snapshot.SnapshotEncoder;
 import io.bloomoperator.source.KeySource;
@@ -70,11 +71,12 @@ public final class FilterBuilder {
    * What to build.
    *
    * @param maxPayloadBytes largest serialized filter allowed; checked before allocating
-   * @param published the geometry (bits, hash functions) of the published version, or null: kept
-   *     while it still holds the keys at the target rate and is at most {@link #MAX_OVERSIZE} times
-   *     the bits they need, so that a key count (or {@code expectedInsertions}) that moves a little
-   *     does not make every publish a whole new snapshot; outgrown, the filter is resized with
-   *     {@link #GROWTH_HEADROOM_PERCENT} headroom
+   * @param format the bit layout to build
+   * @param published the geometry (bits, hash functions) of the published version in {@code
+   *     format}, or null: kept while it still holds the keys at the target rate and is at most
+   *     {@link #MAX_OVERSIZE} times the bits they need, so that a key count (or {@code
+   *     expectedInsertions}) that moves a little does not make every publish a whole new snapshot;
+   *     outgrown, the filter is resized with {@link #GROWTH_HEADROOM_PERCENT} headroom
    */
   public record Request(
       KeyType keyType,
@@ -82,9 +84,28 @@ public final class FilterBuilder {
       Long expectedInsertions,
       long maxMalformed,
       long maxPayloadBytes,
-      BloomFilterSizing published) {
+      BloomFilterSizing published,
+      FilterFormat format) {
 
-    /** A request with no published version to keep the size of. */
+    /** A request in the Guava layout. */
+    public Request(
+        KeyType keyType,
+        double falsePositiveRate,
+        Long expectedInsertions,
+        long maxMalformed,
+        long maxPayloadBytes,
+        BloomFilterSizing published) {
+      this(
+          keyType,
+          falsePositiveRate,
+          expectedInsertions,
+          maxMalformed,
+          maxPayloadBytes,
+          published,
+          FilterFormat.GUAVA);
+    }
+
+    /** A request in the Guava layout with no published version to keep the size of. */
     public Request(
         KeyType keyType,
         double falsePositiveRate,
@@ -192,11 +213,14 @@ public final class FilterBuilder {
     // An empty source still yields a valid filter (everything is absent); size it for one key.
     BloomFilterSizing sizing;
     try {
-      sizing = size(request, Math.max(1, capacity));
+      sizing =
+          request.format() == FilterFormat.SPLIT_BLOCK
+              ? SplitBlockGeometry.size(request, Math.max(1, capacity))
+              : size(request, Math.max(1, capacity));
     } catch (IllegalArgumentException e) {
       throw new FilterTooLargeException(e.getMessage());
     }
-    long payload = SnapshotEncoder.HEADER_BYTES + sizing.numBits() / Byte.SIZE;
+    long payload = request.format().payloadBytes(sizing.numBits());
     if (payload > request.maxPayloadBytes()) {
       throw new FilterTooLargeException(
           String.format(
@@ -307,6 +331,8 @@ public final class FilterBuilder {
       Request request, BloomFilterSizing sizing, Reservation reservation)
       throws InterruptedException {
     reservation.reserve();
-    return BloomFilterBits.builder(request.keyType(), sizing);
+    return request.format() == FilterFormat.SPLIT_BLOCK
+        ? SplitBlockGeometry.builder(request.keyType(), sizing)
+        : BloomFilterBits.builder(request.keyType(), sizing);
   }
 }

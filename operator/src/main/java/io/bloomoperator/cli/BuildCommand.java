@@ -7,6 +7,7 @@ import io.bloomoperator.assemble.FilterTooLargeException;
 import io.bloomoperator.reconcile.OperatorSettings;
 import io.bloomoperator.snapshot.BloomFilterBits;
 import io.bloomoperator.snapshot.Ed25519Keys;
+import io.bloomoperator.snapshot.FilterFormat;
 import io.bloomoperator.snapshot.KeyType;
 import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.snapshot.ManifestSigner;
@@ -103,6 +104,16 @@ final class BuildCommand implements Callable<Integer> {
           "How keys are hashed: String (UTF-8) or Long (decimal numbers). "
               + "Default: ${DEFAULT-VALUE}.")
   KeyType keyType;
+
+  @Option(
+      names = "--format",
+      paramLabel = "Guava|SplitBlock",
+      defaultValue = "Guava",
+      converter = FormatConverter.class,
+      description =
+          "Bit layout, as spec.format: Guava (BloomFilter.writeTo's bytes) or SplitBlock "
+              + "(Parquet's split-block filter). Default: ${DEFAULT-VALUE}.")
+  FilterFormat format;
 
   @Option(
       names = "--fpp",
@@ -319,7 +330,7 @@ final class BuildCommand implements Callable<Integer> {
           .build(
               source,
               new FilterBuilder.Request(
-                  keyType, fpp, expectedInsertions, maxMalformed, maxSnapshotBytes));
+                  keyType, fpp, expectedInsertions, maxMalformed, maxSnapshotBytes, null, format));
     } catch (SourceException e) {
       String message = e.getMessage();
       if ("-".equals(input)) {
@@ -379,10 +390,11 @@ final class BuildCommand implements Callable<Integer> {
       }
       out.printf(
           Locale.ROOT,
-          "built filter '%s' v%d: %d keys, numBits %d, k %d, expected FPP "
+          "built filter '%s' v%d: %s, %d keys, numBits %d, k %d, expected FPP "
               + "%.3g, %d bytes, %d chunk(s), sha256 %s; wrote %d files to %s in %.1f s%n",
           name,
           version,
+          manifest.filterFormat().crdName(),
           manifest.keyCount(),
           manifest.numBits(),
           manifest.numHashFunctions(),
@@ -406,6 +418,17 @@ final class BuildCommand implements Callable<Integer> {
   }
 
   /** Strict, as in the BloomFilter resource: a typo must not select another hashing scheme. */
+  static final class FormatConverter implements ITypeConverter<FilterFormat> {
+    @Override
+    public FilterFormat convert(String value) {
+      try {
+        return FilterFormat.fromCrdName(value);
+      } catch (IllegalArgumentException e) {
+        throw new TypeConversionException("expected Guava or SplitBlock, got '" + value + "'");
+      }
+    }
+  }
+
   static final class KeyTypeConverter implements ITypeConverter<KeyType> {
     @Override
     public KeyType convert(String value) {

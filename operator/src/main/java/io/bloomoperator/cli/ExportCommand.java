@@ -17,16 +17,19 @@ import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
 /**
- * {@code export}: writes the whole Guava payload of a published version, so that anyone outside
- * (Guava's {@code BloomFilter.readFrom}, another language) can use a filter whatever its chain.
+ * {@code export}: writes the whole payload of a published version, so that anyone outside (Guava's
+ * {@code BloomFilter.readFrom}, a reader of Parquet Bloom filters, another language) can use a
+ * filter whatever its chain.
  */
 @Command(
     name = "export",
     description = {
       "Verifies a snapshot like 'inspect' (base and delta chain, every digest) and writes the "
           + "whole payload of the current version, or of an earlier one the chain still holds "
-          + "(--version), to a file: exactly what Guava's BloomFilter.writeTo writes, readable "
-          + "with BloomFilter.readFrom(in, funnel).",
+          + "(--version), to a file: for format Guava exactly what Guava's BloomFilter.writeTo "
+          + "writes, readable with BloomFilter.readFrom(in, funnel); for SplitBlock Parquet's "
+          + "split-block bitset, readable by readers of Parquet Bloom filters "
+          + "(e.g. new BlockSplitBloomFilter(bytes)).",
     },
     sortOptions = false)
 final class ExportCommand implements Callable<Integer> {
@@ -81,7 +84,9 @@ final class ExportCommand implements Callable<Integer> {
             + version
             + " of '"
             + snapshot.manifest().filterName()
-            + "': "
+            + "' ("
+            + snapshot.bits().format().crdName()
+            + "): "
             + written.totalBytes()
             + " bytes, sha256 "
             + written.sha256()

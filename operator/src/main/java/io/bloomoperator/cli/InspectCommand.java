@@ -52,6 +52,7 @@ final class InspectCommand implements Callable<Integer> {
     out.println("filter:           " + m.filterName());
     out.println("version:          " + m.version());
     out.println("keyType:          " + m.keyType().crdName());
+    out.println("layout:           " + m.filterFormat().crdName());
     out.println("numBits:          " + m.numBits());
     out.println("numHashFunctions: " + m.numHashFunctions());
     out.println("keyCount:         " + m.keyCount());

@@ -174,7 +174,8 @@ final class BuildAndPublish {
                                   ? spec.maxMalformedKeys()
                                   : settings.maxMalformedKeys(),
                               settings.maxSnapshotBytes(),
-                              publishedGeometry(current, spec)),
+                              publishedGeometry(current, spec),
+                              spec.format()),
                           slot));
       metrics.built(ctx.filter(), built.keys(), built.took());
       return built;
@@ -195,11 +196,13 @@ final class BuildAndPublish {
   /**
    * The published version's size, for the builder to keep while it fits (so a key count that moves
    * a little publishes deltas, not a whole snapshot each time); null when there is none of this key
-   * type.
+   * type and format (a new format is always a new whole snapshot).
    */
   private static BloomFilterSizing publishedGeometry(PublishedSnapshot current, ResolvedSpec spec) {
     Manifest published = current == null ? null : current.manifest();
-    if (published == null || published.keyType() != spec.keyType()) {
+    if (published == null
+        || published.keyType() != spec.keyType()
+        || published.filterFormat() != spec.format()) {
       return null;
     }
     return new BloomFilterSizing(

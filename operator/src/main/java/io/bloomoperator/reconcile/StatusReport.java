@@ -73,6 +73,7 @@ final class StatusReport {
     status.setKeys(published.keyCount());
     status.setNumBits(published.numBits());
     status.setNumHashFunctions(published.numHashFunctions());
+    status.setFormat(published.filterFormat().crdName());
     // Three significant digits: exact enough to compare with the target, short in kubectl get.
     status.setExpectedFpp(
         new BigDecimal(published.expectedFpp()).round(new MathContext(3)).doubleValue());

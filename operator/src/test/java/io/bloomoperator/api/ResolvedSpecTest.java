@@ -3,6 +3,7 @@ package io.bloomoperator.api;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.bloomoperator.snapshot.FilterFormat;
 import io.bloomoperator.snapshot.KeyType;
 import java.time.Duration;
 import java.util.List;
@@ -25,7 +26,8 @@ class ResolvedSpecTest {
                 null,
                 SnapshotSpec.DEFAULT_CHUNK_BYTES,
                 Duration.ofMinutes(2),
-                null));
+                null,
+                FilterFormat.GUAVA));
     assertThat(ResolvedSpec.of(spec(0.01, null, null, false), MIN_REFRESH).refresh())
         .as("a source outside the resource is checked every minute")
         .isEqualTo(ResolvedSpec.DEFAULT_SOURCE_CHECK);

@@ -11,6 +11,8 @@ import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.snapshot.SnapshotConfigMaps;
 import io.bloomoperator.snapshot.SnapshotDecoder;
 import io.bloomoperator.snapshot.SnapshotNames;
+import io.bloomoperator.snapshot.SplitBlockBits;
+import io.bloomoperator.snapshot.SplitBlockSizing;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.client.utils.Serialization;
 import java.io.ByteArrayInputStream;
@@ -183,6 +185,47 @@ class BloomCliTest {
             "sha256 " + manifest.sha256());
     assertThat(run.out().lines()).hasSize(1);
     assertThat(run.err()).contains("kubectl apply --server-side");
+  }
+
+  @Test
+  void splitBlockFormatIsBuiltInspectedExportedAndQueried() throws Exception {
+    List<String> keys = keys("sku", 50_000);
+    Path out = build(keys, 8192, "--format", "SplitBlock");
+    Manifest manifest = manifest(out);
+    assertThat(manifest.format()).isEqualTo(Manifest.FORMAT_SPLIT_BLOCK);
+    assertThat(manifest.numBits())
+        .isEqualTo(SplitBlockSizing.forKeys(50_000, 0.01).numBlocks() * 256);
+    assertThat(manifest.numHashFunctions()).isEqualTo(8);
+    SplitBlockBits.Builder expected =
+        SplitBlockBits.builder(KeyType.STRING, manifest.numBits() / 256);
+    keys.forEach(expected::putString);
+    byte[] bitset = expected.build().toByteArray();
+    assertThat(payload(out, manifest)).as("Parquet's bitset, nothing else").isEqualTo(bitset);
+
+    Cli.Run inspect = Cli.run("inspect", out.toString());
+    assertThat(inspect.exit()).as("%s", inspect).isZero();
+    assertThat(inspect.out()).contains("layout:           SplitBlock", "numHashFunctions: 8");
+
+    Path exported = tmp.resolve("ids.bitset");
+    Cli.Run export = Cli.run("export", out.toString(), "-o", exported.toString());
+    assertThat(export.exit()).as("%s", export).isZero();
+    assertThat(export.out()).contains("(SplitBlock)");
+    assertThat(Files.readAllBytes(exported)).isEqualTo(bitset);
+
+    Cli.Run query = Cli.run("query", out.toString(), "sku-0", "sku-49999", "nope-1");
+    assertThat(query.exit()).as("%s", query).isZero();
+    assertThat(query.out().lines())
+        .containsExactly(
+            "sku-0\tmaybe-present",
+            "sku-49999\tmaybe-present",
+            "nope-1\t"
+                + (SplitBlockBits.fromByteArray(KeyType.STRING, bitset).mightContainString("nope-1")
+                    ? "maybe-present"
+                    : "absent"));
+
+    Cli.Run wrong = Cli.run("build", "--name", FILTER, "--fpp", "0.01", "--format", "Blocked");
+    assertThat(wrong.exit()).isNotZero();
+    assertThat(wrong.err()).contains("expected Guava or SplitBlock");
   }
 
   @Test

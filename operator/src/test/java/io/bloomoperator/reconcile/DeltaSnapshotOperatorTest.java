@@ -453,16 +453,7 @@ class DeltaSnapshotOperatorTest {
    * refresh (it does not watch source ConfigMaps).
    */
   private static void changeKeys(KubernetesClient client, TestNamespace ns, List<String> keys) {
-    sourceConfigMap(client, ns.name(), "ids", "ids", keys);
-    SnapshotFixtures.mergePatch(
-        client,
-        ns.name(),
-        "ids",
-        Map.of(
-            "metadata",
-            Map.of(
-                "annotations",
-                Map.of("bloomoperator.io/rebuild", Long.toString(System.nanoTime())))));
+    SnapshotFixtures.changeKeys(client, ns.name(), "ids", keys);
   }
 
   private static io.fabric8.kubernetes.api.model.OwnerReference owner(

@@ -152,6 +152,25 @@ public final class SnapshotFixtures {
             io.fabric8.kubernetes.client.utils.Serialization.asJson(patch));
   }
 
+  /**
+   * Replaces the keys of the ConfigMap source {@code name} (key {@code name}) and asks the operator
+   * to rebuild filter {@code name} at once (a ConfigMap source is otherwise checked every
+   * refreshInterval).
+   */
+  public static void changeKeys(
+      KubernetesClient client, String namespace, String name, List<String> keys) {
+    sourceConfigMap(client, namespace, name, name, keys);
+    mergePatch(
+        client,
+        namespace,
+        name,
+        Map.of(
+            "metadata",
+            Map.of(
+                "annotations",
+                Map.of("bloomoperator.io/rebuild", Long.toString(System.nanoTime())))));
+  }
+
   /** A Guava filter with the manifest's numBits and k and no keys, built through Guava itself. */
   public static com.google.common.hash.BloomFilter<CharSequence> emptyGuavaFilter(Manifest manifest)
       throws IOException {

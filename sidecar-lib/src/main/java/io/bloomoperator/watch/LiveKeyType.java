@@ -19,18 +19,31 @@ public final class LiveKeyType<K> {
 
   /** UTF-8 string keys, hashed as Guava's {@code Funnels.stringFunnel(UTF_8)}. */
   public static final LiveKeyType<String> STRING =
-      new LiveKeyType<>(KeyType.STRING, BloomFilterBits::mightContainString);
+      new LiveKeyType<>(
+          KeyType.STRING, BloomFilterBits::mightContainString, LiveKeyType::stringBatch);
 
   /** 64-bit keys, hashed as Guava's {@code Funnels.longFunnel()}. */
   public static final LiveKeyType<Long> LONG =
-      new LiveKeyType<>(KeyType.LONG, BloomFilterBits::mightContainLong);
+      new LiveKeyType<>(KeyType.LONG, BloomFilterBits::mightContainLong, LiveKeyType::longBatch);
+
+  /** Longs unboxed per step of a boxed batch: bounds the scratch array whatever the batch size. */
+  private static final int UNBOX_STEP = 256;
 
   private final KeyType keyType;
   private final BiPredicate<BloomFilterBits, K> lookup;
+  private final BatchLookup<K> batch;
 
-  private LiveKeyType(KeyType keyType, BiPredicate<BloomFilterBits, K> lookup) {
+  /** A batch lookup of {@code keys[from, from + count)} into {@code results[0, count)}. */
+  @FunctionalInterface
+  private interface BatchLookup<K> {
+    void lookUp(BloomFilterBits bits, K[] keys, int from, int count, boolean[] results);
+  }
+
+  private LiveKeyType(
+      KeyType keyType, BiPredicate<BloomFilterBits, K> lookup, BatchLookup<K> batch) {
     this.keyType = keyType;
     this.lookup = lookup;
+    this.batch = batch;
   }
 
   /**
@@ -55,6 +68,30 @@ public final class LiveKeyType<K> {
    */
   boolean mightContain(BloomFilterBits bits, K key) {
     return lookup.test(bits, key);
+  }
+
+  /** The batch form of {@link #mightContain}, under the same precondition. */
+  void mightContainAll(BloomFilterBits bits, K[] keys, int from, int count, boolean[] results) {
+    batch.lookUp(bits, keys, from, count, results);
+  }
+
+  private static void stringBatch(
+      BloomFilterBits bits, String[] keys, int from, int count, boolean[] results) {
+    bits.mightContainStrings(keys, from, count, results);
+  }
+
+  private static void longBatch(
+      BloomFilterBits bits, Long[] keys, int from, int count, boolean[] results) {
+    long[] unboxed = new long[Math.min(count, UNBOX_STEP)];
+    boolean[] step = new boolean[unboxed.length];
+    for (int done = 0; done < count; done += unboxed.length) {
+      int n = Math.min(unboxed.length, count - done);
+      for (int i = 0; i < n; i++) {
+        unboxed[i] = keys[from + done + i];
+      }
+      bits.mightContainLongs(unboxed, 0, n, step);
+      System.arraycopy(step, 0, results, done, n);
+    }
   }
 
   @Override

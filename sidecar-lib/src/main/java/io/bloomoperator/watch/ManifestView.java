@@ -1,5 +1,6 @@
 package io.bloomoperator.watch;
 
+import io.bloomoperator.snapshot.FilterFormat;
 import io.bloomoperator.snapshot.KeyType;
 import io.bloomoperator.snapshot.Manifest;
 import java.time.Instant;
@@ -16,6 +17,7 @@ import java.time.Instant;
  * @param numHashFunctions the number of hash functions
  * @param sha256 the SHA-256 of the whole payload, hex
  * @param created when the operator built (or last re-stamped) this version
+ * @param format the layout of the filter's bits ({@code Guava} or {@code SplitBlock})
  */
 public record ManifestView(
     long version,
@@ -25,7 +27,8 @@ public record ManifestView(
     long numBits,
     int numHashFunctions,
     String sha256,
-    Instant created) {
+    Instant created,
+    FilterFormat format) {
 
   static ManifestView of(Manifest manifest) {
     return new ManifestView(
@@ -36,6 +39,7 @@ public record ManifestView(
         manifest.numBits(),
         manifest.numHashFunctions(),
         manifest.sha256(),
-        manifest.created());
+        manifest.created(),
+        manifest.filterFormat());
   }
 }

@@ -28,6 +28,40 @@ class FixedLiveBloomFilterTest {
   }
 
   @Test
+  void batchLookupsAnswerAsSingleOnesAndCountAsThem() {
+    List<Long> keys = LongStream.range(0, 1000).map(i -> i * 7).boxed().toList();
+    LiveBloomFilter<Long> longs = LiveBloomFilter.fixed("ids", LiveKeyType.LONG, keys);
+    Long[] boxed = LongStream.range(0, 2001).boxed().toArray(Long[]::new);
+    long[] primitive = LongStream.range(0, 2001).toArray();
+    boolean[] fromBoxed = new boolean[2000];
+    boolean[] fromPrimitive = new boolean[2000];
+
+    assertThat(longs.mightContainAll(boxed, 1, 2000, fromBoxed)).isEqualTo(285); // 7, 14, ..., 1995
+    assertThat(longs.mightContainAllLongs(primitive, 1, 2000, fromPrimitive)).isEqualTo(285);
+    for (int i = 0; i < 2000; i++) {
+      assertThat(fromBoxed[i]).isEqualTo((i + 1) % 7 == 0);
+      assertThat(fromPrimitive[i]).isEqualTo(fromBoxed[i]);
+    }
+    assertThat(longs.lookups()).isEqualTo(4000);
+    assertThat(longs.maybePresent()).isEqualTo(570);
+
+    LiveBloomFilter<String> strings =
+        LiveBloomFilter.fixed("ids", LiveKeyType.STRING, List.of("a", "b", "c"));
+    boolean[] results = new boolean[5];
+    assertThat(strings.mightContainAll(new String[] {"a", "x", "b", "y", "c"}, 0, 5, results))
+        .isEqualTo(3);
+    assertThat(results).containsExactly(true, false, true, false, true);
+    assertThatThrownBy(() -> strings.mightContainAll(new String[] {"a", null}, 0, 2, results))
+        .isInstanceOf(NullPointerException.class);
+    assertThatThrownBy(() -> strings.mightContainAll(new String[] {"a"}, 0, 2, results))
+        .isInstanceOf(IndexOutOfBoundsException.class);
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    LiveBloomFilter<Long> wrongType = (LiveBloomFilter) strings;
+    assertThatThrownBy(() -> wrongType.mightContainAllLongs(new long[1], 0, 1, results))
+        .isInstanceOf(IllegalStateException.class);
+  }
+
+  @Test
   void isReadyAtOnceWithOneVersionAndAManifestDescribingIt() {
     LiveBloomFilter<String> filter =
         LiveBloomFilter.fixed("ids", LiveKeyType.STRING, List.of("a", "b", "c"));

@@ -4,6 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.bloomoperator.snapshot.BloomFilterBits;
+import io.bloomoperator.snapshot.FilterFormat;
+import io.bloomoperator.snapshot.KeyType;
+import io.bloomoperator.snapshot.SplitBlockSizing;
 import io.bloomoperator.testing.RealKubernetes;
 import io.bloomoperator.testing.TestNamespace;
 import io.fabric8.kubernetes.client.Config;
@@ -116,6 +119,41 @@ class LocalSnapshotDirectoryTest {
           .during(Duration.ofMillis(700))
           .atMost(Duration.ofSeconds(3))
           .until(() -> restarted.loads() == 1);
+    }
+  }
+
+  @Test
+  void splitBlockSnapshotIsStoredAndServedFromTheDirectory(
+      KubernetesClient client, TestNamespace ns) {
+    SnapshotPublisher publisher = new SnapshotPublisher(client, ns.name(), FILTER);
+    List<String> keys = TestKeys.strings("k", 20_000);
+    BloomFilterBits.Builder builder =
+        BloomFilterBits.builder(KeyType.STRING, SplitBlockSizing.forKeys(20_000, 0.01));
+    keys.forEach(builder::putString);
+    BloomFilterBits split = builder.build();
+    publisher.publish(split, keys.size(), 1);
+    LocalSnapshotCache files = LocalSnapshots.cache(dir, ns.name(), FILTER);
+    try (LiveBloomFilter<String> live =
+        BloomFilterWatcher.builder(client, ns.name(), FILTER, LiveKeyType.STRING)
+            .localSnapshotDirectory(dir)
+            .start()) {
+      assertThat(live.awaitReady(Duration.ofSeconds(10))).isTrue();
+      assertThat(live.currentManifest().orElseThrow().format()).isEqualTo(FilterFormat.SPLIT_BLOCK);
+    }
+    assertThat(files.payloadFile(1)).exists();
+    try (KubernetesClient unreachable = unreachableClient();
+        LiveBloomFilter<String> offline =
+            BloomFilterWatcher.builder(unreachable, ns.name(), FILTER, LiveKeyType.STRING)
+                .beforeFirstSnapshot(BeforeFirstSnapshot.FAIL_CLOSED)
+                .localSnapshotDirectory(dir)
+                .start()) {
+      assertThat(offline.isReady()).isTrue();
+      assertThat(offline.currentManifest().orElseThrow().format())
+          .isEqualTo(FilterFormat.SPLIT_BLOCK);
+      assertThat(keys).allMatch(offline::mightContain);
+      for (String absent : TestKeys.strings("absent", 5_000)) {
+        assertThat(offline.mightContain(absent)).isEqualTo(split.mightContainString(absent));
+      }
     }
   }
 

@@ -4,11 +4,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.bloomoperator.snapshot.BloomFilterBits;
+import io.bloomoperator.snapshot.FilterFormat;
+import io.bloomoperator.snapshot.KeyType;
 import io.bloomoperator.snapshot.LoadFailureReason;
 import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.snapshot.SnapshotConfigMaps;
 import io.bloomoperator.snapshot.SnapshotNames;
 import io.bloomoperator.snapshot.SnapshotRefusedException;
+import io.bloomoperator.snapshot.SnapshotVerificationException;
+import io.bloomoperator.snapshot.SplitBlockSizing;
 import io.bloomoperator.testing.KubeCluster;
 import io.bloomoperator.testing.RealKubernetes;
 import io.bloomoperator.testing.RequestLog;
@@ -71,6 +75,53 @@ class ManifestBoundsTest {
           .as("heap growth (bytes)")
           .isLessThan(256L * 1024 * 1024);
       assertThat(live.currentVersion()).isEqualTo(1);
+      assertThat(keys).allMatch(live::mightContain);
+    }
+  }
+
+  @Test
+  void manifestOfAnUnknownFormatIsRefusedAndAKnownLayoutSwitchIsServed(
+      KubernetesClient client, TestNamespace ns, KubeCluster cluster) throws Exception {
+    SnapshotPublisher publisher = new SnapshotPublisher(client, ns.name(), FILTER);
+    List<String> keys = TestKeys.strings("k", 5_000);
+    publisher.publish(TestKeys.stringFilter(10_000, keys), keys.size(), 1);
+    BloomFilterBits.Builder split =
+        BloomFilterBits.builder(KeyType.STRING, SplitBlockSizing.forKeys(10_000, 0.01));
+    keys.forEach(split::putString);
+    BloomFilterBits splitBits = split.build();
+    // v2: valid split-block chunks under a layout id this reader does not know (a newer writer's).
+    Manifest v2 =
+        publisher
+            .createChunks(splitBits, keys.size(), 2, 1 << 20, SnapshotPublisher.Tamper.NONE)
+            .manifest();
+    String unknown = v2.toJson().replace(Manifest.FORMAT_SPLIT_BLOCK, "parquet-splitblock-v2");
+
+    RequestLog requests = new RequestLog();
+    RecordingListener listener = new RecordingListener();
+    try (KubernetesClient reader = requests.newClient(cluster);
+        LiveBloomFilter<String> live =
+            BloomFilterWatcher.builder(reader, ns.name(), FILTER, LiveKeyType.STRING)
+                .listener(listener)
+                .start()) {
+      assertThat(live.awaitReady(READY)).isTrue();
+
+      publisher.writeManifestJson(unknown);
+      await().atMost(READY).until(() -> !listener.failures.isEmpty());
+      assertThat(listener.failures.get(0).exception())
+          .isInstanceOf(SnapshotVerificationException.class)
+          .hasMessageContaining("format is 'parquet-splitblock-v2'");
+      assertThat(live.failures(LoadFailureReason.VERIFICATION)).isPositive();
+      assertThat(requests.paths())
+          .as("no chunk of v2 fetched")
+          .noneMatch(path -> path.contains(SnapshotNames.chunkName(FILTER, 2, 0)));
+      assertThat(live.currentVersion()).isEqualTo(1);
+      assertThat(live.currentManifest().orElseThrow().format()).isEqualTo(FilterFormat.GUAVA);
+      assertThat(keys).allMatch(live::mightContain);
+
+      // The same chunks under the id this reader knows: served, no restart.
+      publisher.writeManifestJson(v2.toJson());
+      await().atMost(READY).until(() -> live.currentVersion() == 2);
+      assertThat(live.currentManifest().orElseThrow().format()).isEqualTo(FilterFormat.SPLIT_BLOCK);
       assertThat(keys).allMatch(live::mightContain);
     }
   }

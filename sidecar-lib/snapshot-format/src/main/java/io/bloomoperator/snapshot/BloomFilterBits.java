@@ -18,6 +18,11 @@ import java.util.Objects;
  *
  * <p>Every filter has one {@link KeyType}; asking about a key of the other type throws instead of
  * answering from hashes of the wrong bytes.
+ *
+ * <p>A filter in the {@link FilterFormat#SPLIT_BLOCK} layout keeps the same word array, read as
+ * Parquet's blocks (four words per 32-byte block, see {@link SplitBlockBits}); k is then 8 and
+ * numBits a multiple of 256. Everything that treats the bits as an array (deltas, digests, the
+ * encoder) works unchanged for both layouts.
  */
 public final class BloomFilterBits {
 
@@ -25,6 +30,10 @@ public final class BloomFilterBits {
   private final long numBits;
   private final int numHashFunctions;
   private final KeyType keyType;
+  private final FilterFormat format;
+
+  /** The split-block view of {@link #words}, or null in the Guava layout. */
+  private final SplitBlockBits blocked;
 
   /**
    * floor((2^64 - 1) / numBits): lets {@link #remainder} replace Guava's 64-bit division (tens of
@@ -36,8 +45,11 @@ public final class BloomFilterBits {
   // allocation-free.
   private final Hash128Consumer testBits = this::testBits;
 
-  private BloomFilterBits(KeyType keyType, int numHashFunctions, long[] words) {
+  private BloomFilterBits(
+      KeyType keyType, FilterFormat format, int numHashFunctions, long[] words) {
     this.keyType = keyType;
+    this.format = format;
+    this.blocked = format == FilterFormat.SPLIT_BLOCK ? SplitBlockBits.view(keyType, words) : null;
     this.numHashFunctions = numHashFunctions;
     this.words = words;
     this.numBits = (long) words.length * Long.SIZE;
@@ -62,7 +74,30 @@ public final class BloomFilterBits {
           "numBits must be in 1.." + BloomFilterSizing.MAX_BITS + ", got " + numBits);
     }
     int numLongs = (int) ((numBits + Long.SIZE - 1) / Long.SIZE);
-    return new Builder(keyType, numHashFunctions, new long[numLongs]);
+    return new Builder(keyType, FilterFormat.GUAVA, numHashFunctions, new long[numLongs]);
+  }
+
+  /** A builder of an empty split-block filter ({@link FilterFormat#SPLIT_BLOCK}) of that size. */
+  public static Builder builder(KeyType keyType, SplitBlockSizing sizing) {
+    return splitBlockBuilder(keyType, sizing.numBlocks());
+  }
+
+  /**
+   * A builder of an empty split-block filter ({@link FilterFormat#SPLIT_BLOCK}) of {@code
+   * numBlocks} 32-byte blocks.
+   *
+   * @throws IllegalArgumentException if numBlocks is not in 1..{@link SplitBlockSizing#MAX_BLOCKS}
+   */
+  public static Builder splitBlockBuilder(KeyType keyType, long numBlocks) {
+    if (numBlocks < 1 || numBlocks > SplitBlockSizing.MAX_BLOCKS) {
+      throw new IllegalArgumentException(
+          "numBlocks must be in 1.." + SplitBlockSizing.MAX_BLOCKS + ", got " + numBlocks);
+    }
+    return new Builder(
+        keyType,
+        FilterFormat.SPLIT_BLOCK,
+        FilterFormat.SPLIT_BLOCK_BITS_PER_KEY,
+        new long[(int) numBlocks * 4]);
   }
 
   /**
@@ -70,15 +105,16 @@ public final class BloomFilterBits {
    * adding keys to a filter already built; {@code base} itself never changes.
    */
   public static Builder builder(BloomFilterBits base) {
-    return new Builder(base.keyType, base.numHashFunctions, base.words.clone());
+    return new Builder(base.keyType, base.format, base.numHashFunctions, base.words.clone());
   }
 
   /**
    * Takes ownership of {@code words} (no copy): the decoder fills the array, then hands it over.
    */
-  static BloomFilterBits wrap(KeyType keyType, int numHashFunctions, long[] words) {
-    checkGeometry(keyType, numHashFunctions, words);
-    return new BloomFilterBits(keyType, numHashFunctions, words);
+  static BloomFilterBits wrap(
+      KeyType keyType, FilterFormat format, int numHashFunctions, long[] words) {
+    checkGeometry(keyType, format, numHashFunctions, words);
+    return new BloomFilterBits(keyType, format, numHashFunctions, words);
   }
 
   /**
@@ -88,7 +124,10 @@ public final class BloomFilterBits {
    */
   public boolean mightContainString(String key) {
     requireType(keyType, KeyType.STRING);
-    return Murmur3x64.hashString(key, testBits);
+    SplitBlockBits split = blocked;
+    return split != null
+        ? split.mightContainHash(Xxh64.hashString(key))
+        : Murmur3x64.hashString(key, testBits);
   }
 
   /**
@@ -98,7 +137,44 @@ public final class BloomFilterBits {
    */
   public boolean mightContainLong(long key) {
     requireType(keyType, KeyType.LONG);
-    return Murmur3x64.hashLong(key, testBits);
+    SplitBlockBits split = blocked;
+    return split != null
+        ? split.mightContainHash(Xxh64.hashLong(key))
+        : Murmur3x64.hashLong(key, testBits);
+  }
+
+  /**
+   * Looks up {@code keys[from, from + count)}, the answer for {@code keys[from + i]} into {@code
+   * results[i]}: hashes a group of keys before probing any of them, so their cache misses overlap.
+   * Split-block filters allocate nothing; Guava-layout filters one small scratch object per call,
+   * nothing per key.
+   *
+   * @throws IllegalStateException if this is not a {@link KeyType#STRING} filter
+   * @throws IndexOutOfBoundsException if the range is outside {@code keys} or {@code results} is
+   *     shorter than {@code count}
+   */
+  public void mightContainStrings(String[] keys, int from, int count, boolean[] results) {
+    requireType(keyType, KeyType.STRING);
+    if (blocked != null) {
+      blocked.mightContainStrings(keys, from, count, results);
+    } else {
+      new GuavaBatch(this).strings(keys, from, count, results);
+    }
+  }
+
+  /**
+   * {@link #mightContainStrings} for long keys.
+   *
+   * @throws IllegalStateException if this is not a {@link KeyType#LONG} filter
+   * @throws IndexOutOfBoundsException as {@link #mightContainStrings}
+   */
+  public void mightContainLongs(long[] keys, int from, int count, boolean[] results) {
+    requireType(keyType, KeyType.LONG);
+    if (blocked != null) {
+      blocked.mightContainLongs(keys, from, count, results);
+    } else {
+      new GuavaBatch(this).longs(keys, from, count, results);
+    }
   }
 
   /**
@@ -122,6 +198,11 @@ public final class BloomFilterBits {
   /** Number of bits (always a multiple of 64). */
   public long numBits() {
     return numBits;
+  }
+
+  /** The layout of the bits. */
+  public FilterFormat format() {
+    return format;
   }
 
   /** Number of 64-bit words. */
@@ -148,6 +229,8 @@ public final class BloomFilterBits {
    * hits only set bits given the bits actually set.
    */
   public double currentFpp() {
+    // For split-block filters the same formula with k = 8 (one bit per 32-bit word) slightly
+    // underestimates, as it ignores that some blocks are fuller than others.
     return Math.pow((double) bitCount() / numBits, numHashFunctions);
   }
 
@@ -156,24 +239,27 @@ public final class BloomFilterBits {
     return words;
   }
 
-  /** Filters are equal when key type, k and every bit match. */
+  /** Filters are equal when key type, layout, k and every bit match. */
   @Override
   public boolean equals(Object o) {
     return o instanceof BloomFilterBits other
         && keyType == other.keyType
+        && format == other.format
         && numHashFunctions == other.numHashFunctions
         && Arrays.equals(words, other.words);
   }
 
   @Override
   public int hashCode() {
-    return Objects.hash(keyType, numHashFunctions, Arrays.hashCode(words));
+    return Objects.hash(keyType, format, numHashFunctions, Arrays.hashCode(words));
   }
 
   @Override
   public String toString() {
     return "BloomFilterBits{keyType="
         + keyType
+        + ", format="
+        + format.crdName()
         + ", numBits="
         + numBits
         + ", numHashFunctions="
@@ -181,7 +267,8 @@ public final class BloomFilterBits {
         + "}";
   }
 
-  private boolean testBits(long h1, long h2) {
+  /** Guava's probe for a Murmur3 hash (h1, h2). */
+  boolean testBits(long h1, long h2) {
     // The first two probes are loaded before either is tested, so their cache misses overlap
     // (most of a lookup's time at 10M keys); then early exit, like Guava, for the rest.
     final long[] w = words;
@@ -208,7 +295,7 @@ public final class BloomFilterBits {
     return true;
   }
 
-  private long indexOf(long x) {
+  long indexOf(long x) {
     return remainder(x, numBits, reciprocal);
   }
 
@@ -225,8 +312,19 @@ public final class BloomFilterBits {
     return r >= m ? r - m : r;
   }
 
-  private static void checkGeometry(KeyType keyType, int numHashFunctions, long[] words) {
+  private static void checkGeometry(
+      KeyType keyType, FilterFormat format, int numHashFunctions, long[] words) {
     Objects.requireNonNull(keyType, "keyType");
+    Objects.requireNonNull(format, "format");
+    if (format == FilterFormat.SPLIT_BLOCK
+        && (numHashFunctions != FilterFormat.SPLIT_BLOCK_BITS_PER_KEY || words.length % 4 != 0)) {
+      throw new IllegalArgumentException(
+          "a split-block filter has k = 8 and whole 32-byte blocks, got k = "
+              + numHashFunctions
+              + " and "
+              + words.length
+              + " words");
+    }
     if (numHashFunctions < 1 || numHashFunctions > BloomFilterSizing.MAX_HASH_FUNCTIONS) {
       throw new IllegalArgumentException(
           "numHashFunctions must be in 1..255, got " + numHashFunctions);
@@ -278,15 +376,19 @@ public final class BloomFilterBits {
   public static final class Builder {
 
     private final KeyType keyType;
+    private final FilterFormat format;
     private final int numHashFunctions;
     private final long numBits;
+    private final long numBlocks;
     private final long reciprocal;
     private long[] words; // null once built
     private final Hash128Consumer setBits = this::setBits;
 
-    private Builder(KeyType keyType, int numHashFunctions, long[] words) {
-      checkGeometry(keyType, numHashFunctions, words);
+    private Builder(KeyType keyType, FilterFormat format, int numHashFunctions, long[] words) {
+      checkGeometry(keyType, format, numHashFunctions, words);
       this.keyType = keyType;
+      this.format = format;
+      this.numBlocks = words.length / 4;
       this.numHashFunctions = numHashFunctions;
       this.words = words;
       this.numBits = (long) words.length * Long.SIZE;
@@ -303,7 +405,9 @@ public final class BloomFilterBits {
     public boolean putString(String key) {
       requireType(keyType, KeyType.STRING);
       requireOpen();
-      return Murmur3x64.hashString(key, setBits);
+      return format == FilterFormat.SPLIT_BLOCK
+          ? SplitBlockBits.put(words, numBlocks, Xxh64.hashString(key))
+          : Murmur3x64.hashString(key, setBits);
     }
 
     /**
@@ -315,7 +419,9 @@ public final class BloomFilterBits {
     public boolean putLong(long key) {
       requireType(keyType, KeyType.LONG);
       requireOpen();
-      return Murmur3x64.hashLong(key, setBits);
+      return format == FilterFormat.SPLIT_BLOCK
+          ? SplitBlockBits.put(words, numBlocks, Xxh64.hashLong(key))
+          : Murmur3x64.hashLong(key, setBits);
     }
 
     /**
@@ -340,6 +446,11 @@ public final class BloomFilterBits {
       return numBits;
     }
 
+    /** The layout of the filter being built. */
+    public FilterFormat format() {
+      return format;
+    }
+
     /** k, the number of bits set per key. */
     public int numHashFunctions() {
       return numHashFunctions;
@@ -355,7 +466,7 @@ public final class BloomFilterBits {
       requireOpen();
       long[] built = words;
       words = null;
-      return new BloomFilterBits(keyType, numHashFunctions, built);
+      return new BloomFilterBits(keyType, format, numHashFunctions, built);
     }
 
     private void requireOpen() {

@@ -2,6 +2,7 @@ package io.bloomoperator.snapshot;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.security.MessageDigest;
 import java.util.ArrayList;
 import java.util.List;
@@ -56,7 +57,11 @@ final class ChunkWriter {
     putByte((int) rest);
   }
 
-  void putWords(long[] words) throws IOException {
+  /**
+   * The words big-endian (Guava's payload) or little-endian (the split-block payload: Parquet's
+   * 32-bit little-endian words, two per long with the first in the low half).
+   */
+  void putWords(long[] words, ByteOrder order) throws IOException {
     int next = 0;
     while (next < words.length) {
       if (!view.hasRemaining()) {
@@ -67,12 +72,14 @@ final class ChunkWriter {
         // Bulk: a LongBuffer view starting at the current position copies (and byte-swaps) whole
         // words in one intrinsic call instead of eight single-byte puts per word.
         int count = Math.min(room / Long.BYTES, words.length - next);
-        view.asLongBuffer().put(words, next, count);
+        view.order(order).asLongBuffer().put(words, next, count);
+        view.order(ByteOrder.BIG_ENDIAN);
         view.position(view.position() + count * Long.BYTES);
         next += count;
       } else {
         // Fewer than 8 bytes left in this chunk: this word straddles the boundary.
-        putLong(words[next++]);
+        long word = words[next++];
+        putLong(order == ByteOrder.BIG_ENDIAN ? word : Long.reverseBytes(word));
       }
     }
   }

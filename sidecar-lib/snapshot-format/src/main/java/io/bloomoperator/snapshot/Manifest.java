@@ -25,25 +25,28 @@ import java.util.Optional;
  * The manifest ConfigMap's {@code manifest.json}: which chunks make up a snapshot version and how
  * to check them. Readers trust nothing in a chunk until it matches this.
  *
- * <p>Two formats. {@link #FORMAT}: {@code chunks} hold this version's whole payload. {@link
- * #FORMAT_CHAIN}: {@code chunks} hold the payload of an earlier version, the <em>base</em>, and
- * {@link #chain()} lists the deltas that turn it into this version's payload; {@code totalBytes}
- * and {@code sha256} always describe this version's whole payload, so a reader verifies what it
- * ends up serving, however it got there.
+ * <p>Two formats per layout ({@link FilterFormat}). {@link #FORMAT} (Guava layout) and {@link
+ * #FORMAT_SPLIT_BLOCK}: {@code chunks} hold this version's whole payload. {@link #FORMAT_CHAIN} and
+ * {@link #FORMAT_SPLIT_BLOCK_CHAIN}: {@code chunks} hold the payload of an earlier version, the
+ * <em>base</em>, and {@link #chain()} lists the deltas that turn it into this version's payload;
+ * {@code totalBytes} and {@code sha256} always describe this version's whole payload, so a reader
+ * verifies what it ends up serving, however it got there.
  *
- * @param format {@link #FORMAT} or {@link #FORMAT_CHAIN}; a reader refuses formats it does not know
+ * @param format {@link #FORMAT}, {@link #FORMAT_CHAIN}, {@link #FORMAT_SPLIT_BLOCK} or {@link
+ *     #FORMAT_SPLIT_BLOCK_CHAIN}; a reader refuses formats it does not know, so a reader that
+ *     predates a layout never misreads its bits
  * @param version monotonically increasing snapshot version (part of the chunk names)
  * @param filterName name of the BloomFilter resource
  * @param keyType how keys are hashed
- * @param numBits bit count of the filter (a multiple of 64)
- * @param numHashFunctions k
+ * @param numBits bit count of the filter (a multiple of 64; of 256 for split-block)
+ * @param numHashFunctions k (8 for split-block)
  * @param keyCount number of keys put (duplicates included) when the snapshot was built
  * @param expectedFpp expected false-positive probability at {@code keyCount}
  * @param totalBytes size of the concatenated payload
  * @param sha256 lower-case hex SHA-256 of the concatenated payload
  * @param createdAt RFC 3339 timestamp, e.g. {@code 2025-01-31T12:00:00Z}
  * @param chunks the chunk ConfigMaps, in payload order (of the base, for a chain)
- * @param chain the base and deltas, only (and always) in format {@link #FORMAT_CHAIN}
+ * @param chain the base and deltas, only (and always) in the chain formats
  * @param store the name of the object store holding the chunks, or null when they are ConfigMaps
  *     next to the manifest. Only a name: a reader resolves it to an endpoint and bucket from its
  *     own configuration, never from the manifest, and finds each chunk under {@link
@@ -86,6 +89,15 @@ public record Manifest(
 
   /** A base snapshot plus a chain of deltas (see {@link SnapshotDelta}). */
   public static final String FORMAT_CHAIN = "guava-bloomfilter-chain-v1";
+
+  /**
+   * A whole snapshot in the split-block layout: the payload is Parquet's split-block bitset ({@link
+   * SplitBlockBits}), chunked. Readers that predate it refuse it as an unknown format.
+   */
+  public static final String FORMAT_SPLIT_BLOCK = "parquet-splitblock-v1";
+
+  /** A split-block base snapshot plus a chain of deltas. */
+  public static final String FORMAT_SPLIT_BLOCK_CHAIN = "parquet-splitblock-chain-v1";
 
   // Strict about what is there, lenient about what is not ours: newer writers may add fields, but a
   // missing or null field, or a fraction where an integer belongs, is a broken manifest.
@@ -252,14 +264,14 @@ public record Manifest(
               chunk.sha256()));
     }
     return new Manifest(
-        FORMAT,
+        bits.format().manifestFormat(),
         version,
         filterName,
         bits.keyType(),
         bits.numBits(),
         bits.numHashFunctions(),
         keyCount,
-        BloomFilterSizing.expectedFpp(bits.numBits(), bits.numHashFunctions(), keyCount),
+        expectedFpp(bits, keyCount),
         encoded.totalBytes(),
         encoded.sha256(),
         DateTimeFormatter.ISO_INSTANT.format(createdAt.truncatedTo(ChronoUnit.MILLIS)),
@@ -297,19 +309,37 @@ public record Manifest(
     List<Delta> deltas = new ArrayList<>(previous.deltas());
     deltas.add(new Delta(version, delta.totalBytes(), delta.changedBits(), payloadSha256, refs));
     return new Manifest(
-        FORMAT_CHAIN,
+        bits.format().chainManifestFormat(),
         version,
         previous.filterName(),
         bits.keyType(),
         bits.numBits(),
         bits.numHashFunctions(),
         keyCount,
-        BloomFilterSizing.expectedFpp(bits.numBits(), bits.numHashFunctions(), keyCount),
-        SnapshotEncoder.HEADER_BYTES + bits.numBits() / Byte.SIZE,
+        expectedFpp(bits, keyCount),
+        bits.format().payloadBytes(bits.numBits()),
         payloadSha256,
         DateTimeFormatter.ISO_INSTANT.format(createdAt.truncatedTo(ChronoUnit.MILLIS)),
         previous.chunks(),
         new Chain(previous.baseVersion(), previous.baseSha256(), deltas));
+  }
+
+  /** The false-positive rate the layout of {@code bits} is expected to have at keyCount keys. */
+  private static double expectedFpp(BloomFilterBits bits, long keyCount) {
+    if (bits.format() == FilterFormat.SPLIT_BLOCK) {
+      long blocks = bits.numBits() / (SplitBlockSizing.BYTES_PER_BLOCK * Byte.SIZE);
+      return Math.min(1.0, SplitBlockSizing.fppAt((double) keyCount / blocks));
+    }
+    return BloomFilterSizing.expectedFpp(bits.numBits(), bits.numHashFunctions(), keyCount);
+  }
+
+  /**
+   * The layout of the bits, from the format id ({@link FilterFormat#GUAVA} for an id this reader
+   * does not know; {@link #validate()} refuses those).
+   */
+  public FilterFormat filterFormat() {
+    FilterFormat layout = FilterFormat.ofManifestFormat(format);
+    return layout == null ? FilterFormat.GUAVA : layout;
   }
 
   /**
@@ -353,11 +383,12 @@ public record Manifest(
   }
 
   /**
-   * Whether {@code bits} has this manifest's key type and geometry (numBits, k): the condition for
-   * a delta between the two.
+   * Whether {@code bits} has this manifest's key type, layout and geometry (numBits, k): the
+   * condition for a delta between the two.
    */
   public boolean describes(BloomFilterBits bits) {
     return keyType == bits.keyType()
+        && filterFormat() == bits.format()
         && numBits == bits.numBits()
         && numHashFunctions == bits.numHashFunctions();
   }
@@ -390,7 +421,7 @@ public record Manifest(
     return store != null;
   }
 
-  /** Whether this is a {@link #FORMAT_CHAIN} manifest (a base plus deltas). */
+  /** Whether this is a chain manifest (a base plus deltas). */
   public boolean chained() {
     return chain != null;
   }
@@ -550,21 +581,28 @@ public record Manifest(
   }
 
   /**
-   * Checks every field and their consistency (payload size = 6 + numBits / 8 = sum of chunk sizes).
+   * Checks every field and their consistency (payload size = the layout's header + numBits / 8 =
+   * sum of chunk sizes).
    *
    * @throws SnapshotVerificationException naming the first field that is wrong
    */
   public void validate() throws SnapshotVerificationException {
-    if (!FORMAT.equals(format) && !FORMAT_CHAIN.equals(format)) {
+    FilterFormat layout = FilterFormat.ofManifestFormat(format);
+    if (layout == null) {
       fail(
           "format is '"
               + format
               + "', this reader only understands '"
               + FORMAT
-              + "' and '"
+              + "', '"
               + FORMAT_CHAIN
+              + "', '"
+              + FORMAT_SPLIT_BLOCK
+              + "' and '"
+              + FORMAT_SPLIT_BLOCK_CHAIN
               + "'");
     }
+    boolean chainFormat = FilterFormat.isChainFormat(format);
     if (version < 0) {
       fail("version must be >= 0, got " + version);
     }
@@ -584,13 +622,26 @@ public record Manifest(
     if (numHashFunctions < 1 || numHashFunctions > BloomFilterSizing.MAX_HASH_FUNCTIONS) {
       fail("numHashFunctions must be in 1..255, got " + numHashFunctions);
     }
+    long blockBits = SplitBlockSizing.BYTES_PER_BLOCK * Byte.SIZE;
+    if (layout == FilterFormat.SPLIT_BLOCK
+        && (numHashFunctions != FilterFormat.SPLIT_BLOCK_BITS_PER_KEY
+            || numBits % blockBits != 0
+            || numBits / blockBits > SplitBlockSizing.MAX_BLOCKS)) {
+      fail(
+          "a split-block filter has numHashFunctions 8 and whole 256-bit blocks (at most "
+              + SplitBlockSizing.MAX_BLOCKS
+              + "), got "
+              + numHashFunctions
+              + " and numBits "
+              + numBits);
+    }
     if (keyCount < 0) {
       fail("keyCount must be >= 0, got " + keyCount);
     }
     if (!(expectedFpp >= 0.0 && expectedFpp <= 1.0)) {
       fail("expectedFpp must be in [0, 1], got " + expectedFpp);
     }
-    long expectedTotal = SnapshotEncoder.HEADER_BYTES + numBits / Byte.SIZE;
+    long expectedTotal = layout.payloadBytes(numBits);
     if (totalBytes != expectedTotal) {
       fail("totalBytes is " + totalBytes + " but numBits " + numBits + " needs " + expectedTotal);
     }
@@ -612,17 +663,17 @@ public record Manifest(
     if (store != null && !StoreObjectKeys.isStoreName(store)) {
       fail("store must be a DNS label (at most 63 characters of a-z, 0-9 and '-')");
     }
-    if (FORMAT.equals(format) && chain != null) {
-      fail("format '" + FORMAT + "' has no chain");
+    if (!chainFormat && chain != null) {
+      fail("format '" + format + "' has no chain");
     }
-    if (FORMAT_CHAIN.equals(format)) {
+    if (chainFormat) {
       validateChain();
     }
   }
 
   private void validateChain() throws SnapshotVerificationException {
     if (chain == null) {
-      fail("format '" + FORMAT_CHAIN + "' needs a chain");
+      fail("format '" + format + "' needs a chain");
     }
     if (chain.baseVersion() < 0 || chain.baseVersion() >= version) {
       fail("chain.baseVersion must be in 0.." + (version - 1) + ", got " + chain.baseVersion());

@@ -2,6 +2,7 @@ package io.bloomoperator.snapshot;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.security.MessageDigest;
 import java.util.Iterator;
 import java.util.List;
@@ -140,7 +141,8 @@ public final class SnapshotDecoder {
       SnapshotDelta.apply(words, manifest.numHashFunctions(), delta, source);
     }
     BloomFilterBits result =
-        BloomFilterBits.wrap(manifest.keyType(), manifest.numHashFunctions(), words);
+        BloomFilterBits.wrap(
+            manifest.keyType(), manifest.filterFormat(), manifest.numHashFunctions(), words);
     String actual = SnapshotEncoder.sha256(result);
     if (!actual.equalsIgnoreCase(expectedSha256)) {
       throw new SnapshotVerificationException(
@@ -165,12 +167,7 @@ public final class SnapshotDecoder {
   public static BloomFilterBits decodeWhole(Manifest manifest, java.io.InputStream in)
       throws SnapshotVerificationException, IOException {
     manifest.validate();
-    PayloadParser parser =
-        new PayloadParser(
-            manifest.keyType(),
-            SnapshotEncoder.STRATEGY_MURMUR128_MITZ_64,
-            manifest.numHashFunctions(),
-            manifest.numLongs());
+    PayloadParser parser = PayloadParser.of(manifest);
     MessageDigest digest = Sha256.newDigest();
     byte[] buffer = new byte[1 << 20];
     long read = 0;
@@ -246,7 +243,38 @@ public final class SnapshotDecoder {
               + payload.length
               + " bytes");
     }
-    PayloadParser parser = new PayloadParser(keyType, strategy, k, numLongs);
+    PayloadParser parser = new PayloadParser(keyType, FilterFormat.GUAVA, strategy, k, numLongs);
+    parser.accept(payload, 0, payload.length);
+    return parser.finish();
+  }
+
+  /**
+   * Parses a whole payload of either layout without any manifest or digest checks: {@link
+   * #decodePayload(byte[], KeyType)} for {@link FilterFormat#GUAVA}; for {@link
+   * FilterFormat#SPLIT_BLOCK} the payload is Parquet's bitset, whole 32-byte blocks.
+   *
+   * @throws SnapshotVerificationException if the payload is not well-formed for the layout
+   */
+  public static BloomFilterBits decodePayload(byte[] payload, KeyType keyType, FilterFormat format)
+      throws SnapshotVerificationException {
+    if (format == FilterFormat.GUAVA) {
+      return decodePayload(payload, keyType);
+    }
+    if (payload.length == 0
+        || payload.length % SplitBlockSizing.BYTES_PER_BLOCK != 0
+        || payload.length / SplitBlockSizing.BYTES_PER_BLOCK > SplitBlockSizing.MAX_BLOCKS) {
+      throw new SnapshotVerificationException(
+          "a split-block payload is whole 32-byte blocks, this one is "
+              + payload.length
+              + " bytes");
+    }
+    PayloadParser parser =
+        new PayloadParser(
+            keyType,
+            FilterFormat.SPLIT_BLOCK,
+            0,
+            FilterFormat.SPLIT_BLOCK_BITS_PER_KEY,
+            payload.length / Long.BYTES);
     parser.accept(payload, 0, payload.length);
     return parser.finish();
   }
@@ -269,12 +297,7 @@ public final class SnapshotDecoder {
 
     Verifier(Manifest manifest) {
       this.manifest = manifest;
-      this.parser =
-          new PayloadParser(
-              manifest.keyType(),
-              SnapshotEncoder.STRATEGY_MURMUR128_MITZ_64,
-              manifest.numHashFunctions(),
-              manifest.numLongs());
+      this.parser = PayloadParser.of(manifest);
     }
 
     void accept(int index, byte[] data) throws SnapshotVerificationException {
@@ -322,22 +345,47 @@ public final class SnapshotDecoder {
    */
   private static final class PayloadParser {
     private final KeyType keyType;
+    private final FilterFormat format;
+    private final ByteOrder order;
     private final int expectedStrategy;
     private final int expectedK;
     private final int expectedNumLongs;
 
-    private final byte[] header = new byte[SnapshotEncoder.HEADER_BYTES];
+    private final byte[] header;
     private int headerFilled;
     private long[] words;
     private int wordCount;
-    private long carry; // bytes of a word split across chunks, most significant first
+    private long carry; // bytes of a word split across chunks, in payload order
     private int carryBytes;
 
-    PayloadParser(KeyType keyType, int expectedStrategy, int expectedK, int expectedNumLongs) {
+    PayloadParser(
+        KeyType keyType,
+        FilterFormat format,
+        int expectedStrategy,
+        int expectedK,
+        int expectedNumLongs) {
       this.keyType = keyType;
+      this.format = format;
+      this.order = SnapshotEncoder.wordOrder(format);
       this.expectedStrategy = expectedStrategy;
       this.expectedK = expectedK;
       this.expectedNumLongs = expectedNumLongs;
+      this.header = new byte[format.headerBytes()];
+      if (header.length == 0) {
+        // No header to check: the size comes from a manifest the caller has checked, or from the
+        // length of a payload already in memory.
+        words = new long[expectedNumLongs];
+      }
+    }
+
+    /** The parser for a (validated) manifest's base payload. */
+    static PayloadParser of(Manifest manifest) {
+      return new PayloadParser(
+          manifest.keyType(),
+          manifest.filterFormat(),
+          SnapshotEncoder.STRATEGY_MURMUR128_MITZ_64,
+          manifest.numHashFunctions(),
+          manifest.numLongs());
     }
 
     void accept(byte[] data, int offset, int length) throws SnapshotVerificationException {
@@ -361,7 +409,7 @@ public final class SnapshotDecoder {
           return;
         }
         storeWords(1);
-        words[wordCount++] = carry;
+        words[wordCount++] = order == ByteOrder.BIG_ENDIAN ? carry : Long.reverseBytes(carry);
         carry = 0;
         carryBytes = 0;
       }
@@ -370,7 +418,10 @@ public final class SnapshotDecoder {
         storeWords(count);
         // Bulk big-endian copy (an intrinsic byte-swapping memcpy), not DataInputStream's 8
         // reads/word.
-        ByteBuffer.wrap(data, pos, count * Long.BYTES).asLongBuffer().get(words, wordCount, count);
+        ByteBuffer.wrap(data, pos, count * Long.BYTES)
+            .order(order)
+            .asLongBuffer()
+            .get(words, wordCount, count);
         wordCount += count;
         pos += count * Long.BYTES;
       }
@@ -383,7 +434,11 @@ public final class SnapshotDecoder {
     BloomFilterBits finish() throws SnapshotVerificationException {
       if (headerFilled < header.length) {
         throw new SnapshotVerificationException(
-            "payload ended after " + headerFilled + " bytes, inside the 6-byte header");
+            "payload ended after "
+                + headerFilled
+                + " bytes, inside the "
+                + header.length
+                + "-byte header");
       }
       if (wordCount != expectedNumLongs || carryBytes != 0) {
         throw new SnapshotVerificationException(
@@ -395,7 +450,7 @@ public final class SnapshotDecoder {
                 + expectedNumLongs
                 + " words");
       }
-      return BloomFilterBits.wrap(keyType, expectedK, words);
+      return BloomFilterBits.wrap(keyType, format, expectedK, words);
     }
 
     private void checkHeader() throws SnapshotVerificationException {

@@ -20,9 +20,12 @@ import java.util.List;
  *          (position - previous position - 1)
  * </pre>
  *
- * <p>Bit {@code p} is bit {@code p mod 64} of word {@code p / 64}, as in the payload. Positions are
- * strictly increasing and below numBits; a reader refuses anything else, and bytes after the last
- * varint, before any bit of the result is served.
+ * <p>The same encoding serves both layouts ({@link FilterFormat}); the manifest's format id says
+ * which one the bits belong to, and a delta never crosses layouts. Bit {@code p} is bit {@code p
+ * mod 64} of word {@code p / 64}: in the Guava layout as in the payload, in the split-block layout
+ * bit {@code p mod 32} of Parquet's 32-bit word {@code p / 32}. Positions are strictly increasing
+ * and below numBits; a reader refuses anything else, and bytes after the last varint, before any
+ * bit of the result is served.
  */
 public final class SnapshotDelta {
 
@@ -148,6 +151,7 @@ public final class SnapshotDelta {
 
   private static void requireSameGeometry(BloomFilterBits from, BloomFilterBits to) {
     if (from.keyType() != to.keyType()
+        || from.format() != to.format()
         || from.numLongs() != to.numLongs()
         || from.numHashFunctions() != to.numHashFunctions()) {
       throw new IllegalArgumentException(

@@ -5,11 +5,14 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.security.MessageDigest;
 import java.util.List;
 
 /**
- * Writes a filter in Guava's {@code BloomFilter.writeTo} format, cut into chunks.
+ * Writes a filter's payload, cut into chunks: in Guava's {@code BloomFilter.writeTo} format, or for
+ * a {@link FilterFormat#SPLIT_BLOCK} filter the bit array alone as Parquet stores it (32-bit
+ * little-endian words, no header).
  *
  * <p>Payload layout (big-endian, as {@code DataOutputStream} writes it):
  *
@@ -65,9 +68,9 @@ public final class SnapshotEncoder {
     }
   }
 
-  /** Serialized size of {@code bits}: 6 header bytes plus 8 per word. */
+  /** Serialized size of {@code bits}: the layout's header bytes plus 8 per word. */
   public static long payloadSize(BloomFilterBits bits) {
-    return HEADER_BYTES + (long) bits.numLongs() * Long.BYTES;
+    return bits.format().headerBytes() + (long) bits.numLongs() * Long.BYTES;
   }
 
   /** How many chunks {@link #encode} will produce for this chunk size. */
@@ -86,10 +89,12 @@ public final class SnapshotEncoder {
       throws IOException {
     requirePositive(chunkSize);
     ChunkWriter out = new ChunkWriter(chunkSize, consumer);
-    out.putByte(STRATEGY_MURMUR128_MITZ_64);
-    out.putByte(bits.numHashFunctions());
-    out.putInt(bits.numLongs());
-    out.putWords(bits.words());
+    if (bits.format() == FilterFormat.GUAVA) {
+      out.putByte(STRATEGY_MURMUR128_MITZ_64);
+      out.putByte(bits.numHashFunctions());
+      out.putInt(bits.numLongs());
+    }
+    out.putWords(bits.words(), wordOrder(bits.format()));
     out.flush();
     return new Result(out.totalBytes(), out.totalSha256(), out.chunks().size(), out.chunks());
   }
@@ -101,8 +106,11 @@ public final class SnapshotEncoder {
   public static String sha256(BloomFilterBits bits) {
     MessageDigest digest = Sha256.newDigest();
     ByteBuffer buffer = ByteBuffer.allocate(64 * 1024);
-    buffer.put((byte) STRATEGY_MURMUR128_MITZ_64).put((byte) bits.numHashFunctions());
-    buffer.putInt(bits.numLongs());
+    if (bits.format() == FilterFormat.GUAVA) {
+      buffer.put((byte) STRATEGY_MURMUR128_MITZ_64).put((byte) bits.numHashFunctions());
+      buffer.putInt(bits.numLongs());
+    }
+    buffer.order(wordOrder(bits.format()));
     long[] words = bits.words();
     int next = 0;
     while (next < words.length) {
@@ -119,7 +127,15 @@ public final class SnapshotEncoder {
     return Sha256.hex(digest);
   }
 
-  /** Writes the whole payload to {@code stream}, exactly as Guava's {@code writeTo} would. */
+  /** How a layout's payload stores its words. */
+  static ByteOrder wordOrder(FilterFormat format) {
+    return format == FilterFormat.GUAVA ? ByteOrder.BIG_ENDIAN : ByteOrder.LITTLE_ENDIAN;
+  }
+
+  /**
+   * Writes the whole payload to {@code stream}: exactly as Guava's {@code writeTo} would, or
+   * Parquet's bitset for a split-block filter.
+   */
   public static Result writeTo(BloomFilterBits bits, OutputStream stream) throws IOException {
     return encode(bits, 64 * 1024, (index, data, length, sha) -> stream.write(data, 0, length));
   }

@@ -54,6 +54,34 @@ public final class SplitBlockBits {
     this.numBlocks = words.length / 4;
   }
 
+  /** A read-only view of {@code words} (four per block), which the caller no longer changes. */
+  static SplitBlockBits view(KeyType keyType, long[] words) {
+    return new SplitBlockBits(keyType, words);
+  }
+
+  /**
+   * Sets the bits of a key's hash in {@code words} (four per block, {@code numBlocks} blocks).
+   *
+   * @return whether any bit changed
+   */
+  static boolean put(long[] words, long numBlocks, long hash) {
+    int base = blockBase(hash, numBlocks);
+    int key = (int) hash;
+    long m0 = pair(key, S0, S1);
+    long m1 = pair(key, S2, S3);
+    long m2 = pair(key, S4, S5);
+    long m3 = pair(key, S6, S7);
+    long w0 = words[base];
+    long w1 = words[base + 1];
+    long w2 = words[base + 2];
+    long w3 = words[base + 3];
+    words[base] = w0 | m0;
+    words[base + 1] = w1 | m1;
+    words[base + 2] = w2 | m2;
+    words[base + 3] = w3 | m3;
+    return ((w0 & m0) ^ m0 | (w1 & m1) ^ m1 | (w2 & m2) ^ m2 | (w3 & m3) ^ m3) != 0;
+  }
+
   /** A builder for an empty filter of {@code sizing.numBlocks()} blocks. */
   public static Builder builder(KeyType keyType, SplitBlockSizing sizing) {
     return builder(keyType, sizing.numBlocks());
@@ -276,12 +304,7 @@ public final class SplitBlockBits {
       if (words == null) {
         throw new IllegalStateException("already built");
       }
-      int base = blockBase(hash, numBlocks);
-      int key = (int) hash;
-      words[base] |= pair(key, S0, S1);
-      words[base + 1] |= pair(key, S2, S3);
-      words[base + 2] |= pair(key, S4, S5);
-      words[base + 3] |= pair(key, S6, S7);
+      put(words, numBlocks, hash);
     }
 
     /**

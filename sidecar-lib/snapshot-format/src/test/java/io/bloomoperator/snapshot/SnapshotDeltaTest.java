@@ -23,14 +23,15 @@ import org.junit.jupiter.api.Test;
  */
 class SnapshotDeltaTest {
 
-  private static final String FILTER = "ids";
-  // Small chunks, so varints and the 14-byte header straddle chunk boundaries.
-  private static final int CHUNK = 997;
+  private static final String FILTER = InMemoryChunks.FILTER;
+  private static final int CHUNK = InMemoryChunks.CHUNK;
 
   /** ConfigMaps in memory: chunk name to bytes. */
-  private final Map<String, byte[]> store = new HashMap<>();
+  private final InMemoryChunks chunks = new InMemoryChunks();
 
-  private final SnapshotDecoder.ChunkSource source = (index, ref) -> store.get(ref.name());
+  private final Map<String, byte[]> store = chunks.store;
+
+  private final SnapshotDecoder.ChunkSource source = chunks.source;
 
   @Test
   void stringChainWithAdditionsAndRemovalsEqualsFullBuildsAndGuava() throws Exception {
@@ -41,7 +42,7 @@ class SnapshotDeltaTest {
     }
     BloomFilterSizing sizing = BloomFilterSizing.forKeys(30_000, 0.01);
     BloomFilterBits v1 = strings(sizing, keys);
-    Manifest manifest = publishFull(v1, keys.size(), 1);
+    Manifest manifest = chunks.publishFull(v1, keys.size(), 1);
     BloomFilterBits held = v1;
     Manifest heldManifest = manifest;
     List<Manifest> manifests = new ArrayList<>(List.of(manifest));
@@ -52,7 +53,7 @@ class SnapshotDeltaTest {
         keys.add("new-" + random.nextLong());
       }
       BloomFilterBits full = strings(sizing, keys);
-      manifest = publishDelta(manifest, full, keys.size(), version);
+      manifest = chunks.publishDelta(manifest, full, keys.size(), version);
       manifests.add(manifest);
 
       // Cold: base + every delta.
@@ -100,8 +101,8 @@ class SnapshotDeltaTest {
     }
     BloomFilterBits from = a.build();
     BloomFilterBits to = b.build();
-    Manifest base = publishFull(from, 8_000, 7);
-    Manifest chained = publishDelta(base, to, 8_000, 9);
+    Manifest base = chunks.publishFull(from, 8_000, 7);
+    Manifest chained = chunks.publishDelta(base, to, 8_000, 9);
 
     Manifest parsed = Manifest.fromJson(chained.toJson());
     assertThat(parsed).isEqualTo(chained);
@@ -278,10 +279,10 @@ class SnapshotDeltaTest {
       keys.add("k" + i);
     }
     BloomFilterBits full = strings(sizing, keys);
-    Manifest chain = publishFull(empty, 0, 1);
-    chain = publishDelta(chain, full, 2_000, 2);
-    chain = publishDelta(chain, empty, 0, 3);
-    chain = publishDelta(chain, full, 2_000, 4);
+    Manifest chain = chunks.publishFull(empty, 0, 1);
+    chain = chunks.publishDelta(chain, full, 2_000, 2);
+    chain = chunks.publishDelta(chain, empty, 0, 3);
+    chain = chunks.publishDelta(chain, full, 2_000, 4);
     assertThat(chain.deltaBytes()).isGreaterThan(chain.totalBytes());
     Manifest refused = chain;
     assertThatThrownBy(
@@ -339,8 +340,8 @@ class SnapshotDeltaTest {
       keys.add("n" + i);
     }
     BloomFilterBits to = strings(sizing, keys);
-    Manifest base = publishFull(from, 4_000, 1);
-    Manifest chained = publishDelta(base, to, 4_000, 2);
+    Manifest base = chunks.publishFull(from, 4_000, 1);
+    Manifest chained = chunks.publishDelta(base, to, 4_000, 2);
     assertThat(chained.deltas().get(0).chunks()).hasSizeGreaterThan(1);
     return new Fixture(sizing, from, to, base, chained);
   }
@@ -349,36 +350,5 @@ class SnapshotDeltaTest {
     BloomFilterBits.Builder builder = BloomFilterBits.builder(KeyType.STRING, sizing);
     keys.forEach(builder::putString);
     return builder.build();
-  }
-
-  private Manifest publishFull(BloomFilterBits bits, long keyCount, long version)
-      throws IOException {
-    SnapshotEncoder.Result encoded =
-        SnapshotEncoder.encode(
-            bits,
-            CHUNK,
-            (index, data, length, sha) ->
-                store.put(
-                    SnapshotNames.chunkName(FILTER, version, index), Arrays.copyOf(data, length)));
-    return Manifest.of(FILTER, version, bits, keyCount, encoded, Instant.now());
-  }
-
-  private Manifest publishDelta(
-      Manifest previous, BloomFilterBits bits, long keyCount, long version) throws Exception {
-    BloomFilterBits previousBits = SnapshotDecoder.decode(previous, source);
-    SnapshotDelta.Result delta =
-        SnapshotDelta.encode(
-            previousBits,
-            bits,
-            CHUNK,
-            (index, data, length, sha) ->
-                store.put(
-                    SnapshotNames.deltaChunkName(FILTER, version, index),
-                    Arrays.copyOf(data, length)));
-    Manifest manifest =
-        Manifest.withDelta(
-            previous, version, bits, keyCount, SnapshotEncoder.sha256(bits), delta, Instant.now());
-    manifest.validate();
-    return manifest;
   }
 }
