@@ -332,6 +332,11 @@ class KubectlPluginTest {
         SnapshotFixtures.awaitStatus(
             client, ns.name(), "ids", f -> Long.valueOf(3).equals(f.getStatus().getVersion()));
     assertThat(pinned.getStatus().getKeys()).isEqualTo(5L);
+    SnapshotFixtures.awaitStatus(
+        client, ns.name(), "ids", f -> Long.valueOf(1).equals(f.getStatus().getPinnedVersion()));
+    assertThat(kubectl(tmp, cluster, "bloom", "status", "ids", "-n", ns.name()).output())
+        .contains("Pinned:         serving the payload of version 1")
+        .containsPattern("Retained:       2 \\(2 keys\\), 1 \\(5 keys\\)");
     Result notRetained =
         kubectl(tmp, cluster, "bloom", "rollback", "ids", "-n", ns.name(), "--to", "99");
     assertThat(notRetained.exit()).isEqualTo(1);
