@@ -14,8 +14,8 @@ import io.bloomoperator.testing.RealKubernetes;
 import io.bloomoperator.testing.TestNamespace;
 import io.bloomoperator.testing.operator.InProcessOperator;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import java.util.List;
 import java.util.Map;
-import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -45,7 +45,10 @@ class RetainedVersionsBudgetTest {
                   "BLOOM_MAX_NAMESPACE_BYTES",
                   Long.toString(NAMESPACE_BUDGET),
                   "BLOOM_MIN_PUBLISH_INTERVAL",
-                  "1s")));
+                  "1s",
+                  // Every version a whole snapshot of the same size: the figures stay simple.
+                  "BLOOM_DELTA_MAX_CHAIN",
+                  "0")));
 
   @Test
   void retainedVersionsAreRefusedOnceTheyWouldTakeTheNamespaceOverItsBudget(
@@ -77,9 +80,8 @@ class RetainedVersionsBudgetTest {
   }
 
   /**
-   * Publishes versions 2.. {@link #VERSIONS}, each a whole snapshot (a lower false-positive rate,
-   * which the published size cannot hold: another geometry, no delta), until one is refused; the
-   * last status.
+   * Publishes versions 2.. {@link #VERSIONS}, each a whole snapshot of another 1,000 keys, until
+   * one is refused; the last status.
    */
   private static BloomFilter publishWholeVersions(KubernetesClient client, String namespace) {
     BloomFilter filter =
@@ -90,7 +92,7 @@ class RetainedVersionsBudgetTest {
           client,
           namespace,
           "ids",
-          Map.of("spec", Map.of("falsePositiveRate", 0.01 - (v - 1) * 0.0015)));
+          Map.of("spec", Map.of("source", Map.of("inline", keys("v" + v)))));
       filter =
           awaitStatus(
               client,
@@ -120,8 +122,10 @@ class RetainedVersionsBudgetTest {
             inline: [%s]
           snapshot: {keepVersions: %d}
         """
-            .formatted(
-                IntStream.range(0, 1000).mapToObj(i -> "k" + i).collect(Collectors.joining(",")),
-                keepVersions));
+            .formatted(String.join(",", keys("v1")), keepVersions));
+  }
+
+  private static List<String> keys(String prefix) {
+    return IntStream.range(0, 1000).mapToObj(i -> prefix + "-" + i).toList();
   }
 }
