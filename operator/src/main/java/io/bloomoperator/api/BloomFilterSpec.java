@@ -87,6 +87,10 @@ public class BloomFilterSpec {
   @JsonPropertyDescription("Snapshot tuning: chunk size and how long superseded versions are kept.")
   private SnapshotSpec snapshot;
 
+  @JsonPropertyDescription(
+      "Rollout controls: pause, pin a retained version, hold a build whose key count dropped.")
+  private RolloutSpec rollout;
+
   @Min(0)
   @JsonPropertyDescription(
       "How many malformed keys (lines that are not keys of keyType) a build "
@@ -156,5 +160,13 @@ public class BloomFilterSpec {
 
   public void setSnapshot(SnapshotSpec snapshot) {
     this.snapshot = snapshot;
+  }
+
+  public RolloutSpec getRollout() {
+    return rollout;
+  }
+
+  public void setRollout(RolloutSpec rollout) {
+    this.rollout = rollout;
   }
 }

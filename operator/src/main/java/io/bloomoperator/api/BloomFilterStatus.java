@@ -111,6 +111,56 @@ public class BloomFilterStatus {
           + " which the operator stopped is backed off after a restart (reason BuildCrashed).")
   private BuildAttempt buildAttempt;
 
+  @JsonPropertyDescription(
+      "The newest build that was not published (paused, pinned, or its key count dropped too"
+          + " far); absent when the published version is the newest build.")
+  private HeldBuild held;
+
+  @JsonPropertyDescription(
+      "Superseded versions whose chunks are kept (spec.snapshot.keepVersions), newest first:"
+          + " spec.rollout.pinVersion can name them.")
+  private List<RetainedVersion> retainedVersions;
+
+  @JsonPropertyDescription(
+      "The retained version whose payload the published version serves, while spec.rollout"
+          + ".pinVersion is set.")
+  private Long pinnedVersion;
+
+  @JsonPropertyDescription("The bloomoperator.io/approve annotation value last acted on.")
+  private String approved;
+
+  public HeldBuild getHeld() {
+    return held;
+  }
+
+  public void setHeld(HeldBuild held) {
+    this.held = held;
+  }
+
+  public List<RetainedVersion> getRetainedVersions() {
+    return retainedVersions;
+  }
+
+  public void setRetainedVersions(List<RetainedVersion> retainedVersions) {
+    this.retainedVersions = retainedVersions;
+  }
+
+  public Long getPinnedVersion() {
+    return pinnedVersion;
+  }
+
+  public void setPinnedVersion(Long pinnedVersion) {
+    this.pinnedVersion = pinnedVersion;
+  }
+
+  public String getApproved() {
+    return approved;
+  }
+
+  public void setApproved(String approved) {
+    this.approved = approved;
+  }
+
   public Long getObservedGeneration() {
     return observedGeneration;
   }

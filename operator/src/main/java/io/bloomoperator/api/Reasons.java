@@ -83,6 +83,30 @@ public final class Reasons {
    */
   public static final String BUILD_CRASHED = "BuildCrashed";
 
+  /**
+   * Ready=True: spec.rollout.paused holds new builds; readers keep the published version, the
+   * newest build is in {@code status.held}.
+   */
+  public static final String ROLLOUT_PAUSED = "RolloutPaused";
+
+  /**
+   * Ready=True: spec.rollout.pinVersion serves a retained version; new builds are held in {@code
+   * status.held}.
+   */
+  public static final String ROLLOUT_PINNED = "RolloutPinned";
+
+  /**
+   * A new build's key count is more than spec.rollout.maxKeyCountDropPercent below the published
+   * version's: held for approval, readers keep the published version.
+   */
+  public static final String KEY_COUNT_DROPPED = "KeyCountDropped";
+
+  /**
+   * spec.rollout.pinVersion names a version whose chunks are not retained (or whose retained
+   * manifest does not match the operator's record); the published version keeps serving.
+   */
+  public static final String VERSION_NOT_RETAINED = "VersionNotRetained";
+
   /** An unexpected error; the status names only its kind, the operator log has the rest. */
   public static final String RECONCILE_ERROR = "ReconcileError";
 

@@ -19,6 +19,9 @@ public class SnapshotSpec {
   /** Longer grace periods would only keep superseded chunks in etcd. */
   public static final java.time.Duration MAX_RETAIN = java.time.Duration.ofHours(1);
 
+  /** Each retained version holds chunks in etcd: a handful is enough to undo a bad refresh. */
+  public static final int MAX_KEEP_VERSIONS = 10;
+
   @Min(1024)
   @Max(MAX_CHUNK_BYTES)
   @JsonPropertyDescription("Bytes per chunk ConfigMap, 1024..1000000 (default 1000000).")
@@ -31,6 +34,22 @@ public class SnapshotSpec {
       "How long the chunks of a superseded version are kept so that readers "
           + "still fetching them can finish (default 2m, at most 1h).")
   private String retainPreviousFor;
+
+  @Min(0)
+  @Max(MAX_KEEP_VERSIONS)
+  @JsonPropertyDescription(
+      "How many superseded versions keep their chunks so that spec.rollout.pinVersion can serve"
+          + " them again without a rebuild (0..10, default 0). Counted against the namespace's"
+          + " snapshot budget.")
+  private Integer keepVersions;
+
+  public Integer getKeepVersions() {
+    return keepVersions;
+  }
+
+  public void setKeepVersions(Integer keepVersions) {
+    this.keepVersions = keepVersions;
+  }
 
   public Integer getChunkSizeBytes() {
     return chunkSizeBytes;

@@ -36,6 +36,8 @@ import picocli.CommandLine.Spec;
       "On a cluster with the operator:",
       "  java -jar bloom-operator.jar status product-ids -n shop",
       "  java -jar bloom-operator.jar rebuild product-ids -n shop",
+      "  java -jar bloom-operator.jar rollback product-ids -n shop --to 41",
+      "  java -jar bloom-operator.jar approve product-ids -n shop",
       "",
     },
     subcommands = {
@@ -46,6 +48,8 @@ import picocli.CommandLine.Spec;
       KeygenCommand.class,
       StatusCommand.class,
       RebuildCommand.class,
+      RollbackCommand.class,
+      ApproveCommand.class,
       CommandLine.HelpCommand.class
     },
     footer = {"", "Exit codes: 0 ok, 1 source or verification error, 2 usage error."})
@@ -58,7 +62,17 @@ public final class BloomCli implements Runnable {
   /** First arguments that select the CLI instead of the operator. */
   public static final Set<String> COMMANDS =
       Set.of(
-          "build", "inspect", "query", "export", "keygen", "status", "rebuild", "help", "-h",
+          "build",
+          "inspect",
+          "query",
+          "export",
+          "keygen",
+          "status",
+          "rebuild",
+          "rollback",
+          "approve",
+          "help",
+          "-h",
           "--help");
 
   /** System property naming the command in usage texts (set by the kubectl plugin launcher). */

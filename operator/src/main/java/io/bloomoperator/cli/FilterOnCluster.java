@@ -6,8 +6,12 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.Resource;
+import io.fabric8.kubernetes.client.dsl.base.PatchContext;
+import io.fabric8.kubernetes.client.dsl.base.PatchType;
+import io.fabric8.kubernetes.client.utils.Serialization;
 import java.net.HttpURLConnection;
 import java.nio.file.Path;
+import java.util.Map;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
@@ -75,6 +79,15 @@ final class FilterOnCluster {
               + e.getMessage(),
           e);
     }
+  }
+
+  /**
+   * Sends one JSON merge patch of the BloomFilter: no read-modify-write, so it needs only patch and
+   * cannot undo a concurrent edit of other fields; a null value removes its field.
+   */
+  void mergePatch(String doing, Map<String, Object> patch) throws CliException {
+    String json = Serialization.asJson(patch);
+    send(doing, filter -> filter.patch(PatchContext.of(PatchType.JSON_MERGE), json));
   }
 
   /** {@code namespace/name}, once {@link #send} has resolved the namespace. */

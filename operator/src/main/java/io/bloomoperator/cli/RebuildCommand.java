@@ -1,9 +1,6 @@
 package io.bloomoperator.cli;
 
 import io.bloomoperator.reconcile.RebuildRequest;
-import io.fabric8.kubernetes.client.dsl.base.PatchContext;
-import io.fabric8.kubernetes.client.dsl.base.PatchType;
-import io.fabric8.kubernetes.client.utils.Serialization;
 import java.io.PrintWriter;
 import java.time.Instant;
 import java.util.Map;
@@ -49,14 +46,10 @@ final class RebuildCommand implements Callable<Integer> {
   @Override
   public Integer call() throws CliException {
     String value = Instant.now().toString();
-    // A merge patch of the one annotation: no read-modify-write, so it needs only patch and
-    // cannot undo a concurrent spec edit. A missing BloomFilter answers 404.
-    String patch =
-        Serialization.asJson(
-            Map.of("metadata", Map.of("annotations", Map.of(RebuildRequest.ANNOTATION, value))));
-    target.send(
+    // A missing BloomFilter answers 404.
+    target.mergePatch(
         "requesting a rebuild of",
-        filter -> filter.patch(PatchContext.of(PatchType.JSON_MERGE), patch));
+        Map.of("metadata", Map.of("annotations", Map.of(RebuildRequest.ANNOTATION, value))));
     PrintWriter out = spec.commandLine().getOut();
     out.println(
         "rebuild requested: "

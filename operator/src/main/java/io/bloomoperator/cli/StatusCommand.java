@@ -15,6 +15,7 @@ import java.time.Instant;
 import java.time.format.DateTimeParseException;
 import java.util.Locale;
 import java.util.concurrent.Callable;
+import java.util.stream.Collectors;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -166,7 +167,34 @@ final class StatusCommand implements Callable<Integer> {
               ? "requested (" + requested + "), not acted on yet"
               : "last request (" + requested + ") acted on");
     }
+    rollout(out, status);
     out.flush();
+  }
+
+  /** What the rollout controls hold, pin and retain (spec.rollout, spec.snapshot.keepVersions). */
+  private static void rollout(PrintWriter out, BloomFilterStatus status) {
+    if (status.getHeld() != null) {
+      line(
+          out,
+          "Held:",
+          status.getHeld().getKeys()
+              + " keys built "
+              + orNone(status.getHeld().getBuiltAt())
+              + " ("
+              + status.getHeld().getReason()
+              + ")");
+    }
+    if (status.getPinnedVersion() != null) {
+      line(out, "Pinned:", "serving the payload of version " + status.getPinnedVersion());
+    }
+    if (status.getRetainedVersions() != null && !status.getRetainedVersions().isEmpty()) {
+      line(
+          out,
+          "Retained:",
+          status.getRetainedVersions().stream()
+              .map(r -> r.getVersion() + " (" + r.getKeys() + " keys)")
+              .collect(Collectors.joining(", ")));
+    }
   }
 
   /**

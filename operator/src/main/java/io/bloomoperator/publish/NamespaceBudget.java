@@ -92,7 +92,8 @@ public final class NamespaceBudget {
             && annotations.containsKey(SnapshotConfigMaps.ANNOTATION_PREVIOUS_VERSIONS);
     // Versions replaced within their grace period are still stored; the manifest names only their
     // numbers, so they count at the size of the chain that replaced them.
-    return stored(parsed) * (retaining ? 2 : 1);
+    return stored(parsed) * (retaining ? 2 : 1)
+        + RetainedVersions.of(manifest).storedBytesBeyond(parsed);
   }
 
   /**

@@ -74,8 +74,16 @@ public record PublishPlan(
    * @param namespace the namespace, for the refusal's message
    * @param maxBytes what every filter of the namespace may hold together
    * @param othersBytes what the other filters hold; asked only when a new version is written
+   * @param retainedBytes what this filter's retained versions (spec.snapshot.keepVersions) hold
+   *     beyond its published chain
    */
-  public record Budget(String namespace, long maxBytes, LongSupplier othersBytes) {
+  public record Budget(
+      String namespace, long maxBytes, LongSupplier othersBytes, long retainedBytes) {
+
+    /** A budget for a filter that retains no superseded version. */
+    public Budget(String namespace, long maxBytes, LongSupplier othersBytes) {
+      this(namespace, maxBytes, othersBytes, 0);
+    }
 
     /** No limit. */
     public static Budget unlimited() {
@@ -203,7 +211,7 @@ public record PublishPlan(
    * a createdAt far ahead would be copied into every following version and make trusted readers
    * refuse them all once it is corrected.
    */
-  private static Instant createdAt(Manifest published, Instant now) {
+  public static Instant createdAt(Manifest published, Instant now) {
     Instant latest = now.plus(OwnManifests.MAX_CLOCK_SKEW);
     if (published == null || !published.created().isAfter(now)) {
       return now;
@@ -245,6 +253,7 @@ public record PublishPlan(
       return;
     }
     long others = budget.othersBytes().getAsLong();
+    size += budget.retainedBytes();
     if (others + size > budget.maxBytes()) {
       throw new PublishException(
           Reasons.NAMESPACE_QUOTA_EXCEEDED,

@@ -1,8 +1,10 @@
 package io.bloomoperator.publish;
 
+import io.bloomoperator.snapshot.ChunkStore.Part;
 import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
@@ -35,6 +37,21 @@ public final class SnapshotJanitor {
   public static Cleaned clean(
       SnapshotStore store, PublishedSnapshot snapshot, Duration retainPrevious, Instant now)
       throws IOException {
+    return clean(store, snapshot, retainPrevious, 0, now);
+  }
+
+  /**
+   * As {@link #clean(SnapshotStore, PublishedSnapshot, Duration, Instant)}, also keeping the chunks
+   * of the first {@code keepVersions} versions the manifest ConfigMap retains ({@link
+   * RetainedVersions}); those beyond (keepVersions was lowered) lose their chunks.
+   */
+  public static Cleaned clean(
+      SnapshotStore store,
+      PublishedSnapshot snapshot,
+      Duration retainPrevious,
+      int keepVersions,
+      Instant now)
+      throws IOException {
     if (snapshot == null || snapshot.manifest() == null) {
       store.chunks().deleteExcept(Set.of());
       return new Cleaned(snapshot, Optional.empty());
@@ -44,7 +61,9 @@ public final class SnapshotJanitor {
     PublishedSnapshot state =
         until.isPresent() && running.isEmpty() ? store.forgetPrevious(snapshot) : snapshot;
     List<Long> retained = running.isPresent() ? snapshot.previousVersions() : List.of();
-    store.chunks().deleteExcept(PublishPlan.keep(snapshot.manifest(), retained));
+    Set<Part> keep = new LinkedHashSet<>(PublishPlan.keep(snapshot.manifest(), retained));
+    keep.addAll(RetainedVersions.of(snapshot.configMap()).first(keepVersions).parts());
+    store.chunks().deleteExcept(keep);
     return new Cleaned(state, running.map(u -> Duration.between(now, u)));
   }
 }

@@ -2,6 +2,7 @@ package io.bloomoperator.publish;
 
 import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.api.Reasons;
+import io.bloomoperator.api.SnapshotSpec;
 import io.bloomoperator.snapshot.BloomFilterBits;
 import io.bloomoperator.snapshot.ChunkStore;
 import io.bloomoperator.snapshot.ChunkStore.Part;
@@ -497,6 +498,8 @@ public final class SnapshotStore {
     ConfigMap desired = SnapshotConfigMaps.manifest(namespace, fresh, signer, annotations);
     desired.getMetadata().setOwnerReferences(List.of(ownerReference(owner)));
     desired.getMetadata().setResourceVersion(current.resourceVersion());
+    // Re-stamping keeps what the published version retains.
+    retain(desired, RetainedVersions.of(current.configMap()));
     try {
       written = new PublishedSnapshot(manifests.write(desired), fresh);
       return true;
@@ -558,12 +561,98 @@ public final class SnapshotStore {
         PublishedSnapshot.annotationsFor(current, manifest, build, Instant.now());
     ConfigMap desired = SnapshotConfigMaps.manifest(namespace, manifest, signer, annotations);
     desired.getMetadata().setOwnerReferences(List.of(ownerReference(owner)));
+    retain(desired, retainedAfter(current));
     if (current != null) {
       // The resourceVersion read is the precondition: a concurrent writer makes this fail with
       // 409 instead of silently replacing a manifest we have not seen.
       desired.getMetadata().setResourceVersion(current.resourceVersion());
     }
     written = new PublishedSnapshot(manifests.write(desired), manifest);
+  }
+
+  /**
+   * Publishes the payload of {@code target}, a retained version (trusted by the caller, see {@link
+   * RetainedVersions#trusted}), as the new version {@code version}: its chain with one empty delta
+   * appended, so every chunk it names is reused and only that delta (a header) is written. Readers
+   * refuse a lower version or an older createdAt, so serving an old payload again takes a new
+   * number; the delta's canonical chunk name carries it, like any delta's. The operator reads the
+   * target's chunks back and verifies them first: a retained chunk that was deleted or edited fails
+   * here, not in the readers.
+   *
+   * @param createdAt the new manifest's createdAt (never before the published one's)
+   * @throws PublishException {@link Reasons#VERSION_NOT_RETAINED} when the target's chunks do not
+   *     read back; otherwise as a publish, with nothing of this attempt left behind
+   */
+  public PublishedSnapshot rollBack(
+      Manifest target,
+      long version,
+      int chunkSize,
+      Instant createdAt,
+      PublishedSnapshot current,
+      BuildRecord build)
+      throws PublishException {
+    written = null;
+    ManifestSigner signer = signingKey == null ? null : signingKey.load(client);
+    BloomFilterBits bits;
+    try {
+      bits = materialize(target);
+    } catch (SnapshotVerificationException | IOException | RuntimeException e) {
+      throw new PublishException(
+          Reasons.VERSION_NOT_RETAINED,
+          "the chunks of retained version "
+              + target.version()
+              + " do not read back ("
+              + e.getClass().getSimpleName()
+              + "); the published version keeps serving",
+          e);
+    }
+    List<ChunkStore.Stored> created = new ArrayList<>();
+    try {
+      Manifest manifest =
+          Manifest.withDelta(
+              target,
+              version,
+              bits,
+              target.keyCount(),
+              target.sha256(),
+              SnapshotDelta.encode(bits, bits, chunkSize, into(Part.delta(version), created)),
+              createdAt);
+      writeManifest(manifest, current, build, signer);
+      return written;
+    } catch (IOException | RuntimeException e) {
+      int left = rollBack(created);
+      throw PublishFailures.of(e, filterName, version, created.size(), left);
+    }
+  }
+
+  /**
+   * What the manifest that replaces {@code current} retains: the versions the operator recorded
+   * (never an entry someone else added), {@code current}'s own in front, as many as
+   * spec.snapshot.keepVersions says.
+   */
+  private RetainedVersions retainedAfter(PublishedSnapshot current) {
+    if (current == null) {
+      return RetainedVersions.NONE;
+    }
+    return RetainedVersions.of(current.configMap())
+        .trusted(owner.getStatus())
+        .after(current.manifest(), keepVersions(owner));
+  }
+
+  /** spec.snapshot.keepVersions, within its bounds (0: none). */
+  public static int keepVersions(BloomFilter filter) {
+    var snapshot = filter.getSpec() == null ? null : filter.getSpec().getSnapshot();
+    Integer keep = snapshot == null ? null : snapshot.getKeepVersions();
+    return keep == null ? 0 : Math.max(0, Math.min(keep, SnapshotSpec.MAX_KEEP_VERSIONS));
+  }
+
+  private static void retain(ConfigMap desired, RetainedVersions retained) {
+    if (retained.manifests().isEmpty()) {
+      return;
+    }
+    Map<String, String> data = new HashMap<>(desired.getData());
+    data.put(RetainedVersions.DATA_KEY, retained.toData());
+    desired.setData(data);
   }
 
   private static OwnerReference ownerReference(BloomFilter owner) {

@@ -1,17 +1,20 @@
 package io.bloomoperator.reconcile;
 
 import io.bloomoperator.api.BloomFilter;
+import io.bloomoperator.api.HeldBuild;
 import io.bloomoperator.api.Reasons;
 import io.bloomoperator.api.ResolvedSpec;
 import io.bloomoperator.publish.OwnManifests;
 import io.bloomoperator.publish.PublishException;
 import io.bloomoperator.publish.PublishPlan;
 import io.bloomoperator.publish.PublishedSnapshot;
+import io.bloomoperator.publish.RetainedVersions;
 import io.bloomoperator.publish.SnapshotJanitor;
 import io.bloomoperator.publish.SnapshotStore;
 import io.bloomoperator.publish.StorageFull;
 import io.bloomoperator.publish.WriteBudgetExceeded;
 import io.bloomoperator.publish.WriteFence;
+import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.source.KeySource;
 import io.bloomoperator.source.KeySources;
 import io.bloomoperator.source.SecretAccess;
@@ -172,6 +175,31 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
               now);
       PublishedSnapshot current = seen.current();
       Optional<Duration> graceLeft = seen.graceLeft();
+      Optional<PinOutcome> pin = pin(ctx, current, token);
+      if (pin.isPresent() && pin.get().failure() != null) {
+        return pin.get().failure();
+      }
+      if (pin.isPresent() && pin.get().rolledBack() != null) {
+        current = pin.get().rolledBack();
+        graceLeft = Optional.of(ctx.spec().retainPrevious());
+        report.published(current);
+        report.retained(RetainedVersions.of(current.configMap()));
+        // Readers already serve the pinned payload: nothing to build until the source changes.
+        return report.ready(
+            Reasons.ROLLOUT_PINNED,
+            pinNote(filter),
+            Decision.nextCheck(
+                ctx.spec().refresh(), token != null, now, wake(current, graceLeft, now), now));
+      }
+      if (decision.action() == Decision.Action.BUILD
+          && current != null
+          && current.manifest() != null
+          && RolloutGate.heldIsCurrent(
+              filter, token, ctx.spec().refresh(), now, RebuildRequest.pending(filter))) {
+        // The held build still stands for the source: reading it again would hold the same.
+        report.published(current);
+        return held(ctx, current, report.held(), token, graceLeft);
+      }
       switch (decision.action()) {
         case WAIT -> {
           LOG.debug(
@@ -186,6 +214,10 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
             return UpdateControl.<BloomFilter>noUpdate()
                 .rescheduleAfter(NamespaceBuilds.retryDelay());
           }
+          if (published.get().held() != null) {
+            report.held(published.get().held());
+            return held(ctx, current, published.get().held(), token, graceLeft);
+          }
           current = published.get().state();
           if (published.get().plan().newVersion()) {
             graceLeft = Optional.of(ctx.spec().retainPrevious()); // the version just replaced
@@ -196,16 +228,144 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
           report.published(current);
         }
       }
-      return report.ready(
+      Optional<Duration> next =
           Decision.nextCheck(
               ctx.spec().refresh(),
               token != null,
               current.builtAt(),
               wake(current, graceLeft, now),
-              now));
+              now);
+      if (RolloutGate.rollout(filter).getPinVersion() != null) {
+        return report.ready(Reasons.ROLLOUT_PINNED, pinNote(filter), next);
+      }
+      return report.ready(next);
     } catch (SourceException | PublishException | IOException | WriteFence.NotLeaderException e) {
       return failed(ctx, e);
     }
+  }
+
+  /**
+   * The pin step: with spec.rollout.pinVersion set, the published version must serve that retained
+   * version's payload; if it does not yet, it is published again as a new version ({@link
+   * BuildAndPublish#rollBack}). Only a retained manifest that matches the operator's record in
+   * {@code status.retainedVersions} is published again.
+   *
+   * @param rolledBack the state after a rollback publish
+   * @param failure the finished reconcile when the pin cannot be served
+   */
+  private record PinOutcome(PublishedSnapshot rolledBack, UpdateControl<BloomFilter> failure) {}
+
+  private Optional<PinOutcome> pin(FilterContext ctx, PublishedSnapshot current, String token)
+      throws PublishException {
+    Long pin = RolloutGate.rollout(ctx.filter()).getPinVersion();
+    if (pin == null) {
+      ctx.report().pinned(null);
+      return Optional.empty();
+    }
+    Manifest published = current == null ? null : current.manifest();
+    if (published != null && published.version() == pin) {
+      ctx.report().pinned(pin);
+      return Optional.empty();
+    }
+    Optional<Manifest> target =
+        published == null
+            ? Optional.empty()
+            : RetainedVersions.of(current.configMap())
+                .trusted(ctx.filter().getStatus())
+                .first(SnapshotStore.keepVersions(ctx.filter()))
+                .version(pin);
+    if (target.isEmpty()) {
+      return Optional.of(
+          new PinOutcome(
+              null,
+              ctx.report()
+                  .failed(
+                      Reasons.VERSION_NOT_RETAINED,
+                      "spec.rollout.pinVersion "
+                          + pin
+                          + " is not a retained version (status.retainedVersions; keep more with"
+                          + " spec.snapshot.keepVersions); the published version keeps serving",
+                      false)));
+    }
+    ctx.report().pinned(pin);
+    if (target.get().sha256().equals(published.sha256())) {
+      return Optional.empty(); // serving it already
+    }
+    PublishedSnapshot rolledBack = act.rollBack(ctx, current, target.get(), token);
+    String message =
+        "version "
+            + rolledBack.manifest().version()
+            + " serves the payload of retained version "
+            + pin
+            + " ("
+            + target.get().keyCount()
+            + " keys), replacing version "
+            + published.version();
+    LOG.info("{}/{}: {}", ctx.namespace(), ctx.name(), message);
+    ctx.events().normal(ctx.filter(), "RolledBack", message);
+    return Optional.of(new PinOutcome(rolledBack, null));
+  }
+
+  private static String pinNote(BloomFilter filter) {
+    return "; pinned to the payload of version "
+        + RolloutGate.rollout(filter).getPinVersion()
+        + ", new builds are held";
+  }
+
+  /**
+   * The status of a reconcile whose build the rollout controls hold: Ready stays True while paused
+   * or pinned (readers serve what the author chose), False for a dropped key count (the source
+   * needs a look, and an approval); one event per newly held content.
+   */
+  private UpdateControl<BloomFilter> held(
+      FilterContext ctx,
+      PublishedSnapshot current,
+      HeldBuild held,
+      String token,
+      Optional<Duration> graceLeft) {
+    BloomFilter filter = ctx.filter();
+    HeldBuild before = filter.getStatus() == null ? null : filter.getStatus().getHeld();
+    boolean fresh = before == null || !String.valueOf(held.getSha256()).equals(before.getSha256());
+    String note =
+        "; a build of "
+            + held.getKeys()
+            + " keys (sha256 "
+            + abbreviate(held.getSha256())
+            + ") is held: "
+            + switch (held.getReason()) {
+              case Reasons.ROLLOUT_PAUSED -> "spec.rollout.paused";
+              case Reasons.ROLLOUT_PINNED -> "spec.rollout.pinVersion";
+              default ->
+                  "its key count is more than spec.rollout.maxKeyCountDropPercent below "
+                      + held.getPublishedKeys()
+                      + "; approve with `kubectl bloom approve`";
+            };
+    Optional<Duration> next =
+        Decision.nextCheck(
+            ctx.spec().refresh(),
+            token != null,
+            RolloutGate.builtAt(held),
+            wake(current, graceLeft, ctx.now()),
+            ctx.now());
+    if (Reasons.KEY_COUNT_DROPPED.equals(held.getReason())) {
+      UpdateControl<BloomFilter> control =
+          ctx.report()
+              .failed(
+                  held.getReason(),
+                  "version " + current.manifest().version() + " keeps serving" + note,
+                  false);
+      return next.map(control::rescheduleAfter).orElse(control);
+    }
+    if (fresh) {
+      ctx.events().normal(filter, held.getReason(), "version kept serving" + note);
+    }
+    return ctx.report().ready(held.getReason(), note, next);
+  }
+
+  private static String abbreviate(String sha256) {
+    return sha256 == null || sha256.length() < 12
+        ? String.valueOf(sha256)
+        : sha256.substring(0, 12);
   }
 
   /** Everything one reconcile works with, composed once. */
@@ -256,7 +416,11 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
     fence.check();
     SnapshotJanitor.Cleaned cleaned =
         SnapshotJanitor.clean(
-            ctx.store(), checked.usable(), ctx.spec().retainPrevious(), ctx.now());
+            ctx.store(),
+            checked.usable(),
+            ctx.spec().retainPrevious(),
+            SnapshotStore.keepVersions(ctx.filter()),
+            ctx.now());
     return new Observed(cleaned.state(), cleaned.graceLeft());
   }
 

@@ -1,5 +1,6 @@
 package io.bloomoperator.reconcile;
 
+import io.bloomoperator.api.HeldBuild;
 import io.bloomoperator.api.Reasons;
 import io.bloomoperator.api.ResolvedSpec;
 import io.bloomoperator.api.SnapshotSpec;
@@ -10,11 +11,13 @@ import io.bloomoperator.publish.OwnManifests;
 import io.bloomoperator.publish.PublishException;
 import io.bloomoperator.publish.PublishPlan;
 import io.bloomoperator.publish.PublishedSnapshot;
+import io.bloomoperator.publish.RetainedVersions;
 import io.bloomoperator.publish.SnapshotStore;
 import io.bloomoperator.publish.WriteBudget;
 import io.bloomoperator.publish.WriteBudgetExceeded;
 import io.bloomoperator.snapshot.BloomFilterSizing;
 import io.bloomoperator.snapshot.Manifest;
+import io.bloomoperator.snapshot.SnapshotDelta;
 import io.bloomoperator.snapshot.SnapshotEncoder;
 import io.bloomoperator.source.SourceException;
 import java.time.Duration;
@@ -56,8 +59,16 @@ final class BuildAndPublish {
     this.writeBudget = new WriteBudget(settings.writes(), metrics::etcdWritten);
   }
 
-  /** What a publish planned and the published state it left. */
-  record Published(PublishPlan plan, PublishedSnapshot state) {}
+  /**
+   * What a publish planned and the published state it left; or, with {@code held}, a build the
+   * rollout controls held ({@code plan} null, {@code state} the unchanged published state).
+   */
+  record Published(PublishPlan plan, PublishedSnapshot state, HeldBuild held) {
+
+    Published(PublishPlan plan, PublishedSnapshot state) {
+      this(plan, state, null);
+    }
+  }
 
   /**
    * Builds from the source in a build slot, then plans and applies the publish; empty when the
@@ -88,6 +99,12 @@ final class BuildAndPublish {
     try (NamespaceBuilds.Entry entry = place.get();
         BuildSlots.Slot slot = buildSlots.slot(ctx.namespace())) {
       FilterBuilder.Result built = buildFilter(ctx, current, slot);
+      Optional<HeldBuild> held = hold(ctx, current, built, token);
+      if (held.isPresent()) {
+        ctx.report().published(current);
+        ctx.report().built(built);
+        return Optional.of(new Published(null, current, held.get()));
+      }
       long start = System.nanoTime();
       Published outcome = publish(ctx, built, current, token);
       ownManifests.wrote(ctx.filter(), outcome.state());
@@ -108,8 +125,88 @@ final class BuildAndPublish {
       }
       ctx.report().published(outcome.state());
       ctx.report().built(built);
+      ctx.report().held(null);
+      if (outcome.plan().newVersion()) {
+        ctx.report().retained(RetainedVersions.of(outcome.state().configMap()));
+      }
+      if (RolloutGate.approval(ctx.filter()) != null) {
+        ctx.report().approved(RolloutGate.approval(ctx.filter()));
+      }
       return Optional.of(outcome);
     }
+  }
+
+  /**
+   * The record of {@code built} when the rollout controls hold it ({@link RolloutGate}); empty to
+   * publish it. Neither the first version (readers have none to keep) nor a build whose payload is
+   * the published one (confirming it writes no version) is held. A held build's chunks are not
+   * written: it costs no etcd bytes and no namespace budget while held, and releasing it builds
+   * again from the source (an approval names the sha256, so only the same content is published
+   * without the guard).
+   */
+  private Optional<HeldBuild> hold(
+      FilterContext ctx, PublishedSnapshot current, FilterBuilder.Result built, String token) {
+    Manifest published = current == null ? null : current.manifest();
+    if (published == null) {
+      return Optional.empty(); // no version that readers could keep
+    }
+    String sha256 = SnapshotEncoder.sha256(built.bits());
+    if (sha256.equals(published.sha256())) {
+      return Optional.empty();
+    }
+    Optional<String> reason = RolloutGate.holdReason(ctx.filter(), published, built.keys(), sha256);
+    if (reason.isEmpty()) {
+      return Optional.empty();
+    }
+    HeldBuild held = new HeldBuild();
+    held.setReason(reason.get());
+    held.setKeys(built.keys());
+    held.setPublishedKeys(published.keyCount());
+    held.setSha256(sha256);
+    held.setBuiltAt(ctx.now().toString());
+    held.setSourceToken(token);
+    held.setSpecGeneration(ctx.filter().getMetadata().getGeneration());
+    LOG.info(
+        "{}/{}: build of {} keys held ({}), version {} keeps serving",
+        ctx.namespace(),
+        ctx.name(),
+        built.keys(),
+        reason.get(),
+        published.version());
+    return Optional.of(held);
+  }
+
+  /**
+   * Publishes the payload of the retained version {@code target} as a new version ({@link
+   * SnapshotStore#rollBack}), charged to the write budget like any publish.
+   */
+  PublishedSnapshot rollBack(
+      FilterContext ctx, PublishedSnapshot current, Manifest target, String token)
+      throws PublishException {
+    long version = Math.max(current.manifest().version(), ctx.report().lastKnownVersion()) + 1;
+    // One delta chunk (a header) and the manifest.
+    long cost = WriteBudget.Limits.cost(SnapshotDelta.HEADER_BYTES, 2);
+    Optional<WriteBudget.Refusal> refused =
+        writeBudget.charge(ctx.namespace(), ctx.name(), cost, ctx.now());
+    if (refused.isPresent()) {
+      throw WriteBudgetExceeded.of(refused.get(), cost);
+    }
+    PublishedSnapshot written =
+        ctx.store()
+            .rollBack(
+                target,
+                version,
+                ctx.spec().chunkSize(),
+                PublishPlan.createdAt(current.manifest(), ctx.now()),
+                current,
+                // The payload is no new build: the record keeps the last build's time.
+                new SnapshotStore.BuildRecord(
+                    token,
+                    ctx.filter().getMetadata().getGeneration(),
+                    current.builtAt() != null ? current.builtAt() : ctx.now()));
+    ownManifests.wrote(ctx.filter(), written);
+    metrics.published(ctx.filter(), written.manifest().versionBytes(), Duration.ZERO);
+    return written;
   }
 
   /**
@@ -136,8 +233,8 @@ final class BuildAndPublish {
                 ctx.namespace(),
                 settings.maxNamespaceBytes(),
                 () ->
-                    NamespaceBudget.publishedBytesExcept(
-                        ctx.client(), ctx.namespace(), ctx.name())),
+                    NamespaceBudget.publishedBytesExcept(ctx.client(), ctx.namespace(), ctx.name()),
+                retainedBytes(ctx, current)),
             ctx.report().lastKnownVersion(),
             ctx.now());
     if (plan.newVersion()) {
@@ -151,6 +248,19 @@ final class BuildAndPublish {
         new SnapshotStore.BuildRecord(token, ctx.filter().getMetadata().getGeneration(), ctx.now());
     return new Published(
         plan, ctx.store().apply(plan, facts, built.bits(), built.keys(), current, record));
+  }
+
+  /**
+   * What the versions retained after this publish hold beyond the replaced chain (which the plan
+   * counts already).
+   */
+  private static long retainedBytes(FilterContext ctx, PublishedSnapshot current) {
+    if (current == null || current.manifest() == null) {
+      return 0;
+    }
+    return RetainedVersions.of(current.configMap())
+        .after(current.manifest(), SnapshotStore.keepVersions(ctx.filter()))
+        .storedBytesBeyond(current.manifest());
   }
 
   private FilterBuilder.Result buildFilter(

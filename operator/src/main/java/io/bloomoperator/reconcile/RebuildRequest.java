@@ -10,7 +10,7 @@ import java.util.Objects;
  * last acted on is kept in {@code status.rebuildRequest}.
  *
  * <p>Also the update filter of the controller: reconcile on spec changes (generation) and on a new
- * rebuild request, not on the operator's own status writes.
+ * rebuild request or approval ({@link RolloutGate}), not on the operator's own status writes.
  */
 public final class RebuildRequest implements OnUpdateFilter<BloomFilter> {
 
@@ -34,6 +34,7 @@ public final class RebuildRequest implements OnUpdateFilter<BloomFilter> {
   public boolean accept(BloomFilter newResource, BloomFilter oldResource) {
     return !Objects.equals(
             newResource.getMetadata().getGeneration(), oldResource.getMetadata().getGeneration())
-        || !Objects.equals(of(newResource), of(oldResource));
+        || !Objects.equals(of(newResource), of(oldResource))
+        || !Objects.equals(RolloutGate.approval(newResource), RolloutGate.approval(oldResource));
   }
 }

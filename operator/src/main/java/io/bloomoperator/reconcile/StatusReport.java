@@ -4,10 +4,12 @@ import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.api.BloomFilterStatus;
 import io.bloomoperator.api.BuildAttempt;
 import io.bloomoperator.api.ByteSizes;
+import io.bloomoperator.api.HeldBuild;
 import io.bloomoperator.api.Reasons;
 import io.bloomoperator.assemble.FilterBuilder;
 import io.bloomoperator.publish.ManifestRecord;
 import io.bloomoperator.publish.PublishedSnapshot;
+import io.bloomoperator.publish.RetainedVersions;
 import io.bloomoperator.publish.StorageFull;
 import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.snapshot.SnapshotNames;
@@ -179,8 +181,44 @@ final class StatusReport {
     }
   }
 
+  /**
+   * A build held by the rollout controls ({@link RolloutGate}); null: none is held (the published
+   * version is the newest build).
+   */
+  void held(HeldBuild held) {
+    status.setHeld(held);
+  }
+
+  /** The build held now, or null. */
+  HeldBuild held() {
+    return status.getHeld();
+  }
+
+  /** What the manifest this operator just wrote retains ({@code status.retainedVersions}). */
+  void retained(RetainedVersions retained) {
+    status.setRetainedVersions(retained.manifests().isEmpty() ? null : retained.records());
+  }
+
+  /** The retained version the published one serves while pinned, or null. */
+  void pinned(Long version) {
+    status.setPinnedVersion(version);
+  }
+
+  /** The approval value acted on. */
+  void approved(String approval) {
+    status.setApproved(approval);
+  }
+
   /** Ready=True with the published version, then come back after {@code next} (if any). */
   UpdateControl<BloomFilter> ready(Optional<Duration> next) {
+    return ready(Reasons.PUBLISHED, "", next);
+  }
+
+  /**
+   * Ready=True with {@code reason} (the published version serves; {@code note}, if not empty, says
+   * what is held), then come back after {@code next} (if any).
+   */
+  UpdateControl<BloomFilter> ready(String reason, String note, Optional<Duration> next) {
     String message =
         "version "
             + status.getVersion()
@@ -189,8 +227,9 @@ final class StatusReport {
             + " keys, "
             + status.getChunks()
             + " chunk(s), "
-            + status.getSize();
-    ReadyCondition.set(status, previousReady, true, Reasons.PUBLISHED, message, generation(), now);
+            + status.getSize()
+            + note;
+    ReadyCondition.set(status, previousReady, true, reason, message, generation(), now);
     status.setPhase(Reasons.PHASE_IDLE);
     metrics.ready(filter, true, now);
     UpdateControl<BloomFilter> control = UpdateControl.noUpdate();

@@ -1,11 +1,14 @@
 package io.bloomoperator.reconcile;
 
+import com.fasterxml.jackson.core.type.TypeReference;
 import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.api.BloomFilterStatus;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.fabric8.kubernetes.client.utils.Serialization;
+import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -17,8 +20,16 @@ final class StatusWriter {
 
   private StatusWriter() {}
 
+  /** Fields a merge patch must name as null to remove: they are absent when nothing applies. */
+  private static final List<String> CLEARABLE = List.of("held", "pinnedVersion");
+
   static void write(KubernetesClient client, BloomFilter filter, BloomFilterStatus status) {
-    patch(client, filter, status);
+    Map<String, Object> fields =
+        new HashMap<>(
+            Serialization.jsonMapper()
+                .convertValue(status, new TypeReference<Map<String, Object>>() {}));
+    CLEARABLE.forEach(field -> fields.putIfAbsent(field, null));
+    patch(client, filter, fields);
   }
 
   /**

@@ -278,6 +278,87 @@ class KubectlPluginTest {
   }
 
   /**
+   * {@code rollback} pins the newest retained version that differs and {@code --release} removes
+   * the pin; {@code approve} releases a build held for its key count, and refuses when nothing is
+   * held for approval.
+   */
+  @Test
+  void rollbackAndApproveSteerTheOperatorThroughThePlugin(
+      KubernetesClient client, TestNamespace ns, KubeCluster cluster, @TempDir Path tmp)
+      throws Exception {
+    install(tmp, cluster);
+    SnapshotFixtures.apply(
+        client,
+        ns.name(),
+        """
+        apiVersion: bloomoperator.io/v1alpha1
+        kind: BloomFilter
+        metadata: {name: ids}
+        spec:
+          falsePositiveRate: 0.01
+          source:
+            inline: [a-1, a-2, a-3, a-4, a-5]
+          snapshot: {keepVersions: 2}
+          rollout: {maxKeyCountDropPercent: 50}
+        """);
+    SnapshotFixtures.awaitStatus(
+        client, ns.name(), "ids", f -> Long.valueOf(1).equals(f.getStatus().getVersion()));
+    Result nothingHeld = kubectl(tmp, cluster, "bloom", "approve", "ids", "-n", ns.name());
+    assertThat(nothingHeld.exit()).as(nothingHeld.output()).isEqualTo(1);
+    assertThat(nothingHeld.output()).contains("holds no build for approval");
+
+    // 5 keys to 2: a drop of 60 %, held.
+    SnapshotFixtures.mergePatch(
+        client,
+        ns.name(),
+        "ids",
+        Map.of("spec", Map.of("source", Map.of("inline", List.of("a-1", "a-2")))));
+    var held =
+        SnapshotFixtures.awaitStatus(
+            client, ns.name(), "ids", f -> f.getStatus().getHeld() != null);
+    Result approve = kubectl(tmp, cluster, "bloom", "approve", "ids", "-n", ns.name());
+    assertThat(approve.exit()).as(approve.output()).isZero();
+    assertThat(approve.output())
+        .contains("approved: " + ns.name() + "/ids build of 2 keys (was 5)")
+        .contains(held.getStatus().getHeld().getSha256());
+    SnapshotFixtures.awaitStatus(
+        client, ns.name(), "ids", f -> Long.valueOf(2).equals(f.getStatus().getVersion()));
+
+    Result rollback = kubectl(tmp, cluster, "bloom", "rollback", "ids", "-n", ns.name());
+    assertThat(rollback.exit()).as(rollback.output()).isZero();
+    assertThat(rollback.output())
+        .contains("rollback requested: " + ns.name() + "/ids spec.rollout.pinVersion=1");
+    var pinned =
+        SnapshotFixtures.awaitStatus(
+            client, ns.name(), "ids", f -> Long.valueOf(3).equals(f.getStatus().getVersion()));
+    assertThat(pinned.getStatus().getKeys()).isEqualTo(5L);
+    SnapshotFixtures.awaitStatus(
+        client, ns.name(), "ids", f -> Long.valueOf(1).equals(f.getStatus().getPinnedVersion()));
+    assertThat(kubectl(tmp, cluster, "bloom", "status", "ids", "-n", ns.name()).output())
+        .contains("Pinned:         serving the payload of version 1")
+        .containsPattern("Retained:       2 \\(2 keys\\), 1 \\(5 keys\\)");
+    Result notRetained =
+        kubectl(tmp, cluster, "bloom", "rollback", "ids", "-n", ns.name(), "--to", "99");
+    assertThat(notRetained.exit()).isEqualTo(1);
+    assertThat(notRetained.output()).contains("version 99 is not retained");
+
+    Result release =
+        kubectl(tmp, cluster, "bloom", "rollback", "ids", "-n", ns.name(), "--release");
+    assertThat(release.exit()).as(release.output()).isZero();
+    var released =
+        SnapshotFixtures.awaitStatus(
+            client, ns.name(), "ids", f -> Long.valueOf(4).equals(f.getStatus().getVersion()));
+    assertThat(released.getStatus().getKeys()).isEqualTo(2L);
+    assertThat(released.getSpec().getRollout().getPinVersion()).isNull();
+
+    for (String command : List.of("rollback", "approve")) {
+      Result help = kubectl(tmp, cluster, "bloom", command, "--help");
+      assertThat(help.exit()).as(help.output()).isZero();
+      assertThat(help.output()).contains("Usage: kubectl bloom " + command).contains("<name>");
+    }
+  }
+
+  /**
    * The {@code kubectl bloom ...} lines of README.md's fenced code blocks, split into words,
    * trailing comments dropped.
    */
