@@ -146,8 +146,8 @@ public final class BloomFilterBits {
   /**
    * Looks up {@code keys[from, from + count)}, the answer for {@code keys[from + i]} into {@code
    * results[i]}: hashes a group of keys before probing any of them, so their cache misses overlap.
-   * Split-block filters allocate nothing; Guava-layout filters one small scratch object per call,
-   * nothing per key.
+   * Allocates nothing (Guava-layout filters keep a small scratch object per thread, created at the
+   * thread's first batch).
    *
    * @throws IllegalStateException if this is not a {@link KeyType#STRING} filter
    * @throws IndexOutOfBoundsException if the range is outside {@code keys} or {@code results} is
@@ -158,7 +158,7 @@ public final class BloomFilterBits {
     if (blocked != null) {
       blocked.mightContainStrings(keys, from, count, results);
     } else {
-      new GuavaBatch(this).strings(keys, from, count, results);
+      GuavaBatch.strings(this, keys, from, count, results);
     }
   }
 
@@ -173,7 +173,7 @@ public final class BloomFilterBits {
     if (blocked != null) {
       blocked.mightContainLongs(keys, from, count, results);
     } else {
-      new GuavaBatch(this).longs(keys, from, count, results);
+      GuavaBatch.longs(this, keys, from, count, results);
     }
   }
 

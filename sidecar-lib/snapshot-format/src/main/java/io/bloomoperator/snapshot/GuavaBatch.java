@@ -3,24 +3,30 @@ package io.bloomoperator.snapshot;
 /**
  * A batch lookup in the Guava layout: hashes four keys, loads the first two probed words of each
  * (eight independent loads, so their cache misses overlap), then tests them and, only for keys that
- * pass, the remaining k - 2 probes. One instance per call and thread: it holds the hashes of the
- * group in flight.
+ * pass, the remaining k - 2 probes. The hashes of the group in flight need a scratch object (the
+ * hash function hands them to a callback): one per thread, kept in a thread-local and holding no
+ * filter, so a batch allocates nothing once its thread has one.
  */
 final class GuavaBatch implements Hash128Consumer {
 
   private static final int GROUP = 4;
 
-  private final BloomFilterBits bits;
-  private final long[] words;
+  private static final ThreadLocal<GuavaBatch> SCRATCH = ThreadLocal.withInitial(GuavaBatch::new);
+
   private final long[] h1 = new long[GROUP];
   private final long[] h2 = new long[GROUP];
-  private final boolean twoProbes;
   private int slot;
 
-  GuavaBatch(BloomFilterBits bits) {
-    this.bits = bits;
-    this.words = bits.words();
-    this.twoProbes = bits.numHashFunctions() >= 2;
+  private GuavaBatch() {}
+
+  /** {@link BloomFilterBits#mightContainStrings} in the Guava layout. */
+  static void strings(BloomFilterBits bits, String[] keys, int from, int count, boolean[] results) {
+    SCRATCH.get().lookUpStrings(bits, keys, from, count, results);
+  }
+
+  /** {@link BloomFilterBits#mightContainLongs} in the Guava layout. */
+  static void longs(BloomFilterBits bits, long[] keys, int from, int count, boolean[] results) {
+    SCRATCH.get().lookUpLongs(bits, keys, from, count, results);
   }
 
   @Override
@@ -30,36 +36,39 @@ final class GuavaBatch implements Hash128Consumer {
     return true;
   }
 
-  void strings(String[] keys, int from, int count, boolean[] results) {
+  private void lookUpStrings(
+      BloomFilterBits bits, String[] keys, int from, int count, boolean[] results) {
     checkRange(keys.length, from, count, results);
     int i = 0;
     for (; count - i >= GROUP; i += GROUP) {
       for (slot = 0; slot < GROUP; slot++) {
         Murmur3x64.hashString(keys[from + i + slot], this);
       }
-      probeGroup(results, i);
+      probeGroup(bits, results, i);
     }
     for (; i < count; i++) {
       results[i] = bits.mightContainString(keys[from + i]);
     }
   }
 
-  void longs(long[] keys, int from, int count, boolean[] results) {
+  private void lookUpLongs(
+      BloomFilterBits bits, long[] keys, int from, int count, boolean[] results) {
     checkRange(keys.length, from, count, results);
     int i = 0;
     for (; count - i >= GROUP; i += GROUP) {
       for (slot = 0; slot < GROUP; slot++) {
         Murmur3x64.hashLong(keys[from + i + slot], this);
       }
-      probeGroup(results, i);
+      probeGroup(bits, results, i);
     }
     for (; i < count; i++) {
       results[i] = bits.mightContainLong(keys[from + i]);
     }
   }
 
-  private void probeGroup(boolean[] results, int r) {
-    long[] w = words;
+  private void probeGroup(BloomFilterBits bits, boolean[] results, int r) {
+    long[] w = bits.words();
+    boolean twoProbes = bits.numHashFunctions() >= 2;
     long a0 = bits.indexOf(h1[0] & Long.MAX_VALUE);
     long a1 = bits.indexOf(h1[1] & Long.MAX_VALUE);
     long a2 = bits.indexOf(h1[2] & Long.MAX_VALUE);
@@ -69,10 +78,10 @@ final class GuavaBatch implements Hash128Consumer {
     long b2 = bits.indexOf((h1[2] + h2[2]) & Long.MAX_VALUE);
     long b3 = bits.indexOf((h1[3] + h2[3]) & Long.MAX_VALUE);
     // All eight loads are issued before any result is used.
-    boolean p0 = (w[(int) (a0 >>> 6)] & (1L << a0) & bitAt(w, b0)) != 0;
-    boolean p1 = (w[(int) (a1 >>> 6)] & (1L << a1) & bitAt(w, b1)) != 0;
-    boolean p2 = (w[(int) (a2 >>> 6)] & (1L << a2) & bitAt(w, b2)) != 0;
-    boolean p3 = (w[(int) (a3 >>> 6)] & (1L << a3) & bitAt(w, b3)) != 0;
+    boolean p0 = (w[(int) (a0 >>> 6)] & (1L << a0) & bitAt(w, b0, twoProbes)) != 0;
+    boolean p1 = (w[(int) (a1 >>> 6)] & (1L << a1) & bitAt(w, b1, twoProbes)) != 0;
+    boolean p2 = (w[(int) (a2 >>> 6)] & (1L << a2) & bitAt(w, b2, twoProbes)) != 0;
+    boolean p3 = (w[(int) (a3 >>> 6)] & (1L << a3) & bitAt(w, b3, twoProbes)) != 0;
     // Two probes passed: the full probe re-tests them (cached by now) and the rest.
     results[r] = p0 && bits.testBits(h1[0], h2[0]);
     results[r + 1] = p1 && bits.testBits(h1[1], h2[1]);
@@ -81,7 +90,7 @@ final class GuavaBatch implements Hash128Consumer {
   }
 
   /** All ones if bit {@code index} is set, else zero: lets two probes combine in one AND. */
-  private long bitAt(long[] w, long index) {
+  private static long bitAt(long[] w, long index, boolean twoProbes) {
     // With k = 1 there is no second probe: it must not veto the first.
     return twoProbes ? -((w[(int) (index >>> 6)] >>> index) & 1L) : -1L;
   }

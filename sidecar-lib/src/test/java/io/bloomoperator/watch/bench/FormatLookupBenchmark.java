@@ -6,6 +6,7 @@ import io.bloomoperator.snapshot.BloomFilterBits;
 import io.bloomoperator.snapshot.BloomFilterSizing;
 import io.bloomoperator.snapshot.KeyType;
 import io.bloomoperator.snapshot.SnapshotEncoder;
+import io.bloomoperator.snapshot.SplitBlockBits;
 import io.bloomoperator.snapshot.SplitBlockSizing;
 import io.bloomoperator.watch.BloomFilterWatcher;
 import io.bloomoperator.watch.LiveBloomFilter;
@@ -250,6 +251,12 @@ public class FormatLookupBenchmark {
     return s.parquet.findHash(s.parquet.hash(s.binaries[s.nextIndex()]));
   }
 
+  /** The hash alone (XXH64 of the key's UTF-8 bytes): what a String lookup pays before probing. */
+  @Benchmark
+  public long stringHashOnly(Strings s) {
+    return SplitBlockBits.hashString(s.queries[s.nextIndex()]);
+  }
+
   @Benchmark
   public boolean longGuava(Longs s) {
     return s.guava.mightContain(s.boxed[s.nextIndex()]);
@@ -275,6 +282,12 @@ public class FormatLookupBenchmark {
   @OperationsPerInvocation(BATCH)
   public int longLiveSplitBlockBatch(Longs s) {
     return s.splitBlock.mightContainAllLongs(s.queries, s.nextBatch(), BATCH, s.results);
+  }
+
+  /** The hash alone (XXH64 of the 8 little-endian bytes). */
+  @Benchmark
+  public long longHashOnly(Longs s) {
+    return SplitBlockBits.hashLong(s.queries[s.nextIndex()]);
   }
 
   @Benchmark
