@@ -11,6 +11,7 @@ import io.bloomoperator.snapshot.TrustedKeys;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Objects;
+import java.util.Set;
 
 /**
  * The reader's one rule for an announced manifest, judged before anything it names is fetched or
@@ -20,13 +21,14 @@ import java.util.Objects;
  * (chunk digests, sizes and headers are the decoder's, checked while the bits are read).
  *
  * <p>In order: a trusted signature (when keys are trusted), the filter name, size limits and
- * canonical chunk names; then the same snapshot as served is {@link Verdict.Same}; then, with a
- * maximum age, a manifest created longer ago is refused (the only defence of a reader that starts
- * with nothing served against a replayed old signed version); with trusted keys, a manifest not
- * {@linkplain Manifest#publishedAfter published after} the served one is refused as a rollback (a
- * re-created filter's version 1 was created later, so it loads); last, a snapshot of another key
- * type is refused: hashing Long keys against String hashes gives plausible wrong answers. Without
- * trusted keys a lower version loads: it is the operator's current truth (a re-created filter).
+ * canonical chunk names; an object store the reader is configured for (when the chunks are in one);
+ * then the same snapshot as served is {@link Verdict.Same}; then, with a maximum age, a manifest
+ * created longer ago is refused (the only defence of a reader that starts with nothing served
+ * against a replayed old signed version); with trusted keys, a manifest not {@linkplain
+ * Manifest#publishedAfter published after} the served one is refused as a rollback (a re-created
+ * filter's version 1 was created later, so it loads); last, a snapshot of another key type is
+ * refused: hashing Long keys against String hashes gives plausible wrong answers. Without trusted
+ * keys a lower version loads: it is the operator's current truth (a re-created filter).
  *
  * @param namespace the filter's namespace (signatures are bound to it)
  * @param filterName the filter's name
@@ -34,6 +36,8 @@ import java.util.Objects;
  * @param limits the largest snapshot this reader loads
  * @param trustedKeys keys whose signatures are accepted; empty: signatures are ignored
  * @param maxManifestAge the oldest {@code createdAt} accepted, or null for any age
+ * @param stores the names of the object stores this reader is configured for: a manifest whose
+ *     chunks are in any other store is refused ({@link LoadFailureReason#UNKNOWN_STORE})
  */
 record Acceptance(
     String namespace,
@@ -41,9 +45,11 @@ record Acceptance(
     KeyType keyType,
     SnapshotLimits limits,
     TrustedKeys trustedKeys,
-    Duration maxManifestAge) {
+    Duration maxManifestAge,
+    Set<String> stores) {
 
   Acceptance {
+    stores = Set.copyOf(stores);
     Objects.requireNonNull(namespace, "namespace");
     Objects.requireNonNull(filterName, "filterName");
     Objects.requireNonNull(keyType, "keyType");
@@ -66,12 +72,29 @@ record Acceptance(
     record Refuse(SnapshotVerificationException reason) implements Verdict {}
   }
 
+  /** A reader configured for no object store: chunks are read from ConfigMaps only. */
+  Acceptance(
+      String namespace,
+      String filterName,
+      KeyType keyType,
+      SnapshotLimits limits,
+      TrustedKeys trustedKeys,
+      Duration maxManifestAge) {
+    this(namespace, filterName, keyType, limits, trustedKeys, maxManifestAge, Set.of());
+  }
+
   static final Verdict LOAD = new Verdict.Load();
   static final Verdict SAME = new Verdict.Same();
 
+  /** The same rule for a reader configured for the object stores {@code names}. */
+  Acceptance withStores(Set<String> names) {
+    return new Acceptance(
+        namespace, filterName, keyType, limits, trustedKeys, maxManifestAge, names);
+  }
+
   /** The same rule for snapshots this reader verified itself before (no maximum age). */
   Acceptance withoutMaxAge() {
-    return new Acceptance(namespace, filterName, keyType, limits, trustedKeys, null);
+    return new Acceptance(namespace, filterName, keyType, limits, trustedKeys, null, stores);
   }
 
   /**
@@ -87,6 +110,25 @@ record Acceptance(
       limits.check(manifest, filterName);
     } catch (SnapshotVerificationException e) {
       return new Verdict.Refuse(e);
+    }
+    if (manifest.inObjectStore() && !stores.contains(manifest.store())) {
+      // Only the name is in the manifest; where the store is and how to reach it is this reader's
+      // own configuration, so an unknown name cannot be resolved by anything the manifest says.
+      return new Verdict.Refuse(
+          new SnapshotRefusedException(
+              LoadFailureReason.UNKNOWN_STORE,
+              "manifest of "
+                  + namespace
+                  + "/"
+                  + filterName
+                  + " v"
+                  + manifest.version()
+                  + " keeps its chunks in object store '"
+                  + manifest.store()
+                  + "', which this reader is not configured for"
+                  + (stores.isEmpty()
+                      ? " (it has no object store)"
+                      : " (it knows " + new java.util.TreeSet<>(stores) + ")")));
     }
     if (announced.announcesSameAs(served)) {
       return SAME;

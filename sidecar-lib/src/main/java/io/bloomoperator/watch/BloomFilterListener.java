@@ -36,7 +36,9 @@ public interface BloomFilterListener {
    *       header). An unreadable manifest or another key type is not retried until the manifest
    *       changes; a failed check of the chunks is.
    *   <li>{@link java.io.IOException}: a chunk ConfigMap holds no or not the announced amount of
-   *       data, or the filter did not fit in the heap beside the current one; retried with backoff.
+   *       data, or the filter did not fit in the heap beside the current one; an {@link
+   *       io.bloomoperator.snapshot.ObjectStoreException} when an object store refused this
+   *       reader's credentials or did not answer (see its {@code reason()}); retried with backoff.
    *   <li>a {@link RuntimeException} (typically fabric8's {@code KubernetesClientException}): the
    *       API server did not answer; retried with backoff.
    * </ul>

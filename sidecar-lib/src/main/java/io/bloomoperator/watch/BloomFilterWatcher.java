@@ -4,6 +4,7 @@ import io.bloomoperator.snapshot.Ed25519Keys;
 import io.bloomoperator.snapshot.SnapshotConfigMaps;
 import io.bloomoperator.snapshot.SnapshotLimits;
 import io.bloomoperator.snapshot.SnapshotNames;
+import io.bloomoperator.snapshot.StoreObjectKeys;
 import io.bloomoperator.snapshot.TrustedKeys;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -13,7 +14,9 @@ import java.security.PublicKey;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.Consumer;
@@ -102,6 +105,7 @@ public final class BloomFilterWatcher {
     private Duration maxManifestAge;
     private Clock clock = Clock.systemUTC();
     private DoubleSupplier jitter = () -> ThreadLocalRandom.current().nextDouble();
+    private final Map<String, ObjectStore> objectStores = new LinkedHashMap<>();
 
     private Builder(
         KubernetesClient client, String namespace, String filterName, LiveKeyType<K> keyType) {
@@ -241,6 +245,31 @@ public final class BloomFilterWatcher {
       return this;
     }
 
+    /**
+     * Reads the chunks of manifests that name the object store {@code name} from {@code store} (for
+     * S3-compatible stores, {@code S3ObjectStore} of the module {@code bloom-sidecar-s3}). The
+     * manifest carries only the name: endpoint, bucket and credentials are what this application
+     * configured. A manifest naming a store that is not registered here is refused before anything
+     * is fetched, with a {@link io.bloomoperator.snapshot.SnapshotRefusedException} of reason
+     * {@code UNKNOWN_STORE}, and the served filter stays; manifests without a store read ConfigMaps
+     * as always. The store is not closed by the filter: it belongs to the caller.
+     *
+     * @throws IllegalArgumentException if {@code name} is not a store name (a DNS label) or is
+     *     already registered
+     */
+    public Builder<K> objectStore(String name, ObjectStore store) {
+      Objects.requireNonNull(name, "name");
+      Objects.requireNonNull(store, "store");
+      if (!StoreObjectKeys.isStoreName(name)) {
+        throw new IllegalArgumentException(
+            "object store name must be a DNS label (at most 63 characters of a-z, 0-9 and '-')");
+      }
+      if (objectStores.putIfAbsent(name, store) != null) {
+        throw new IllegalArgumentException("object store '" + name + "' is already registered");
+      }
+      return this;
+    }
+
     /** The clock the maximum manifest age is measured with. Not API: the seam for tests. */
     Builder<K> clock(Clock clock) {
       this.clock = Objects.requireNonNull(clock, "clock");
@@ -290,7 +319,8 @@ public final class BloomFilterWatcher {
               keyType.keyType(),
               limits,
               TrustedKeys.of(trustedKeys),
-              maxManifestAge);
+              maxManifestAge,
+              objectStores.keySet());
       LocalSnapshotCache cache =
           localSnapshotDirectory == null
               ? null
@@ -312,7 +342,11 @@ public final class BloomFilterWatcher {
           new WatchLoop(
               acceptance,
               informer,
-              new SnapshotFetcher(SnapshotConfigMaps.chunkSource(client, namespace)),
+              new SnapshotFetcher(
+                  SnapshotConfigMaps.chunkSource(client, namespace),
+                  namespace,
+                  filterName,
+                  objectStores),
               cache,
               new Pacing(thread, new Backoff(backoffInitial, backoffMax, jitter), resync, clock),
               new Listeners(withCounters));

@@ -2,22 +2,44 @@ package io.bloomoperator.watch;
 
 import io.bloomoperator.snapshot.AnnouncedManifest;
 import io.bloomoperator.snapshot.BloomFilterBits;
+import io.bloomoperator.snapshot.LoadFailureReason;
 import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.snapshot.SnapshotDecoder;
+import io.bloomoperator.snapshot.SnapshotRefusedException;
 import io.bloomoperator.snapshot.SnapshotVerificationException;
 import java.io.IOException;
+import java.util.Map;
 
 /**
  * Fetches and verifies the bits of an accepted announcement through a chunk source (the API server
  * in production: one GET per chunk, by name, in order, so at most one chunk is held besides the
- * filter being built). Decides nothing about the manifest: that was {@link Acceptance}'s.
+ * filter being built), or, for a manifest that names an object store, through that store as this
+ * reader configured it. Decides nothing about the manifest: that was {@link Acceptance}'s.
  */
 final class SnapshotFetcher {
 
   private final SnapshotDecoder.ChunkSource chunks;
+  private final String namespace;
+  private final String filterName;
+  private final Map<String, ObjectStore> stores;
 
   SnapshotFetcher(SnapshotDecoder.ChunkSource chunks) {
+    this(chunks, null, null, Map.of());
+  }
+
+  /**
+   * @param chunks the ConfigMap chunks of the filter's namespace
+   * @param stores the object stores this reader is configured for, by name
+   */
+  SnapshotFetcher(
+      SnapshotDecoder.ChunkSource chunks,
+      String namespace,
+      String filterName,
+      Map<String, ObjectStore> stores) {
     this.chunks = chunks;
+    this.namespace = namespace;
+    this.filterName = filterName;
+    this.stores = Map.copyOf(stores);
   }
 
   /**
@@ -32,11 +54,27 @@ final class SnapshotFetcher {
   ServedSnapshot fetch(AnnouncedManifest announced, ServedSnapshot held)
       throws SnapshotVerificationException, IOException {
     Manifest manifest = announced.manifest();
-    BloomFilterBits bits =
-        held == null
-            ? SnapshotDecoder.decode(manifest, chunks)
-            : SnapshotDecoder.update(
-                manifest, held.bits(), held.version(), held.manifest().sha256(), chunks);
-    return new ServedSnapshot(announced, bits);
+    if (!manifest.inObjectStore()) {
+      return new ServedSnapshot(announced, decode(manifest, held, chunks));
+    }
+    ObjectStore store = stores.get(manifest.store());
+    if (store == null) {
+      // Acceptance refuses these first; kept so that no path reads a store it was not given.
+      throw new SnapshotRefusedException(
+          LoadFailureReason.UNKNOWN_STORE, "no object store named " + manifest.store());
+    }
+    try (StoreChunkSource download =
+        StoreChunkSource.open(store, namespace, filterName, manifest)) {
+      return new ServedSnapshot(announced, decode(manifest, held, download));
+    }
+  }
+
+  private static BloomFilterBits decode(
+      Manifest manifest, ServedSnapshot held, SnapshotDecoder.ChunkSource source)
+      throws SnapshotVerificationException, IOException {
+    return held == null
+        ? SnapshotDecoder.decode(manifest, source)
+        : SnapshotDecoder.update(
+            manifest, held.bits(), held.version(), held.manifest().sha256(), source);
   }
 }

@@ -46,6 +46,7 @@ public final class TcpProxy implements AutoCloseable {
   private final AtomicLong bytesToTarget = new AtomicLong();
   private final AtomicLong bytesFromTarget = new AtomicLong();
   private volatile Mode mode = Mode.PASS;
+  private final AtomicInteger cutsLeft = new AtomicInteger();
   private ServerSocket server;
 
   /** A proxy that only passes, or is cut ({@link #cut()}, {@link #restore()}). */
@@ -102,6 +103,14 @@ public final class TcpProxy implements AutoCloseable {
     mode(Mode.PASS);
   }
 
+  /**
+   * Closes each of the next {@code connections} connections accepted after the first bytes of the
+   * answer (a download cut off mid-way), whatever the mode; later ones pass.
+   */
+  public void cutNext(int connections) {
+    cutsLeft.set(connections);
+  }
+
   /** Applies {@code next} to the connections accepted from now on ({@code DOWN}: to all). */
   public synchronized void mode(Mode next) {
     mode = next;
@@ -141,15 +150,17 @@ public final class TcpProxy implements AutoCloseable {
         open.add(client);
         open.add(upstream);
         Mode now = mode;
-        pump(client, upstream, Mode.PASS, connection, bytesToTarget);
-        pump(upstream, client, now, connection, bytesFromTarget);
+        boolean cut = cutsLeft.getAndUpdate(n -> Math.max(0, n - 1)) > 0;
+        pump(client, upstream, Mode.PASS, false, connection, bytesToTarget);
+        pump(upstream, client, cut ? Mode.GARBAGE : now, cut, connection, bytesFromTarget);
       } catch (IOException e) {
         return; // DOWN, or closed
       }
     }
   }
 
-  private void pump(Socket from, Socket to, Mode fault, int connection, AtomicLong counter) {
+  private void pump(
+      Socket from, Socket to, Mode fault, boolean cut, int connection, AtomicLong counter) {
     Thread t =
         new Thread(
             () -> {
@@ -163,7 +174,9 @@ public final class TcpProxy implements AutoCloseable {
                     out.write(buffer, 0, (int) (passBytes - passed));
                     out.flush();
                     counter.addAndGet(passBytes - passed);
-                    strike(fault, out, to, connection);
+                    if (!cut) {
+                      strike(fault, out, to, connection);
+                    }
                     return;
                   }
                   out.write(buffer, 0, n);

@@ -44,6 +44,7 @@ class AcceptanceTest {
   // Readers.
   private static final Acceptance OPEN = reader(TrustedKeys.none(), null);
   private static final Acceptance SIGNED = reader(TrustedKeys.of(List.of(KEY.getPublic())), null);
+  private static final Acceptance WITH_STORE = OPEN.withStores(java.util.Set.of("primary"));
   private static final Acceptance SIGNED_MAX_AGE =
       reader(TrustedKeys.of(List.of(KEY.getPublic())), MAX_AGE);
 
@@ -169,7 +170,28 @@ class AcceptanceTest {
             load()),
         // key type, last
         row("other key type", OPEN, unsigned(V2_LONG), unsigned(V1), wrongKeyType()),
-        row("other key type, first", OPEN, unsigned(V2_LONG), null, wrongKeyType()));
+        row("other key type, first", OPEN, unsigned(V2_LONG), null, wrongKeyType()),
+        // object stores: only a name in the manifest, resolved by the reader's own configuration
+        row(
+            "chunks in a store, reader without stores",
+            OPEN,
+            unsigned(V2.inStore("primary")),
+            unsigned(V1),
+            refused(LoadFailureReason.UNKNOWN_STORE)),
+        row(
+            "chunks in a store the reader does not know",
+            WITH_STORE,
+            unsigned(V2.inStore("other")),
+            unsigned(V1),
+            refused(LoadFailureReason.UNKNOWN_STORE)),
+        row(
+            "signed, in a store the reader does not know",
+            SIGNED.withStores(java.util.Set.of("primary")),
+            signed(V1.inStore("elsewhere"), KEY, NS),
+            null,
+            refused(LoadFailureReason.UNKNOWN_STORE)),
+        row("chunks in a known store", WITH_STORE, unsigned(V2.inStore("primary")), null, load()),
+        row("ConfigMap chunks, reader with stores", WITH_STORE, unsigned(V2), null, load()));
   }
 
   @ParameterizedTest(name = "{0}")
@@ -191,6 +213,13 @@ class AcceptanceTest {
     assertThat(local.withoutMaxAge()).isEqualTo(local);
     load().check(local.judge(signed(TOO_OLD, KEY, NS), null, NOW));
     refused(LoadFailureReason.UNSIGNED).check(local.judge(unsigned(V1), null, NOW));
+    // The local directory keeps the reader's stores: a cached manifest of an unknown store is
+    // refused like one from the API server.
+    Acceptance localWithStore = WITH_STORE.withoutMaxAge();
+    assertThat(localWithStore.stores()).containsExactly("primary");
+    refused(LoadFailureReason.UNKNOWN_STORE)
+        .check(localWithStore.judge(unsigned(V1.inStore("other")), null, NOW));
+    load().check(localWithStore.judge(unsigned(V1.inStore("primary")), null, NOW));
   }
 
   // ---------------------------------------------------------------- expectations

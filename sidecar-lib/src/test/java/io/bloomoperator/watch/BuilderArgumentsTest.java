@@ -7,6 +7,7 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -53,5 +54,42 @@ class BuilderArgumentsTest {
     assertThatThrownBy(
             () -> BloomFilterWatcher.builder(client, "shop", "n".repeat(254), LiveKeyType.STRING))
         .isInstanceOf(IllegalArgumentException.class);
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"Primary", "../primary", "primary/x", "-primary", "", "p_1"})
+  void objectStoreNamesThatAreNotDnsLabelsAreRefused(String name) {
+    ObjectStore store = new NoStore();
+    assertThatThrownBy(
+            () ->
+                BloomFilterWatcher.builder(client, "shop", "ids", LiveKeyType.STRING)
+                    .objectStore(name, store))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("DNS label");
+  }
+
+  @Test
+  void anObjectStoreNameIsRegisteredOnce() {
+    BloomFilterWatcher.Builder<String> builder =
+        BloomFilterWatcher.builder(client, "shop", "ids", LiveKeyType.STRING)
+            .objectStore("primary", new NoStore());
+    assertThatThrownBy(() -> builder.objectStore("primary", new NoStore()))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("already registered");
+    assertThatCode(() -> builder.objectStore("secondary", new NoStore()))
+        .doesNotThrowAnyException();
+  }
+
+  /** A store that is never read: the builder only checks names. */
+  private static final class NoStore implements ObjectStore {
+    @Override
+    public String prefix() {
+      return "";
+    }
+
+    @Override
+    public Download open(java.util.List<Chunk> chunks) {
+      throw new UnsupportedOperationException();
+    }
   }
 }

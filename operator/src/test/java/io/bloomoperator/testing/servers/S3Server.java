@@ -10,7 +10,10 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.SecureRandom;
+import java.util.ArrayList;
 import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
@@ -66,8 +69,25 @@ public final class S3Server implements AutoCloseable {
 
   /** A server of the caller's own; {@link #close()} stops it and deletes its data. */
   public static S3Server start() {
+    return start(Map.of());
+  }
+
+  /**
+   * A server of the caller's own with versitygw's internal IAM ({@code --iam-dir}) holding {@code
+   * users} (access key id to secret) besides root, each with the role {@code user}: they own no
+   * bucket, so they may do only what a bucket policy grants them (e.g. a read-only reader).
+   */
+  public static S3Server start(Map<String, String> users) {
     Path binary = findBinary();
-    return ServerProcesses.startOnFreePort(port -> startOn(binary, port));
+    return ServerProcesses.startOnFreePort(port -> startOn(binary, port, users));
+  }
+
+  /**
+   * The file versitygw's POSIX backend keeps object {@code key} of {@code bucket} in: rewriting it
+   * is how a test tampers with an object behind the server's back.
+   */
+  public Path objectFile(String bucket, String key) {
+    return dir.resolve("data").resolve(bucket).resolve(key);
   }
 
   /** {@code http://127.0.0.1:<port>}: the endpoint a client is configured with (path-style). */
@@ -136,7 +156,7 @@ public final class S3Server implements AutoCloseable {
     ServerProcesses.deleteTree(dir);
   }
 
-  private static S3Server startOn(Path binary, int port) {
+  private static S3Server startOn(Path binary, int port, Map<String, String> users) {
     Path dir;
     Process process;
     String accessKey = "bloom" + hex(8);
@@ -144,11 +164,31 @@ public final class S3Server implements AutoCloseable {
     try {
       dir = Files.createTempDirectory("bloom-s3-");
       Path data = Files.createDirectory(dir.resolve("data"));
+      List<String> command = new ArrayList<>(List.of(binary.toString()));
+      if (!users.isEmpty()) {
+        // versitygw's internal IAM reads its accounts from users.json in this directory.
+        Path iam = Files.createDirectory(dir.resolve("iam"));
+        StringBuilder accounts = new StringBuilder("{\"accessAccounts\":{");
+        users.forEach(
+            (access, secret) ->
+                accounts
+                    .append(accounts.charAt(accounts.length() - 1) == '{' ? "" : ",")
+                    .append('"')
+                    .append(access)
+                    .append("\":{\"access\":\"")
+                    .append(access)
+                    .append("\",\"secret\":\"")
+                    .append(secret)
+                    .append("\",\"role\":\"user\"}"));
+        accounts.append("}}");
+        Files.writeString(iam.resolve("users.json"), accounts, StandardCharsets.UTF_8);
+        command.addAll(List.of("--iam-dir", iam.toString()));
+      }
+      command.addAll(List.of("--port", "127.0.0.1:" + port, "posix", data.toString()));
       // The credentials go in the environment (versitygw reads ROOT_ACCESS_KEY_ID and
       // ROOT_SECRET_ACCESS_KEY), not the command line, which other local users can read.
       ProcessBuilder builder =
-          new ProcessBuilder(
-                  binary.toString(), "--port", "127.0.0.1:" + port, "posix", data.toString())
+          new ProcessBuilder(command)
               .directory(dir.toFile())
               .redirectErrorStream(true)
               .redirectOutput(dir.resolve("versitygw.log").toFile());

@@ -17,6 +17,13 @@ public enum LoadFailureReason {
   CHUNK(false),
   /** The new filter did not fit in the heap beside the served one. */
   HEAP(false),
+  /**
+   * The object store holding the chunks refused the reader: no credentials found, wrong
+   * credentials, or credentials without read access to the filter's objects (HTTP 401/403).
+   */
+  STORE_DENIED(false),
+  /** The object store holding the chunks did not answer, or failed the request (not a refusal). */
+  STORE_UNAVAILABLE(false),
   /** The manifest is unreadable, or a chunk failed its digest, size, header or key-type check. */
   VERIFICATION(false),
   /**
@@ -43,7 +50,13 @@ public enum LoadFailureReason {
    * Refused: a signed manifest was created longer ago than the reader's maximum manifest age (a
    * replayed old version, or an operator that has not re-stamped an unchanged version).
    */
-  TOO_OLD(true);
+  TOO_OLD(true),
+  /**
+   * Refused: the manifest's chunks are in an object store ({@code store}) this reader has no
+   * configuration for. Readers take a store's endpoint and credentials from their own
+   * configuration, never from a manifest.
+   */
+  UNKNOWN_STORE(true);
 
   private final boolean refusal;
 
@@ -66,9 +79,9 @@ public enum LoadFailureReason {
 
   /**
    * The reason for an exception a reader reports to its listeners: a refusal's own reason, {@link
-   * #VERIFICATION} for any other verification failure, {@link #HEAP} or {@link #CHUNK} for an
-   * {@link IOException}. Anything unexpected counts as {@link #API}, the only other source of
-   * failures.
+   * #VERIFICATION} for any other verification failure, an {@link ObjectStoreException}'s own
+   * reason, {@link #HEAP} or {@link #CHUNK} for any other {@link IOException}. Anything unexpected
+   * counts as {@link #API}, the only other source of failures.
    */
   public static LoadFailureReason of(Exception exception) {
     if (exception instanceof SnapshotRefusedException refused) {
@@ -76,6 +89,9 @@ public enum LoadFailureReason {
     }
     if (exception instanceof SnapshotVerificationException) {
       return VERIFICATION;
+    }
+    if (exception instanceof ObjectStoreException store) {
+      return store.reason();
     }
     if (exception instanceof IOException) {
       return exception.getCause() instanceof OutOfMemoryError ? HEAP : CHUNK;

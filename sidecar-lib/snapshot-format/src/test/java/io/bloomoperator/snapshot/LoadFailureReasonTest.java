@@ -26,6 +26,17 @@ class LoadFailureReasonTest {
         .isEqualTo(LoadFailureReason.HEAP);
     assertThat(LoadFailureReason.of(new IOException("other", new IllegalStateException())))
         .isEqualTo(LoadFailureReason.CHUNK);
+    assertThat(
+            LoadFailureReason.of(
+                new ObjectStoreException(LoadFailureReason.STORE_DENIED, "403", null)))
+        .isEqualTo(LoadFailureReason.STORE_DENIED);
+    assertThat(
+            LoadFailureReason.of(
+                new ObjectStoreException(LoadFailureReason.STORE_UNAVAILABLE, "down", null)))
+        .isEqualTo(LoadFailureReason.STORE_UNAVAILABLE);
+    assertThatThrownBy(
+            () -> new ObjectStoreException(LoadFailureReason.CHUNK, "not a store failure", null))
+        .isInstanceOf(IllegalArgumentException.class);
     assertThat(LoadFailureReason.of(new IllegalStateException("api server")))
         .isEqualTo(LoadFailureReason.API);
   }
@@ -47,7 +58,8 @@ class LoadFailureReasonTest {
             LoadFailureReason.UNTRUSTED_KEY,
             LoadFailureReason.BAD_SIGNATURE,
             LoadFailureReason.ROLLBACK,
-            LoadFailureReason.TOO_OLD);
+            LoadFailureReason.TOO_OLD,
+            LoadFailureReason.UNKNOWN_STORE);
     assertThatThrownBy(() -> new SnapshotRefusedException(LoadFailureReason.API, "x"))
         .isInstanceOf(IllegalArgumentException.class);
   }

@@ -1,6 +1,7 @@
 package io.bloomoperator.spring;
 
 import io.bloomoperator.watch.LiveBloomFilter;
+import io.bloomoperator.watch.ObjectStore;
 import io.bloomoperator.watch.metrics.LiveBloomFilterMetrics;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.micrometer.core.instrument.binder.MeterBinder;
@@ -50,11 +51,16 @@ public class BloomFilterAutoConfiguration {
    */
   public static final String HEALTH_INDICATOR_PROPERTY_NAME = "bloomfilters";
 
-  /** Creates the filter beans; the application's own {@link LiveBloomFilterFactory} wins. */
+  /**
+   * Creates the filter beans, each reading from the application's {@link ObjectStore} beans (by
+   * bean name) when a manifest names one; the application's own {@link LiveBloomFilterFactory}
+   * wins.
+   */
   @Bean
   @ConditionalOnMissingBean
-  LiveBloomFilterFactory bloomLiveBloomFilterFactory(ObjectProvider<KubernetesClient> client) {
-    return new LiveBloomFilterFactory(client);
+  LiveBloomFilterFactory bloomLiveBloomFilterFactory(
+      ObjectProvider<KubernetesClient> client, ListableBeanFactory beans) {
+    return new LiveBloomFilterFactory(client, () -> beans.getBeansOfType(ObjectStore.class));
   }
 
   /** Health, only with Boot's health module on the class path. */

@@ -5,6 +5,7 @@ import io.bloomoperator.snapshot.KeyType;
 import io.bloomoperator.watch.BloomFilterWatcher;
 import io.bloomoperator.watch.LiveBloomFilter;
 import io.bloomoperator.watch.LiveKeyType;
+import io.bloomoperator.watch.ObjectStore;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import java.io.IOException;
@@ -13,6 +14,8 @@ import java.nio.charset.StandardCharsets;
 import java.security.InvalidKeyException;
 import java.security.PublicKey;
 import java.util.List;
+import java.util.Map;
+import java.util.function.Supplier;
 import org.springframework.beans.factory.DisposableBean;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.core.io.Resource;
@@ -30,13 +33,29 @@ public class LiveBloomFilterFactory implements DisposableBean {
   static final int MAX_KEY_BYTES = 16 * 1024;
 
   private final ObjectProvider<KubernetesClient> applicationClient;
+  private final Supplier<Map<String, ObjectStore>> objectStores;
   private KubernetesClient ownClient; // guarded by this
 
   /**
+   * A factory whose filters read ConfigMaps only.
+   *
    * @param applicationClient the application's client, used if there is exactly one
    */
   public LiveBloomFilterFactory(ObjectProvider<KubernetesClient> applicationClient) {
+    this(applicationClient, Map::of);
+  }
+
+  /**
+   * @param applicationClient the application's client, used if there is exactly one
+   * @param objectStores the application's {@link ObjectStore} beans by bean name: every filter
+   *     reads manifests naming a store of that name from it (name the bean as the operator names
+   *     the store, e.g. {@code @Bean("primary")})
+   */
+  public LiveBloomFilterFactory(
+      ObjectProvider<KubernetesClient> applicationClient,
+      Supplier<Map<String, ObjectStore>> objectStores) {
     this.applicationClient = applicationClient;
+    this.objectStores = objectStores;
   }
 
   /**
@@ -78,6 +97,21 @@ public class LiveBloomFilterFactory implements DisposableBean {
     if (properties.getResync() != null) {
       builder.resync(properties.getResync());
     }
+    objectStores
+        .get()
+        .forEach(
+            (name, store) -> {
+              try {
+                builder.objectStore(name, store);
+              } catch (IllegalArgumentException e) {
+                throw new IllegalStateException(
+                    "ObjectStore bean '"
+                        + name
+                        + "': its name is the store name manifests carry: "
+                        + e.getMessage(),
+                    e);
+              }
+            });
     return builder.start();
   }
 

@@ -2,6 +2,7 @@ package io.bloomoperator.spring;
 
 import io.bloomoperator.snapshot.KeyType;
 import io.bloomoperator.watch.LiveBloomFilter;
+import io.bloomoperator.watch.ObjectStore;
 import java.util.Map;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.BeanFactoryAware;
@@ -72,6 +73,10 @@ class LiveBloomFilterRegistrar
     for (String factory : beans.getBeanNamesForType(LiveBloomFilterFactory.class)) {
       // Closed before the factory, which may own the Kubernetes client the filter watches with.
       ((ConfigurableBeanFactory) beanFactory).registerDependentBean(factory, bean);
+    }
+    for (String store : beans.getBeanNamesForType(ObjectStore.class)) {
+      // Likewise: an object store bean (closed with the context) outlives the filters reading it.
+      ((ConfigurableBeanFactory) beanFactory).registerDependentBean(store, bean);
     }
     return beans.getBean(LiveBloomFilterFactory.class).create(bean, properties);
   }
