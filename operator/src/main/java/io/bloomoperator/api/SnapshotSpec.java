@@ -32,12 +32,26 @@ public class SnapshotSpec {
           + "still fetching them can finish (default 2m, at most 1h).")
   private String retainPreviousFor;
 
+  @Pattern("^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+  @JsonPropertyDescription(
+      "Name of a BloomStore (defined by the cluster administrator) to keep the chunks in instead"
+          + " of ConfigMaps; the manifest stays a ConfigMap. Unset: ConfigMaps.")
+  private String store;
+
   public Integer getChunkSizeBytes() {
     return chunkSizeBytes;
   }
 
   public void setChunkSizeBytes(Integer chunkSizeBytes) {
     this.chunkSizeBytes = chunkSizeBytes;
+  }
+
+  public String getStore() {
+    return store;
+  }
+
+  public void setStore(String store) {
+    this.store = store;
   }
 
   public String getRetainPreviousFor() {

@@ -37,6 +37,9 @@ public final class SnapshotJanitor {
       throws IOException {
     if (snapshot == null || snapshot.manifest() == null) {
       store.chunks().deleteExcept(Set.of());
+      for (var former : store.formerChunks().stream().toList()) {
+        former.deleteExcept(Set.of());
+      }
       return new Cleaned(snapshot, Optional.empty());
     }
     Optional<Instant> until = snapshot.retainedUntil(retainPrevious);
@@ -44,7 +47,28 @@ public final class SnapshotJanitor {
     PublishedSnapshot state =
         until.isPresent() && running.isEmpty() ? store.forgetPrevious(snapshot) : snapshot;
     List<Long> retained = running.isPresent() ? snapshot.previousVersions() : List.of();
-    store.chunks().deleteExcept(PublishPlan.keep(snapshot.manifest(), retained));
+    Set<io.bloomoperator.snapshot.ChunkStore.Part> keep =
+        PublishPlan.keep(snapshot.manifest(), retained);
+    store.chunks().deleteExcept(keep);
+    // Chunk ConfigMaps from before the filter moved to an object store: kept while the version
+    // they hold is still named or retained, like chunks of the store itself.
+    for (var former : store.formerChunks().stream().toList()) {
+      former.deleteExcept(
+          java.util.Objects.equals(snapshot.manifest().store(), store.storeName())
+              ? retainedOnly(retained)
+              : keep);
+    }
     return new Cleaned(state, running.map(u -> Duration.between(now, u)));
+  }
+
+  /** Both roles of each retained version. */
+  private static Set<io.bloomoperator.snapshot.ChunkStore.Part> retainedOnly(List<Long> retained) {
+    Set<io.bloomoperator.snapshot.ChunkStore.Part> parts = new java.util.LinkedHashSet<>();
+    retained.forEach(
+        v -> {
+          parts.add(io.bloomoperator.snapshot.ChunkStore.Part.base(v));
+          parts.add(io.bloomoperator.snapshot.ChunkStore.Part.delta(v));
+        });
+    return parts;
   }
 }

@@ -34,6 +34,8 @@ public final class RebuildRequest implements OnUpdateFilter<BloomFilter> {
   public boolean accept(BloomFilter newResource, BloomFilter oldResource) {
     return !Objects.equals(
             newResource.getMetadata().getGeneration(), oldResource.getMetadata().getGeneration())
-        || !Objects.equals(of(newResource), of(oldResource));
+        || !Objects.equals(of(newResource), of(oldResource))
+        // A deletion: the store-objects finalizer has work to do.
+        || newResource.isMarkedForDeletion() != oldResource.isMarkedForDeletion();
   }
 }
