@@ -488,7 +488,7 @@ public final class SnapshotStore {
       int chunkSize) {
     ConfigMap updated = current.confirmedBy(build);
     if (bits != null && signingKey != null) {
-      new ManifestResigner(client, signingKey, namespace, filterName, chunks)
+      new ManifestResigner(client, signingKey, namespace, filterName, chunks, storeName)
           .resignIfNeeded(updated, current.manifest(), bits, keyCount, chunkSize);
     }
     try {
