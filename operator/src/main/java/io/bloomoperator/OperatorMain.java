@@ -184,8 +184,14 @@ public final class OperatorMain {
     if (options.namespaces().isEmpty()) {
       operator.register(reconciler);
       // BloomStores are cluster-scoped: only the cluster-wide install may watch them (the
-      // namespaced install grants nothing outside its namespaces, and has no object stores).
-      operator.register(new BloomStoreReconciler(stores, Clock.systemUTC()));
+      // namespaced install grants nothing outside its namespaces, and has no object stores). An
+      // install without the BloomStore CRD or its RBAC runs without store status rather than not
+      // at all.
+      if (BloomStoreReconciler.canWatch(client)) {
+        operator.register(new BloomStoreReconciler(stores, Clock.systemUTC()));
+      } else {
+        log().warn("BloomStores cannot be listed (CRD or RBAC missing): their status is not kept");
+      }
     } else {
       operator.register(reconciler, c -> c.settingNamespaces(options.namespaces()));
     }

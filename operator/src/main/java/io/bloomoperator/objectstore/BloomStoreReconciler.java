@@ -39,6 +39,18 @@ public class BloomStoreReconciler implements Reconciler<BloomStore> {
     this.clock = clock;
   }
 
+  /** Whether this operator may list BloomStores (their CRD is installed and RBAC allows it). */
+  public static boolean canWatch(io.fabric8.kubernetes.client.KubernetesClient client) {
+    try {
+      client
+          .resources(BloomStore.class)
+          .list(new io.fabric8.kubernetes.api.model.ListOptionsBuilder().withLimit(1L).build());
+      return true;
+    } catch (io.fabric8.kubernetes.client.KubernetesClientException e) {
+      return false;
+    }
+  }
+
   @Override
   public UpdateControl<BloomStore> reconcile(BloomStore store, Context<BloomStore> context) {
     String reason;
