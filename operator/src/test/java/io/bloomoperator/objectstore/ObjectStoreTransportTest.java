@@ -405,4 +405,89 @@ class ObjectStoreTransportTest {
     assertThat(objects(store, ns.name(), "big")).isEmpty();
     assertThat(snapshotConfigMaps(client, ns.name(), "big")).isEmpty();
   }
+
+  private static io.fabric8.kubernetes.api.model.Condition storeReady(
+      KubernetesClient client, String name) {
+    BloomStore store = client.resources(BloomStore.class).withName(name).get();
+    return store == null || store.getStatus() == null || store.getStatus().getConditions() == null
+        ? null
+        : store.getStatus().getConditions().stream()
+            .filter(c -> "Ready".equals(c.getType()))
+            .findFirst()
+            .orElse(null);
+  }
+
+  @Test
+  void aStoreReportsWhetherTheOperatorReachesItsBucket(KubernetesClient client) {
+    Store store = store(client, "nobody", null);
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .untilAsserted(
+            () -> {
+              var ready = storeReady(client, store.name());
+              assertThat(ready).isNotNull();
+              assertThat(ready.getStatus()).isEqualTo("True");
+              assertThat(ready.getObservedGeneration()).isEqualTo(1L);
+            });
+
+    client
+        .resources(BloomStore.class)
+        .withName(store.name())
+        .edit(
+            s -> {
+              s.getSpec().setBucket("no-such-bucket-" + System.nanoTime() % 100000);
+              return s;
+            });
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .untilAsserted(
+            () -> {
+              var ready = storeReady(client, store.name());
+              assertThat(ready.getStatus()).isEqualTo("False");
+              assertThat(ready.getReason()).isEqualTo(Reasons.STORE_UNAVAILABLE);
+              assertThat(ready.getObservedGeneration()).isEqualTo(2L);
+              assertThat(ready.getMessage()).contains("HTTP 404").doesNotContain("127.0.0.1");
+            });
+  }
+
+  /**
+   * A store's endpoint is judged like an HTTP source's URL: a BloomStore pointing at the cloud
+   * metadata address (a mistake, or a compromised definition) makes the operator send nothing
+   * there.
+   */
+  @Test
+  void anEndpointTheEgressPolicyRefusesIsNeverContacted(KubernetesClient client, TestNamespace ns) {
+    String name = "metadata-" + System.nanoTime() % 100000;
+    client
+        .resource(
+            Serialization.unmarshal(
+                """
+                apiVersion: bloomoperator.io/v1alpha1
+                kind: BloomStore
+                metadata: {name: %s}
+                spec:
+                  endpoint: http://169.254.169.254
+                  allowInsecureEndpoint: true
+                  bucket: latest
+                  credentials: {secretName: %s}
+                  allowedNamespaces: {names: [%s]}
+                """
+                    .formatted(name, CREDENTIALS, ns.name()),
+                BloomStore.class))
+        .create();
+    apply(client, ns.name(), filter("f", name, List.of("a")));
+
+    var refused =
+        awaitStatus(client, ns.name(), "f", f -> ready(f, "False", Reasons.STORE_UNAVAILABLE));
+    assertThat(ReadyCondition.of(refused).orElseThrow().getMessage())
+        .contains(name)
+        .contains("egress policy")
+        .doesNotContain("169.254");
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .untilAsserted(
+            () ->
+                assertThat(storeReady(client, name).getMessage())
+                    .contains("refused by the egress policy"));
+  }
 }
