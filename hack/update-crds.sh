@@ -5,6 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mvn -q -B -pl operator -am process-classes
-cp operator/target/classes/META-INF/fabric8/bloomfilters.bloomoperator.io-v1.yml crds/
-cp crds/bloomfilters.bloomoperator.io-v1.yml deploy/helm/bloom-operator/crds/
-echo "crds/bloomfilters.bloomoperator.io-v1.yml and the Helm chart's copy updated"
+for crd in bloomfilters bloomstores; do
+  cp "operator/target/classes/META-INF/fabric8/$crd.bloomoperator.io-v1.yml" crds/
+  cp "crds/$crd.bloomoperator.io-v1.yml" deploy/helm/bloom-operator/crds/
+done
+echo "crds/*.bloomoperator.io-v1.yml and the Helm chart's copies updated"

@@ -1,5 +1,8 @@
 package io.bloomoperator;
 
+import io.bloomoperator.objectstore.BloomStoreReconciler;
+import io.bloomoperator.objectstore.ObjectStores;
+import io.bloomoperator.objectstore.StoreSettings;
 import io.bloomoperator.publish.WriteFence;
 import io.bloomoperator.reconcile.BloomFilterReconciler;
 import io.bloomoperator.reconcile.BuildMetrics;
@@ -84,6 +87,13 @@ public final class OperatorMain {
     return start(client, settings, null, new RuntimeOptions(0, false, null, "embedded", false));
   }
 
+  /** As {@link #start(KubernetesClient, OperatorSettings)}, with how object stores are used. */
+  public static Operator start(
+      KubernetesClient client, OperatorSettings settings, StoreSettings stores) {
+    return start(
+        client, settings, stores, null, new RuntimeOptions(0, false, null, "embedded", false));
+  }
+
   /**
    * Creates, registers and starts the operator; the caller stops it.
    *
@@ -92,6 +102,20 @@ public final class OperatorMain {
   public static Operator start(
       KubernetesClient client,
       OperatorSettings settings,
+      MeterRegistry registry,
+      RuntimeOptions options) {
+    return start(
+        client, settings, StoreSettings.fromEnvironment(System.getenv()), registry, options);
+  }
+
+  /**
+   * As {@link #start(KubernetesClient, OperatorSettings, MeterRegistry, RuntimeOptions)}, with how
+   * object stores are used.
+   */
+  public static Operator start(
+      KubernetesClient client,
+      OperatorSettings settings,
+      StoreSettings storeSettings,
       MeterRegistry registry,
       RuntimeOptions options) {
     if (settings.signingKey() != null) {
@@ -141,6 +165,7 @@ public final class OperatorMain {
                         options.exitOnLostLease()));
               }
             });
+    ObjectStores stores = new ObjectStores(storeSettings, settings.http().egress());
     BloomFilterReconciler reconciler =
         new BloomFilterReconciler(
             settings,
@@ -154,9 +179,19 @@ public final class OperatorMain {
                     RuntimeOptions.LEASE_NAME,
                     options.identity(),
                     Clock.systemUTC())
-                : WriteFence.NONE);
+                : WriteFence.NONE,
+            stores);
     if (options.namespaces().isEmpty()) {
       operator.register(reconciler);
+      // BloomStores are cluster-scoped: only the cluster-wide install may watch them (the
+      // namespaced install grants nothing outside its namespaces, and has no object stores). An
+      // install without the BloomStore CRD or its RBAC runs without store status rather than not
+      // at all.
+      if (BloomStoreReconciler.canWatch(client)) {
+        operator.register(new BloomStoreReconciler(stores, Clock.systemUTC()));
+      } else {
+        log().warn("BloomStores cannot be listed (CRD or RBAC missing): their status is not kept");
+      }
     } else {
       operator.register(reconciler, c -> c.settingNamespaces(options.namespaces()));
     }

@@ -37,6 +37,11 @@ import io.fabric8.kubernetes.model.annotation.Version;
     name = "Size",
     type = AdditionalPrinterColumn.Type.STRING,
     jsonPath = ".status.size")
+// Where the chunks live: a BloomStore's name, empty for ConfigMaps.
+@AdditionalPrinterColumn(
+    name = "Store",
+    type = AdditionalPrinterColumn.Type.STRING,
+    jsonPath = ".spec.snapshot.store")
 @AdditionalPrinterColumn(
     name = "Deltas",
     type = AdditionalPrinterColumn.Type.INTEGER,

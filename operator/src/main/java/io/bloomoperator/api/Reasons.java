@@ -77,6 +77,21 @@ public final class Reasons {
   /** Someone else changed the manifest during a publish. */
   public static final String MANIFEST_CONFLICT = "ManifestConflict";
 
+  /** spec.snapshot.store names no BloomStore. */
+  public static final String STORE_NOT_FOUND = "StoreNotFound";
+
+  /** The BloomStore named by spec.snapshot.store does not allow this namespace. */
+  public static final String STORE_NOT_ALLOWED = "StoreNotAllowed";
+
+  /**
+   * The object store could not be reached or refused the operator; the published version keeps
+   * serving and the publish is retried.
+   */
+  public static final String STORE_UNAVAILABLE = "StoreUnavailable";
+
+  /** The namespace's objects would exceed the store's namespaceBudgetBytes; nothing is written. */
+  public static final String STORE_BUDGET_EXCEEDED = "StoreBudgetExceeded";
+
   /**
    * The operator stopped (ran out of memory, was killed) during this filter's last build; the next
    * build waits for a backoff that doubles with each such build in a row.

@@ -35,6 +35,12 @@ public class SnapshotSpec {
           + "still fetching them can finish (default 2m, at most 1h).")
   private String retainPreviousFor;
 
+  @Pattern("^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+  @JsonPropertyDescription(
+      "Name of a BloomStore (defined by the cluster administrator) to keep the chunks in instead"
+          + " of ConfigMaps; the manifest stays a ConfigMap. Unset: ConfigMaps.")
+  private String store;
+
   @Min(0)
   @Max(MAX_KEEP_VERSIONS)
   @JsonPropertyDescription(
@@ -57,6 +63,14 @@ public class SnapshotSpec {
 
   public void setChunkSizeBytes(Integer chunkSizeBytes) {
     this.chunkSizeBytes = chunkSizeBytes;
+  }
+
+  public String getStore() {
+    return store;
+  }
+
+  public void setStore(String store) {
+    this.store = store;
   }
 
   public String getRetainPreviousFor() {

@@ -34,13 +34,18 @@ final class ManifestResigner {
   private final String filterName;
   private final ChunkStore chunks;
 
+  /** The object store the operator's manifests name, or null for ConfigMaps. */
+  private final String storeName;
+
   ManifestResigner(
       KubernetesClient client,
       SigningKeySecret signingKey,
       String namespace,
       String filterName,
-      ChunkStore chunks) {
+      ChunkStore chunks,
+      String storeName) {
     this.client = client;
+    this.storeName = storeName;
     this.signingKey = signingKey;
     this.namespace = namespace;
     this.filterName = filterName;
@@ -107,12 +112,13 @@ final class ManifestResigner {
     try {
       Manifest expected =
           Manifest.of(
-              filterName,
-              published.version(),
-              bits,
-              keyCount,
-              SnapshotEncoder.encode(bits, chunkSize, (index, data, length, sha256) -> {}),
-              createdAt);
+                  filterName,
+                  published.version(),
+                  bits,
+                  keyCount,
+                  SnapshotEncoder.encode(bits, chunkSize, (index, data, length, sha256) -> {}),
+                  createdAt)
+              .inStore(storeName);
       if (!published.chained()) {
         return expected.equals(published);
       }
@@ -123,6 +129,7 @@ final class ManifestResigner {
           && expected.expectedFpp() == published.expectedFpp()
           && published.describes(bits)
           && filterName.equals(published.filterName())
+          && java.util.Objects.equals(storeName, published.store())
           && SnapshotDecoder.decode(published, chunks).equals(bits);
     } catch (IOException | SnapshotVerificationException e) {
       return false;

@@ -86,6 +86,10 @@ public final class NamespaceBudget {
     } catch (SnapshotVerificationException e) {
       return 0; // not a servable snapshot, so it holds no budget
     }
+    if (parsed.inObjectStore()) {
+      // Its chunks are objects of a store, which has a budget of its own: etcd holds the manifest.
+      return WriteBudget.Limits.cost(json.length(), 1);
+    }
     Map<String, String> annotations = manifest.getMetadata().getAnnotations();
     boolean retaining =
         annotations != null

@@ -39,6 +39,17 @@ final class PublishFailures {
               + "; the published version keeps serving",
           null);
     }
+    var unavailable = StoreUnavailableException.in(e);
+    if (unavailable.isPresent()) {
+      // Not the server's text: it may name the endpoint or bucket, which are the administrator's.
+      return new PublishException(
+          Reasons.STORE_UNAVAILABLE,
+          unavailable.get().getMessage()
+              + ": version "
+              + version
+              + " was not published; the published version keeps serving",
+          null);
+    }
     if (e instanceof ChunkStore.NameTakenException taken) {
       return new PublishException(
           Reasons.NAME_CONFLICT,

@@ -6,6 +6,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 
@@ -54,6 +55,9 @@ public final class SnapshotJanitor {
       throws IOException {
     if (snapshot == null || snapshot.manifest() == null) {
       store.chunks().deleteExcept(Set.of());
+      for (var former : store.formerChunks().stream().toList()) {
+        former.deleteExcept(Set.of());
+      }
       return new Cleaned(snapshot, Optional.empty());
     }
     Optional<Instant> until = snapshot.retainedUntil(retainPrevious);
@@ -62,8 +66,31 @@ public final class SnapshotJanitor {
         until.isPresent() && running.isEmpty() ? store.forgetPrevious(snapshot) : snapshot;
     List<Long> retained = running.isPresent() ? snapshot.previousVersions() : List.of();
     Set<Part> keep = new LinkedHashSet<>(PublishPlan.keep(snapshot.manifest(), retained));
-    keep.addAll(RetainedVersions.of(snapshot.configMap()).first(keepVersions).parts());
+    Set<Part> retainedForRollback =
+        RetainedVersions.of(snapshot.configMap()).first(keepVersions).parts();
+    keep.addAll(retainedForRollback);
     store.chunks().deleteExcept(keep);
+    // Chunk ConfigMaps from before the filter moved to an object store: kept while the version
+    // they hold is still named or retained, like chunks of the store itself.
+    Set<Part> formerKeep = new LinkedHashSet<>(retainedForRollback);
+    formerKeep.addAll(
+        Objects.equals(snapshot.manifest().store(), store.storeName())
+            ? retainedOnly(retained)
+            : keep);
+    for (var former : store.formerChunks().stream().toList()) {
+      former.deleteExcept(formerKeep);
+    }
     return new Cleaned(state, running.map(u -> Duration.between(now, u)));
+  }
+
+  /** Both roles of each retained version. */
+  private static Set<Part> retainedOnly(List<Long> retained) {
+    Set<Part> parts = new LinkedHashSet<>();
+    retained.forEach(
+        v -> {
+          parts.add(Part.base(v));
+          parts.add(Part.delta(v));
+        });
+    return parts;
   }
 }

@@ -51,6 +51,15 @@ public final class SnapshotStore {
   private final ManifestWriter manifests;
   private final ChunkStore chunks;
 
+  /** The object store the chunks live in, as manifests name it; null: ConfigMaps. */
+  private final String storeName;
+
+  /** The filter's chunk ConfigMaps, when its chunks now go to an object store; else null. */
+  private final ChunkStore formerChunks;
+
+  /** The namespace's budget in the object store; null for ConfigMaps. */
+  private final StoreBudget storeBudget;
+
   /** The manifest ConfigMap as this store's last successful write left it, or null. */
   private PublishedSnapshot written;
 
@@ -67,9 +76,18 @@ public final class SnapshotStore {
     this.manifests = ManifestWriter.of(client);
     this.chunks =
         ConfigMapChunkStore.writer(client, namespace, filterName, ownerReference(owner), Map.of());
+    this.storeName = null;
+    this.formerChunks = null;
+    this.storeBudget = null;
   }
 
-  private SnapshotStore(SnapshotStore store, ManifestWriter manifests, ChunkStore chunks) {
+  private SnapshotStore(
+      SnapshotStore store,
+      ManifestWriter manifests,
+      ChunkStore chunks,
+      String storeName,
+      ChunkStore formerChunks,
+      StoreBudget storeBudget) {
     this.client = store.client;
     this.owner = store.owner;
     this.namespace = store.namespace;
@@ -77,6 +95,33 @@ public final class SnapshotStore {
     this.signingKey = store.signingKey;
     this.manifests = manifests;
     this.chunks = chunks;
+    this.storeName = storeName;
+    this.formerChunks = formerChunks;
+    this.storeBudget = storeBudget;
+  }
+
+  /**
+   * This store with the chunks in the object store {@code storeName} ({@code chunks}): manifests
+   * name it, and the filter's chunk ConfigMaps (from before it moved) are cleaned up like chunks of
+   * replaced versions.
+   */
+  public SnapshotStore inObjectStore(ChunkStore chunks, String storeName, StoreBudget budget) {
+    return new SnapshotStore(this, manifests, chunks, storeName, this.chunks, budget);
+  }
+
+  /** The namespace's budget in the object store, if the chunks go to one. */
+  public java.util.Optional<StoreBudget> storeBudget() {
+    return java.util.Optional.ofNullable(storeBudget);
+  }
+
+  /** The object store the chunks go to, or null for ConfigMaps. */
+  public String storeName() {
+    return storeName;
+  }
+
+  /** Where the filter's chunks were before they moved to an object store, if they did. */
+  public java.util.Optional<ChunkStore> formerChunks() {
+    return java.util.Optional.ofNullable(formerChunks);
   }
 
   /**
@@ -85,15 +130,17 @@ public final class SnapshotStore {
    */
   public SnapshotStore writingAs(String publisher, WriteFence fence) {
     String stamp = ManifestWriter.boundedPublisher(publisher);
-    return new SnapshotStore(
-        this,
-        manifests.fencedAs(stamp, fence),
+    ChunkStore configMaps =
         ConfigMapChunkStore.writer(
             client,
             namespace,
             filterName,
             ownerReference(owner),
-            stamp == null ? Map.of() : Map.of(ManifestWriter.ANNOTATION_PUBLISHED_BY, stamp)));
+            stamp == null ? Map.of() : Map.of(ManifestWriter.ANNOTATION_PUBLISHED_BY, stamp));
+    return storeName == null
+        ? new SnapshotStore(this, manifests.fencedAs(stamp, fence), configMaps, null, null, null)
+        : new SnapshotStore(
+            this, manifests.fencedAs(stamp, fence), chunks, storeName, configMaps, storeBudget);
   }
 
   /** The store the filter's chunks live in. */
@@ -153,6 +200,8 @@ public final class SnapshotStore {
     String sha256 = SnapshotEncoder.sha256(bits);
     Manifest published = current == null ? null : current.manifest();
     if (published == null
+        // Chunks of another transport (or store) are not where this one reads.
+        || !java.util.Objects.equals(published.store(), storeName)
         || !deltas.enabled()
         || !published.describes(bits)
         || (published.totalBytes() == size && sha256.equals(published.sha256()))) {
@@ -350,7 +399,7 @@ public final class SnapshotStore {
     ManifestSigner signer = signingKey == null ? null : signingKey.load(client);
     List<ChunkStore.Stored> created = new ArrayList<>();
     try {
-      Manifest manifest = encode(next, current, created);
+      Manifest manifest = encode(next, current, created).inStore(storeName);
       try {
         writeManifest(manifest, current, build, signer);
       } catch (RuntimeException e) {
@@ -440,7 +489,7 @@ public final class SnapshotStore {
       int chunkSize) {
     ConfigMap updated = current.confirmedBy(build);
     if (bits != null && signingKey != null) {
-      new ManifestResigner(client, signingKey, namespace, filterName, chunks)
+      new ManifestResigner(client, signingKey, namespace, filterName, chunks, storeName)
           .resignIfNeeded(updated, current.manifest(), bits, keyCount, chunkSize);
     }
     try {

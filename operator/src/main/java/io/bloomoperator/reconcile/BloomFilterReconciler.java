@@ -4,6 +4,9 @@ import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.api.HeldBuild;
 import io.bloomoperator.api.Reasons;
 import io.bloomoperator.api.ResolvedSpec;
+import io.bloomoperator.objectstore.ObjectStores;
+import io.bloomoperator.objectstore.S3ChunkStore;
+import io.bloomoperator.objectstore.StoreSettings;
 import io.bloomoperator.publish.OwnManifests;
 import io.bloomoperator.publish.PublishException;
 import io.bloomoperator.publish.PublishPlan;
@@ -12,6 +15,8 @@ import io.bloomoperator.publish.RetainedVersions;
 import io.bloomoperator.publish.SnapshotJanitor;
 import io.bloomoperator.publish.SnapshotStore;
 import io.bloomoperator.publish.StorageFull;
+import io.bloomoperator.publish.StoreBudget;
+import io.bloomoperator.publish.StoreUnavailableException;
 import io.bloomoperator.publish.WriteBudgetExceeded;
 import io.bloomoperator.publish.WriteFence;
 import io.bloomoperator.snapshot.Manifest;
@@ -35,6 +40,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -53,6 +59,9 @@ import org.slf4j.LoggerFactory;
 @ControllerConfiguration(
     name = BloomFilterReconciler.NAME,
     generationAwareEventProcessing = false,
+    // Deletions reach reconcile (StoreObjectsFinalizer), and the finalizer is added only to the
+    // filters that use an object store, not to all of them as a Cleaner would.
+    triggerReconcilerOnAllEvents = true,
     informer = @Informer(onUpdateFilter = RebuildRequest.class))
 @GradualRetry(
     maxAttempts = -1,
@@ -88,6 +97,12 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
   /** Build, plan and apply, under the operator-wide build and write bounds. */
   private final BuildAndPublish act;
 
+  /** The object stores filters may keep their chunks in. */
+  private final ObjectStores stores;
+
+  /** Deletes a deleted filter's objects from its store. */
+  private final StoreObjectsFinalizer storeObjects;
+
   /**
    * @param publisher this replica's identity (its leader-election identity), stamped on every
    *     snapshot ConfigMap it writes as {@link
@@ -101,6 +116,29 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
       BuildMetrics metrics,
       String publisher,
       WriteFence fence) {
+    this(
+        settings,
+        clock,
+        metrics,
+        publisher,
+        fence,
+        new ObjectStores(StoreSettings.fromEnvironment(Map.of()), settings.http().egress()));
+  }
+
+  /**
+   * As the other constructor, with the object stores filters may use.
+   *
+   * @param stores resolves and connects to {@code spec.snapshot.store}
+   */
+  public BloomFilterReconciler(
+      OperatorSettings settings,
+      Clock clock,
+      BuildMetrics metrics,
+      String publisher,
+      WriteFence fence,
+      ObjectStores stores) {
+    this.stores = stores;
+    this.storeObjects = new StoreObjectsFinalizer(stores);
     this.publisher = publisher;
     this.fence = fence;
     this.settings = settings;
@@ -127,9 +165,15 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
 
   @Override
   public UpdateControl<BloomFilter> reconcile(BloomFilter filter, Context<BloomFilter> context) {
+    if (context.isPrimaryResourceDeleted()) {
+      return UpdateControl.noUpdate(); // gone: the garbage collector takes its ConfigMaps
+    }
     KubernetesClient client = context.getClient();
     Instant now = clock.instant();
     EventRecorder events = new EventRecorder(client, clock);
+    if (filter.isMarkedForDeletion()) {
+      return storeObjects.finish(filter, context, events, now);
+    }
     StatusReport report = new StatusReport(filter, client, events, metrics, storageFull, now);
     Optional<Instant> fullSince = storageFull.unrecordedSince(filter);
     if (fullSince.isPresent()) {
@@ -162,6 +206,7 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
       return report.failed(Reasons.INVALID_SPEC, e.getMessage(), false);
     }
     try {
+      ctx = inObjectStore(ctx, context);
       Observed seen = observe(ctx);
       String token = ctx.source().changeToken();
       Decision decision =
@@ -393,6 +438,39 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
     return new FilterContext(filter, client, now, spec, source, store, report, events);
   }
 
+  /**
+   * {@code ctx} with its chunks in the object store its spec names, the store resolved (it exists,
+   * allows the namespace, and is reachable as configured) and the finalizer that deletes the
+   * filter's objects in place before anything is written there.
+   */
+  private FilterContext inObjectStore(FilterContext ctx, Context<BloomFilter> context)
+      throws PublishException {
+    var snapshot = ctx.filter().getSpec().getSnapshot();
+    String name = snapshot == null ? null : snapshot.getStore();
+    if (name == null) {
+      return ctx;
+    }
+    ObjectStores.Store store = stores.resolve(ctx.client(), name, ctx.namespace());
+    BloomFilter filter = StoreObjectsFinalizer.ensure(ctx.filter(), context);
+    S3ChunkStore chunks =
+        store.chunks(ctx.namespace(), ctx.name(), ctx.spec().retainPrevious(), clock);
+    StoreBudget budget =
+        new StoreBudget(
+            name,
+            ctx.namespace(),
+            store.spec().namespaceBudgetOrDefault(),
+            () -> store.namespaceBytes(ctx.namespace()));
+    return new FilterContext(
+        filter,
+        ctx.client(),
+        ctx.now(),
+        ctx.spec(),
+        ctx.source(),
+        ctx.store().inObjectStore(chunks, name, budget),
+        ctx.report(),
+        ctx.events());
+  }
+
   /** The published state, read once and trusted, after the chunk clean-up. */
   private record Observed(PublishedSnapshot current, Optional<Duration> graceLeft) {}
 
@@ -454,6 +532,14 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
     if (e instanceof PublishException publish) {
       metrics.publishFailed(publish.reason());
       return report.failed(publish.reason(), publish.getMessage(), true);
+    }
+    var unavailable = StoreUnavailableException.in(e);
+    if (unavailable.isPresent()) {
+      metrics.publishFailed(Reasons.STORE_UNAVAILABLE);
+      return report.failed(
+          Reasons.STORE_UNAVAILABLE,
+          unavailable.get().getMessage() + "; the published version keeps serving",
+          true);
     }
     if (e instanceof IOException) {
       metrics.publishFailed(Reasons.PUBLISH_FAILED);

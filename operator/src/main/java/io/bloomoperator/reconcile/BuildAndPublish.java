@@ -13,6 +13,7 @@ import io.bloomoperator.publish.PublishPlan;
 import io.bloomoperator.publish.PublishedSnapshot;
 import io.bloomoperator.publish.RetainedVersions;
 import io.bloomoperator.publish.SnapshotStore;
+import io.bloomoperator.publish.StoreBudget;
 import io.bloomoperator.publish.WriteBudget;
 import io.bloomoperator.publish.WriteBudgetExceeded;
 import io.bloomoperator.snapshot.BloomFilterSizing;
@@ -224,20 +225,27 @@ final class BuildAndPublish {
             SnapshotSpec.MAX_CHUNK_BYTES);
     PublishPlan.Facts facts =
         ctx.store().facts(built.bits(), current, settings.deltas(), chunkSize);
+    // Chunks in an object store count against the store's budget, not etcd's.
+    Optional<StoreBudget> storeBudget = ctx.store().storeBudget();
     PublishPlan plan =
         PublishPlan.plan(
             current == null ? null : current.manifest(),
             facts,
             settings.deltas(),
-            new PublishPlan.Budget(
-                ctx.namespace(),
-                settings.maxNamespaceBytes(),
-                () ->
-                    NamespaceBudget.publishedBytesExcept(ctx.client(), ctx.namespace(), ctx.name()),
-                retainedBytes(ctx, current)),
+            storeBudget.isPresent()
+                ? PublishPlan.Budget.unlimited()
+                : new PublishPlan.Budget(
+                    ctx.namespace(),
+                    settings.maxNamespaceBytes(),
+                    () ->
+                        NamespaceBudget.publishedBytesExcept(
+                            ctx.client(), ctx.namespace(), ctx.name()),
+                    retainedBytes(ctx, current)),
             ctx.report().lastKnownVersion(),
             ctx.now());
-    if (plan.newVersion()) {
+    if (plan.newVersion() && storeBudget.isPresent()) {
+      storeBudget.get().check(plan.writtenBytes());
+    } else if (plan.newVersion()) {
       Optional<WriteBudget.Refusal> refused =
           writeBudget.charge(ctx.namespace(), ctx.name(), plan.writeCost(), ctx.now());
       if (refused.isPresent()) {

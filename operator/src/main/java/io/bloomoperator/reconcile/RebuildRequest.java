@@ -35,6 +35,8 @@ public final class RebuildRequest implements OnUpdateFilter<BloomFilter> {
     return !Objects.equals(
             newResource.getMetadata().getGeneration(), oldResource.getMetadata().getGeneration())
         || !Objects.equals(of(newResource), of(oldResource))
-        || !Objects.equals(RolloutGate.approval(newResource), RolloutGate.approval(oldResource));
+        || !Objects.equals(RolloutGate.approval(newResource), RolloutGate.approval(oldResource))
+        // A deletion: the store-objects finalizer has work to do.
+        || newResource.isMarkedForDeletion() != oldResource.isMarkedForDeletion();
   }
 }

@@ -58,7 +58,8 @@ class BloomFilterApiTest {
                   // the API server omits priority 0
                   .filteredOn(c -> c.getPriority() == null || c.getPriority() == 0)
                   .extracting(c -> c.getName())
-                  .containsExactlyInAnyOrder("Ready", "Version", "Keys", "FPP", "Size", "Age");
+                  .containsExactlyInAnyOrder(
+                      "Ready", "Version", "Keys", "FPP", "Size", "Store", "Age");
               // kubectl get -o wide only
               assertThat(v.getAdditionalPrinterColumns())
                   .filteredOn(c -> c.getPriority() != null && c.getPriority() == 1)

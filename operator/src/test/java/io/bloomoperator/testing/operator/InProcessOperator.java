@@ -1,6 +1,7 @@
 package io.bloomoperator.testing.operator;
 
 import io.bloomoperator.OperatorMain;
+import io.bloomoperator.objectstore.StoreSettings;
 import io.bloomoperator.reconcile.OperatorSettings;
 import io.bloomoperator.testing.KubeCluster;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -31,6 +32,7 @@ public final class InProcessOperator implements BeforeAllCallback, AfterAllCallb
   private final Supplier<OperatorSettings> settings;
   private Consumer<KubernetesClient> beforeStart = client -> {};
   private Consumer<KubernetesClient> afterStop = client -> {};
+  private StoreSettings stores = StoreSettings.fromEnvironment(java.util.Map.of());
   private KubernetesClient client;
   private Operator operator;
 
@@ -54,6 +56,12 @@ public final class InProcessOperator implements BeforeAllCallback, AfterAllCallb
    */
   public InProcessOperator beforeStart(Consumer<KubernetesClient> setup) {
     this.beforeStart = setup;
+    return this;
+  }
+
+  /** The operator with these object-store settings (default: none of the environment). */
+  public InProcessOperator withStores(StoreSettings stores) {
+    this.stores = stores;
     return this;
   }
 
@@ -86,7 +94,7 @@ public final class InProcessOperator implements BeforeAllCallback, AfterAllCallb
     if (operator != null) {
       throw new IllegalStateException("the operator is already running");
     }
-    operator = OperatorMain.start(client, settings.get());
+    operator = OperatorMain.start(client, settings.get(), stores);
   }
 
   /** Stops the operator (the end of the test class does too: call it only to pause it). */

@@ -43,14 +43,17 @@ public final class S3Server implements AutoCloseable {
 
   private static S3Server shared;
 
-  private final Process process;
+  private final Path binary;
+  private Process process;
   private final Path dir;
   private final int port;
   private final String accessKey;
   private final String secretKey;
   private final AtomicInteger buckets = new AtomicInteger();
 
-  private S3Server(Process process, Path dir, int port, String accessKey, String secretKey) {
+  private S3Server(
+      Path binary, Process process, Path dir, int port, String accessKey, String secretKey) {
+    this.binary = binary;
     this.process = process;
     this.dir = dir;
     this.port = port;
@@ -149,6 +152,24 @@ public final class S3Server implements AutoCloseable {
     return process.isAlive();
   }
 
+  /** Stops the server process and keeps its data: the store is down until {@link #restart()}. */
+  public synchronized void stop() {
+    ServerProcesses.stop(process, 10);
+  }
+
+  /** Starts the server again on the same port, with the same data and credentials. */
+  public synchronized void restart() {
+    if (process.isAlive()) {
+      throw new IllegalStateException("versitygw is running");
+    }
+    try {
+      process = launch(binary, port, dir, accessKey, secretKey);
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot restart " + binary, e);
+    }
+    awaitListening();
+  }
+
   /** SIGTERM (SIGKILL after 10 s), then deletes the stored objects. */
   @Override
   public void close() {
@@ -163,8 +184,7 @@ public final class S3Server implements AutoCloseable {
     String secretKey = hex(20);
     try {
       dir = Files.createTempDirectory("bloom-s3-");
-      Path data = Files.createDirectory(dir.resolve("data"));
-      List<String> command = new ArrayList<>(List.of(binary.toString()));
+      Files.createDirectory(dir.resolve("data"));
       if (!users.isEmpty()) {
         // versitygw's internal IAM reads its accounts from users.json in this directory.
         Path iam = Files.createDirectory(dir.resolve("iam"));
@@ -182,39 +202,53 @@ public final class S3Server implements AutoCloseable {
                     .append("\",\"role\":\"user\"}"));
         accounts.append("}}");
         Files.writeString(iam.resolve("users.json"), accounts, StandardCharsets.UTF_8);
-        command.addAll(List.of("--iam-dir", iam.toString()));
       }
-      command.addAll(List.of("--port", "127.0.0.1:" + port, "posix", data.toString()));
-      // The credentials go in the environment (versitygw reads ROOT_ACCESS_KEY_ID and
-      // ROOT_SECRET_ACCESS_KEY), not the command line, which other local users can read.
-      ProcessBuilder builder =
-          new ProcessBuilder(command)
-              .directory(dir.toFile())
-              .redirectErrorStream(true)
-              .redirectOutput(dir.resolve("versitygw.log").toFile());
-      builder.environment().put("ROOT_ACCESS_KEY_ID", accessKey);
-      builder.environment().put("ROOT_SECRET_ACCESS_KEY", secretKey);
-      builder.environment().put("VGW_REGION", REGION);
-      process = builder.start();
+      process = launch(binary, port, dir, accessKey, secretKey);
     } catch (IOException e) {
       throw new UncheckedIOException("cannot start " + binary, e);
     }
-    S3Server server = new S3Server(process, dir, port, accessKey, secretKey);
+    S3Server server = new S3Server(binary, process, dir, port, accessKey, secretKey);
+    server.awaitListening();
+    return server;
+  }
+
+  private static Process launch(Path binary, int port, Path dir, String accessKey, String secretKey)
+      throws IOException {
+    // The credentials go in the environment (versitygw reads ROOT_ACCESS_KEY_ID and
+    // ROOT_SECRET_ACCESS_KEY), not the command line, which other local users can read.
+    List<String> command = new ArrayList<>(List.of(binary.toString()));
+    if (Files.isDirectory(dir.resolve("iam"))) {
+      command.addAll(List.of("--iam-dir", dir.resolve("iam").toString()));
+    }
+    command.addAll(List.of("--port", "127.0.0.1:" + port, "posix", dir.resolve("data").toString()));
+    ProcessBuilder builder =
+        new ProcessBuilder(command)
+            .directory(dir.toFile())
+            .redirectErrorStream(true)
+            .redirectOutput(
+                ProcessBuilder.Redirect.appendTo(dir.resolve("versitygw.log").toFile()));
+    builder.environment().put("ROOT_ACCESS_KEY_ID", accessKey);
+    builder.environment().put("ROOT_SECRET_ACCESS_KEY", secretKey);
+    builder.environment().put("VGW_REGION", REGION);
+    return builder.start();
+  }
+
+  private void awaitListening() {
     long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(STARTUP_TIMEOUT_MILLIS);
     while (System.nanoTime() < deadline) {
       if (!process.isAlive()) {
-        String log = server.log();
-        server.close();
+        String log = log();
+        close();
         throw new IllegalStateException(
             "versitygw on port " + port + " exited with " + process.exitValue() + ":\n" + log);
       }
       if (listening(port)) {
-        return server;
+        return;
       }
       ServerProcesses.sleep(50, "versitygw");
     }
-    String log = server.log();
-    server.close();
+    String log = log();
+    close();
     throw new IllegalStateException(
         "versitygw on port "
             + port

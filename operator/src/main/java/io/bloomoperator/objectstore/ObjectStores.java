@@ -1,0 +1,314 @@
+package io.bloomoperator.objectstore;
+
+import io.bloomoperator.api.BloomStore;
+import io.bloomoperator.api.BloomStoreSpec;
+import io.bloomoperator.api.Reasons;
+import io.bloomoperator.publish.PublishException;
+import io.bloomoperator.source.EgressPolicy;
+import io.fabric8.kubernetes.api.model.Namespace;
+import io.fabric8.kubernetes.api.model.Secret;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import java.net.InetAddress;
+import java.net.URI;
+import java.net.UnknownHostException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Base64;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
+import software.amazon.awssdk.auth.credentials.AwsCredentialsProvider;
+import software.amazon.awssdk.auth.credentials.DefaultCredentialsProvider;
+import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
+import software.amazon.awssdk.core.checksums.RequestChecksumCalculation;
+import software.amazon.awssdk.core.checksums.ResponseChecksumValidation;
+import software.amazon.awssdk.http.urlconnection.UrlConnectionHttpClient;
+import software.amazon.awssdk.regions.Region;
+import software.amazon.awssdk.services.s3.S3Client;
+
+/**
+ * Resolves the store a BloomFilter names to a client of it: the {@link BloomStore} must exist and
+ * allow the filter's namespace, its endpoint must pass the operator's egress policy, and its
+ * credentials come from a Secret in the operator's namespace (or the SDK's default chain). Clients
+ * are cached per store and replaced (the old one closed) when the BloomStore or its Secret changes.
+ *
+ * <p>Failures carry a reason from {@link Reasons} and a message naming only the store: the
+ * endpoint, bucket and credentials are the administrator's and go to the log at most.
+ */
+public final class ObjectStores implements AutoCloseable {
+
+  private static final Logger LOG = LoggerFactory.getLogger(ObjectStores.class);
+
+  /** Keys of the credentials Secret. */
+  public static final String ACCESS_KEY_ID = "accessKeyId";
+
+  public static final String SECRET_ACCESS_KEY = "secretAccessKey";
+
+  private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(10);
+  private static final Duration SOCKET_TIMEOUT = Duration.ofSeconds(30);
+
+  private final StoreSettings settings;
+  private final EgressPolicy egress;
+  private final Map<String, Cached> clients = new HashMap<>();
+
+  /** Why a store cannot be used, in a fixed text that names nothing of its definition. */
+  private static final class Refusal extends Exception {
+    Refusal(String text, Throwable cause) {
+      super(text, cause, false, false);
+    }
+  }
+
+  /** A client and what it was built from: a change of either means a new client. */
+  private record Cached(String version, S3Client client) {}
+
+  /** A resolved store: its definition and a client of it. */
+  public record Store(String name, BloomStoreSpec spec, S3Client client) {
+
+    /** The chunk store of one filter in this store. */
+    public S3ChunkStore chunks(
+        String namespace, String filterName, Duration minAge, java.time.Clock clock) {
+      return new S3ChunkStore(
+          client,
+          name,
+          spec.getBucket(),
+          spec.prefixOrDefault(),
+          namespace,
+          filterName,
+          minAge,
+          clock);
+    }
+
+    /** Bytes the objects of {@code namespace}'s filters hold in this store. */
+    public long namespaceBytes(String namespace) throws java.io.IOException {
+      String prefix = spec.prefixOrDefault();
+      return S3ChunkStore.bytesUnder(
+          client, name, spec.getBucket(), (prefix.isEmpty() ? "" : prefix + "/") + namespace + "/");
+    }
+  }
+
+  public ObjectStores(StoreSettings settings, EgressPolicy egress) {
+    this.settings = settings;
+    this.egress = egress;
+  }
+
+  /** The settings these stores were made with. */
+  public StoreSettings settings() {
+    return settings;
+  }
+
+  /**
+   * The store {@code name} for a BloomFilter of {@code namespace}.
+   *
+   * @throws PublishException {@link Reasons#STORE_NOT_FOUND}, {@link Reasons#STORE_NOT_ALLOWED} or
+   *     {@link Reasons#STORE_UNAVAILABLE}
+   */
+  public Store resolve(KubernetesClient client, String name, String namespace)
+      throws PublishException {
+    BloomStore store = definition(client, name);
+    if (!allows(client, store.getSpec(), namespace)) {
+      throw new PublishException(
+          Reasons.STORE_NOT_ALLOWED,
+          "BloomStore " + name + " does not allow namespace " + namespace + "; nothing was written",
+          null);
+    }
+    return connect(client, store);
+  }
+
+  /**
+   * The store {@code name} whatever namespaces it allows: a deleted filter's objects are removed
+   * even from a store its namespace may no longer use.
+   */
+  public Store forCleanUp(KubernetesClient client, String name) throws PublishException {
+    return connect(client, definition(client, name));
+  }
+
+  /** A client of {@code store} as it is defined now; for {@link BloomStore} status checks. */
+  public Store connect(KubernetesClient client, BloomStore store) throws PublishException {
+    String name = store.getMetadata().getName();
+    BloomStoreSpec spec = store.getSpec();
+    try {
+      URI endpoint = endpoint(spec);
+      checkEgress(endpoint);
+      Secret secret = credentialsSecret(client, spec);
+      String version =
+          store.getMetadata().getUid()
+              + "/"
+              + store.getMetadata().getGeneration()
+              + "/"
+              + (secret == null ? "-" : secret.getMetadata().getResourceVersion());
+      synchronized (clients) {
+        Cached cached = clients.get(name);
+        if (cached != null && cached.version().equals(version)) {
+          return new Store(name, spec, cached.client());
+        }
+        S3Client fresh = build(spec, endpoint, credentials(spec, secret));
+        clients.put(name, new Cached(version, fresh));
+        if (cached != null) {
+          // Requests in flight on the old client fail and are retried by their reconcile.
+          cached.client().close();
+        }
+        return new Store(name, spec, fresh);
+      }
+    } catch (Refusal e) {
+      throw new PublishException(
+          Reasons.STORE_UNAVAILABLE,
+          "object store " + name + " is unavailable: " + e.getMessage(),
+          null);
+    }
+  }
+
+  /** Closes every cached client. */
+  @Override
+  public void close() {
+    synchronized (clients) {
+      clients.values().forEach(c -> c.client().close());
+      clients.clear();
+    }
+  }
+
+  private static BloomStore definition(KubernetesClient client, String name)
+      throws PublishException {
+    BloomStore store = client.resources(BloomStore.class).withName(name).get();
+    if (store == null || store.getSpec() == null) {
+      throw new PublishException(
+          Reasons.STORE_NOT_FOUND,
+          "BloomStore " + name + " does not exist; nothing was written",
+          null);
+    }
+    return store;
+  }
+
+  private static boolean allows(KubernetesClient client, BloomStoreSpec spec, String namespace) {
+    BloomStoreSpec.AllowedNamespaces allowed = spec.getAllowedNamespaces();
+    if (allowed == null) {
+      return false;
+    }
+    if (allowed.getNames() != null && allowed.getNames().contains(namespace)) {
+      return true;
+    }
+    if (allowed.getSelector() == null) {
+      return false;
+    }
+    Namespace ns = client.namespaces().withName(namespace).get();
+    return ns != null
+        && NamespaceSelector.matches(allowed.getSelector(), ns.getMetadata().getLabels());
+  }
+
+  private static URI endpoint(BloomStoreSpec spec) throws Refusal {
+    URI uri;
+    try {
+      uri = URI.create(spec.getEndpoint());
+    } catch (IllegalArgumentException | NullPointerException e) {
+      throw new Refusal("endpoint unparsable", e);
+    }
+    boolean https = "https".equals(uri.getScheme());
+    boolean http =
+        "http".equals(uri.getScheme()) && Boolean.TRUE.equals(spec.getAllowInsecureEndpoint());
+    if (!(https || http) || uri.getHost() == null || uri.getUserInfo() != null) {
+      throw new Refusal("endpoint refused", null);
+    }
+    return uri;
+  }
+
+  /** The endpoint is the administrator's, but a compromised definition must not reach the node. */
+  private void checkEgress(URI endpoint) throws Refusal {
+    String host = endpoint.getHost();
+    Optional<EgressPolicy.Refusal> refused = egress.checkLiteral(host);
+    if (refused.isEmpty()) {
+      try {
+        for (InetAddress address : InetAddress.getAllByName(host)) {
+          refused = egress.check(host, address);
+          if (refused.isPresent()) {
+            break;
+          }
+        }
+      } catch (UnknownHostException e) {
+        LOG.warn("object store endpoint host does not resolve: {}", e.getMessage());
+        throw new Refusal("endpoint unresolvable", e);
+      }
+    }
+    if (refused.isPresent()) {
+      LOG.warn(
+          "object store endpoint {} {}; refused (BLOOM_HTTP_ALLOW)", host, refused.get().text());
+      throw new Refusal("endpoint refused by the egress policy", null);
+    }
+  }
+
+  private Secret credentialsSecret(KubernetesClient client, BloomStoreSpec spec) throws Refusal {
+    BloomStoreSpec.Credentials credentials = spec.getCredentials();
+    if (credentials == null || credentials.getSecretName() == null) {
+      return null;
+    }
+    if (settings.operatorNamespace() == null) {
+      LOG.warn(
+          "a BloomStore names a credentials Secret but the operator namespace is unknown"
+              + " (BLOOM_OPERATOR_NAMESPACE)");
+      throw new Refusal("credentials unavailable", null);
+    }
+    try {
+      Secret secret =
+          client
+              .secrets()
+              .inNamespace(settings.operatorNamespace())
+              .withName(credentials.getSecretName())
+              .get();
+      if (secret == null) {
+        throw new Refusal("credentials Secret missing", null);
+      }
+      return secret;
+    } catch (KubernetesClientException e) {
+      throw new Refusal("credentials Secret unreadable", e);
+    }
+  }
+
+  private static AwsCredentialsProvider credentials(BloomStoreSpec spec, Secret secret)
+      throws Refusal {
+    if (secret == null) {
+      return DefaultCredentialsProvider.builder().build();
+    }
+    String id = value(secret, ACCESS_KEY_ID);
+    String key = value(secret, SECRET_ACCESS_KEY);
+    if (id == null || key == null) {
+      throw new Refusal("credentials Secret incomplete", null);
+    }
+    return StaticCredentialsProvider.create(AwsBasicCredentials.create(id, key));
+  }
+
+  private static String value(Secret secret, String key) {
+    if (secret.getData() != null && secret.getData().get(key) != null) {
+      try {
+        return new String(
+                Base64.getDecoder().decode(secret.getData().get(key)), StandardCharsets.UTF_8)
+            .strip();
+      } catch (IllegalArgumentException e) {
+        return null;
+      }
+    }
+    return secret.getStringData() == null ? null : secret.getStringData().get(key);
+  }
+
+  private S3Client build(BloomStoreSpec spec, URI endpoint, AwsCredentialsProvider credentials) {
+    return S3Client.builder()
+        .endpointOverride(endpoint)
+        .region(Region.of(spec.regionOrDefault()))
+        .forcePathStyle(spec.pathStyle())
+        .credentialsProvider(credentials)
+        .httpClientBuilder(
+            UrlConnectionHttpClient.builder()
+                .connectionTimeout(CONNECT_TIMEOUT)
+                .socketTimeout(SOCKET_TIMEOUT))
+        .overrideConfiguration(
+            o ->
+                o.apiCallTimeout(settings.requestTimeout())
+                    .apiCallAttemptTimeout(settings.requestTimeout().dividedBy(2)))
+        // The transport verifies sha256 itself; the SDK's default CRC trailers are what
+        // S3-compatible stores most often reject.
+        .requestChecksumCalculation(RequestChecksumCalculation.WHEN_REQUIRED)
+        .responseChecksumValidation(ResponseChecksumValidation.WHEN_REQUIRED)
+        .build();
+  }
+}

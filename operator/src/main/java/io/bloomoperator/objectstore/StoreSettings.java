@@ -1,0 +1,60 @@
+package io.bloomoperator.objectstore;
+
+import io.bloomoperator.api.Durations;
+import java.time.Duration;
+import java.util.Map;
+
+/**
+ * How the operator uses object stores.
+ *
+ * @param operatorNamespace where BloomStore credential Secrets are read (BLOOM_OPERATOR_NAMESPACE,
+ *     else POD_NAMESPACE); null: only stores with the default credential chain work
+ * @param cleanupTimeout how long after a BloomFilter's deletion the operator keeps trying to delete
+ *     its objects before the finalizer lets the deletion proceed (BLOOM_STORE_CLEANUP_TIMEOUT)
+ * @param requestTimeout bounds each request to a store, retries included
+ */
+public record StoreSettings(
+    String operatorNamespace, Duration cleanupTimeout, Duration requestTimeout) {
+
+  public static final Duration DEFAULT_CLEANUP_TIMEOUT = Duration.ofHours(1);
+  public static final Duration DEFAULT_REQUEST_TIMEOUT = Duration.ofMinutes(2);
+
+  public StoreSettings {
+    if (cleanupTimeout.isNegative() || requestTimeout.isNegative() || requestTimeout.isZero()) {
+      throw new IllegalArgumentException("clean-up and request timeouts must be positive");
+    }
+  }
+
+  /** From BLOOM_OPERATOR_NAMESPACE (else POD_NAMESPACE) and BLOOM_STORE_CLEANUP_TIMEOUT. */
+  public static StoreSettings fromEnvironment(Map<String, String> env) {
+    String namespace = env.get("BLOOM_OPERATOR_NAMESPACE");
+    if (namespace == null || namespace.isBlank()) {
+      namespace = env.get("POD_NAMESPACE");
+    }
+    return new StoreSettings(
+        namespace == null || namespace.isBlank() ? null : namespace.strip(),
+        cleanupTimeout(env.get("BLOOM_STORE_CLEANUP_TIMEOUT")),
+        DEFAULT_REQUEST_TIMEOUT);
+  }
+
+  /** These settings with credentials read from {@code namespace}. */
+  public StoreSettings inNamespace(String namespace) {
+    return new StoreSettings(namespace, cleanupTimeout, requestTimeout);
+  }
+
+  /** These settings with another clean-up timeout. */
+  public StoreSettings withCleanupTimeout(Duration timeout) {
+    return new StoreSettings(operatorNamespace, timeout, requestTimeout);
+  }
+
+  private static Duration cleanupTimeout(String raw) {
+    if (raw == null || raw.isBlank()) {
+      return DEFAULT_CLEANUP_TIMEOUT;
+    }
+    try {
+      return Durations.parse(raw.strip());
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("BLOOM_STORE_CLEANUP_TIMEOUT: " + e.getMessage(), e);
+    }
+  }
+}

@@ -1,0 +1,493 @@
+package io.bloomoperator.objectstore;
+
+import static io.bloomoperator.reconcile.SnapshotFixtures.apply;
+import static io.bloomoperator.reconcile.SnapshotFixtures.awaitStatus;
+import static io.bloomoperator.reconcile.SnapshotFixtures.manifest;
+import static io.bloomoperator.reconcile.SnapshotFixtures.mergePatch;
+import static io.bloomoperator.reconcile.SnapshotFixtures.ready;
+import static io.bloomoperator.reconcile.SnapshotFixtures.snapshotConfigMaps;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.bloomoperator.api.BloomFilter;
+import io.bloomoperator.api.BloomStore;
+import io.bloomoperator.api.Reasons;
+import io.bloomoperator.reconcile.OperatorSettings;
+import io.bloomoperator.reconcile.ReadyCondition;
+import io.bloomoperator.snapshot.BloomFilterBits;
+import io.bloomoperator.snapshot.Manifest;
+import io.bloomoperator.snapshot.SnapshotDecoder;
+import io.bloomoperator.snapshot.SnapshotNames;
+import io.bloomoperator.snapshot.StoreObjectKeys;
+import io.bloomoperator.source.EgressPolicy;
+import io.bloomoperator.source.HttpSourceSettings;
+import io.bloomoperator.testing.RealKubernetes;
+import io.bloomoperator.testing.TestNamespace;
+import io.bloomoperator.testing.operator.InProcessOperator;
+import io.bloomoperator.testing.servers.S3Server;
+import io.fabric8.kubernetes.api.model.NamespaceBuilder;
+import io.fabric8.kubernetes.api.model.SecretBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.utils.Serialization;
+import java.security.MessageDigest;
+import java.time.Duration;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import software.amazon.awssdk.core.sync.RequestBody;
+import software.amazon.awssdk.services.s3.S3Client;
+import software.amazon.awssdk.services.s3.model.NoSuchKeyException;
+import software.amazon.awssdk.services.s3.model.S3Object;
+
+/**
+ * The object-store transport on real servers (versitygw and a real API server): an author names a
+ * store and nothing else; the chunks go to the store, the manifest alone to etcd; a store that is
+ * undefined, forbidden, down or full leaves the published version serving with a reason that names
+ * only the store; deleting the filter deletes its objects; leftovers of a crashed publish go.
+ */
+@RealKubernetes(crdDirs = "crds")
+class ObjectStoreTransportTest {
+
+  /** Where the operator reads the stores' credentials Secrets. */
+  private static final String OPERATOR_NAMESPACE = "bloom-s3op-operator";
+
+  private static final String CREDENTIALS = "s3-writer";
+
+  /** The store's own server: one test stops it. */
+  private static final S3Server SERVER = S3Server.start();
+
+  private static final AtomicInteger STORES = new AtomicInteger();
+
+  @RegisterExtension
+  @Order(1)
+  static final InProcessOperator OPERATOR =
+      InProcessOperator.withSettings(
+              OperatorSettings.defaults()
+                  .withHttp(
+                      HttpSourceSettings.defaults()
+                          .withEgress(EgressPolicy.of("127.0.0.1/32", null))))
+          .withStores(
+              StoreSettings.fromEnvironment(Map.of())
+                  .inNamespace(OPERATOR_NAMESPACE)
+                  .withCleanupTimeout(Duration.ofSeconds(15)))
+          .beforeStart(ObjectStoreTransportTest::credentials);
+
+  @AfterAll
+  static void stopServer() {
+    SERVER.close();
+  }
+
+  private static void credentials(KubernetesClient client) {
+    client
+        .namespaces()
+        .resource(
+            new NamespaceBuilder()
+                .withNewMetadata()
+                .withName(OPERATOR_NAMESPACE)
+                .endMetadata()
+                .build())
+        .createOr(c -> c.update());
+    client
+        .secrets()
+        .inNamespace(OPERATOR_NAMESPACE)
+        .resource(
+            new SecretBuilder()
+                .withNewMetadata()
+                .withName(CREDENTIALS)
+                .endMetadata()
+                .withStringData(
+                    Map.of(
+                        ObjectStores.ACCESS_KEY_ID, SERVER.accessKey(),
+                        ObjectStores.SECRET_ACCESS_KEY, SERVER.secretKey()))
+                .build())
+        .createOr(c -> c.update());
+  }
+
+  /** A store on {@link #SERVER} with a bucket of its own, allowing {@code allowedNamespace}. */
+  private record Store(String name, String bucket) {}
+
+  private static Store store(KubernetesClient client, String allowedNamespace, Long budget) {
+    String name = "store-" + STORES.incrementAndGet() + "-" + System.nanoTime() % 100000;
+    String bucket = SERVER.createBucket("bloom");
+    client
+        .resource(
+            Serialization.unmarshal(
+                """
+                apiVersion: bloomoperator.io/v1alpha1
+                kind: BloomStore
+                metadata: {name: %s}
+                spec:
+                  endpoint: %s
+                  allowInsecureEndpoint: true
+                  bucket: %s
+                  credentials: {secretName: %s}
+                  allowedNamespaces: {names: [%s]}
+                  %s
+                """
+                    .formatted(
+                        name,
+                        SERVER.endpoint(),
+                        bucket,
+                        CREDENTIALS,
+                        allowedNamespace,
+                        budget == null ? "" : "namespaceBudgetBytes: " + budget),
+                BloomStore.class))
+        .create();
+    return new Store(name, bucket);
+  }
+
+  private static String filter(String name, String store, List<String> keys) {
+    return """
+        apiVersion: bloomoperator.io/v1alpha1
+        kind: BloomFilter
+        metadata: {name: %s}
+        spec:
+          falsePositiveRate: 0.01
+          snapshot: {store: %s, chunkSizeBytes: 1024, retainPreviousFor: 1s}
+          source:
+            inline: [%s]
+        """
+        .formatted(name, store, String.join(", ", keys));
+  }
+
+  private static List<String> keys(int count, String tag) {
+    return java.util.stream.IntStream.range(0, count).mapToObj(i -> tag + "-" + i).toList();
+  }
+
+  private static List<S3Object> objects(Store store, String namespace, String filter) {
+    try (S3Client s3 = SERVER.client()) {
+      return s3.listObjectsV2(
+              b ->
+                  b.bucket(store.bucket())
+                      .prefix(StoreObjectKeys.filterDirectory("bloom", namespace, filter)))
+          .contents();
+    }
+  }
+
+  /** What a reader does: every chunk the manifest names, from the store, verified. */
+  private static BloomFilterBits read(Store store, String namespace, String filter, Manifest m)
+      throws Exception {
+    try (S3Client s3 = SERVER.client()) {
+      SnapshotDecoder.ChunkSource source =
+          (index, ref) -> {
+            try {
+              return s3.getObjectAsBytes(
+                      b ->
+                          b.bucket(store.bucket())
+                              .key(StoreObjectKeys.key("bloom", namespace, filter, ref)))
+                  .asByteArray();
+            } catch (NoSuchKeyException e) {
+              return null;
+            }
+          };
+      return SnapshotDecoder.decode(m, source);
+    }
+  }
+
+  private static String status(KubernetesClient client, String namespace, String name) {
+    return Serialization.asJson(
+        client
+            .resources(BloomFilter.class)
+            .inNamespace(namespace)
+            .withName(name)
+            .get()
+            .getStatus());
+  }
+
+  @Test
+  void aFilterNamingAnUndefinedStoreIsNotPublished(KubernetesClient client, TestNamespace ns) {
+    apply(client, ns.name(), filter("f", "no-such-store", List.of("a", "b")));
+
+    var failed =
+        awaitStatus(client, ns.name(), "f", f -> ready(f, "False", Reasons.STORE_NOT_FOUND));
+    assertThat(ReadyCondition.of(failed).orElseThrow().getMessage()).contains("no-such-store");
+    assertThat(snapshotConfigMaps(client, ns.name(), "f")).isEmpty();
+  }
+
+  @Test
+  void aStoreServesOnlyTheNamespacesItAllows(KubernetesClient client, TestNamespace ns) {
+    Store store = store(client, "someone-else", null);
+    apply(client, ns.name(), filter("f", store.name(), List.of("a", "b")));
+
+    var refused =
+        awaitStatus(client, ns.name(), "f", f -> ready(f, "False", Reasons.STORE_NOT_ALLOWED));
+    String message = ReadyCondition.of(refused).orElseThrow().getMessage();
+    assertThat(message).contains(store.name()).contains(ns.name());
+    // Nothing of the administrator's definition reaches the author.
+    assertThat(status(client, ns.name(), "f"))
+        .doesNotContain(store.bucket())
+        .doesNotContain(String.valueOf(SERVER.port()))
+        .doesNotContain(SERVER.accessKey());
+    assertThat(objects(store, ns.name(), "f")).isEmpty();
+
+    // The administrator allows the namespace by a label: published on the next retry.
+    client
+        .namespaces()
+        .withName(ns.name())
+        .edit(
+            n ->
+                new NamespaceBuilder(n)
+                    .editMetadata()
+                    .addToLabels("bloom-s3", "yes")
+                    .endMetadata()
+                    .build());
+    client
+        .resources(BloomStore.class)
+        .withName(store.name())
+        .edit(
+            s -> {
+              var selector = new io.fabric8.kubernetes.api.model.LabelSelector();
+              selector.setMatchLabels(Map.of("bloom-s3", "yes"));
+              s.getSpec().getAllowedNamespaces().setSelector(selector);
+              return s;
+            });
+    awaitStatus(client, ns.name(), "f", f -> ready(f, "True", Reasons.PUBLISHED));
+  }
+
+  @Test
+  void chunksGoToTheStoreAndOnlyTheManifestToEtcd(KubernetesClient client, TestNamespace ns)
+      throws Exception {
+    Store store = store(client, ns.name(), null);
+    List<String> keys = keys(2000, "sku");
+    apply(client, ns.name(), filter("skus", store.name(), keys));
+
+    var published =
+        awaitStatus(client, ns.name(), "skus", f -> ready(f, "True", Reasons.PUBLISHED));
+    assertThat(published.getMetadata().getFinalizers()).contains("bloomoperator.io/store-objects");
+
+    Manifest m = manifest(client, ns.name(), "skus");
+    assertThat(m.store()).isEqualTo(store.name());
+    assertThat(m.chunks()).hasSizeGreaterThan(1);
+    assertThat(snapshotConfigMaps(client, ns.name(), "skus"))
+        .as("etcd holds only the manifest")
+        .extracting(c -> c.getMetadata().getName())
+        .containsExactly(SnapshotNames.manifestName("skus"));
+
+    // Every object the manifest names exists under the filter's directory, with the digest its
+    // key carries.
+    List<S3Object> objects = objects(store, ns.name(), "skus");
+    assertThat(objects).hasSize(m.chunks().size());
+    try (S3Client s3 = SERVER.client()) {
+      for (Manifest.ChunkRef ref : m.chunks()) {
+        String key = StoreObjectKeys.key("bloom", ns.name(), "skus", ref);
+        byte[] bytes = s3.getObjectAsBytes(b -> b.bucket(store.bucket()).key(key)).asByteArray();
+        assertThat(HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes)))
+            .isEqualTo(ref.sha256())
+            .isEqualTo(key.substring(key.lastIndexOf('.') + 1));
+      }
+    }
+    BloomFilterBits bits = read(store, ns.name(), "skus", m);
+    assertThat(keys).allSatisfy(k -> assertThat(bits.mightContainString(k)).isTrue());
+  }
+
+  @Test
+  void aStoreThatIsDownKeepsThePublishedVersionAndRecovers(
+      KubernetesClient client, TestNamespace ns) throws Exception {
+    Store store = store(client, ns.name(), null);
+    apply(client, ns.name(), filter("f", store.name(), keys(500, "v1")));
+    awaitStatus(client, ns.name(), "f", f -> ready(f, "True", Reasons.PUBLISHED));
+    Manifest first = manifest(client, ns.name(), "f");
+
+    SERVER.stop();
+    try {
+      mergePatch(
+          client,
+          ns.name(),
+          "f",
+          Map.of("spec", Map.of("source", Map.of("inline", keys(500, "v2")))));
+      var down =
+          awaitStatus(client, ns.name(), "f", f -> ready(f, "False", Reasons.STORE_UNAVAILABLE));
+      assertThat(ReadyCondition.of(down).orElseThrow().getMessage())
+          .contains(store.name())
+          .doesNotContain("127.0.0.1")
+          .doesNotContain(store.bucket());
+      assertThat(manifest(client, ns.name(), "f"))
+          .as("the published version keeps serving")
+          .isEqualTo(first);
+    } finally {
+      SERVER.restart();
+    }
+
+    var recovered =
+        await()
+            .atMost(Duration.ofSeconds(90))
+            .pollInterval(Duration.ofMillis(500))
+            .until(
+                () ->
+                    client.resources(BloomFilter.class).inNamespace(ns.name()).withName("f").get(),
+                f -> ready(f, "True", Reasons.PUBLISHED));
+    Manifest second = manifest(client, ns.name(), "f");
+    assertThat(second.version()).isGreaterThan(first.version());
+    assertThat(recovered.getStatus().getVersion()).isEqualTo(second.version());
+    BloomFilterBits bits = read(store, ns.name(), "f", second);
+    assertThat(bits.mightContainString("v2-7")).isTrue();
+  }
+
+  @Test
+  void leftoversOfACrashedPublishAreRemovedAndNoManifestNamesAMissingObject(
+      KubernetesClient client, TestNamespace ns) throws Exception {
+    Store store = store(client, ns.name(), null);
+    apply(client, ns.name(), filter("f", store.name(), keys(300, "a")));
+    awaitStatus(client, ns.name(), "f", f -> ready(f, "True", Reasons.PUBLISHED));
+    Manifest published = manifest(client, ns.name(), "f");
+
+    // What an operator killed mid-upload leaves: chunks of the next version, no manifest naming
+    // them.
+    String directory = StoreObjectKeys.filterDirectory("bloom", ns.name(), "f");
+    List<String> leftovers =
+        List.of(
+            StoreObjectKeys.key(
+                directory,
+                SnapshotNames.chunkName("f", published.version() + 1, 0),
+                "ab".repeat(32)),
+            StoreObjectKeys.key(
+                directory,
+                SnapshotNames.deltaChunkName("f", published.version() + 1, 0),
+                "cd".repeat(32)));
+    try (S3Client s3 = SERVER.client()) {
+      for (String key : leftovers) {
+        s3.putObject(b -> b.bucket(store.bucket()).key(key), RequestBody.fromString("partial"));
+      }
+    }
+    // A rebuild makes the janitor run; the leftovers are older than the grace period (1s) by then.
+    Thread.sleep(1500);
+    mergePatch(
+        client, ns.name(), "f", Map.of("spec", Map.of("source", Map.of("inline", keys(300, "b")))));
+
+    await()
+        .atMost(Duration.ofSeconds(60))
+        .untilAsserted(
+            () ->
+                assertThat(objects(store, ns.name(), "f"))
+                    .extracting(S3Object::key)
+                    .doesNotContainAnyElementsOf(leftovers));
+    Manifest now = manifest(client, ns.name(), "f");
+    assertThat(read(store, ns.name(), "f", now)).isNotNull();
+  }
+
+  @Test
+  void deletingTheFilterDeletesEveryObject(KubernetesClient client, TestNamespace ns) {
+    Store store = store(client, ns.name(), null);
+    apply(client, ns.name(), filter("gone", store.name(), keys(2000, "x")));
+    awaitStatus(client, ns.name(), "gone", f -> ready(f, "True", Reasons.PUBLISHED));
+    assertThat(objects(store, ns.name(), "gone")).isNotEmpty();
+
+    client.resources(BloomFilter.class).inNamespace(ns.name()).withName("gone").delete();
+
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(
+            () ->
+                client.resources(BloomFilter.class).inNamespace(ns.name()).withName("gone").get()
+                    == null);
+    assertThat(objects(store, ns.name(), "gone")).isEmpty();
+  }
+
+  @Test
+  void aNamespaceOverTheStoreBudgetPublishesNothing(KubernetesClient client, TestNamespace ns) {
+    // Room for the small filter's objects, not for the big one's as well.
+    Store store = store(client, ns.name(), 4096L);
+    apply(client, ns.name(), filter("small", store.name(), keys(100, "s")));
+    awaitStatus(client, ns.name(), "small", f -> ready(f, "True", Reasons.PUBLISHED));
+
+    apply(client, ns.name(), filter("big", store.name(), keys(5000, "b")));
+    var refused =
+        awaitStatus(
+            client, ns.name(), "big", f -> ready(f, "False", Reasons.STORE_BUDGET_EXCEEDED));
+    assertThat(ReadyCondition.of(refused).orElseThrow().getMessage())
+        .contains(store.name())
+        .contains("namespaceBudgetBytes");
+    assertThat(objects(store, ns.name(), "big")).isEmpty();
+    assertThat(snapshotConfigMaps(client, ns.name(), "big")).isEmpty();
+  }
+
+  private static io.fabric8.kubernetes.api.model.Condition storeReady(
+      KubernetesClient client, String name) {
+    BloomStore store = client.resources(BloomStore.class).withName(name).get();
+    return store == null || store.getStatus() == null || store.getStatus().getConditions() == null
+        ? null
+        : store.getStatus().getConditions().stream()
+            .filter(c -> "Ready".equals(c.getType()))
+            .findFirst()
+            .orElse(null);
+  }
+
+  @Test
+  void aStoreReportsWhetherTheOperatorReachesItsBucket(KubernetesClient client) {
+    Store store = store(client, "nobody", null);
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .untilAsserted(
+            () -> {
+              var ready = storeReady(client, store.name());
+              assertThat(ready).isNotNull();
+              assertThat(ready.getStatus()).isEqualTo("True");
+              assertThat(ready.getObservedGeneration()).isEqualTo(1L);
+            });
+
+    client
+        .resources(BloomStore.class)
+        .withName(store.name())
+        .edit(
+            s -> {
+              s.getSpec().setBucket("no-such-bucket-" + System.nanoTime() % 100000);
+              return s;
+            });
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .untilAsserted(
+            () -> {
+              var ready = storeReady(client, store.name());
+              assertThat(ready.getStatus()).isEqualTo("False");
+              assertThat(ready.getReason()).isEqualTo(Reasons.STORE_UNAVAILABLE);
+              assertThat(ready.getObservedGeneration()).isEqualTo(2L);
+              assertThat(ready.getMessage()).contains("HTTP 404").doesNotContain("127.0.0.1");
+            });
+  }
+
+  /**
+   * A store's endpoint is judged like an HTTP source's URL: a BloomStore pointing at the cloud
+   * metadata address (a mistake, or a compromised definition) makes the operator send nothing
+   * there.
+   */
+  @Test
+  void anEndpointTheEgressPolicyRefusesIsNeverContacted(KubernetesClient client, TestNamespace ns) {
+    String name = "metadata-" + System.nanoTime() % 100000;
+    client
+        .resource(
+            Serialization.unmarshal(
+                """
+                apiVersion: bloomoperator.io/v1alpha1
+                kind: BloomStore
+                metadata: {name: %s}
+                spec:
+                  endpoint: http://169.254.169.254
+                  allowInsecureEndpoint: true
+                  bucket: latest
+                  credentials: {secretName: %s}
+                  allowedNamespaces: {names: [%s]}
+                """
+                    .formatted(name, CREDENTIALS, ns.name()),
+                BloomStore.class))
+        .create();
+    apply(client, ns.name(), filter("f", name, List.of("a")));
+
+    var refused =
+        awaitStatus(client, ns.name(), "f", f -> ready(f, "False", Reasons.STORE_UNAVAILABLE));
+    assertThat(ReadyCondition.of(refused).orElseThrow().getMessage())
+        .contains(name)
+        .contains("egress policy")
+        .doesNotContain("169.254");
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .untilAsserted(
+            () ->
+                assertThat(storeReady(client, name).getMessage())
+                    .contains("refused by the egress policy"));
+  }
+}
