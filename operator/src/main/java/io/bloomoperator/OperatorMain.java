@@ -1,6 +1,7 @@
 package io.bloomoperator;
 
 import io.bloomoperator.publish.WriteFence;
+import io.bloomoperator.readers.ReaderSettings;
 import io.bloomoperator.reconcile.BloomFilterReconciler;
 import io.bloomoperator.reconcile.BuildMetrics;
 import io.bloomoperator.reconcile.OperatorSettings;
@@ -85,7 +86,8 @@ public final class OperatorMain {
   }
 
   /**
-   * Creates, registers and starts the operator; the caller stops it.
+   * Creates, registers and starts the operator with the reader settings of the environment ({@link
+   * ReaderSettings#fromEnvironment}); the caller stops it.
    *
    * @param registry where java-operator-sdk's and the build metrics go (null: nowhere)
    */
@@ -94,6 +96,22 @@ public final class OperatorMain {
       OperatorSettings settings,
       MeterRegistry registry,
       RuntimeOptions options) {
+    return start(
+        client, settings, registry, options, ReaderSettings.fromEnvironment(System.getenv()));
+  }
+
+  /**
+   * Creates, registers and starts the operator; the caller stops it.
+   *
+   * @param registry where java-operator-sdk's and the build metrics go (null: nowhere)
+   * @param readers how reader reports are counted into status.readers
+   */
+  public static Operator start(
+      KubernetesClient client,
+      OperatorSettings settings,
+      MeterRegistry registry,
+      RuntimeOptions options,
+      ReaderSettings readers) {
     if (settings.signingKey() != null) {
       // A key that cannot be used is a deployment error: say so now rather than at each publish.
       try {
@@ -155,6 +173,7 @@ public final class OperatorMain {
                     options.identity(),
                     Clock.systemUTC())
                 : WriteFence.NONE);
+    reconciler.withReaderSettings(readers);
     if (options.namespaces().isEmpty()) {
       operator.register(reconciler);
     } else {

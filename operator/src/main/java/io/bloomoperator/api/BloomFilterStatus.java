@@ -108,6 +108,19 @@ public class BloomFilterStatus {
           + " which the operator stopped is backed off after a restart (reason BuildCrashed).")
   private BuildAttempt buildAttempt;
 
+  @JsonPropertyDescription(
+      "What the readers report they serve (docs/reader-protocol.md); written by the operator's"
+          + " reader aggregation, never by a build.")
+  private ReaderStatus readers;
+
+  public ReaderStatus getReaders() {
+    return readers;
+  }
+
+  public void setReaders(ReaderStatus readers) {
+    this.readers = readers;
+  }
+
   public Long getObservedGeneration() {
     return observedGeneration;
   }
