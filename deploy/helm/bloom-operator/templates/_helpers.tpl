@@ -65,6 +65,15 @@ as deploy/operator-rbac.yaml; HelmRbacEqualityTest compares them).
 - apiGroups: [""]
   resources: ["events"]
   verbs: ["create"]
+# Reader reports (docs/reader-protocol.md): Leases labelled bloomoperator.io/role=reader-report,
+# listed and watched by label (only the parsed report is kept, nothing cached whole), and the
+# pod each names, read by name so that only reports of live pods count.
+- apiGroups: ["coordination.k8s.io"]
+  resources: ["leases"]
+  verbs: ["list", "watch"]
+- apiGroups: [""]
+  resources: ["pods"]
+  verbs: ["get"]
 {{- end }}
 
 {{/* The operator image: by digest when one is given (the tag is then ignored), else by tag. */}}

@@ -13,25 +13,22 @@ import io.bloomoperator.readers.ReaderRollouts;
 import io.bloomoperator.readers.ReaderSettings;
 import io.bloomoperator.snapshot.Ed25519Keys;
 import io.bloomoperator.snapshot.LoadFailureReason;
-import io.bloomoperator.snapshot.ReaderReport;
 import io.bloomoperator.snapshot.ReaderReports;
 import io.bloomoperator.testing.KubeCluster;
 import io.bloomoperator.testing.RealKubernetes;
 import io.bloomoperator.testing.TestNamespace;
 import io.bloomoperator.testing.operator.InProcessOperator;
+import io.bloomoperator.testing.operator.ReaderPods;
 import io.bloomoperator.watch.BloomFilterWatcher;
 import io.bloomoperator.watch.LiveBloomFilter;
 import io.bloomoperator.watch.LiveKeyType;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
-import io.fabric8.kubernetes.api.model.PodBuilder;
-import io.fabric8.kubernetes.api.model.ServiceAccountBuilder;
 import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.utils.Serialization;
 import java.security.KeyPairGenerator;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
@@ -71,35 +68,6 @@ class ReaderRolloutTest {
             inline: [%s]
         """
         .formatted(name, keys);
-  }
-
-  /** A Pod object: what gives a reader its name and UID (nothing runs it). */
-  static Pod pod(KubernetesClient client, String namespace, String name) {
-    // The ServiceAccount admission plugin wants the namespace's default account, which no
-    // controller manager creates here.
-    client
-        .serviceAccounts()
-        .inNamespace(namespace)
-        .resource(
-            new ServiceAccountBuilder().withNewMetadata().withName("default").endMetadata().build())
-        .createOr(existing -> existing.update());
-    return client
-        .pods()
-        .inNamespace(namespace)
-        .resource(
-            new PodBuilder()
-                .withNewMetadata()
-                .withName(name)
-                .endMetadata()
-                .withNewSpec()
-                .withAutomountServiceAccountToken(false)
-                .addNewContainer()
-                .withName("app")
-                .withImage("app")
-                .endContainer()
-                .endSpec()
-                .build())
-        .create();
   }
 
   private static ReaderStatus readers(KubernetesClient client, String namespace, String name) {
@@ -152,7 +120,7 @@ class ReaderRolloutTest {
     List<Reader> readers = new ArrayList<>();
     try {
       for (int i = 0; i < READERS; i++) {
-        readers.add(reader(ns.name(), pod(client, ns.name(), "app-" + i), b -> b));
+        readers.add(reader(ns.name(), ReaderPods.pod(client, ns.name(), "app-" + i), b -> b));
       }
       ReaderStatus first = awaitReaders(client, ns.name(), "ids", r -> r.getCurrent() == READERS);
       long v1 = first.getVersion();
@@ -205,7 +173,10 @@ class ReaderRolloutTest {
       // A reader that fails to load the published version: counted with its reason.
       var untrusted = KeyPairGenerator.getInstance("Ed25519").generateKeyPair().getPublic();
       readers.add(
-          reader(ns.name(), pod(client, ns.name(), "app-strict"), b -> b.trustedKey(untrusted)));
+          reader(
+              ns.name(),
+              ReaderPods.pod(client, ns.name(), "app-strict"),
+              b -> b.trustedKey(untrusted)));
       ReaderStatus failing = awaitReaders(client, ns.name(), "ids", r -> r.getFailing() == 1);
       assertThat(failing.getTotal()).isEqualTo(READERS + 1);
       assertThat(failing.getFailingReasons())
@@ -223,8 +194,8 @@ class ReaderRolloutTest {
       throws Exception {
     apply(client, ns.name(), filter("ids", "a, b"));
     awaitStatus(client, ns.name(), "ids", f -> ready(f, "True", "Published"));
-    Pod real = pod(client, ns.name(), "real");
-    Pod silent = pod(client, ns.name(), "silent"); // live, but runs no reader
+    Pod real = ReaderPods.pod(client, ns.name(), "real");
+    Pod silent = ReaderPods.pod(client, ns.name(), "silent"); // live, but runs no reader
     String other = ns.name() + "-other";
     client
         .namespaces()
@@ -233,18 +204,24 @@ class ReaderRolloutTest {
     try (Reader reader = reader(ns.name(), real, b -> b)) {
       awaitReaders(client, ns.name(), "ids", r -> r.getTotal() == 1 && r.getCurrent() == 1);
       long version = reader.filter().currentVersion();
-      Instant now = Instant.now();
 
       // 1. A report for a pod that does not exist (made-up UID and name).
-      create(client, forged(ns.name(), "ghost", UUID.randomUUID().toString(), version, now));
+      ReaderPods.create(
+          client,
+          ReaderPods.report(ns.name(), "ghost", UUID.randomUUID().toString(), "ids", version));
       // 2. A live pod's name with another UID (a pod that was deleted and re-created).
-      create(client, forged(ns.name(), "silent", UUID.randomUUID().toString(), version, now));
+      ReaderPods.create(
+          client,
+          ReaderPods.report(ns.name(), "silent", UUID.randomUUID().toString(), "ids", version));
       // 3. A report in another namespace, owned by a live pod there, naming this filter.
-      Pod elsewhere = pod(client, other, "elsewhere");
-      create(client, forged(other, "elsewhere", elsewhere.getMetadata().getUid(), version, now));
+      Pod elsewhere = ReaderPods.pod(client, other, "elsewhere");
+      ReaderPods.create(
+          client,
+          ReaderPods.report(other, "elsewhere", elsewhere.getMetadata().getUid(), "ids", version));
       // 4. Garbage in the values of the live pod "silent"'s report (a version that is not a
       // number, a reason that is not a code, 200 KB of padding): not a report.
-      Lease garbage = forged(ns.name(), "silent", silent.getMetadata().getUid(), version, now);
+      Lease garbage =
+          ReaderPods.report(ns.name(), "silent", silent.getMetadata().getUid(), "ids", version);
       garbage
           .getMetadata()
           .getAnnotations()
@@ -255,11 +232,12 @@ class ReaderRolloutTest {
           .getMetadata()
           .getAnnotations()
           .put(ReaderReports.ANNOTATION_FAILING_REASON, "see http://evil.example");
-      create(client, garbage);
+      ReaderPods.create(client, garbage);
       // 5. The live pod "real" a second time, under another name: one report per pod and filter.
-      Lease twice = forged(ns.name(), "real", real.getMetadata().getUid(), version, now);
+      Lease twice =
+          ReaderPods.report(ns.name(), "real", real.getMetadata().getUid(), "ids", version);
       twice.getMetadata().setName("ids-bloom-ack-second");
-      create(client, twice);
+      ReaderPods.create(client, twice);
 
       // Several rounds (1 s each) later: still the one real reader.
       Thread.sleep(4_000);
@@ -287,39 +265,12 @@ class ReaderRolloutTest {
                           .withName(garbage.getMetadata().getName())
                           .get()
                       == null);
-      create(client, forged(ns.name(), "silent", silent.getMetadata().getUid(), version, now));
+      ReaderPods.create(
+          client,
+          ReaderPods.report(ns.name(), "silent", silent.getMetadata().getUid(), "ids", version));
       awaitReaders(client, ns.name(), "ids", r -> r.getTotal() == 2);
     } finally {
       client.namespaces().withName(other).delete();
     }
-  }
-
-  private static Lease forged(
-      String namespace, String podName, String podUid, long version, Instant now) {
-    Lease lease =
-        ReaderReports.toLease(
-            new ReaderReport(
-                namespace,
-                podName,
-                podUid,
-                "ids",
-                version,
-                ReaderReport.NONE,
-                null,
-                now,
-                now,
-                Duration.ofHours(1)));
-    lease
-        .getMetadata()
-        .setAnnotations(new java.util.HashMap<>(lease.getMetadata().getAnnotations()));
-    return lease;
-  }
-
-  private static void create(KubernetesClient client, Lease lease) {
-    client
-        .resources(Lease.class)
-        .inNamespace(lease.getMetadata().getNamespace())
-        .resource(lease)
-        .create();
   }
 }
