@@ -61,7 +61,8 @@ final class FilterOnCluster {
   <T> T send(String doing, Request<T> request) throws CliException {
     return sendWith(
         doing,
-        (client, ns) -> request.send(client.resources(BloomFilter.class).inNamespace(ns).withName(name)));
+        (client, ns) ->
+            request.send(client.resources(BloomFilter.class).inNamespace(ns).withName(name)));
   }
 
   /** {@link #send} for a request that reads more than the BloomFilter itself. */

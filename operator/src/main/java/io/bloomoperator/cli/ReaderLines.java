@@ -75,12 +75,13 @@ final class ReaderLines {
     }
   }
 
-  /** {@code pod  serves v6, failing v7: CHUNK, stale (last heartbeat ...)}: codes only. */
+  /** {@code pod serves v6, failing v7: CHUNK, stale (last heartbeat ...)}: codes only. */
   static String describe(ReaderReport r, Instant now) {
     StringBuilder line =
         new StringBuilder(r.podName())
             .append("  serves ")
-            .append(r.servedVersion() == ReaderReport.NONE ? "nothing yet" : "v" + r.servedVersion());
+            .append(
+                r.servedVersion() == ReaderReport.NONE ? "nothing yet" : "v" + r.servedVersion());
     if (r.failing()) {
       line.append(", failing v").append(r.failingVersion()).append(": ").append(r.failingReason());
     }

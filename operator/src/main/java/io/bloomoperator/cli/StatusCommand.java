@@ -1,11 +1,5 @@
 package io.bloomoperator.cli;
 
-import io.bloomoperator.snapshot.ReaderReport;
-import io.bloomoperator.snapshot.ReaderReports;
-import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
-import java.util.List;
-import java.util.Optional;
-
 import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.api.BloomFilterStatus;
 import io.bloomoperator.api.BuildAttempt;
@@ -13,13 +7,18 @@ import io.bloomoperator.api.Durations;
 import io.bloomoperator.api.ResolvedSpec;
 import io.bloomoperator.api.SourceSpec;
 import io.bloomoperator.reconcile.RebuildRequest;
+import io.bloomoperator.snapshot.ReaderReport;
+import io.bloomoperator.snapshot.ReaderReports;
 import io.fabric8.kubernetes.api.model.Condition;
+import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
 import io.fabric8.kubernetes.client.dsl.Resource;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
+import java.util.List;
 import java.util.Locale;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;

@@ -26,6 +26,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -123,9 +124,13 @@ public final class ReaderRollouts extends AbstractEventSource<Void, BloomFilter>
             });
     super.start();
     if (InformerConfiguration.allNamespacesWatched(namespaces)) {
-      watches.add(new ReportWatch(client, null, store, executor));
+      watches.add(
+          new ReportWatch(client, null, store, settings.maxReportsPerNamespace(), executor));
     } else {
-      namespaces.forEach(ns -> watches.add(new ReportWatch(client, ns, store, executor)));
+      namespaces.forEach(
+          ns ->
+              watches.add(
+                  new ReportWatch(client, ns, store, settings.maxReportsPerNamespace(), executor)));
     }
     watches.forEach(ReportWatch::start);
     long millis = settings.statusInterval().toMillis();
@@ -154,7 +159,9 @@ public final class ReaderRollouts extends AbstractEventSource<Void, BloomFilter>
       pods.newRound();
       Instant now = clock.instant();
       List<BloomFilter> known = filters.list().toList();
-      written.keySet().retainAll(known.stream().map(ResourceID::fromResource).toList());
+      written
+          .keySet()
+          .retainAll(known.stream().map(ResourceID::fromResource).collect(Collectors.toSet()));
       for (BloomFilter filter : known) {
         count(filter, now);
       }

@@ -41,13 +41,17 @@ final class ReportStore {
     }
   }
 
-  /** Forgets every report of {@code namespace}, or of all namespaces for null (before a relist). */
-  synchronized void clear(String namespace) {
+  /**
+   * Replaces every report of {@code namespace} (of all namespaces for null) with {@code listed} at
+   * once, so a relist never shows a moment without readers.
+   */
+  synchronized void replace(String namespace, ReportStore listed) {
     if (namespace == null) {
       byNamespace.clear();
     } else {
       byNamespace.remove(namespace);
     }
+    byNamespace.putAll(listed.byNamespace);
   }
 
   /** The reports about filter {@code filterName} of {@code namespace}. */

@@ -36,6 +36,7 @@ final class ReportWatch {
   private final KubernetesClient client;
   private final String namespace; // null: all namespaces
   private final ReportStore store;
+  private final int maxPerNamespace;
   private final ScheduledExecutorService executor;
   private volatile Watch watch;
   private volatile boolean running;
@@ -45,10 +46,12 @@ final class ReportWatch {
       KubernetesClient client,
       String namespace,
       ReportStore store,
+      int maxPerNamespace,
       ScheduledExecutorService executor) {
     this.client = client;
     this.namespace = namespace;
     this.store = store;
+    this.maxPerNamespace = maxPerNamespace;
     this.executor = executor;
   }
 
@@ -101,29 +104,30 @@ final class ReportWatch {
 
   /** Replaces what the store holds of this scope with a fresh list; returns its resourceVersion. */
   private String relist() {
-    store.clear(namespace);
+    ReportStore listed = new ReportStore(maxPerNamespace);
     String continueToken = null;
     String resourceVersion;
     do {
       LeaseList page =
           leases()
               .list(new ListOptionsBuilder().withLimit(PAGE).withContinue(continueToken).build());
-      page.getItems().forEach(this::add);
+      page.getItems().forEach(lease -> add(listed, lease));
       resourceVersion = page.getMetadata().getResourceVersion();
       continueToken = page.getMetadata().getContinue();
     } while (continueToken != null && !continueToken.isEmpty() && running);
+    store.replace(namespace, listed);
     return resourceVersion;
   }
 
-  private void add(Lease lease) {
+  private void add(ReportStore into, Lease lease) {
     String ns = lease.getMetadata().getNamespace();
     String name = lease.getMetadata().getName();
     Optional<ReaderReport> report = ReaderReports.parse(lease);
     if (report.isEmpty()) {
-      store.remove(ns, name); // changed into something that is not a report
+      into.remove(ns, name); // changed into something that is not a report
       return;
     }
-    if (!store.put(ns, name, report.get()) && !warnedFull) {
+    if (!into.put(ns, name, report.get()) && !warnedFull) {
       warnedFull = true;
       LOG.warn(
           "namespace {} holds more reader reports than BLOOM_MAX_READER_REPORTS_PER_NAMESPACE;"
@@ -143,7 +147,7 @@ final class ReportWatch {
         return;
       }
       switch (action) {
-        case ADDED, MODIFIED -> add(lease);
+        case ADDED, MODIFIED -> add(store, lease);
         case DELETED ->
             store.remove(lease.getMetadata().getNamespace(), lease.getMetadata().getName());
         default -> {}

@@ -26,12 +26,16 @@ import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.Watch;
+import io.fabric8.kubernetes.client.Watcher;
+import io.fabric8.kubernetes.client.WatcherException;
 import io.fabric8.kubernetes.client.utils.Serialization;
 import java.security.KeyPairGenerator;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -163,6 +167,36 @@ class ReaderRolloutTest {
                               ReaderRollouts.EVENT_ROLLOUT_COMPLETE.equals(e.getReason())
                                   && e.getMessage().startsWith("v" + v2 + " served by 50/50")));
 
+      // Steady state, heartbeats only: what they cost the API server, and that they cause no
+      // status write (nor a build) however many readers there are.
+      int window = 5;
+      AtomicInteger leaseWrites = new AtomicInteger();
+      AtomicInteger filterWrites = new AtomicInteger();
+      try (Watch leases =
+              client.resources(Lease.class).inNamespace(ns.name()).watch(counting(leaseWrites));
+          Watch filters =
+              client
+                  .resources(BloomFilter.class)
+                  .inNamespace(ns.name())
+                  .withName("ids")
+                  .watch(counting(filterWrites))) {
+        Thread.sleep(window * 1000L);
+      }
+      double perSecond = leaseWrites.get() / (double) window;
+      System.out.printf(
+          "ReaderRolloutTest: %d readers, heartbeat %d s: %.1f Lease writes/s (%.2f per reader"
+              + " and heartbeat), %d BloomFilter writes in %d s%n",
+          READERS,
+          HEARTBEAT.toSeconds(),
+          perSecond,
+          perSecond / READERS * HEARTBEAT.toSeconds(),
+          filterWrites.get(),
+          window);
+      assertThat(filterWrites.get()).as("status writes while only heartbeats arrive").isZero();
+      assertThat(perSecond / READERS * HEARTBEAT.toSeconds())
+          .as("one write per reader and heartbeat (0.8 to 1.2 x the interval)")
+          .isBetween(0.6, 1.3);
+
       // A reader stops (hangs, is frozen): it stays counted, as stale.
       readers.get(0).close();
       ReaderStatus stopped = awaitReaders(client, ns.name(), "ids", r -> r.getStale() == 1);
@@ -187,6 +221,21 @@ class ReaderRolloutTest {
     } finally {
       readers.forEach(Reader::close);
     }
+  }
+
+  /** Counts modifications (not the ADDED events a new watch starts with). */
+  private static <T> Watcher<T> counting(AtomicInteger modified) {
+    return new Watcher<>() {
+      @Override
+      public void eventReceived(Action action, T resource) {
+        if (action == Action.MODIFIED) {
+          modified.incrementAndGet();
+        }
+      }
+
+      @Override
+      public void onClose(WatcherException cause) {}
+    };
   }
 
   @Test

@@ -78,6 +78,12 @@ public class LiveBloomFilterFactory implements DisposableBean {
     if (properties.getResync() != null) {
       builder.resync(properties.getResync());
     }
+    if (properties.getReaderReports() != null) {
+      builder.readerReports(properties.getReaderReports());
+    }
+    if (properties.getReaderReportInterval() != null) {
+      builder.readerReportInterval(properties.getReaderReportInterval());
+    }
     return builder.start();
   }
 
