@@ -10,8 +10,6 @@ import io.bloomoperator.testing.KubeCluster;
 import io.bloomoperator.testing.RealKubernetes;
 import io.bloomoperator.testing.TestNamespace;
 import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
-import io.fabric8.kubernetes.api.model.rbac.RoleBindingBuilder;
-import io.fabric8.kubernetes.api.model.rbac.RoleBuilder;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
@@ -69,43 +67,7 @@ class ReaderReportTest {
   void withoutTheLeaseRuleItWorksAsBeforeAndSaysSoOnce(
       KubernetesClient admin, TestNamespace ns, KubeCluster cluster) throws Exception {
     String user = "reader-without-leases";
-    admin
-        .rbac()
-        .roles()
-        .inNamespace(ns.name())
-        .resource(
-            new RoleBuilder()
-                .withNewMetadata()
-                .withName(user)
-                .endMetadata()
-                .addNewRule()
-                .withApiGroups("")
-                .withResources("configmaps")
-                .withVerbs("get", "list", "watch")
-                .endRule()
-                .build())
-        .create();
-    admin
-        .rbac()
-        .roleBindings()
-        .inNamespace(ns.name())
-        .resource(
-            new RoleBindingBuilder()
-                .withNewMetadata()
-                .withName(user)
-                .endMetadata()
-                .withNewRoleRef()
-                .withApiGroup("rbac.authorization.k8s.io")
-                .withKind("Role")
-                .withName(user)
-                .endRoleRef()
-                .addNewSubject()
-                .withApiGroup("rbac.authorization.k8s.io")
-                .withKind("User")
-                .withName(user)
-                .endSubject()
-                .build())
-        .create();
+    ConfigMapReaderRole.grant(admin, ns.name(), user, user);
     SnapshotPublisher publisher = new SnapshotPublisher(admin, ns.name(), "ids");
     List<String> keys = TestKeys.strings("one", 100);
     publisher.publish(TestKeys.stringFilter(1_000, keys), keys.size(), 1);
