@@ -41,6 +41,7 @@ final class ReportWatch {
   private volatile Watch watch;
   private volatile boolean running;
   private boolean warnedFull;
+  private boolean failing; // said once at WARN; repeats go to DEBUG until a list succeeds
 
   ReportWatch(
       KubernetesClient client,
@@ -90,14 +91,27 @@ final class ReportWatch {
                       .build(),
                   new Events());
       watch = opened;
+      if (failing) {
+        failing = false;
+        LOG.info("reading reader reports ({}) again", scope());
+      }
       if (!running) {
         opened.close();
       }
     } catch (RuntimeException e) {
       Duration next =
           retry.multipliedBy(2).compareTo(MAX_RETRY) > 0 ? MAX_RETRY : retry.multipliedBy(2);
-      LOG.warn(
-          "could not read reader reports ({}), retrying in {}: {}", scope(), retry, e.getMessage());
+      if (failing) {
+        LOG.debug("reader reports ({}) still unreadable: {}", scope(), e.getMessage());
+      } else {
+        failing = true;
+        LOG.warn(
+            "could not read reader reports ({}); status.readers is not updated until it can,"
+                + " retrying with backoff up to {}: {}",
+            scope(),
+            MAX_RETRY,
+            e.getMessage());
+      }
       executor.schedule(() -> open(next), retry.toMillis(), TimeUnit.MILLISECONDS);
     }
   }
