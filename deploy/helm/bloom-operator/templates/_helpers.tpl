@@ -65,6 +65,15 @@ as deploy/operator-rbac.yaml; HelmRbacEqualityTest compares them).
 - apiGroups: [""]
   resources: ["events"]
   verbs: ["create"]
+# Reader reports (docs/reader-protocol.md): Leases labelled bloomoperator.io/role=reader-report,
+# listed and watched by label (only the parsed report is kept, nothing cached whole), and the
+# pod each names, read by name so that only reports of live pods count.
+- apiGroups: ["coordination.k8s.io"]
+  resources: ["leases"]
+  verbs: ["list", "watch"]
+- apiGroups: [""]
+  resources: ["pods"]
+  verbs: ["get"]
 {{- end }}
 
 {{/* The operator image: by digest when one is given (the tag is then ignored), else by tag. */}}
@@ -86,7 +95,9 @@ POD_NAMESPACE POD_NAME BLOOM_LEADER_ELECTION LOG_FORMAT BLOOM_MAX_SNAPSHOT_BYTES
 BLOOM_MAX_NAMESPACE_BYTES BLOOM_MAX_CONCURRENT_BUILDS BLOOM_MIN_PUBLISH_INTERVAL
 BLOOM_MAX_NAMESPACE_WRITE_BYTES_PER_HOUR BLOOM_MAX_FILTER_WRITE_BYTES_PER_HOUR
 BLOOM_MAX_CHUNKS_PER_VERSION BLOOM_SOURCE_STALL_TIMEOUT BLOOM_MAX_BUILD_TIME
-BLOOM_MAX_BUILDS_PER_NAMESPACE BLOOM_STORE_CLEANUP_TIMEOUT BLOOM_SECRET_ACCESS BLOOM_HTTP_ALLOW BLOOM_HTTP_DENY
+BLOOM_MAX_BUILDS_PER_NAMESPACE BLOOM_STORE_CLEANUP_TIMEOUT BLOOM_READER_STATUS_INTERVAL
+BLOOM_MAX_READER_REPORTS_PER_NAMESPACE BLOOM_ROLLOUT_STALL_AFTER BLOOM_READER_POD_CHECK_INTERVAL
+BLOOM_SECRET_ACCESS BLOOM_HTTP_ALLOW BLOOM_HTTP_DENY
 BLOOM_HTTP_MAX_LINE_BYTES BLOOM_HTTP_MAX_BODY_BYTES BLOOM_HTTP_MAX_READ_TIME
 BLOOM_JDBC_MAX_VALUE_BYTES BLOOM_JDBC_MAX_BATCH_BYTES BLOOM_JDBC_MAX_FETCH_SIZE
 BLOOM_JDBC_MAX_QUERY_TIME JAVA_TOOL_OPTIONS BLOOM_WATCH_NAMESPACES BLOOM_SIGNING_KEY_SECRET

@@ -4,6 +4,7 @@ import io.bloomoperator.objectstore.BloomStoreReconciler;
 import io.bloomoperator.objectstore.ObjectStores;
 import io.bloomoperator.objectstore.StoreSettings;
 import io.bloomoperator.publish.WriteFence;
+import io.bloomoperator.readers.ReaderSettings;
 import io.bloomoperator.reconcile.BloomFilterReconciler;
 import io.bloomoperator.reconcile.BuildMetrics;
 import io.bloomoperator.reconcile.OperatorSettings;
@@ -91,11 +92,17 @@ public final class OperatorMain {
   public static Operator start(
       KubernetesClient client, OperatorSettings settings, StoreSettings stores) {
     return start(
-        client, settings, stores, null, new RuntimeOptions(0, false, null, "embedded", false));
+        client,
+        settings,
+        stores,
+        null,
+        new RuntimeOptions(0, false, null, "embedded", false),
+        ReaderSettings.fromEnvironment(System.getenv()));
   }
 
   /**
-   * Creates, registers and starts the operator; the caller stops it.
+   * Creates, registers and starts the operator with the reader settings of the environment ({@link
+   * ReaderSettings#fromEnvironment}); the caller stops it.
    *
    * @param registry where java-operator-sdk's and the build metrics go (null: nowhere)
    */
@@ -105,19 +112,28 @@ public final class OperatorMain {
       MeterRegistry registry,
       RuntimeOptions options) {
     return start(
-        client, settings, StoreSettings.fromEnvironment(System.getenv()), registry, options);
+        client,
+        settings,
+        StoreSettings.fromEnvironment(System.getenv()),
+        registry,
+        options,
+        ReaderSettings.fromEnvironment(System.getenv()));
   }
 
   /**
-   * As {@link #start(KubernetesClient, OperatorSettings, MeterRegistry, RuntimeOptions)}, with how
-   * object stores are used.
+   * Creates, registers and starts the operator; the caller stops it.
+   *
+   * @param storeSettings how object stores are used
+   * @param registry where java-operator-sdk's and the build metrics go (null: nowhere)
+   * @param readers how reader reports are counted into status.readers
    */
   public static Operator start(
       KubernetesClient client,
       OperatorSettings settings,
       StoreSettings storeSettings,
       MeterRegistry registry,
-      RuntimeOptions options) {
+      RuntimeOptions options,
+      ReaderSettings readers) {
     if (settings.signingKey() != null) {
       // A key that cannot be used is a deployment error: say so now rather than at each publish.
       try {
@@ -181,6 +197,7 @@ public final class OperatorMain {
                     Clock.systemUTC())
                 : WriteFence.NONE,
             stores);
+    reconciler.withReaderSettings(readers);
     if (options.namespaces().isEmpty()) {
       operator.register(reconciler);
       // BloomStores are cluster-scoped: only the cluster-wide install may watch them (the

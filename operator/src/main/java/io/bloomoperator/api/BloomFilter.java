@@ -48,6 +48,10 @@ import io.fabric8.kubernetes.model.annotation.Version;
     jsonPath = ".status.deltas",
     priority = 1)
 @AdditionalPrinterColumn(
+    name = "Serving",
+    type = AdditionalPrinterColumn.Type.STRING,
+    jsonPath = ".status.readers.serving")
+@AdditionalPrinterColumn(
     name = "Age",
     type = AdditionalPrinterColumn.Type.DATE,
     jsonPath = ".metadata.creationTimestamp")

@@ -161,6 +161,19 @@ public class BloomFilterStatus {
     this.approved = approved;
   }
 
+  @JsonPropertyDescription(
+      "What the readers report they serve (docs/reader-protocol.md); written by the operator's"
+          + " reader aggregation, never by a build.")
+  private ReaderStatus readers;
+
+  public ReaderStatus getReaders() {
+    return readers;
+  }
+
+  public void setReaders(ReaderStatus readers) {
+    this.readers = readers;
+  }
+
   public Long getObservedGeneration() {
     return observedGeneration;
   }

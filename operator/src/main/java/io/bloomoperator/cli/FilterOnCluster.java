@@ -27,6 +27,12 @@ final class FilterOnCluster {
     T send(Resource<BloomFilter> filter);
   }
 
+  /** One request with the client, in the BloomFilter's namespace. */
+  @FunctionalInterface
+  interface ClientRequest<T> {
+    T send(KubernetesClient client, String namespace);
+  }
+
   @Parameters(paramLabel = "<name>", description = "The BloomFilter's name.")
   String name;
 
@@ -57,14 +63,21 @@ final class FilterOnCluster {
    * {@code doing} (e.g. "reading"), a missing BloomFilter says so.
    */
   <T> T send(String doing, Request<T> request) throws CliException {
+    return sendWith(
+        doing,
+        (client, ns) ->
+            request.send(client.resources(BloomFilter.class).inNamespace(ns).withName(name)));
+  }
+
+  /** {@link #send} for a request that reads more than the BloomFilter itself. */
+  <T> T sendWith(String doing, ClientRequest<T> request) throws CliException {
     Config config = KubeconfigFile.config(kubeconfig, context);
     resolvedNamespace =
         namespace != null
             ? namespace
             : config.getNamespace() != null ? config.getNamespace() : "default";
     try (KubernetesClient client = new KubernetesClientBuilder().withConfig(config).build()) {
-      return request.send(
-          client.resources(BloomFilter.class).inNamespace(resolvedNamespace).withName(name));
+      return request.send(client, resolvedNamespace);
     } catch (KubernetesClientException e) {
       if (e.getCode() == HttpURLConnection.HTTP_NOT_FOUND) {
         throw notFound();

@@ -7,13 +7,18 @@ import io.bloomoperator.api.Durations;
 import io.bloomoperator.api.ResolvedSpec;
 import io.bloomoperator.api.SourceSpec;
 import io.bloomoperator.reconcile.RebuildRequest;
+import io.bloomoperator.snapshot.ReaderReport;
+import io.bloomoperator.snapshot.ReaderReports;
 import io.fabric8.kubernetes.api.model.Condition;
+import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
 import io.fabric8.kubernetes.client.dsl.Resource;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
+import java.util.List;
 import java.util.Locale;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.stream.Collectors;
 import picocli.CommandLine.Command;
@@ -29,7 +34,11 @@ import picocli.CommandLine.Spec;
       "Prints a BloomFilter's status: its conditions, the published version, keys, size, the "
           + "last build, the refresh interval and when the next refresh is due, and a pending "
           + "rebuild request.",
-      "Reads only the BloomFilter itself (RBAC: get on bloomfilters); no snapshot is read.",
+      "Then the readers (docs/reader-protocol.md): how many serve the published version, and"
+          + " each pod that does not, with the version it serves and why (a failure code, or"
+          + " stale: no heartbeat).",
+      "Reads the BloomFilter (RBAC: get on bloomfilters) and its reader reports (list on"
+          + " leases; without it only the counts are shown); no snapshot is read.",
       "",
       "Example:",
       "  kubectl bloom status product-ids -n shop",
@@ -55,8 +64,42 @@ final class StatusCommand implements Callable<Integer> {
     if (filter == null) {
       throw target.notFound();
     }
-    print(filter, spec.commandLine().getOut(), Instant.now());
+    PrintWriter out = spec.commandLine().getOut();
+    Instant now = Instant.now();
+    print(filter, out, now);
+    printReaders(filter, out, now);
     return BloomCli.EXIT_OK;
+  }
+
+  /**
+   * The pods not on the published version, from their reader reports (one list of Leases by label;
+   * RBAC: list on leases). Without that right the rest of the status is still printed.
+   */
+  private void printReaders(BloomFilter filter, PrintWriter out, Instant now) {
+    List<ReaderReport> reports;
+    String whyNot = null;
+    try {
+      reports =
+          target.sendWith(
+              "listing reader reports of",
+              (client, ns) ->
+                  client
+                      .resources(Lease.class)
+                      .inNamespace(ns)
+                      .withLabelSelector(ReaderReports.selector(filter.getMetadata().getName()))
+                      .list()
+                      .getItems()
+                      .stream()
+                      .map(ReaderReports::parse)
+                      .flatMap(Optional::stream)
+                      .filter(r -> r.filterName().equals(filter.getMetadata().getName()))
+                      .toList());
+    } catch (CliException e) {
+      reports = null;
+      whyNot = e.getMessage();
+    }
+    ReaderLines.print(filter, reports, whyNot, out, now);
+    out.flush();
   }
 
   /** Writes the summary of {@code filter} as of {@code now}. */

@@ -20,6 +20,8 @@ import io.bloomoperator.publish.StoreUnavailableException;
 import io.bloomoperator.publish.WriteBudgetExceeded;
 import io.bloomoperator.publish.WriteFence;
 import io.bloomoperator.snapshot.Manifest;
+import io.bloomoperator.readers.ReaderRollouts;
+import io.bloomoperator.readers.ReaderSettings;
 import io.bloomoperator.source.KeySource;
 import io.bloomoperator.source.KeySources;
 import io.bloomoperator.source.SecretAccess;
@@ -94,6 +96,9 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
   /** Whether a published manifest is the one this operator wrote, before anything of it is used. */
   private final OwnManifests ownManifests = new OwnManifests();
 
+  /** How reader reports are counted into status.readers. */
+  private ReaderSettings readerSettings = ReaderSettings.defaults();
+
   /** Build, plan and apply, under the operator-wide build and write bounds. */
   private final BuildAndPublish act;
 
@@ -149,9 +154,18 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
   }
 
   /**
+   * How reader reports are counted (default: {@link ReaderSettings#defaults()}); set before the
+   * reconciler is registered.
+   */
+  public BloomFilterReconciler withReaderSettings(ReaderSettings settings) {
+    this.readerSettings = java.util.Objects.requireNonNull(settings, "settings");
+    return this;
+  }
+
+  /**
    * Watches the operator's manifest ConfigMaps, so a manifest deleted or edited by someone else is
    * repaired, without caching them ({@link ManifestEvents}: look-alikes cost no memory). Chunks are
-   * never watched.
+   * never watched. Counts the readers' reports into status.readers ({@link ReaderRollouts}).
    */
   @Override
   public List<EventSource<?, BloomFilter>> prepareEventSources(
@@ -160,7 +174,15 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
         new ManifestEvents(
             context.getClient(),
             context.getControllerConfiguration().getEffectiveNamespaces(),
-            context.getPrimaryCache()));
+            context.getPrimaryCache()),
+        new ReaderRollouts(
+            context.getClient(),
+            context.getControllerConfiguration().getEffectiveNamespaces(),
+            context.getPrimaryCache(),
+            readerSettings,
+            fence,
+            clock,
+            new RolloutReporting(context.getClient(), clock, metrics)));
   }
 
   @Override

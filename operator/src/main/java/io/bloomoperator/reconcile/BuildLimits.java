@@ -2,7 +2,7 @@ package io.bloomoperator.reconcile;
 
 import static io.bloomoperator.settings.EnvNumbers.positive;
 
-import io.bloomoperator.api.Durations;
+import io.bloomoperator.settings.EnvDurations;
 import java.time.Duration;
 import java.util.Map;
 
@@ -66,24 +66,7 @@ public record BuildLimits(
             Math.min(
                 Integer.MAX_VALUE,
                 positive(env, "BLOOM_MAX_BUILDS_PER_NAMESPACE", DEFAULT_MAX_BUILDS_PER_NAMESPACE)),
-        duration(env, "BLOOM_SOURCE_STALL_TIMEOUT", DEFAULT_SOURCE_STALL_TIMEOUT),
-        duration(env, "BLOOM_MAX_BUILD_TIME", DEFAULT_MAX_BUILD_TIME));
-  }
-
-  private static Duration duration(Map<String, String> env, String name, Duration fallback) {
-    String raw = env.get(name);
-    if (raw == null || raw.isBlank()) {
-      return fallback;
-    }
-    Duration value;
-    try {
-      value = Durations.parse(raw.strip());
-    } catch (IllegalArgumentException e) {
-      throw new IllegalArgumentException(name + ": " + e.getMessage(), e);
-    }
-    if (value.isZero() || value.isNegative()) {
-      throw new IllegalArgumentException(name + " must be positive");
-    }
-    return value;
+        EnvDurations.positive(env, "BLOOM_SOURCE_STALL_TIMEOUT", DEFAULT_SOURCE_STALL_TIMEOUT),
+        EnvDurations.positive(env, "BLOOM_MAX_BUILD_TIME", DEFAULT_MAX_BUILD_TIME));
   }
 }

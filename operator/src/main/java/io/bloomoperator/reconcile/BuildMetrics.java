@@ -1,6 +1,7 @@
 package io.bloomoperator.reconcile;
 
 import io.bloomoperator.api.BloomFilter;
+import io.bloomoperator.api.ReaderStatus;
 import io.bloomoperator.api.Reasons;
 import io.bloomoperator.reconcile.MetricCatalogue.Metric;
 import io.bloomoperator.snapshot.Manifest;
@@ -8,6 +9,7 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.time.Instant;
@@ -38,6 +40,7 @@ public final class BuildMetrics {
   private final Counter unchanged;
   private final Counter etcdWritten;
   private final Counter buildCrashes;
+  private final Timer rolloutDuration;
   private final Map<String, FilterGauges> filters = new ConcurrentHashMap<>();
   private final Set<String> deletedUids =
       Collections.synchronizedSet(
@@ -58,6 +61,14 @@ public final class BuildMetrics {
     this.etcdWritten = counter(MetricCatalogue.ETCD_WRITTEN, Tags.empty());
     // Registered at start, so a scrape shows 0 before the first crash (alerts see the series).
     this.buildCrashes = counter(MetricCatalogue.BUILD_CRASHES, Tags.empty());
+    // Operator-wide (one series set, however many filters), registered at start like the above.
+    this.rolloutDuration =
+        Timer.builder(MetricCatalogue.ROLLOUT_DURATION.name())
+            .description(MetricCatalogue.ROLLOUT_DURATION.meaning())
+            .serviceLevelObjectives(
+                MetricCatalogue.durationBuckets(MetricCatalogue.ROLLOUT_DURATION)
+                    .toArray(Duration[]::new))
+            .register(registry);
   }
 
   /** Metrics that go nowhere, for tests and embedded use. */
@@ -137,6 +148,20 @@ public final class BuildMetrics {
     if (ready) {
       gauges.set(MetricCatalogue.FILTER_VERIFIED_TIMESTAMP, epochSeconds(now));
     }
+  }
+
+  /** The reader counts just written to the filter's status.readers. */
+  void readers(BloomFilter filter, ReaderStatus readers) {
+    FilterGauges gauges = gauges(filter);
+    gauges.set(MetricCatalogue.FILTER_READERS, (double) readers.getTotal());
+    gauges.set(MetricCatalogue.FILTER_READERS_CURRENT, (double) readers.getCurrent());
+    gauges.set(MetricCatalogue.FILTER_READERS_STALE, (double) readers.getStale());
+    gauges.set(MetricCatalogue.FILTER_READERS_FAILING, (double) readers.getFailing());
+  }
+
+  /** A rollout that completed {@code took} after its publish. */
+  void rolloutCompleted(Duration took) {
+    rolloutDuration.record(took);
   }
 
   /**

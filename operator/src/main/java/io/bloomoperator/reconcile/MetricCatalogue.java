@@ -225,6 +225,47 @@ public final class MetricCatalogue {
           List.of(TAG_NAMESPACE, TAG_FILTER),
           "how often the source is checked (absent for inline keys, which have no interval)");
 
+  public static final Metric ROLLOUT_DURATION =
+      new Metric(
+          "bloom.rollout.duration",
+          Type.HISTOGRAM,
+          null,
+          List.of(),
+          "time from a publish to every reader with a recent heartbeat serving it (reader reports,"
+              + " docs/reader-protocol.md)");
+
+  public static final Metric FILTER_READERS =
+      new Metric(
+          "bloom.filter.readers",
+          Type.GAUGE,
+          null,
+          List.of(TAG_NAMESPACE, TAG_FILTER),
+          "readers that report, from live pods (status.readers.total)");
+
+  public static final Metric FILTER_READERS_CURRENT =
+      new Metric(
+          "bloom.filter.readers.current",
+          Type.GAUGE,
+          null,
+          List.of(TAG_NAMESPACE, TAG_FILTER),
+          "readers serving the published version; the rest are on other versions or stale");
+
+  public static final Metric FILTER_READERS_STALE =
+      new Metric(
+          "bloom.filter.readers.stale",
+          Type.GAUGE,
+          null,
+          List.of(TAG_NAMESPACE, TAG_FILTER),
+          "readers without a heartbeat within the bound they declared");
+
+  public static final Metric FILTER_READERS_FAILING =
+      new Metric(
+          "bloom.filter.readers.failing",
+          Type.GAUGE,
+          null,
+          List.of(TAG_NAMESPACE, TAG_FILTER),
+          "readers failing to load a newer version than the one they serve");
+
   /**
    * Bucket bounds of {@link #BUILD_DURATION}: from an inline list (well under a second) to a build
    * stopped by {@code BLOOM_MAX_BUILD_TIME} (15 minutes by default).
@@ -235,6 +276,10 @@ public final class MetricCatalogue {
   /** Bucket bounds of {@link #PUBLISH_DURATION}: one small ConfigMap to 256 chunks of 1 MiB. */
   private static final List<Duration> PUBLISH_BUCKETS =
       seconds(0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60);
+
+  /** Bucket bounds of {@link #ROLLOUT_DURATION}: a swap within a second to a stalled hour. */
+  private static final List<Duration> ROLLOUT_BUCKETS =
+      seconds(1, 2.5, 5, 10, 30, 60, 120, 300, 900, 3600);
 
   private MetricCatalogue() {}
 
@@ -248,6 +293,9 @@ public final class MetricCatalogue {
     }
     if (metric.equals(PUBLISH_DURATION)) {
       return PUBLISH_BUCKETS;
+    }
+    if (metric.equals(ROLLOUT_DURATION)) {
+      return ROLLOUT_BUCKETS;
     }
     throw new IllegalArgumentException(metric.name() + " is not a histogram");
   }
@@ -277,6 +325,11 @@ public final class MetricCatalogue {
         FILTER_LAST_PUBLISH,
         FILTER_SNAPSHOT_TIMESTAMP,
         FILTER_VERIFIED_TIMESTAMP,
-        FILTER_REFRESH_INTERVAL);
+        FILTER_REFRESH_INTERVAL,
+        ROLLOUT_DURATION,
+        FILTER_READERS,
+        FILTER_READERS_CURRENT,
+        FILTER_READERS_STALE,
+        FILTER_READERS_FAILING);
   }
 }

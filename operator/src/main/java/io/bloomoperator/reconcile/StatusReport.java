@@ -65,6 +65,9 @@ final class StatusReport {
             ? new BloomFilterStatus()
             : Serialization.clone(filter.getStatus());
     status.setObservedGeneration(filter.getMetadata().getGeneration());
+    // Not ours to write: the reader aggregation (readers.ReaderRollouts) owns it, and this copy
+    // may be older than what it wrote since.
+    status.setReaders(null);
   }
 
   /** The published version and the build record on its manifest. */

@@ -10,11 +10,15 @@ import com.google.common.hash.BloomFilter;
 import com.google.common.hash.Funnels;
 import io.bloomoperator.reconcile.RebuildRequest;
 import io.bloomoperator.reconcile.SnapshotFixtures;
+import io.bloomoperator.snapshot.LoadFailureReason;
+import io.bloomoperator.snapshot.ReaderReport;
+import io.bloomoperator.snapshot.ReaderReports;
 import io.bloomoperator.testing.KubeCluster;
 import io.bloomoperator.testing.RealKubernetes;
 import io.bloomoperator.testing.RealKubernetesExtension;
 import io.bloomoperator.testing.TestNamespace;
 import io.bloomoperator.testing.operator.InProcessOperator;
+import io.bloomoperator.testing.operator.ReaderPods;
 import io.fabric8.kubernetes.api.model.ServiceAccountBuilder;
 import io.fabric8.kubernetes.api.model.authentication.TokenRequestBuilder;
 import io.fabric8.kubernetes.api.model.rbac.RoleBindingBuilder;
@@ -164,6 +168,60 @@ class KubectlPluginTest {
     Result refused = kubectl(tmp, cluster, "bloom", "run-the-operator");
     assertThat(refused.exit()).isEqualTo(2);
     assertThat(refused.output()).contains("unknown command 'run-the-operator'");
+  }
+
+  /**
+   * {@code status} lists the pods whose reader reports (docs/reader-protocol.md) say they are not
+   * on the published version, each with the version it serves and why, and not the pods that are.
+   */
+  @Test
+  void statusListsThePodsNotOnThePublishedVersionWithTheirReason(
+      KubernetesClient client, TestNamespace ns, KubeCluster cluster, @TempDir Path tmp)
+      throws Exception {
+    install(tmp, cluster);
+    publishProductIds(client, ns, cluster, tmp);
+    java.time.Instant now = java.time.Instant.now();
+    report(client, ns, "app-current", 1, 0, null, now);
+    report(client, ns, "app-failing", ReaderReport.NONE, 1, LoadFailureReason.CHUNK, now);
+    report(client, ns, "app-stale", 1, 0, null, now.minus(java.time.Duration.ofHours(2)));
+    SnapshotFixtures.awaitStatus(
+        client,
+        ns.name(),
+        "product-ids",
+        f -> f.getStatus().getReaders() != null && f.getStatus().getReaders().getTotal() == 3);
+
+    Result status = kubectl(tmp, cluster, "bloom", "status", "product-ids", "-n", ns.name());
+    assertThat(status.exit()).as(status.output()).isZero();
+    assertThat(status.output())
+        .contains("Readers:        1/3 on v1 (1 stale, 1 failing)")
+        .contains("Not current:    app-failing  serves nothing yet, failing v1: CHUNK")
+        .containsPattern("app-stale  serves v1, stale \\(last heartbeat \\S+\\)")
+        .doesNotContain("app-current");
+  }
+
+  private static void report(
+      KubernetesClient client,
+      TestNamespace ns,
+      String pod,
+      long served,
+      long failing,
+      LoadFailureReason reason,
+      java.time.Instant renewed) {
+    var created = ReaderPods.pod(client, ns.name(), pod);
+    ReaderPods.create(
+        client,
+        ReaderReports.toLease(
+            new ReaderReport(
+                ns.name(),
+                pod,
+                created.getMetadata().getUid(),
+                "product-ids",
+                served,
+                failing,
+                reason,
+                renewed,
+                renewed,
+                java.time.Duration.ofHours(1))));
   }
 
   /**

@@ -12,6 +12,7 @@ import io.bloomoperator.testing.KubeCluster;
 import io.bloomoperator.testing.RealKubernetes;
 import io.bloomoperator.testing.RealKubernetesExtension;
 import io.bloomoperator.testing.TestNamespace;
+import io.bloomoperator.testing.operator.ReaderPods;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.SecretBuilder;
 import io.fabric8.kubernetes.api.model.ServiceAccountBuilder;
@@ -102,7 +103,17 @@ class OperatorRbacNecessityTest {
                   awaitReason(admin, ns, "Published");
                   assertThat(admin.v1().events().inNamespace(ns).list().getItems()).isEmpty();
                 })),
-        Arguments.of(new Case("leases (leader election)", null, neverReconciled)));
+        Arguments.of(new Case("leases (leader election)", null, neverReconciled)),
+        Arguments.of(
+            new Case(
+                "leases list/watch (reader reports)",
+                r -> r.getResources().equals(List.of("leases")),
+                OperatorRbacNecessityTest::readerNeverCounted)),
+        Arguments.of(
+            new Case(
+                "pods get (reader reports)",
+                r -> r.getResources().equals(List.of("pods")),
+                OperatorRbacNecessityTest::readerNeverCounted)));
   }
 
   @ParameterizedTest(name = "{0}")
@@ -271,6 +282,41 @@ class OperatorRbacNecessityTest {
                   .as("no snapshot written")
                   .isEmpty();
             });
+  }
+
+  /**
+   * A reader report of a live pod is never counted into status.readers (the filter builds).
+   * ReaderRolloutTest shows the same report counted within a few seconds when the operator may read
+   * it.
+   */
+  private static void readerNeverCounted(KubernetesClient admin, String ns) {
+    awaitReason(admin, ns, "Published");
+    long version =
+        admin
+            .resources(BloomFilter.class)
+            .inNamespace(ns)
+            .withName("f")
+            .get()
+            .getStatus()
+            .getVersion();
+    var pod = ReaderPods.pod(admin, ns, "app");
+    ReaderPods.create(
+        admin, ReaderPods.report(ns, "app", pod.getMetadata().getUid(), "f", version));
+    await()
+        .pollDelay(Duration.ofSeconds(12))
+        .atMost(Duration.ofSeconds(17))
+        .untilAsserted(
+            () ->
+                assertThat(
+                        admin
+                            .resources(BloomFilter.class)
+                            .inNamespace(ns)
+                            .withName("f")
+                            .get()
+                            .getStatus()
+                            .getReaders())
+                    .as("reader never counted")
+                    .isNull());
   }
 
   private static void awaitReason(KubernetesClient admin, String ns, String reason) {

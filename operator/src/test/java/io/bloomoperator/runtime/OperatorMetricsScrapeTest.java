@@ -15,6 +15,7 @@ import io.bloomoperator.reconcile.OperatorSettings;
 import io.bloomoperator.snapshot.SnapshotNames;
 import io.bloomoperator.testing.RealKubernetes;
 import io.bloomoperator.testing.TestNamespace;
+import io.bloomoperator.testing.operator.ReaderPods;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.javaoperatorsdk.operator.Operator;
@@ -79,13 +80,29 @@ class OperatorMetricsScrapeTest {
       awaitStatus(client, ns.name(), "missing", f -> ready(f, "False", Reasons.SOURCE_NOT_FOUND));
       awaitStatus(client, ns.name(), "taken", f -> ready(f, "False", Reasons.NAME_CONFLICT));
 
+      // One reader reports serving the published version of "good" (docs/reader-protocol.md).
+      long goodVersion =
+          client
+              .resources(BloomFilter.class)
+              .inNamespace(ns.name())
+              .withName("good")
+              .get()
+              .getStatus()
+              .getVersion();
+      var pod = ReaderPods.pod(client, ns.name(), "app");
+      ReaderPods.create(
+          client,
+          ReaderPods.report(ns.name(), "app", pod.getMetadata().getUid(), "good", goodVersion));
+
       String good = filterTags(ns, "good");
       String scrape =
           await()
               .atMost(Duration.ofSeconds(30))
               .until(
                   () -> scrape(health),
-                  s -> s.contains("bloom_filter_ready{" + filterTags(ns, "missing") + "} 0.0"));
+                  s ->
+                      s.contains("bloom_filter_ready{" + filterTags(ns, "missing") + "} 0.0")
+                          && s.contains("bloom_filter_readers_current{" + good + "} 1.0"));
 
       for (MetricCatalogue.Metric metric : MetricCatalogue.all()) {
         for (String series : metric.seriesNames()) {
@@ -98,6 +115,8 @@ class OperatorMetricsScrapeTest {
           .contains("bloom_filter_ready{" + good + "} 1.0")
           .contains("bloom_filter_ready{" + filterTags(ns, "taken") + "} 0.0")
           .contains("bloom_filter_snapshot_version{" + good + "} 1.0")
+          .contains("bloom_filter_readers{" + good + "} 1.0")
+          .contains("bloom_filter_readers_stale{" + good + "} 0.0")
           .contains("bloom_filter_refresh_interval_seconds{" + good + "} 60.0")
           .contains("bloom_source_errors_total{reason=\"SourceNotFound\"}")
           .contains("bloom_publish_failures_total{reason=\"NameConflict\"}")

@@ -21,6 +21,8 @@ import java.util.Objects;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.Consumer;
 import java.util.function.DoubleSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Creates {@link LiveBloomFilter}s that follow the snapshot the bloom-operator publishes for a
@@ -57,6 +59,18 @@ public final class BloomFilterWatcher {
 
   /** Default cap of the doubling retry delay. */
   public static final Duration DEFAULT_BACKOFF_MAX = Duration.ofSeconds(60);
+
+  /** Default interval of the reader report's heartbeat (see {@link Builder#podIdentity}). */
+  public static final Duration DEFAULT_REPORT_INTERVAL = Duration.ofSeconds(60);
+
+  /** Environment variables a reader takes its pod's identity from (the downward API). */
+  public static final String ENV_POD_NAME = "POD_NAME";
+
+  public static final String ENV_POD_UID = "POD_UID";
+
+  public static final String ENV_POD_NAMESPACE = "POD_NAMESPACE";
+
+  private static final Logger REPORT_LOG = LoggerFactory.getLogger(ReaderReporter.class);
 
   private BloomFilterWatcher() {}
 
@@ -106,6 +120,11 @@ public final class BloomFilterWatcher {
     private Clock clock = Clock.systemUTC();
     private DoubleSupplier jitter = () -> ThreadLocalRandom.current().nextDouble();
     private final Map<String, ObjectStore> objectStores = new LinkedHashMap<>();
+    private boolean report = true;
+    private String podName;
+    private String podUid;
+    private Duration reportInterval = DEFAULT_REPORT_INTERVAL;
+    private Map<String, String> environment = System.getenv();
 
     private Builder(
         KubernetesClient client, String namespace, String filterName, LiveKeyType<K> keyType) {
@@ -285,6 +304,53 @@ public final class BloomFilterWatcher {
       return this;
     }
 
+    /**
+     * The pod this reader runs in, for its reader report (docs/reader-protocol.md): the operator
+     * then counts it in the filter's {@code status.readers}. Default: from the environment
+     * variables {@value BloomFilterWatcher#ENV_POD_NAME} and {@value
+     * BloomFilterWatcher#ENV_POD_UID} (the downward API's {@code metadata.name} and {@code
+     * metadata.uid}); without them the reader does not report and says so once in its log. The pod
+     * must be in the filter's namespace ({@value BloomFilterWatcher#ENV_POD_NAMESPACE}, if set, is
+     * checked). Reporting needs the optional RBAC rule of docs/reader-protocol.md; refused, the
+     * reader stops reporting, logs it once and otherwise works as without it.
+     *
+     * @throws IllegalArgumentException if name is not a Kubernetes name or uid is empty
+     */
+    public Builder<K> podIdentity(String name, String uid) {
+      this.podName = requireName(name, "pod name", 253);
+      this.podUid = requireNonBlank(uid, "pod uid");
+      return this;
+    }
+
+    /** Whether to write a reader report at all; default true (when the pod is known). */
+    public Builder<K> readerReports(boolean enabled) {
+      this.report = enabled;
+      return this;
+    }
+
+    /**
+     * Heartbeat of the reader report: rewritten every 0.8 to 1.2 times {@code interval}, and
+     * counted as silent by the operator after 3 times it without one. Default 60 s: about 17 writes
+     * per second for 1,000 readers.
+     *
+     * @throws IllegalArgumentException if {@code interval} is under one second or over 20 minutes
+     */
+    public Builder<K> readerReportInterval(Duration interval) {
+      if (interval.compareTo(Duration.ofSeconds(1)) < 0
+          || interval.compareTo(Duration.ofMinutes(20)) > 0) {
+        throw new IllegalArgumentException(
+            "readerReportInterval must be between 1 s and 20 min, got " + interval);
+      }
+      this.reportInterval = interval;
+      return this;
+    }
+
+    /** Where the pod identity is read from. Not API: the seam for tests. */
+    Builder<K> environment(Map<String, String> environment) {
+      this.environment = Objects.requireNonNull(environment, "environment");
+      return this;
+    }
+
     /** Adds a listener for swaps and failures (called on the watcher thread). */
     public Builder<K> listener(BloomFilterListener listener) {
       listeners.add(Objects.requireNonNull(listener, "listener"));
@@ -330,6 +396,10 @@ public final class BloomFilterWatcher {
       withCounters.add(counters); // first: the application's listeners see up-to-date counters
       withCounters.addAll(listeners);
       WatcherThread thread = new WatcherThread("bloom-watch-" + namespace + "/" + filterName);
+      ReaderReporter reporter = reporter(thread);
+      if (reporter != null) {
+        withCounters.add(reporter);
+      }
       ManifestInformer informer =
           new ManifestInformer(
               client,
@@ -355,7 +425,48 @@ public final class BloomFilterWatcher {
           new LiveBloomFilter<>(
               namespace, filterName, keyType, beforeFirstSnapshot, loop, counters);
       loop.start();
+      if (reporter != null) {
+        reporter.start();
+      }
       return filter;
+    }
+
+    /** The reader report's writer, or null (and a log line saying why) when it cannot report. */
+    private ReaderReporter reporter(WatcherThread thread) {
+      if (!report) {
+        return null;
+      }
+      String name = podName != null ? podName : environment.get(ENV_POD_NAME);
+      String uid = podName != null ? podUid : environment.get(ENV_POD_UID);
+      String podNamespace = environment.get(ENV_POD_NAMESPACE);
+      if (name == null || name.isBlank() || uid == null || uid.isBlank()) {
+        REPORT_LOG.info(
+            "{}/{}: not reporting which version this pod serves: set {} and {} from the downward"
+                + " API (docs/reader-protocol.md)",
+            namespace,
+            filterName,
+            ENV_POD_NAME,
+            ENV_POD_UID);
+        return null;
+      }
+      if (podNamespace != null && !podNamespace.isBlank() && !podNamespace.equals(namespace)) {
+        REPORT_LOG.info(
+            "{}/{}: not reporting which version this pod serves: the pod is in namespace {};"
+                + " reports are counted only from pods in the filter's namespace",
+            namespace,
+            filterName,
+            podNamespace);
+        return null;
+      }
+      return new ReaderReporter(
+          client,
+          new ReaderReporter.PodIdentity(name, uid),
+          namespace,
+          filterName,
+          thread,
+          reportInterval,
+          jitter,
+          clock);
     }
 
     private static String requireNonBlank(String value, String what) {

@@ -7,8 +7,6 @@ import static org.awaitility.Awaitility.await;
 import io.bloomoperator.testing.KubeCluster;
 import io.bloomoperator.testing.RealKubernetes;
 import io.bloomoperator.testing.TestNamespace;
-import io.fabric8.kubernetes.api.model.rbac.RoleBindingBuilder;
-import io.fabric8.kubernetes.api.model.rbac.RoleBuilder;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
@@ -26,43 +24,7 @@ class LeastPrivilegeTest {
   @Test
   void worksWithGetListWatchOnConfigMapsOnly(
       KubernetesClient admin, TestNamespace ns, KubeCluster cluster) {
-    admin
-        .rbac()
-        .roles()
-        .inNamespace(ns.name())
-        .resource(
-            new RoleBuilder()
-                .withNewMetadata()
-                .withName("bloom-reader")
-                .endMetadata()
-                .addNewRule()
-                .withApiGroups("")
-                .withResources("configmaps")
-                .withVerbs("get", "list", "watch")
-                .endRule()
-                .build())
-        .create();
-    admin
-        .rbac()
-        .roleBindings()
-        .inNamespace(ns.name())
-        .resource(
-            new RoleBindingBuilder()
-                .withNewMetadata()
-                .withName("bloom-reader")
-                .endMetadata()
-                .withNewRoleRef()
-                .withApiGroup("rbac.authorization.k8s.io")
-                .withKind("Role")
-                .withName("bloom-reader")
-                .endRoleRef()
-                .addNewSubject()
-                .withApiGroup("rbac.authorization.k8s.io")
-                .withKind("User")
-                .withName(USER)
-                .endSubject()
-                .build())
-        .create();
+    ConfigMapReaderRole.grant(admin, ns.name(), "bloom-reader", USER);
     SnapshotPublisher publisher = new SnapshotPublisher(admin, ns.name(), "ids");
     List<String> keys1 = TestKeys.strings("one", 5_000);
     List<String> keys2 = TestKeys.strings("two", 5_000);

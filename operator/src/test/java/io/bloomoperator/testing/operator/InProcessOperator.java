@@ -2,7 +2,9 @@ package io.bloomoperator.testing.operator;
 
 import io.bloomoperator.OperatorMain;
 import io.bloomoperator.objectstore.StoreSettings;
+import io.bloomoperator.readers.ReaderSettings;
 import io.bloomoperator.reconcile.OperatorSettings;
+import io.bloomoperator.runtime.RuntimeOptions;
 import io.bloomoperator.testing.KubeCluster;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.javaoperatorsdk.operator.Operator;
@@ -35,6 +37,7 @@ public final class InProcessOperator implements BeforeAllCallback, AfterAllCallb
   private StoreSettings stores = StoreSettings.fromEnvironment(java.util.Map.of());
   private KubernetesClient client;
   private Operator operator;
+  private ReaderSettings readers = ReaderSettings.defaults();
 
   private InProcessOperator(Supplier<OperatorSettings> settings) {
     this.settings = settings;
@@ -48,6 +51,12 @@ public final class InProcessOperator implements BeforeAllCallback, AfterAllCallb
   /** The operator with these settings. */
   public static InProcessOperator withSettings(OperatorSettings settings) {
     return new InProcessOperator(() -> settings);
+  }
+
+  /** Counts reader reports with {@code readers} instead of the defaults. */
+  public InProcessOperator withReaderSettings(ReaderSettings readers) {
+    this.readers = readers;
+    return this;
   }
 
   /**
@@ -94,7 +103,14 @@ public final class InProcessOperator implements BeforeAllCallback, AfterAllCallb
     if (operator != null) {
       throw new IllegalStateException("the operator is already running");
     }
-    operator = OperatorMain.start(client, settings.get(), stores);
+    operator =
+        OperatorMain.start(
+            client,
+            settings.get(),
+            stores,
+            null,
+            new RuntimeOptions(0, false, null, "embedded", false),
+            readers);
   }
 
   /** Stops the operator (the end of the test class does too: call it only to pause it). */

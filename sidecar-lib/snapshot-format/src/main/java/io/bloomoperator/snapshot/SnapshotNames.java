@@ -101,6 +101,19 @@ public final class SnapshotNames {
   }
 
   /**
+   * Name of the reader report (a Lease, see {@link ReaderReports}) of the pod with UID {@code
+   * podUid} about {@code filterName}: {@code <filter>-bloom-ack-<hash of the UID>}, cut like the
+   * other object names. The UID, not the pod name: a StatefulSet pod re-created under its old name
+   * must not collide with its predecessor's report before the garbage collector removes it.
+   */
+  public static String readerReportName(String filterName, String podUid) {
+    if (podUid == null || podUid.isEmpty()) {
+      throw new IllegalArgumentException("pod UID must not be empty");
+    }
+    return objectName(filterName, "-ack-" + shortHash(podUid));
+  }
+
+  /**
    * The {@value #LABEL_FILTER} value: the filter name, or if over 63 characters its start, {@code
    * _} and a hash (a value no filter name can have).
    */

@@ -52,6 +52,15 @@ public class BloomFilterProperties {
   private Duration resync;
 
   /**
+   * Whether the reader reports which version this pod serves (docs/reader-protocol.md; needs
+   * POD_NAME and POD_UID from the downward API and the optional Lease rule); default true.
+   */
+  private Boolean readerReports;
+
+  /** Heartbeat of the reader report; default 60 s. */
+  private Duration readerReportInterval;
+
+  /**
    * Keys of a fixed in-memory filter to serve instead of watching the cluster: a test double for an
    * application's tests (no Kubernetes client is used). Unset by default: watch.
    */
@@ -127,6 +136,22 @@ public class BloomFilterProperties {
 
   public void setResync(Duration resync) {
     this.resync = resync;
+  }
+
+  public Boolean getReaderReports() {
+    return readerReports;
+  }
+
+  public void setReaderReports(Boolean readerReports) {
+    this.readerReports = readerReports;
+  }
+
+  public Duration getReaderReportInterval() {
+    return readerReportInterval;
+  }
+
+  public void setReaderReportInterval(Duration readerReportInterval) {
+    this.readerReportInterval = readerReportInterval;
   }
 
   public List<String> getFixedKeys() {

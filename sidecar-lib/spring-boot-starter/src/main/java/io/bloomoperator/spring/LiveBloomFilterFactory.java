@@ -112,6 +112,12 @@ public class LiveBloomFilterFactory implements DisposableBean {
                     e);
               }
             });
+    if (properties.getReaderReports() != null) {
+      builder.readerReports(properties.getReaderReports());
+    }
+    if (properties.getReaderReportInterval() != null) {
+      builder.readerReportInterval(properties.getReaderReportInterval());
+    }
     return builder.start();
   }
 
