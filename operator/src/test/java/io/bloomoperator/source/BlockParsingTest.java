@@ -10,6 +10,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
@@ -75,21 +76,29 @@ class BlockParsingTest {
         } else {
           write(body, pieces[random.nextInt(pieces.length)]);
         }
-        if (random.nextInt(4) == 0) {
+        if (random.nextInt(3) == 0) {
           write(body, random.nextBoolean() ? "\n" : "\r\n");
         }
       }
       for (KeyType type : KeyType.values()) {
-        assertSameOutcome(body.toByteArray(), type, Long.MAX_VALUE, 1 + random.nextInt(5000));
-        assertSameOutcome(body.toByteArray(), type, random.nextInt(3000), 1 + random.nextInt(9000));
+        assertSameOutcome(body.toByteArray(), type, Long.MAX_VALUE, 1 + random.nextInt(5000), 4096);
+        assertSameOutcome(
+            body.toByteArray(), type, random.nextInt(3000), 1 + random.nextInt(9000), 4096);
+        // Overlong lines too: the failure comes at the same line.
+        assertSameOutcome(body.toByteArray(), type, Long.MAX_VALUE, 1 + random.nextInt(5000), 40);
       }
     }
   }
 
   private static void assertSameOutcome(
       byte[] body, KeyType type, long maxMalformed, int readSize) {
-    Outcome bulk = new Outcome(type, maxMalformed);
-    Outcome lineByLine = new Outcome(type, maxMalformed);
+    assertSameOutcome(body, type, maxMalformed, readSize, MAX_LINE);
+  }
+
+  private static void assertSameOutcome(
+      byte[] body, KeyType type, long maxMalformed, int readSize, int maxLine) {
+    Outcome bulk = new Outcome(type, maxMalformed, maxLine);
+    Outcome lineByLine = new Outcome(type, maxMalformed, maxLine);
     bulk.read(body, readSize, bulk.parser);
     // Without a lines() of its own, a sink gets every line as the String a reader would make.
     lineByLine.read(
@@ -111,7 +120,14 @@ class BlockParsingTest {
           public void nullValue() {}
         });
     assertThat(bulk.failure).isEqualTo(lineByLine.failure);
-    assertThat(bulk.keys).isEqualTo(lineByLine.keys);
+    if (lineByLine.failure == null) {
+      assertThat(lineByLine.keys).isNotEmpty();
+      assertThat(bulk.keys).isEqualTo(lineByLine.keys);
+    } else {
+      // A block is parsed whole before its count is merged: keys after the failing line may have
+      // been inserted too, into a filter the failed build then drops.
+      assertThat(bulk.keys.subList(0, lineByLine.keys.size())).isEqualTo(lineByLine.keys);
+    }
     if (lineByLine.failure == null) {
       assertThat(bulk.parser.keys()).isEqualTo(lineByLine.parser.keys());
       assertThat(bulk.parser.malformed()).isEqualTo(lineByLine.parser.malformed());
@@ -122,16 +138,20 @@ class BlockParsingTest {
   private static final class Outcome {
     final List<Object> keys = new ArrayList<>();
     final LineParser parser;
+    final int maxLine;
     String failure;
 
-    Outcome(KeyType type, long maxMalformed) {
+    Outcome(KeyType type, long maxMalformed, int maxLine) {
+      this.maxLine = maxLine;
       parser =
           new LineParser(
               type,
               new LineParser.KeyConsumer() {
+                // Keys as the bytes that get hashed, so a key that decodes alike but hashes
+                // differently (e.g. an encoded surrogate vs U+FFFD) shows.
                 @Override
                 public void putString(String key) {
-                  keys.add(key);
+                  keys.add(HexFormat.of().formatHex(key.getBytes(StandardCharsets.UTF_8)));
                 }
 
                 @Override
@@ -141,7 +161,7 @@ class BlockParsingTest {
 
                 @Override
                 public void putUtf8(byte[] utf8, int offset, int length) {
-                  keys.add(new String(utf8, offset, length, StandardCharsets.UTF_8));
+                  keys.add(HexFormat.of().formatHex(utf8, offset, offset + length));
                 }
               },
               maxMalformed);
@@ -149,7 +169,7 @@ class BlockParsingTest {
 
     void read(byte[] body, int readSize, KeySink sink) {
       try (InputStream in = new SmallReads(new ByteArrayInputStream(body), readSize)) {
-        BoundedLines.stream(in, MAX_LINE, "X", sink);
+        BoundedLines.stream(in, maxLine, "X", sink);
       } catch (SourceException e) {
         failure = e.reason() + ": " + e.getMessage();
       } catch (IOException e) {
