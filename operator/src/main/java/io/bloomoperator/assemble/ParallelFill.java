@@ -3,6 +3,7 @@ package io.bloomoperator.assemble;
 import io.bloomoperator.snapshot.KeyInserter;
 import io.bloomoperator.snapshot.KeyType;
 import io.bloomoperator.source.KeySink;
+import io.bloomoperator.source.KeySource;
 import io.bloomoperator.source.LineBlock;
 import io.bloomoperator.source.LineParser;
 import io.bloomoperator.source.SourceException;
@@ -30,7 +31,7 @@ import java.util.concurrent.LinkedBlockingQueue;
  * one thread does; helpers start then. {@link #close()} ends them before the build returns, also
  * when it fails, so a build never leaves threads working behind it.
  */
-final class ParallelFill implements KeySink, AutoCloseable {
+public final class ParallelFill implements KeySink, AutoCloseable {
 
   /** Allocates the filter (after its reservation) and gives the way to insert into it. */
   @FunctionalInterface
@@ -102,6 +103,29 @@ final class ParallelFill implements KeySink, AutoCloseable {
               }
             },
             maxMalformed);
+  }
+
+  /**
+   * Reads every key of {@code source} into {@code into} (which must be safe for {@link
+   * BuildWorkers#threadsPerBuild()} threads when that is above 1), whatever the filter's layout;
+   * the seam a layout plugs into.
+   *
+   * @return the counts (keys, malformed, nulls) of the read
+   * @throws SourceException when the source fails or holds too many malformed keys
+   */
+  public static LineParser insertAll(
+      KeySource source, KeyType keyType, long maxMalformed, KeyInserter into, BuildWorkers workers)
+      throws SourceException {
+    try (ParallelFill fill =
+        new ParallelFill(keyType, maxMalformed, () -> into, workers, k -> {})) {
+      try {
+        source.readKeys(fill);
+        fill.finish();
+      } catch (SourceException e) {
+        throw fill.settle(e);
+      }
+      return fill.parser();
+    }
   }
 
   @Override
