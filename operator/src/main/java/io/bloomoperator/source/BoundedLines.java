@@ -21,6 +21,12 @@ final class BoundedLines {
   /** Bytes per block: large enough to amortise a hand-over, small enough to keep several alive. */
   static final int BLOCK = 256 * 1024;
 
+  /**
+   * Longest a line that has come in waits in an unfilled block: a slow source's keys still reach
+   * the sink (and the build's stall check) as they arrive, not only once a block is full.
+   */
+  static final long HAND_OVER_NANOS = 100_000_000L;
+
   private static final byte[] BOM = {(byte) 0xef, (byte) 0xbb, (byte) 0xbf};
 
   private final int maxLineBytes;
@@ -32,6 +38,7 @@ final class BoundedLines {
   private int lineStart;
   private long lineNumber = 1;
   private boolean afterCr;
+  private long blockStarted = System.nanoTime();
 
   private BoundedLines(int maxLineBytes, String setting, KeySink sink) {
     this.maxLineBytes = maxLineBytes;
@@ -72,6 +79,14 @@ final class BoundedLines {
         break;
       }
       scan(fill, fill + n);
+      if (block.count() > 0
+          && (in.available() == 0 || System.nanoTime() - blockStarted > HAND_OVER_NANOS)) {
+        // The next read may wait: the lines that are complete go now. The sink reads only their
+        // bytes, which are never written again; new bytes go after them in the same array.
+        sink.lines(block);
+        block = new LineBlock(bytes, 64);
+        blockStarted = System.nanoTime();
+      }
     }
     if (fill > lineStart) {
       block.add(lineStart, fill);
@@ -113,6 +128,7 @@ final class BoundedLines {
     handOver();
     bytes = fresh;
     block = new LineBlock(fresh);
+    blockStarted = System.nanoTime();
     fill = carry;
     lineStart = 0;
   }

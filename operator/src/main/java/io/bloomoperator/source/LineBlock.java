@@ -17,8 +17,13 @@ public final class LineBlock {
   private int count;
 
   LineBlock(byte[] bytes) {
+    this(bytes, Math.max(16, bytes.length / 8));
+  }
+
+  /** A block over {@code bytes} with room for {@code lines} lines before its offsets grow. */
+  LineBlock(byte[] bytes, int lines) {
     this.bytes = bytes;
-    this.starts = new int[Math.max(16, bytes.length / 8)];
+    this.starts = new int[Math.max(16, lines)];
     this.ends = new int[starts.length];
   }
 

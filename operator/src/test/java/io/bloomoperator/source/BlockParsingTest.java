@@ -90,6 +90,79 @@ class BlockParsingTest {
     }
   }
 
+  /**
+   * A source that sends a few keys and then nothing for a while must have delivered them: the
+   * build's stall check counts delivered keys, and would stop a slow but steady source whose keys
+   * sat in an unfilled block.
+   */
+  @Test
+  void linesOfASlowSourceArriveBeforeTheBlockIsFull() throws Exception {
+    java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.atomic.AtomicLong delivered = new java.util.concurrent.atomic.AtomicLong();
+    InputStream slow =
+        new InputStream() {
+          private final byte[] lines = "a\nb\nc\n".getBytes(StandardCharsets.UTF_8);
+          private int sent;
+
+          @Override
+          public int read() {
+            throw new UnsupportedOperationException();
+          }
+
+          @Override
+          public int read(byte[] b, int off, int len) throws IOException {
+            if (sent < lines.length) {
+              int n = Math.min(len, lines.length - sent);
+              System.arraycopy(lines, sent, b, off, n);
+              sent += n;
+              return n;
+            }
+            try {
+              release.await();
+            } catch (InterruptedException e) {
+              throw new IOException(e);
+            }
+            return -1;
+          }
+        };
+    Thread reader =
+        new Thread(
+            () -> {
+              try {
+                BoundedLines.stream(
+                    slow,
+                    MAX_LINE,
+                    "X",
+                    new KeySink() {
+                      @Override
+                      public void line(String rawLine) {
+                        delivered.incrementAndGet();
+                      }
+
+                      @Override
+                      public void value(String key) {}
+
+                      @Override
+                      public void value(long key) {}
+
+                      @Override
+                      public void nullValue() {}
+                    });
+              } catch (IOException | SourceException e) {
+                throw new IllegalStateException(e);
+              }
+            });
+    reader.start();
+    long deadline = System.nanoTime() + 3_000_000_000L;
+    while (delivered.get() < 3 && System.nanoTime() < deadline) {
+      Thread.sleep(10);
+    }
+    long seen = delivered.get();
+    release.countDown();
+    reader.join();
+    assertThat(seen).as("lines delivered while the source was quiet").isEqualTo(3);
+  }
+
   private static void assertSameOutcome(
       byte[] body, KeyType type, long maxMalformed, int readSize) {
     assertSameOutcome(body, type, maxMalformed, readSize, MAX_LINE);
