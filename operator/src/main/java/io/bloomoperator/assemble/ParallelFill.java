@@ -48,6 +48,9 @@ public final class ParallelFill implements KeySink, AutoCloseable {
 
   private static final Pending STOP = new Pending(null);
 
+  /** Blocks of fewer lines are parsed by the reader itself. */
+  private static final int SMALL_BLOCK = 2048;
+
   private final KeyType keyType;
   private final Target target;
   private final BuildWorkers workers;
@@ -157,7 +160,12 @@ public final class ParallelFill implements KeySink, AutoCloseable {
     }
     Pending added = new Pending(block);
     pending.addLast(added);
-    unclaimed.add(added);
+    if (block.count() < SMALL_BLOCK) {
+      // A few lines (a source sending in small bursts): cheaper here than waking a helper.
+      insert(added);
+    } else {
+      unclaimed.add(added);
+    }
     mergeDone();
     while (pending.size() >= maxPending) {
       workOrWait();
