@@ -3,6 +3,7 @@ package io.bloomoperator.assemble;
 import io.bloomoperator.snapshot.BloomFilterBits;
 import io.bloomoperator.snapshot.BloomFilterSizing;
 import io.bloomoperator.snapshot.FilterFormat;
+import io.bloomoperator.snapshot.KeyInserter;
 import io.bloomoperator.snapshot.KeyType;
 import io.bloomoperator.snapshot.SnapshotEncoder;
 import io.bloomoperator.source.KeySource;
@@ -58,13 +59,25 @@ public final class FilterBuilder {
   private static final Reservation UNLIMITED = () -> {};
 
   private final Progress progress;
+  private final BuildWorkers workers;
 
+  /** A builder on one thread that reports no progress. */
   public FilterBuilder() {
     this(keys -> {});
   }
 
+  /** A builder on one thread. */
   public FilterBuilder(Progress progress) {
+    this(progress, BuildWorkers.singleThreaded());
+  }
+
+  /**
+   * A builder that hashes and inserts on {@link BuildWorkers#threadsPerBuild()} threads; the result
+   * is the same as on one thread.
+   */
+  public FilterBuilder(Progress progress, BuildWorkers workers) {
     this.progress = progress;
+    this.workers = workers;
   }
 
   /**
@@ -184,13 +197,6 @@ public final class FilterBuilder {
     }
   }
 
-  /** Carries an interrupted reservation out of a key callback, which cannot throw it. */
-  private static final class ReservationInterrupted extends RuntimeException {
-    ReservationInterrupted(InterruptedException cause) {
-      super(cause);
-    }
-  }
-
   private long count(KeySource source, Request request) throws SourceException {
     LineParser counter =
         new LineParser(
@@ -201,6 +207,9 @@ public final class FilterBuilder {
 
               @Override
               public void putLong(long key) {}
+
+              @Override
+              public void putUtf8(byte[] utf8, int offset, int length) {}
             },
             request.maxMalformed());
     source.readKeys(counter);
@@ -232,65 +241,45 @@ public final class FilterBuilder {
               payload,
               request.maxPayloadBytes()));
     }
-    long[] unchanged = {0};
     // Allocated at the first key, once the reservation admits it: until the source answers, this
     // build holds neither memory nor a reservation that others wait for.
     BloomFilterBits.Builder[] bits = {null};
-    LineParser parser =
-        new LineParser(
-            request.keyType(),
-            new LineParser.KeyConsumer() {
-              long inserted;
-
-              @Override
-              public void putString(String key) {
-                if (!array().putString(key)) {
-                  unchanged[0]++;
-                }
-                tick();
-              }
-
-              @Override
-              public void putLong(long key) {
-                if (!array().putLong(key)) {
-                  unchanged[0]++;
-                }
-                tick();
-              }
-
-              private BloomFilterBits.Builder array() {
-                if (bits[0] == null) {
-                  try {
-                    bits[0] = allocate(request, sizing, reservation);
-                  } catch (InterruptedException e) {
-                    throw new ReservationInterrupted(e);
-                  }
-                }
-                return bits[0];
-              }
-
-              private void tick() {
-                if ((++inserted & (PROGRESS_EVERY - 1)) == 0) {
-                  progress.keysRead(inserted);
-                }
-              }
-            },
-            request.maxMalformed());
-    try {
-      source.readKeys(parser);
-    } catch (ReservationInterrupted e) {
-      throw (InterruptedException) e.getCause();
+    ParallelFill.Target target =
+        () -> {
+          bits[0] = allocate(request, sizing, reservation);
+          return inserterFor(bits[0]);
+        };
+    try (ParallelFill fill =
+        new ParallelFill(request.keyType(), request.maxMalformed(), target, workers, progress)) {
+      try {
+        source.readKeys(fill);
+        fill.finish();
+      } catch (SourceException e) {
+        throw fill.settle(e);
+      } catch (ParallelFill.Interrupted e) {
+        throw (InterruptedException) e.getCause();
+      }
+      if (!fill.opened()) {
+        target.open(); // the source held no key
+      }
+      fill.close(); // every helper's inserts happen-before build()
+      LineParser parser = fill.parser();
+      return new Result(
+          bits[0].build(),
+          parser.keys(),
+          parser.malformed(),
+          parser.nulls(),
+          fill.unchanged(),
+          Duration.ofNanos(System.nanoTime() - started));
     }
-    if (bits[0] == null) {
-      bits[0] = allocate(request, sizing, reservation); // the source held no key
-    }
-    return new Result(
-        bits[0].build(),
-        parser.keys(),
-        parser.malformed(),
-        parser.nulls(),
-        unchanged[0],
-        Duration.ofNanos(System.nanoTime() - started));
+  }
+
+  /**
+   * How keys go into the filter: straight into the builder on one thread, through its atomic view
+   * when helpers insert too.
+   */
+  private KeyInserter inserterFor(BloomFilterBits.Builder builder) {
+    return workers.threadsPerBuild() > 1 ? builder.concurrent() : builder;
   }
 
   /**

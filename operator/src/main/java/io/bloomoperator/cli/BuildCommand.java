@@ -2,6 +2,7 @@ package io.bloomoperator.cli;
 
 import io.bloomoperator.api.Reasons;
 import io.bloomoperator.api.SnapshotSpec;
+import io.bloomoperator.assemble.BuildWorkers;
 import io.bloomoperator.assemble.FilterBuilder;
 import io.bloomoperator.assemble.FilterTooLargeException;
 import io.bloomoperator.reconcile.OperatorSettings;
@@ -326,7 +327,7 @@ final class BuildCommand implements Callable<Integer> {
               + "(--expected-insertions reads it once)");
     }
     try {
-      return new FilterBuilder()
+      return new FilterBuilder(keys -> {}, BuildWorkers.allProcessors(4))
           .build(
               source,
               new FilterBuilder.Request(

@@ -4,6 +4,7 @@ import io.bloomoperator.api.HeldBuild;
 import io.bloomoperator.api.Reasons;
 import io.bloomoperator.api.ResolvedSpec;
 import io.bloomoperator.api.SnapshotSpec;
+import io.bloomoperator.assemble.BuildWorkers;
 import io.bloomoperator.assemble.FilterBuilder;
 import io.bloomoperator.assemble.FilterTooLargeException;
 import io.bloomoperator.publish.NamespaceBudget;
@@ -42,6 +43,8 @@ final class BuildAndPublish {
   /** Bounds the bit arrays alive at once; a build holds its slot until its publish is done. */
   private final BuildSlots buildSlots;
 
+  private final BuildWorkers buildWorkers;
+
   /** Bounds the reconcile threads one namespace's builds occupy. */
   private final NamespaceBuilds namespaceBuilds;
 
@@ -56,6 +59,9 @@ final class BuildAndPublish {
     this.metrics = metrics;
     this.ownManifests = ownManifests;
     this.buildSlots = new BuildSlots(settings.maxConcurrentBuilds());
+    // Helpers are used only by builds holding a slot: each slot's build gets its full share.
+    this.buildWorkers =
+        BuildWorkers.of(settings.builds().threadsPerBuild(), settings.maxConcurrentBuilds());
     this.namespaceBuilds = new NamespaceBuilds(settings.builds().maxBuildsPerNamespace());
     this.writeBudget = new WriteBudget(settings.writes(), metrics::etcdWritten);
   }
@@ -281,7 +287,7 @@ final class BuildAndPublish {
       FilterBuilder.Result built =
           guard.run(
               guarded ->
-                  new FilterBuilder(progress)
+                  new FilterBuilder(progress, buildWorkers)
                       .build(
                           guarded,
                           new FilterBuilder.Request(

@@ -6,6 +6,7 @@ import io.bloomoperator.assemble.FilterBuilder;
 import io.bloomoperator.assemble.FilterTooLargeException;
 import io.bloomoperator.source.KeySink;
 import io.bloomoperator.source.KeySource;
+import io.bloomoperator.source.LineBlock;
 import io.bloomoperator.source.SourceException;
 import java.time.Duration;
 import java.util.concurrent.ScheduledFuture;
@@ -178,18 +179,29 @@ final class BuildGuard implements AutoCloseable {
     }
 
     private void tick() throws SourceException {
+      tick(1);
+    }
+
+    private void tick(int lines) throws SourceException {
       String why = stopped;
       if (why != null) {
         throw new SourceException(Reasons.SOURCE_TIMEOUT, why);
       }
       // Opaque: the checks' thread needs to see the count move, not any order with other writes.
-      keys.setOpaque(++count);
+      count += lines;
+      keys.setOpaque(count);
     }
 
     @Override
     public void line(String rawLine) throws SourceException {
       tick();
       sink.line(rawLine);
+    }
+
+    @Override
+    public void lines(LineBlock block) throws SourceException {
+      tick(block.count());
+      sink.lines(block);
     }
 
     @Override

@@ -20,9 +20,15 @@ import java.util.Map;
  *     then the build is stopped and its slot given back ({@code BLOOM_SOURCE_STALL_TIMEOUT})
  * @param maxBuildTime longest a build may run in total, however steadily its source trickles keys
  *     ({@code BLOOM_MAX_BUILD_TIME})
+ * @param threadsPerBuild threads one build hashes keys and sets bits on, its own (which reads the
+ *     source) included; the operator's total is this times its build slots ({@code
+ *     BLOOM_BUILD_THREADS}, see {@link io.bloomoperator.assemble.BuildWorkers})
  */
 public record BuildLimits(
-    int maxBuildsPerNamespace, Duration sourceStallTimeout, Duration maxBuildTime) {
+    int maxBuildsPerNamespace,
+    Duration sourceStallTimeout,
+    Duration maxBuildTime,
+    int threadsPerBuild) {
 
   /**
    * Eight of java-operator-sdk's 50 reconcile threads (its 5.x default): seven namespaces would
@@ -37,7 +43,20 @@ public record BuildLimits(
   /** 100M keys from a slow source take a few minutes; 15 minutes is far beyond any seen. */
   public static final Duration DEFAULT_MAX_BUILD_TIME = Duration.ofMinutes(15);
 
+  /** Both cores of a small node; at most 4 on bigger ones unless the administrator says more. */
+  public static final int DEFAULT_THREADS_PER_BUILD =
+      Math.min(4, Runtime.getRuntime().availableProcessors());
+
+  /** Limits with the default threads per build. */
+  public BuildLimits(
+      int maxBuildsPerNamespace, Duration sourceStallTimeout, Duration maxBuildTime) {
+    this(maxBuildsPerNamespace, sourceStallTimeout, maxBuildTime, DEFAULT_THREADS_PER_BUILD);
+  }
+
   public BuildLimits {
+    if (threadsPerBuild < 1) {
+      throw new IllegalArgumentException("threads per build must be positive");
+    }
     if (maxBuildsPerNamespace < 1
         || sourceStallTimeout == null
         || maxBuildTime == null
@@ -55,8 +74,8 @@ public record BuildLimits(
   }
 
   /**
-   * Reads BLOOM_MAX_BUILDS_PER_NAMESPACE, BLOOM_SOURCE_STALL_TIMEOUT and BLOOM_MAX_BUILD_TIME,
-   * falling back to the defaults.
+   * Reads BLOOM_MAX_BUILDS_PER_NAMESPACE, BLOOM_SOURCE_STALL_TIMEOUT, BLOOM_MAX_BUILD_TIME and
+   * BLOOM_BUILD_THREADS, falling back to the defaults.
    *
    * @throws IllegalArgumentException naming the variable that is not valid
    */
@@ -67,6 +86,7 @@ public record BuildLimits(
                 Integer.MAX_VALUE,
                 positive(env, "BLOOM_MAX_BUILDS_PER_NAMESPACE", DEFAULT_MAX_BUILDS_PER_NAMESPACE)),
         EnvDurations.positive(env, "BLOOM_SOURCE_STALL_TIMEOUT", DEFAULT_SOURCE_STALL_TIMEOUT),
-        EnvDurations.positive(env, "BLOOM_MAX_BUILD_TIME", DEFAULT_MAX_BUILD_TIME));
+        EnvDurations.positive(env, "BLOOM_MAX_BUILD_TIME", DEFAULT_MAX_BUILD_TIME),
+        (int) Math.min(64, positive(env, "BLOOM_BUILD_THREADS", DEFAULT_THREADS_PER_BUILD)));
   }
 }

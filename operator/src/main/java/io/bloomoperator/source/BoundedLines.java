@@ -2,34 +2,50 @@ package io.bloomoperator.source;
 
 import java.io.IOException;
 import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 
 /**
  * Splits a UTF-8 byte stream into lines as {@link java.io.BufferedReader#readLine()} does ({@code
  * \n}, {@code \r\n} or {@code \r} ends a line; a leading byte order mark is dropped), but with a
  * maximum line length: a longer line fails with {@link BodyLimitExceeded} as soon as the limit is
- * passed, so a body without newlines costs at most the limit, not the whole body. Invalid UTF-8
- * becomes U+FFFD, as with an {@code InputStreamReader}.
+ * passed, so a body without newlines costs at most the limit, not the whole body.
+ *
+ * <p>Lines go to the sink in {@link LineBlock}s of about {@link #BLOCK} bytes, as the bytes that
+ * came in (read straight into the block, no copy but the unfinished line carried to the next
+ * block); a sink that wants text gets what an {@code InputStreamReader} would have made of them
+ * (invalid UTF-8 as U+FFFD). Every line before a failure reaches the sink before the failure is
+ * thrown, as when lines were handed over one by one.
  */
 final class BoundedLines {
 
-  private static final int BUFFER = 256 * 1024;
+  /** Bytes per block: large enough to amortise a hand-over, small enough to keep several alive. */
+  static final int BLOCK = 256 * 1024;
+
+  /**
+   * Longest a line that has come in waits in an unfilled block: a slow source's keys still reach
+   * the sink (and the build's stall check) as they arrive, not only once a block is full.
+   */
+  static final long HAND_OVER_NANOS = 100_000_000L;
+
   private static final byte[] BOM = {(byte) 0xef, (byte) 0xbb, (byte) 0xbf};
 
   private final int maxLineBytes;
   private final String setting;
   private final KeySink sink;
-  private byte[] line;
-  private int length;
+  private LineBlock block;
+  private byte[] bytes;
+  private int fill;
+  private int lineStart;
   private long lineNumber = 1;
   private boolean afterCr;
+  private long blockStarted = System.nanoTime();
 
   private BoundedLines(int maxLineBytes, String setting, KeySink sink) {
     this.maxLineBytes = maxLineBytes;
     this.setting = setting;
     this.sink = sink;
-    this.line = new byte[Math.min(maxLineBytes, 256)];
+    this.bytes = new byte[BLOCK];
+    this.block = new LineBlock(bytes);
   }
 
   /**
@@ -45,39 +61,83 @@ final class BoundedLines {
   private void read(InputStream in) throws IOException, SourceException {
     byte[] start = in.readNBytes(BOM.length);
     if (!Arrays.equals(start, BOM)) {
-      feed(start, start.length);
+      System.arraycopy(start, 0, bytes, 0, start.length);
+      scan(0, start.length);
     }
-    byte[] buffer = new byte[BUFFER];
-    int n;
-    while ((n = in.read(buffer)) >= 0) {
-      feed(buffer, n);
+    while (true) {
+      if (fill == bytes.length) {
+        next();
+      }
+      int n;
+      try {
+        n = in.read(bytes, fill, bytes.length - fill);
+      } catch (IOException e) {
+        handOver();
+        throw e;
+      }
+      if (n < 0) {
+        break;
+      }
+      scan(fill, fill + n);
+      if (block.count() > 0
+          && (in.available() == 0 || System.nanoTime() - blockStarted > HAND_OVER_NANOS)) {
+        // The next read may wait: the lines that are complete go now. The sink reads only their
+        // bytes, which are never written again; new bytes go after them in the same array.
+        sink.lines(block);
+        block = new LineBlock(bytes, 64);
+        blockStarted = System.nanoTime();
+      }
     }
-    if (length > 0) {
-      sink.line(new String(line, 0, length, StandardCharsets.UTF_8));
+    if (fill > lineStart) {
+      block.add(lineStart, fill);
     }
+    handOver();
   }
 
-  private void feed(byte[] bytes, int n) throws BodyLimitExceeded, SourceException {
-    for (int i = 0; i < n; i++) {
-      byte b = bytes[i];
-      if (b == '\n' || b == '\r') {
-        if (b == '\r' || !afterCr) {
-          sink.line(new String(line, 0, length, StandardCharsets.UTF_8));
+  /** Records the lines ending in {@code bytes[from, to)}, which have just come in. */
+  private void scan(int from, int to) throws BodyLimitExceeded, SourceException {
+    final byte[] b = bytes;
+    for (int i = from; i < to; i++) {
+      byte c = b[i];
+      if (c == '\n' || c == '\r') {
+        if (c == '\r' || !afterCr) {
+          block.add(lineStart, i);
           lineNumber++;
-          length = 0;
         }
-        afterCr = b == '\r';
+        lineStart = i + 1;
+        afterCr = c == '\r';
         continue;
       }
       afterCr = false;
-      if (length == maxLineBytes) {
+      if (i - lineStart == maxLineBytes) {
+        fill = i;
+        handOver();
         throw new BodyLimitExceeded(
             "line " + lineNumber + " is longer than " + maxLineBytes + " bytes", setting);
       }
-      if (length == line.length) {
-        line = Arrays.copyOf(line, (int) Math.min(maxLineBytes, 2L * line.length));
-      }
-      line[length++] = b;
+    }
+    fill = to;
+  }
+
+  /** Hands the full block over and starts the next with the unfinished line. */
+  private void next() throws SourceException {
+    int carry = fill - lineStart;
+    // A block must keep room for new bytes after the carried line (at most maxLineBytes).
+    byte[] fresh = new byte[carry > BLOCK / 2 ? 2 * carry : BLOCK];
+    System.arraycopy(bytes, lineStart, fresh, 0, carry);
+    handOver();
+    bytes = fresh;
+    block = new LineBlock(fresh);
+    blockStarted = System.nanoTime();
+    fill = carry;
+    lineStart = 0;
+  }
+
+  private void handOver() throws SourceException {
+    // Called only when no more lines go into this block (next() starts a new one): the sink may
+    // keep it.
+    if (block.count() > 0) {
+      sink.lines(block);
     }
   }
 }

@@ -10,6 +10,17 @@ public interface KeySink {
   void line(String rawLine) throws SourceException;
 
   /**
+   * Consecutive lines of a text body in bulk, in source order: the same as {@link #line} for each
+   * {@link LineBlock#line(int)}, which is what this default does. Sinks that can parse bytes
+   * override it to make no {@code String} per line. The sink may keep the block.
+   */
+  default void lines(LineBlock block) throws SourceException {
+    for (int i = 0; i < block.count(); i++) {
+      line(block.line(i));
+    }
+  }
+
+  /**
    * A typed value from a structured source (e.g. a text column): taken as it is, no line rules; for
    * Long filters it must be a decimal integer, else it counts as malformed.
    */

@@ -1,5 +1,7 @@
 package io.bloomoperator.snapshot;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.Arrays;
 import java.util.Objects;
 
@@ -373,7 +375,9 @@ public final class BloomFilterBits {
    * every put). After {@link #build()} the builder refuses further keys, so the filter it returned
    * can never change.
    */
-  public static final class Builder {
+  public static final class Builder implements KeyInserter {
+
+    private static final VarHandle WORDS = MethodHandles.arrayElementVarHandle(long[].class);
 
     private final KeyType keyType;
     private final FilterFormat format;
@@ -402,6 +406,7 @@ public final class BloomFilterBits {
      * @throws IllegalStateException if this is not a {@link KeyType#STRING} filter, or already
      *     built
      */
+    @Override
     public boolean putString(String key) {
       requireType(keyType, KeyType.STRING);
       requireOpen();
@@ -416,12 +421,61 @@ public final class BloomFilterBits {
      * @return true if any bit changed
      * @throws IllegalStateException if this is not a {@link KeyType#LONG} filter, or already built
      */
+    @Override
     public boolean putLong(long key) {
       requireType(keyType, KeyType.LONG);
       requireOpen();
       return format == FilterFormat.SPLIT_BLOCK
           ? SplitBlockBits.put(words, numBlocks, Xxh64.hashLong(key))
           : Murmur3x64.hashLong(key, setBits);
+    }
+
+    /**
+     * Adds the string key whose UTF-8 encoding is {@code utf8[offset, offset + length)} (valid
+     * UTF-8: the same bits as {@link #putString} of the decoded text, without decoding it).
+     *
+     * @return true if any bit changed
+     * @throws IllegalStateException if this is not a {@link KeyType#STRING} filter, or already
+     *     built
+     */
+    @Override
+    public boolean putUtf8(byte[] utf8, int offset, int length) {
+      requireType(keyType, KeyType.STRING);
+      requireOpen();
+      return Murmur3x64.hashBytes(utf8, offset, length, setBits);
+    }
+
+    /**
+     * A view of this builder that any number of threads may add keys through at once, until {@link
+     * #build()}: each bit is set with an atomic OR, so the words are the same whatever the order or
+     * interleaving of the keys (OR is commutative), bit for bit those of adding them one by one.
+     * The caller makes every thread's puts happen-before {@link #build()} (e.g. by joining them).
+     * "Changed" answers are per put and may differ from a one-thread build when two threads add
+     * keys sharing a bit at the same moment.
+     */
+    public KeyInserter concurrent() {
+      requireOpen();
+      final long[] w = words;
+      final Hash128Consumer setAtomically = (h1, h2) -> setBitsAtomically(w, h1, h2);
+      return new KeyInserter() {
+        @Override
+        public boolean putString(String key) {
+          requireType(keyType, KeyType.STRING);
+          return Murmur3x64.hashString(key, setAtomically);
+        }
+
+        @Override
+        public boolean putUtf8(byte[] utf8, int offset, int length) {
+          requireType(keyType, KeyType.STRING);
+          return Murmur3x64.hashBytes(utf8, offset, length, setAtomically);
+        }
+
+        @Override
+        public boolean putLong(long key) {
+          requireType(keyType, KeyType.LONG);
+          return Murmur3x64.hashLong(key, setAtomically);
+        }
+      };
     }
 
     /**
@@ -473,6 +527,25 @@ public final class BloomFilterBits {
       if (words == null) {
         throw new IllegalStateException("this filter was already built; it takes no more keys");
       }
+    }
+
+    private boolean setBitsAtomically(long[] w, long h1, long h2) {
+      boolean changed = false;
+      long combined = h1;
+      for (int i = 0; i < numHashFunctions; i++) {
+        long index = remainder(combined & Long.MAX_VALUE, numBits, reciprocal);
+        int wordIndex = (int) (index >>> 6);
+        long mask = 1L << index;
+        // A plain read first: a bit once set stays set, so a set bit seen is really set and needs
+        // no atomic update (most of them, once the filter fills); an unset one seen may be stale,
+        // which the atomic OR settles.
+        if ((w[wordIndex] & mask) == 0
+            && ((long) WORDS.getAndBitwiseOr(w, wordIndex, mask) & mask) == 0) {
+          changed = true;
+        }
+        combined += h2;
+      }
+      return changed;
     }
 
     private boolean setBits(long h1, long h2) {

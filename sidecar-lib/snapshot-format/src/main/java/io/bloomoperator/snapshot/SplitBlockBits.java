@@ -39,6 +39,8 @@ public final class SplitBlockBits {
   private static final int S6 = SALT[6];
   private static final int S7 = SALT[7];
 
+  private static final VarHandle WORDS = MethodHandles.arrayElementVarHandle(long[].class);
+
   private static final VarHandle LONG_LE =
       MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
 
@@ -118,6 +120,14 @@ public final class SplitBlockBits {
   /** The hash of a string key, as Parquet hashes a UTF-8 BYTE_ARRAY value. */
   public static long hashString(String key) {
     return Xxh64.hashString(key);
+  }
+
+  /**
+   * The hash of a string key given as its UTF-8 encoding {@code utf8[offset, offset + length)}: the
+   * same as {@link #hashString} of the decoded text.
+   */
+  public static long hashUtf8(byte[] utf8, int offset, int length) {
+    return Xxh64.hashBytes(utf8, offset, length);
   }
 
   /** The hash of a long key, as Parquet hashes an INT64 value. */
@@ -305,6 +315,54 @@ public final class SplitBlockBits {
         throw new IllegalStateException("already built");
       }
       put(words, numBlocks, hash);
+    }
+
+    /**
+     * A view of this builder that any number of threads may add keys through at once, until {@link
+     * #build()}: each of a key's four words is updated with an atomic OR, so the result is bit for
+     * bit that of adding the keys one by one, in any order. The caller makes every thread's puts
+     * happen-before {@link #build()}.
+     */
+    public KeyInserter concurrent() {
+      if (words == null) {
+        throw new IllegalStateException("already built");
+      }
+      final long[] w = words;
+      final long blocks = numBlocks;
+      return new KeyInserter() {
+        @Override
+        public boolean putString(String key) {
+          requireType(keyType, KeyType.STRING);
+          return putHashAtomically(w, blocks, Xxh64.hashString(key));
+        }
+
+        @Override
+        public boolean putUtf8(byte[] utf8, int offset, int length) {
+          requireType(keyType, KeyType.STRING);
+          return putHashAtomically(w, blocks, Xxh64.hashBytes(utf8, offset, length));
+        }
+
+        @Override
+        public boolean putLong(long key) {
+          requireType(keyType, KeyType.LONG);
+          return putHashAtomically(w, blocks, Xxh64.hashLong(key));
+        }
+      };
+    }
+
+    private static boolean putHashAtomically(long[] w, long numBlocks, long hash) {
+      int base = blockBase(hash, numBlocks);
+      int key = (int) hash;
+      return orAtomically(w, base, pair(key, S0, S1))
+          | orAtomically(w, base + 1, pair(key, S2, S3))
+          | orAtomically(w, base + 2, pair(key, S4, S5))
+          | orAtomically(w, base + 3, pair(key, S6, S7));
+    }
+
+    /** ORs {@code mask} into {@code w[i]}; true if that changed a bit. */
+    private static boolean orAtomically(long[] w, int i, long mask) {
+      // A set bit stays set, so bits seen set need no atomic update.
+      return (w[i] & mask) != mask && ((long) WORDS.getAndBitwiseOr(w, i, mask) & mask) != mask;
     }
 
     /**

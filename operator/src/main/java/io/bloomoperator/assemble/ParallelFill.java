@@ -1,0 +1,378 @@
+package io.bloomoperator.assemble;
+
+import io.bloomoperator.snapshot.KeyInserter;
+import io.bloomoperator.snapshot.KeyType;
+import io.bloomoperator.source.KeySink;
+import io.bloomoperator.source.KeySource;
+import io.bloomoperator.source.LineBlock;
+import io.bloomoperator.source.LineParser;
+import io.bloomoperator.source.SourceException;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Future;
+import java.util.concurrent.LinkedBlockingQueue;
+
+/**
+ * The sink of one build's fill: the source's thread (the reader) hands over {@link LineBlock}s,
+ * which the reader and up to {@link BuildWorkers#threadsPerBuild()} − 1 helpers parse, hash and
+ * insert at once; keys that come one by one ({@link #line}, {@link #value}) are inserted on the
+ * reader.
+ *
+ * <p>Same result as one thread: the bits, because every insert is an OR (into a {@link KeyInserter}
+ * safe for all the threads); the counts, malformed-key limit and positions, because each block's
+ * {@link LineParser.Tally} is merged into one {@link LineParser} by the reader in source order;
+ * progress, reported at the same key counts from the merged total. At most {@code 2 × threads}
+ * blocks are in flight; when that many are, the reader parses one itself or waits for the oldest,
+ * so a fast source cannot pile up blocks.
+ *
+ * <p>The filter is allocated ({@link Target#open()}) by the reader at the first key, as a build on
+ * one thread does; helpers start then. {@link #close()} ends them before the build returns, also
+ * when it fails, so a build never leaves threads working behind it.
+ */
+public final class ParallelFill implements KeySink, AutoCloseable {
+
+  /** Allocates the filter (after its reservation) and gives the way to insert into it. */
+  @FunctionalInterface
+  interface Target {
+    KeyInserter open() throws InterruptedException;
+  }
+
+  /** Carries an interruption out of a sink call, which cannot throw it. */
+  static final class Interrupted extends RuntimeException {
+    Interrupted(InterruptedException cause) {
+      super(cause);
+    }
+  }
+
+  private static final Pending STOP = new Pending(null);
+
+  /** Blocks of fewer lines are parsed by the reader itself. */
+  private static final int SMALL_BLOCK = 2048;
+
+  private final KeyType keyType;
+  private final Target target;
+  private final BuildWorkers workers;
+  private final FilterBuilder.Progress progress;
+  private final LineParser parser;
+  private final int maxPending;
+  private final ArrayDeque<Pending> pending = new ArrayDeque<>();
+  private final LinkedBlockingQueue<Pending> unclaimed = new LinkedBlockingQueue<>();
+  private final List<Future<?>> helpers = new ArrayList<>();
+  private final Object lock = new Object();
+  private boolean closed;
+  private int running;
+  private KeyInserter inserter;
+  private long inserted;
+  private long unchanged;
+  private SourceException failure;
+
+  ParallelFill(
+      KeyType keyType,
+      long maxMalformed,
+      Target target,
+      BuildWorkers workers,
+      FilterBuilder.Progress progress) {
+    this.keyType = keyType;
+    this.target = target;
+    this.workers = workers;
+    this.progress = progress;
+    this.maxPending = 2 * workers.threadsPerBuild();
+    this.parser =
+        new LineParser(
+            keyType,
+            new LineParser.KeyConsumer() {
+              @Override
+              public void putString(String key) {
+                counted(open().putString(key));
+              }
+
+              @Override
+              public void putLong(long key) {
+                counted(open().putLong(key));
+              }
+
+              @Override
+              public void putUtf8(byte[] utf8, int offset, int length) {
+                counted(open().putUtf8(utf8, offset, length));
+              }
+
+              private void counted(boolean changed) {
+                if (!changed) {
+                  unchanged++;
+                }
+                advance(1);
+              }
+            },
+            maxMalformed);
+  }
+
+  /**
+   * Reads every key of {@code source} into {@code into} (which must be safe for {@link
+   * BuildWorkers#threadsPerBuild()} threads when that is above 1), whatever the filter's layout;
+   * the seam a layout plugs into.
+   *
+   * @return the counts (keys, malformed, nulls) of the read
+   * @throws SourceException when the source fails or holds too many malformed keys
+   */
+  public static LineParser insertAll(
+      KeySource source, KeyType keyType, long maxMalformed, KeyInserter into, BuildWorkers workers)
+      throws SourceException {
+    try (ParallelFill fill =
+        new ParallelFill(keyType, maxMalformed, () -> into, workers, k -> {})) {
+      try {
+        source.readKeys(fill);
+        fill.finish();
+      } catch (SourceException e) {
+        throw fill.settle(e);
+      }
+      return fill.parser();
+    }
+  }
+
+  @Override
+  public void line(String rawLine) throws SourceException {
+    parser.line(rawLine);
+  }
+
+  @Override
+  public void value(String key) throws SourceException {
+    parser.value(key);
+  }
+
+  @Override
+  public void value(long key) throws SourceException {
+    parser.value(key);
+  }
+
+  @Override
+  public void nullValue() {
+    parser.nullValue();
+  }
+
+  @Override
+  public void lines(LineBlock block) throws SourceException {
+    if (inserter == null || helpers.isEmpty()) {
+      // Before the first key (which allocates the filter) and without helpers: on this thread.
+      parser.lines(block);
+      return;
+    }
+    Pending added = new Pending(block);
+    pending.addLast(added);
+    if (block.count() < SMALL_BLOCK) {
+      // A few lines (a source sending in small bursts): cheaper here than waking a helper.
+      insert(added);
+    } else {
+      unclaimed.add(added);
+    }
+    mergeDone();
+    while (pending.size() >= maxPending) {
+      workOrWait();
+    }
+  }
+
+  /**
+   * Merges every block still in flight; call when the source has ended.
+   *
+   * @throws SourceException when their malformed lines pass the limit
+   */
+  void finish() throws SourceException {
+    while (!pending.isEmpty()) {
+      workOrWait();
+    }
+  }
+
+  /**
+   * The failure to report when the source failed with {@code e}: an earlier block's malformed-key
+   * failure, as on one thread (where it would have stopped the read first), else {@code e}.
+   */
+  SourceException settle(SourceException e) {
+    if (e == failure) {
+      return e;
+    }
+    try {
+      finish();
+    } catch (SourceException earlier) {
+      return earlier;
+    }
+    return e;
+  }
+
+  LineParser parser() {
+    return parser;
+  }
+
+  /** Keys whose bits were all set already. */
+  long unchanged() {
+    return unchanged;
+  }
+
+  /** Whether the filter was allocated (the source held a key). */
+  boolean opened() {
+    return inserter != null;
+  }
+
+  /** Ends the helpers (those under way finish their block) and waits until none runs. */
+  @Override
+  public void close() {
+    synchronized (lock) {
+      closed = true;
+    }
+    for (Future<?> helper : helpers) {
+      workers.withdraw(helper);
+    }
+    unclaimed.clear();
+    for (int i = 0; i < helpers.size(); i++) {
+      unclaimed.add(STOP);
+    }
+    boolean interrupted = false;
+    synchronized (lock) {
+      while (running > 0) {
+        try {
+          lock.wait();
+        } catch (InterruptedException e) {
+          interrupted = true; // the helpers still hold the array: wait for them anyway
+        }
+      }
+    }
+    if (interrupted) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  private KeyInserter open() {
+    if (inserter == null) {
+      try {
+        inserter = target.open();
+      } catch (InterruptedException e) {
+        throw new Interrupted(e);
+      }
+      for (int i = 1; i < workers.threadsPerBuild(); i++) {
+        helpers.add(workers.submit(this::help));
+      }
+    }
+    return inserter;
+  }
+
+  private void help() {
+    synchronized (lock) {
+      if (closed) {
+        return;
+      }
+      running++;
+    }
+    try {
+      while (true) {
+        Pending next = unclaimed.take();
+        if (next == STOP) {
+          return;
+        }
+        insert(next);
+      }
+    } catch (InterruptedException e) {
+      // the pool is shutting down; the reader does the rest
+    } finally {
+      synchronized (lock) {
+        running--;
+        lock.notifyAll();
+      }
+    }
+  }
+
+  /** Parses one block, if one is waiting, or waits for the oldest; then merges what is done. */
+  private void workOrWait() throws SourceException {
+    Pending mine = unclaimed.poll();
+    if (mine != null) {
+      insert(mine);
+    } else {
+      try {
+        pending.peekFirst().done.await();
+      } catch (InterruptedException e) {
+        throw new Interrupted(e);
+      }
+    }
+    mergeDone();
+  }
+
+  private void mergeDone() throws SourceException {
+    Pending head;
+    while ((head = pending.peekFirst()) != null && head.done.getCount() == 0) {
+      pending.removeFirst();
+      if (head.error != null) {
+        throw head.error;
+      }
+      unchanged += head.unchanged;
+      try {
+        parser.merge(head.block, head.tally);
+      } catch (SourceException e) {
+        failure = e;
+        throw e;
+      }
+      advance(head.tally.keys());
+    }
+  }
+
+  /** Any thread: parses a block into the filter. */
+  private void insert(Pending block) {
+    KeyInserter into = inserter;
+    long[] same = {0};
+    try {
+      block.tally =
+          LineParser.parse(
+              block.block,
+              keyType,
+              new LineParser.KeyConsumer() {
+                @Override
+                public void putString(String key) {
+                  if (!into.putString(key)) {
+                    same[0]++;
+                  }
+                }
+
+                @Override
+                public void putLong(long key) {
+                  if (!into.putLong(key)) {
+                    same[0]++;
+                  }
+                }
+
+                @Override
+                public void putUtf8(byte[] utf8, int offset, int length) {
+                  if (!into.putUtf8(utf8, offset, length)) {
+                    same[0]++;
+                  }
+                }
+              });
+      block.unchanged = same[0];
+    } catch (RuntimeException e) {
+      block.error = e;
+    } finally {
+      block.done.countDown();
+    }
+  }
+
+  /** Reports progress at every multiple of {@link FilterBuilder#PROGRESS_EVERY} passed. */
+  private void advance(long keys) {
+    long before = inserted;
+    inserted += keys;
+    for (long at = (before / FilterBuilder.PROGRESS_EVERY + 1) * FilterBuilder.PROGRESS_EVERY;
+        at <= inserted;
+        at += FilterBuilder.PROGRESS_EVERY) {
+      progress.keysRead(at);
+    }
+  }
+
+  /** A block handed over; its fields are written before {@code done} opens and read after. */
+  private static final class Pending {
+    final LineBlock block;
+    final CountDownLatch done = new CountDownLatch(1);
+    LineParser.Tally tally;
+    long unchanged;
+    RuntimeException error;
+
+    Pending(LineBlock block) {
+      this.block = block;
+    }
+  }
+}

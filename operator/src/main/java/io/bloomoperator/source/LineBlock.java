@@ -1,0 +1,85 @@
+package io.bloomoperator.source;
+
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+
+/**
+ * Consecutive lines of a text body as the bytes that came in, each without its terminator, so a
+ * build can parse and hash them in bulk (and on another thread) instead of making a {@code String}
+ * per line. Filled by the source, then handed to a {@link KeySink}, which may keep it: the source
+ * never touches a block again once handed over.
+ */
+public final class LineBlock {
+
+  private final byte[] bytes;
+  private int[] starts;
+  private int[] ends;
+  private int count;
+
+  LineBlock(byte[] bytes) {
+    this(bytes, Math.max(16, bytes.length / 8));
+  }
+
+  /** A block over {@code bytes} with room for {@code lines} lines before its offsets grow. */
+  LineBlock(byte[] bytes, int lines) {
+    this.bytes = bytes;
+    this.starts = new int[Math.max(16, lines)];
+    this.ends = new int[starts.length];
+  }
+
+  /** A block of {@code lines} given as text, e.g. for tests: each encoded in UTF-8. */
+  public static LineBlock of(String... lines) {
+    int total = 0;
+    byte[][] encoded = new byte[lines.length][];
+    for (int i = 0; i < lines.length; i++) {
+      encoded[i] = lines[i].getBytes(StandardCharsets.UTF_8);
+      total += encoded[i].length;
+    }
+    LineBlock block = new LineBlock(new byte[total]);
+    int at = 0;
+    for (byte[] line : encoded) {
+      System.arraycopy(line, 0, block.bytes, at, line.length);
+      block.add(at, at + line.length);
+      at += line.length;
+    }
+    return block;
+  }
+
+  void add(int start, int end) {
+    if (count == starts.length) {
+      starts = Arrays.copyOf(starts, 2 * count);
+      ends = Arrays.copyOf(ends, 2 * count);
+    }
+    starts[count] = start;
+    ends[count] = end;
+    count++;
+  }
+
+  /** The lines in this block. */
+  public int count() {
+    return count;
+  }
+
+  /** The array holding every line's bytes; read only. */
+  public byte[] bytes() {
+    return bytes;
+  }
+
+  /** Where line {@code i} starts in {@link #bytes()}. */
+  public int start(int i) {
+    return starts[i];
+  }
+
+  /** Where line {@code i} ends (exclusive) in {@link #bytes()}. */
+  public int end(int i) {
+    return ends[i];
+  }
+
+  /**
+   * Line {@code i} as text, invalid UTF-8 becoming U+FFFD as with an {@code InputStreamReader}:
+   * what a line-by-line reader of the same body would have produced.
+   */
+  public String line(int i) {
+    return new String(bytes, starts[i], ends[i] - starts[i], StandardCharsets.UTF_8);
+  }
+}

@@ -1,0 +1,229 @@
+package io.bloomoperator.assemble;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.bloomoperator.snapshot.KeyInserter;
+import io.bloomoperator.snapshot.KeyType;
+import io.bloomoperator.source.BodySource;
+import io.bloomoperator.source.GeneratedLines;
+import io.bloomoperator.source.KeySink;
+import io.bloomoperator.source.KeySource;
+import io.bloomoperator.source.SourceException;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.SequenceInputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * A build on several threads gives the bytes, counts, progress and failures of a build on one
+ * thread from the same keys handed over line by line as Strings.
+ */
+class ParallelBuildTest {
+
+  @ParameterizedTest
+  @EnumSource(KeyType.class)
+  void sameBytesAndCountsOnAnyNumberOfThreads(KeyType type) throws Exception {
+    byte[] body = body(new Random(7), 1_500_000);
+    FilterBuilder.Request request =
+        new FilterBuilder.Request(type, 0.01, null, 1_000_000, 1L << 30);
+
+    List<Long> expectedProgress = new ArrayList<>();
+    FilterBuilder.Result expected =
+        new FilterBuilder(expectedProgress::add)
+            .build(lineByLine(BodySource.of(body, 1024)), request);
+    assertThat(expected.keys()).isGreaterThan(FilterBuilder.PROGRESS_EVERY);
+
+    for (int threads : new int[] {1, 2, 4}) {
+      List<Long> progress = new ArrayList<>();
+      FilterBuilder.Result built =
+          new FilterBuilder(progress::add, BuildWorkers.of(threads, 1))
+              .build(BodySource.of(body, 1024), request);
+      assertThat(built.bits()).as("bits on %d threads", threads).isEqualTo(expected.bits());
+      assertThat(built.keys()).isEqualTo(expected.keys());
+      assertThat(built.malformed()).isEqualTo(expected.malformed());
+      assertThat(built.nulls()).isEqualTo(expected.nulls());
+      assertThat(progress).isEqualTo(expectedProgress);
+      if (threads == 1) {
+        assertThat(built.probableDuplicates()).isEqualTo(expected.probableDuplicates());
+      }
+    }
+  }
+
+  @Test
+  void theMalformedKeyLimitFailsAtTheSameLine() throws Exception {
+    byte[] body = body(new Random(11), 1_200_000);
+    for (long max : new long[] {0, 3, 1000}) {
+      FilterBuilder.Request request =
+          new FilterBuilder.Request(KeyType.LONG, 0.01, 2_000_000L, max, 1L << 30);
+      String expected =
+          failure(new FilterBuilder(), lineByLine(BodySource.of(body, 1024)), request);
+      assertThat(expected).contains("MalformedKeys");
+      String parallel =
+          failure(
+              new FilterBuilder(k -> {}, BuildWorkers.of(4, 1)),
+              BodySource.of(body, 1024),
+              request);
+      assertThat(parallel).isEqualTo(expected);
+    }
+  }
+
+  @Test
+  void helpersInsertAndAreDoneWhenTheFillCloses() throws Exception {
+    Set<Thread> inserters = ConcurrentHashMap.newKeySet();
+    AtomicLong puts = new AtomicLong();
+    KeyInserter recording = recording(inserters, puts);
+    ParallelFill fill =
+        new ParallelFill(KeyType.STRING, 0, () -> recording, BuildWorkers.of(2, 1), k -> {});
+    try (fill) {
+      BodySource.generated("key-", 3_000_000).readKeys(fill);
+      fill.finish();
+    }
+    long atClose = puts.get();
+    Thread.sleep(50);
+    assertThat(puts.get()).isEqualTo(atClose).isEqualTo(3_000_000);
+    assertThat(fill.parser().keys()).isEqualTo(3_000_000);
+    assertThat(inserters).as("threads that inserted keys").hasSize(2);
+  }
+
+  @Test
+  void aFailingSourceLeavesNoHelperWorking() throws Exception {
+    AtomicLong puts = new AtomicLong();
+    KeyInserter recording = recording(ConcurrentHashMap.newKeySet(), puts);
+    KeySource failing =
+        BodySource.of(
+            () ->
+                new SequenceInputStream(
+                    new GeneratedLines("key-", 2_000_000),
+                    new InputStream() {
+                      @Override
+                      public int read() throws IOException {
+                        throw new IOException("connection reset");
+                      }
+                    }),
+            1024);
+    FilterBuilder.Request request =
+        new FilterBuilder.Request(KeyType.STRING, 0.01, 3_000_000L, 0, 1L << 30);
+    ParallelFill fill =
+        new ParallelFill(KeyType.STRING, 0, () -> recording, BuildWorkers.of(4, 1), k -> {});
+    try (fill) {
+      assertThatThrownBy(() -> failing.readKeys(fill)).hasMessageContaining("connection reset");
+    }
+    long atClose = puts.get();
+    Thread.sleep(50);
+    assertThat(puts.get()).isEqualTo(atClose);
+    assertThat(failure(new FilterBuilder(k -> {}, BuildWorkers.of(4, 1)), failing, request))
+        .contains("connection reset");
+  }
+
+  private static KeyInserter recording(Set<Thread> threads, AtomicLong puts) {
+    return new KeyInserter() {
+      @Override
+      public boolean putString(String key) {
+        return put();
+      }
+
+      @Override
+      public boolean putUtf8(byte[] utf8, int offset, int length) {
+        return put();
+      }
+
+      @Override
+      public boolean putLong(long key) {
+        return put();
+      }
+
+      private boolean put() {
+        threads.add(Thread.currentThread());
+        puts.incrementAndGet();
+        return true;
+      }
+    };
+  }
+
+  private static String failure(FilterBuilder builder, KeySource source, FilterBuilder.Request r)
+      throws Exception {
+    try {
+      builder.build(source, r);
+      return "no failure";
+    } catch (SourceException e) {
+      return e.reason() + ": " + e.getMessage();
+    }
+  }
+
+  /** Keys, duplicates, blank and comment lines, CR LF, non-ASCII and a few non-numbers. */
+  private static byte[] body(Random random, int lines) {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    for (int i = 0; i < lines; i++) {
+      int r = random.nextInt(1000);
+      String line;
+      if (r < 5) {
+        line = "";
+      } else if (r < 8) {
+        line = "# comment " + i;
+      } else if (r < 10) {
+        line = "key-" + i + "-é";
+      } else if (r < 11) {
+        line = "x" + i;
+      } else if (r < 100) {
+        line = Integer.toString(random.nextInt(Math.max(1, i)));
+      } else {
+        line = " " + i + "\t";
+      }
+      out.writeBytes(line.getBytes(StandardCharsets.UTF_8));
+      out.writeBytes(r % 3 == 0 ? new byte[] {'\r', '\n'} : new byte[] {'\n'});
+    }
+    return out.toByteArray();
+  }
+
+  /** {@code source} with its lines handed over one by one as Strings, as before blocks. */
+  private static KeySource lineByLine(KeySource source) {
+    return new KeySource() {
+      @Override
+      public String description() {
+        return source.description();
+      }
+
+      @Override
+      public String changeToken() throws SourceException {
+        return null;
+      }
+
+      @Override
+      public void readKeys(KeySink sink) throws SourceException {
+        source.readKeys(
+            new KeySink() {
+              @Override
+              public void line(String rawLine) throws SourceException {
+                sink.line(rawLine);
+              }
+
+              @Override
+              public void value(String key) throws SourceException {
+                sink.value(key);
+              }
+
+              @Override
+              public void value(long key) throws SourceException {
+                sink.value(key);
+              }
+
+              @Override
+              public void nullValue() {
+                sink.nullValue();
+              }
+            });
+      }
+    };
+  }
+}
