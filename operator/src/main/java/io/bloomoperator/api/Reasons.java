@@ -48,7 +48,10 @@ public final class Reasons {
   /** A Secret does not allow this filter (or the destination host) in its annotations. */
   public static final String SECRET_NOT_ALLOWED = "SecretNotAllowed";
 
-  /** The filter exceeds BLOOM_MAX_SNAPSHOT_BYTES or the format's limits; nothing is written. */
+  /**
+   * The filter exceeds BLOOM_MAX_SNAPSHOT_BYTES (BLOOM_MAX_STORE_SNAPSHOT_BYTES in an object store)
+   * or the format's limits; nothing is written.
+   */
   public static final String SNAPSHOT_TOO_LARGE = "SnapshotTooLarge";
 
   /** The namespace's snapshots would exceed BLOOM_MAX_NAMESPACE_BYTES; nothing is written. */

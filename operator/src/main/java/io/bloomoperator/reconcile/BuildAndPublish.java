@@ -281,6 +281,7 @@ final class BuildAndPublish {
       FilterContext ctx, PublishedSnapshot current, BuildSlots.Slot slot)
       throws SourceException, PublishException {
     ResolvedSpec spec = ctx.spec();
+    boolean inObjectStore = ctx.store().storeName() != null;
     BuildProgressReporter progress = new BuildProgressReporter(ctx.client(), ctx.filter());
     progress.started(ctx.report().buildStarting());
     try (BuildGuard guard = new BuildGuard(ctx.source(), settings.builds(), slot)) {
@@ -297,7 +298,7 @@ final class BuildAndPublish {
                               spec.maxMalformedKeys() != null
                                   ? spec.maxMalformedKeys()
                                   : settings.maxMalformedKeys(),
-                              settings.maxSnapshotBytes(),
+                              settings.maxSnapshotBytes(inObjectStore),
                               publishedGeometry(current, spec),
                               spec.format()),
                           slot));
@@ -312,7 +313,11 @@ final class BuildAndPublish {
     } catch (FilterTooLargeException e) {
       throw new PublishException(
           Reasons.SNAPSHOT_TOO_LARGE,
-          e.getMessage() + " (operator limit BLOOM_MAX_SNAPSHOT_BYTES); nothing was published",
+          e.getMessage()
+              + (inObjectStore
+                  ? " (operator limit BLOOM_MAX_STORE_SNAPSHOT_BYTES)"
+                  : " (operator limit BLOOM_MAX_SNAPSHOT_BYTES)")
+              + "; nothing was published",
           e);
     }
   }

@@ -19,6 +19,8 @@ import java.util.Map;
  *
  * @param maxSnapshotBytes largest snapshot the operator publishes for one filter; bigger filters
  *     get Ready=False/SnapshotTooLarge before any bit array is allocated
+ * @param maxStoreSnapshotBytes the same bound for filters whose chunks go to an object store
+ *     (BLOOM_MAX_STORE_SNAPSHOT_BYTES): etcd does not bound them, only the operator's heap does
  * @param maxMalformedKeys lines per build that may fail to parse before the build fails
  * @param maxNamespaceBytes total bytes of the published snapshots of all filters of one namespace;
  *     a publish that would exceed it gets Ready=False/NamespaceQuotaExceeded
@@ -40,6 +42,7 @@ import java.util.Map;
  */
 public record OperatorSettings(
     long maxSnapshotBytes,
+    long maxStoreSnapshotBytes,
     long maxMalformedKeys,
     long maxNamespaceBytes,
     Duration minPublishInterval,
@@ -56,13 +59,23 @@ public record OperatorSettings(
   /** 64 MiB: about 53M keys at 1 %, 64 chunk ConfigMaps, one etcd write per chunk. */
   public static final long DEFAULT_MAX_SNAPSHOT_BYTES = 64L * 1024 * 1024;
 
+  /**
+   * Arrays of one store-backed snapshot's size one build may hold at once: the new bits, the
+   * published version's bits read back to diff a delta against, and the payload they are decoded
+   * from.
+   */
+  static final int ARRAYS_PER_STORE_BUILD = 3;
+
   public static final long DEFAULT_MAX_NAMESPACE_BYTES = 256L * 1024 * 1024;
   public static final Duration DEFAULT_MIN_PUBLISH_INTERVAL = Duration.ofSeconds(10);
   public static final Duration DEFAULT_MIN_REFRESH_INTERVAL = Duration.ofSeconds(10);
   public static final int DEFAULT_MAX_CONCURRENT_BUILDS = 2;
 
   public OperatorSettings {
-    if (maxSnapshotBytes < 1 || maxNamespaceBytes < 1 || maxConcurrentBuilds < 1) {
+    if (maxSnapshotBytes < 1
+        || maxStoreSnapshotBytes < 1
+        || maxNamespaceBytes < 1
+        || maxConcurrentBuilds < 1) {
       throw new IllegalArgumentException("snapshot, namespace and build limits must be positive");
     }
     if (http == null
@@ -82,33 +95,57 @@ public record OperatorSettings(
     }
   }
 
+  /**
+   * The default bound of store-backed snapshots: what the heap holds when every build slot holds
+   * {@link #ARRAYS_PER_STORE_BUILD} arrays of it, and never below the ConfigMap bound. A 768 MiB
+   * heap (the installs' 1 GiB limit at MaxRAMPercentage=75) and 2 builds give 128 MiB: 100M keys at
+   * 1 % (114 MiB).
+   */
+  static long defaultMaxStoreSnapshotBytes(long maxHeap, int builds, long maxSnapshotBytes) {
+    return Math.max(maxSnapshotBytes, maxHeap / ((long) ARRAYS_PER_STORE_BUILD * builds));
+  }
+
+  /** The bound of one filter's snapshot: the store's when its chunks go to an object store. */
+  public long maxSnapshotBytes(boolean inObjectStore) {
+    return inObjectStore ? maxStoreSnapshotBytes : maxSnapshotBytes;
+  }
+
   /** The defaults, as an operator started without any setting has them. */
   public static OperatorSettings defaults() {
     return fromEnvironment(Map.of());
   }
 
   /**
-   * Reads BLOOM_MAX_SNAPSHOT_BYTES, BLOOM_MAX_MALFORMED_KEYS, BLOOM_MAX_NAMESPACE_BYTES,
-   * BLOOM_MIN_PUBLISH_INTERVAL, BLOOM_MIN_REFRESH_INTERVAL, BLOOM_MAX_CONCURRENT_BUILDS,
-   * BLOOM_SECRET_ACCESS, the http source settings ({@link HttpSourceSettings#fromEnvironment}), the
-   * signing key ({@link SigningKeySecret#fromEnvironment}), the delta policy ({@link
-   * DeltaPolicy#fromEnvironment}), the jdbc source settings ({@link
-   * JdbcSourceSettings#fromEnvironment}), the build limits ({@link BuildLimits#fromEnvironment})
-   * and the write limits ({@link #writeLimits}), falling back to the defaults.
+   * Reads BLOOM_MAX_SNAPSHOT_BYTES, BLOOM_MAX_STORE_SNAPSHOT_BYTES, BLOOM_MAX_MALFORMED_KEYS,
+   * BLOOM_MAX_NAMESPACE_BYTES, BLOOM_MIN_PUBLISH_INTERVAL, BLOOM_MIN_REFRESH_INTERVAL,
+   * BLOOM_MAX_CONCURRENT_BUILDS, BLOOM_SECRET_ACCESS, the http source settings ({@link
+   * HttpSourceSettings#fromEnvironment}), the signing key ({@link
+   * SigningKeySecret#fromEnvironment}), the delta policy ({@link DeltaPolicy#fromEnvironment}), the
+   * jdbc source settings ({@link JdbcSourceSettings#fromEnvironment}), the build limits ({@link
+   * BuildLimits#fromEnvironment}) and the write limits ({@link #writeLimits}), falling back to the
+   * defaults.
    *
    * @throws IllegalArgumentException naming the variable that is not valid
    */
   public static OperatorSettings fromEnvironment(Map<String, String> env) {
+    long maxSnapshotBytes = positive(env, "BLOOM_MAX_SNAPSHOT_BYTES", DEFAULT_MAX_SNAPSHOT_BYTES);
+    int builds =
+        (int)
+            Math.min(
+                Integer.MAX_VALUE,
+                positive(env, "BLOOM_MAX_CONCURRENT_BUILDS", DEFAULT_MAX_CONCURRENT_BUILDS));
     return new OperatorSettings(
-        positive(env, "BLOOM_MAX_SNAPSHOT_BYTES", DEFAULT_MAX_SNAPSHOT_BYTES),
+        maxSnapshotBytes,
+        positive(
+            env,
+            "BLOOM_MAX_STORE_SNAPSHOT_BYTES",
+            defaultMaxStoreSnapshotBytes(
+                Runtime.getRuntime().maxMemory(), builds, maxSnapshotBytes)),
         positiveOrZero(env, "BLOOM_MAX_MALFORMED_KEYS", 0),
         positive(env, "BLOOM_MAX_NAMESPACE_BYTES", DEFAULT_MAX_NAMESPACE_BYTES),
         duration(env, "BLOOM_MIN_PUBLISH_INTERVAL", DEFAULT_MIN_PUBLISH_INTERVAL),
         duration(env, "BLOOM_MIN_REFRESH_INTERVAL", DEFAULT_MIN_REFRESH_INTERVAL),
-        (int)
-            Math.min(
-                Integer.MAX_VALUE,
-                positive(env, "BLOOM_MAX_CONCURRENT_BUILDS", DEFAULT_MAX_CONCURRENT_BUILDS)),
+        builds,
         secretAccess(env, "BLOOM_SECRET_ACCESS"),
         HttpSourceSettings.fromEnvironment(env),
         SigningKeySecret.fromEnvironment(env, SigningKeySecret.SERVICE_ACCOUNT_NAMESPACE),
@@ -145,6 +182,7 @@ public record OperatorSettings(
   public OperatorSettings withSigningKey(SigningKeySecret secret) {
     return new OperatorSettings(
         maxSnapshotBytes,
+        maxStoreSnapshotBytes,
         maxMalformedKeys,
         maxNamespaceBytes,
         minPublishInterval,
@@ -163,6 +201,7 @@ public record OperatorSettings(
   public OperatorSettings withWrites(WriteBudget.Limits limits) {
     return new OperatorSettings(
         maxSnapshotBytes,
+        maxStoreSnapshotBytes,
         maxMalformedKeys,
         maxNamespaceBytes,
         minPublishInterval,
@@ -181,6 +220,7 @@ public record OperatorSettings(
   public OperatorSettings withDeltas(DeltaPolicy policy) {
     return new OperatorSettings(
         maxSnapshotBytes,
+        maxStoreSnapshotBytes,
         maxMalformedKeys,
         maxNamespaceBytes,
         minPublishInterval,
@@ -228,6 +268,7 @@ public record OperatorSettings(
   public OperatorSettings withHttp(HttpSourceSettings settings) {
     return new OperatorSettings(
         maxSnapshotBytes,
+        maxStoreSnapshotBytes,
         maxMalformedKeys,
         maxNamespaceBytes,
         minPublishInterval,
@@ -246,6 +287,7 @@ public record OperatorSettings(
   public OperatorSettings withJdbc(JdbcSourceSettings settings) {
     return new OperatorSettings(
         maxSnapshotBytes,
+        maxStoreSnapshotBytes,
         maxMalformedKeys,
         maxNamespaceBytes,
         minPublishInterval,

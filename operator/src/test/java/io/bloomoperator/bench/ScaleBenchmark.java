@@ -3,12 +3,15 @@ package io.bloomoperator.bench;
 import com.sun.net.httpserver.HttpServer;
 import io.bloomoperator.OperatorMain;
 import io.bloomoperator.api.BloomFilter;
+import io.bloomoperator.objectstore.StoreSettings;
+import io.bloomoperator.objectstore.TestStores;
 import io.bloomoperator.reconcile.OperatorSettings;
 import io.bloomoperator.reconcile.ReadyCondition;
 import io.bloomoperator.source.EgressPolicy;
 import io.bloomoperator.source.GeneratedLines;
 import io.bloomoperator.testing.KubeCluster;
 import io.bloomoperator.testing.RealKubernetesExtension;
+import io.bloomoperator.testing.servers.S3Server;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.utils.Serialization;
@@ -20,11 +23,17 @@ import java.util.Locale;
 /**
  * End-to-end scale run: an HTTP export of N keys (generated while it is served, never held) → the
  * operator in this JVM → a published snapshot on the real kube-apiserver + etcd. Prints build
- * keys/s, publish MB/s, end-to-end time and the peak heap, which the run's -Xmx caps.
+ * keys/s, publish MB/s, end-to-end time, the peak heap (which the run's -Xmx caps) and the bytes of
+ * the filter's ConfigMaps in etcd.
+ *
+ * <p>Second argument {@code store}: the chunks go to a BloomStore on a local versitygw (issue 19),
+ * with the operator's default settings (only loopback allowed); otherwise to ConfigMaps, with the
+ * snapshot limits raised as an administrator would for a filter of this size.
  *
  * <pre>
  * mvn -q -pl operator test-compile exec:exec -Dexec.executable=java -Dexec.classpathScope=test \
  *   "-Dexec.args=-Xmx640m -XX:+UseSerialGC -Dbloom.repoRoot=$PWD -cp %classpath io.bloomoperator.bench.ScaleBenchmark 100000000"
+ *   (store: -Xmx768m, what the installs' 1 GiB limit gives, and arguments "100000000 store")
  * </pre>
  */
 public final class ScaleBenchmark {
@@ -33,6 +42,7 @@ public final class ScaleBenchmark {
 
   public static void main(String[] args) throws Exception {
     long n = args.length > 0 ? Long.parseLong(args[0]) : 100_000_000L;
+    boolean inStore = args.length > 1 && "store".equals(args[1]);
     double fpp = 0.01;
     HttpServer export = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
     export.createContext(
@@ -63,15 +73,30 @@ public final class ScaleBenchmark {
     // limits stay at their defaults, which this export must fit. A 120 MB filter is above the
     // default per-filter and per-namespace snapshot limits (64 / 256 MiB): raised here, as an
     // administrator would for such a filter.
+    // In a store, neither limit binds: the defaults.
     OperatorSettings settings =
-        OperatorSettings.fromEnvironment(
-            java.util.Map.of(
-                "BLOOM_MAX_SNAPSHOT_BYTES", Long.toString(256L << 20),
-                "BLOOM_MAX_NAMESPACE_BYTES", Long.toString(512L << 20)));
-    Operator operator =
-        OperatorMain.start(
-            client,
-            settings.withHttp(settings.http().withEgress(EgressPolicy.of("127.0.0.1", null))));
+        inStore
+            ? OperatorSettings.defaults()
+            : OperatorSettings.fromEnvironment(
+                java.util.Map.of(
+                    "BLOOM_MAX_SNAPSHOT_BYTES", Long.toString(256L << 20),
+                    "BLOOM_MAX_NAMESPACE_BYTES", Long.toString(512L << 20)));
+    settings = settings.withHttp(settings.http().withEgress(EgressPolicy.of("127.0.0.1", null)));
+    S3Server s3 = inStore ? S3Server.start() : null;
+    String bucket = null;
+    Operator operator;
+    if (inStore) {
+      bucket = s3.createBucket("scale");
+      TestStores.writerCredentials(client, "bloom-system", "s3-writer", s3);
+      TestStores.define(client, "scale-store", s3, bucket, "s3-writer", "scale", "");
+      operator =
+          OperatorMain.start(
+              client,
+              settings,
+              StoreSettings.fromEnvironment(java.util.Map.of()).inNamespace("bloom-system"));
+    } else {
+      operator = OperatorMain.start(client, settings);
+    }
 
     HeapPeak.reset();
     long start = System.nanoTime();
@@ -89,8 +114,13 @@ public final class ScaleBenchmark {
           expectedInsertions: %d
           source:
             http: {url: "http://127.0.0.1:%d/ids.txt"}
+          %s
         """
-                    .formatted(fpp, n, export.getAddress().getPort()),
+                    .formatted(
+                        fpp,
+                        n,
+                        export.getAddress().getPort(),
+                        inStore ? "snapshot: {store: scale-store}" : ""),
                 BloomFilter.class))
         .create();
 
@@ -148,7 +178,33 @@ public final class ScaleBenchmark {
         Runtime.getRuntime().maxMemory() / 1e6,
         status.getNumBits() / 8e6);
 
+    // What etcd holds of the filter: its ConfigMaps as the API server serves them.
+    var configMaps = client.configMaps().inNamespace("scale").list().getItems();
+    long etcdBytes =
+        configMaps.stream()
+            .mapToLong(c -> Serialization.asJson(c).getBytes(StandardCharsets.UTF_8).length)
+            .sum();
+    System.out.printf(
+        Locale.ROOT,
+        "in etcd              %d ConfigMap(s), %,d bytes%n",
+        configMaps.size(),
+        etcdBytes);
+    if (inStore) {
+      String b = bucket;
+      try (var root = s3.client()) {
+        var objects = root.listObjectsV2Paginator(r -> r.bucket(b)).contents().stream().toList();
+        System.out.printf(
+            Locale.ROOT,
+            "in the store         %d objects, %,d bytes%n",
+            objects.size(),
+            objects.stream().mapToLong(o -> o.size()).sum());
+      }
+    }
+
     operator.stop();
+    if (s3 != null) {
+      s3.close();
+    }
     client.close();
     export.stop(0);
     cluster.close();

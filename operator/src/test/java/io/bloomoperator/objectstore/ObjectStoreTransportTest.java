@@ -26,7 +26,6 @@ import io.bloomoperator.testing.TestNamespace;
 import io.bloomoperator.testing.operator.InProcessOperator;
 import io.bloomoperator.testing.servers.S3Server;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
-import io.fabric8.kubernetes.api.model.SecretBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.utils.Serialization;
 import java.security.MessageDigest;
@@ -83,29 +82,7 @@ class ObjectStoreTransportTest {
   }
 
   private static void credentials(KubernetesClient client) {
-    client
-        .namespaces()
-        .resource(
-            new NamespaceBuilder()
-                .withNewMetadata()
-                .withName(OPERATOR_NAMESPACE)
-                .endMetadata()
-                .build())
-        .createOr(c -> c.update());
-    client
-        .secrets()
-        .inNamespace(OPERATOR_NAMESPACE)
-        .resource(
-            new SecretBuilder()
-                .withNewMetadata()
-                .withName(CREDENTIALS)
-                .endMetadata()
-                .withStringData(
-                    Map.of(
-                        ObjectStores.ACCESS_KEY_ID, SERVER.accessKey(),
-                        ObjectStores.SECRET_ACCESS_KEY, SERVER.secretKey()))
-                .build())
-        .createOr(c -> c.update());
+    TestStores.writerCredentials(client, OPERATOR_NAMESPACE, CREDENTIALS, SERVER);
   }
 
   /** A store on {@link #SERVER} with a bucket of its own, allowing {@code allowedNamespace}. */
@@ -114,30 +91,14 @@ class ObjectStoreTransportTest {
   private static Store store(KubernetesClient client, String allowedNamespace, Long budget) {
     String name = "store-" + STORES.incrementAndGet() + "-" + System.nanoTime() % 100000;
     String bucket = SERVER.createBucket("bloom");
-    client
-        .resource(
-            Serialization.unmarshal(
-                """
-                apiVersion: bloomoperator.io/v1alpha1
-                kind: BloomStore
-                metadata: {name: %s}
-                spec:
-                  endpoint: %s
-                  allowInsecureEndpoint: true
-                  bucket: %s
-                  credentials: {secretName: %s}
-                  allowedNamespaces: {names: [%s]}
-                  %s
-                """
-                    .formatted(
-                        name,
-                        SERVER.endpoint(),
-                        bucket,
-                        CREDENTIALS,
-                        allowedNamespace,
-                        budget == null ? "" : "namespaceBudgetBytes: " + budget),
-                BloomStore.class))
-        .create();
+    TestStores.define(
+        client,
+        name,
+        SERVER,
+        bucket,
+        CREDENTIALS,
+        allowedNamespace,
+        budget == null ? "" : "namespaceBudgetBytes: " + budget);
     return new Store(name, bucket);
   }
 

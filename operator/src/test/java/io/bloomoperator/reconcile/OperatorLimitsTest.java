@@ -33,6 +33,8 @@ class OperatorLimitsTest {
             Map.of(
                 "BLOOM_MAX_SNAPSHOT_BYTES",
                 "1000",
+                "BLOOM_MAX_STORE_SNAPSHOT_BYTES",
+                "1000",
                 "BLOOM_MAX_NAMESPACE_BYTES",
                 "5000",
                 "BLOOM_MIN_PUBLISH_INTERVAL",
@@ -47,6 +49,7 @@ class OperatorLimitsTest {
         .isEqualTo(
             new OperatorSettings(
                 1000,
+                1000,
                 0,
                 5000,
                 Duration.ZERO,
@@ -59,6 +62,35 @@ class OperatorLimitsTest {
                 JdbcSourceSettings.defaults(),
                 BuildLimits.defaults(),
                 WriteBudget.Limits.defaults()));
+  }
+
+  /**
+   * Issue 19: 100M keys at 1 % in an object store with the installs' defaults (1 GiB limit, heap 75
+   * % of it, 2 builds), while the ConfigMap bound stays 64 MiB.
+   */
+  @Test
+  void storeBackedSnapshotsAreBoundByTheHeapNotByEtcd() {
+    long heap = 768L << 20;
+    long bound = OperatorSettings.defaultMaxStoreSnapshotBytes(heap, 2, 64L << 20);
+    long bitsFor100M = (long) Math.ceil(-100_000_000L * Math.log(0.01) / Math.pow(Math.log(2), 2));
+    assertThat(bound).isEqualTo(128L << 20).isGreaterThan(bitsFor100M / 8);
+    // Every slot's three arrays fit in the heap; more slots, a smaller bound.
+    assertThat(OperatorSettings.defaultMaxStoreSnapshotBytes(heap, 4, 64L << 20) * 3 * 4)
+        .isLessThanOrEqualTo(heap);
+    // Never below the ConfigMap bound: a store does not make a filter smaller than etcd takes.
+    assertThat(OperatorSettings.defaultMaxStoreSnapshotBytes(256L << 20, 2, 64L << 20))
+        .isEqualTo(64L << 20);
+
+    OperatorSettings defaults = OperatorSettings.defaults();
+    assertThat(defaults.maxSnapshotBytes(false)).isEqualTo(64L << 20);
+    assertThat(defaults.maxSnapshotBytes(true))
+        .isEqualTo(
+            OperatorSettings.defaultMaxStoreSnapshotBytes(
+                Runtime.getRuntime().maxMemory(), 2, 64L << 20));
+    assertThat(
+            OperatorSettings.fromEnvironment(Map.of("BLOOM_MAX_STORE_SNAPSHOT_BYTES", "12345"))
+                .maxSnapshotBytes(true))
+        .isEqualTo(12345);
   }
 
   @Test

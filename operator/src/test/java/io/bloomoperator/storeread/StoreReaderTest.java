@@ -15,7 +15,6 @@ import io.bloomoperator.testing.RealKubernetes;
 import io.bloomoperator.testing.TcpProxy;
 import io.bloomoperator.testing.TestNamespace;
 import io.bloomoperator.testing.servers.S3Server;
-import io.bloomoperator.watch.BloomFilterListener;
 import io.bloomoperator.watch.BloomFilterWatcher;
 import io.bloomoperator.watch.LiveBloomFilter;
 import io.bloomoperator.watch.LiveKeyType;
@@ -32,7 +31,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
@@ -51,27 +49,6 @@ class StoreReaderTest {
 
   private static final String FILTER = "product-ids";
   private static final Duration WAIT = Duration.ofSeconds(30);
-
-  /** Records every swap and failure of a reader. */
-  static final class Events implements BloomFilterListener {
-    final List<Long> swaps = new CopyOnWriteArrayList<>();
-    final List<Exception> failures = new CopyOnWriteArrayList<>();
-
-    @Override
-    public void onUpdate(long oldVersion, long newVersion, Duration loadDuration) {
-      swaps.add(newVersion);
-    }
-
-    @Override
-    public void onFailure(long version, Exception exception) {
-      failures.add(exception);
-    }
-
-    Exception awaitFailure() {
-      await().atMost(WAIT).until(() -> !failures.isEmpty());
-      return failures.get(0);
-    }
-  }
 
   private static List<String> keys(String prefix, int n) {
     List<String> keys = new ArrayList<>(n);
@@ -126,7 +103,7 @@ class StoreReaderTest {
           snapshots.publish(TestKeys.stringFilter(1_000_000, v1Keys), 2_000, 1, signer);
       assertThat(v1.chunks()).as("several chunks").hasSizeGreaterThan(1);
 
-      Events events = new Events();
+      RecordingListener events = new RecordingListener();
       try (S3ObjectStore store =
               store(server.endpoint(), bucket)
                   .accessKeyFiles(secret.resolve("accessKeyId"), secret.resolve("secretAccessKey"))
@@ -185,8 +162,8 @@ class StoreReaderTest {
         .publish(TestKeys.stringFilter(10_000, v1Keys), 1_000, 1); // ConfigMaps
     try (S3Client root = server.client()) {
       StoreSnapshots snapshots = new StoreSnapshots(root, bucket, client, ns.name(), FILTER);
-      Events wrong = new Events();
-      Events missing = new Events();
+      RecordingListener wrong = new RecordingListener();
+      RecordingListener missing = new RecordingListener();
       try (S3ObjectStore wrongStore =
               store(server.endpoint(), bucket)
                   .credentials(credentials(server.accessKey(), "not-the-secret"))
@@ -210,13 +187,13 @@ class StoreReaderTest {
 
         snapshots.publish(TestKeys.stringFilter(10_000, keys("v2", 1_000)), 1_000, 2, null);
 
-        assertThat(wrong.awaitFailure())
+        assertThat(wrong.awaitFailure(WAIT))
             .isInstanceOf(ObjectStoreException.class)
             .hasMessageContaining("HTTP 403")
             .hasMessageNotContaining("not-the-secret");
         assertThat(LoadFailureReason.of(wrong.failures.get(0)))
             .isEqualTo(LoadFailureReason.STORE_DENIED);
-        assertThat(missing.awaitFailure())
+        assertThat(missing.awaitFailure(WAIT))
             .isInstanceOf(ObjectStoreException.class)
             .hasMessageContaining("no credentials");
         assertThat(LoadFailureReason.of(missing.failures.get(0)))
@@ -239,7 +216,7 @@ class StoreReaderTest {
       StoreSnapshots snapshots = new StoreSnapshots(root, bucket, client, ns.name(), FILTER);
       List<String> v1Keys = keys("v1", 2_000);
       snapshots.publish(TestKeys.stringFilter(1_000_000, v1Keys), 2_000, 1, null);
-      Events events = new Events();
+      RecordingListener events = new RecordingListener();
       try (S3ObjectStore store =
               store(server.endpoint(), bucket)
                   .credentials(credentials(server.accessKey(), server.secretKey()))
@@ -261,7 +238,7 @@ class StoreReaderTest {
         Files.write(file, bytes);
         snapshots.writeManifest(v2.manifest().toJson(), null);
 
-        Exception failure = events.awaitFailure();
+        Exception failure = events.awaitFailure(WAIT);
         assertThat(failure).hasMessageContaining("sha256 mismatch").hasMessageContaining("chunk 1");
         assertThat(LoadFailureReason.of(failure)).isEqualTo(LoadFailureReason.VERIFICATION);
         assertThat(live.currentVersion()).isEqualTo(1);
@@ -285,7 +262,7 @@ class StoreReaderTest {
           StoreSnapshots.encode(FILTER, TestKeys.stringFilter(100_000, keys("victim", 9)), 9, 2);
       snapshots.upload("victim-ns", victim);
 
-      Events events = new Events();
+      RecordingListener events = new RecordingListener();
       try (S3ObjectStore store =
               store(URI.create("http://127.0.0.1:" + proxy.port()), bucket)
                   .credentials(credentials(server.accessKey(), server.secretKey()))
@@ -304,7 +281,7 @@ class StoreReaderTest {
                 victim.manifest(),
                 "../../victim-ns/" + FILTER + "/" + victim.manifest().chunks().get(0).name());
         snapshots.writeManifest(climbing.toJson(), null);
-        Exception refused = events.awaitFailure();
+        Exception refused = events.awaitFailure(WAIT);
         assertThat(refused).isInstanceOf(SnapshotRefusedException.class);
         assertThat(((SnapshotRefusedException) refused).reason())
             .isEqualTo(LoadFailureReason.FOREIGN_CHUNK);
@@ -314,7 +291,7 @@ class StoreReaderTest {
         // every key in its own namespace's directory, where those objects are not.
         events.failures.clear();
         snapshots.writeManifest(victim.manifest().toJson(), null);
-        Exception missing = events.awaitFailure();
+        Exception missing = events.awaitFailure(WAIT);
         assertThat(missing).hasMessageContaining("missing");
         assertThat(LoadFailureReason.of(missing)).isEqualTo(LoadFailureReason.VERIFICATION);
 
@@ -327,7 +304,7 @@ class StoreReaderTest {
                 .inStore("elsewhere")
                 .toJson(),
             null);
-        Exception unknown = events.awaitFailure();
+        Exception unknown = events.awaitFailure(WAIT);
         assertThat(unknown).isInstanceOf(SnapshotRefusedException.class);
         assertThat(((SnapshotRefusedException) unknown).reason())
             .isEqualTo(LoadFailureReason.UNKNOWN_STORE);
@@ -354,7 +331,7 @@ class StoreReaderTest {
       // The first connection to the store breaks 700 kB into its answer: inside chunk 0.
       proxy.cutNext(1);
 
-      Events events = new Events();
+      RecordingListener events = new RecordingListener();
       try (S3ObjectStore store =
               store(URI.create("http://127.0.0.1:" + proxy.port()), bucket)
                   .credentials(credentials(server.accessKey(), server.secretKey()))

@@ -1,0 +1,34 @@
+package io.bloomoperator.storeread;
+
+import static org.awaitility.Awaitility.await;
+
+import io.bloomoperator.watch.BloomFilterListener;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+/** Records every swap and failure of a reader, for tests to assert on. */
+public final class RecordingListener implements BloomFilterListener {
+
+  /** The versions swapped in, in order. */
+  public final List<Long> swaps = new CopyOnWriteArrayList<>();
+
+  /** Every failed load, in order. */
+  public final List<Exception> failures = new CopyOnWriteArrayList<>();
+
+  @Override
+  public void onUpdate(long oldVersion, long newVersion, Duration loadDuration) {
+    swaps.add(newVersion);
+  }
+
+  @Override
+  public void onFailure(long version, Exception exception) {
+    failures.add(exception);
+  }
+
+  /** The first failure, waiting up to {@code wait} for one. */
+  public Exception awaitFailure(Duration wait) {
+    await().atMost(wait).until(() -> !failures.isEmpty());
+    return failures.get(0);
+  }
+}
