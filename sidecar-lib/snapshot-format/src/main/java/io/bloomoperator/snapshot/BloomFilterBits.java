@@ -442,7 +442,9 @@ public final class BloomFilterBits {
     public boolean putUtf8(byte[] utf8, int offset, int length) {
       requireType(keyType, KeyType.STRING);
       requireOpen();
-      return Murmur3x64.hashBytes(utf8, offset, length, setBits);
+      return format == FilterFormat.SPLIT_BLOCK
+          ? SplitBlockBits.put(words, numBlocks, Xxh64.hashBytes(utf8, offset, length))
+          : Murmur3x64.hashBytes(utf8, offset, length, setBits);
     }
 
     /**
@@ -456,6 +458,9 @@ public final class BloomFilterBits {
     public KeyInserter concurrent() {
       requireOpen();
       final long[] w = words;
+      if (format == FilterFormat.SPLIT_BLOCK) {
+        return SplitBlockBits.Builder.concurrent(keyType, w, numBlocks);
+      }
       final Hash128Consumer setAtomically = (h1, h2) -> setBitsAtomically(w, h1, h2);
       return new KeyInserter() {
         @Override

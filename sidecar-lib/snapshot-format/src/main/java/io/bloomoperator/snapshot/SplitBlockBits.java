@@ -327,8 +327,15 @@ public final class SplitBlockBits {
       if (words == null) {
         throw new IllegalStateException("already built");
       }
-      final long[] w = words;
-      final long blocks = numBlocks;
+      return concurrent(keyType, words, numBlocks);
+    }
+
+    /**
+     * An inserter that any number of threads may use at once on the split-block words {@code w}
+     * (atomic ORs): also how {@link BloomFilterBits.Builder#concurrent()} fills the split-block
+     * layout.
+     */
+    static KeyInserter concurrent(KeyType keyType, long[] w, long blocks) {
       return new KeyInserter() {
         @Override
         public boolean putString(String key) {
