@@ -59,7 +59,7 @@ class BloomFilterApiTest {
                   .filteredOn(c -> c.getPriority() == null || c.getPriority() == 0)
                   .extracting(c -> c.getName())
                   .containsExactlyInAnyOrder(
-                      "Ready", "Version", "Keys", "FPP", "Size", "Store", "Age");
+                      "Ready", "Version", "Keys", "FPP", "Size", "Store", "Serving", "Age");
               // kubectl get -o wide only
               assertThat(v.getAdditionalPrinterColumns())
                   .filteredOn(c -> c.getPriority() != null && c.getPriority() == 1)

@@ -390,8 +390,15 @@ class KubectlPluginTest {
         SnapshotFixtures.awaitStatus(
             client, ns.name(), "ids", f -> Long.valueOf(3).equals(f.getStatus().getVersion()));
     assertThat(pinned.getStatus().getKeys()).isEqualTo(5L);
+    // The pin and the retained list may land in separate status writes under load: wait for both.
     SnapshotFixtures.awaitStatus(
-        client, ns.name(), "ids", f -> Long.valueOf(1).equals(f.getStatus().getPinnedVersion()));
+        client,
+        ns.name(),
+        "ids",
+        f ->
+            Long.valueOf(1).equals(f.getStatus().getPinnedVersion())
+                && f.getStatus().getRetainedVersions() != null
+                && f.getStatus().getRetainedVersions().size() == 2);
     assertThat(kubectl(tmp, cluster, "bloom", "status", "ids", "-n", ns.name()).output())
         .contains("Pinned:         serving the payload of version 1")
         .containsPattern("Retained:       2 \\(2 keys\\), 1 \\(5 keys\\)");
