@@ -72,6 +72,13 @@ public class BloomStoreSpec {
           + " over it gets Ready=False StoreBudgetExceeded.")
   private Long namespaceBudgetBytes;
 
+  @Min(1)
+  @JsonPropertyDescription(
+      "Bytes: BloomFilters that name no store and whose snapshot is larger than this go to this"
+          + " store, if it allows their namespace. Should one store per namespace set it; if"
+          + " several do, the one whose name sorts first is used.")
+  private Long defaultForSnapshotsOver;
+
   /** The operator's credentials: a Secret in its own namespace, or the SDK's default chain. */
   @ValidationRule(
       value = "has(self.secretName) != (has(self.defaultChain) && self.defaultChain)",
@@ -202,6 +209,14 @@ public class BloomStoreSpec {
 
   public void setNamespaceBudgetBytes(Long namespaceBudgetBytes) {
     this.namespaceBudgetBytes = namespaceBudgetBytes;
+  }
+
+  public Long getDefaultForSnapshotsOver() {
+    return defaultForSnapshotsOver;
+  }
+
+  public void setDefaultForSnapshotsOver(Long defaultForSnapshotsOver) {
+    this.defaultForSnapshotsOver = defaultForSnapshotsOver;
   }
 
   /** The key prefix, defaulted. */

@@ -180,6 +180,17 @@ final class BuildCommand implements Callable<Integer> {
   Path output;
 
   @Option(
+      names = "--store",
+      paramLabel = "<bloomstore>",
+      description =
+          "Write the chunks to this BloomStore's bucket (given with --store-endpoint, "
+              + "--store-bucket and write credentials) instead of chunk ConfigMaps; the manifest "
+              + "names the store. Needs --namespace: objects are <prefix>/<namespace>/<filter>/.")
+  String store;
+
+  @picocli.CommandLine.Mixin StoreOptions storeOptions = new StoreOptions();
+
+  @Option(
       names = "--force",
       description = "Replace files of this filter already in <dir> (all versions).")
   boolean force;
@@ -279,6 +290,14 @@ final class BuildCommand implements Callable<Integer> {
     if (maxSnapshotBytes < 1) {
       throw new ParameterException(spec.commandLine(), "--max-snapshot-bytes must be >= 1");
     }
+    if (store != null && namespace == null) {
+      throw new ParameterException(
+          spec.commandLine(),
+          "--store needs --namespace: the objects' keys hold the namespace they are read in");
+    }
+    if (store == null && storeOptions.given()) {
+      throw new ParameterException(spec.commandLine(), "--store-* options need --store");
+    }
   }
 
   private ManifestSigner signer() throws CliException {
@@ -364,19 +383,39 @@ final class BuildCommand implements Callable<Integer> {
       PrintWriter err)
       throws CliException {
     BloomFilterBits bits = built.bits();
+    software.amazon.awssdk.services.s3.S3Client s3 =
+        store == null ? null : storeOptions.client(store);
     try {
       Files.createDirectories(output);
       for (Path old : existing) {
         Files.deleteIfExists(old);
       }
       // Each chunk goes to disk as soon as it is encoded: memory is the bit array plus one chunk.
-      SnapshotEncoder.Result encoded =
-          SnapshotEncoder.encode(
-              bits,
-              chunkSize,
-              (index, data, length, sha256) ->
-                  files.writeChunk(name, namespace, version, index, data, length));
-      Manifest manifest = Manifest.of(name, version, bits, built.keys(), encoded, Instant.now());
+      SnapshotEncoder.Result encoded;
+      if (s3 == null) {
+        encoded =
+            SnapshotEncoder.encode(
+                bits,
+                chunkSize,
+                (index, data, length, sha256) ->
+                    files.writeChunk(name, namespace, version, index, data, length));
+      } else {
+        // Objects first, as the operator writes them: no manifest names a missing object.
+        var objects = storeOptions.chunks(s3, store, namespace, name);
+        encoded =
+            SnapshotEncoder.encode(
+                bits,
+                chunkSize,
+                (index, data, length, sha256) ->
+                    objects.create(
+                        io.bloomoperator.snapshot.ChunkStore.Part.base(version),
+                        index,
+                        data,
+                        length,
+                        sha256));
+      }
+      Manifest manifest =
+          Manifest.of(name, version, bits, built.keys(), encoded, Instant.now()).inStore(store);
       files.writeManifest(manifest, namespace, signer);
       if (signer != null) {
         err.println(
@@ -414,7 +453,13 @@ final class BuildCommand implements Callable<Integer> {
               + output);
       err.flush();
     } catch (IOException e) {
-      throw new CliException("writing " + output + " failed: " + e, e);
+      throw new CliException(
+          "writing " + (s3 == null ? output : "to object store '" + store + "'") + " failed: " + e,
+          e);
+    } finally {
+      if (s3 != null) {
+        s3.close();
+      }
     }
   }
 

@@ -16,9 +16,11 @@ import io.fabric8.kubernetes.client.KubernetesClientException;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
+import software.amazon.awssdk.services.s3.S3Client;
 
 /**
  * Where {@code inspect} and {@code query} read a snapshot: a directory written by {@code build}, or
@@ -71,6 +73,9 @@ final class SnapshotLocation {
               + "a sidecar configured with trustedKey().")
   List<Path> trustedKeys = List.of();
 
+  /** Where the chunks of a filter whose manifest names an object store are read. */
+  @Mixin StoreOptions store = new StoreOptions();
+
   boolean fromCluster() {
     return namespace != null;
   }
@@ -91,9 +96,10 @@ final class SnapshotLocation {
             spec.commandLine(),
             "give a snapshot directory, or --namespace and --name to read from the cluster");
       }
-      if (kubeconfig != null || context != null) {
+      if (kubeconfig != null || context != null || store.given()) {
         throw new ParameterException(
-            spec.commandLine(), "--kubeconfig and --context only apply with --namespace");
+            spec.commandLine(),
+            "--kubeconfig, --context and --store-* only apply with --namespace");
       }
     }
   }
@@ -106,7 +112,7 @@ final class SnapshotLocation {
     }
     Config config = KubeconfigFile.config(kubeconfig, context);
     try (KubernetesClient client = new KubernetesClientBuilder().withConfig(config).build()) {
-      return fromCluster(client, namespace, name, trusted, version);
+      return fromCluster(client, namespace, name, trusted, version, store);
     } catch (KubernetesClientException e) {
       throw new CliException(
           "reading "
@@ -123,14 +129,16 @@ final class SnapshotLocation {
 
   /**
    * Reads the manifest ConfigMap, then each chunk ConfigMap by name (never a list), verifying them
-   * as sidecar-lib does.
+   * as sidecar-lib does; the chunks of a manifest that names an object store come from the store
+   * {@code store} gives.
    */
   static VerifiedSnapshot fromCluster(
       KubernetesClient client,
       String namespace,
       String filterName,
       TrustedKeys trusted,
-      Long version)
+      Long version,
+      StoreOptions store)
       throws CliException {
     String manifestName = SnapshotNames.manifestName(filterName);
     ConfigMap configMap = client.configMaps().inNamespace(namespace).withName(manifestName).get();
@@ -173,13 +181,25 @@ final class SnapshotLocation {
       String signature =
           ManifestTrust.check(
               manifest, json, SnapshotConfigMaps.signatureData(configMap), namespace, trusted);
-      BloomFilterBits bits =
-          SnapshotDecoder.decodeVersion(
-              manifest,
-              version == null ? manifest.version() : version,
-              ConfigMapChunkStore.reader(client, namespace));
-      return new VerifiedSnapshot(
-          manifest, bits, "ConfigMap " + namespace + "/" + manifestName, signature);
+      long wanted = version == null ? manifest.version() : version;
+      String where = "ConfigMap " + namespace + "/" + manifestName;
+      BloomFilterBits bits;
+      if (manifest.store() == null) {
+        bits =
+            SnapshotDecoder.decodeVersion(
+                manifest, wanted, ConfigMapChunkStore.reader(client, namespace));
+      } else {
+        try (S3Client s3 = store.client(manifest.store())) {
+          bits =
+              SnapshotDecoder.decodeVersion(
+                  manifest, wanted, store.chunks(s3, manifest.store(), namespace, filterName));
+        } catch (software.amazon.awssdk.core.exception.SdkException e) {
+          throw new CliException(
+              "reading object store '" + manifest.store() + "' failed: " + e.getMessage(), e);
+        }
+        where += " (chunks in object store " + manifest.store() + ")";
+      }
+      return new VerifiedSnapshot(manifest, bits, where, signature);
     } catch (SnapshotVerificationException e) {
       throw new CliException("verification failed: " + e.getMessage(), e);
     } catch (IOException e) {

@@ -182,7 +182,7 @@ public final class ObjectStores implements AutoCloseable {
     return store;
   }
 
-  private static boolean allows(KubernetesClient client, BloomStoreSpec spec, String namespace) {
+  static boolean allows(KubernetesClient client, BloomStoreSpec spec, String namespace) {
     BloomStoreSpec.AllowedNamespaces allowed = spec.getAllowedNamespaces();
     if (allowed == null) {
       return false;

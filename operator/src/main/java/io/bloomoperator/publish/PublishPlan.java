@@ -64,9 +64,23 @@ public record PublishPlan(
    *     not read back, or a delta over {@link DeltaPolicy#maxDeltaBytes})
    * @param previous the published version's verified bits the delta is computed against (null when
    *     {@code deltaSize} is -1); not used by the plan, carried to {@link SnapshotStore#apply}
+   * @param moved whether the published version's chunks are in another place (ConfigMaps or another
+   *     store) than the new one's: identical content is then written again in the new place
    */
   public record Facts(
-      long size, String sha256, int chunkSize, long deltaSize, BloomFilterBits previous) {}
+      long size,
+      String sha256,
+      int chunkSize,
+      long deltaSize,
+      BloomFilterBits previous,
+      boolean moved) {
+
+    /** Facts of a version that goes where the published one is. */
+    public Facts(
+        long size, String sha256, int chunkSize, long deltaSize, BloomFilterBits previous) {
+      this(size, sha256, chunkSize, deltaSize, previous, false);
+    }
+  }
 
   /**
    * The namespace's snapshot budget.
@@ -110,6 +124,7 @@ public record PublishPlan(
       Instant now)
       throws PublishException {
     if (published != null
+        && !facts.moved()
         && published.totalBytes() == facts.size()
         && facts.sha256().equals(published.sha256())) {
       // Byte-identical: publishing it again would only make every reader reload.

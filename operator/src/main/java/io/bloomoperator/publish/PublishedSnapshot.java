@@ -24,6 +24,16 @@ import java.util.OptionalLong;
  */
 public record PublishedSnapshot(ConfigMap configMap, Manifest manifest) {
 
+  /**
+   * Annotation: the object stores (comma-separated) that hold chunks of versions this manifest no
+   * longer names, because the filter moved away from them; their objects go with the grace period
+   * of the retained versions, since no manifest will name those stores again.
+   */
+  public static final String ANNOTATION_FORMER_STORES = "bloomoperator.io/former-stores";
+
+  /** At most this many former stores are remembered: a store name is up to 253 characters. */
+  static final int MAX_FORMER_STORES = 16;
+
   /** The published version, if any. */
   public OptionalLong version() {
     return manifest == null ? OptionalLong.empty() : OptionalLong.of(manifest.version());
@@ -50,6 +60,26 @@ public record PublishedSnapshot(ConfigMap configMap, Manifest manifest) {
       }
     }
     return versions;
+  }
+
+  /**
+   * The object stores the filter's chunks were in before the published version's (what {@link
+   * #ANNOTATION_FORMER_STORES} records), without the published one.
+   */
+  public List<String> formerStores() {
+    String list = annotation(ANNOTATION_FORMER_STORES);
+    List<String> stores = new ArrayList<>();
+    if (list != null) {
+      for (String item : list.split(",", MAX_FORMER_STORES + 1)) {
+        String name = item.trim();
+        if (!name.isEmpty()
+            && stores.size() < MAX_FORMER_STORES
+            && !name.equals(manifest == null ? null : manifest.store())) {
+          stores.add(name);
+        }
+      }
+    }
+    return stores;
   }
 
   /** When the published version was written (the manifest's createdAt), or null. */
@@ -145,6 +175,17 @@ public record PublishedSnapshot(ConfigMap configMap, Manifest manifest) {
       } else if (!previous.isEmpty() && current.supersededAt() != null) {
         SnapshotConfigMaps.putSuperseded(annotations, previous, current.supersededAt());
       }
+      java.util.Set<String> former = new java.util.LinkedHashSet<>();
+      if (current.manifest().store() != null) {
+        former.add(current.manifest().store());
+      }
+      former.addAll(current.formerStores());
+      former.remove(next.store());
+      if (!former.isEmpty()) {
+        annotations.put(
+            ANNOTATION_FORMER_STORES,
+            String.join(",", former.stream().limit(MAX_FORMER_STORES).toList()));
+      }
     }
     return annotations;
   }
@@ -156,7 +197,11 @@ public record PublishedSnapshot(ConfigMap configMap, Manifest manifest) {
 
   /** A copy of the manifest ConfigMap that retains no previous version: their grace is over. */
   ConfigMap forgettingPrevious() {
-    return withAnnotations(SnapshotConfigMaps::removeSuperseded);
+    return withAnnotations(
+        a -> {
+          SnapshotConfigMaps.removeSuperseded(a);
+          a.remove(ANNOTATION_FORMER_STORES);
+        });
   }
 
   /** This state without its build record: one the operator did not write is not decided by. */

@@ -20,6 +20,9 @@ import java.util.Set;
  */
 public final class SnapshotJanitor {
 
+  private static final org.slf4j.Logger LOG =
+      org.slf4j.LoggerFactory.getLogger(SnapshotJanitor.class);
+
   private SnapshotJanitor() {}
 
   /**
@@ -55,15 +58,11 @@ public final class SnapshotJanitor {
       throws IOException {
     if (snapshot == null || snapshot.manifest() == null) {
       store.chunks().deleteExcept(Set.of());
-      for (var former : store.formerChunks().stream().toList()) {
-        former.deleteExcept(Set.of());
-      }
+      cleanFormer(store, Set.of());
       return new Cleaned(snapshot, Optional.empty());
     }
     Optional<Instant> until = snapshot.retainedUntil(retainPrevious);
     Optional<Instant> running = until.filter(now::isBefore);
-    PublishedSnapshot state =
-        until.isPresent() && running.isEmpty() ? store.forgetPrevious(snapshot) : snapshot;
     List<Long> retained = running.isPresent() ? snapshot.previousVersions() : List.of();
     Set<Part> keep = new LinkedHashSet<>(PublishPlan.keep(snapshot.manifest(), retained));
     Set<Part> retainedForRollback =
@@ -77,10 +76,32 @@ public final class SnapshotJanitor {
         Objects.equals(snapshot.manifest().store(), store.storeName())
             ? retainedOnly(retained)
             : keep);
-    for (var former : store.formerChunks().stream().toList()) {
-      former.deleteExcept(formerKeep);
-    }
+    boolean formerCleaned = cleanFormer(store, formerKeep);
+    // Forgotten only once the former stores are clean: the manifest is the only record of them.
+    PublishedSnapshot state =
+        until.isPresent() && running.isEmpty() && formerCleaned
+            ? store.forgetPrevious(snapshot)
+            : snapshot;
     return new Cleaned(state, running.map(u -> Duration.between(now, u)));
+  }
+
+  /**
+   * Deletes from each former chunk store all but {@code keep}; one that fails (an object store that
+   * is down) does not hold up the filter, it is tried again at the next clean.
+   *
+   * @return whether every former store was cleaned
+   */
+  private static boolean cleanFormer(SnapshotStore store, Set<Part> keep) {
+    boolean all = true;
+    for (var former : store.formerChunks()) {
+      try {
+        former.deleteExcept(keep);
+      } catch (IOException e) {
+        LOG.warn("former chunks not deleted yet: {}", e.getMessage());
+        all = false;
+      }
+    }
+    return all;
   }
 
   /** Both roles of each retained version. */

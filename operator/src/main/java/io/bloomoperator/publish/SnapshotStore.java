@@ -54,8 +54,11 @@ public final class SnapshotStore {
   /** The object store the chunks live in, as manifests name it; null: ConfigMaps. */
   private final String storeName;
 
-  /** The filter's chunk ConfigMaps, when its chunks now go to an object store; else null. */
-  private final ChunkStore formerChunks;
+  /**
+   * Where the filter's chunks were before they moved: its chunk ConfigMaps when they now go to an
+   * object store, and the object stores it left.
+   */
+  private final List<ChunkStore> formerChunks;
 
   /** The namespace's budget in the object store; null for ConfigMaps. */
   private final StoreBudget storeBudget;
@@ -77,7 +80,7 @@ public final class SnapshotStore {
     this.chunks =
         ConfigMapChunkStore.writer(client, namespace, filterName, ownerReference(owner), Map.of());
     this.storeName = null;
-    this.formerChunks = null;
+    this.formerChunks = List.of();
     this.storeBudget = null;
   }
 
@@ -86,7 +89,7 @@ public final class SnapshotStore {
       ManifestWriter manifests,
       ChunkStore chunks,
       String storeName,
-      ChunkStore formerChunks,
+      List<ChunkStore> formerChunks,
       StoreBudget storeBudget) {
     this.client = store.client;
     this.owner = store.owner;
@@ -106,7 +109,20 @@ public final class SnapshotStore {
    * replaced versions.
    */
   public SnapshotStore inObjectStore(ChunkStore chunks, String storeName, StoreBudget budget) {
-    return new SnapshotStore(this, manifests, chunks, storeName, this.chunks, budget);
+    return new SnapshotStore(this, manifests, chunks, storeName, List.of(this.chunks), budget);
+  }
+
+  /**
+   * This store also cleaning up {@code left}: the filter's chunks in object stores it no longer
+   * uses, kept only while the versions they hold are named or retained.
+   */
+  public SnapshotStore leaving(List<ChunkStore> left) {
+    if (left.isEmpty()) {
+      return this;
+    }
+    List<ChunkStore> all = new ArrayList<>(formerChunks);
+    all.addAll(left);
+    return new SnapshotStore(this, manifests, chunks, storeName, List.copyOf(all), storeBudget);
   }
 
   /** The namespace's budget in the object store, if the chunks go to one. */
@@ -119,9 +135,9 @@ public final class SnapshotStore {
     return storeName;
   }
 
-  /** Where the filter's chunks were before they moved to an object store, if they did. */
-  public java.util.Optional<ChunkStore> formerChunks() {
-    return java.util.Optional.ofNullable(formerChunks);
+  /** Where the filter's chunks were before they moved, if they did. */
+  public List<ChunkStore> formerChunks() {
+    return formerChunks;
   }
 
   /**
@@ -138,9 +154,15 @@ public final class SnapshotStore {
             ownerReference(owner),
             stamp == null ? Map.of() : Map.of(ManifestWriter.ANNOTATION_PUBLISHED_BY, stamp));
     return storeName == null
-        ? new SnapshotStore(this, manifests.fencedAs(stamp, fence), configMaps, null, null, null)
+        ? new SnapshotStore(
+            this, manifests.fencedAs(stamp, fence), configMaps, null, List.of(), null)
         : new SnapshotStore(
-            this, manifests.fencedAs(stamp, fence), chunks, storeName, configMaps, storeBudget);
+            this,
+            manifests.fencedAs(stamp, fence),
+            chunks,
+            storeName,
+            List.of(configMaps),
+            storeBudget);
   }
 
   /** The store the filter's chunks live in. */
@@ -199,9 +221,12 @@ public final class SnapshotStore {
     long size = SnapshotEncoder.payloadSize(bits);
     String sha256 = SnapshotEncoder.sha256(bits);
     Manifest published = current == null ? null : current.manifest();
+    if (published != null && !java.util.Objects.equals(published.store(), storeName)) {
+      // Chunks of another transport (or store) are not where this one reads: a whole snapshot in
+      // the new place, even with the same content.
+      return new PublishPlan.Facts(size, sha256, chunkSize, -1, null, true);
+    }
     if (published == null
-        // Chunks of another transport (or store) are not where this one reads.
-        || !java.util.Objects.equals(published.store(), storeName)
         || !deltas.enabled()
         || !published.describes(bits)
         || (published.totalBytes() == size && sha256.equals(published.sha256()))) {

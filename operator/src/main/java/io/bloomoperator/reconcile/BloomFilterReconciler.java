@@ -4,6 +4,7 @@ import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.api.HeldBuild;
 import io.bloomoperator.api.Reasons;
 import io.bloomoperator.api.ResolvedSpec;
+import io.bloomoperator.objectstore.DefaultStores;
 import io.bloomoperator.objectstore.ObjectStores;
 import io.bloomoperator.objectstore.S3ChunkStore;
 import io.bloomoperator.objectstore.StoreSettings;
@@ -108,6 +109,9 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
   /** Deletes a deleted filter's objects from its store. */
   private final StoreObjectsFinalizer storeObjects;
 
+  /** The stores a filter moved away from, whose objects the janitor removes. */
+  private final FormerStores formerStores;
+
   /**
    * @param publisher this replica's identity (its leader-election identity), stamped on every
    *     snapshot ConfigMap it writes as {@link
@@ -144,6 +148,7 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
       ObjectStores stores) {
     this.stores = stores;
     this.storeObjects = new StoreObjectsFinalizer(stores);
+    this.formerStores = new FormerStores(stores, clock);
     this.publisher = publisher;
     this.fence = fence;
     this.settings = settings;
@@ -461,14 +466,18 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
   }
 
   /**
-   * {@code ctx} with its chunks in the object store its spec names, the store resolved (it exists,
-   * allows the namespace, and is reachable as configured) and the finalizer that deletes the
-   * filter's objects in place before anything is written there.
+   * {@code ctx} with its chunks in the object store its spec names (or, naming none, the default
+   * store for its size: {@link DefaultStores}), the store resolved (it exists, allows the
+   * namespace, and is reachable as configured) and the finalizer that deletes the filter's objects
+   * in place before anything is written there.
    */
   private FilterContext inObjectStore(FilterContext ctx, Context<BloomFilter> context)
       throws PublishException {
     var snapshot = ctx.filter().getSpec().getSnapshot();
     String name = snapshot == null ? null : snapshot.getStore();
+    if (name == null) {
+      name = DefaultStores.forFilter(ctx.client(), ctx.filter()).orElse(null);
+    }
     if (name == null) {
       return ctx;
     }
@@ -516,7 +525,15 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
     fence.check();
     SnapshotJanitor.Cleaned cleaned =
         SnapshotJanitor.clean(
-            ctx.store(),
+            ctx.store()
+                .leaving(
+                    formerStores.of(
+                        ctx.client(),
+                        ctx.namespace(),
+                        ctx.name(),
+                        checked.usable(),
+                        ctx.store().storeName(),
+                        ctx.spec().retainPrevious())),
             checked.usable(),
             ctx.spec().retainPrevious(),
             SnapshotStore.keepVersions(ctx.filter()),

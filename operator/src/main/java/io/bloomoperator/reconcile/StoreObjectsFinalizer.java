@@ -3,6 +3,7 @@ package io.bloomoperator.reconcile;
 import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.objectstore.ObjectStores;
 import io.bloomoperator.publish.PublishException;
+import io.bloomoperator.publish.PublishedSnapshot;
 import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.snapshot.SnapshotConfigMaps;
 import io.bloomoperator.snapshot.SnapshotNames;
@@ -113,7 +114,10 @@ final class StoreObjectsFinalizer {
     return !now.isBefore(deleted.plus(stores.settings().cleanupTimeout()));
   }
 
-  /** The store the spec names and the one the published manifest names (a filter that moved). */
+  /**
+   * The store the spec names, the one the published manifest names and those it records as former
+   * (a filter that moved).
+   */
   private static Set<String> storesOf(KubernetesClient client, BloomFilter filter) {
     Set<String> names = new LinkedHashSet<>();
     var snapshot = filter.getSpec() == null ? null : filter.getSpec().getSnapshot();
@@ -143,6 +147,8 @@ final class StoreObjectsFinalizer {
         if (parsed.store() != null) {
           names.add(parsed.store());
         }
+        // Stores it moved away from whose objects the janitor has not removed yet.
+        names.addAll(new PublishedSnapshot(manifest, parsed).formerStores());
       } catch (SnapshotVerificationException e) {
         // Not a manifest the operator could have written: it names nothing to clean up.
       }

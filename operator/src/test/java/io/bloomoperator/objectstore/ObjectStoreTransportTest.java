@@ -90,15 +90,15 @@ class ObjectStoreTransportTest {
 
   private static Store store(KubernetesClient client, String allowedNamespace, Long budget) {
     String name = "store-" + STORES.incrementAndGet() + "-" + System.nanoTime() % 100000;
+    return store(
+        client, name, allowedNamespace, budget == null ? "" : "namespaceBudgetBytes: " + budget);
+  }
+
+  /** Store {@code name} on a bucket of its own; {@code moreSpec}: one more line of its spec. */
+  private static Store store(
+      KubernetesClient client, String name, String allowedNamespace, String moreSpec) {
     String bucket = SERVER.createBucket("bloom");
-    TestStores.define(
-        client,
-        name,
-        SERVER,
-        bucket,
-        CREDENTIALS,
-        allowedNamespace,
-        budget == null ? "" : "namespaceBudgetBytes: " + budget);
+    TestStores.define(client, name, SERVER, bucket, CREDENTIALS, allowedNamespace, moreSpec);
     return new Store(name, bucket);
   }
 
@@ -347,6 +347,103 @@ class ObjectStoreTransportTest {
                 client.resources(BloomFilter.class).inNamespace(ns.name()).withName("gone").get()
                     == null);
     assertThat(objects(store, ns.name(), "gone")).isEmpty();
+  }
+
+  @Test
+  void aFilterThatLeavesAStoreHasItsObjectsThereDeletedAfterTheGracePeriod(
+      KubernetesClient client, TestNamespace ns) throws Exception {
+    Store first = store(client, ns.name(), null);
+    Store second = store(client, ns.name(), null);
+    apply(client, ns.name(), filter("mover", first.name(), keys(2000, "m")));
+    awaitStatus(client, ns.name(), "mover", f -> ready(f, "True", Reasons.PUBLISHED));
+    assertThat(objects(first, ns.name(), "mover")).isNotEmpty();
+
+    // Switched to another store: the first one's objects go once the grace period is over.
+    moveTo(client, ns.name(), "mover", second.name());
+    await()
+        .atMost(Duration.ofSeconds(60))
+        .untilAsserted(
+            () ->
+                assertThat(manifest(client, ns.name(), "mover").store()).isEqualTo(second.name()));
+    assertThat(objects(second, ns.name(), "mover")).isNotEmpty();
+    await()
+        .atMost(Duration.ofSeconds(60))
+        .untilAsserted(() -> assertThat(objects(first, ns.name(), "mover")).isEmpty());
+
+    // Store removed from the spec: back to ConfigMaps, the second store's objects go as well.
+    moveTo(client, ns.name(), "mover", null);
+    await()
+        .atMost(Duration.ofSeconds(60))
+        .untilAsserted(() -> assertThat(manifest(client, ns.name(), "mover").store()).isNull());
+    await()
+        .atMost(Duration.ofSeconds(60))
+        .untilAsserted(() -> assertThat(objects(second, ns.name(), "mover")).isEmpty());
+    BloomFilter served =
+        awaitStatus(client, ns.name(), "mover", f -> ready(f, "True", Reasons.PUBLISHED));
+    assertThat(served.getStatus()).isNotNull();
+  }
+
+  @Test
+  void aLargeFilterNamingNoStoreGoesToTheDefaultStoreItsNamespaceMayUse(
+      KubernetesClient client, TestNamespace ns) throws Exception {
+    long tag = System.nanoTime() % 100000;
+    // Sorts first and is a default for everything, but does not allow this namespace.
+    Store forbidden = defaultStore(client, "dflt-a-" + tag, "someone-else", 1);
+    Store chosen = defaultStore(client, "dflt-c-" + tag, ns.name(), 1000);
+    // ~2.4 kB planned (2000 keys at 1 %): over the threshold; 10 keys: under it.
+    apply(client, ns.name(), unplaced("big", 2000));
+    apply(client, ns.name(), unplaced("small", 10));
+    awaitStatus(client, ns.name(), "big", f -> ready(f, "True", Reasons.PUBLISHED));
+    awaitStatus(client, ns.name(), "small", f -> ready(f, "True", Reasons.PUBLISHED));
+
+    assertThat(manifest(client, ns.name(), "big").store()).isEqualTo(chosen.name());
+    assertThat(objects(chosen, ns.name(), "big")).isNotEmpty();
+    assertThat(objects(forbidden, ns.name(), "big")).isEmpty();
+    assertThat(snapshotConfigMaps(client, ns.name(), "big")).hasSize(1);
+    assertThat(manifest(client, ns.name(), "small").store()).isNull();
+    assertThat(objects(chosen, ns.name(), "small")).isEmpty();
+
+    // A second default store for the namespace: the one whose name sorts first is used.
+    Store first = defaultStore(client, "dflt-b-" + tag, ns.name(), 1000);
+    apply(client, ns.name(), unplaced("later", 2000));
+    awaitStatus(client, ns.name(), "later", f -> ready(f, "True", Reasons.PUBLISHED));
+    assertThat(manifest(client, ns.name(), "later").store()).isEqualTo(first.name());
+  }
+
+  /** A store named {@code name} that is the default for snapshots over {@code over} bytes. */
+  private static Store defaultStore(
+      KubernetesClient client, String name, String allowedNamespace, long over) {
+    return store(client, name, allowedNamespace, "defaultForSnapshotsOver: " + over);
+  }
+
+  /** A filter that names no store, planned for {@code count} keys (and holding them). */
+  private static String unplaced(String name, int count) {
+    return """
+        apiVersion: bloomoperator.io/v1alpha1
+        kind: BloomFilter
+        metadata: {name: %s}
+        spec:
+          falsePositiveRate: 0.01
+          expectedInsertions: %d
+          snapshot: {chunkSizeBytes: 1024, retainPreviousFor: 1s}
+          source:
+            inline: [%s]
+        """
+        .formatted(name, count, String.join(", ", keys(count, name)));
+  }
+
+  /** Points {@code filter}'s snapshot at {@code store} (null: removes the field). */
+  private static void moveTo(KubernetesClient client, String namespace, String filter, String store)
+      throws Exception {
+    client
+        .resources(BloomFilter.class)
+        .inNamespace(namespace)
+        .withName(filter)
+        .edit(
+            f -> {
+              f.getSpec().getSnapshot().setStore(store);
+              return f;
+            });
   }
 
   @Test

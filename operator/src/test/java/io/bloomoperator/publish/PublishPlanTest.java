@@ -192,6 +192,22 @@ class PublishPlanTest {
   }
 
   @Test
+  void anIdenticalPayloadThatMovesToAnotherStoreIsWrittenAgainThere() throws Exception {
+    BloomFilterBits same = bits("a", 100);
+    Manifest published = whole(3, NOW.minusSeconds(60), same);
+    Facts moved =
+        new Facts(
+            SnapshotEncoder.payloadSize(same), SnapshotEncoder.sha256(same), CHUNK, -1, null, true);
+
+    PublishPlan plan = PublishPlan.plan(published, moved, DELTAS, Budget.unlimited(), 3, NOW);
+
+    assertThat(plan.kind()).isEqualTo(Kind.WHOLE);
+    assertThat(plan.version()).isEqualTo(4);
+    assertThat(plan.names()).containsExactly(Part.base(4));
+    assertThat(plan.superseded()).containsExactly(3L);
+  }
+
+  @Test
   void storedAndWrittenBytesPerKind() throws Exception {
     long stored = NamespaceBudget.stored(WHOLE_V3);
     PublishPlan whole = PublishPlan.plan(WHOLE_V3, facts(-1), DELTAS, Budget.unlimited(), 3, NOW);
