@@ -312,7 +312,9 @@ public final class BloomFilterWatcher {
      * metadata.uid}); without them the reader does not report and says so once in its log. The pod
      * must be in the filter's namespace ({@value BloomFilterWatcher#ENV_POD_NAMESPACE}, if set, is
      * checked). Reporting needs the optional RBAC rule of docs/reader-protocol.md; refused, the
-     * reader stops reporting, logs it once and otherwise works as without it.
+     * reader stops reporting, logs it once and otherwise works as without it. The pod name also
+     * decides whether this reader is in a filter's canary share (docs/reader-protocol.md); a reader
+     * without one always serves the stable version.
      *
      * @throws IllegalArgumentException if name is not a Kubernetes name or uid is empty
      */
@@ -419,7 +421,8 @@ public final class BloomFilterWatcher {
                   objectStores),
               cache,
               new Pacing(thread, new Backoff(backoffInitial, backoffMax, jitter), resync, clock),
-              new Listeners(withCounters));
+              new Listeners(withCounters),
+              canaryPodName());
       counters.attach(loop);
       LiveBloomFilter<K> filter =
           new LiveBloomFilter<>(
@@ -429,6 +432,15 @@ public final class BloomFilterWatcher {
         reporter.start();
       }
       return filter;
+    }
+
+    /**
+     * The pod name that decides this reader's canary share (docs/reader-protocol.md), or null: a
+     * reader that does not know its pod stays on the stable version.
+     */
+    private String canaryPodName() {
+      String name = podName != null ? podName : environment.get(ENV_POD_NAME);
+      return name == null || name.isBlank() ? null : name;
     }
 
     /** The reader report's writer, or null (and a log line saying why) when it cannot report. */

@@ -1,5 +1,6 @@
 package io.bloomoperator.watch;
 
+import io.bloomoperator.snapshot.AnnouncedCanary;
 import io.bloomoperator.snapshot.AnnouncedManifest;
 import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.snapshot.SnapshotConfigMaps;
@@ -8,6 +9,7 @@ import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import java.io.IOException;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -25,6 +27,11 @@ import org.slf4j.LoggerFactory;
  * manifest arrives; the current filter keeps serving meanwhile. A refused manifest is not retried
  * until the manifest changes. A deleted manifest changes nothing being served.
  *
+ * <p>A reader whose pod is in the {@linkplain AnnouncedCanary canary share} follows the canary
+ * manifest instead of the stable one, judged by the same {@link Acceptance}; a canary it may not
+ * load is reported once as a failure of that version (the operator halts the canary on it) and the
+ * reader follows the stable manifest meanwhile.
+ *
  * <p>Manifest events, polls, loads and swaps all run on the one {@link WatcherThread}; only {@link
  * #start()}, {@link #close()} and the read-only accessors are called from other threads.
  */
@@ -39,6 +46,7 @@ final class WatchLoop implements SnapshotSource {
   private final Pacing pacing;
   private final BloomFilterListener listener;
   private final String filter; // namespace/name, for logs
+  private final String podName; // null: never in a canary share
 
   // What is served: written on the watcher thread (or by start() for the local snapshot), read
   // anywhere.
@@ -50,13 +58,11 @@ final class WatchLoop implements SnapshotSource {
   // Confined to the watcher thread.
   private AnnouncedManifest pending; // accepted but not loaded yet (loading or waiting to retry)
   private ScheduledFuture<?> retry;
+  private AnnouncedManifest refusedCanary; // reported once, not on every resync
 
   private volatile boolean closed;
 
-  /**
-   * @param cache the local snapshot directory, or null
-   * @param listener told of every swap and failure, on the watcher thread
-   */
+  /** A watch loop outside any canary share. */
   WatchLoop(
       Acceptance acceptance,
       ManifestFeed feed,
@@ -64,6 +70,23 @@ final class WatchLoop implements SnapshotSource {
       LocalSnapshotCache cache,
       Pacing pacing,
       BloomFilterListener listener) {
+    this(acceptance, feed, fetcher, cache, pacing, listener, null);
+  }
+
+  /**
+   * @param cache the local snapshot directory, or null
+   * @param listener told of every swap and failure, on the watcher thread
+   * @param podName this reader's pod name, which decides its canary share; null for none
+   */
+  WatchLoop(
+      Acceptance acceptance,
+      ManifestFeed feed,
+      SnapshotFetcher fetcher,
+      LocalSnapshotCache cache,
+      Pacing pacing,
+      BloomFilterListener listener,
+      String podName) {
+    this.podName = podName;
     this.acceptance = acceptance;
     this.feed = feed;
     this.fetcher = fetcher;
@@ -180,9 +203,13 @@ final class WatchLoop implements SnapshotSource {
       return;
     }
     ServedSnapshot serving = current;
-    Acceptance.Verdict verdict =
-        acceptance.judge(
-            announced, serving == null ? null : serving.announced(), pacing.clock().instant());
+    AnnouncedManifest served = serving == null ? null : serving.announced();
+    Instant now = pacing.clock().instant();
+    AnnouncedManifest canary = canaryFor(configMap, served, now);
+    if (canary != null) {
+      announced = canary;
+    }
+    Acceptance.Verdict verdict = acceptance.judge(announced, served, now);
     if (verdict instanceof Acceptance.Verdict.Refuse refused) {
       refuse(announced.version(), refused.reason());
       return;
@@ -207,6 +234,41 @@ final class WatchLoop implements SnapshotSource {
     pacing.retryBackoff().reset();
     pending = announced;
     attemptLoad();
+  }
+
+  /**
+   * The canary this reader follows instead of the stable manifest, or null: none announced, this
+   * pod not in its share, or a canary this reader may not load (reported once as a failure of its
+   * version; the stable manifest is followed meanwhile). A malformed share counts as no canary.
+   */
+  private AnnouncedManifest canaryFor(ConfigMap configMap, AnnouncedManifest served, Instant now) {
+    if (podName == null) {
+      return null;
+    }
+    AnnouncedCanary canary;
+    try {
+      canary = SnapshotConfigMaps.readCanary(configMap);
+    } catch (SnapshotVerificationException e) {
+      LOG.debug("ignoring the canary of {}: {}", filter, e.getMessage());
+      return null;
+    }
+    if (canary == null || !canary.includes(podName)) {
+      return null;
+    }
+    if (acceptance.judge(canary.announced(), served, now)
+        instanceof Acceptance.Verdict.Refuse refused) {
+      if (!canary.announced().announcesSameAs(refusedCanary)) {
+        refusedCanary = canary.announced();
+        LOG.warn(
+            "not loading canary v{} of {}, following the stable manifest: {}",
+            canary.announced().version(),
+            filter,
+            refused.reason().getMessage());
+        reportFailure(canary.announced().version(), refused.reason());
+      }
+      return null;
+    }
+    return canary.announced();
   }
 
   /** Loads the pending announcement; on failure, tries again after the backoff. */

@@ -141,13 +141,80 @@ class WatchLoopTest {
     assertThat(loop.serving().version()).isEqualTo(1);
   }
 
+  @Test
+  void aReaderInTheCanaryShareServesTheCanary() throws Exception {
+    start("app-8"); // bucket 8: in a 10 % share
+    feed.announce(withCanary(publish(1, bits("a")), 2, bits("b"), 10));
+    await().atMost(WAIT).until(() -> loop.serving() != null && loop.serving().version() == 2);
+    assertThat(listener.updates).containsExactly(List.of(LiveBloomFilter.NO_VERSION, 2L));
+  }
+
+  @Test
+  void aReaderOutsideTheShareServesTheStableVersionAndFetchesNoCanaryChunk() throws Exception {
+    start("app-1"); // bucket 65
+    feed.announce(withCanary(publish(1, bits("a")), 2, bits("b"), 10));
+    assertThat(loop.awaitReady(WAIT)).isTrue();
+    awaitQuiet();
+    assertThat(loop.serving().version()).isEqualTo(1);
+    assertThat(chunks.fetches.get()).isEqualTo(chunks.chunksOf(1));
+  }
+
+  @Test
+  void aReaderWithoutPodNameIgnoresEveryCanary() throws Exception {
+    start((String) null);
+    feed.announce(withCanary(publish(1, bits("a")), 2, bits("b"), 100));
+    assertThat(loop.awaitReady(WAIT)).isTrue();
+    awaitQuiet();
+    assertThat(loop.serving().version()).isEqualTo(1);
+  }
+
+  @Test
+  void aRefusedCanaryIsReportedOnceAndTheStableVersionServed() throws Exception {
+    start("app-8");
+    ConfigMap stable = publish(1, bits("a"));
+    Manifest foreign = manifest("other-filter", 2, bits("b"));
+    ConfigMap refused = SnapshotConfigMaps.withCanary(stable, foreign.toJson(), null, 10);
+    feed.announce(refused);
+    assertThat(loop.awaitReady(WAIT)).isTrue();
+    feed.announce(refused); // a resync: no second report
+    awaitQuiet();
+    assertThat(loop.serving().version()).isEqualTo(1);
+    assertThat(listener.failedVersions).containsExactly(2L);
+    assertThat(listener.failures.get(0))
+        .isInstanceOfSatisfying(
+            SnapshotRefusedException.class,
+            e -> assertThat(e.reason()).isEqualTo(LoadFailureReason.WRONG_FILTER));
+  }
+
+  @Test
+  void promotingTheCanaryLoadsNothingNewForItsReaders() throws Exception {
+    start("app-8");
+    BloomFilterBits next = bits("b");
+    feed.announce(withCanary(publish(1, bits("a")), 2, next, 10));
+    await().atMost(WAIT).until(() -> loop.serving() != null && loop.serving().version() == 2);
+    int fetched = chunks.fetches.get();
+    feed.announce(SnapshotConfigMaps.manifest(NS, chunks.manifestOf(2), null, null));
+    awaitQuiet();
+    assertThat(loop.serving().version()).isEqualTo(2);
+    assertThat(chunks.fetches.get()).isEqualTo(fetched);
+    assertThat(loop.loads()).isEqualTo(1);
+  }
+
   // ---------------------------------------------------------------- fixtures
 
   private void start() {
     start(Duration.ZERO);
   }
 
+  private void start(String podName) {
+    start(Duration.ZERO, podName);
+  }
+
   private void start(Duration resync) {
+    start(resync, null);
+  }
+
+  private void start(Duration resync, String podName) {
     Acceptance acceptance =
         new Acceptance(
             NS, FILTER, KeyType.STRING, SnapshotLimits.forThisHeap(), TrustedKeys.none(), null);
@@ -166,7 +233,8 @@ class WatchLoopTest {
             new SnapshotFetcher(chunks),
             null,
             new Pacing(thread, backoff, resync, Clock.systemUTC()),
-            listener);
+            listener,
+            podName);
     loop.start();
   }
 
@@ -186,6 +254,14 @@ class WatchLoopTest {
   private ConfigMap publish(long version, BloomFilterBits bits) throws IOException {
     Manifest manifest = chunks.put(version, bits);
     feed.stored = SnapshotConfigMaps.manifest(NS, manifest, null, null);
+    return feed.stored;
+  }
+
+  /** {@code stable} with the chunks of {@code bits} as canary {@code version} for a share. */
+  private ConfigMap withCanary(ConfigMap stable, long version, BloomFilterBits bits, int percent)
+      throws IOException {
+    Manifest canary = chunks.put(version, bits);
+    feed.stored = SnapshotConfigMaps.withCanary(stable, canary.toJson(), null, percent);
     return feed.stored;
   }
 
@@ -231,6 +307,7 @@ class WatchLoopTest {
     private final AtomicInteger failures = new AtomicInteger();
     private final Map<String, byte[]> byName = new ConcurrentHashMap<>();
     private final Map<Long, Integer> chunkCounts = new ConcurrentHashMap<>();
+    private final Map<Long, Manifest> manifests = new ConcurrentHashMap<>();
 
     Manifest put(long version, BloomFilterBits bits) throws IOException {
       List<byte[]> written = new CopyOnWriteArrayList<>();
@@ -242,7 +319,12 @@ class WatchLoopTest {
         byName.put(manifest.chunks().get(i).name(), written.get(i));
       }
       chunkCounts.put(version, written.size());
+      manifests.put(version, manifest);
       return manifest;
+    }
+
+    Manifest manifestOf(long version) {
+      return manifests.get(version);
     }
 
     int chunksOf(long version) {

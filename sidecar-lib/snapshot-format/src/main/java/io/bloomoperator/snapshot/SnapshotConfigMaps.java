@@ -7,6 +7,7 @@ import java.io.IOException;
 import java.time.Instant;
 import java.util.Arrays;
 import java.util.Base64;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -223,6 +224,79 @@ public final class SnapshotConfigMaps {
               + "'");
     }
     return new AnnouncedManifest(Manifest.fromJson(json), json, signatureData(configMap));
+  }
+
+  /**
+   * {@code configMap} (a manifest ConfigMap) with a canary beside its stable manifest: {@code json}
+   * and {@code signature} under {@value SnapshotNames#CANARY_MANIFEST_DATA_KEY} and {@value
+   * SnapshotNames#CANARY_SIGNATURE_DATA_KEY}, the share under {@value
+   * SnapshotNames#CANARY_PERCENT_DATA_KEY}; a null {@code json} removes a canary. The other keys
+   * are kept as they are.
+   *
+   * @param signature the canary's signature data, or null for none
+   * @param percent the share, 1..100 (ignored when {@code json} is null)
+   */
+  public static ConfigMap withCanary(
+      ConfigMap configMap, String json, String signature, int percent) {
+    Map<String, String> data =
+        new LinkedHashMap<>(configMap.getData() == null ? Map.of() : configMap.getData());
+    data.remove(SnapshotNames.CANARY_MANIFEST_DATA_KEY);
+    data.remove(SnapshotNames.CANARY_SIGNATURE_DATA_KEY);
+    data.remove(SnapshotNames.CANARY_PERCENT_DATA_KEY);
+    if (json != null) {
+      if (percent < 1 || percent > CanaryShare.BUCKETS) {
+        throw new IllegalArgumentException("canary share must be 1..100 %, was " + percent);
+      }
+      data.put(SnapshotNames.CANARY_MANIFEST_DATA_KEY, json);
+      data.put(SnapshotNames.CANARY_PERCENT_DATA_KEY, Integer.toString(percent));
+      if (signature != null) {
+        data.put(SnapshotNames.CANARY_SIGNATURE_DATA_KEY, signature);
+      }
+    }
+    return new ConfigMapBuilder(configMap).withData(data).build();
+  }
+
+  /**
+   * The canary announced in a manifest ConfigMap, or null when there is none. Nothing is checked
+   * against a reader's limits or keys here: the canary manifest goes through the reader's
+   * acceptance rule exactly as the stable one.
+   *
+   * @throws SnapshotVerificationException if a canary is announced with a share that is not 1..100
+   *     in plain digits, or its manifest is not a valid manifest
+   */
+  public static AnnouncedCanary readCanary(ConfigMap configMap)
+      throws SnapshotVerificationException {
+    Map<String, String> data = configMap.getData();
+    String json = data == null ? null : data.get(SnapshotNames.CANARY_MANIFEST_DATA_KEY);
+    if (json == null) {
+      return null;
+    }
+    int percent = canaryPercent(data.get(SnapshotNames.CANARY_PERCENT_DATA_KEY));
+    if (percent < 1) {
+      // The value is not echoed: the ConfigMap's contents are not ours to repeat in logs.
+      throw new SnapshotVerificationException(
+          "canary share '"
+              + SnapshotNames.CANARY_PERCENT_DATA_KEY
+              + "' is missing or not a whole percent 1..100");
+    }
+    return new AnnouncedCanary(
+        new AnnouncedManifest(
+            Manifest.fromJson(json), json, data.get(SnapshotNames.CANARY_SIGNATURE_DATA_KEY)),
+        percent);
+  }
+
+  /** The share 1..100, or 0 when {@code text} is not one (bounded before parsing). */
+  private static int canaryPercent(String text) {
+    if (text == null || text.isEmpty() || text.length() > 3) {
+      return 0;
+    }
+    for (int i = 0; i < text.length(); i++) {
+      if (text.charAt(i) < '0' || text.charAt(i) > '9') {
+        return 0;
+      }
+    }
+    int percent = Integer.parseInt(text);
+    return percent >= 1 && percent <= CanaryShare.BUCKETS ? percent : 0;
   }
 
   /**

@@ -46,6 +46,19 @@ public final class SnapshotNames {
 
   public static final String CHUNK_DATA_KEY = "chunk";
 
+  /**
+   * Data key of the manifest ConfigMap holding the canary manifest: a newer version served only by
+   * the readers in the {@link CanaryShare} named by {@value #CANARY_PERCENT_DATA_KEY}. Readers that
+   * do not know the key ignore it and stay on {@value #MANIFEST_DATA_KEY}.
+   */
+  public static final String CANARY_MANIFEST_DATA_KEY = "canary.json";
+
+  /** Data key of the canary manifest's {@link ManifestSignature}, when signed. */
+  public static final String CANARY_SIGNATURE_DATA_KEY = "canary.sig";
+
+  /** Data key of the canary share in whole percent, 1..100, as decimal digits. */
+  public static final String CANARY_PERCENT_DATA_KEY = "canary.percent";
+
   public static final String LABEL_MANAGED_BY = "app.kubernetes.io/managed-by";
   public static final String MANAGED_BY = "bloom-operator";
   public static final String LABEL_FILTER = "bloomoperator.io/filter";
