@@ -23,8 +23,8 @@ import io.fabric8.kubernetes.client.KubernetesClientException;
 import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -63,6 +63,9 @@ public final class SnapshotStore {
   /** The namespace's budget in the object store; null for ConfigMaps. */
   private final StoreBudget storeBudget;
 
+  /** Who creates the chunks: several at once within the operator's bound, or one by one. */
+  private final ChunkWriters writers;
+
   /** The manifest ConfigMap as this store's last successful write left it, or null. */
   private PublishedSnapshot written;
 
@@ -82,6 +85,7 @@ public final class SnapshotStore {
     this.storeName = null;
     this.formerChunks = List.of();
     this.storeBudget = null;
+    this.writers = ChunkWriters.sequential();
   }
 
   private SnapshotStore(
@@ -90,7 +94,8 @@ public final class SnapshotStore {
       ChunkStore chunks,
       String storeName,
       List<ChunkStore> formerChunks,
-      StoreBudget storeBudget) {
+      StoreBudget storeBudget,
+      ChunkWriters writers) {
     this.client = store.client;
     this.owner = store.owner;
     this.namespace = store.namespace;
@@ -101,6 +106,7 @@ public final class SnapshotStore {
     this.storeName = storeName;
     this.formerChunks = formerChunks;
     this.storeBudget = storeBudget;
+    this.writers = writers;
   }
 
   /**
@@ -109,7 +115,8 @@ public final class SnapshotStore {
    * replaced versions.
    */
   public SnapshotStore inObjectStore(ChunkStore chunks, String storeName, StoreBudget budget) {
-    return new SnapshotStore(this, manifests, chunks, storeName, List.of(this.chunks), budget);
+    return new SnapshotStore(
+        this, manifests, chunks, storeName, List.of(this.chunks), budget, writers);
   }
 
   /**
@@ -122,7 +129,17 @@ public final class SnapshotStore {
     }
     List<ChunkStore> all = new ArrayList<>(formerChunks);
     all.addAll(left);
-    return new SnapshotStore(this, manifests, chunks, storeName, List.copyOf(all), storeBudget);
+    return new SnapshotStore(
+        this, manifests, chunks, storeName, List.copyOf(all), storeBudget, writers);
+  }
+
+  /**
+   * This store with its chunks created through {@code writers}: several at once, all of them before
+   * the manifest, and on failure every one this publish created deleted again.
+   */
+  public SnapshotStore writingChunksWith(ChunkWriters writers) {
+    return new SnapshotStore(
+        this, manifests, chunks, storeName, formerChunks, storeBudget, writers);
   }
 
   /** The namespace's budget in the object store, if the chunks go to one. */
@@ -155,14 +172,15 @@ public final class SnapshotStore {
             stamp == null ? Map.of() : Map.of(ManifestWriter.ANNOTATION_PUBLISHED_BY, stamp));
     return storeName == null
         ? new SnapshotStore(
-            this, manifests.fencedAs(stamp, fence), configMaps, null, List.of(), null)
+            this, manifests.fencedAs(stamp, fence), configMaps, null, List.of(), null, writers)
         : new SnapshotStore(
             this,
             manifests.fencedAs(stamp, fence),
             chunks,
             storeName,
             List.of(configMaps),
-            storeBudget);
+            storeBudget,
+            writers);
   }
 
   /** The store the filter's chunks live in. */
@@ -218,6 +236,20 @@ public final class SnapshotStore {
    */
   public PublishPlan.Facts facts(
       BloomFilterBits bits, PublishedSnapshot current, DeltaPolicy deltas, int chunkSize) {
+    return facts(bits, current, deltas, chunkSize, null);
+  }
+
+  /**
+   * As {@link #facts(BloomFilterBits, PublishedSnapshot, DeltaPolicy, int)}, with {@code held} the
+   * published version's payload as this operator built it ({@link PublishedPayloads}, for exactly
+   * {@code current}'s version; null: none): used instead of reading the published chain back.
+   */
+  public PublishPlan.Facts facts(
+      BloomFilterBits bits,
+      PublishedSnapshot current,
+      DeltaPolicy deltas,
+      int chunkSize,
+      BloomFilterBits held) {
     long size = SnapshotEncoder.payloadSize(bits);
     String sha256 = SnapshotEncoder.sha256(bits);
     Manifest published = current == null ? null : current.manifest();
@@ -232,9 +264,11 @@ public final class SnapshotStore {
         || (published.totalBytes() == size && sha256.equals(published.sha256()))) {
       return new PublishPlan.Facts(size, sha256, chunkSize, -1, null);
     }
-    BloomFilterBits previous;
+    BloomFilterBits previous = held;
     try {
-      previous = materialize(published);
+      if (previous == null) {
+        previous = materialize(published);
+      }
     } catch (SnapshotVerificationException | IOException | RuntimeException e) {
       // RuntimeException too: whatever a hostile chain makes the decoder throw (a reader bug, an
       // API error), the way out is a whole new base, never a reconcile failing on every retry.
@@ -317,8 +351,8 @@ public final class SnapshotStore {
 
   /**
    * The verified bits of {@code manifest}'s version, read back from the chunks in the cluster (the
-   * base, then each delta applied): what a new delta is computed against. Never taken from memory,
-   * so a restarted operator continues the chain exactly where the cluster is.
+   * base, then each delta applied): what a new delta is computed against when this process does not
+   * hold the payload it published ({@link PublishedPayloads}), e.g. after a restart.
    *
    * @throws SnapshotVerificationException if a chunk is missing or anything fails verification
    * @throws IOException if a chunk has no data or not the announced amount
@@ -341,7 +375,7 @@ public final class SnapshotStore {
       long keyCount) {}
 
   /** Encodes the chunks of {@code next} into the store and returns its manifest. */
-  private Manifest encode(Version next, PublishedSnapshot current, List<ChunkStore.Stored> created)
+  private Manifest encode(Version next, PublishedSnapshot current, ChunkWriters.Batch created)
       throws IOException {
     PublishPlan plan = next.plan();
     BloomFilterBits bits = next.bits();
@@ -381,10 +415,7 @@ public final class SnapshotStore {
 
   /** Writes {@code previous}, the verified bits of {@code published}, as a base of its version. */
   private Manifest writeBase(
-      Manifest published,
-      BloomFilterBits previous,
-      PublishPlan plan,
-      List<ChunkStore.Stored> created)
+      Manifest published, BloomFilterBits previous, PublishPlan plan, ChunkWriters.Batch created)
       throws IOException {
     return Manifest.of(
         filterName,
@@ -396,21 +427,9 @@ public final class SnapshotStore {
         plan.createdAt());
   }
 
-  /** Creates each chunk handed to it as chunk of {@code part}, recording it in {@code created}. */
-  private SnapshotEncoder.ChunkConsumer into(Part part, List<ChunkStore.Stored> created) {
-    return (index, data, length, sha256) -> {
-      try {
-        created.add(chunks.create(part, index, data, length, sha256));
-      } catch (ChunkStore.NameTakenException e) {
-        throw e; // nothing was created
-      } catch (IOException | RuntimeException e) {
-        // etcd applies the write that takes it over its quota and only then answers NOSPACE, and
-        // a timed-out create may have been applied too: the chunk may exist, so it is removed
-        // with the others (after an ownership check).
-        created.add(new ChunkStore.Stored(chunks.name(part, index), part, null));
-        throw e;
-      }
-    };
+  /** Hands each chunk to {@code batch} as chunk of {@code part}. */
+  private static SnapshotEncoder.ChunkConsumer into(Part part, ChunkWriters.Batch batch) {
+    return (index, data, length, sha256) -> batch.create(part, index, data, length, sha256);
   }
 
   /**
@@ -422,9 +441,11 @@ public final class SnapshotStore {
     PublishPlan plan = next.plan();
     // Before any chunk: an unusable key must not leave chunks behind or publish unsigned.
     ManifestSigner signer = signingKey == null ? null : signingKey.load(client);
-    List<ChunkStore.Stored> created = new ArrayList<>();
+    ChunkWriters.Batch created = writers.batch(namespace, chunks);
     try {
       Manifest manifest = encode(next, current, created).inStore(storeName);
+      // Every chunk exists before the manifest names it.
+      created.finish();
       try {
         writeManifest(manifest, current, build, signer);
       } catch (RuntimeException e) {
@@ -448,8 +469,9 @@ public final class SnapshotStore {
         throw e;
       }
     } catch (IOException | RuntimeException e) {
-      int left = rollBack(created);
-      throw PublishFailures.of(e, filterName, plan.version(), created.size(), left);
+      List<ChunkStore.Stored> toDelete = created.created();
+      int left = rollBack(toDelete);
+      throw PublishFailures.of(e, filterName, plan.version(), toDelete.size(), left);
     }
   }
 
@@ -680,7 +702,7 @@ public final class SnapshotStore {
               + "); the published version keeps serving",
           e);
     }
-    List<ChunkStore.Stored> created = new ArrayList<>();
+    ChunkWriters.Batch created = writers.batch(namespace, chunks);
     try {
       Manifest manifest =
           Manifest.withDelta(
@@ -691,11 +713,13 @@ public final class SnapshotStore {
               target.sha256(),
               SnapshotDelta.encode(bits, bits, chunkSize, into(Part.delta(version), created)),
               createdAt);
+      created.finish();
       writeManifest(manifest, current, build, signer);
       return written;
     } catch (IOException | RuntimeException e) {
-      int left = rollBack(created);
-      throw PublishFailures.of(e, filterName, version, created.size(), left);
+      List<ChunkStore.Stored> toDelete = created.created();
+      int left = rollBack(toDelete);
+      throw PublishFailures.of(e, filterName, version, toDelete.size(), left);
     }
   }
 

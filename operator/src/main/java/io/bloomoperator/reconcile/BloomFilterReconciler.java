@@ -8,6 +8,7 @@ import io.bloomoperator.objectstore.DefaultStores;
 import io.bloomoperator.objectstore.ObjectStores;
 import io.bloomoperator.objectstore.S3ChunkStore;
 import io.bloomoperator.objectstore.StoreSettings;
+import io.bloomoperator.publish.ChunkWriters;
 import io.bloomoperator.publish.OwnManifests;
 import io.bloomoperator.publish.PublishException;
 import io.bloomoperator.publish.PublishPlan;
@@ -106,6 +107,9 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
   /** The object stores filters may keep their chunks in. */
   private final ObjectStores stores;
 
+  /** Creates chunks several at once, shared by every publish (BLOOM_PUBLISH_WRITERS). */
+  private final ChunkWriters chunkWriters;
+
   /** Deletes a deleted filter's objects from its store. */
   private final StoreObjectsFinalizer storeObjects;
 
@@ -156,6 +160,7 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
     this.metrics = metrics;
     this.crashes = new BuildCrashes(clock.instant(), metrics);
     this.act = new BuildAndPublish(settings, metrics, ownManifests);
+    this.chunkWriters = ChunkWriters.of(settings.builds().publishWriters());
   }
 
   /**
@@ -461,7 +466,9 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
     // One store per reconcile: reads, the janitor, publishing and re-stamping all go through its
     // fenced, stamped manifest writer and its chunk store.
     SnapshotStore store =
-        new SnapshotStore(client, filter, settings.signingKey()).writingAs(publisher, fence);
+        new SnapshotStore(client, filter, settings.signingKey())
+            .writingAs(publisher, fence)
+            .writingChunksWith(chunkWriters);
     return new FilterContext(filter, client, now, spec, source, store, report, events);
   }
 

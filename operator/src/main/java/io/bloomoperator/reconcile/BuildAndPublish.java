@@ -11,6 +11,7 @@ import io.bloomoperator.publish.NamespaceBudget;
 import io.bloomoperator.publish.OwnManifests;
 import io.bloomoperator.publish.PublishException;
 import io.bloomoperator.publish.PublishPlan;
+import io.bloomoperator.publish.PublishedPayloads;
 import io.bloomoperator.publish.PublishedSnapshot;
 import io.bloomoperator.publish.RetainedVersions;
 import io.bloomoperator.publish.SnapshotStore;
@@ -54,6 +55,9 @@ final class BuildAndPublish {
   /** Told about every manifest written, so the next reconcile recognises it as the operator's. */
   private final OwnManifests ownManifests;
 
+  /** The payload each filter last published, so its next delta needs no read-back of the chain. */
+  private final PublishedPayloads payloads;
+
   BuildAndPublish(OperatorSettings settings, BuildMetrics metrics, OwnManifests ownManifests) {
     this.settings = settings;
     this.metrics = metrics;
@@ -64,6 +68,7 @@ final class BuildAndPublish {
         BuildWorkers.of(settings.builds().threadsPerBuild(), settings.maxConcurrentBuilds());
     this.namespaceBuilds = new NamespaceBuilds(settings.builds().maxBuildsPerNamespace());
     this.writeBudget = new WriteBudget(settings.writes(), metrics::etcdWritten);
+    this.payloads = new PublishedPayloads(settings.maxSnapshotBytes(true));
   }
 
   /**
@@ -229,8 +234,16 @@ final class BuildAndPublish {
             ctx.spec().chunkSize(),
             SnapshotEncoder.payloadSize(built.bits()),
             SnapshotSpec.MAX_CHUNK_BYTES);
+    String uid = ctx.filter().getMetadata().getUid();
+    // current is what OwnManifests trusts: a held payload is used only for that very version.
     PublishPlan.Facts facts =
-        ctx.store().facts(built.bits(), current, settings.deltas(), chunkSize);
+        ctx.store()
+            .facts(
+                built.bits(),
+                current,
+                settings.deltas(),
+                chunkSize,
+                payloads.of(uid, current == null ? null : current.manifest()));
     // Chunks in an object store count against the store's budget, not etcd's.
     Optional<StoreBudget> storeBudget = ctx.store().storeBudget();
     PublishPlan plan =
@@ -260,8 +273,14 @@ final class BuildAndPublish {
     }
     SnapshotStore.BuildRecord record =
         new SnapshotStore.BuildRecord(token, ctx.filter().getMetadata().getGeneration(), ctx.now());
-    return new Published(
-        plan, ctx.store().apply(plan, facts, built.bits(), built.keys(), current, record));
+    PublishedSnapshot state =
+        ctx.store().apply(plan, facts, built.bits(), built.keys(), current, record);
+    if (state != null
+        && state.manifest() != null
+        && state.manifest().sha256().equals(facts.sha256())) {
+      payloads.published(uid, state.manifest(), built.bits());
+    }
+    return new Published(plan, state);
   }
 
   /**

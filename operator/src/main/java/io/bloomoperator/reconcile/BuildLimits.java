@@ -23,12 +23,16 @@ import java.util.Map;
  * @param threadsPerBuild threads one build hashes keys and sets bits on, its own (which reads the
  *     source) included; the operator's total is this times its build slots ({@code
  *     BLOOM_BUILD_THREADS}, see {@link io.bloomoperator.assemble.BuildWorkers})
+ * @param publishWriters chunk writes under way at once across the operator; one namespace gets at
+ *     most {@code max(1, this - 1)} of them ({@code BLOOM_PUBLISH_WRITERS}, see {@link
+ *     io.bloomoperator.publish.ChunkWriters})
  */
 public record BuildLimits(
     int maxBuildsPerNamespace,
     Duration sourceStallTimeout,
     Duration maxBuildTime,
-    int threadsPerBuild) {
+    int threadsPerBuild,
+    int publishWriters) {
 
   /**
    * Eight of java-operator-sdk's 50 reconcile threads (its 5.x default): seven namespaces would
@@ -47,15 +51,26 @@ public record BuildLimits(
   public static final int DEFAULT_THREADS_PER_BUILD =
       Math.min(4, Runtime.getRuntime().availableProcessors());
 
-  /** Limits with the default threads per build. */
+  /**
+   * Each chunk write waits for one API server (or object store) round trip, not for a CPU: four
+   * overlap those round trips well and still leave the API server to everyone else.
+   */
+  public static final int DEFAULT_PUBLISH_WRITERS = 4;
+
+  /** Limits with the default threads per build and chunk writers. */
   public BuildLimits(
       int maxBuildsPerNamespace, Duration sourceStallTimeout, Duration maxBuildTime) {
-    this(maxBuildsPerNamespace, sourceStallTimeout, maxBuildTime, DEFAULT_THREADS_PER_BUILD);
+    this(
+        maxBuildsPerNamespace,
+        sourceStallTimeout,
+        maxBuildTime,
+        DEFAULT_THREADS_PER_BUILD,
+        DEFAULT_PUBLISH_WRITERS);
   }
 
   public BuildLimits {
-    if (threadsPerBuild < 1) {
-      throw new IllegalArgumentException("threads per build must be positive");
+    if (threadsPerBuild < 1 || publishWriters < 1) {
+      throw new IllegalArgumentException("threads per build and chunk writers must be positive");
     }
     if (maxBuildsPerNamespace < 1
         || sourceStallTimeout == null
@@ -74,8 +89,8 @@ public record BuildLimits(
   }
 
   /**
-   * Reads BLOOM_MAX_BUILDS_PER_NAMESPACE, BLOOM_SOURCE_STALL_TIMEOUT, BLOOM_MAX_BUILD_TIME and
-   * BLOOM_BUILD_THREADS, falling back to the defaults.
+   * Reads BLOOM_MAX_BUILDS_PER_NAMESPACE, BLOOM_SOURCE_STALL_TIMEOUT, BLOOM_MAX_BUILD_TIME,
+   * BLOOM_BUILD_THREADS and BLOOM_PUBLISH_WRITERS, falling back to the defaults.
    *
    * @throws IllegalArgumentException naming the variable that is not valid
    */
@@ -87,6 +102,7 @@ public record BuildLimits(
                 positive(env, "BLOOM_MAX_BUILDS_PER_NAMESPACE", DEFAULT_MAX_BUILDS_PER_NAMESPACE)),
         EnvDurations.positive(env, "BLOOM_SOURCE_STALL_TIMEOUT", DEFAULT_SOURCE_STALL_TIMEOUT),
         EnvDurations.positive(env, "BLOOM_MAX_BUILD_TIME", DEFAULT_MAX_BUILD_TIME),
-        (int) Math.min(64, positive(env, "BLOOM_BUILD_THREADS", DEFAULT_THREADS_PER_BUILD)));
+        (int) Math.min(64, positive(env, "BLOOM_BUILD_THREADS", DEFAULT_THREADS_PER_BUILD)),
+        (int) Math.min(64, positive(env, "BLOOM_PUBLISH_WRITERS", DEFAULT_PUBLISH_WRITERS)));
   }
 }

@@ -3,6 +3,7 @@ package io.bloomoperator.bench;
 import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.publish.DeltaPolicy;
 import io.bloomoperator.publish.PublishPlan;
+import io.bloomoperator.publish.PublishedPayloads;
 import io.bloomoperator.publish.PublishedSnapshot;
 import io.bloomoperator.publish.SnapshotJanitor;
 import io.bloomoperator.publish.SnapshotStore;
@@ -460,6 +461,13 @@ public final class DeltaBenchmark {
     private final DeltaPolicy policy;
     private PublishedSnapshot current;
 
+    /**
+     * The payload last published, as the reconciler holds it; {@code -Dbloom.readBack=true}: none,
+     * so every delta reads the published chain back (as before the operator held it).
+     */
+    private final PublishedPayloads payloads =
+        Boolean.getBoolean("bloom.readBack") ? null : new PublishedPayloads(Long.MAX_VALUE);
+
     Publisher(KubernetesClient client, BloomFilter owner, DeltaPolicy policy) {
       this.client = client;
       this.owner = owner;
@@ -473,7 +481,10 @@ public final class DeltaBenchmark {
     PublishedSnapshot publish(BloomFilterBits bits) throws Exception {
       Instant now = Instant.now();
       SnapshotStore store = new SnapshotStore(client, owner, null);
-      PublishPlan.Facts facts = store.facts(bits, current, policy, CHUNK_SIZE);
+      String uid = owner.getMetadata().getUid();
+      BloomFilterBits held =
+          payloads == null || current == null ? null : payloads.of(uid, current.manifest());
+      PublishPlan.Facts facts = store.facts(bits, current, policy, CHUNK_SIZE, held);
       PublishPlan plan =
           PublishPlan.plan(
               current == null ? null : current.manifest(),
@@ -493,6 +504,9 @@ public final class DeltaBenchmark {
               0,
               current,
               new SnapshotStore.BuildRecord("bench-" + now.toEpochMilli(), 1, now));
+      if (payloads != null) {
+        payloads.published(uid, current.manifest(), bits);
+      }
       return current;
     }
 

@@ -5,6 +5,7 @@ import io.bloomoperator.OperatorMain;
 import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.objectstore.StoreSettings;
 import io.bloomoperator.objectstore.TestStores;
+import io.bloomoperator.reconcile.BuildLimits;
 import io.bloomoperator.reconcile.OperatorSettings;
 import io.bloomoperator.reconcile.ReadyCondition;
 import io.bloomoperator.source.EgressPolicy;
@@ -81,7 +82,12 @@ public final class ScaleBenchmark {
             : OperatorSettings.fromEnvironment(
                 java.util.Map.of(
                     "BLOOM_MAX_SNAPSHOT_BYTES", Long.toString(256L << 20),
-                    "BLOOM_MAX_NAMESPACE_BYTES", Long.toString(512L << 20)));
+                    "BLOOM_MAX_NAMESPACE_BYTES", Long.toString(512L << 20),
+                    // -Dbloom.publishWriters=1: chunks one after the other, as before the pool.
+                    "BLOOM_PUBLISH_WRITERS",
+                        System.getProperty(
+                            "bloom.publishWriters",
+                            Integer.toString(BuildLimits.DEFAULT_PUBLISH_WRITERS))));
     settings = settings.withHttp(settings.http().withEgress(EgressPolicy.of("127.0.0.1", null)));
     S3Server s3 = inStore ? S3Server.start() : null;
     String bucket = null;

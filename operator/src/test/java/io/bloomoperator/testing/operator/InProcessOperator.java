@@ -6,6 +6,7 @@ import io.bloomoperator.readers.ReaderSettings;
 import io.bloomoperator.reconcile.OperatorSettings;
 import io.bloomoperator.runtime.RuntimeOptions;
 import io.bloomoperator.testing.KubeCluster;
+import io.bloomoperator.testing.RequestLog;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.javaoperatorsdk.operator.Operator;
 import java.util.function.Consumer;
@@ -38,6 +39,7 @@ public final class InProcessOperator implements BeforeAllCallback, AfterAllCallb
   private KubernetesClient client;
   private Operator operator;
   private ReaderSettings readers = ReaderSettings.defaults();
+  private RequestLog requests;
 
   private InProcessOperator(Supplier<OperatorSettings> settings) {
     this.settings = settings;
@@ -68,6 +70,12 @@ public final class InProcessOperator implements BeforeAllCallback, AfterAllCallb
     return this;
   }
 
+  /** Records every request of the operator's client into {@code requests}. */
+  public InProcessOperator withRequestLog(RequestLog requests) {
+    this.requests = requests;
+    return this;
+  }
+
   /** The operator with these object-store settings (default: none of the environment). */
   public InProcessOperator withStores(StoreSettings stores) {
     this.stores = stores;
@@ -82,7 +90,10 @@ public final class InProcessOperator implements BeforeAllCallback, AfterAllCallb
 
   @Override
   public void beforeAll(ExtensionContext context) {
-    client = KubeCluster.shared().newClient();
+    client =
+        requests == null
+            ? KubeCluster.shared().newClient()
+            : requests.newClient(KubeCluster.shared());
     beforeStart.accept(client);
     start();
   }
