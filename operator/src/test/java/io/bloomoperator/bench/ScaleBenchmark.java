@@ -7,10 +7,12 @@ import io.bloomoperator.objectstore.StoreSettings;
 import io.bloomoperator.objectstore.TestStores;
 import io.bloomoperator.reconcile.OperatorSettings;
 import io.bloomoperator.reconcile.ReadyCondition;
+import io.bloomoperator.snapshot.SnapshotNames;
 import io.bloomoperator.source.EgressPolicy;
 import io.bloomoperator.source.GeneratedLines;
 import io.bloomoperator.testing.KubeCluster;
 import io.bloomoperator.testing.RealKubernetesExtension;
+import io.bloomoperator.testing.TcpProxy;
 import io.bloomoperator.testing.servers.S3Server;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -19,7 +21,10 @@ import io.javaoperatorsdk.operator.Operator;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * End-to-end scale run: an HTTP export of N keys (generated while it is served, never held) → the
@@ -30,6 +35,14 @@ import java.util.Locale;
  * <p>Second argument {@code store}: the chunks go to a BloomStore on a local versitygw (issue 19),
  * with the operator's default settings (only loopback allowed); otherwise to ConfigMaps, with the
  * snapshot limits raised as an administrator would for a filter of this size.
+ *
+ * <p>Options {@code readers=N} and {@code churn=f1,f2,…} (issue 19): after Ready, N readers start
+ * one after another, each a {@link LiveBloomFilter} with its own API client behind its own counting
+ * {@link TcpProxy} (and, in a store, its own {@code S3ObjectStore} behind another), all in this
+ * JVM; then for each fraction f the export drops its lowest f·n keys and adds f·n new ones, the
+ * operator (refreshInterval 10s) rebuilds and publishes, and the run prints the readers' swap times
+ * from the operator's manifest PUT, the bytes the API server and the store sent each reader, and
+ * the heap peak.
  *
  * <pre>
  * mvn -q -pl operator test-compile exec:exec -Dexec.executable=java -Dexec.classpathScope=test \
@@ -43,13 +56,30 @@ public final class ScaleBenchmark {
 
   public static void main(String[] args) throws Exception {
     long n = args.length > 0 ? Long.parseLong(args[0]) : 100_000_000L;
-    boolean inStore = args.length > 1 && "store".equals(args[1]);
+    boolean inStore = false;
+    int readerCount = 0;
+    List<Double> churns = new ArrayList<>();
+    for (int i = 1; i < args.length; i++) {
+      if ("store".equals(args[i])) {
+        inStore = true;
+      } else if (args[i].startsWith("readers=")) {
+        readerCount = Integer.parseInt(args[i].substring("readers=".length()));
+      } else if (args[i].startsWith("churn=")) {
+        for (String f : args[i].substring("churn=".length()).split(",")) {
+          churns.add(Double.parseDouble(f));
+        }
+      } else {
+        throw new IllegalArgumentException("unknown argument " + args[i]);
+      }
+    }
     double fpp = 0.01;
+    AtomicLong first = new AtomicLong();
     HttpServer export = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
     export.createContext(
         "/ids.txt",
         exchange -> {
-          exchange.getResponseHeaders().set("ETag", "\"export-" + n + "\"");
+          long from = first.get();
+          exchange.getResponseHeaders().set("ETag", "\"export-" + n + "-" + from + "\"");
           if ("HEAD".equals(exchange.getRequestMethod())) {
             exchange.sendResponseHeaders(200, -1);
             exchange.close();
@@ -58,7 +88,7 @@ public final class ScaleBenchmark {
           exchange.sendResponseHeaders(200, 0);
           // Generated as cheaply as a file is sent, so the export is not what bounds the build.
           try (OutputStream out = exchange.getResponseBody()) {
-            new GeneratedLines("product-", n).transferTo(out);
+            new GeneratedLines("product-", from, n).transferTo(out);
           }
         });
     export.start();
@@ -83,6 +113,19 @@ public final class ScaleBenchmark {
                     "BLOOM_MAX_SNAPSHOT_BYTES", Long.toString(256L << 20),
                     "BLOOM_MAX_NAMESPACE_BYTES", Long.toString(512L << 20)));
     settings = settings.withHttp(settings.http().withEgress(EgressPolicy.of("127.0.0.1", null)));
+    // Refreshes are timed from the operator's manifest PUT: the operator gets its own client,
+    // through a counting proxy, that records when the PUT is sent.
+    AtomicLong putStart = new AtomicLong();
+    TcpProxy operatorProxy = churns.isEmpty() ? null : DeltaBenchmark.proxy(cluster);
+    KubernetesClient operatorClient =
+        operatorProxy == null
+            ? client
+            : DeltaBenchmark.client(
+                cluster,
+                operatorProxy,
+                DeltaBenchmark.manifestPutTimer(
+                    "/namespaces/scale/configmaps/" + SnapshotNames.manifestName("products"),
+                    putStart));
     S3Server s3 = inStore ? S3Server.start() : null;
     String bucket = null;
     Operator operator;
@@ -92,11 +135,11 @@ public final class ScaleBenchmark {
       TestStores.define(client, "scale-store", s3, bucket, "s3-writer", "scale", "");
       operator =
           OperatorMain.start(
-              client,
+              operatorClient,
               settings,
               StoreSettings.fromEnvironment(java.util.Map.of()).inNamespace("bloom-system"));
     } else {
-      operator = OperatorMain.start(client, settings);
+      operator = OperatorMain.start(operatorClient, settings);
     }
 
     HeapPeak.reset();
@@ -116,12 +159,14 @@ public final class ScaleBenchmark {
           source:
             http: {url: "http://127.0.0.1:%d/ids.txt"}
           %s
+          %s
         """
                     .formatted(
                         fpp,
                         n,
                         export.getAddress().getPort(),
-                        inStore ? "snapshot: {store: scale-store}" : ""),
+                        inStore ? "snapshot: {store: scale-store}" : "",
+                        churns.isEmpty() ? "" : "refreshInterval: 10s"),
                 BloomFilter.class))
         .create();
 
@@ -202,11 +247,25 @@ public final class ScaleBenchmark {
       }
     }
 
+    if (readerCount > 0) {
+      Fanout fanout =
+          new Fanout(cluster, client, operatorProxy, putStart, inStore ? s3 : null, bucket);
+      fanout.startReaders(readerCount);
+      for (double churn : churns) {
+        fanout.refresh(churn, () -> first.addAndGet(Math.round(churn * n)));
+      }
+      fanout.close();
+    }
+
     operator.stop();
     if (s3 != null) {
       s3.close();
     }
     client.close();
+    if (operatorProxy != null) {
+      operatorClient.close();
+      operatorProxy.close();
+    }
     export.stop(0);
     cluster.close();
     System.exit(0);
