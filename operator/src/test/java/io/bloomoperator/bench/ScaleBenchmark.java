@@ -10,6 +10,7 @@ import io.bloomoperator.reconcile.ReadyCondition;
 import io.bloomoperator.snapshot.SnapshotNames;
 import io.bloomoperator.source.EgressPolicy;
 import io.bloomoperator.source.GeneratedLines;
+import io.bloomoperator.source.HttpSourceSettings;
 import io.bloomoperator.testing.KubeCluster;
 import io.bloomoperator.testing.RealKubernetesExtension;
 import io.bloomoperator.testing.TcpProxy;
@@ -53,6 +54,15 @@ import java.util.concurrent.atomic.AtomicLong;
 public final class ScaleBenchmark {
 
   private ScaleBenchmark() {}
+
+  /** Bytes of {@code product-0\n} … {@code product-(m-1)\n}: an upper bound for any shift. */
+  static long exportBytes(long m) {
+    long bytes = m * ("product-".length() + 1 + 1); // prefix, newline, the first digit
+    for (long low = 10; low < m; low *= 10) {
+      bytes += m - low; // one more digit for every number >= low
+    }
+    return bytes;
+  }
 
   public static void main(String[] args) throws Exception {
     long n = args.length > 0 ? Long.parseLong(args[0]) : 100_000_000L;
@@ -105,13 +115,20 @@ public final class ScaleBenchmark {
     // default per-filter and per-namespace snapshot limits (64 / 256 MiB): raised here, as an
     // administrator would for such a filter.
     // In a store, neither limit binds: the defaults.
-    OperatorSettings settings =
-        inStore
-            ? OperatorSettings.defaults()
-            : OperatorSettings.fromEnvironment(
-                java.util.Map.of(
-                    "BLOOM_MAX_SNAPSHOT_BYTES", Long.toString(256L << 20),
-                    "BLOOM_MAX_NAMESPACE_BYTES", Long.toString(512L << 20)));
+    // The one default a store run raises: 1B keys of "product-<id>\n" are 17.9 GB of text, over
+    // the http source's 8 GiB body limit (BLOOM_HTTP_MAX_BODY_BYTES).
+    java.util.Map<String, String> env = new java.util.HashMap<>();
+    long body = exportBytes(n + Math.round(churns.stream().mapToDouble(d -> d).sum() * n));
+    if (body > HttpSourceSettings.DEFAULT_MAX_BODY_BYTES) {
+      env.put("BLOOM_HTTP_MAX_BODY_BYTES", Long.toString(2 * body));
+      System.out.printf(
+          Locale.ROOT, "export of %,d B: BLOOM_HTTP_MAX_BODY_BYTES raised to %,d%n", body, 2 * body);
+    }
+    if (!inStore) {
+      env.put("BLOOM_MAX_SNAPSHOT_BYTES", Long.toString(256L << 20));
+      env.put("BLOOM_MAX_NAMESPACE_BYTES", Long.toString(512L << 20));
+    }
+    OperatorSettings settings = OperatorSettings.fromEnvironment(env);
     settings = settings.withHttp(settings.http().withEgress(EgressPolicy.of("127.0.0.1", null)));
     // Refreshes are timed from the operator's manifest PUT: the operator gets its own client,
     // through a counting proxy, that records when the PUT is sent.
