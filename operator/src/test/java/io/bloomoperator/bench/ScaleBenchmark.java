@@ -122,7 +122,10 @@ public final class ScaleBenchmark {
     if (body > HttpSourceSettings.DEFAULT_MAX_BODY_BYTES) {
       env.put("BLOOM_HTTP_MAX_BODY_BYTES", Long.toString(2 * body));
       System.out.printf(
-          Locale.ROOT, "export of %,d B: BLOOM_HTTP_MAX_BODY_BYTES raised to %,d%n", body, 2 * body);
+          Locale.ROOT,
+          "export of %,d B: BLOOM_HTTP_MAX_BODY_BYTES raised to %,d%n",
+          body,
+          2 * body);
     }
     if (!inStore) {
       env.put("BLOOM_MAX_SNAPSHOT_BYTES", Long.toString(256L << 20));
