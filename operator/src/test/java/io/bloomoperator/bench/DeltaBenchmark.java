@@ -19,6 +19,7 @@ import io.bloomoperator.watch.BloomFilterListener;
 import io.bloomoperator.watch.BloomFilterWatcher;
 import io.bloomoperator.watch.LiveBloomFilter;
 import io.bloomoperator.watch.LiveKeyType;
+import io.bloomoperator.watch.ObjectStore;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -34,6 +35,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -520,10 +522,21 @@ public final class DeltaBenchmark {
   }
 
   /** One application pod: its own client, through its own counting proxy. */
-  record Reader(TcpProxy proxy, KubernetesClient client, LiveBloomFilter<?> live) {
+  record Reader(TcpProxy proxy, KubernetesClient client, LiveBloomFilter<?> live, StoreLink store) {
 
     static Reader start(
         KubeCluster cluster, String namespace, String filter, KeyType keyType, Swaps swaps) {
+      return start(cluster, namespace, filter, keyType, swaps, null);
+    }
+
+    /** A reader that fetches chunks from {@code store} when a manifest names it (or null). */
+    static Reader start(
+        KubeCluster cluster,
+        String namespace,
+        String filter,
+        KeyType keyType,
+        Swaps swaps,
+        StoreLink store) {
       TcpProxy proxy = DeltaBenchmark.proxy(cluster);
       KubernetesClient client = DeltaBenchmark.client(cluster, proxy, null);
       BloomFilterListener listener =
@@ -541,20 +554,48 @@ public final class DeltaBenchmark {
           };
       LiveBloomFilter<?> live =
           keyType == KeyType.LONG
-              ? BloomFilterWatcher.builder(client, namespace, filter, LiveKeyType.LONG)
-                  .resync(Duration.ZERO)
-                  .listener(listener)
-                  .start()
-              : BloomFilterWatcher.builder(client, namespace, filter, LiveKeyType.STRING)
-                  .resync(Duration.ZERO)
-                  .listener(listener)
-                  .start();
-      return new Reader(proxy, client, live);
+              ? watch(
+                  BloomFilterWatcher.builder(client, namespace, filter, LiveKeyType.LONG),
+                  listener,
+                  store)
+              : watch(
+                  BloomFilterWatcher.builder(client, namespace, filter, LiveKeyType.STRING),
+                  listener,
+                  store);
+      return new Reader(proxy, client, live, store);
+    }
+
+    private static <K> LiveBloomFilter<K> watch(
+        BloomFilterWatcher.Builder<K> builder, BloomFilterListener listener, StoreLink store) {
+      builder.resync(Duration.ZERO).listener(listener);
+      if (store != null) {
+        builder.objectStore(store.name(), store.objectStore());
+      }
+      return builder.start();
     }
 
     void close() {
       live.close();
       client.close();
+      proxy.close();
+      if (store != null) {
+        store.close();
+      }
+    }
+  }
+
+  /**
+   * A reader's own object-store client, through its own counting proxy (the bytes it downloads).
+   */
+  record StoreLink(String name, TcpProxy proxy, ObjectStore objectStore) {
+    void close() {
+      if (objectStore instanceof AutoCloseable closeable) {
+        try {
+          closeable.close();
+        } catch (Exception e) {
+          throw new IllegalStateException(e);
+        }
+      }
       proxy.close();
     }
   }
@@ -564,6 +605,7 @@ public final class DeltaBenchmark {
     static final class Arrival {
       final CountDownLatch latch;
       final AtomicLong last = new AtomicLong();
+      final List<Long> all = Collections.synchronizedList(new ArrayList<>());
 
       Arrival(int readers) {
         latch = new CountDownLatch(readers);
@@ -581,6 +623,7 @@ public final class DeltaBenchmark {
       Arrival arrival = byVersion.get(version);
       if (arrival != null) {
         arrival.last.accumulateAndGet(nanos, Math::max);
+        arrival.all.add(nanos);
         arrival.latch.countDown();
       }
     }

@@ -8,10 +8,13 @@ import io.bloomoperator.objectstore.TestStores;
 import io.bloomoperator.reconcile.BuildLimits;
 import io.bloomoperator.reconcile.OperatorSettings;
 import io.bloomoperator.reconcile.ReadyCondition;
+import io.bloomoperator.snapshot.SnapshotNames;
 import io.bloomoperator.source.EgressPolicy;
 import io.bloomoperator.source.GeneratedLines;
+import io.bloomoperator.source.HttpSourceSettings;
 import io.bloomoperator.testing.KubeCluster;
 import io.bloomoperator.testing.RealKubernetesExtension;
+import io.bloomoperator.testing.TcpProxy;
 import io.bloomoperator.testing.servers.S3Server;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -20,7 +23,10 @@ import io.javaoperatorsdk.operator.Operator;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * End-to-end scale run: an HTTP export of N keys (generated while it is served, never held) → the
@@ -32,6 +38,14 @@ import java.util.Locale;
  * with the operator's default settings (only loopback allowed); otherwise to ConfigMaps, with the
  * snapshot limits raised as an administrator would for a filter of this size.
  *
+ * <p>Options {@code readers=N} and {@code churn=f1,f2,…} (issue 19): after Ready, N readers start
+ * one after another, each a {@link LiveBloomFilter} with its own API client behind its own counting
+ * {@link TcpProxy} (and, in a store, its own {@code S3ObjectStore} behind another), all in this
+ * JVM; then for each fraction f the export drops its lowest f·n keys and adds f·n new ones, the
+ * operator (refreshInterval 10s) rebuilds and publishes, and the run prints the readers' swap times
+ * from the operator's manifest PUT, the bytes the API server and the store sent each reader, and
+ * the heap peak.
+ *
  * <pre>
  * mvn -q -pl operator test-compile exec:exec -Dexec.executable=java -Dexec.classpathScope=test \
  *   "-Dexec.args=-Xmx640m -XX:+UseSerialGC -Dbloom.repoRoot=$PWD -cp %classpath io.bloomoperator.bench.ScaleBenchmark 100000000"
@@ -42,15 +56,41 @@ public final class ScaleBenchmark {
 
   private ScaleBenchmark() {}
 
+  /** Bytes of {@code product-0\n} … {@code product-(m-1)\n}: an upper bound for any shift. */
+  static long exportBytes(long m) {
+    long bytes = m * ("product-".length() + 1 + 1); // prefix, newline, the first digit
+    for (long low = 10; low < m; low *= 10) {
+      bytes += m - low; // one more digit for every number >= low
+    }
+    return bytes;
+  }
+
   public static void main(String[] args) throws Exception {
     long n = args.length > 0 ? Long.parseLong(args[0]) : 100_000_000L;
-    boolean inStore = args.length > 1 && "store".equals(args[1]);
+    boolean inStore = false;
+    int readerCount = 0;
+    List<Double> churns = new ArrayList<>();
+    for (int i = 1; i < args.length; i++) {
+      if ("store".equals(args[i])) {
+        inStore = true;
+      } else if (args[i].startsWith("readers=")) {
+        readerCount = Integer.parseInt(args[i].substring("readers=".length()));
+      } else if (args[i].startsWith("churn=")) {
+        for (String f : args[i].substring("churn=".length()).split(",")) {
+          churns.add(Double.parseDouble(f));
+        }
+      } else {
+        throw new IllegalArgumentException("unknown argument " + args[i]);
+      }
+    }
     double fpp = 0.01;
+    AtomicLong first = new AtomicLong();
     HttpServer export = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
     export.createContext(
         "/ids.txt",
         exchange -> {
-          exchange.getResponseHeaders().set("ETag", "\"export-" + n + "\"");
+          long from = first.get();
+          exchange.getResponseHeaders().set("ETag", "\"export-" + n + "-" + from + "\"");
           if ("HEAD".equals(exchange.getRequestMethod())) {
             exchange.sendResponseHeaders(200, -1);
             exchange.close();
@@ -59,7 +99,7 @@ public final class ScaleBenchmark {
           exchange.sendResponseHeaders(200, 0);
           // Generated as cheaply as a file is sent, so the export is not what bounds the build.
           try (OutputStream out = exchange.getResponseBody()) {
-            new GeneratedLines("product-", n).transferTo(out);
+            new GeneratedLines("product-", from, n).transferTo(out);
           }
         });
     export.start();
@@ -76,19 +116,42 @@ public final class ScaleBenchmark {
     // default per-filter and per-namespace snapshot limits (64 / 256 MiB): raised here, as an
     // administrator would for such a filter.
     // In a store, neither limit binds: the defaults.
-    OperatorSettings settings =
-        inStore
-            ? OperatorSettings.defaults()
-            : OperatorSettings.fromEnvironment(
-                java.util.Map.of(
-                    "BLOOM_MAX_SNAPSHOT_BYTES", Long.toString(256L << 20),
-                    "BLOOM_MAX_NAMESPACE_BYTES", Long.toString(512L << 20),
-                    // -Dbloom.publishWriters=1: chunks one after the other, as before the pool.
-                    "BLOOM_PUBLISH_WRITERS",
-                        System.getProperty(
-                            "bloom.publishWriters",
-                            Integer.toString(BuildLimits.DEFAULT_PUBLISH_WRITERS))));
+    // The one default a store run raises: 1B keys of "product-<id>\n" are 17.9 GB of text, over
+    // the http source's 8 GiB body limit (BLOOM_HTTP_MAX_BODY_BYTES).
+    java.util.Map<String, String> env = new java.util.HashMap<>();
+    long body = exportBytes(n + Math.round(churns.stream().mapToDouble(d -> d).sum() * n));
+    if (body > HttpSourceSettings.DEFAULT_MAX_BODY_BYTES) {
+      env.put("BLOOM_HTTP_MAX_BODY_BYTES", Long.toString(2 * body));
+      System.out.printf(
+          Locale.ROOT,
+          "export of %,d B: BLOOM_HTTP_MAX_BODY_BYTES raised to %,d%n",
+          body,
+          2 * body);
+    }
+    if (!inStore) {
+      env.put("BLOOM_MAX_SNAPSHOT_BYTES", Long.toString(256L << 20));
+      env.put("BLOOM_MAX_NAMESPACE_BYTES", Long.toString(512L << 20));
+    }
+    // -Dbloom.publishWriters=1: chunks one after the other, as before the pool.
+    env.put(
+        "BLOOM_PUBLISH_WRITERS",
+        System.getProperty(
+            "bloom.publishWriters", Integer.toString(BuildLimits.DEFAULT_PUBLISH_WRITERS)));
+    OperatorSettings settings = OperatorSettings.fromEnvironment(env);
     settings = settings.withHttp(settings.http().withEgress(EgressPolicy.of("127.0.0.1", null)));
+    // Refreshes are timed from the operator's manifest PUT: the operator gets its own client,
+    // through a counting proxy, that records when the PUT is sent.
+    AtomicLong putStart = new AtomicLong();
+    TcpProxy operatorProxy = churns.isEmpty() ? null : DeltaBenchmark.proxy(cluster);
+    KubernetesClient operatorClient =
+        operatorProxy == null
+            ? client
+            : DeltaBenchmark.client(
+                cluster,
+                operatorProxy,
+                DeltaBenchmark.manifestPutTimer(
+                    "/namespaces/scale/configmaps/" + SnapshotNames.manifestName("products"),
+                    putStart));
     S3Server s3 = inStore ? S3Server.start() : null;
     String bucket = null;
     Operator operator;
@@ -98,11 +161,11 @@ public final class ScaleBenchmark {
       TestStores.define(client, "scale-store", s3, bucket, "s3-writer", "scale", "");
       operator =
           OperatorMain.start(
-              client,
+              operatorClient,
               settings,
               StoreSettings.fromEnvironment(java.util.Map.of()).inNamespace("bloom-system"));
     } else {
-      operator = OperatorMain.start(client, settings);
+      operator = OperatorMain.start(operatorClient, settings);
     }
 
     HeapPeak.reset();
@@ -122,12 +185,14 @@ public final class ScaleBenchmark {
           source:
             http: {url: "http://127.0.0.1:%d/ids.txt"}
           %s
+          %s
         """
                     .formatted(
                         fpp,
                         n,
                         export.getAddress().getPort(),
-                        inStore ? "snapshot: {store: scale-store}" : ""),
+                        inStore ? "snapshot: {store: scale-store}" : "",
+                        churns.isEmpty() ? "" : "refreshInterval: 10s"),
                 BloomFilter.class))
         .create();
 
@@ -208,11 +273,25 @@ public final class ScaleBenchmark {
       }
     }
 
+    if (readerCount > 0) {
+      Fanout fanout =
+          new Fanout(cluster, client, operatorProxy, putStart, inStore ? s3 : null, bucket);
+      fanout.startReaders(readerCount);
+      for (double churn : churns) {
+        fanout.refresh(churn, () -> first.addAndGet(Math.round(churn * n)));
+      }
+      fanout.close();
+    }
+
     operator.stop();
     if (s3 != null) {
       s3.close();
     }
     client.close();
+    if (operatorProxy != null) {
+      operatorClient.close();
+      operatorProxy.close();
+    }
     export.stop(0);
     cluster.close();
     System.exit(0);

@@ -10,7 +10,7 @@ import java.nio.charset.StandardCharsets;
 public final class GeneratedLines extends InputStream {
 
   private final byte[] prefix;
-  private final long n;
+  private final long end;
   private final byte[] digits = new byte[20];
   private long next;
   private byte[] line = new byte[0];
@@ -18,8 +18,17 @@ public final class GeneratedLines extends InputStream {
   private int linePos;
 
   public GeneratedLines(String prefix, long n) {
+    this(prefix, 0, n);
+  }
+
+  /**
+   * The lines {@code prefix(first)} to {@code prefix(first + n - 1)}: a later {@code first} is the
+   * same export with the lowest keys gone and as many new ones added, a refresh with a known churn.
+   */
+  public GeneratedLines(String prefix, long first, long n) {
     this.prefix = prefix.getBytes(StandardCharsets.UTF_8);
-    this.n = n;
+    this.next = first;
+    this.end = first + n;
   }
 
   @Override
@@ -36,7 +45,7 @@ public final class GeneratedLines extends InputStream {
     int written = 0;
     while (written < len) {
       if (linePos == lineLength) {
-        if (next == n) {
+        if (next == end) {
           break;
         }
         makeLine(next++);
