@@ -4,9 +4,11 @@ import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.api.BloomFilterSpec;
 import io.bloomoperator.api.BloomStore;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -22,6 +24,9 @@ public final class DefaultStores {
 
   private static final Logger LOG = LoggerFactory.getLogger(DefaultStores.class);
 
+  /** Whether a refused list was logged: once per operator, not once per reconcile. */
+  private static final AtomicBoolean UNLISTABLE_LOGGED = new AtomicBoolean();
+
   private DefaultStores() {}
 
   /** The default store for {@code filter}, if it is larger than a default store's threshold. */
@@ -31,8 +36,22 @@ public final class DefaultStores {
       return Optional.empty();
     }
     String namespace = filter.getMetadata().getNamespace();
+    List<BloomStore> stores;
+    try {
+      stores = client.resources(BloomStore.class).list().getItems();
+    } catch (KubernetesClientException e) {
+      // The namespaced install has no BloomStore RBAC (and a cluster may lack the CRD): there are
+      // no default stores then, and filters stay on ConfigMaps instead of failing to reconcile.
+      if (e.getCode() != 403 && e.getCode() != 404) {
+        throw e;
+      }
+      if (UNLISTABLE_LOGGED.compareAndSet(false, true)) {
+        LOG.warn("cannot list BloomStores (HTTP {}): no default object store is used", e.getCode());
+      }
+      return Optional.empty();
+    }
     List<BloomStore> defaults =
-        client.resources(BloomStore.class).list().getItems().stream()
+        stores.stream()
             .filter(s -> s.getSpec() != null && s.getSpec().getDefaultForSnapshotsOver() != null)
             .filter(s -> ObjectStores.allows(client, s.getSpec(), namespace))
             .sorted(Comparator.comparing(s -> s.getMetadata().getName()))
