@@ -321,7 +321,9 @@ public record Manifest(
         payloadSha256,
         DateTimeFormatter.ISO_INSTANT.format(createdAt.truncatedTo(ChronoUnit.MILLIS)),
         previous.chunks(),
-        new Chain(previous.baseVersion(), previous.baseSha256(), deltas));
+        new Chain(previous.baseVersion(), previous.baseSha256(), deltas),
+        // A delta extends the chain where its chunks are: the base's chunks stay in that store.
+        previous.store());
   }
 
   /** The false-positive rate the layout of {@code bits} is expected to have at keyCount keys. */

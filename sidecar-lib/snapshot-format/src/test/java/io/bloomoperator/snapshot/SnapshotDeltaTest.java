@@ -175,6 +175,20 @@ class SnapshotDeltaTest {
   }
 
   @Test
+  void aDeltaStaysInTheStoreOfTheChainItExtends() throws Exception {
+    // Its base's chunks are objects of that store: a delta manifest naming no store would send
+    // readers to chunk ConfigMaps that do not exist (a roll-back publishes exactly such a delta).
+    Fixture f = fixture();
+    Manifest stored = f.base.inStore("primary");
+    SnapshotDelta.Result delta = SnapshotDelta.encode(f.from, f.from, CHUNK, (i, d, l, s) -> {});
+    Manifest next = Manifest.withDelta(stored, 2, f.from, 3, f.base.sha256(), delta, Instant.now());
+    assertThat(next.store()).isEqualTo("primary");
+    assertThat(
+            Manifest.withDelta(f.base, 2, f.from, 3, f.base.sha256(), delta, Instant.now()).store())
+        .isNull();
+  }
+
+  @Test
   void malformedEncodingsAreRefusedBeforeAnyBitIsServed() {
     long[] words = new long[4];
     // header: encoding 1, k 3, 4 words, 1 changed bit; then a position beyond 256 bits
