@@ -70,9 +70,16 @@ public final class ScaleBenchmark {
     boolean inStore = false;
     int readerCount = 0;
     List<Double> churns = new ArrayList<>();
+    String format = null;
+    String readTime = null;
     for (int i = 1; i < args.length; i++) {
       if ("store".equals(args[i])) {
         inStore = true;
+      } else if (args[i].startsWith("format=")) {
+        format = args[i].substring("format=".length());
+      } else if (args[i].startsWith("readTime=")) {
+        // BLOOM_HTTP_MAX_READ_TIME: 1B keys take longer than its 10 min default on 2 cores.
+        readTime = args[i].substring("readTime=".length());
       } else if (args[i].startsWith("readers=")) {
         readerCount = Integer.parseInt(args[i].substring("readers=".length()));
       } else if (args[i].startsWith("churn=")) {
@@ -137,6 +144,9 @@ public final class ScaleBenchmark {
         "BLOOM_PUBLISH_WRITERS",
         System.getProperty(
             "bloom.publishWriters", Integer.toString(BuildLimits.DEFAULT_PUBLISH_WRITERS)));
+    if (readTime != null) {
+      env.put("BLOOM_HTTP_MAX_READ_TIME", readTime);
+    }
     OperatorSettings settings = OperatorSettings.fromEnvironment(env);
     settings = settings.withHttp(settings.http().withEgress(EgressPolicy.of("127.0.0.1", null)));
     // Refreshes are timed from the operator's manifest PUT: the operator gets its own client,
@@ -186,13 +196,15 @@ public final class ScaleBenchmark {
             http: {url: "http://127.0.0.1:%d/ids.txt"}
           %s
           %s
+          %s
         """
                     .formatted(
                         fpp,
                         n,
                         export.getAddress().getPort(),
                         inStore ? "snapshot: {store: scale-store}" : "",
-                        churns.isEmpty() ? "" : "refreshInterval: 10s"),
+                        churns.isEmpty() ? "" : "refreshInterval: 10s",
+                        format == null ? "" : "format: " + format),
                 BloomFilter.class))
         .create();
 
