@@ -29,6 +29,7 @@ import io.bloomoperator.source.KeySources;
 import io.bloomoperator.source.SecretAccess;
 import io.bloomoperator.source.SourceException;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.javaoperatorsdk.operator.api.config.informer.Informer;
 import io.javaoperatorsdk.operator.api.reconciler.Context;
 import io.javaoperatorsdk.operator.api.reconciler.ControllerConfiguration;
@@ -97,6 +98,9 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
 
   /** Whether a published manifest is the one this operator wrote, before anything of it is used. */
   private final OwnManifests ownManifests = new OwnManifests();
+
+  /** Whether the filter a reconcile is handed may lag the status this operator last wrote. */
+  private final OwnStatusWrites ownStatus = new OwnStatusWrites();
 
   /** How reader reports are counted into status.readers. */
   private ReaderSettings readerSettings = ReaderSettings.defaults();
@@ -196,17 +200,21 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
   }
 
   @Override
-  public UpdateControl<BloomFilter> reconcile(BloomFilter filter, Context<BloomFilter> context) {
+  public UpdateControl<BloomFilter> reconcile(BloomFilter handed, Context<BloomFilter> context) {
     if (context.isPrimaryResourceDeleted()) {
+      ownStatus.forget(handed);
       return UpdateControl.noUpdate(); // gone: the garbage collector takes its ConfigMaps
     }
     KubernetesClient client = context.getClient();
+    // Everything below decides on and writes back this status: never one older than our own.
+    BloomFilter filter = ownStatus.current(handed, client);
     Instant now = clock.instant();
     EventRecorder events = new EventRecorder(client, clock);
     if (filter.isMarkedForDeletion()) {
       return storeObjects.finish(filter, context, events, now);
     }
-    StatusReport report = new StatusReport(filter, client, events, metrics, storageFull, now);
+    StatusReport report =
+        new StatusReport(filter, client, events, metrics, storageFull, ownStatus, now);
     Optional<Instant> fullSince = storageFull.unrecordedSince(filter);
     if (fullSince.isPresent()) {
       // The last publish failed because etcd was full, when the status could not say so. Say it
@@ -222,7 +230,7 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
       if (!report.written()) {
         return stillFull;
       }
-      report = new StatusReport(filter, client, events, metrics, storageFull, now);
+      report = new StatusReport(filter, client, events, metrics, storageFull, ownStatus, now);
     }
     // Before anything reads the source: a source that made the operator die must not do it again
     // right after the restart.
@@ -633,12 +641,20 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
         filter.getMetadata().getNamespace(),
         filter.getMetadata().getName(),
         e);
+    BloomFilter current;
+    try {
+      current = ownStatus.current(filter, context.getClient());
+    } catch (KubernetesClientException unreadable) {
+      // The status write below would most likely be refused too; it is only a report.
+      current = filter;
+    }
     new StatusReport(
-            filter,
+            current,
             context.getClient(),
             new EventRecorder(context.getClient(), clock),
             metrics,
             storageFull,
+            ownStatus,
             clock.instant())
         .failed(
             Reasons.RECONCILE_ERROR,

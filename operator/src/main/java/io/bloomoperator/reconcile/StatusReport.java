@@ -43,6 +43,10 @@ final class StatusReport {
   private final StorageFullFailures storageFull;
   private final Optional<Condition> previousReady;
   private final BloomFilterStatus status;
+
+  /** Told the API server's answer to each status write, so the next reconcile reads its own. */
+  private final OwnStatusWrites ownWrites;
+
   private boolean written;
   private long seenVersion;
 
@@ -52,8 +56,10 @@ final class StatusReport {
       EventRecorder events,
       BuildMetrics metrics,
       StorageFullFailures storageFull,
+      OwnStatusWrites ownWrites,
       Instant now) {
     this.filter = filter;
+    this.ownWrites = ownWrites;
     this.storageFull = storageFull;
     this.client = client;
     this.events = events;
@@ -303,7 +309,7 @@ final class StatusReport {
   private boolean write() {
     finishAttempt();
     try {
-      StatusWriter.write(client, filter, status);
+      ownWrites.remember(StatusWriter.write(client, filter, status));
     } catch (KubernetesClientException e) {
       if (!StorageFull.causedBy(e)) {
         throw e;

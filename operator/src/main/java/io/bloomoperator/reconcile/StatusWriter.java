@@ -23,21 +23,28 @@ final class StatusWriter {
   /** Fields a merge patch must name as null to remove: they are absent when nothing applies. */
   private static final List<String> CLEARABLE = List.of("held", "pinnedVersion");
 
-  static void write(KubernetesClient client, BloomFilter filter, BloomFilterStatus status) {
+  /**
+   * Writes {@code status} whole.
+   *
+   * @return the BloomFilter as the API server answered the write (its resourceVersion and status)
+   */
+  static BloomFilter write(KubernetesClient client, BloomFilter filter, BloomFilterStatus status) {
     Map<String, Object> fields =
         new HashMap<>(
             Serialization.jsonMapper()
                 .convertValue(status, new TypeReference<Map<String, Object>>() {}));
     CLEARABLE.forEach(field -> fields.putIfAbsent(field, null));
-    patch(client, filter, fields);
+    return patch(client, filter, fields);
   }
 
   /**
    * Merges {@code fields} (a status, or a map of some of its fields) into the status: a merge patch
    * cannot clobber the fields it does not name.
+   *
+   * @return the BloomFilter as the API server answered the patch
    */
-  static void patch(KubernetesClient client, BloomFilter filter, Object fields) {
-    client
+  static BloomFilter patch(KubernetesClient client, BloomFilter filter, Object fields) {
+    return client
         .resources(BloomFilter.class)
         .inNamespace(filter.getMetadata().getNamespace())
         .withName(filter.getMetadata().getName())

@@ -39,7 +39,6 @@ import java.util.jar.Attributes;
 import java.util.jar.JarOutputStream;
 import java.util.jar.Manifest;
 import java.util.stream.Collectors;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
@@ -342,9 +341,6 @@ class KubectlPluginTest {
    * held for approval.
    */
   @Test
-  @Disabled(
-      "Known defect (issue 21): in the full suite the rolled-back-from version (v2) is sometimes"
-          + " missing from status.retainedVersions after the pin; passes alone. Fix, then enable.")
   void rollbackAndApproveSteerTheOperatorThroughThePlugin(
       KubernetesClient client, TestNamespace ns, KubeCluster cluster, @TempDir Path tmp)
       throws Exception {

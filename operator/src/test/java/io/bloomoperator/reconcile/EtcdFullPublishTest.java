@@ -136,6 +136,7 @@ class EtcdFullPublishTest {
         new EventRecorder(client, Clock.systemUTC()),
         BuildMetrics.discarding(),
         failures,
+        new OwnStatusWrites(),
         NOW);
   }
 
