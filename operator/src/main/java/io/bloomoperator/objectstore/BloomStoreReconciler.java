@@ -77,8 +77,7 @@ public class BloomStoreReconciler implements Reconciler<BloomStore> {
                           e.getClass().getSimpleName()
                               + (e
                                       instanceof
-                                      software.amazon.awssdk.awscore.exception.AwsServiceException
-                                      s
+                                      software.amazon.awssdk.awscore.exception.AwsServiceException s
                                   ? " (HTTP " + s.statusCode() + ")"
                                   : ""));
     }

@@ -16,8 +16,8 @@ import org.slf4j.LoggerFactory;
  * by the operator's egress policy, and the client connects only to the addresses returned here. A
  * store's host name that resolved to an allowed address when its BloomStore was checked and
  * resolves later to the metadata endpoint or the node's loopback (DNS rebinding, or a record
- * changed) is refused on the connection that would have gone there. A host with one refused
- * address is refused whole, as for HTTP sources.
+ * changed) is refused on the connection that would have gone there. A host with one refused address
+ * is refused whole, as for HTTP sources.
  */
 final class EgressCheckedDns implements DnsResolver {
 

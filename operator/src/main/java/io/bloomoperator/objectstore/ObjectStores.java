@@ -165,10 +165,7 @@ public final class ObjectStores implements AutoCloseable {
         }
         S3Client fresh =
             build(
-                spec,
-                endpoint,
-                credentials(spec, secret),
-                trust == null ? null : trust.managers());
+                spec, endpoint, credentials(spec, secret), trust == null ? null : trust.managers());
         clients.put(name, new Cached(version, fresh));
         if (cached != null) {
           // Requests in flight on the old client fail and are retried by their reconcile.

@@ -37,12 +37,12 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * DNS rebinding against a store's endpoint: the BloomStore names a host that resolves to the
- * store (an allowed address) while the operator checks it and publishes, and later to an address
- * the egress policy refuses (here 127.0.0.2, standing for the metadata endpoint, where a listener
+ * DNS rebinding against a store's endpoint: the BloomStore names a host that resolves to the store
+ * (an allowed address) while the operator checks it and publishes, and later to an address the
+ * egress policy refuses (here 127.0.0.2, standing for the metadata endpoint, where a listener
  * counts what reaches it). The SDK resolves the name again for every new connection; each of those
- * resolutions must be judged, so the rebound connection is refused before it is made and the
- * filter reports StoreUnavailable naming the egress policy.
+ * resolutions must be judged, so the rebound connection is refused before it is made and the filter
+ * reports StoreUnavailable naming the egress policy.
  */
 @RealKubernetes(crdDirs = "crds")
 class StoreDnsRebindingTest {
@@ -196,7 +196,9 @@ class StoreDnsRebindingTest {
 
     var refused =
         awaitStatus(client, ns.name(), "f", f -> ready(f, "False", Reasons.STORE_UNAVAILABLE));
-    assertThat(LOOKUPS.get()).as("resolved again for the new connection").isGreaterThan(lookupsBefore);
+    assertThat(LOOKUPS.get())
+        .as("resolved again for the new connection")
+        .isGreaterThan(lookupsBefore);
     assertThat(CANARY.accepted()).as("no connection reached the refused address").isZero();
     assertThat(ReadyCondition.of(refused).orElseThrow().getMessage())
         .contains(store)

@@ -11,6 +11,7 @@ import static org.awaitility.Awaitility.await;
 import io.bloomoperator.api.BloomStore;
 import io.bloomoperator.api.BloomStoreSpec;
 import io.bloomoperator.api.Reasons;
+import io.bloomoperator.cli.BloomCli;
 import io.bloomoperator.reconcile.OperatorSettings;
 import io.bloomoperator.reconcile.ReadyCondition;
 import io.bloomoperator.snapshot.LoadFailureReason;
@@ -19,6 +20,7 @@ import io.bloomoperator.snapshot.StoreObjectKeys;
 import io.bloomoperator.source.EgressPolicy;
 import io.bloomoperator.source.HttpSourceSettings;
 import io.bloomoperator.storeread.RecordingListener;
+import io.bloomoperator.testing.KubeCluster;
 import io.bloomoperator.testing.RealKubernetes;
 import io.bloomoperator.testing.TestNamespace;
 import io.bloomoperator.testing.operator.InProcessOperator;
@@ -28,8 +30,8 @@ import io.bloomoperator.watch.BloomFilterWatcher;
 import io.bloomoperator.watch.LiveBloomFilter;
 import io.bloomoperator.watch.LiveKeyType;
 import io.bloomoperator.watch.s3.S3ObjectStore;
-import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.Condition;
+import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.SecretBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.io.IOException;
@@ -54,8 +56,8 @@ import software.amazon.awssdk.services.s3.S3Client;
  * A store behind a private CA (versitygw serving HTTPS with a certificate the test's own CA signs):
  * the BloomStore names the CA bundle, the operator publishes and readers given the same bundle
  * load; without the CA, with another CA or with a certificate that does not match the endpoint,
- * nothing is published, the published version keeps serving, and the store and its filters say
- * why in fixed texts.
+ * nothing is published, the published version keeps serving, and the store and its filters say why
+ * in fixed texts.
  */
 @RealKubernetes(crdDirs = "crds")
 class StoreTlsTest {
@@ -223,7 +225,7 @@ class StoreTlsTest {
 
   @Test
   void aStoreBehindAPrivateCaPublishesAndReadersGivenTheCaLoad(
-      KubernetesClient client, TestNamespace ns) throws Exception {
+      KubernetesClient client, TestNamespace ns, KubeCluster cluster) throws Exception {
     Store store = store(client, ns.name(), caFrom("configMapName", CA_CONFIGMAP));
     awaitStoreReady(client, store.name(), "True", "answers");
     List<String> keys = keys(500, "sku");
@@ -255,6 +257,47 @@ class StoreTlsTest {
       assertThat(LoadFailureReason.of(failure)).isEqualTo(LoadFailureReason.STORE_UNAVAILABLE);
       assertThat(live.currentVersion()).isEqualTo(LiveBloomFilter.NO_VERSION);
     }
+
+    // The CLI: the same bundle with --store-ca-file; without it the store is not trusted.
+    Path id = Files.writeString(DIR.resolve("cli-id"), SERVER.accessKey());
+    Path secret = Files.writeString(DIR.resolve("cli-secret"), SERVER.secretKey());
+    List<String> query =
+        List.of(
+            "query",
+            "-n",
+            ns.name(),
+            "--name",
+            "f",
+            "--kubeconfig",
+            cluster.kubeconfig().toString(),
+            "--store-endpoint",
+            SERVER.endpoint().toString(),
+            "--store-bucket",
+            store.bucket(),
+            "--store-access-key-file",
+            id.toString(),
+            "--store-secret-key-file",
+            secret.toString(),
+            "sku-7");
+    List<String> withCa = new java.util.ArrayList<>(query);
+    withCa.addAll(1, List.of("--store-ca-file", CA.certificate().toString()));
+    String[] ran = cli(withCa);
+    assertThat(ran[0]).as(ran[1]).isEqualTo("0");
+    assertThat(ran[1]).contains("sku-7\tmaybe-present");
+    assertThat(cli(query)[0]).as("the JVM's CAs do not know the store's").isNotEqualTo("0");
+  }
+
+  /** Runs the CLI in-process: exit code, then stdout and stderr. */
+  private static String[] cli(List<String> args) {
+    java.io.StringWriter out = new java.io.StringWriter();
+    java.io.StringWriter err = new java.io.StringWriter();
+    int exit =
+        BloomCli.commandLine(
+                new java.io.ByteArrayInputStream(new byte[0]),
+                new java.io.PrintWriter(out, true),
+                new java.io.PrintWriter(err, true))
+            .execute(args.toArray(String[]::new));
+    return new String[] {String.valueOf(exit), out + "\n" + err};
   }
 
   @Test
@@ -310,8 +353,7 @@ class StoreTlsTest {
     await()
         .atMost(Duration.ofSeconds(90))
         .until(
-            () -> manifest(client, ns.name(), "f").version(),
-            version -> version > first.version());
+            () -> manifest(client, ns.name(), "f").version(), version -> version > first.version());
   }
 
   private static BloomStoreSpec.Tls tls(String secretName) {

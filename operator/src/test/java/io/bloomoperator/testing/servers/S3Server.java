@@ -1,5 +1,6 @@
 package io.bloomoperator.testing.servers;
 
+import io.bloomoperator.snapshot.CaCertificates;
 import io.bloomoperator.testing.RealKubernetesExtension;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -16,7 +17,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import io.bloomoperator.snapshot.CaCertificates;
 import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
 import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
 import software.amazon.awssdk.core.checksums.RequestChecksumCalculation;
@@ -54,8 +54,8 @@ public final class S3Server implements AutoCloseable {
   private final AtomicInteger buckets = new AtomicInteger();
 
   /**
-   * How a server speaks TLS: its certificate and key, and the CA that verifies them (the test's
-   * own clients trust it).
+   * How a server speaks TLS: its certificate and key, and the CA that verifies them (the test's own
+   * clients trust it).
    */
   public record Tls(TestCertificates.ServerCertificate certificate, Path ca) {}
 

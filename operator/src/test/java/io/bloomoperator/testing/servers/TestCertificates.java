@@ -69,8 +69,8 @@ public final class TestCertificates {
   public record ServerCertificate(Path certificate, Path key) {}
 
   /**
-   * A server certificate {@code server} for the subject alternative names {@code sans} (e.g.
-   * {@code IP:127.0.0.1}, {@code DNS:store.example}).
+   * A server certificate {@code server} for the subject alternative names {@code sans} (e.g. {@code
+   * IP:127.0.0.1}, {@code DNS:store.example}).
    */
   public ServerCertificate issue(String server, String... sans) {
     try {

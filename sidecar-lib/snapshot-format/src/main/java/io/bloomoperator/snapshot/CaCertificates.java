@@ -18,11 +18,11 @@ import javax.net.ssl.TrustManager;
 import javax.net.ssl.TrustManagerFactory;
 
 /**
- * The CA certificates that verify an object store's TLS certificate, from a PEM bundle (one or
- * more {@code -----BEGIN CERTIFICATE-----} blocks, as in a {@code ca.crt}). They are trusted
- * <em>instead of</em> the JVM's default CAs: a store with a private CA is then verified against
- * that CA alone, and a bundle that should also admit public CAs must hold them. The operator, the
- * reader library and the CLI use this one class, so that all three accept the same bundles.
+ * The CA certificates that verify an object store's TLS certificate, from a PEM bundle (one or more
+ * {@code -----BEGIN CERTIFICATE-----} blocks, as in a {@code ca.crt}). They are trusted <em>instead
+ * of</em> the JVM's default CAs: a store with a private CA is then verified against that CA alone,
+ * and a bundle that should also admit public CAs must hold them. The operator, the reader library
+ * and the CLI use this one class, so that all three accept the same bundles.
  *
  * <p>Failures carry fixed texts that name nothing of the bundle: an operator copies them into a
  * BloomStore's status.

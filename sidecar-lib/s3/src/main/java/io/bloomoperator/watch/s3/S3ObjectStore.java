@@ -287,8 +287,8 @@ public final class S3ObjectStore implements ObjectStore, AutoCloseable {
     /**
      * Verifies the store's TLS certificate with the CA certificates of a PEM bundle ({@code
      * ca.crt}, e.g. a ConfigMap mounted as a volume; the BloomStore's {@code spec.tls.caBundle})
-     * <em>instead of</em> the JVM's default CAs. Read now, once: a new CA needs a new store (or
-     * a restart). Default: the JVM's default CAs.
+     * <em>instead of</em> the JVM's default CAs. Read now, once: a new CA needs a new store (or a
+     * restart). Default: the JVM's default CAs.
      *
      * @throws UncheckedIOException if the file cannot be read
      * @throws IllegalArgumentException if it is no PEM bundle of certificates
