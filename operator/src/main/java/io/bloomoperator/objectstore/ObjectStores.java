@@ -42,9 +42,9 @@ import software.amazon.awssdk.services.s3.S3Client;
  * bundle changes.
  *
  * <p><b>Where a client connects.</b> The endpoint's host is judged when the client is built (a
- * clear reason at once), and again on every connection: the client's HTTP stack (Apache HttpClient
- * 5) resolves names only through {@link EgressCheckedDns} and connects only to the addresses it
- * returned, never through a proxy (the JVM's and the environment's proxy settings are ignored; a
+ * clear reason at once), and again on every new connection, since DNS answers change (rebinding):
+ * the client's HTTP stack (Apache HttpClient 5) resolves names only through {@link
+ * EgressCheckedDns} and connects only to the addresses it returned, never through a proxy (the JVM's and the environment's proxy settings are ignored; a
  * proxy would connect to addresses the policy never sees).
  *
  * <p><b>TLS.</b> Without {@code spec.tls} the store's certificate is verified by the JVM's default
@@ -147,7 +147,6 @@ public final class ObjectStores implements AutoCloseable {
     BloomStoreSpec spec = store.getSpec();
     try {
       URI endpoint = endpoint(spec);
-      checkEgress(endpoint);
       Secret secret = credentialsSecret(client, spec);
       Trust trust = trust(client, spec);
       String version =
@@ -163,9 +162,19 @@ public final class ObjectStores implements AutoCloseable {
         if (cached != null && cached.version().equals(version)) {
           return new Store(name, spec, cached.client());
         }
-        S3Client fresh =
-            build(
-                spec, endpoint, credentials(spec, secret), trust == null ? null : trust.managers());
+      }
+      // Up front, outside the lock (it resolves the host): a clear reason at once. Every
+      // connection is judged again by EgressCheckedDns.
+      checkEgress(endpoint);
+      S3Client fresh =
+          build(spec, endpoint, credentials(spec, secret), trust == null ? null : trust.managers());
+      synchronized (clients) {
+        Cached cached = clients.get(name);
+        if (cached != null && cached.version().equals(version)) {
+          // Another reconcile built the same client meanwhile.
+          fresh.close();
+          return new Store(name, spec, cached.client());
+        }
         clients.put(name, new Cached(version, fresh));
         if (cached != null) {
           // Requests in flight on the old client fail and are retried by their reconcile.

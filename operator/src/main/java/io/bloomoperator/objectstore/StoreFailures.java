@@ -1,5 +1,6 @@
 package io.bloomoperator.objectstore;
 
+import java.net.UnknownHostException;
 import java.security.cert.CertificateException;
 import java.util.Optional;
 import javax.net.ssl.SSLException;
@@ -22,6 +23,9 @@ final class StoreFailures {
     for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
       if (t instanceof EgressCheckedDns.Refused refused) {
         return Optional.of(refused.getMessage());
+      }
+      if (t instanceof UnknownHostException) {
+        return Optional.of("the store's endpoint does not resolve");
       }
       if (t instanceof SSLException || t instanceof CertificateException) {
         return Optional.of(TLS);

@@ -202,7 +202,7 @@ class StoreDnsRebindingTest {
     assertThat(CANARY.accepted()).as("no connection reached the refused address").isZero();
     assertThat(ReadyCondition.of(refused).orElseThrow().getMessage())
         .contains(store)
-        .contains("egress policy")
+        .contains("the store's endpoint resolved to an address the egress policy refuses")
         .doesNotContain("127.0.0")
         .doesNotContain(HOST);
     assertThat(manifest(client, ns.name(), "f"))
