@@ -44,8 +44,9 @@ import software.amazon.awssdk.services.s3.S3Client;
  * <p><b>Where a client connects.</b> The endpoint's host is judged when the client is built (a
  * clear reason at once), and again on every new connection, since DNS answers change (rebinding):
  * the client's HTTP stack (Apache HttpClient 5) resolves names only through {@link
- * EgressCheckedDns} and connects only to the addresses it returned, never through a proxy (the JVM's and the environment's proxy settings are ignored; a
- * proxy would connect to addresses the policy never sees).
+ * EgressCheckedDns} and connects only to the addresses it returned, never through a proxy (the
+ * JVM's and the environment's proxy settings are ignored; a proxy would connect to addresses the
+ * policy never sees).
  *
  * <p><b>TLS.</b> Without {@code spec.tls} the store's certificate is verified by the JVM's default
  * CAs; with {@code spec.tls.caBundle}, by that bundle's CAs instead ({@link CaCertificates}), read
