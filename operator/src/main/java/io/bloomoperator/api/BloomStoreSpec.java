@@ -18,6 +18,9 @@ import java.util.List;
 @ValidationRule(
     value = "self.endpoint.startsWith('https://') || self.allowInsecureEndpoint == true",
     message = "endpoint must be https:// unless allowInsecureEndpoint is true")
+@ValidationRule(
+    value = "!has(self.tls) || self.endpoint.startsWith('https://')",
+    message = "tls needs an https:// endpoint")
 public class BloomStoreSpec {
 
   public static final String DEFAULT_PREFIX = "bloom";
@@ -58,6 +61,11 @@ public class BloomStoreSpec {
       "path (default): https://endpoint/bucket/key, which every S3-compatible store serves;"
           + " virtual: https://bucket.endpoint/key.")
   private String addressing;
+
+  @JsonPropertyDescription(
+      "How the store's TLS certificate is verified. Default: by the CAs the operator's JVM"
+          + " trusts.")
+  private Tls tls;
 
   @Required
   @JsonPropertyDescription("The operator's write credentials for this store.")
@@ -109,6 +117,78 @@ public class BloomStoreSpec {
 
     public void setDefaultChain(Boolean defaultChain) {
       this.defaultChain = defaultChain;
+    }
+  }
+
+  /** How the store's certificate is verified. */
+  public static class Tls {
+
+    @Required
+    @JsonPropertyDescription(
+        "PEM CA certificates that verify the store's certificate, instead of the JVM's default"
+            + " CAs.")
+    private CaBundle caBundle;
+
+    public CaBundle getCaBundle() {
+      return caBundle;
+    }
+
+    public void setCaBundle(CaBundle caBundle) {
+      this.caBundle = caBundle;
+    }
+  }
+
+  /**
+   * A PEM CA bundle in a ConfigMap or a Secret of the operator's namespace, referenced like the
+   * credentials Secret: a tenant namespace is never read.
+   */
+  @ValidationRule(
+      value = "has(self.configMapName) != has(self.secretName)",
+      message = "set exactly one of configMapName and secretName")
+  public static class CaBundle {
+
+    /** The key read when none is given, as in kube-root-ca.crt and cert-manager Secrets. */
+    public static final String DEFAULT_KEY = "ca.crt";
+
+    @Pattern("^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
+    @JsonPropertyDescription("A ConfigMap in the operator's namespace holding the bundle.")
+    private String configMapName;
+
+    @Pattern("^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
+    @JsonPropertyDescription("A Secret in the operator's namespace holding the bundle.")
+    private String secretName;
+
+    @Pattern("^[-._a-zA-Z0-9]{1,253}$")
+    @JsonPropertyDescription("The key holding the PEM bundle (default ca.crt).")
+    private String key;
+
+    public String getConfigMapName() {
+      return configMapName;
+    }
+
+    public void setConfigMapName(String configMapName) {
+      this.configMapName = configMapName;
+    }
+
+    public String getSecretName() {
+      return secretName;
+    }
+
+    public void setSecretName(String secretName) {
+      this.secretName = secretName;
+    }
+
+    public String getKey() {
+      return key;
+    }
+
+    public void setKey(String key) {
+      this.key = key;
+    }
+
+    /** The key, defaulted. */
+    public String keyOrDefault() {
+      return key == null ? DEFAULT_KEY : key;
     }
   }
 
@@ -185,6 +265,14 @@ public class BloomStoreSpec {
 
   public void setAddressing(String addressing) {
     this.addressing = addressing;
+  }
+
+  public Tls getTls() {
+    return tls;
+  }
+
+  public void setTls(Tls tls) {
+    this.tls = tls;
   }
 
   public Credentials getCredentials() {

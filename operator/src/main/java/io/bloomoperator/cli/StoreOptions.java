@@ -1,6 +1,7 @@
 package io.bloomoperator.cli;
 
 import io.bloomoperator.objectstore.S3ChunkStore;
+import io.bloomoperator.snapshot.CaCertificates;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -79,6 +80,14 @@ final class StoreOptions {
       description = "File holding the secret access key.")
   Path secretKeyFile;
 
+  @Option(
+      names = "--store-ca-file",
+      paramLabel = "<path>",
+      description =
+          "PEM CA bundle that verifies the store's TLS certificate instead of the JVM's default CAs"
+              + " (the bundle the BloomStore's spec.tls.caBundle names).")
+  Path caFile;
+
   /** Whether a store was given. */
   boolean given() {
     return endpoint != null;
@@ -98,15 +107,20 @@ final class StoreOptions {
     if (!("https".equals(scheme) || "http".equals(scheme)) || endpoint.getHost() == null) {
       throw new CliException("--store-endpoint must be an http(s) URL");
     }
+    UrlConnectionHttpClient.Builder http =
+        UrlConnectionHttpClient.builder()
+            .connectionTimeout(Duration.ofSeconds(10))
+            .socketTimeout(Duration.ofSeconds(30));
+    if (caFile != null) {
+      CaCertificates ca = caCertificates();
+      http.tlsTrustManagersProvider(ca::trustManagers);
+    }
     return S3Client.builder()
         .endpointOverride(endpoint)
         .region(Region.of(region))
         .forcePathStyle(!virtualHost)
         .credentialsProvider(credentials())
-        .httpClientBuilder(
-            UrlConnectionHttpClient.builder()
-                .connectionTimeout(Duration.ofSeconds(10))
-                .socketTimeout(Duration.ofSeconds(30)))
+        .httpClientBuilder(http)
         // Every chunk's sha256 is verified by the decoder; CRC trailers are what S3-compatible
         // stores most often get wrong.
         .requestChecksumCalculation(RequestChecksumCalculation.WHEN_REQUIRED)
@@ -118,6 +132,16 @@ final class StoreOptions {
   S3ChunkStore chunks(S3Client client, String storeName, String namespace, String filter) {
     return new S3ChunkStore(
         client, storeName, bucket, prefix, namespace, filter, Duration.ZERO, Clock.systemUTC());
+  }
+
+  private CaCertificates caCertificates() throws CliException {
+    try {
+      return CaCertificates.read(caFile);
+    } catch (java.io.IOException e) {
+      throw new CliException("cannot read " + caFile + ": " + e.getMessage(), e);
+    } catch (IllegalArgumentException e) {
+      throw new CliException("--store-ca-file " + caFile + ": " + e.getMessage(), e);
+    }
   }
 
   private AwsCredentialsProvider credentials() throws CliException {

@@ -71,10 +71,15 @@ public class BloomStoreReconciler implements Reconciler<BloomStore> {
       reason = Reasons.STORE_UNAVAILABLE;
       message =
           "HEAD of the bucket failed: "
-              + e.getClass().getSimpleName()
-              + (e instanceof software.amazon.awssdk.awscore.exception.AwsServiceException s
-                  ? " (HTTP " + s.statusCode() + ")"
-                  : "");
+              + StoreFailures.why(e)
+                  .orElseGet(
+                      () ->
+                          e.getClass().getSimpleName()
+                              + (e
+                                      instanceof
+                                      software.amazon.awssdk.awscore.exception.AwsServiceException s
+                                  ? " (HTTP " + s.statusCode() + ")"
+                                  : ""));
     }
     BloomStoreStatus status = new BloomStoreStatus();
     status.setObservedGeneration(store.getMetadata().getGeneration());

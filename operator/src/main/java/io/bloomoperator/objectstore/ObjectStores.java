@@ -4,7 +4,9 @@ import io.bloomoperator.api.BloomStore;
 import io.bloomoperator.api.BloomStoreSpec;
 import io.bloomoperator.api.Reasons;
 import io.bloomoperator.publish.PublishException;
+import io.bloomoperator.snapshot.CaCertificates;
 import io.bloomoperator.source.EgressPolicy;
+import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.Namespace;
 import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -18,6 +20,7 @@ import java.util.Base64;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
+import javax.net.ssl.TrustManager;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
@@ -26,7 +29,8 @@ import software.amazon.awssdk.auth.credentials.DefaultCredentialsProvider;
 import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
 import software.amazon.awssdk.core.checksums.RequestChecksumCalculation;
 import software.amazon.awssdk.core.checksums.ResponseChecksumValidation;
-import software.amazon.awssdk.http.urlconnection.UrlConnectionHttpClient;
+import software.amazon.awssdk.http.apache5.Apache5HttpClient;
+import software.amazon.awssdk.http.apache5.ProxyConfiguration;
 import software.amazon.awssdk.regions.Region;
 import software.amazon.awssdk.services.s3.S3Client;
 
@@ -34,7 +38,19 @@ import software.amazon.awssdk.services.s3.S3Client;
  * Resolves the store a BloomFilter names to a client of it: the {@link BloomStore} must exist and
  * allow the filter's namespace, its endpoint must pass the operator's egress policy, and its
  * credentials come from a Secret in the operator's namespace (or the SDK's default chain). Clients
- * are cached per store and replaced (the old one closed) when the BloomStore or its Secret changes.
+ * are cached per store and replaced (the old one closed) when the BloomStore, its Secret or its CA
+ * bundle changes.
+ *
+ * <p><b>Where a client connects.</b> The endpoint's host is judged when the client is built (a
+ * clear reason at once), and again on every new connection, since DNS answers change (rebinding):
+ * the client's HTTP stack (Apache HttpClient 5) resolves names only through {@link
+ * EgressCheckedDns} and connects only to the addresses it returned, never through a proxy (the
+ * JVM's and the environment's proxy settings are ignored; a proxy would connect to addresses the
+ * policy never sees).
+ *
+ * <p><b>TLS.</b> Without {@code spec.tls} the store's certificate is verified by the JVM's default
+ * CAs; with {@code spec.tls.caBundle}, by that bundle's CAs instead ({@link CaCertificates}), read
+ * from a ConfigMap or Secret of the operator's namespace like the credentials.
  *
  * <p>Failures carry a reason from {@link Reasons} and a message naming only the store: the
  * endpoint, bucket and credentials are the administrator's and go to the log at most.
@@ -132,20 +148,34 @@ public final class ObjectStores implements AutoCloseable {
     BloomStoreSpec spec = store.getSpec();
     try {
       URI endpoint = endpoint(spec);
-      checkEgress(endpoint);
       Secret secret = credentialsSecret(client, spec);
+      Trust trust = trust(client, spec);
       String version =
           store.getMetadata().getUid()
               + "/"
               + store.getMetadata().getGeneration()
               + "/"
-              + (secret == null ? "-" : secret.getMetadata().getResourceVersion());
+              + (secret == null ? "-" : secret.getMetadata().getResourceVersion())
+              + "/"
+              + (trust == null ? "-" : trust.version());
       synchronized (clients) {
         Cached cached = clients.get(name);
         if (cached != null && cached.version().equals(version)) {
           return new Store(name, spec, cached.client());
         }
-        S3Client fresh = build(spec, endpoint, credentials(spec, secret));
+      }
+      // Up front, outside the lock (it resolves the host): a clear reason at once. Every
+      // connection is judged again by EgressCheckedDns.
+      checkEgress(endpoint);
+      S3Client fresh =
+          build(spec, endpoint, credentials(spec, secret), trust == null ? null : trust.managers());
+      synchronized (clients) {
+        Cached cached = clients.get(name);
+        if (cached != null && cached.version().equals(version)) {
+          // Another reconcile built the same client meanwhile.
+          fresh.close();
+          return new Store(name, spec, cached.client());
+        }
         clients.put(name, new Cached(version, fresh));
         if (cached != null) {
           // Requests in flight on the old client fail and are retried by their reconcile.
@@ -220,7 +250,7 @@ public final class ObjectStores implements AutoCloseable {
     Optional<EgressPolicy.Refusal> refused = egress.checkLiteral(host);
     if (refused.isEmpty()) {
       try {
-        for (InetAddress address : InetAddress.getAllByName(host)) {
+        for (InetAddress address : settings.resolver().resolve(host)) {
           refused = egress.check(host, address);
           if (refused.isPresent()) {
             break;
@@ -236,6 +266,81 @@ public final class ObjectStores implements AutoCloseable {
           "object store endpoint {} {}; refused (BLOOM_HTTP_ALLOW)", host, refused.get().text());
       throw new Refusal("endpoint refused by the egress policy", null);
     }
+  }
+
+  /** The CA bundle's trust managers and the version of the object they were read from. */
+  private record Trust(String version, TrustManager[] managers) {}
+
+  /** Null: the JVM's default CAs. */
+  private Trust trust(KubernetesClient client, BloomStoreSpec spec) throws Refusal {
+    BloomStoreSpec.Tls tls = spec.getTls();
+    if (tls == null || tls.getCaBundle() == null) {
+      return null;
+    }
+    BloomStoreSpec.CaBundle ref = tls.getCaBundle();
+    if (settings.operatorNamespace() == null) {
+      LOG.warn(
+          "a BloomStore names a CA bundle but the operator namespace is unknown"
+              + " (BLOOM_OPERATOR_NAMESPACE)");
+      throw new Refusal("CA bundle unavailable", null);
+    }
+    String key = ref.keyOrDefault();
+    String kind = ref.getSecretName() != null ? "Secret" : "ConfigMap";
+    byte[] pem;
+    String version;
+    try {
+      if (ref.getSecretName() != null) {
+        Secret secret =
+            client
+                .secrets()
+                .inNamespace(settings.operatorNamespace())
+                .withName(ref.getSecretName())
+                .get();
+        if (secret == null) {
+          throw new Refusal("CA bundle Secret missing", null);
+        }
+        String value = value(secret, key);
+        pem = value == null ? null : value.getBytes(StandardCharsets.UTF_8);
+        version = secret.getMetadata().getResourceVersion();
+      } else {
+        ConfigMap map =
+            client
+                .configMaps()
+                .inNamespace(settings.operatorNamespace())
+                .withName(ref.getConfigMapName())
+                .get();
+        if (map == null) {
+          throw new Refusal("CA bundle ConfigMap missing", null);
+        }
+        pem = configMapValue(map, key);
+        version = map.getMetadata().getResourceVersion();
+      }
+    } catch (KubernetesClientException e) {
+      throw new Refusal("CA bundle " + kind + " unreadable", e);
+    }
+    if (pem == null) {
+      throw new Refusal("CA bundle " + kind + " has no key " + key, null);
+    }
+    try {
+      return new Trust(kind + ":" + version, CaCertificates.parse(pem).trustManagers());
+    } catch (IllegalArgumentException e) {
+      // Fixed texts ("CA bundle holds no certificate"): nothing of the bundle itself.
+      throw new Refusal(e.getMessage(), null);
+    }
+  }
+
+  private static byte[] configMapValue(ConfigMap map, String key) {
+    if (map.getData() != null && map.getData().get(key) != null) {
+      return map.getData().get(key).getBytes(StandardCharsets.UTF_8);
+    }
+    if (map.getBinaryData() != null && map.getBinaryData().get(key) != null) {
+      try {
+        return Base64.getDecoder().decode(map.getBinaryData().get(key));
+      } catch (IllegalArgumentException e) {
+        return null;
+      }
+    }
+    return null;
   }
 
   private Secret credentialsSecret(KubernetesClient client, BloomStoreSpec spec) throws Refusal {
@@ -291,16 +396,30 @@ public final class ObjectStores implements AutoCloseable {
     return secret.getStringData() == null ? null : secret.getStringData().get(key);
   }
 
-  private S3Client build(BloomStoreSpec spec, URI endpoint, AwsCredentialsProvider credentials) {
+  private S3Client build(
+      BloomStoreSpec spec,
+      URI endpoint,
+      AwsCredentialsProvider credentials,
+      TrustManager[] trustManagers) {
+    Apache5HttpClient.Builder http =
+        Apache5HttpClient.builder()
+            .connectionTimeout(CONNECT_TIMEOUT)
+            .socketTimeout(SOCKET_TIMEOUT)
+            .dnsResolver(new EgressCheckedDns(egress, settings.resolver()))
+            .proxyConfiguration(
+                ProxyConfiguration.builder()
+                    .useSystemPropertyValues(false)
+                    .useEnvironmentVariableValues(false)
+                    .build());
+    if (trustManagers != null) {
+      http.tlsTrustManagersProvider(() -> trustManagers);
+    }
     return S3Client.builder()
         .endpointOverride(endpoint)
         .region(Region.of(spec.regionOrDefault()))
         .forcePathStyle(spec.pathStyle())
         .credentialsProvider(credentials)
-        .httpClientBuilder(
-            UrlConnectionHttpClient.builder()
-                .connectionTimeout(CONNECT_TIMEOUT)
-                .socketTimeout(SOCKET_TIMEOUT))
+        .httpClientBuilder(http)
         .overrideConfiguration(
             o ->
                 o.apiCallTimeout(settings.requestTimeout())

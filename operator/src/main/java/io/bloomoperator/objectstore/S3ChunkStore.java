@@ -245,7 +245,7 @@ public final class S3ChunkStore implements ChunkStore {
       forEachUnder(s3, bucket, prefix, o -> total[0] += o.size() == null ? 0 : o.size());
     } catch (SdkException e) {
       LOG.warn("object store {}: list of {} failed: {}", storeName, prefix, e.toString());
-      throw new StoreUnavailableException(storeName, e);
+      throw new StoreUnavailableException(storeName, StoreFailures.why(e).orElse(null), e);
     }
     return total[0];
   }
@@ -289,7 +289,7 @@ public final class S3ChunkStore implements ChunkStore {
   private StoreUnavailableException unavailable(String what, SdkException e) {
     // The SDK's text may name the endpoint and bucket: the log only, never the status.
     LOG.warn("object store {}: {} in {} failed: {}", storeName, what, directory, e.toString());
-    return new StoreUnavailableException(storeName, e);
+    return new StoreUnavailableException(storeName, StoreFailures.why(e).orElse(null), e);
   }
 
   private static byte[] copy(byte[] data, int length) {

@@ -12,9 +12,14 @@ import java.util.Map;
  * @param cleanupTimeout how long after a BloomFilter's deletion the operator keeps trying to delete
  *     its objects before the finalizer lets the deletion proceed (BLOOM_STORE_CLEANUP_TIMEOUT)
  * @param requestTimeout bounds each request to a store, retries included
+ * @param resolver resolves store host names for every connection; the system's resolver except in
+ *     tests, which make a name resolve differently from one connection to the next
  */
 public record StoreSettings(
-    String operatorNamespace, Duration cleanupTimeout, Duration requestTimeout) {
+    String operatorNamespace,
+    Duration cleanupTimeout,
+    Duration requestTimeout,
+    StoreResolver resolver) {
 
   public static final Duration DEFAULT_CLEANUP_TIMEOUT = Duration.ofHours(1);
   public static final Duration DEFAULT_REQUEST_TIMEOUT = Duration.ofMinutes(2);
@@ -34,17 +39,23 @@ public record StoreSettings(
     return new StoreSettings(
         namespace == null || namespace.isBlank() ? null : namespace.strip(),
         cleanupTimeout(env.get("BLOOM_STORE_CLEANUP_TIMEOUT")),
-        DEFAULT_REQUEST_TIMEOUT);
+        DEFAULT_REQUEST_TIMEOUT,
+        StoreResolver.SYSTEM);
   }
 
   /** These settings with credentials read from {@code namespace}. */
   public StoreSettings inNamespace(String namespace) {
-    return new StoreSettings(namespace, cleanupTimeout, requestTimeout);
+    return new StoreSettings(namespace, cleanupTimeout, requestTimeout, resolver);
   }
 
   /** These settings with another clean-up timeout. */
   public StoreSettings withCleanupTimeout(Duration timeout) {
-    return new StoreSettings(operatorNamespace, timeout, requestTimeout);
+    return new StoreSettings(operatorNamespace, timeout, requestTimeout, resolver);
+  }
+
+  /** These settings with another resolver of store host names. */
+  public StoreSettings withResolver(StoreResolver resolver) {
+    return new StoreSettings(operatorNamespace, cleanupTimeout, requestTimeout, resolver);
   }
 
   private static Duration cleanupTimeout(String raw) {

@@ -11,7 +11,14 @@ public final class StoreUnavailableException extends IOException {
   private final String store;
 
   public StoreUnavailableException(String store, Throwable cause) {
-    super("object store " + store + " is unavailable", cause);
+    this(store, null, cause);
+  }
+
+  /**
+   * @param why a fixed text saying why (e.g. the TLS handshake failed), or null
+   */
+  public StoreUnavailableException(String store, String why, Throwable cause) {
+    super("object store " + store + " is unavailable" + (why == null ? "" : ": " + why), cause);
     this.store = store;
   }
 

@@ -1,5 +1,6 @@
 package io.bloomoperator.testing.servers;
 
+import io.bloomoperator.snapshot.CaCertificates;
 import io.bloomoperator.testing.RealKubernetesExtension;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -49,16 +50,30 @@ public final class S3Server implements AutoCloseable {
   private final int port;
   private final String accessKey;
   private final String secretKey;
+  private final Tls tls;
   private final AtomicInteger buckets = new AtomicInteger();
 
+  /**
+   * How a server speaks TLS: its certificate and key, and the CA that verifies them (the test's own
+   * clients trust it).
+   */
+  public record Tls(TestCertificates.ServerCertificate certificate, Path ca) {}
+
   private S3Server(
-      Path binary, Process process, Path dir, int port, String accessKey, String secretKey) {
+      Path binary,
+      Process process,
+      Path dir,
+      int port,
+      String accessKey,
+      String secretKey,
+      Tls tls) {
     this.binary = binary;
     this.process = process;
     this.dir = dir;
     this.port = port;
     this.accessKey = accessKey;
     this.secretKey = secretKey;
+    this.tls = tls;
   }
 
   /** The server of this JVM, started on first call and stopped at JVM exit. */
@@ -82,7 +97,13 @@ public final class S3Server implements AutoCloseable {
    */
   public static S3Server start(Map<String, String> users) {
     Path binary = findBinary();
-    return ServerProcesses.startOnFreePort(port -> startOn(binary, port, users));
+    return ServerProcesses.startOnFreePort(port -> startOn(binary, port, users, null));
+  }
+
+  /** A server of the caller's own that serves only HTTPS, with {@code tls}'s certificate. */
+  public static S3Server startTls(Tls tls) {
+    Path binary = findBinary();
+    return ServerProcesses.startOnFreePort(port -> startOn(binary, port, Map.of(), tls));
   }
 
   /**
@@ -93,9 +114,12 @@ public final class S3Server implements AutoCloseable {
     return dir.resolve("data").resolve(bucket).resolve(key);
   }
 
-  /** {@code http://127.0.0.1:<port>}: the endpoint a client is configured with (path-style). */
+  /**
+   * {@code http://127.0.0.1:<port>} ({@code https} for a TLS server): the endpoint a client is
+   * configured with (path-style).
+   */
   public URI endpoint() {
-    return URI.create("http://127.0.0.1:" + port);
+    return URI.create((tls == null ? "http" : "https") + "://127.0.0.1:" + port);
   }
 
   public int port() {
@@ -125,6 +149,15 @@ public final class S3Server implements AutoCloseable {
    * often reject.
    */
   public S3Client client(String accessKeyId, String secretAccessKey) {
+    UrlConnectionHttpClient.Builder http = UrlConnectionHttpClient.builder();
+    if (tls != null) {
+      try {
+        CaCertificates ca = CaCertificates.read(tls.ca());
+        http.tlsTrustManagersProvider(ca::trustManagers);
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+    }
     return S3Client.builder()
         .endpointOverride(endpoint())
         .region(Region.of(REGION))
@@ -132,7 +165,7 @@ public final class S3Server implements AutoCloseable {
         .credentialsProvider(
             StaticCredentialsProvider.create(
                 AwsBasicCredentials.create(accessKeyId, secretAccessKey)))
-        .httpClientBuilder(UrlConnectionHttpClient.builder())
+        .httpClientBuilder(http)
         .requestChecksumCalculation(RequestChecksumCalculation.WHEN_REQUIRED)
         .responseChecksumValidation(ResponseChecksumValidation.WHEN_REQUIRED)
         .build();
@@ -163,7 +196,7 @@ public final class S3Server implements AutoCloseable {
       throw new IllegalStateException("versitygw is running");
     }
     try {
-      process = launch(binary, port, dir, accessKey, secretKey);
+      process = launch(binary, port, dir, accessKey, secretKey, tls);
     } catch (IOException e) {
       throw new UncheckedIOException("cannot restart " + binary, e);
     }
@@ -177,7 +210,7 @@ public final class S3Server implements AutoCloseable {
     ServerProcesses.deleteTree(dir);
   }
 
-  private static S3Server startOn(Path binary, int port, Map<String, String> users) {
+  private static S3Server startOn(Path binary, int port, Map<String, String> users, Tls tls) {
     Path dir;
     Process process;
     String accessKey = "bloom" + hex(8);
@@ -203,22 +236,31 @@ public final class S3Server implements AutoCloseable {
         accounts.append("}}");
         Files.writeString(iam.resolve("users.json"), accounts, StandardCharsets.UTF_8);
       }
-      process = launch(binary, port, dir, accessKey, secretKey);
+      process = launch(binary, port, dir, accessKey, secretKey, tls);
     } catch (IOException e) {
       throw new UncheckedIOException("cannot start " + binary, e);
     }
-    S3Server server = new S3Server(binary, process, dir, port, accessKey, secretKey);
+    S3Server server = new S3Server(binary, process, dir, port, accessKey, secretKey, tls);
     server.awaitListening();
     return server;
   }
 
-  private static Process launch(Path binary, int port, Path dir, String accessKey, String secretKey)
+  private static Process launch(
+      Path binary, int port, Path dir, String accessKey, String secretKey, Tls tls)
       throws IOException {
     // The credentials go in the environment (versitygw reads ROOT_ACCESS_KEY_ID and
     // ROOT_SECRET_ACCESS_KEY), not the command line, which other local users can read.
     List<String> command = new ArrayList<>(List.of(binary.toString()));
     if (Files.isDirectory(dir.resolve("iam"))) {
       command.addAll(List.of("--iam-dir", dir.resolve("iam").toString()));
+    }
+    if (tls != null) {
+      command.addAll(
+          List.of(
+              "--cert",
+              tls.certificate().certificate().toString(),
+              "--key",
+              tls.certificate().key().toString()));
     }
     command.addAll(List.of("--port", "127.0.0.1:" + port, "posix", dir.resolve("data").toString()));
     ProcessBuilder builder =

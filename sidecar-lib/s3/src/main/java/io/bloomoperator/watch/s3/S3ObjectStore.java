@@ -1,9 +1,12 @@
 package io.bloomoperator.watch.s3;
 
+import io.bloomoperator.snapshot.CaCertificates;
 import io.bloomoperator.snapshot.LoadFailureReason;
 import io.bloomoperator.snapshot.ObjectStoreException;
 import io.bloomoperator.snapshot.StoreObjectKeys;
 import io.bloomoperator.watch.ObjectStore;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -77,16 +80,21 @@ public final class S3ObjectStore implements ObjectStore, AutoCloseable {
     this.parallelism = builder.parallelism;
     this.attempts = builder.attempts;
     this.description = builder.endpoint + " bucket " + bucket;
+    UrlConnectionHttpClient.Builder http =
+        UrlConnectionHttpClient.builder()
+            .connectionTimeout(builder.connectTimeout)
+            .socketTimeout(builder.readTimeout);
+    if (builder.caCertificates != null) {
+      CaCertificates ca = builder.caCertificates;
+      http.tlsTrustManagersProvider(ca::trustManagers);
+    }
     this.client =
         S3Client.builder()
             .endpointOverride(builder.endpoint)
             .region(Region.of(builder.region))
             .forcePathStyle(builder.pathStyle)
             .credentialsProvider(credentials)
-            .httpClientBuilder(
-                UrlConnectionHttpClient.builder()
-                    .connectionTimeout(builder.connectTimeout)
-                    .socketTimeout(builder.readTimeout))
+            .httpClientBuilder(http)
             // The decoder verifies SHA-256 per chunk and per payload; a ranged GET has no
             // whole-object checksum to validate, and S3-compatible stores vary in what they send.
             .requestChecksumCalculation(RequestChecksumCalculation.WHEN_REQUIRED)
@@ -182,6 +190,7 @@ public final class S3ObjectStore implements ObjectStore, AutoCloseable {
     private String region = "us-east-1";
     private boolean pathStyle = true;
     private AwsCredentialsProvider credentials;
+    private CaCertificates caCertificates;
     private Duration connectTimeout = Duration.ofSeconds(5);
     private Duration readTimeout = Duration.ofSeconds(30);
     private int parallelism = DEFAULT_PARALLELISM;
@@ -272,6 +281,24 @@ public final class S3ObjectStore implements ObjectStore, AutoCloseable {
     /** Any credentials provider of the SDK (e.g. a static pair in tests). */
     public Builder credentials(AwsCredentialsProvider provider) {
       this.credentials = Objects.requireNonNull(provider, "provider");
+      return this;
+    }
+
+    /**
+     * Verifies the store's TLS certificate with the CA certificates of a PEM bundle ({@code
+     * ca.crt}, e.g. a ConfigMap mounted as a volume; the BloomStore's {@code spec.tls.caBundle})
+     * <em>instead of</em> the JVM's default CAs. Read now, once: a new CA needs a new store (or a
+     * restart). Default: the JVM's default CAs.
+     *
+     * @throws UncheckedIOException if the file cannot be read
+     * @throws IllegalArgumentException if it is no PEM bundle of certificates
+     */
+    public Builder caCertificatesFile(Path pemBundle) {
+      try {
+        this.caCertificates = CaCertificates.read(Objects.requireNonNull(pemBundle, "pemBundle"));
+      } catch (IOException e) {
+        throw new UncheckedIOException("cannot read CA bundle " + pemBundle, e);
+      }
       return this;
     }
 
