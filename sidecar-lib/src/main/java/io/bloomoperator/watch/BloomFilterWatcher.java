@@ -114,6 +114,9 @@ public final class BloomFilterWatcher {
     private Duration backoffMax = DEFAULT_BACKOFF_MAX;
     private final List<BloomFilterListener> listeners = new ArrayList<>();
     private SnapshotLimits limits = SnapshotLimits.forThisHeap();
+    private boolean maxSnapshotBytesSet;
+    private boolean memoryMapped;
+    private MappedPayloads.UsableSpace usableSpace = MappedPayloads.FILE_STORE;
     private final List<PublicKey> trustedKeys = new ArrayList<>();
     private Consumer<SharedIndexInformer<ConfigMap>> onInformerCreated = informer -> {};
     private Duration maxManifestAge;
@@ -209,6 +212,36 @@ public final class BloomFilterWatcher {
      */
     public Builder<K> maxSnapshotBytes(long bytes) {
       this.limits = limits.withMaxTotalBytes(bytes);
+      this.maxSnapshotBytesSet = true;
+      return this;
+    }
+
+    /**
+     * Serves the filter from a memory-mapped file in the {@link #localSnapshotDirectory} instead of
+     * a {@code long[]} on the heap; default false. Each new version is written to a file there
+     * (chunk by verified chunk, or, for a delta, a copy of the served file checked while copying
+     * with the delta applied in the file), flushed, renamed into place and mapped read-only only
+     * after its SHA-256 matched the manifest; lookups then answer exactly as from the heap. A swap
+     * holds one 1 MiB chunk on the heap instead of a second filter; the filter's bits are page
+     * cache, which the kernel may reclaim and read back from the file. The served file and the one
+     * being written are the only payload files on disk: a version larger than the directory's
+     * usable space is not fetched, and the previous file is deleted after the swap (its blocks are
+     * freed when the JVM collects the old mapping). A directory that is full, missing or not
+     * writable fails the load with reason {@code DISK}; the served filter stays.
+     *
+     * <p>With this on and no {@link #maxSnapshotBytes}, the size limit is the format's (not a
+     * quarter of the heap); set {@link #maxSnapshotBytes} to bound the disk a version may take. Use
+     * a disk-backed directory (an {@code emptyDir} without {@code medium: Memory}): on tmpfs the
+     * file is memory that cannot be reclaimed.
+     */
+    public Builder<K> memoryMapped(boolean enabled) {
+      this.memoryMapped = enabled;
+      return this;
+    }
+
+    /** How the mapped mode learns the directory's usable space. Not API: the seam for tests. */
+    Builder<K> usableSpace(MappedPayloads.UsableSpace usableSpace) {
+      this.usableSpace = Objects.requireNonNull(usableSpace, "usableSpace");
       return this;
     }
 
@@ -373,13 +406,22 @@ public final class BloomFilterWatcher {
      * Creates the filter and starts watching. Returns without waiting for the API server; a valid
      * local snapshot, if configured, is already being served when this returns.
      *
-     * @throws IllegalStateException if {@link #maxManifestAge} is set without a {@link #trustedKey}
+     * @throws IllegalStateException if {@link #maxManifestAge} is set without a {@link
+     *     #trustedKey}, or {@link #memoryMapped} without a {@link #localSnapshotDirectory}
      */
     public LiveBloomFilter<K> start() {
       if (maxManifestAge != null && trustedKeys.isEmpty()) {
         throw new IllegalStateException(
             "maxManifestAge needs a trustedKey: an unsigned createdAt can be set to anything");
       }
+      if (memoryMapped && localSnapshotDirectory == null) {
+        throw new IllegalStateException(
+            "memoryMapped needs a localSnapshotDirectory to keep the mapped file in");
+      }
+      SnapshotLimits limits =
+          memoryMapped && !maxSnapshotBytesSet
+              ? this.limits.withMaxTotalBytes(SnapshotLimits.FORMAT_MAX_BYTES)
+              : this.limits;
       Acceptance acceptance =
           new Acceptance(
               namespace,
@@ -392,7 +434,8 @@ public final class BloomFilterWatcher {
       LocalSnapshotCache cache =
           localSnapshotDirectory == null
               ? null
-              : new LocalSnapshotCache(localSnapshotDirectory, acceptance);
+              : new LocalSnapshotCache(
+                  localSnapshotDirectory, acceptance, memoryMapped ? usableSpace : null);
       ReaderCounters counters = new ReaderCounters();
       List<BloomFilterListener> withCounters = new ArrayList<>(listeners.size() + 1);
       withCounters.add(counters); // first: the application's listeners see up-to-date counters
@@ -418,7 +461,8 @@ public final class BloomFilterWatcher {
                   SnapshotConfigMaps.chunkSource(client, namespace),
                   namespace,
                   filterName,
-                  objectStores),
+                  objectStores,
+                  cache == null ? null : cache.mapped()),
               cache,
               new Pacing(thread, new Backoff(backoffInitial, backoffMax, jitter), resync, clock),
               new Listeners(withCounters),

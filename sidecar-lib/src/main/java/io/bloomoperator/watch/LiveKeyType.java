@@ -1,6 +1,6 @@
 package io.bloomoperator.watch;
 
-import io.bloomoperator.snapshot.BloomFilterBits;
+import io.bloomoperator.snapshot.BloomLookup;
 import io.bloomoperator.snapshot.KeyType;
 import java.util.function.BiPredicate;
 
@@ -19,28 +19,26 @@ public final class LiveKeyType<K> {
 
   /** UTF-8 string keys, hashed as Guava's {@code Funnels.stringFunnel(UTF_8)}. */
   public static final LiveKeyType<String> STRING =
-      new LiveKeyType<>(
-          KeyType.STRING, BloomFilterBits::mightContainString, LiveKeyType::stringBatch);
+      new LiveKeyType<>(KeyType.STRING, BloomLookup::mightContainString, LiveKeyType::stringBatch);
 
   /** 64-bit keys, hashed as Guava's {@code Funnels.longFunnel()}. */
   public static final LiveKeyType<Long> LONG =
-      new LiveKeyType<>(KeyType.LONG, BloomFilterBits::mightContainLong, LiveKeyType::longBatch);
+      new LiveKeyType<>(KeyType.LONG, BloomLookup::mightContainLong, LiveKeyType::longBatch);
 
   /** Longs unboxed per step of a boxed batch: bounds the scratch array whatever the batch size. */
   private static final int UNBOX_STEP = 256;
 
   private final KeyType keyType;
-  private final BiPredicate<BloomFilterBits, K> lookup;
+  private final BiPredicate<BloomLookup, K> lookup;
   private final BatchLookup<K> batch;
 
   /** A batch lookup of {@code keys[from, from + count)} into {@code results[0, count)}. */
   @FunctionalInterface
   private interface BatchLookup<K> {
-    void lookUp(BloomFilterBits bits, K[] keys, int from, int count, boolean[] results);
+    void lookUp(BloomLookup bits, K[] keys, int from, int count, boolean[] results);
   }
 
-  private LiveKeyType(
-      KeyType keyType, BiPredicate<BloomFilterBits, K> lookup, BatchLookup<K> batch) {
+  private LiveKeyType(KeyType keyType, BiPredicate<BloomLookup, K> lookup, BatchLookup<K> batch) {
     this.keyType = keyType;
     this.lookup = lookup;
     this.batch = batch;
@@ -64,24 +62,24 @@ public final class LiveKeyType<K> {
 
   /**
    * Looks {@code key} up. Only called with filters whose key type was checked to equal {@link
-   * #keyType()}, so the typed BloomFilterBits method never throws for a type mismatch.
+   * #keyType()}, so the typed BloomLookup method never throws for a type mismatch.
    */
-  boolean mightContain(BloomFilterBits bits, K key) {
+  boolean mightContain(BloomLookup bits, K key) {
     return lookup.test(bits, key);
   }
 
   /** The batch form of {@link #mightContain}, under the same precondition. */
-  void mightContainAll(BloomFilterBits bits, K[] keys, int from, int count, boolean[] results) {
+  void mightContainAll(BloomLookup bits, K[] keys, int from, int count, boolean[] results) {
     batch.lookUp(bits, keys, from, count, results);
   }
 
   private static void stringBatch(
-      BloomFilterBits bits, String[] keys, int from, int count, boolean[] results) {
+      BloomLookup bits, String[] keys, int from, int count, boolean[] results) {
     bits.mightContainStrings(keys, from, count, results);
   }
 
   private static void longBatch(
-      BloomFilterBits bits, Long[] keys, int from, int count, boolean[] results) {
+      BloomLookup bits, Long[] keys, int from, int count, boolean[] results) {
     long[] unboxed = new long[Math.min(count, UNBOX_STEP)];
     boolean[] step = new boolean[unboxed.length];
     for (int done = 0; done < count; done += unboxed.length) {

@@ -63,12 +63,22 @@ final class LocalSnapshotCache {
   private final String filterName;
   private final String prefix;
   private final Acceptance acceptance;
+  private final MappedPayloads mapped; // null: snapshots are served from the heap
 
   /**
    * @param acceptance the reader's rule: a stored snapshot is served only if it would be accepted
    *     from the API server with nothing served (no maximum age: this reader verified it before)
    */
   LocalSnapshotCache(Path directory, Acceptance acceptance) {
+    this(directory, acceptance, null);
+  }
+
+  /**
+   * @param usableSpace for a memory-mapped reader, how it learns the directory's free space; null
+   *     for a reader that serves from the heap
+   */
+  LocalSnapshotCache(
+      Path directory, Acceptance acceptance, MappedPayloads.UsableSpace usableSpace) {
     this.acceptance = acceptance.withoutMaxAge();
     this.directory = directory;
     this.namespace = acceptance.namespace();
@@ -77,6 +87,21 @@ final class LocalSnapshotCache {
     // keeps
     // file names under the usual 255-byte limit; the full names are checked inside the file.
     this.prefix = namespace + "." + SnapshotNames.filterLabelValue(filterName);
+    this.mapped = usableSpace == null ? null : new MappedPayloads(this, usableSpace);
+  }
+
+  /** The memory-mapped loader of this directory, or null when snapshots live on the heap. */
+  MappedPayloads mapped() {
+    return mapped;
+  }
+
+  Path directory() {
+    return directory;
+  }
+
+  /** The start of every file name of this filter's files. */
+  String prefix() {
+    return prefix;
   }
 
   Path manifestFile() {
@@ -158,6 +183,10 @@ final class LocalSnapshotCache {
       throw new SnapshotVerificationException(
           "payload is " + size + " bytes, manifest says " + manifest.totalBytes());
     }
+    if (mapped != null) {
+      // Mapped first, then hashed: the digest covers the very bytes that will be served.
+      return mapped.open(announced, payload);
+    }
     try (InputStream in = Files.newInputStream(payload)) {
       // The materialised payload of the manifest's version, whatever its format (a chain's
       // deltas are already applied: the cheapest cold start). Header, size and the manifest's
@@ -171,11 +200,22 @@ final class LocalSnapshotCache {
   void write(ServedSnapshot snapshot) throws IOException {
     Files.createDirectories(directory);
     Path payload = payloadFile(snapshot.version());
+    if (snapshot.file() == null) {
+      writePayload(snapshot, payload);
+    } else if (!snapshot.file().equals(payload)) {
+      throw new IOException("a mapped snapshot must be served from " + payload);
+    }
+    // else: the served file is the payload already, written and verified by MappedPayloads.
+    writeManifest(snapshot, payload);
+    deleteOtherPayloads(payload);
+  }
+
+  private void writePayload(ServedSnapshot snapshot, Path payload) throws IOException {
     Path payloadTemp = Files.createTempFile(directory, prefix, ".payload.tmp");
     try {
       try (OutputStream out =
           new BufferedOutputStream(Files.newOutputStream(payloadTemp), 1 << 16)) {
-        SnapshotEncoder.writeTo(snapshot.bits(), out);
+        SnapshotEncoder.writeTo(snapshot.heapBits(), out);
       }
       // No fsync: the directory is meant to survive container restarts, which keep the page cache;
       // after
@@ -188,7 +228,9 @@ final class LocalSnapshotCache {
     } finally {
       Files.deleteIfExists(payloadTemp);
     }
+  }
 
+  private void writeManifest(ServedSnapshot snapshot, Path payload) throws IOException {
     ObjectNode root = JSON.createObjectNode();
     root.put("namespace", namespace);
     root.put("filterName", filterName);
@@ -210,7 +252,6 @@ final class LocalSnapshotCache {
     } finally {
       Files.deleteIfExists(manifestTemp);
     }
-    deleteOtherPayloads(payload);
   }
 
   private void deleteOtherPayloads(Path keep) throws IOException {

@@ -2,14 +2,24 @@ package io.bloomoperator.watch;
 
 import io.bloomoperator.snapshot.AnnouncedManifest;
 import io.bloomoperator.snapshot.BloomFilterBits;
+import io.bloomoperator.snapshot.BloomLookup;
 import io.bloomoperator.snapshot.Manifest;
+import java.nio.file.Path;
 
 /**
  * What a {@link LiveBloomFilter} serves: an announcement that was accepted and the verified bits it
- * describes. Immutable (all parts are), so one volatile write publishes it completely and a reader
- * sees either the whole old or the whole new filter.
+ * describes, on the heap ({@link BloomFilterBits}) or mapped from {@code file} in the local
+ * snapshot directory. Immutable (all parts are), so one volatile write publishes it completely and
+ * a reader sees either the whole old or the whole new filter.
+ *
+ * @param file the payload file the bits are mapped from, or null for bits on the heap
  */
-record ServedSnapshot(AnnouncedManifest announced, BloomFilterBits bits) {
+record ServedSnapshot(AnnouncedManifest announced, BloomLookup bits, Path file) {
+
+  /** A snapshot whose bits are on the heap. */
+  ServedSnapshot(AnnouncedManifest announced, BloomFilterBits bits) {
+    this(announced, bits, null);
+  }
 
   Manifest manifest() {
     return announced.manifest();
@@ -17,5 +27,10 @@ record ServedSnapshot(AnnouncedManifest announced, BloomFilterBits bits) {
 
   long version() {
     return announced.version();
+  }
+
+  /** The bits as a heap array, or null when they are mapped from a file. */
+  BloomFilterBits heapBits() {
+    return bits instanceof BloomFilterBits heap ? heap : null;
   }
 }

@@ -22,20 +22,32 @@ final class SnapshotFetcher {
   private final String namespace;
   private final String filterName;
   private final Map<String, ObjectStore> stores;
+  private final MappedPayloads mapped; // null: decode onto the heap
 
   SnapshotFetcher(SnapshotDecoder.ChunkSource chunks) {
     this(chunks, null, null, Map.of());
   }
 
-  /**
-   * @param chunks the ConfigMap chunks of the filter's namespace
-   * @param stores the object stores this reader is configured for, by name
-   */
   SnapshotFetcher(
       SnapshotDecoder.ChunkSource chunks,
       String namespace,
       String filterName,
       Map<String, ObjectStore> stores) {
+    this(chunks, namespace, filterName, stores, null);
+  }
+
+  /**
+   * @param chunks the ConfigMap chunks of the filter's namespace
+   * @param stores the object stores this reader is configured for, by name
+   * @param mapped where a memory-mapped reader writes its payload files; null for the heap
+   */
+  SnapshotFetcher(
+      SnapshotDecoder.ChunkSource chunks,
+      String namespace,
+      String filterName,
+      Map<String, ObjectStore> stores,
+      MappedPayloads mapped) {
+    this.mapped = mapped;
     this.chunks = chunks;
     this.namespace = namespace;
     this.filterName = filterName;
@@ -55,7 +67,7 @@ final class SnapshotFetcher {
       throws SnapshotVerificationException, IOException {
     Manifest manifest = announced.manifest();
     if (!manifest.inObjectStore()) {
-      return new ServedSnapshot(announced, decode(manifest, held, chunks));
+      return load(announced, held, chunks);
     }
     ObjectStore store = stores.get(manifest.store());
     if (store == null) {
@@ -65,8 +77,17 @@ final class SnapshotFetcher {
     }
     try (StoreChunkSource download =
         StoreChunkSource.open(store, namespace, filterName, manifest)) {
-      return new ServedSnapshot(announced, decode(manifest, held, download));
+      return load(announced, held, download);
     }
+  }
+
+  private ServedSnapshot load(
+      AnnouncedManifest announced, ServedSnapshot held, SnapshotDecoder.ChunkSource source)
+      throws SnapshotVerificationException, IOException {
+    if (mapped != null) {
+      return mapped.load(announced, held, source);
+    }
+    return new ServedSnapshot(announced, decode(announced.manifest(), held, source));
   }
 
   private static BloomFilterBits decode(
@@ -75,6 +96,6 @@ final class SnapshotFetcher {
     return held == null
         ? SnapshotDecoder.decode(manifest, source)
         : SnapshotDecoder.update(
-            manifest, held.bits(), held.version(), held.manifest().sha256(), source);
+            manifest, held.heapBits(), held.version(), held.manifest().sha256(), source);
   }
 }

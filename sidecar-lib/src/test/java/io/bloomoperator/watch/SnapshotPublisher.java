@@ -4,6 +4,7 @@ import io.bloomoperator.snapshot.BloomFilterBits;
 import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.snapshot.ManifestSigner;
 import io.bloomoperator.snapshot.SnapshotConfigMaps;
+import io.bloomoperator.snapshot.SnapshotDelta;
 import io.bloomoperator.snapshot.SnapshotEncoder;
 import io.bloomoperator.snapshot.SnapshotNames;
 import io.fabric8.kubernetes.api.model.ConfigMap;
@@ -75,6 +76,47 @@ public final class SnapshotPublisher {
               });
       Manifest manifest = Manifest.of(filterName, version, bits, keyCount, encoded, Instant.now());
       return new Published(manifest, payload.toByteArray());
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /**
+   * Publishes {@code bits} as {@code version}, a delta on top of what {@code previous} publishes
+   * (whose bits are {@code previousBits}), as the operator's delta publish does: delta chunks
+   * first, then the manifest.
+   */
+  Manifest publishDelta(
+      Manifest previous,
+      BloomFilterBits previousBits,
+      BloomFilterBits bits,
+      long keyCount,
+      long version) {
+    try {
+      SnapshotDelta.Result delta =
+          SnapshotDelta.encode(
+              previousBits,
+              bits,
+              OPERATOR_CHUNK_SIZE,
+              (index, data, length, sha) ->
+                  client
+                      .configMaps()
+                      .inNamespace(namespace)
+                      .resource(
+                          SnapshotConfigMaps.deltaChunk(
+                              namespace, filterName, version, index, data, length))
+                      .create());
+      Manifest manifest =
+          Manifest.withDelta(
+              previous,
+              version,
+              bits,
+              keyCount,
+              SnapshotEncoder.sha256(bits),
+              delta,
+              Instant.now());
+      writeManifest(manifest);
+      return manifest;
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }

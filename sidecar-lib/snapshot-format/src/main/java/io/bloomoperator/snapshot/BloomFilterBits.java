@@ -26,7 +26,7 @@ import java.util.Objects;
  * numBits a multiple of 256. Everything that treats the bits as an array (deltas, digests, the
  * encoder) works unchanged for both layouts.
  */
-public final class BloomFilterBits {
+public final class BloomFilterBits implements BloomLookup {
 
   private final long[] words;
   private final long numBits;
@@ -124,6 +124,7 @@ public final class BloomFilterBits {
    *
    * @throws IllegalStateException if this is not a {@link KeyType#STRING} filter
    */
+  @Override
   public boolean mightContainString(String key) {
     requireType(keyType, KeyType.STRING);
     SplitBlockBits split = blocked;
@@ -137,6 +138,7 @@ public final class BloomFilterBits {
    *
    * @throws IllegalStateException if this is not a {@link KeyType#LONG} filter
    */
+  @Override
   public boolean mightContainLong(long key) {
     requireType(keyType, KeyType.LONG);
     SplitBlockBits split = blocked;
@@ -155,6 +157,7 @@ public final class BloomFilterBits {
    * @throws IndexOutOfBoundsException if the range is outside {@code keys} or {@code results} is
    *     shorter than {@code count}
    */
+  @Override
   public void mightContainStrings(String[] keys, int from, int count, boolean[] results) {
     requireType(keyType, KeyType.STRING);
     if (blocked != null) {
@@ -170,6 +173,7 @@ public final class BloomFilterBits {
    * @throws IllegalStateException if this is not a {@link KeyType#LONG} filter
    * @throws IndexOutOfBoundsException as {@link #mightContainStrings}
    */
+  @Override
   public void mightContainLongs(long[] keys, int from, int count, boolean[] results) {
     requireType(keyType, KeyType.LONG);
     if (blocked != null) {
@@ -193,16 +197,19 @@ public final class BloomFilterBits {
   }
 
   /** The key type this filter was built for. */
+  @Override
   public KeyType keyType() {
     return keyType;
   }
 
   /** Number of bits (always a multiple of 64). */
+  @Override
   public long numBits() {
     return numBits;
   }
 
   /** The layout of the bits. */
+  @Override
   public FilterFormat format() {
     return format;
   }
@@ -213,6 +220,7 @@ public final class BloomFilterBits {
   }
 
   /** k, the number of bits set per key. */
+  @Override
   public int numHashFunctions() {
     return numHashFunctions;
   }

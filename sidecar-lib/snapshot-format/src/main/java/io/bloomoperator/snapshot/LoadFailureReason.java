@@ -24,6 +24,11 @@ public enum LoadFailureReason {
   STORE_DENIED(false),
   /** The object store holding the chunks did not answer, or failed the request (not a refusal). */
   STORE_UNAVAILABLE(false),
+  /**
+   * A memory-mapped reader could not write the new version's file in its local snapshot directory:
+   * not enough usable space, the directory missing or not writable, or an I/O error.
+   */
+  DISK(false),
   /** The manifest is unreadable, or a chunk failed its digest, size, header or key-type check. */
   VERIFICATION(false),
   /**
@@ -80,8 +85,9 @@ public enum LoadFailureReason {
   /**
    * The reason for an exception a reader reports to its listeners: a refusal's own reason, {@link
    * #VERIFICATION} for any other verification failure, an {@link ObjectStoreException}'s own
-   * reason, {@link #HEAP} or {@link #CHUNK} for any other {@link IOException}. Anything unexpected
-   * counts as {@link #API}, the only other source of failures.
+   * reason, {@link #DISK} for a {@link LocalDiskException}, {@link #HEAP} or {@link #CHUNK} for any
+   * other {@link IOException}. Anything unexpected counts as {@link #API}, the only other source of
+   * failures.
    */
   public static LoadFailureReason of(Exception exception) {
     if (exception instanceof SnapshotRefusedException refused) {
@@ -92,6 +98,9 @@ public enum LoadFailureReason {
     }
     if (exception instanceof ObjectStoreException store) {
       return store.reason();
+    }
+    if (exception instanceof LocalDiskException) {
+      return DISK;
     }
     if (exception instanceof IOException) {
       return exception.getCause() instanceof OutOfMemoryError ? HEAP : CHUNK;

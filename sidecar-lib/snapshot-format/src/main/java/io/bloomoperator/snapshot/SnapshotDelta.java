@@ -2,6 +2,7 @@ package io.bloomoperator.snapshot;
 
 import java.io.IOException;
 import java.util.List;
+import java.util.function.LongConsumer;
 
 /**
  * The difference between two payloads of the same geometry, as the bit positions that differ (the
@@ -129,7 +130,27 @@ public final class SnapshotDelta {
   static void apply(
       long[] words, int numHashFunctions, Manifest.Delta delta, SnapshotDecoder.ChunkSource source)
       throws SnapshotVerificationException, IOException {
-    Parser parser = new Parser(words, numHashFunctions, delta);
+    apply(
+        position -> words[(int) (position >>> 6)] ^= 1L << position,
+        words.length,
+        numHashFunctions,
+        delta,
+        source);
+  }
+
+  /**
+   * As {@link #apply(long[], int, Manifest.Delta, SnapshotDecoder.ChunkSource)}, flipping each bit
+   * position (bit {@code p mod 64} of word {@code p / 64}) through {@code flip}: for bits that are
+   * not in a {@code long[]} (a payload file).
+   */
+  static void apply(
+      LongConsumer flip,
+      int numLongs,
+      int numHashFunctions,
+      Manifest.Delta delta,
+      SnapshotDecoder.ChunkSource source)
+      throws SnapshotVerificationException, IOException {
+    Parser parser = new Parser(flip, numLongs, numHashFunctions, delta);
     List<Manifest.ChunkRef> refs = delta.chunks();
     for (int i = 0; i < refs.size(); i++) {
       Manifest.ChunkRef ref = refs.get(i);
@@ -164,7 +185,8 @@ public final class SnapshotDelta {
 
   /** Streams delta bytes, in any split, flipping bits as positions complete. */
   private static final class Parser {
-    private final long[] words;
+    private final LongConsumer flip;
+    private final int numLongs;
     private final int numHashFunctions;
     private final Manifest.Delta delta;
     private final long numBits;
@@ -176,11 +198,12 @@ public final class SnapshotDelta {
     private long value; // varint being assembled
     private int shift;
 
-    Parser(long[] words, int numHashFunctions, Manifest.Delta delta) {
-      this.words = words;
+    Parser(LongConsumer flip, int numLongs, int numHashFunctions, Manifest.Delta delta) {
+      this.flip = flip;
+      this.numLongs = numLongs;
       this.numHashFunctions = numHashFunctions;
       this.delta = delta;
-      this.numBits = (long) words.length * Long.SIZE;
+      this.numBits = (long) numLongs * Long.SIZE;
     }
 
     void accept(byte[] data) throws SnapshotVerificationException {
@@ -218,7 +241,7 @@ public final class SnapshotDelta {
               "bit position beyond the filter's " + numBits + " bits");
         }
         long position = previous + 1 + value;
-        words[(int) (position >>> 6)] ^= 1L << position;
+        flip.accept(position);
         previous = position;
         remaining--;
         value = 0;
@@ -259,7 +282,7 @@ public final class SnapshotDelta {
         throw new SnapshotVerificationException(
             "delta encoding is " + encoding + ", expected " + ENCODING_BIT_POSITIONS);
       }
-      if (k != numHashFunctions || numLongs != words.length) {
+      if (k != numHashFunctions || numLongs != this.numLongs) {
         throw new SnapshotVerificationException(
             "delta header says k="
                 + k
@@ -268,7 +291,7 @@ public final class SnapshotDelta {
                 + " words; the manifest says k="
                 + numHashFunctions
                 + ", "
-                + words.length
+                + this.numLongs
                 + " words");
       }
       if (count != delta.changedBits()) {

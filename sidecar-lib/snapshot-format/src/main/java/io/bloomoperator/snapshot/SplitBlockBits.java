@@ -263,13 +263,26 @@ public final class SplitBlockBits {
   }
 
   /** The index of the block's first long: Parquet's {@code ((hash >>> 32) * z) >>> 32}, times 4. */
-  private static int blockBase(long hash, long numBlocks) {
+  static int blockBase(long hash, long numBlocks) {
     // Both factors are below 2^32, so the 64-bit product is exact.
     return (int) (((hash >>> 32) * numBlocks) >>> 32) << 2;
   }
 
+  /**
+   * Whether a block's four longs {@code w0..w3} hold all eight bits of the key {@code (int) hash}:
+   * the probe of {@link #mightContainHash}, for callers that read the block from elsewhere (a
+   * memory-mapped file).
+   */
+  static boolean blockHolds(int key, long w0, long w1, long w2, long w3) {
+    long m0 = pair(key, S0, S1);
+    long m1 = pair(key, S2, S3);
+    long m2 = pair(key, S4, S5);
+    long m3 = pair(key, S6, S7);
+    return ((w0 & m0) ^ m0 | (w1 & m1) ^ m1 | (w2 & m2) ^ m2 | (w3 & m3) ^ m3) == 0;
+  }
+
   /** The bits two salts pick in one long: word 2i in the low half, word 2i + 1 in the high half. */
-  private static long pair(int key, int lowSalt, int highSalt) {
+  static long pair(int key, int lowSalt, int highSalt) {
     return (1L << ((key * lowSalt) >>> 27)) | (1L << (((key * highSalt) >>> 27) + 32));
   }
 

@@ -37,12 +37,21 @@ public class BloomFilterProperties {
   private Path localCacheDir;
 
   /**
+   * Serve the filter from a memory-mapped file in {@code local-cache-dir} instead of the heap
+   * (needs {@code local-cache-dir}); default false.
+   */
+  private boolean memoryMapped;
+
+  /**
    * Ed25519 public keys (PEM, e.g. {@code file:/etc/bloom/operator.pub}) whose signatures are
    * trusted; with any, unsigned or otherwise signed manifests are refused. None by default.
    */
   private List<Resource> trustedKeys = new ArrayList<>();
 
-  /** The largest snapshot loaded; default a quarter of the maximum heap. */
+  /**
+   * The largest snapshot loaded; default a quarter of the maximum heap (with {@code memory-mapped},
+   * the format's limit).
+   */
   private DataSize maxSnapshotBytes;
 
   /** The most chunks a manifest may list; default sidecar-lib's. */
@@ -96,6 +105,14 @@ public class BloomFilterProperties {
 
   public void setFailMode(BeforeFirstSnapshot failMode) {
     this.failMode = failMode;
+  }
+
+  public boolean isMemoryMapped() {
+    return memoryMapped;
+  }
+
+  public void setMemoryMapped(boolean memoryMapped) {
+    this.memoryMapped = memoryMapped;
   }
 
   public Path getLocalCacheDir() {

@@ -55,6 +55,10 @@ final class BloomFilterPropertiesValidator {
         && properties.getMaxSnapshotBytes().toBytes() <= 0) {
       throw new IllegalStateException(prefix(bean) + "max-snapshot-bytes must be positive");
     }
+    if (properties.isMemoryMapped() && properties.getLocalCacheDir() == null) {
+      throw new IllegalStateException(
+          prefix(bean) + "memory-mapped needs local-cache-dir: the mapped file is kept there");
+    }
     if (properties.getMaxChunks() != null && properties.getMaxChunks() <= 0) {
       throw new IllegalStateException(prefix(bean) + "max-chunks must be positive");
     }

@@ -85,6 +85,7 @@ public class LiveBloomFilterFactory implements DisposableBean {
     if (properties.getLocalCacheDir() != null) {
       builder.localSnapshotDirectory(properties.getLocalCacheDir());
     }
+    builder.memoryMapped(properties.isMemoryMapped());
     for (Resource key : properties.getTrustedKeys()) {
       builder.trustedKey(readKey(bean, key));
     }

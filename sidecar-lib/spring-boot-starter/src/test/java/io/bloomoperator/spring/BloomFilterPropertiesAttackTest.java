@@ -68,6 +68,9 @@ class BloomFilterPropertiesAttackTest {
         Arguments.of(
             new String[] {P + "name=ids", P + "max-snapshot-bytes=0"}, P + "max-snapshot-bytes"),
         Arguments.of(new String[] {P + "name=ids", P + "max-chunks=-1"}, P + "max-chunks"),
+        Arguments.of(
+            new String[] {P + "name=ids", P + "memory-mapped=true"},
+            P + "memory-mapped needs local-cache-dir"),
         Arguments.of(new String[] {P + "name=ids", P + "resync=-1s"}, P + "resync"),
         Arguments.of(
             new String[] {P + "name=ids", P + "key-type=Long", P + "fixed-keys=1,SECRET-TWO"},

@@ -1,0 +1,248 @@
+package io.bloomoperator.watch;
+
+import io.bloomoperator.snapshot.AnnouncedManifest;
+import io.bloomoperator.snapshot.BloomFilterBits;
+import io.bloomoperator.snapshot.BloomLookup;
+import io.bloomoperator.snapshot.KeyType;
+import io.bloomoperator.snapshot.Manifest;
+import io.bloomoperator.snapshot.SnapshotDecoder;
+import io.bloomoperator.snapshot.SnapshotDelta;
+import io.bloomoperator.snapshot.SnapshotEncoder;
+import io.bloomoperator.snapshot.SnapshotLimits;
+import io.bloomoperator.snapshot.TrustedKeys;
+import java.lang.management.ManagementFactory;
+import java.lang.management.MemoryPoolMXBean;
+import java.lang.management.MemoryType;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+
+/**
+ * What a swap of a large filter costs a reader in heap mode and in memory-mapped mode (issue 19),
+ * through the reader's own load path ({@link SnapshotFetcher}, and {@link MappedPayloads} for the
+ * mapped mode): chunks come from files on disk (one 1 MB chunk per file, read when the decoder asks
+ * for it, as a GET would hand it over), so the heap holds only what the reader holds.
+ *
+ * <pre>
+ *   prepare DIR BYTES    a Guava-layout Long filter of BYTES payload bytes (1M keys, k = 7), in
+ *                        1 MB chunks, as v1, and v2 = v1 plus 1,000 keys as a delta on it
+ *   run DIR heap|mapped  loads v1 (served), then while it is served: a whole load of v1 again
+ *                        and a delta swap to v2; prints time, heap after GC with the served
+ *                        filter only, heap peak during each swap, process RSS (anonymous and
+ *                        file-backed), and single-thread lookups per second from the served bits
+ * </pre>
+ *
+ * <p>Run {@code prepare} with an {@code -Xmx} of 3 times BYTES; {@code run heap} needs about 2.3
+ * times BYTES, {@code run mapped} a small heap (docs/benchmarks.md).
+ */
+public final class MappedSwapBenchmark {
+
+  private static final String NS = "bench";
+  private static final String FILTER = "big";
+  private static final int CHUNK = 1_000_000;
+  private static final int KEYS = 1_000_000;
+  private static final int ADDED = 1_000;
+  private static final long GOLDEN = 0x9E3779B97F4A7C15L;
+
+  private MappedSwapBenchmark() {}
+
+  public static void main(String[] args) throws Exception {
+    Path dir = Path.of(args[1]);
+    if (args[0].equals("prepare")) {
+      prepare(dir, Long.parseLong(args[2]));
+    } else {
+      run(dir, args[2].equals("mapped"));
+    }
+    System.exit(0);
+  }
+
+  private static void prepare(Path dir, long bytes) throws Exception {
+    Path chunks = Files.createDirectories(dir.resolve("chunks"));
+    BloomFilterBits.Builder builder =
+        BloomFilterBits.builder(KeyType.LONG, (bytes - SnapshotEncoder.HEADER_BYTES) * 8, 7);
+    for (long key = 0; key < KEYS; key++) {
+      builder.putLong(key * GOLDEN);
+    }
+    BloomFilterBits v1 = builder.build();
+    SnapshotEncoder.Result encoded =
+        SnapshotEncoder.encode(
+            v1,
+            CHUNK,
+            (index, data, length, sha) ->
+                Files.write(
+                    chunks.resolve(
+                        io.bloomoperator.snapshot.SnapshotNames.chunkName(FILTER, 1, index)),
+                    Arrays.copyOf(data, length)));
+    Manifest m1 = Manifest.of(FILTER, 1, v1, KEYS, encoded, Instant.now());
+    BloomFilterBits.Builder next = BloomFilterBits.builder(v1);
+    for (long key = KEYS; key < KEYS + ADDED; key++) {
+      next.putLong(key * GOLDEN);
+    }
+    BloomFilterBits v2 = next.build();
+    SnapshotDelta.Result delta =
+        SnapshotDelta.encode(
+            v1,
+            v2,
+            CHUNK,
+            (index, data, length, sha) ->
+                Files.write(
+                    chunks.resolve(
+                        io.bloomoperator.snapshot.SnapshotNames.deltaChunkName(FILTER, 2, index)),
+                    Arrays.copyOf(data, length)));
+    Manifest m2 =
+        Manifest.withDelta(
+            m1, 2, v2, KEYS + ADDED, SnapshotEncoder.sha256(v2), delta, Instant.now());
+    Files.writeString(dir.resolve("v1.json"), m1.toJson(), StandardCharsets.UTF_8);
+    Files.writeString(dir.resolve("v2.json"), m2.toJson(), StandardCharsets.UTF_8);
+    System.out.printf(
+        "prepared %d bytes in %d chunks, delta %d bytes (%d bits)%n",
+        m1.totalBytes(), m1.chunks().size(), delta.totalBytes(), delta.changedBits());
+  }
+
+  private static void run(Path dir, boolean mapped) throws Exception {
+    Path chunks = dir.resolve("chunks");
+    SnapshotDecoder.ChunkSource source =
+        (index, ref) -> Files.readAllBytes(chunks.resolve(ref.name()));
+    AnnouncedManifest v1 = announced(dir.resolve("v1.json"));
+    AnnouncedManifest v2 = announced(dir.resolve("v2.json"));
+    Path local = Files.createDirectories(dir.resolve(mapped ? "local-mapped" : "local-heap"));
+    LocalSnapshotCache cache =
+        new LocalSnapshotCache(
+            local,
+            new Acceptance(
+                NS,
+                FILTER,
+                KeyType.LONG,
+                SnapshotLimits.forThisHeap().withMaxTotalBytes(SnapshotLimits.FORMAT_MAX_BYTES),
+                TrustedKeys.none(),
+                null),
+            mapped ? MappedPayloads.FILE_STORE : null);
+    SnapshotFetcher fetcher = new SnapshotFetcher(source, NS, FILTER, Map.of(), cache.mapped());
+    System.out.printf(
+        "java %s, -Xmx %d MB, %d CPUs, mode %s, payload %d bytes%n",
+        System.getProperty("java.version"),
+        Runtime.getRuntime().maxMemory() >> 20,
+        Runtime.getRuntime().availableProcessors(),
+        mapped ? "mapped" : "heap",
+        v1.manifest().totalBytes());
+    System.out.println("step,ms,heap_served_only_MB,heap_peak_during_MB,rss_anon_MB,rss_file_MB");
+
+    long started = System.nanoTime();
+    ServedSnapshot served = fetcher.fetch(v1, null);
+    report("first load (nothing served)", started, -1, -1);
+
+    long servedHeap = usedAfterGc();
+    resetPeaks();
+    started = System.nanoTime();
+    // Not handed the served snapshot, so nothing is copied from it: a whole download and verify,
+    // as for a new full version, while the served one stays reachable (used below).
+    ServedSnapshot whole = fetcher.fetch(v1, null);
+    report("whole load while v1 is served", started, servedHeap, heapPeaks());
+    if (whole.bits().numBits() != served.bits().numBits()) {
+      throw new IllegalStateException("loaded another filter");
+    }
+    served = whole;
+    whole = null;
+
+    servedHeap = usedAfterGc();
+    resetPeaks();
+    started = System.nanoTime();
+    ServedSnapshot updated = fetcher.fetch(v2, served);
+    report("delta swap to v2 (1,000 keys added)", started, servedHeap, heapPeaks());
+    served = updated;
+    updated = null;
+    usedAfterGc();
+
+    lookups(served.bits());
+  }
+
+  private static void lookups(BloomLookup bits) {
+    int n = 20_000_000;
+    long[] present = new long[1 << 20];
+    long[] absent = new long[1 << 20];
+    SplittableRandom random = new SplittableRandom(1);
+    for (int i = 0; i < present.length; i++) {
+      present[i] = random.nextInt(KEYS) * GOLDEN;
+      absent[i] = random.nextLong();
+    }
+    for (int round = 0; round < 3; round++) {
+      for (long[] keys : List.of(present, absent)) {
+        long hits = 0;
+        long started = System.nanoTime();
+        for (int i = 0; i < n; i++) {
+          hits += bits.mightContainLong(keys[i & (keys.length - 1)]) ? 1 : 0;
+        }
+        long nanos = System.nanoTime() - started;
+        if (round == 2) {
+          System.out.printf(
+              "lookups,%s,%.2f M/s,%.0f ns each,%d maybe%n",
+              keys == present ? "present" : "random absent",
+              n / (nanos / 1e3),
+              (double) nanos / n,
+              hits);
+        }
+      }
+    }
+  }
+
+  private static AnnouncedManifest announced(Path file) throws Exception {
+    String json = Files.readString(file, StandardCharsets.UTF_8);
+    return new AnnouncedManifest(Manifest.fromJson(json), json, null);
+  }
+
+  private static void report(String step, long started, long servedHeap, long peak)
+      throws Exception {
+    long millis = (System.nanoTime() - started) / 1_000_000;
+    Map<String, Long> rss = rss();
+    System.out.printf(
+        "%s,%d,%s,%s,%d,%d%n",
+        step,
+        millis,
+        servedHeap < 0 ? "-" : Long.toString(servedHeap >> 20),
+        peak < 0 ? "-" : Long.toString(peak >> 20),
+        rss.getOrDefault("RssAnon", 0L) >> 10,
+        rss.getOrDefault("RssFile", 0L) >> 10);
+  }
+
+  /** RssAnon and RssFile of this process, in kB, from /proc/self/status (Linux). */
+  private static Map<String, Long> rss() throws Exception {
+    Map<String, Long> values = new java.util.HashMap<>();
+    for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
+      String[] parts = line.split("\\s+");
+      if (parts.length >= 2 && (line.startsWith("RssAnon:") || line.startsWith("RssFile:"))) {
+        values.put(parts[0].substring(0, parts[0].length() - 1), Long.parseLong(parts[1]));
+      }
+    }
+    return values;
+  }
+
+  private static long usedAfterGc() {
+    System.gc();
+    System.gc();
+    Runtime runtime = Runtime.getRuntime();
+    return runtime.totalMemory() - runtime.freeMemory();
+  }
+
+  private static void resetPeaks() {
+    for (MemoryPoolMXBean pool : ManagementFactory.getMemoryPoolMXBeans()) {
+      if (pool.getType() == MemoryType.HEAP) {
+        pool.resetPeakUsage();
+      }
+    }
+  }
+
+  private static long heapPeaks() {
+    long sum = 0;
+    for (MemoryPoolMXBean pool : ManagementFactory.getMemoryPoolMXBeans()) {
+      if (pool.getType() == MemoryType.HEAP) {
+        sum += pool.getPeakUsage().getUsed();
+      }
+    }
+    return sum;
+  }
+}
