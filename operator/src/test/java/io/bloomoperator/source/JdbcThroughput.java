@@ -19,14 +19,15 @@ import java.util.Map;
 
 /**
  * What the JDBC source costs per row beyond the driver (docs/benchmarks.md), from a real PostgreSQL
- * table (and a MariaDB one with argument {@code mariadb}) of {@code n} bigint and {@code n} text
- * ids, each read in rounds through:
+ * table (second argument {@code postgresql}, the default, {@code mariadb} or both, comma-separated)
+ * of {@code n} bigint and {@code n} text ids, each read in rounds through:
  *
  * <ol>
  *   <li>a bare JDBC loop: the driver with its defaults, the same query and fetch size, only {@code
  *       getLong}/{@code getString} per row (the driver's bound);
  *   <li>for PostgreSQL, the same loop over the statement the source really sends ({@link
- *       JdbcDriver#bounded}: the value length checked by the server, a flag column per row);
+ *       JdbcDriver#checked}: for a text column the value length checked by the server and a flag
+ *       column per row);
  *   <li>{@link JdbcSource} into a sink that only counts (guarded sockets, per-fetch byte limit,
  *       timeouts, column reader);
  *   <li>{@link JdbcSource} into {@link FilterBuilder} as the operator builds (2 build threads),
@@ -38,7 +39,7 @@ import java.util.Map;
  *
  * <pre>
  * mvn -q -pl operator test-compile exec:exec -Dexec.executable=java -Dexec.classpathScope=test \
- *   "-Dexec.args=-Xmx256m -cp %classpath io.bloomoperator.source.JdbcThroughput 10000000 [mariadb]"
+ *   "-Dexec.args=-Xmx256m -cp %classpath io.bloomoperator.source.JdbcThroughput 10000000 [postgresql,mariadb]"
  * </pre>
  */
 public final class JdbcThroughput {
@@ -61,10 +62,12 @@ public final class JdbcThroughput {
 
   public static void main(String[] args) throws Exception {
     long n = args.length > 0 ? Long.parseLong(args[0]) : 10_000_000L;
-    boolean mariadb = args.length > 1 && "mariadb".equals(args[1]);
+    List<String> names = List.of((args.length > 1 ? args[1] : "postgresql").split(","));
     List<Database> databases = new ArrayList<>();
-    databases.add(postgres(n));
-    if (mariadb) {
+    if (names.contains("postgresql")) {
+      databases.add(postgres(n));
+    }
+    if (names.contains("mariadb")) {
       databases.add(mariadb(n));
     }
     System.out.printf(
@@ -139,10 +142,14 @@ public final class JdbcThroughput {
       throws Exception {
     String query = "select k from " + table;
     JdbcDriver driver = JdbcDriver.forUrl(db.url());
-    if (asSent) {
-      query = driver.bounded(query, JdbcSourceSettings.defaults().maxValueBytes());
-    }
     try (Connection c = DriverManager.getConnection(db.url(), db.user(), db.password())) {
+      boolean flagged = false;
+      if (asSent) {
+        JdbcDriver.Checked checked =
+            driver.checked(c, query, JdbcSourceSettings.defaults().maxValueBytes());
+        query = checked.sql();
+        flagged = checked.flagged();
+      }
       c.setAutoCommit(false); // PgJDBC streams through a cursor only in a transaction
       try (Statement s =
           c.createStatement(ResultSet.TYPE_FORWARD_ONLY, ResultSet.CONCUR_READ_ONLY)) {
@@ -157,7 +164,7 @@ public final class JdbcThroughput {
             } else {
               acc += rs.getString(1).length();
             }
-            if (asSent && rs.getBoolean(2)) {
+            if (flagged && rs.getBoolean(2)) {
               acc++;
             }
             rows++;
