@@ -3,7 +3,6 @@ package io.bloomoperator.assemble;
 import io.bloomoperator.snapshot.BloomFilterBits;
 import io.bloomoperator.snapshot.BloomFilterSizing;
 import io.bloomoperator.snapshot.FilterFormat;
-import io.bloomoperator.snapshot.KeyInserter;
 import io.bloomoperator.snapshot.KeyType;
 import io.bloomoperator.snapshot.SnapshotEncoder;
 import io.bloomoperator.source.KeySource;
@@ -247,7 +246,7 @@ public final class FilterBuilder {
     ParallelFill.Target target =
         () -> {
           bits[0] = allocate(request, sizing, reservation);
-          return inserterFor(bits[0]);
+          return insertersFor(bits[0]);
         };
     try (ParallelFill fill =
         new ParallelFill(request.keyType(), request.maxMalformed(), target, workers, progress)) {
@@ -275,11 +274,13 @@ public final class FilterBuilder {
   }
 
   /**
-   * How keys go into the filter: straight into the builder on one thread, through its atomic view
-   * when helpers insert too.
+   * How keys go into the filter: straight into the builder while one thread inserts, through its
+   * atomic view once helpers insert too.
    */
-  private KeyInserter inserterFor(BloomFilterBits.Builder builder) {
-    return workers.threadsPerBuild() > 1 ? builder.concurrent() : builder;
+  private ParallelFill.Inserters insertersFor(BloomFilterBits.Builder builder) {
+    return workers.threadsPerBuild() > 1
+        ? new ParallelFill.Inserters(builder, builder.concurrent())
+        : ParallelFill.Inserters.of(builder);
   }
 
   /**

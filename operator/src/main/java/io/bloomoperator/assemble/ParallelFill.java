@@ -33,10 +33,25 @@ import java.util.concurrent.LinkedBlockingQueue;
  */
 public final class ParallelFill implements KeySink, AutoCloseable {
 
-  /** Allocates the filter (after its reservation) and gives the way to insert into it. */
+  /** Allocates the filter (after its reservation) and gives the ways to insert into it. */
   @FunctionalInterface
   interface Target {
-    KeyInserter open() throws InterruptedException;
+    Inserters open() throws InterruptedException;
+  }
+
+  /**
+   * Two ways into one filter: {@code exclusive} for one thread alone (plain writes), {@code shared}
+   * safe for all the build's threads at once (atomic ORs, which cost a locked instruction per word
+   * and keep a key's cache misses from overlapping). The reader uses {@code exclusive} until it
+   * first hands a block to a helper; the hand-over (a queue) makes its writes visible to the
+   * helpers, and from then on every thread uses {@code shared}. A source that sends keys one by one
+   * (JDBC rows) never hands a block over, so its whole build runs on plain writes.
+   */
+  record Inserters(KeyInserter exclusive, KeyInserter shared) {
+    /** One inserter that is safe for every thread. */
+    static Inserters of(KeyInserter safeForAll) {
+      return new Inserters(safeForAll, safeForAll);
+    }
   }
 
   /** Carries an interruption out of a sink call, which cannot throw it. */
@@ -63,7 +78,11 @@ public final class ParallelFill implements KeySink, AutoCloseable {
   private final Object lock = new Object();
   private boolean closed;
   private int running;
+
+  /** What this fill inserts through now: the exclusive way until a helper may insert too. */
   private KeyInserter inserter;
+
+  private KeyInserter shared;
   private long inserted;
   private long unchanged;
   private SourceException failure;
@@ -120,7 +139,7 @@ public final class ParallelFill implements KeySink, AutoCloseable {
       KeySource source, KeyType keyType, long maxMalformed, KeyInserter into, BuildWorkers workers)
       throws SourceException {
     try (ParallelFill fill =
-        new ParallelFill(keyType, maxMalformed, () -> into, workers, k -> {})) {
+        new ParallelFill(keyType, maxMalformed, () -> Inserters.of(into), workers, k -> {})) {
       try {
         source.readKeys(fill);
         fill.finish();
@@ -164,6 +183,8 @@ public final class ParallelFill implements KeySink, AutoCloseable {
       // A few lines (a source sending in small bursts): cheaper here than waking a helper.
       insert(added);
     } else {
+      // Written before the hand-over, so the helper that takes the block sees it too.
+      inserter = shared;
       unclaimed.add(added);
     }
     mergeDone();
@@ -244,7 +265,9 @@ public final class ParallelFill implements KeySink, AutoCloseable {
   private KeyInserter open() {
     if (inserter == null) {
       try {
-        inserter = target.open();
+        Inserters ways = target.open();
+        inserter = ways.exclusive();
+        shared = ways.shared();
       } catch (InterruptedException e) {
         throw new Interrupted(e);
       }

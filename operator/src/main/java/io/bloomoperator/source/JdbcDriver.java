@@ -3,8 +3,11 @@ package io.bloomoperator.source;
 import java.lang.reflect.Field;
 import java.sql.Connection;
 import java.sql.Driver;
+import java.sql.PreparedStatement;
+import java.sql.ResultSetMetaData;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.sql.Types;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.Map;
@@ -112,6 +115,22 @@ enum JdbcDriver {
           + " AS bloom_value_too_long FROM ("
           + query
           + ") AS bloom_source(k)";
+    }
+
+    /**
+     * An integer first column cannot hold a value longer than {@value #LONGEST_INTEGER_TEXT} bytes
+     * of text, so when the limit allows that, only the column is selected and nothing is checked
+     * per row: the check casts each value to text on the server, which for a bigint column cost
+     * more per row than the driver's whole read (docs/benchmarks.md, JDBC per-row overhead). The
+     * server describes the query without running it (PgJDBC sends no BEGIN for a describe, so a
+     * failure leaves no transaction behind); when it cannot, the checked statement is sent.
+     */
+    @Override
+    Checked checked(Connection connection, String query, int maxValueBytes) {
+      if (maxValueBytes >= LONGEST_INTEGER_TEXT && firstColumnIsInteger(connection, query)) {
+        return new Checked("SELECT bloom_source.k FROM (" + query + ") AS bloom_source(k)", false);
+      }
+      return super.checked(connection, query, maxValueBytes);
     }
 
     @Override
@@ -354,6 +373,42 @@ enum JdbcDriver {
    */
   String bounded(String query, int maxValueBytes) {
     return query;
+  }
+
+  /**
+   * The decimal text of the longest integer a PostgreSQL integer column holds: {@code
+   * -9223372036854775808}.
+   */
+  static final int LONGEST_INTEGER_TEXT = 20;
+
+  /**
+   * What {@link JdbcSource} sends for a query.
+   *
+   * @param flagged whether the statement returns the over-long flag as its second column
+   */
+  record Checked(String sql, boolean flagged) {}
+
+  /** The statement to send for {@code query}: {@link #bounded}, flagged as that adds the flag. */
+  Checked checked(Connection connection, String query, int maxValueBytes) {
+    return new Checked(bounded(query, maxValueBytes), flagsLongValues());
+  }
+
+  /**
+   * Whether the server describes the query's first column as {@code smallint}, {@code integer} or
+   * {@code bigint}, without running it; false when it cannot say.
+   */
+  private static boolean firstColumnIsInteger(Connection connection, String query) {
+    try (PreparedStatement describe = connection.prepareStatement(query)) {
+      ResultSetMetaData meta = describe.getMetaData();
+      if (meta == null || meta.getColumnCount() < 1) {
+        return false;
+      }
+      int type = meta.getColumnType(1);
+      return type == Types.SMALLINT || type == Types.INTEGER || type == Types.BIGINT;
+    } catch (SQLException | RuntimeException e) {
+      // E.g. a '?' the driver takes for a parameter; the query itself reports real errors.
+      return false;
+    }
   }
 
   /** Whether {@link #bounded} adds the over-long flag as the second column. */

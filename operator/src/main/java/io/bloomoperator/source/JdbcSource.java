@@ -67,9 +67,9 @@ import org.slf4j.LoggerFactory;
  * server, counted on the socket and, for PgJDBC and Connector/J, also refused by the driver from a
  * row's or packet's announced length before it is read; a value longer than {@code
  * BLOOM_JDBC_MAX_VALUE_BYTES} (UTF-8) fails the read; PostgreSQL checks that length itself and
- * never sends such a value ({@link JdbcDriver#bounded}), for MySQL/MariaDB the reader checks it.
- * All of these are {@value Reasons#SOURCE_LIMIT_EXCEEDED}, reported by row number and limit, never
- * by content.
+ * never sends such a value ({@link JdbcDriver#bounded}; not for an integer column, whose values
+ * cannot be that long), for MySQL/MariaDB the reader checks it. All of these are {@value
+ * Reasons#SOURCE_LIMIT_EXCEEDED}, reported by row number and limit, never by content.
  *
  * <p><b>Column.</b> The first column's type is checked once. Integer columns ({@code BIGINT},
  * {@code INTEGER}, {@code SMALLINT}, {@code TINYINT}; not unsigned {@code BIGINT}, which may exceed
@@ -384,11 +384,13 @@ public final class JdbcSource implements KeySource {
       Runnable driverFetchReset = driver.fetchReset(connection);
       guard.newFetch();
       driverFetchReset.run();
-      ResultSet rows =
-          driverCall(() -> statement.executeQuery(driver.bounded(query, settings.maxValueBytes())));
+      JdbcDriver.Checked checked = driver.checked(connection, query, settings.maxValueBytes());
+      guard.newFetch();
+      driverFetchReset.run();
+      ResultSet rows = driverCall(() -> statement.executeQuery(checked.sql()));
       try {
         ColumnReader reader = columnReader(rows.getMetaData());
-        boolean flagged = driver.flagsLongValues();
+        boolean flagged = checked.flagged();
         long row = 0;
         while (next(rows, guard, driverFetchReset)) {
           row++;

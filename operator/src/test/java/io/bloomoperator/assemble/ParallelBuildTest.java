@@ -84,7 +84,12 @@ class ParallelBuildTest {
     AtomicLong puts = new AtomicLong();
     KeyInserter recording = recording(inserters, puts);
     ParallelFill fill =
-        new ParallelFill(KeyType.STRING, 0, () -> recording, BuildWorkers.of(2, 1), k -> {});
+        new ParallelFill(
+            KeyType.STRING,
+            0,
+            () -> ParallelFill.Inserters.of(recording),
+            BuildWorkers.of(2, 1),
+            k -> {});
     try (fill) {
       BodySource.generated("key-", 3_000_000).readKeys(fill);
       fill.finish();
@@ -115,7 +120,12 @@ class ParallelBuildTest {
     FilterBuilder.Request request =
         new FilterBuilder.Request(KeyType.STRING, 0.01, 3_000_000L, 0, 1L << 30);
     ParallelFill fill =
-        new ParallelFill(KeyType.STRING, 0, () -> recording, BuildWorkers.of(4, 1), k -> {});
+        new ParallelFill(
+            KeyType.STRING,
+            0,
+            () -> ParallelFill.Inserters.of(recording),
+            BuildWorkers.of(4, 1),
+            k -> {});
     try (fill) {
       assertThatThrownBy(() -> failing.readKeys(fill)).hasMessageContaining("connection reset");
     }
@@ -124,6 +134,87 @@ class ParallelBuildTest {
     assertThat(puts.get()).isEqualTo(atClose);
     assertThat(failure(new FilterBuilder(k -> {}, BuildWorkers.of(4, 1)), failing, request))
         .contains("connection reset");
+  }
+
+  /**
+   * Keys that come one by one (JDBC rows), or in blocks the reader parses itself, are inserted with
+   * plain writes while no helper inserts (atomic ones made the reader 1.65x slower in the 100M-key
+   * ScaleBenchmark, docs/benchmarks.md); a source that sends rows and then blocks switches to
+   * atomic writes at the first block a helper takes. Either way the bits are those of one thread.
+   */
+  @ParameterizedTest
+  @EnumSource(KeyType.class)
+  void rowsOneByOneThenBlocksGiveTheBitsOfOneThread(KeyType type) throws Exception {
+    byte[] body = body(new Random(13), 600_000);
+    FilterBuilder.Request request =
+        new FilterBuilder.Request(type, 0.01, 2_000_000L, 1_000_000, 1L << 30);
+    for (KeySource source :
+        new KeySource[] {rows(type, 400_000, null), rows(type, 400_000, body)}) {
+      FilterBuilder.Result expected = new FilterBuilder().build(source, request);
+      for (int threads : new int[] {2, 4}) {
+        FilterBuilder.Result built =
+            new FilterBuilder(k -> {}, BuildWorkers.of(threads, 1)).build(source, request);
+        assertThat(built.bits()).as("bits on %d threads", threads).isEqualTo(expected.bits());
+        assertThat(built.keys()).isEqualTo(expected.keys());
+        assertThat(built.nulls()).isEqualTo(expected.nulls()).isEqualTo(400);
+        assertThat(built.malformed()).isEqualTo(expected.malformed());
+      }
+    }
+  }
+
+  @Test
+  void rowsGoThroughTheExclusiveWayUntilABlockIsHandedOver() throws Exception {
+    AtomicLong exclusive = new AtomicLong();
+    AtomicLong shared = new AtomicLong();
+    ParallelFill.Inserters ways =
+        new ParallelFill.Inserters(
+            recording(ConcurrentHashMap.newKeySet(), exclusive),
+            recording(ConcurrentHashMap.newKeySet(), shared));
+    try (ParallelFill fill =
+        new ParallelFill(KeyType.STRING, 0, () -> ways, BuildWorkers.of(2, 1), k -> {})) {
+      rows(KeyType.STRING, 100_000, null).readKeys(fill);
+      fill.finish();
+      assertThat(exclusive.get()).isEqualTo(100_000 - 100);
+      assertThat(shared.get()).isZero();
+      BodySource.generated("key-", 3_000_000).readKeys(fill);
+      fill.finish();
+      assertThat(shared.get()).as("keys inserted after the first hand-over").isPositive();
+      assertThat(exclusive.get() + shared.get()).isEqualTo(100_000 - 100 + 3_000_000);
+    }
+  }
+
+  /**
+   * A source sending {@code count} typed values as a JDBC source does (every 1000th a NULL, longs
+   * for Long filters, text for String filters), then {@code body} in blocks if not null.
+   */
+  private static KeySource rows(KeyType type, int count, byte[] body) {
+    return new KeySource() {
+      @Override
+      public String description() {
+        return "rows";
+      }
+
+      @Override
+      public String changeToken() {
+        return null;
+      }
+
+      @Override
+      public void readKeys(KeySink sink) throws SourceException {
+        for (int i = 0; i < count; i++) {
+          if (i % 1000 == 0) {
+            sink.nullValue();
+          } else if (type == KeyType.LONG) {
+            sink.value(i * 7919L);
+          } else {
+            sink.value("row-" + i);
+          }
+        }
+        if (body != null) {
+          BodySource.of(body, 1024).readKeys(sink);
+        }
+      }
+    };
   }
 
   private static KeyInserter recording(Set<Thread> threads, AtomicLong puts) {
