@@ -153,6 +153,44 @@ public final class ReaderRollouts extends AbstractEventSource<Void, BloomFilter>
     return Set.of();
   }
 
+  /**
+   * The share's readers of {@code filter}'s canary {@code canaryVersion}, from the reports of live
+   * pods of its namespace ({@link CanaryJudgement#count}).
+   */
+  public CanaryJudgement.Counts canaryCounts(
+      BloomFilter filter, long canaryVersion, int percent, Instant now) {
+    return CanaryJudgement.count(liveReports(filter), canaryVersion, percent, now);
+  }
+
+  /**
+   * The verdict on {@code filter}'s canary ({@link CanaryJudgement#judge}) from the reports of live
+   * pods of its namespace. A replica that has not yet seen reports (just started) sees no reader of
+   * the share: it waits, it never promotes on no evidence.
+   */
+  public CanaryJudgement.Decision judgeCanary(
+      BloomFilter filter,
+      long canaryVersion,
+      int percent,
+      Instant startedAt,
+      Duration holdFor,
+      Instant now) {
+    return CanaryJudgement.judge(
+        liveReports(filter), canaryVersion, percent, startedAt, holdFor, now);
+  }
+
+  /**
+   * Whether a reader of a live pod of {@code filter}'s namespace reports serving {@code version}.
+   */
+  public boolean anyServing(BloomFilter filter, long version) {
+    return liveReports(filter).stream().anyMatch(r -> r.servedVersion() == version);
+  }
+
+  private List<ReaderReport> liveReports(BloomFilter filter) {
+    return store.about(filter.getMetadata().getNamespace(), filter.getMetadata().getName()).stream()
+        .filter(pods::isLive)
+        .toList();
+  }
+
   /** One counting round over every known filter. */
   private void round() {
     try {
