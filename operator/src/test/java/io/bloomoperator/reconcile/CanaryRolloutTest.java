@@ -61,7 +61,11 @@ class CanaryRolloutTest {
 
   @RegisterExtension
   static final InProcessOperator OPERATOR =
-      InProcessOperator.withDefaults()
+      // No minimum time between publishes: the figure compares the canary with a plain publish,
+      // not with the publish interval.
+      InProcessOperator.withSettings(
+              io.bloomoperator.reconcile.OperatorSettings.fromEnvironment(
+                  Map.of("BLOOM_MIN_PUBLISH_INTERVAL", "0")))
           .withReaderSettings(
               new ReaderSettings(
                   STATUS_INTERVAL, 200, Duration.ofMinutes(10), Duration.ofMinutes(1)));
