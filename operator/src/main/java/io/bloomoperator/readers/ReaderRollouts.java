@@ -229,7 +229,7 @@ public final class ReaderRollouts extends AbstractEventSource<Void, BloomFilter>
     ReaderStatus next = ReaderTally.count(live, status.getVersion(), now);
     Rollout.Outcome outcome =
         Rollout.advance(
-            previous, next, parse(status.getLastBuildTime()), now, settings.stallAfter());
+            previous, next, parse(status.getLastBuildTime()), now, stallAfter(status.getCanary()));
     if (next.equals(previous)) {
       return;
     }
@@ -270,6 +270,21 @@ public final class ReaderRollouts extends AbstractEventSource<Void, BloomFilter>
       return JSON.writeValueAsString(Map.of("status", Map.of("readers", fields)));
     } catch (JsonProcessingException e) {
       throw new IllegalStateException(e);
+    }
+  }
+
+  /**
+   * How long a rollout may take before it stalls: while a canary runs, its share serves the canary
+   * rather than the published version for up to its hold time, which is no stall.
+   */
+  private Duration stallAfter(io.bloomoperator.api.CanaryStatus canary) {
+    if (canary == null || !io.bloomoperator.api.CanaryStatus.RUNNING.equals(canary.getState())) {
+      return settings.stallAfter();
+    }
+    try {
+      return settings.stallAfter().plus(io.bloomoperator.api.Durations.parse(canary.getHoldFor()));
+    } catch (IllegalArgumentException e) {
+      return settings.stallAfter();
     }
   }
 
