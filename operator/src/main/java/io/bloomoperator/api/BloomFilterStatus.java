@@ -129,6 +129,20 @@ public class BloomFilterStatus {
   @JsonPropertyDescription("The bloomoperator.io/approve annotation value last acted on.")
   private String approved;
 
+  @JsonPropertyDescription(
+      "The canary (spec.rollout.canary): the version a share of the readers serves beside"
+          + " `version`, with their counts; or the content of a halted or aborted canary, held"
+          + " until the source changes. Absent when there is none.")
+  private CanaryStatus canary;
+
+  public CanaryStatus getCanary() {
+    return canary;
+  }
+
+  public void setCanary(CanaryStatus canary) {
+    this.canary = canary;
+  }
+
   public HeldBuild getHeld() {
     return held;
   }

@@ -120,6 +120,24 @@ public final class Reasons {
   public static final String KEY_COUNT_DROPPED = "KeyCountDropped";
 
   /**
+   * Ready=True: a new version is a canary (spec.rollout.canary), served by its share of the readers
+   * while the stable version serves the others; new builds wait until it is promoted or withdrawn.
+   */
+  public static final String CANARY_RUNNING = "CanaryRunning";
+
+  /**
+   * Readers of the canary share failed to load the canary: it was withdrawn, the stable version
+   * serves every reader, and the same content is held until the source changes.
+   */
+  public static final String CANARY_HALTED = "CanaryHalted";
+
+  /**
+   * Ready=True: the canary was aborted by hand ({@code kubectl bloom abort}); the stable version
+   * serves every reader and the same content is held until the source changes.
+   */
+  public static final String CANARY_ABORTED = "CanaryAborted";
+
+  /**
    * spec.rollout.pinVersion names a version whose chunks are not retained (or whose retained
    * manifest does not match the operator's record); the published version keeps serving.
    */

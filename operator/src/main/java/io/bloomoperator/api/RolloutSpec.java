@@ -38,6 +38,21 @@ public class RolloutSpec {
           + " `kubectl bloom approve` (annotation bloomoperator.io/approve set to status.held.sha256).")
   private Integer maxKeyCountDropPercent;
 
+  @JsonPropertyDescription(
+      "Send each new version first to a share of the readers (canary, status.canary), and to every"
+          + " reader once the share served it for holdFor without a failure to load it; a failure"
+          + " halts it (reason CanaryHalted) and the stable version keeps serving. Promote or abort"
+          + " by hand with `kubectl bloom promote|abort`.")
+  private CanarySpec canary;
+
+  public CanarySpec getCanary() {
+    return canary;
+  }
+
+  public void setCanary(CanarySpec canary) {
+    this.canary = canary;
+  }
+
   public Boolean getPaused() {
     return paused;
   }

@@ -38,6 +38,8 @@ import picocli.CommandLine.Spec;
       "  java -jar bloom-operator.jar rebuild product-ids -n shop",
       "  java -jar bloom-operator.jar rollback product-ids -n shop --to 41",
       "  java -jar bloom-operator.jar approve product-ids -n shop",
+      "  java -jar bloom-operator.jar promote product-ids -n shop",
+      "  java -jar bloom-operator.jar abort product-ids -n shop",
       "",
     },
     subcommands = {
@@ -50,6 +52,8 @@ import picocli.CommandLine.Spec;
       RebuildCommand.class,
       RollbackCommand.class,
       ApproveCommand.class,
+      PromoteCommand.class,
+      AbortCommand.class,
       CommandLine.HelpCommand.class
     },
     footer = {"", "Exit codes: 0 ok, 1 source or verification error, 2 usage error."})
@@ -71,6 +75,8 @@ public final class BloomCli implements Runnable {
           "rebuild",
           "rollback",
           "approve",
+          "promote",
+          "abort",
           "help",
           "-h",
           "--help");

@@ -1,6 +1,7 @@
 package io.bloomoperator.publish;
 
 import io.bloomoperator.snapshot.ChunkStore.Part;
+import io.bloomoperator.snapshot.Manifest;
 import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;
@@ -68,6 +69,11 @@ public final class SnapshotJanitor {
     Set<Part> retainedForRollback =
         RetainedVersions.of(snapshot.configMap()).first(keepVersions).parts();
     keep.addAll(retainedForRollback);
+    // The canary's share reads these; an edited canary can only keep more of the filter's chunks.
+    Manifest canary = SnapshotStore.canaryOf(snapshot);
+    if (canary != null) {
+      keep.addAll(Part.of(canary));
+    }
     store.chunks().deleteExcept(keep);
     // Chunk ConfigMaps from before the filter moved to an object store: kept while the version
     // they hold is still named or retained, like chunks of the store itself.

@@ -69,6 +69,9 @@ public final class SnapshotStore {
   /** The manifest ConfigMap as this store's last successful write left it, or null. */
   private PublishedSnapshot written;
 
+  /** The canary manifest of the last successful {@link #applyAsCanary}, or null. */
+  private Manifest writtenCanary;
+
   /**
    * A store of {@code owner}'s snapshot that signs with {@code signingKey} (read at each publish;
    * null: unsigned manifests).
@@ -319,7 +322,84 @@ public final class SnapshotStore {
             facts == null ? null : facts.sha256(),
             keyCount),
         current,
-        build);
+        build,
+        0);
+    return written;
+  }
+
+  /**
+   * As {@link #apply}, but a new version is announced as a canary beside {@code current}'s manifest
+   * ({@link SnapshotConfigMaps#withCanary}): only the readers in the share of {@code percent} %
+   * load it, {@code manifest.json} (and with it what every other reader serves, the build record
+   * and the retained versions) stays as it is. A confirm is carried out as by {@link #apply}.
+   *
+   * @param current the published (stable) version; must have a manifest
+   * @return the manifest ConfigMap as written, with {@code current}'s manifest; the canary's is
+   *     {@link #writtenCanary()}
+   */
+  public PublishedSnapshot applyAsCanary(
+      PublishPlan plan,
+      PublishPlan.Facts facts,
+      BloomFilterBits bits,
+      long keyCount,
+      PublishedSnapshot current,
+      BuildRecord build,
+      int percent)
+      throws PublishException {
+    if (plan.kind() == PublishPlan.Kind.CONFIRM || current == null || current.manifest() == null) {
+      return apply(plan, facts, bits, keyCount, current, build);
+    }
+    written = null;
+    writtenCanary = null;
+    writeVersion(
+        new Version(
+            plan,
+            bits,
+            facts == null ? null : facts.previous(),
+            facts == null ? null : facts.sha256(),
+            keyCount),
+        current,
+        build,
+        percent);
+    return written;
+  }
+
+  /** The canary manifest the last {@link #applyAsCanary} wrote, or null. */
+  public Manifest writtenCanary() {
+    return writtenCanary;
+  }
+
+  /**
+   * Makes the canary {@code canary} (trusted by the caller against its record) the published
+   * version: written as {@code manifest.json} with {@code build} as its build record, the canary
+   * keys removed, {@code current}'s version retained and superseded as by any publish. Its chunks
+   * exist already; nothing else is written.
+   */
+  public PublishedSnapshot promoteCanary(
+      PublishedSnapshot current, Manifest canary, BuildRecord build) throws PublishException {
+    written = null;
+    ManifestSigner signer = signingKey == null ? null : signingKey.load(client);
+    try {
+      writeManifest(canary, current, build, signer);
+    } catch (RuntimeException e) {
+      throw PublishFailures.of(e, filterName, canary.version(), 0, 0);
+    }
+    return written;
+  }
+
+  /**
+   * Removes the canary from the manifest ConfigMap ({@code manifest.json} untouched), guarded by
+   * the resourceVersion read. Readers of the share that loaded it keep it until a newer version is
+   * published: the caller publishes the stable payload again when any of them did.
+   */
+  public PublishedSnapshot withdrawCanary(PublishedSnapshot current) throws PublishException {
+    written = null;
+    ConfigMap desired = SnapshotConfigMaps.withCanary(current.configMap(), null, null, 0);
+    try {
+      written = new PublishedSnapshot(manifests.write(desired), current.manifest());
+    } catch (RuntimeException e) {
+      throw PublishFailures.of(e, filterName, current.manifest().version(), 0, 0);
+    }
     return written;
   }
 
@@ -436,7 +516,8 @@ public final class SnapshotStore {
    * Chunks first, then the manifest; on failure every chunk this call created is deleted again and
    * the current manifest is left as it was.
    */
-  private void writeVersion(Version next, PublishedSnapshot current, BuildRecord build)
+  private void writeVersion(
+      Version next, PublishedSnapshot current, BuildRecord build, int canaryPercent)
       throws PublishException {
     PublishPlan plan = next.plan();
     // Before any chunk: an unusable key must not leave chunks behind or publish unsigned.
@@ -447,23 +528,32 @@ public final class SnapshotStore {
       // Every chunk exists before the manifest names it.
       created.finish();
       try {
-        writeManifest(manifest, current, build, signer);
+        if (canaryPercent > 0) {
+          writeCanary(manifest, current, signer, canaryPercent);
+        } else {
+          writeManifest(manifest, current, build, signer);
+        }
       } catch (RuntimeException e) {
         // The write may have been committed even though it reported failure (a timeout, or the
         // client's retry of a committed update answered with 409). If the manifest now names
         // this very version, it is published and its chunks must stay.
         PublishedSnapshot after = readQuietly();
-        if (after != null
-            && after.manifest() != null
-            && after.manifest().version() == plan.version()
-            && after.manifest().sha256().equals(manifest.sha256())) {
+        Manifest announced =
+            canaryPercent > 0 ? canaryOf(after) : after == null ? null : after.manifest();
+        if (announced != null
+            && announced.version() == plan.version()
+            && announced.sha256().equals(manifest.sha256())) {
           LOG.info(
               "{}/{}: manifest write of version {} reported {} but was committed",
               namespace,
               filterName,
               plan.version(),
               e.getMessage());
-          written = after;
+          written =
+              canaryPercent > 0
+                  ? new PublishedSnapshot(after.configMap(), current.manifest())
+                  : after;
+          writtenCanary = canaryPercent > 0 ? manifest : null;
           return;
         }
         throw e;
@@ -664,6 +754,36 @@ public final class SnapshotStore {
       desired.getMetadata().setResourceVersion(current.resourceVersion());
     }
     written = new PublishedSnapshot(manifests.write(desired), manifest);
+  }
+
+  /**
+   * Announces {@code canary} beside {@code current}'s manifest: every other key and annotation is
+   * kept, the resourceVersion read guards the write.
+   */
+  private void writeCanary(
+      Manifest canary, PublishedSnapshot current, ManifestSigner signer, int percent) {
+    String json = canary.toJson();
+    ConfigMap desired =
+        SnapshotConfigMaps.withCanary(
+            current.configMap(),
+            json,
+            signer == null ? null : signer.sign(namespace, json).toData(),
+            percent);
+    written = new PublishedSnapshot(manifests.write(desired), current.manifest());
+    writtenCanary = canary;
+  }
+
+  /** The canary announced in {@code snapshot}'s ConfigMap, or null (none, or unreadable). */
+  public static Manifest canaryOf(PublishedSnapshot snapshot) {
+    if (snapshot == null || snapshot.configMap() == null) {
+      return null;
+    }
+    try {
+      var canary = SnapshotConfigMaps.readCanary(snapshot.configMap());
+      return canary == null ? null : canary.announced().manifest();
+    } catch (SnapshotVerificationException e) {
+      return null;
+    }
   }
 
   /**

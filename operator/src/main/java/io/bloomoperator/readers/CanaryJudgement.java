@@ -20,10 +20,10 @@ import java.util.Comparator;
  * counted at all) can at most halt the canary, or, by claiming to serve it, advance it in that
  * namespace.
  */
-final class CanaryJudgement {
+public final class CanaryJudgement {
 
   /** The verdict on a canary. */
-  sealed interface Decision {
+  public sealed interface Decision {
     /** Keep the canary as it is. */
     record Wait(int canaryReaders, int onCanary) implements Decision {}
 
@@ -43,13 +43,37 @@ final class CanaryJudgement {
    * @param startedAt when the canary was announced
    * @param holdFor how long the share serves it before it may be promoted
    */
-  static Decision judge(
+  public static Decision judge(
       Collection<ReaderReport> reports,
       long canaryVersion,
       int percent,
       Instant startedAt,
       Duration holdFor,
       Instant now) {
+    Counts counts = count(reports, canaryVersion, percent, now);
+    if (counts.failing() > 0) {
+      return new Decision.Halt(counts.firstFailingReason(), counts.failing());
+    }
+    int canaryReaders = counts.readers();
+    int onCanary = counts.onCanary();
+    boolean held = !now.isBefore(startedAt.plus(holdFor));
+    if (held && canaryReaders > 0 && onCanary == canaryReaders) {
+      return new Decision.Promote(canaryReaders);
+    }
+    return new Decision.Wait(canaryReaders, onCanary);
+  }
+
+  /**
+   * The readers of the share among {@code reports}: live ones (recent heartbeat) in the share,
+   * those serving the canary, those failing to load it, and the reason of the first failing one by
+   * pod name (the same whatever order the reports arrive in; null when none fails).
+   */
+  public record Counts(
+      int readers, int onCanary, int failing, LoadFailureReason firstFailingReason) {}
+
+  /** Counts the share's readers of the canary {@code canaryVersion} among {@code reports}. */
+  public static Counts count(
+      Collection<ReaderReport> reports, long canaryVersion, int percent, Instant now) {
     int canaryReaders = 0;
     int onCanary = 0;
     int failing = 0;
@@ -63,7 +87,6 @@ final class CanaryJudgement {
         onCanary++;
       } else if (report.failingVersion() == canaryVersion) {
         failing++;
-        // The same reason whatever order the reports arrive in: the first pod by name.
         if (firstFailing == null
             || Comparator.<String>naturalOrder().compare(report.podName(), firstFailing.podName())
                 < 0) {
@@ -71,13 +94,10 @@ final class CanaryJudgement {
         }
       }
     }
-    if (failing > 0) {
-      return new Decision.Halt(firstFailing.failingReason(), failing);
-    }
-    boolean held = !now.isBefore(startedAt.plus(holdFor));
-    if (held && canaryReaders > 0 && onCanary == canaryReaders) {
-      return new Decision.Promote(canaryReaders);
-    }
-    return new Decision.Wait(canaryReaders, onCanary);
+    return new Counts(
+        canaryReaders,
+        onCanary,
+        failing,
+        firstFailing == null ? null : firstFailing.failingReason());
   }
 }

@@ -153,6 +153,44 @@ public final class ReaderRollouts extends AbstractEventSource<Void, BloomFilter>
     return Set.of();
   }
 
+  /**
+   * The share's readers of {@code filter}'s canary {@code canaryVersion}, from the reports of live
+   * pods of its namespace ({@link CanaryJudgement#count}).
+   */
+  public CanaryJudgement.Counts canaryCounts(
+      BloomFilter filter, long canaryVersion, int percent, Instant now) {
+    return CanaryJudgement.count(liveReports(filter), canaryVersion, percent, now);
+  }
+
+  /**
+   * The verdict on {@code filter}'s canary ({@link CanaryJudgement#judge}) from the reports of live
+   * pods of its namespace. A replica that has not yet seen reports (just started) sees no reader of
+   * the share: it waits, it never promotes on no evidence.
+   */
+  public CanaryJudgement.Decision judgeCanary(
+      BloomFilter filter,
+      long canaryVersion,
+      int percent,
+      Instant startedAt,
+      Duration holdFor,
+      Instant now) {
+    return CanaryJudgement.judge(
+        liveReports(filter), canaryVersion, percent, startedAt, holdFor, now);
+  }
+
+  /**
+   * Whether a reader of a live pod of {@code filter}'s namespace reports serving {@code version}.
+   */
+  public boolean anyServing(BloomFilter filter, long version) {
+    return liveReports(filter).stream().anyMatch(r -> r.servedVersion() == version);
+  }
+
+  private List<ReaderReport> liveReports(BloomFilter filter) {
+    return store.about(filter.getMetadata().getNamespace(), filter.getMetadata().getName()).stream()
+        .filter(pods::isLive)
+        .toList();
+  }
+
   /** One counting round over every known filter. */
   private void round() {
     try {
@@ -191,7 +229,7 @@ public final class ReaderRollouts extends AbstractEventSource<Void, BloomFilter>
     ReaderStatus next = ReaderTally.count(live, status.getVersion(), now);
     Rollout.Outcome outcome =
         Rollout.advance(
-            previous, next, parse(status.getLastBuildTime()), now, settings.stallAfter());
+            previous, next, parse(status.getLastBuildTime()), now, stallAfter(status.getCanary()));
     if (next.equals(previous)) {
       return;
     }
@@ -232,6 +270,21 @@ public final class ReaderRollouts extends AbstractEventSource<Void, BloomFilter>
       return JSON.writeValueAsString(Map.of("status", Map.of("readers", fields)));
     } catch (JsonProcessingException e) {
       throw new IllegalStateException(e);
+    }
+  }
+
+  /**
+   * How long a rollout may take before it stalls: while a canary runs, its share serves the canary
+   * rather than the published version for up to its hold time, which is no stall.
+   */
+  private Duration stallAfter(io.bloomoperator.api.CanaryStatus canary) {
+    if (canary == null || !io.bloomoperator.api.CanaryStatus.RUNNING.equals(canary.getState())) {
+      return settings.stallAfter();
+    }
+    try {
+      return settings.stallAfter().plus(io.bloomoperator.api.Durations.parse(canary.getHoldFor()));
+    } catch (IllegalArgumentException e) {
+      return settings.stallAfter();
     }
   }
 

@@ -120,6 +120,12 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
   /** The stores a filter moved away from, whose objects the janitor removes. */
   private final FormerStores formerStores;
 
+  /** The canary records this process wrote, ahead of the cached status. */
+  private final CanaryRecords canaryRecords = new CanaryRecords();
+
+  /** The reader aggregation, once the controller registered it: canaries are judged from it. */
+  private volatile ReaderRollouts readerRollouts;
+
   /**
    * @param publisher this replica's identity (its leader-election identity), stamped on every
    *     snapshot ConfigMap it writes as {@link
@@ -189,14 +195,20 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
             context.getClient(),
             context.getControllerConfiguration().getEffectiveNamespaces(),
             context.getPrimaryCache()),
-        new ReaderRollouts(
-            context.getClient(),
-            context.getControllerConfiguration().getEffectiveNamespaces(),
-            context.getPrimaryCache(),
-            readerSettings,
-            fence,
-            clock,
-            new RolloutReporting(context.getClient(), clock, metrics)));
+        readerRollouts =
+            new ReaderRollouts(
+                context.getClient(),
+                context.getControllerConfiguration().getEffectiveNamespaces(),
+                context.getPrimaryCache(),
+                readerSettings,
+                fence,
+                clock,
+                new RolloutReporting(context.getClient(), clock, metrics)));
+  }
+
+  private CanaryRollout canaries() {
+    return new CanaryRollout(
+        act, ownManifests, () -> readerRollouts, readerSettings.statusInterval());
   }
 
   @Override
@@ -215,6 +227,7 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
     }
     StatusReport report =
         new StatusReport(filter, client, events, metrics, storageFull, ownStatus, now);
+    report.trackingCanary(canaryRecords);
     Optional<Instant> fullSince = storageFull.unrecordedSince(filter);
     if (fullSince.isPresent()) {
       // The last publish failed because etcd was full, when the status could not say so. Say it
@@ -231,6 +244,7 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
         return stillFull;
       }
       report = new StatusReport(filter, client, events, metrics, storageFull, ownStatus, now);
+      report.trackingCanary(canaryRecords);
     }
     // Before anything reads the source: a source that made the operator die must not do it again
     // right after the restart.
@@ -276,6 +290,13 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
             Decision.nextCheck(
                 ctx.spec().refresh(), token != null, now, wake(current, graceLeft, now), now));
       }
+      if (current != null && current.manifest() != null) {
+        CanaryRollout.Step canary = canaries().step(ctx, current);
+        if (canary.done() != null) {
+          return canary.done();
+        }
+        current = canary.current();
+      }
       if (decision.action() == Decision.Action.BUILD
           && current != null
           && current.manifest() != null
@@ -304,6 +325,13 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
             return held(ctx, current, published.get().held(), token, graceLeft);
           }
           current = published.get().state();
+          if (published.get().canary() != null) {
+            CanaryRollout canaries = canaries();
+            return report.ready(
+                Reasons.CANARY_RUNNING,
+                CanaryRollout.note(report.canary()),
+                Optional.of(canaries.judgeAgain()));
+          }
           if (published.get().plan().newVersion()) {
             graceLeft = Optional.of(ctx.spec().retainPrevious()); // the version just replaced
           }
@@ -420,6 +448,10 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
             + switch (held.getReason()) {
               case Reasons.ROLLOUT_PAUSED -> "spec.rollout.paused";
               case Reasons.ROLLOUT_PINNED -> "spec.rollout.pinVersion";
+              case Reasons.CANARY_HALTED ->
+                  "it is the content of the halted canary, held until the source changes";
+              case Reasons.CANARY_ABORTED ->
+                  "it is the content of the aborted canary, held until the source changes";
               default ->
                   "its key count is more than spec.rollout.maxKeyCountDropPercent below "
                       + held.getPublishedKeys()
@@ -432,7 +464,8 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
             RolloutGate.builtAt(held),
             wake(current, graceLeft, ctx.now()),
             ctx.now());
-    if (Reasons.KEY_COUNT_DROPPED.equals(held.getReason())) {
+    if (Reasons.KEY_COUNT_DROPPED.equals(held.getReason())
+        || Reasons.CANARY_HALTED.equals(held.getReason())) {
       UpdateControl<BloomFilter> control =
           ctx.report()
               .failed(
@@ -462,6 +495,7 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
       EventRecorder events) {
     String namespace = filter.getMetadata().getNamespace();
     ResolvedSpec spec = ResolvedSpec.of(filter.getSpec(), settings.minRefreshInterval());
+    CanaryRollout.validate(filter);
     metrics.refreshInterval(filter, spec.refresh());
     KeySource source =
         KeySources.from(

@@ -75,10 +75,10 @@ final class BuildAndPublish {
    * What a publish planned and the published state it left; or, with {@code held}, a build the
    * rollout controls held ({@code plan} null, {@code state} the unchanged published state).
    */
-  record Published(PublishPlan plan, PublishedSnapshot state, HeldBuild held) {
+  record Published(PublishPlan plan, PublishedSnapshot state, HeldBuild held, Manifest canary) {
 
     Published(PublishPlan plan, PublishedSnapshot state) {
-      this(plan, state, null);
+      this(plan, state, null, null);
     }
   }
 
@@ -115,11 +115,36 @@ final class BuildAndPublish {
       if (held.isPresent()) {
         ctx.report().published(current);
         ctx.report().built(built);
-        return Optional.of(new Published(null, current, held.get()));
+        return Optional.of(new Published(null, current, held.get(), null));
       }
       long start = System.nanoTime();
       Published outcome = publish(ctx, built, current, token);
       ownManifests.wrote(ctx.filter(), outcome.state());
+      if (outcome.canary() != null) {
+        Manifest canary = outcome.canary();
+        metrics.published(
+            ctx.filter(), canary.versionBytes(), Duration.ofNanos(System.nanoTime() - start));
+        String message =
+            "canary version "
+                + canary.version()
+                + " ("
+                + built.keys()
+                + " keys from "
+                + source
+                + ") announced to "
+                + CanaryRollout.percent(ctx.filter())
+                + " % of the readers; version "
+                + current.manifest().version()
+                + " serves the others";
+        LOG.info("{}/{}: {}", ctx.namespace(), ctx.name(), message);
+        ctx.events().normal(ctx.filter(), CanaryRollout.EVENT_STARTED, message);
+        ctx.report().published(outcome.state());
+        ctx.report().built(built);
+        ctx.report().held(null);
+        ctx.report()
+            .canary(CanaryRollout.started(ctx.filter(), canary, token, ctx.now(), ctx.now()));
+        return Optional.of(outcome);
+      }
       Manifest manifest = outcome.state().manifest();
       if (outcome.plan().newVersion()) {
         metrics.published(
@@ -166,7 +191,9 @@ final class BuildAndPublish {
     if (sha256.equals(published.sha256())) {
       return Optional.empty();
     }
-    Optional<String> reason = RolloutGate.holdReason(ctx.filter(), published, built.keys(), sha256);
+    Optional<String> reason =
+        CanaryRollout.withdrawnContent(ctx.filter(), ctx.report().canary(), sha256)
+            .or(() -> RolloutGate.holdReason(ctx.filter(), published, built.keys(), sha256));
     if (reason.isEmpty()) {
       return Optional.empty();
     }
@@ -195,6 +222,27 @@ final class BuildAndPublish {
   PublishedSnapshot rollBack(
       FilterContext ctx, PublishedSnapshot current, Manifest target, String token)
       throws PublishException {
+    // The payload is no new build: the record keeps the last build's time.
+    return rollBack(
+        ctx,
+        current,
+        target,
+        new SnapshotStore.BuildRecord(
+            token,
+            ctx.filter().getMetadata().getGeneration(),
+            current.builtAt() != null ? current.builtAt() : ctx.now()));
+  }
+
+  /**
+   * As {@link #rollBack(FilterContext, PublishedSnapshot, Manifest, String)}, with {@code record}
+   * as the new manifest's build record.
+   */
+  PublishedSnapshot rollBack(
+      FilterContext ctx,
+      PublishedSnapshot current,
+      Manifest target,
+      SnapshotStore.BuildRecord record)
+      throws PublishException {
     long version = Math.max(current.manifest().version(), ctx.report().lastKnownVersion()) + 1;
     // One delta chunk (a header) and the manifest.
     long cost = WriteBudget.Limits.cost(SnapshotDelta.HEADER_BYTES, 2);
@@ -211,11 +259,7 @@ final class BuildAndPublish {
                 ctx.spec().chunkSize(),
                 PublishPlan.createdAt(current.manifest(), ctx.now()),
                 current,
-                // The payload is no new build: the record keeps the last build's time.
-                new SnapshotStore.BuildRecord(
-                    token,
-                    ctx.filter().getMetadata().getGeneration(),
-                    current.builtAt() != null ? current.builtAt() : ctx.now()));
+                record);
     ownManifests.wrote(ctx.filter(), written);
     metrics.published(ctx.filter(), written.manifest().versionBytes(), Duration.ZERO);
     return written;
@@ -273,14 +317,21 @@ final class BuildAndPublish {
     }
     SnapshotStore.BuildRecord record =
         new SnapshotStore.BuildRecord(token, ctx.filter().getMetadata().getGeneration(), ctx.now());
+    int canaryPercent = CanaryRollout.percent(ctx.filter());
+    boolean canary =
+        canaryPercent > 0 && plan.newVersion() && current != null && current.manifest() != null;
     PublishedSnapshot state =
-        ctx.store().apply(plan, facts, built.bits(), built.keys(), current, record);
+        canary
+            ? ctx.store()
+                .applyAsCanary(
+                    plan, facts, built.bits(), built.keys(), current, record, canaryPercent)
+            : ctx.store().apply(plan, facts, built.bits(), built.keys(), current, record);
     if (state != null
         && state.manifest() != null
         && state.manifest().sha256().equals(facts.sha256())) {
       payloads.published(uid, state.manifest(), built.bits());
     }
-    return new Published(plan, state);
+    return new Published(plan, state, null, canary ? ctx.store().writtenCanary() : null);
   }
 
   /**

@@ -10,7 +10,8 @@ import java.util.Objects;
  * last acted on is kept in {@code status.rebuildRequest}.
  *
  * <p>Also the update filter of the controller: reconcile on spec changes (generation) and on a new
- * rebuild request or approval ({@link RolloutGate}), not on the operator's own status writes.
+ * rebuild request, approval ({@link RolloutGate}) or canary promote/abort ({@link CanaryRollout}),
+ * not on the operator's own status writes.
  */
 public final class RebuildRequest implements OnUpdateFilter<BloomFilter> {
 
@@ -36,6 +37,7 @@ public final class RebuildRequest implements OnUpdateFilter<BloomFilter> {
             newResource.getMetadata().getGeneration(), oldResource.getMetadata().getGeneration())
         || !Objects.equals(of(newResource), of(oldResource))
         || !Objects.equals(RolloutGate.approval(newResource), RolloutGate.approval(oldResource))
+        || !Objects.equals(CanaryRollout.request(newResource), CanaryRollout.request(oldResource))
         // A deletion: the store-objects finalizer has work to do.
         || newResource.isMarkedForDeletion() != oldResource.isMarkedForDeletion();
   }

@@ -49,6 +49,7 @@ final class StatusReport {
 
   private boolean written;
   private long seenVersion;
+  private java.util.function.Consumer<BloomFilterStatus> onWritten = s -> {};
 
   StatusReport(
       BloomFilter filter,
@@ -176,7 +177,31 @@ final class StatusReport {
    * manifest that was not trusted.
    */
   long lastKnownVersion() {
-    return Math.max(seenVersion, status.getVersion() == null ? 0 : status.getVersion());
+    long known = Math.max(seenVersion, status.getVersion() == null ? 0 : status.getVersion());
+    // A canary's share may serve its version: the next one goes above it, whatever became of it.
+    var canary = status.getCanary();
+    return canary == null || canary.getVersion() == null
+        ? known
+        : Math.max(known, canary.getVersion());
+  }
+
+  /**
+   * Starts from {@code records}' canary record (this process may have written a newer one than the
+   * status it was handed) and tells it of every status written.
+   */
+  void trackingCanary(CanaryRecords records) {
+    status.setCanary(records.resolve(filter, status.getCanary()));
+    onWritten = written -> records.wrote(filter, written.getCanary());
+  }
+
+  /** The canary record ({@code status.canary}); null: none. */
+  void canary(io.bloomoperator.api.CanaryStatus canary) {
+    status.setCanary(canary);
+  }
+
+  /** The canary record as this report will write it, or null. */
+  io.bloomoperator.api.CanaryStatus canary() {
+    return status.getCanary();
   }
 
   /**
@@ -320,6 +345,7 @@ final class StatusReport {
     filter.setStatus(status);
     storageFull.cleared(filter);
     written = true;
+    onWritten.accept(status);
     return true;
   }
 }

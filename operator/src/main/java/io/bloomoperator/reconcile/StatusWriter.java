@@ -21,7 +21,7 @@ final class StatusWriter {
   private StatusWriter() {}
 
   /** Fields a merge patch must name as null to remove: they are absent when nothing applies. */
-  private static final List<String> CLEARABLE = List.of("held", "pinnedVersion");
+  private static final List<String> CLEARABLE = List.of("held", "pinnedVersion", "canary");
 
   /**
    * Writes {@code status} whole.

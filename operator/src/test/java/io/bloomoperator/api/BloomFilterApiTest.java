@@ -223,7 +223,32 @@ class BloomFilterApiTest {
             "retainPreviousFor above 1h",
             "/spec/snapshot",
             java.util.Map.of("retainPreviousFor", "1h1s"),
-            "spec.snapshot.retainPreviousFor: Invalid value: \"1h1s\": must be at most 1h"));
+            "spec.snapshot.retainPreviousFor: Invalid value: \"1h1s\": must be at most 1h"),
+        Arguments.of(
+            "canary share of 0 %",
+            "/spec/rollout",
+            java.util.Map.of("canary", java.util.Map.of("percent", 0, "holdFor", "30s")),
+            "spec.rollout.canary.percent: Invalid value: 0"),
+        Arguments.of(
+            "canary share over 100 %",
+            "/spec/rollout",
+            java.util.Map.of("canary", java.util.Map.of("percent", 101, "holdFor", "30s")),
+            "spec.rollout.canary.percent: Invalid value: 101"),
+        Arguments.of(
+            "canary holdFor not a duration",
+            "/spec/rollout",
+            java.util.Map.of("canary", java.util.Map.of("percent", 10, "holdFor", "a while")),
+            "spec.rollout.canary.holdFor: Invalid value"),
+        Arguments.of(
+            "canary holdFor over a day",
+            "/spec/rollout",
+            java.util.Map.of("canary", java.util.Map.of("percent", 10, "holdFor", "48h")),
+            "spec.rollout.canary.holdFor: Invalid value: \"48h\": must be between 1s and 24h"),
+        Arguments.of(
+            "canary without holdFor",
+            "/spec/rollout",
+            java.util.Map.of("canary", java.util.Map.of("percent", 10)),
+            "spec.rollout.canary.holdFor: Required value"));
   }
 
   /** A {@code spec.source} with a jdbc source. */

@@ -1,0 +1,43 @@
+package io.bloomoperator.cli;
+
+import io.bloomoperator.reconcile.CanaryRollout;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/** {@code promote}: publishes the running canary to every reader now. */
+@Command(
+    name = "promote",
+    description = {
+      "Publishes the running canary (spec.rollout.canary, status.canary) to every reader now,"
+          + " without waiting for its hold time: sets the annotation "
+          + CanaryRollout.PROMOTE_ANNOTATION
+          + " to status.canary.version (RBAC: get and patch on bloomfilters). It acts on exactly"
+          + " that canary; a later one is judged anew.",
+      "",
+      "Example:",
+      "  kubectl bloom promote product-ids -n shop",
+    },
+    sortOptions = false)
+final class PromoteCommand implements Callable<Integer> {
+
+  @Spec CommandSpec spec;
+
+  @Mixin FilterOnCluster target;
+
+  @Option(
+      names = {"-h", "--help"},
+      usageHelp = true,
+      description = "Show this help and exit.")
+  boolean help;
+
+  @Override
+  public Integer call() throws CliException {
+    CanaryCommand.request(
+        target, CanaryRollout.PROMOTE_ANNOTATION, "promotion", spec.commandLine().getOut());
+    return BloomCli.EXIT_OK;
+  }
+}
