@@ -116,6 +116,9 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
   /** The stores a filter moved away from, whose objects the janitor removes. */
   private final FormerStores formerStores;
 
+  /** The BloomStores large filters naming none go to; set when the event sources are prepared. */
+  private volatile DefaultStores defaultStores;
+
   /**
    * @param publisher this replica's identity (its leader-election identity), stamped on every
    *     snapshot ConfigMap it writes as {@link
@@ -180,7 +183,9 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
   @Override
   public List<EventSource<?, BloomFilter>> prepareEventSources(
       EventSourceContext<BloomFilter> context) {
+    defaultStores = new DefaultStores(context.getClient());
     return List.of(
+        defaultStores,
         new ManifestEvents(
             context.getClient(),
             context.getControllerConfiguration().getEffectiveNamespaces(),
@@ -483,7 +488,8 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
     var snapshot = ctx.filter().getSpec().getSnapshot();
     String name = snapshot == null ? null : snapshot.getStore();
     if (name == null) {
-      name = DefaultStores.forFilter(ctx.client(), ctx.filter()).orElse(null);
+      DefaultStores defaults = defaultStores;
+      name = defaults == null ? null : defaults.forFilter(ctx.client(), ctx.filter()).orElse(null);
     }
     if (name == null) {
       return ctx;
