@@ -70,9 +70,10 @@ class StoreUploadKillFaultTest {
     // 1 MB/s: the upload of the big version takes about 5 s with the default 4 writers.
     long expected = FaultParameters.integer("storeKillExpected", 16_000_000);
     long rate = FaultParameters.integer("storeKillUploadRate", 1_000_000);
-    // Longer than the restart takes: the restarted operator's first clean-up finds the leftovers
-    // too young to delete, publishes the same version number again, and a later one must still
-    // tell the leftovers (same version, other digests) from the published chunks.
+    // The restarted operator finds the crashed build and waits out its backoff (1 min) before it
+    // builds again; by then the leftovers are older than this and go at its first clean-up. (A
+    // grace period longer than the backoff leaves them to a later clean-up, which must tell them
+    // from the republished version's chunks: ObjectStoreTransportTest covers that in seconds.)
     Duration retain = Duration.ofSeconds(10);
     String namespace = ns.name();
     try (S3Server server = S3Server.start();
