@@ -5,10 +5,13 @@ import io.bloomoperator.api.BloomFilterSpec;
 import io.bloomoperator.api.BloomStore;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
+import io.javaoperatorsdk.operator.health.Status;
+import io.javaoperatorsdk.operator.processing.event.source.AbstractEventSource;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -19,39 +22,85 @@ import org.slf4j.LoggerFactory;
  * default store allows stays in ConfigMaps. Several default stores allowing one namespace are a
  * misconfiguration: the one whose name sorts first is used (the same on every replica and
  * reconcile, so filters do not hop between stores) and a warning is logged.
+ *
+ * <p>The BloomStores are read from an informer's cache, started with the controller, so a reconcile
+ * costs no API request for them (a list per reconcile did, for every filter of the cluster). An
+ * operator that may not list BloomStores when it starts (the namespaced install has no BloomStore
+ * RBAC; a cluster may lack the CRD) keeps no cache and uses no default store until it is restarted
+ * with the permission. An event source of the BloomFilter controller only for its lifecycle: a
+ * BloomStore change reconciles no filter, each filter sees it at its next reconcile.
  */
-public final class DefaultStores {
+public final class DefaultStores extends AbstractEventSource<Void, BloomFilter> {
 
   private static final Logger LOG = LoggerFactory.getLogger(DefaultStores.class);
 
-  /** Whether a refused list was logged: once per operator, not once per reconcile. */
-  private static final AtomicBoolean UNLISTABLE_LOGGED = new AtomicBoolean();
+  private final KubernetesClient client;
+  private volatile SharedIndexInformer<BloomStore> informer;
 
-  private DefaultStores() {}
+  /**
+   * @param client the operator's client: whether it may list BloomStores is asked at {@link
+   *     #start()}
+   */
+  public DefaultStores(KubernetesClient client) {
+    super(Void.class, "default-stores");
+    this.client = client;
+  }
 
-  /** The default store for {@code filter}, if it is larger than a default store's threshold. */
-  public static Optional<String> forFilter(KubernetesClient client, BloomFilter filter) {
+  @Override
+  public synchronized void start() {
+    if (isRunning()) {
+      return;
+    }
+    super.start();
+    if (!BloomStoreReconciler.canWatch(client)) {
+      LOG.warn("cannot list BloomStores (CRD or RBAC missing): no default object store is used");
+      return;
+    }
+    // Blocks until the first list is in the cache: no filter is placed before the stores are known.
+    try {
+      informer = client.resources(BloomStore.class).inform();
+    } catch (KubernetesClientException e) {
+      LOG.warn("cannot watch BloomStores (HTTP {}): no default object store is used", e.getCode());
+    }
+  }
+
+  @Override
+  public synchronized void stop() {
+    if (!isRunning()) {
+      return;
+    }
+    super.stop();
+    if (informer != null) {
+      informer.stop();
+      informer = null;
+    }
+  }
+
+  @Override
+  public Status getStatus() {
+    SharedIndexInformer<BloomStore> running = informer;
+    return running == null || running.isRunning() ? Status.HEALTHY : Status.UNHEALTHY;
+  }
+
+  @Override
+  public Set<Void> getSecondaryResources(BloomFilter primary) {
+    return Set.of();
+  }
+
+  /**
+   * The default store for {@code filter}, if it is larger than a default store's threshold.
+   *
+   * @param client reads the namespace's labels when a default store allows namespaces by selector
+   */
+  public Optional<String> forFilter(KubernetesClient client, BloomFilter filter) {
     long size = expectedBytes(filter);
-    if (size <= 0) {
+    SharedIndexInformer<BloomStore> cache = informer;
+    if (size <= 0 || cache == null) {
       return Optional.empty();
     }
     String namespace = filter.getMetadata().getNamespace();
-    List<BloomStore> stores;
-    try {
-      stores = client.resources(BloomStore.class).list().getItems();
-    } catch (KubernetesClientException e) {
-      // The namespaced install has no BloomStore RBAC (and a cluster may lack the CRD): there are
-      // no default stores then, and filters stay on ConfigMaps instead of failing to reconcile.
-      if (e.getCode() != 403 && e.getCode() != 404) {
-        throw e;
-      }
-      if (UNLISTABLE_LOGGED.compareAndSet(false, true)) {
-        LOG.warn("cannot list BloomStores (HTTP {}): no default object store is used", e.getCode());
-      }
-      return Optional.empty();
-    }
     List<BloomStore> defaults =
-        stores.stream()
+        cache.getStore().list().stream()
             .filter(s -> s.getSpec() != null && s.getSpec().getDefaultForSnapshotsOver() != null)
             .filter(s -> ObjectStores.allows(client, s.getSpec(), namespace))
             .sorted(Comparator.comparing(s -> s.getMetadata().getName()))

@@ -142,6 +142,20 @@ public final class ObjectStores implements AutoCloseable {
     return connect(client, definition(client, name));
   }
 
+  /**
+   * Whether BloomStore {@code name} exists and allows {@code namespace}: what a store name the
+   * operator did not record itself (a bookkeeping annotation anyone who may edit the ConfigMap can
+   * change) must pass before the operator acts on it, so that such a name cannot reach into a store
+   * the namespace may not use.
+   */
+  public boolean admits(KubernetesClient client, String name, String namespace) {
+    try {
+      return allows(client, definition(client, name).getSpec(), namespace);
+    } catch (PublishException e) {
+      return false;
+    }
+  }
+
   /** A client of {@code store} as it is defined now; for {@link BloomStore} status checks. */
   public Store connect(KubernetesClient client, BloomStore store) throws PublishException {
     String name = store.getMetadata().getName();

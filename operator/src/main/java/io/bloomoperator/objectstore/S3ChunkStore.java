@@ -11,6 +11,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
@@ -35,9 +36,12 @@ import software.amazon.awssdk.services.s3.model.S3Object;
  * object is never overwritten: a create is a PUT with {@code If-None-Match: *}, and its 412 means
  * these very bytes are there already.
  *
- * <p>Objects have no owner reference: the filter's directory is what it owns. Clean-ups delete only
- * objects older than a minimum age, so that an upload still in progress (of another replica that
- * has not yet noticed it lost the lease) is never taken for a leftover.
+ * <p>Objects have no owner reference: the filter's directory is what it owns, and of it only the
+ * keys that name one of the filter's own chunks ({@link #partOf}). Clean-ups never delete anything
+ * else (a key further down, e.g. another store's objects when two stores share a bucket and one's
+ * prefix lies inside the other's; a file someone else put there), whichever store they were pointed
+ * at. They delete only objects older than a minimum age, so that an upload still in progress (of
+ * another replica that has not yet noticed it lost the lease) is never taken for a leftover.
  *
  * <p>Every store failure becomes a {@link StoreUnavailableException} naming only the store.
  */
@@ -179,15 +183,41 @@ public final class S3ChunkStore implements ChunkStore {
 
   @Override
   public void deleteExcept(Set<Part> keep) throws IOException {
+    deleteExcept(keep, null);
+  }
+
+  @Override
+  public void deleteExcept(Set<Part> keep, Manifest published) throws IOException {
+    Set<Part> exact = published == null ? Set.of() : Part.of(published);
+    Set<String> named = new HashSet<>();
+    if (published != null) {
+      published
+          .chunks()
+          .forEach(c -> named.add(StoreObjectKeys.key(directory, c.name(), c.sha256())));
+      published
+          .deltas()
+          .forEach(
+              d ->
+                  d.chunks()
+                      .forEach(
+                          c -> named.add(StoreObjectKeys.key(directory, c.name(), c.sha256()))));
+    }
     Instant before = clock.instant().minus(minAge);
     List<String> doomed = new ArrayList<>();
     forEachObject(
         o -> {
           Optional<Part> part = partOf(o.key());
-          // Anything in the directory that is no chunk of a kept part: leftovers of a failed or
-          // crashed publish, versions past their grace period, foreign files.
-          boolean kept = part.isPresent() && keep.contains(part.get());
-          if (!kept && o.lastModified() != null && o.lastModified().isBefore(before)) {
+          // Chunks of the filter nothing needs: of no kept part (leftovers of a failed or crashed
+          // publish, versions past their grace period), or of a published part under a digest the
+          // manifest does not name (that version's publish was killed, then built again).
+          boolean needed =
+              part.isPresent()
+                  && keep.contains(part.get())
+                  && (!exact.contains(part.get()) || named.contains(o.key()));
+          if (part.isPresent()
+              && !needed
+              && o.lastModified() != null
+              && o.lastModified().isBefore(before)) {
             doomed.add(o.key());
           }
         });
@@ -195,13 +225,18 @@ public final class S3ChunkStore implements ChunkStore {
   }
 
   /**
-   * Deletes every object in the filter's directory, whatever its age: the filter is gone.
+   * Deletes every chunk of the filter in its directory, whatever its age: the filter is gone.
    *
    * @return how many objects were deleted
    */
   public int deleteAll() throws IOException {
     List<String> all = new ArrayList<>();
-    forEachObject(o -> all.add(o.key()));
+    forEachObject(
+        o -> {
+          if (partOf(o.key()).isPresent()) {
+            all.add(o.key());
+          }
+        });
     deleteKeys(all);
     return all.size();
   }

@@ -3,6 +3,7 @@ package io.bloomoperator.publish;
 import io.bloomoperator.snapshot.ChunkStore.Part;
 import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.snapshot.SnapshotConfigMaps;
+import io.bloomoperator.snapshot.StoreObjectKeys;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.client.utils.Serialization;
 import java.time.Instant;
@@ -31,8 +32,15 @@ public record PublishedSnapshot(ConfigMap configMap, Manifest manifest) {
    */
   public static final String ANNOTATION_FORMER_STORES = "bloomoperator.io/former-stores";
 
-  /** At most this many former stores are remembered: a store name is up to 253 characters. */
+  /** At most this many former stores are remembered. */
   static final int MAX_FORMER_STORES = 16;
+
+  /**
+   * The longest record the operator writes: {@link #MAX_FORMER_STORES} store names (DNS labels of
+   * at most 63 characters) and their commas. A longer one is not the operator's and is ignored
+   * whole, before it is split.
+   */
+  static final int MAX_FORMER_STORES_CHARS = MAX_FORMER_STORES * 64;
 
   /** The published version, if any. */
   public OptionalLong version() {
@@ -64,19 +72,25 @@ public record PublishedSnapshot(ConfigMap configMap, Manifest manifest) {
 
   /**
    * The object stores the filter's chunks were in before the published version's (what {@link
-   * #ANNOTATION_FORMER_STORES} records), without the published one.
+   * #ANNOTATION_FORMER_STORES} records), without the published one: at most {@link
+   * #MAX_FORMER_STORES} names that may name a store, from a record of at most {@link
+   * #MAX_FORMER_STORES_CHARS} characters (anything else is not what the operator wrote, and
+   * ignored). Unlike the manifest, whoever may edit the ConfigMap may have written this: callers
+   * act on a name only once the BloomStore it names allows the filter's namespace.
    */
   public List<String> formerStores() {
     String list = annotation(ANNOTATION_FORMER_STORES);
     List<String> stores = new ArrayList<>();
-    if (list != null) {
-      for (String item : list.split(",", MAX_FORMER_STORES + 1)) {
-        String name = item.trim();
-        if (!name.isEmpty()
-            && stores.size() < MAX_FORMER_STORES
-            && !name.equals(manifest == null ? null : manifest.store())) {
-          stores.add(name);
-        }
+    if (list == null || list.length() > MAX_FORMER_STORES_CHARS) {
+      return stores;
+    }
+    for (String item : list.split(",", MAX_FORMER_STORES + 1)) {
+      String name = item.trim();
+      if (StoreObjectKeys.isStoreName(name)
+          && stores.size() < MAX_FORMER_STORES
+          && !stores.contains(name)
+          && !name.equals(manifest == null ? null : manifest.store())) {
+        stores.add(name);
       }
     }
     return stores;

@@ -59,7 +59,7 @@ public final class SnapshotJanitor {
       throws IOException {
     if (snapshot == null || snapshot.manifest() == null) {
       store.chunks().deleteExcept(Set.of());
-      cleanFormer(store, Set.of());
+      cleanFormer(store, Set.of(), null);
       return new Cleaned(snapshot, Optional.empty());
     }
     Optional<Instant> until = snapshot.retainedUntil(retainPrevious);
@@ -74,7 +74,7 @@ public final class SnapshotJanitor {
     if (canary != null) {
       keep.addAll(Part.of(canary));
     }
-    store.chunks().deleteExcept(keep);
+    store.chunks().deleteExcept(keep, snapshot.manifest());
     // Chunk ConfigMaps from before the filter moved to an object store: kept while the version
     // they hold is still named or retained, like chunks of the store itself.
     Set<Part> formerKeep = new LinkedHashSet<>(retainedForRollback);
@@ -82,7 +82,7 @@ public final class SnapshotJanitor {
         Objects.equals(snapshot.manifest().store(), store.storeName())
             ? retainedOnly(retained)
             : keep);
-    boolean formerCleaned = cleanFormer(store, formerKeep);
+    boolean formerCleaned = cleanFormer(store, formerKeep, snapshot.manifest());
     // Forgotten only once the former stores are clean: the manifest is the only record of them.
     PublishedSnapshot state =
         until.isPresent() && running.isEmpty() && formerCleaned
@@ -97,11 +97,12 @@ public final class SnapshotJanitor {
    *
    * @return whether every former store was cleaned
    */
-  private static boolean cleanFormer(SnapshotStore store, Set<Part> keep) {
+  private static boolean cleanFormer(
+      SnapshotStore store, Set<Part> keep, io.bloomoperator.snapshot.Manifest published) {
     boolean all = true;
     for (var former : store.formerChunks()) {
       try {
-        former.deleteExcept(keep);
+        former.deleteExcept(keep, published);
       } catch (IOException e) {
         LOG.warn("former chunks not deleted yet: {}", e.getMessage());
         all = false;

@@ -126,6 +126,9 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
   /** The reader aggregation, once the controller registered it: canaries are judged from it. */
   private volatile ReaderRollouts readerRollouts;
 
+  /** The BloomStores large filters naming none go to; set when the event sources are prepared. */
+  private volatile DefaultStores defaultStores;
+
   /**
    * @param publisher this replica's identity (its leader-election identity), stamped on every
    *     snapshot ConfigMap it writes as {@link
@@ -190,7 +193,9 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
   @Override
   public List<EventSource<?, BloomFilter>> prepareEventSources(
       EventSourceContext<BloomFilter> context) {
+    defaultStores = new DefaultStores(context.getClient());
     return List.of(
+        defaultStores,
         new ManifestEvents(
             context.getClient(),
             context.getControllerConfiguration().getEffectiveNamespaces(),
@@ -525,7 +530,8 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
     var snapshot = ctx.filter().getSpec().getSnapshot();
     String name = snapshot == null ? null : snapshot.getStore();
     if (name == null) {
-      name = DefaultStores.forFilter(ctx.client(), ctx.filter()).orElse(null);
+      DefaultStores defaults = defaultStores;
+      name = defaults == null ? null : defaults.forFilter(ctx.client(), ctx.filter()).orElse(null);
     }
     if (name == null) {
       return ctx;

@@ -18,8 +18,15 @@ import org.slf4j.LoggerFactory;
 /**
  * The object stores a filter has left (its spec names another store, or none) whose objects still
  * wait for the janitor: the store the published manifest names until the new version replaces it,
- * then those the manifest records as former. Objects carry no ownerReference, so without this they
- * would stay in a store the filter moved away from for ever.
+ * then those the manifest ConfigMap records as former. Objects carry no ownerReference, so without
+ * this they would stay in a store the filter moved away from for ever.
+ *
+ * <p>The manifest's store is the operator's own record ({@link
+ * io.bloomoperator.publish.OwnManifests} checked its digest). The former stores are an annotation
+ * whoever may edit the ConfigMap can rewrite: a name there counts only if its BloomStore exists and
+ * allows the filter's namespace (a store the namespace may not use is never touched on its behalf),
+ * and the clean-up stays in the filter's own directory, built from its namespace and name, deleting
+ * only keys of its own chunks ({@link io.bloomoperator.objectstore.S3ChunkStore}).
  */
 final class FormerStores {
 
@@ -52,7 +59,7 @@ final class FormerStores {
     if (published.manifest().store() != null) {
       names.add(published.manifest().store());
     }
-    names.addAll(published.formerStores());
+    names.addAll(recorded(client, stores, namespace, published));
     names.removeIf(n -> Objects.equals(n, current));
     List<ChunkStore> left = new ArrayList<>();
     for (String name : names) {
@@ -64,5 +71,32 @@ final class FormerStores {
       }
     }
     return left;
+  }
+
+  /**
+   * The former stores {@code published}'s annotation records that exist and allow {@code
+   * namespace}. Those that do not are dropped without naming them (the text may be anyone's):
+   * objects of the filter in a store that stopped allowing its namespace stay there, to be removed
+   * by hand (docs/object-store.md).
+   */
+  static List<String> recorded(
+      KubernetesClient client, ObjectStores stores, String namespace, PublishedSnapshot published) {
+    List<String> admitted = new ArrayList<>();
+    int refused = 0;
+    for (String name : published.formerStores()) {
+      if (stores.admits(client, name, namespace)) {
+        admitted.add(name);
+      } else {
+        refused++;
+      }
+    }
+    if (refused > 0) {
+      LOG.warn(
+          "{}: {} former store(s) recorded on a manifest ConfigMap are not BloomStores that allow"
+              + " the namespace; ignored",
+          namespace,
+          refused);
+    }
+    return admitted;
   }
 }

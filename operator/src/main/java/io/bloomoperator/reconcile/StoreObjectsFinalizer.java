@@ -118,7 +118,7 @@ final class StoreObjectsFinalizer {
    * The store the spec names, the one the published manifest names and those it records as former
    * (a filter that moved).
    */
-  private static Set<String> storesOf(KubernetesClient client, BloomFilter filter) {
+  private Set<String> storesOf(KubernetesClient client, BloomFilter filter) {
     Set<String> names = new LinkedHashSet<>();
     var snapshot = filter.getSpec() == null ? null : filter.getSpec().getSnapshot();
     if (snapshot != null && snapshot.getStore() != null) {
@@ -147,8 +147,14 @@ final class StoreObjectsFinalizer {
         if (parsed.store() != null) {
           names.add(parsed.store());
         }
-        // Stores it moved away from whose objects the janitor has not removed yet.
-        names.addAll(new PublishedSnapshot(manifest, parsed).formerStores());
+        // Stores it moved away from whose objects the janitor has not removed yet, as far as the
+        // annotation (anyone's to edit) names stores that allow the namespace.
+        names.addAll(
+            FormerStores.recorded(
+                client,
+                stores,
+                filter.getMetadata().getNamespace(),
+                new PublishedSnapshot(manifest, parsed)));
       } catch (SnapshotVerificationException e) {
         // Not a manifest the operator could have written: it names nothing to clean up.
       }

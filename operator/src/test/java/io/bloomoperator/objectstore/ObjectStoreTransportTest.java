@@ -7,11 +7,13 @@ import static io.bloomoperator.reconcile.SnapshotFixtures.mergePatch;
 import static io.bloomoperator.reconcile.SnapshotFixtures.ready;
 import static io.bloomoperator.reconcile.SnapshotFixtures.snapshotConfigMaps;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.api.BloomStore;
 import io.bloomoperator.api.Reasons;
+import io.bloomoperator.publish.PublishedSnapshot;
 import io.bloomoperator.reconcile.OperatorSettings;
 import io.bloomoperator.reconcile.ReadyCondition;
 import io.bloomoperator.snapshot.BloomFilterBits;
@@ -22,11 +24,14 @@ import io.bloomoperator.snapshot.StoreObjectKeys;
 import io.bloomoperator.source.EgressPolicy;
 import io.bloomoperator.source.HttpSourceSettings;
 import io.bloomoperator.testing.RealKubernetes;
+import io.bloomoperator.testing.RequestLog;
 import io.bloomoperator.testing.TestNamespace;
 import io.bloomoperator.testing.operator.InProcessOperator;
+import io.bloomoperator.testing.operator.LogCapture;
 import io.bloomoperator.testing.servers.S3Server;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.utils.Serialization;
 import java.security.MessageDigest;
 import java.time.Duration;
@@ -62,6 +67,9 @@ class ObjectStoreTransportTest {
 
   private static final AtomicInteger STORES = new AtomicInteger();
 
+  /** Every request of the operator's own client. */
+  private static final RequestLog OPERATOR_REQUESTS = new RequestLog();
+
   @RegisterExtension
   @Order(1)
   static final InProcessOperator OPERATOR =
@@ -74,6 +82,7 @@ class ObjectStoreTransportTest {
               StoreSettings.fromEnvironment(Map.of())
                   .inNamespace(OPERATOR_NAMESPACE)
                   .withCleanupTimeout(Duration.ofSeconds(15)))
+          .withRequestLog(OPERATOR_REQUESTS)
           .beforeStart(ObjectStoreTransportTest::credentials);
 
   @AfterAll
@@ -331,6 +340,42 @@ class ObjectStoreTransportTest {
     assertThat(read(store, ns.name(), "f", now)).isNotNull();
   }
 
+  /**
+   * An operator killed while uploading version N, whose successor builds N again from a changed
+   * source, leaves objects of N under other digests: they belong to the published part, yet no
+   * manifest names them, and the janitor must not keep them for as long as N is published.
+   */
+  @Test
+  void aLeftoverOfThePublishedVersionUnderAnotherDigestIsRemoved(
+      KubernetesClient client, TestNamespace ns) throws Exception {
+    Store store = store(client, ns.name(), null);
+    apply(client, ns.name(), filter("same", store.name(), keys(300, "a")));
+    awaitStatus(client, ns.name(), "same", f -> ready(f, "True", Reasons.PUBLISHED));
+    Manifest published = manifest(client, ns.name(), "same");
+    String leftover =
+        StoreObjectKeys.key(
+            StoreObjectKeys.filterDirectory("bloom", ns.name(), "same"),
+            SnapshotNames.chunkName("same", published.version(), 0),
+            "ef".repeat(32));
+    try (S3Client s3 = SERVER.client()) {
+      s3.putObject(b -> b.bucket(store.bucket()).key(leftover), RequestBody.fromString("old"));
+    }
+    // Older than the grace period (1 s); a spec change without new content makes the janitor run
+    // while the minimum publish interval (10 s) still holds the rebuild back.
+    Thread.sleep(1500);
+    mergePatch(client, ns.name(), "same", Map.of("spec", Map.of("refreshInterval", "59m")));
+    await()
+        .atMost(Duration.ofSeconds(6))
+        .untilAsserted(
+            () ->
+                assertThat(objects(store, ns.name(), "same"))
+                    .extracting(S3Object::key)
+                    .doesNotContain(leftover));
+    Manifest now = manifest(client, ns.name(), "same");
+    assertThat(now.version()).isEqualTo(published.version());
+    assertThat(read(store, ns.name(), "same", now).mightContainString("a-7")).isTrue();
+  }
+
   @Test
   void deletingTheFilterDeletesEveryObject(KubernetesClient client, TestNamespace ns) {
     Store store = store(client, ns.name(), null);
@@ -547,5 +592,270 @@ class ObjectStoreTransportTest {
             () ->
                 assertThat(storeReady(client, name).getMessage())
                     .contains("refused by the egress policy"));
+  }
+
+  /**
+   * The BloomStores a filter naming no store might go to are read from a cache, not listed from the
+   * API server on every reconcile; a default store created or changed later still counts at the
+   * filter's next reconcile.
+   */
+  @Test
+  void defaultStoresCostNoApiRequestPerReconcile(KubernetesClient client, TestNamespace ns)
+      throws Exception {
+    apply(client, ns.name(), unplaced("busy", 2000));
+    awaitStatus(client, ns.name(), "busy", f -> ready(f, "True", Reasons.PUBLISHED));
+    int reconciles = 8;
+    long listsBefore = bloomStoreLists();
+    for (int i = 1; i <= reconciles; i++) {
+      reconcileOnce(client, ns.name(), "busy", i);
+    }
+    long lists = bloomStoreLists() - listsBefore;
+    System.out.printf(
+        "default stores: %d BloomStore list(s) in %d reconciles%n", lists, reconciles);
+    // An informer's watch may be re-opened once in a while; a list per reconcile is 8 here.
+    assertThat(lists)
+        .as("BloomStore lists during %d reconciles", reconciles)
+        .isLessThanOrEqualTo(1);
+    assertThat(manifest(client, ns.name(), "busy").store()).isNull();
+
+    // Created after the cache was filled: the next reconcile places the filter there (the
+    // informer sees the change within moments; each poll is one more reconcile).
+    AtomicInteger round = new AtomicInteger(reconciles);
+    Store later = defaultStore(client, "dflt-late-" + System.nanoTime() % 100000, ns.name(), 1000);
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .pollInterval(Duration.ofSeconds(1))
+        .untilAsserted(
+            () -> {
+              reconcileOnce(client, ns.name(), "busy", round.incrementAndGet());
+              assertThat(manifest(client, ns.name(), "busy").store()).isEqualTo(later.name());
+            });
+
+    // Changed: a threshold above the filter's size sends it back to ConfigMaps.
+    client
+        .resources(BloomStore.class)
+        .withName(later.name())
+        .edit(
+            s -> {
+              s.getSpec().setDefaultForSnapshotsOver(1L << 40);
+              return s;
+            });
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .pollInterval(Duration.ofSeconds(1))
+        .untilAsserted(
+            () -> {
+              reconcileOnce(client, ns.name(), "busy", round.incrementAndGet());
+              assertThat(manifest(client, ns.name(), "busy").store()).isNull();
+            });
+  }
+
+  /** Requests of the operator's client to the BloomStore collection (list or watch). */
+  private static long bloomStoreLists() {
+    return OPERATOR_REQUESTS.paths().stream()
+        .filter(p -> p.startsWith("GET ") && p.endsWith("/bloomoperator.io/v1alpha1/bloomstores"))
+        .count();
+  }
+
+  /**
+   * Changes the filter's keys and waits until the operator has reconciled that change (which places
+   * the filter, whether or not the minimum publish interval lets it publish yet).
+   */
+  private static void reconcileOnce(
+      KubernetesClient client, String namespace, String filter, int round) {
+    mergePatch(
+        client,
+        namespace,
+        filter,
+        Map.of("spec", Map.of("source", Map.of("inline", keys(2000, filter + round)))));
+    long generation =
+        client
+            .resources(BloomFilter.class)
+            .inNamespace(namespace)
+            .withName(filter)
+            .get()
+            .getMetadata()
+            .getGeneration();
+    awaitStatus(
+        client,
+        namespace,
+        filter,
+        f ->
+            f.getStatus().getObservedGeneration() != null
+                && f.getStatus().getObservedGeneration() >= generation);
+  }
+
+  /**
+   * The former-stores annotation of a manifest ConfigMap is anyone's who may edit ConfigMaps in the
+   * namespace. Two stores share a bucket, the victim's prefix inside the other's (a layout the
+   * administrator chose; nothing tells the operator it is wrong), so the directory of the
+   * attacker's filter named like the victim's namespace, in the outer store, holds the victim's
+   * objects. The attacker names the outer store, which does not allow its namespace, as a former
+   * store of its filter: the victim's objects must all survive the attacker's next publish and its
+   * clean-up.
+   */
+  @Test
+  void aForgedFormerStoreReachesNoOtherTenantsObjects(KubernetesClient client, TestNamespace ns)
+      throws Exception {
+    long tag = System.nanoTime() % 100000;
+    String victimNs = "victim-" + tag;
+    client
+        .namespaces()
+        .resource(new NamespaceBuilder().withNewMetadata().withName(victimNs).endMetadata().build())
+        .create();
+    try {
+      String bucket = SERVER.createBucket("shared");
+      String outerPrefix = "p" + tag;
+      String innerPrefix = outerPrefix + "/" + ns.name();
+      String inner = "inner-" + tag;
+      String outer = "outer-" + tag;
+      TestStores.define(
+          client, inner, SERVER, bucket, CREDENTIALS, victimNs, "prefix: " + innerPrefix);
+      TestStores.define(
+          client, outer, SERVER, bucket, CREDENTIALS, "nobody", "prefix: " + outerPrefix);
+      apply(client, victimNs, filter("vf", inner, keys(2000, "v")));
+      awaitStatus(client, victimNs, "vf", f -> ready(f, "True", Reasons.PUBLISHED));
+      String victimDirectory = StoreObjectKeys.filterDirectory(innerPrefix, victimNs, "vf");
+      List<String> victimObjects = keysUnder(bucket, victimDirectory);
+      assertThat(victimObjects).isNotEmpty();
+      assertThat(StoreObjectKeys.filterDirectory(outerPrefix, ns.name(), victimNs))
+          .as("the attacker's directory in the outer store holds the victim's")
+          .isEqualTo(outerPrefix + "/" + ns.name() + "/" + victimNs + "/");
+
+      String attacker = victimNs;
+      apply(client, ns.name(), inConfigMaps(attacker, keys(10, "a")));
+      awaitStatus(client, ns.name(), attacker, f -> ready(f, "True", Reasons.PUBLISHED));
+      // The victim's objects are older than the attacker's grace period (1 s) from now on.
+      Thread.sleep(1500);
+      annotateManifest(client, ns.name(), attacker, outer + "," + inner);
+      mergePatch(
+          client,
+          ns.name(),
+          attacker,
+          Map.of("spec", Map.of("source", Map.of("inline", keys(10, "b")))));
+      awaitStatus(
+          client,
+          ns.name(),
+          attacker,
+          f -> ready(f, "True", Reasons.PUBLISHED) && f.getStatus().getVersion() >= 2);
+      // A clean-up after the publish, once more past the grace period.
+      Thread.sleep(1500);
+      mergePatch(
+          client,
+          ns.name(),
+          attacker,
+          Map.of("spec", Map.of("source", Map.of("inline", keys(10, "c")))));
+      awaitStatus(
+          client,
+          ns.name(),
+          attacker,
+          f -> ready(f, "True", Reasons.PUBLISHED) && f.getStatus().getVersion() >= 3);
+
+      assertThat(keysUnder(bucket, victimDirectory)).containsAll(victimObjects);
+      Manifest victim = manifest(client, victimNs, "vf");
+      try (S3Client s3 = SERVER.client()) {
+        BloomFilterBits bits =
+            SnapshotDecoder.decode(
+                victim,
+                (index, ref) ->
+                    s3.getObjectAsBytes(
+                            b ->
+                                b.bucket(bucket)
+                                    .key(StoreObjectKeys.key(innerPrefix, victimNs, "vf", ref)))
+                        .asByteArray());
+        assertThat(bits.mightContainString("v-7")).isTrue();
+      }
+    } finally {
+      client.namespaces().withName(victimNs).delete();
+    }
+  }
+
+  /**
+   * A former-stores annotation as large as the API server takes (its limit for all annotations is
+   * 256 KiB; 1 MB is refused) is ignored whole: the filter keeps publishing, the text reaches no
+   * log line, and the operator's next manifest does not carry it on.
+   */
+  @Test
+  void aHugeFormerStoresAnnotationIsBoundedAndNeverEchoed(KubernetesClient client, TestNamespace ns)
+      throws Exception {
+    apply(client, ns.name(), inConfigMaps("f", keys(10, "a")));
+    awaitStatus(client, ns.name(), "f", f -> ready(f, "True", Reasons.PUBLISHED));
+
+    assertThatThrownBy(() -> annotateManifest(client, ns.name(), "f", "x".repeat(1 << 20)))
+        .isInstanceOfSatisfying(
+            KubernetesClientException.class, e -> assertThat(e.getCode()).isEqualTo(422));
+
+    String marker = "zq".repeat(20);
+    String huge = (marker + ",").repeat(4000) + "z".repeat(80_000);
+    try (LogCapture logs = LogCapture.attach()) {
+      annotateManifest(client, ns.name(), "f", huge);
+      mergePatch(
+          client,
+          ns.name(),
+          "f",
+          Map.of("spec", Map.of("source", Map.of("inline", keys(10, "b")))));
+      awaitStatus(
+          client,
+          ns.name(),
+          "f",
+          f -> ready(f, "True", Reasons.PUBLISHED) && f.getStatus().getVersion() >= 2);
+      assertThat(logs.events())
+          .noneMatch(
+              e ->
+                  e.getFormattedMessage().contains(marker)
+                      || e.getFormattedMessage().contains("zzzzzzzzzz"));
+    }
+    String carried =
+        client
+            .configMaps()
+            .inNamespace(ns.name())
+            .withName(SnapshotNames.manifestName("f"))
+            .get()
+            .getMetadata()
+            .getAnnotations()
+            .get(PublishedSnapshot.ANNOTATION_FORMER_STORES);
+    assertThat(carried).as("former stores carried into the next manifest").isNull();
+  }
+
+  /** A filter that keeps its snapshot in ConfigMaps, with a 1 s grace period. */
+  private static String inConfigMaps(String name, List<String> keys) {
+    return """
+        apiVersion: bloomoperator.io/v1alpha1
+        kind: BloomFilter
+        metadata: {name: %s}
+        spec:
+          falsePositiveRate: 0.01
+          snapshot: {chunkSizeBytes: 1024, retainPreviousFor: 1s}
+          source:
+            inline: [%s]
+        """
+        .formatted(name, String.join(", ", keys));
+  }
+
+  /** What a tenant who may edit ConfigMaps does to the filter's manifest ConfigMap. */
+  private static void annotateManifest(
+      KubernetesClient client, String namespace, String filter, String formerStores) {
+    client
+        .configMaps()
+        .inNamespace(namespace)
+        .withName(SnapshotNames.manifestName(filter))
+        .patch(
+            io.fabric8.kubernetes.client.dsl.base.PatchContext.of(
+                io.fabric8.kubernetes.client.dsl.base.PatchType.JSON_MERGE),
+            Serialization.asJson(
+                Map.of(
+                    "metadata",
+                    Map.of(
+                        "annotations",
+                        Map.of(PublishedSnapshot.ANNOTATION_FORMER_STORES, formerStores)))));
+  }
+
+  /** Every key under {@code prefix} of {@code bucket}, nested ones included. */
+  private static List<String> keysUnder(String bucket, String prefix) {
+    try (S3Client s3 = SERVER.client()) {
+      return s3.listObjectsV2Paginator(b -> b.bucket(bucket).prefix(prefix)).contents().stream()
+          .map(S3Object::key)
+          .toList();
+    }
   }
 }

@@ -46,6 +46,10 @@ public final class TcpProxy implements AutoCloseable {
   private final AtomicLong bytesToTarget = new AtomicLong();
   private final AtomicLong bytesFromTarget = new AtomicLong();
   private volatile Mode mode = Mode.PASS;
+
+  /** Bytes per second each connection may send to the target; 0: as fast as it can. */
+  private volatile long uploadRate;
+
   private final AtomicInteger cutsLeft = new AtomicInteger();
   private ServerSocket server;
 
@@ -109,6 +113,14 @@ public final class TcpProxy implements AutoCloseable {
    */
   public void cutNext(int connections) {
     cutsLeft.set(connections);
+  }
+
+  /**
+   * Slows what every connection sends to the target (open ones too) to {@code bytesPerSecond}, e.g.
+   * uploads to a store on a slow link, so that a test can act while they are under way; 0 lifts it.
+   */
+  public void throttleUploads(long bytesPerSecond) {
+    uploadRate = bytesPerSecond;
   }
 
   /** Applies {@code next} to the connections accepted from now on ({@code DOWN}: to all). */
@@ -183,9 +195,15 @@ public final class TcpProxy implements AutoCloseable {
                   out.flush();
                   counter.addAndGet(n);
                   passed += n;
+                  long rate = uploadRate;
+                  if (counter == bytesToTarget && rate > 0) {
+                    Thread.sleep(n * 1000L / rate);
+                  }
                 }
               } catch (IOException e) {
                 // one side went away or the proxy went DOWN
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
               } finally {
                 closeQuietly(from);
                 closeQuietly(to);

@@ -96,4 +96,17 @@ public interface ChunkStore extends SnapshotDecoder.ChunkSource {
 
   /** Deletes every chunk this filter owns that belongs to none of {@code keep}. */
   void deleteExcept(Set<Part> keep) throws IOException;
+
+  /**
+   * As {@link #deleteExcept(Set)}; a store that can hold several chunks of one name (object keys
+   * carry the chunk's digest) also deletes the chunks of the parts {@code published} names that it
+   * does not name: what a publish of that same version left when it was interrupted and the version
+   * was then built again with other content. Such chunks belong to a kept part, yet no manifest
+   * will ever name them.
+   *
+   * @param published the published manifest, or null
+   */
+  default void deleteExcept(Set<Part> keep, Manifest published) throws IOException {
+    deleteExcept(keep);
+  }
 }
