@@ -8,8 +8,8 @@ import java.nio.charset.StandardCharsets;
 import java.util.Set;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 /**
@@ -86,11 +86,7 @@ public final class BloomCli implements Runnable {
 
   @Spec CommandSpec spec;
 
-  @Option(
-      names = {"-h", "--help"},
-      usageHelp = true,
-      description = "Show this help and exit.")
-  boolean help;
+  @Mixin HelpOption help;
 
   private final InputStream stdin;
 

@@ -51,11 +51,7 @@ final class ExportCommand implements Callable<Integer> {
       description = "File to write the payload to (replaced atomically).")
   Path output;
 
-  @Option(
-      names = {"-h", "--help"},
-      usageHelp = true,
-      description = "Show this help and exit.")
-  boolean help;
+  @Mixin HelpOption help;
 
   @Override
   public Integer call() throws CliException {

@@ -8,7 +8,6 @@ import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
@@ -36,11 +35,7 @@ final class InspectCommand implements Callable<Integer> {
 
   @Mixin SnapshotLocation location;
 
-  @Option(
-      names = {"-h", "--help"},
-      usageHelp = true,
-      description = "Show this help and exit.")
-  boolean help;
+  @Mixin HelpOption help;
 
   @Override
   public Integer call() throws CliException {

@@ -53,11 +53,7 @@ final class QueryCommand implements Callable<Integer> {
 
   @Mixin SnapshotLocation location;
 
-  @Option(
-      names = {"-h", "--help"},
-      usageHelp = true,
-      description = "Show this help and exit.")
-  boolean help;
+  @Mixin HelpOption help;
 
   @Override
   public Integer call() throws CliException {

@@ -54,11 +54,7 @@ final class RollbackCommand implements Callable<Integer> {
       description = "Remove the pin: the operator builds from the source and publishes again.")
   boolean release;
 
-  @Option(
-      names = {"-h", "--help"},
-      usageHelp = true,
-      description = "Show this help and exit.")
-  boolean help;
+  @Mixin HelpOption help;
 
   @Override
   public Integer call() throws CliException {

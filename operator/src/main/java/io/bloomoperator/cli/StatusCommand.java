@@ -24,7 +24,6 @@ import java.util.stream.Collectors;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 /** {@code status}: a BloomFilter's status as a person reads it, from one GET of the resource. */
@@ -52,11 +51,7 @@ final class StatusCommand implements Callable<Integer> {
 
   @Mixin FilterOnCluster target;
 
-  @Option(
-      names = {"-h", "--help"},
-      usageHelp = true,
-      description = "Show this help and exit.")
-  boolean help;
+  @Mixin HelpOption help;
 
   @Override
   public Integer call() throws CliException {
