@@ -25,7 +25,10 @@ import java.util.concurrent.LinkedBlockingQueue;
  * {@link LineParser.Tally} is merged into one {@link LineParser} by the reader in source order;
  * progress, reported at the same key counts from the merged total. At most {@code 2 × threads}
  * blocks are in flight; when that many are, the reader parses one itself or waits for the oldest,
- * so a fast source cannot pile up blocks.
+ * so a fast source cannot pile up blocks. Small blocks (a client that returns a few KiB per read
+ * and reports nothing more available, so the source hands over every read) are gathered into one
+ * batch of at least {@link #SMALL_BLOCK} lines before a helper takes them: alone, each would cost
+ * more to hand over than to parse, and the reader would do all the work.
  *
  * <p>The filter is allocated ({@link Target#open()}) by the reader at the first key, as a build on
  * one thread does; helpers start then. {@link #close()} ends them before the build returns, also
@@ -61,10 +64,10 @@ public final class ParallelFill implements KeySink, AutoCloseable {
     }
   }
 
-  private static final Pending STOP = new Pending(null);
+  private static final Pending STOP = new Pending(List.of());
 
-  /** Blocks of fewer lines are parsed by the reader itself. */
-  private static final int SMALL_BLOCK = 2048;
+  /** Lines worth a hand-over to a helper; smaller blocks wait in {@link #batch} for more. */
+  static final int SMALL_BLOCK = 2048;
 
   private final KeyType keyType;
   private final Target target;
@@ -75,6 +78,11 @@ public final class ParallelFill implements KeySink, AutoCloseable {
   private final ArrayDeque<Pending> pending = new ArrayDeque<>();
   private final LinkedBlockingQueue<Pending> unclaimed = new LinkedBlockingQueue<>();
   private final List<Future<?>> helpers = new ArrayList<>();
+
+  /** Small blocks in source order not yet handed over, with their lines. */
+  private List<LineBlock> batch = new ArrayList<>();
+
+  private int batchLines;
   private final Object lock = new Object();
   private boolean closed;
   private int running;
@@ -152,21 +160,25 @@ public final class ParallelFill implements KeySink, AutoCloseable {
 
   @Override
   public void line(String rawLine) throws SourceException {
+    flushBatch();
     parser.line(rawLine);
   }
 
   @Override
   public void value(String key) throws SourceException {
+    flushBatch();
     parser.value(key);
   }
 
   @Override
   public void value(long key) throws SourceException {
+    flushBatch();
     parser.value(key);
   }
 
   @Override
   public void nullValue() {
+    // Only counted: its order among the lines gathering in the batch changes nothing.
     parser.nullValue();
   }
 
@@ -177,16 +189,18 @@ public final class ParallelFill implements KeySink, AutoCloseable {
       parser.lines(block);
       return;
     }
-    Pending added = new Pending(block);
-    pending.addLast(added);
-    if (block.count() < SMALL_BLOCK) {
-      // A few lines (a source sending in small bursts): cheaper here than waking a helper.
-      insert(added);
-    } else {
-      // Written before the hand-over, so the helper that takes the block sees it too.
-      inserter = shared;
-      unclaimed.add(added);
+    batch.add(block);
+    batchLines += block.count();
+    if (batchLines < SMALL_BLOCK) {
+      return;
     }
+    Pending added = new Pending(batch);
+    batch = new ArrayList<>();
+    batchLines = 0;
+    pending.addLast(added);
+    // Written before the hand-over, so the helper that takes the batch sees it too.
+    inserter = shared;
+    unclaimed.add(added);
     mergeDone();
     while (pending.size() >= maxPending) {
       workOrWait();
@@ -199,9 +213,23 @@ public final class ParallelFill implements KeySink, AutoCloseable {
    * @throws SourceException when their malformed lines pass the limit
    */
   void finish() throws SourceException {
+    flushBatch();
     while (!pending.isEmpty()) {
       workOrWait();
     }
+  }
+
+  /** Parses the blocks still gathering on this thread, after those in flight (source order). */
+  private void flushBatch() throws SourceException {
+    if (batch.isEmpty()) {
+      return;
+    }
+    Pending last = new Pending(batch);
+    batch = new ArrayList<>();
+    batchLines = 0;
+    pending.addLast(last);
+    insert(last);
+    mergeDone();
   }
 
   /**
@@ -326,53 +354,60 @@ public final class ParallelFill implements KeySink, AutoCloseable {
         throw head.error;
       }
       unchanged += head.unchanged;
-      try {
-        parser.merge(head.block, head.tally);
-      } catch (SourceException e) {
-        failure = e;
-        throw e;
+      for (int i = 0; i < head.blocks.size(); i++) {
+        try {
+          parser.merge(head.blocks.get(i), head.tallies[i]);
+        } catch (SourceException e) {
+          failure = e;
+          throw e;
+        }
+        advance(head.tallies[i].keys());
       }
-      advance(head.tally.keys());
     }
   }
 
-  /** Any thread: parses a block into the filter. */
+  /** Any thread: parses a batch of blocks into the filter. */
   private void insert(Pending block) {
     KeyInserter into = inserter;
     long[] same = {0};
     try {
-      block.tally =
-          LineParser.parse(
-              block.block,
-              keyType,
-              new LineParser.KeyConsumer() {
-                @Override
-                public void putString(String key) {
-                  if (!into.putString(key)) {
-                    same[0]++;
-                  }
-                }
-
-                @Override
-                public void putLong(long key) {
-                  if (!into.putLong(key)) {
-                    same[0]++;
-                  }
-                }
-
-                @Override
-                public void putUtf8(byte[] utf8, int offset, int length) {
-                  if (!into.putUtf8(utf8, offset, length)) {
-                    same[0]++;
-                  }
-                }
-              });
+      for (int i = 0; i < block.blocks.size(); i++) {
+        block.tallies[i] = parse(block.blocks.get(i), into, same);
+      }
       block.unchanged = same[0];
     } catch (RuntimeException e) {
       block.error = e;
     } finally {
       block.done.countDown();
     }
+  }
+
+  private LineParser.Tally parse(LineBlock block, KeyInserter into, long[] same) {
+    return LineParser.parse(
+        block,
+        keyType,
+        new LineParser.KeyConsumer() {
+          @Override
+          public void putString(String key) {
+            if (!into.putString(key)) {
+              same[0]++;
+            }
+          }
+
+          @Override
+          public void putLong(long key) {
+            if (!into.putLong(key)) {
+              same[0]++;
+            }
+          }
+
+          @Override
+          public void putUtf8(byte[] utf8, int offset, int length) {
+            if (!into.putUtf8(utf8, offset, length)) {
+              same[0]++;
+            }
+          }
+        });
   }
 
   /** Reports progress at every multiple of {@link FilterBuilder#PROGRESS_EVERY} passed. */
@@ -386,16 +421,20 @@ public final class ParallelFill implements KeySink, AutoCloseable {
     }
   }
 
-  /** A block handed over; its fields are written before {@code done} opens and read after. */
+  /**
+   * Blocks handed over together, in source order; the other fields are written before {@code done}
+   * opens and read after.
+   */
   private static final class Pending {
-    final LineBlock block;
+    final List<LineBlock> blocks;
+    final LineParser.Tally[] tallies;
     final CountDownLatch done = new CountDownLatch(1);
-    LineParser.Tally tally;
     long unchanged;
     RuntimeException error;
 
-    Pending(LineBlock block) {
-      this.block = block;
+    Pending(List<LineBlock> blocks) {
+      this.blocks = blocks;
+      this.tallies = new LineParser.Tally[blocks.size()];
     }
   }
 }

@@ -10,7 +10,9 @@ import io.bloomoperator.source.GeneratedLines;
 import io.bloomoperator.source.KeySink;
 import io.bloomoperator.source.KeySource;
 import io.bloomoperator.source.SourceException;
+import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
+import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.SequenceInputStream;
@@ -21,6 +23,7 @@ import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -99,6 +102,76 @@ class ParallelBuildTest {
     assertThat(puts.get()).isEqualTo(atClose).isEqualTo(3_000_000);
     assertThat(fill.parser().keys()).isEqualTo(3_000_000);
     assertThat(inserters).as("threads that inserted keys").hasSize(2);
+  }
+
+  /**
+   * The operator's http client returns a few KiB per read and reports nothing more available, so
+   * the source hands over a block of ~100 lines per read: the helpers must still get the work.
+   */
+  @Test
+  void smallBlocksOfAnHttpClientStillReachTheHelpers() throws Exception {
+    Set<Thread> inserters = ConcurrentHashMap.newKeySet();
+    AtomicLong puts = new AtomicLong();
+    KeyInserter recording = recording(inserters, puts);
+    try (ParallelFill fill =
+        new ParallelFill(
+            KeyType.STRING,
+            0,
+            () -> ParallelFill.Inserters.of(recording),
+            BuildWorkers.of(2, 1),
+            k -> {})) {
+      smallReads(() -> new GeneratedLines("key-", 1_000_000)).readKeys(fill);
+      fill.finish();
+    }
+    assertThat(puts.get()).isEqualTo(1_000_000);
+    assertThat(inserters).as("threads that inserted keys").hasSize(2);
+  }
+
+  @ParameterizedTest
+  @EnumSource(KeyType.class)
+  void smallBlocksGiveTheBitsAndFailuresOfOneThread(KeyType type) throws Exception {
+    byte[] body = body(new Random(13), 600_000);
+    FilterBuilder.Request request =
+        new FilterBuilder.Request(type, 0.01, null, 1_000_000, 1L << 30);
+    FilterBuilder.Result expected =
+        new FilterBuilder().build(lineByLine(BodySource.of(body, 1024)), request);
+    FilterBuilder.Result built =
+        new FilterBuilder(k -> {}, BuildWorkers.of(2, 1))
+            .build(smallReads(() -> new ByteArrayInputStream(body)), request);
+    assertThat(built.bits()).isEqualTo(expected.bits());
+    assertThat(built.keys()).isEqualTo(expected.keys());
+    assertThat(built.malformed()).isEqualTo(expected.malformed());
+    assertThat(built.nulls()).isEqualTo(expected.nulls());
+    for (long max : new long[] {0, 3, 1000}) {
+      FilterBuilder.Request limited =
+          new FilterBuilder.Request(KeyType.LONG, 0.01, 2_000_000L, max, 1L << 30);
+      assertThat(
+              failure(
+                  new FilterBuilder(k -> {}, BuildWorkers.of(2, 1)),
+                  smallReads(() -> new ByteArrayInputStream(body)),
+                  limited))
+          .isEqualTo(failure(new FilterBuilder(), lineByLine(BodySource.of(body, 1024)), limited));
+    }
+  }
+
+  /**
+   * {@code body} read as the operator's http client gives a body: 1 KiB per read, none available.
+   */
+  private static BodySource smallReads(Supplier<InputStream> body) {
+    return BodySource.of(
+        () ->
+            new FilterInputStream(body.get()) {
+              @Override
+              public int read(byte[] b, int off, int len) throws IOException {
+                return super.read(b, off, Math.min(len, 1024));
+              }
+
+              @Override
+              public int available() {
+                return 0;
+              }
+            },
+        1024);
   }
 
   @Test
