@@ -1,6 +1,7 @@
 package io.bloomoperator.publish;
 
 import io.bloomoperator.api.BloomFilter;
+import io.bloomoperator.snapshot.AnnouncedCanary;
 import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.snapshot.SnapshotConfigMaps;
 import io.bloomoperator.snapshot.SnapshotNames;
@@ -9,6 +10,7 @@ import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.OwnerReference;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
@@ -97,7 +99,26 @@ public final class NamespaceBudget {
     // Versions replaced within their grace period are still stored; the manifest names only their
     // numbers, so they count at the size of the chain that replaced them.
     return stored(parsed) * (retaining ? 2 : 1)
-        + RetainedVersions.of(manifest).storedBytesBeyond(parsed);
+        + RetainedVersions.of(manifest).storedBytesBeyond(parsed)
+        + canaryBytesBeyond(manifest, parsed);
+  }
+
+  /**
+   * A canary announced beside the published version holds chunks of its own until it is promoted or
+   * withdrawn, so they count as published ones do. Read from the ConfigMap as it stands: an edited
+   * canary can only make its own namespace's figure larger.
+   */
+  private static long canaryBytesBeyond(ConfigMap manifest, Manifest published) {
+    AnnouncedCanary canary;
+    try {
+      canary = SnapshotConfigMaps.readCanary(manifest);
+    } catch (SnapshotVerificationException e) {
+      return 0; // not servable: readers do not load it, nothing more is stored for it
+    }
+    if (canary == null || canary.announced().manifest().inObjectStore()) {
+      return 0;
+    }
+    return RetainedVersions.storedBytesBeyond(List.of(canary.announced().manifest()), published);
   }
 
   /**

@@ -158,6 +158,14 @@ public record RetainedVersions(List<Manifest> manifests) {
    * counted against the namespace budget on top of the published chain.
    */
   public long storedBytesBeyond(Manifest published) {
+    return storedBytesBeyond(manifests, published);
+  }
+
+  /**
+   * What the chunks of {@code manifests} that {@code published} does not name hold in etcd,
+   * overhead included, each part counted once.
+   */
+  static long storedBytesBeyond(List<Manifest> manifests, Manifest published) {
     Set<Part> counted = published == null ? new HashSet<>() : new HashSet<>(Part.of(published));
     long bytes = 0;
     long objects = 0;

@@ -88,7 +88,12 @@ class ProductApiIntegrationTest {
     assertThat(pod.getVolumes()).anySatisfy(volume -> assertThat(volume.getEmptyDir()).isNotNull());
     String serviceAccount = only(manifests, ServiceAccount.class).getMetadata().getName();
     assertThat(pod.getServiceAccountName()).isEqualTo(serviceAccount);
-    assertThat(only(manifests, Role.class).getRules()).hasSize(1);
+    // Least privilege: read ConfigMaps, and the optional rule for reader reports (Leases).
+    assertThat(only(manifests, Role.class).getRules())
+        .extracting(rule -> rule.getApiGroups() + " " + rule.getResources() + " " + rule.getVerbs())
+        .containsExactly(
+            "[] [configmaps] [get, list, watch]",
+            "[coordination.k8s.io] [leases] [get, create, update]");
     assertThat(only(manifests, RoleBinding.class).getSubjects().get(0).getName())
         .isEqualTo(serviceAccount);
 
