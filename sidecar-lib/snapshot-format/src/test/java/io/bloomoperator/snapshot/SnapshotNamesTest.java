@@ -138,6 +138,19 @@ class SnapshotNamesTest {
         .isInstanceOf(IllegalArgumentException.class);
   }
 
+  @Test
+  void namesExistOnlyForVersionsInTheOneRange() {
+    long max = SnapshotVersions.MAX;
+    assertThat(SnapshotNames.chunkName("x", max, 0)).isEqualTo("x-bloom-v" + max + "-0");
+    assertThat(SnapshotNames.deltaChunkName("x", max, 3)).isEqualTo("x-bloom-v" + max + "-d3");
+    for (long refused : new long[] {0, max + 1, 2_000_000_000_000_000_000L, Long.MAX_VALUE}) {
+      assertThatThrownBy(() -> SnapshotNames.chunkName("x", refused, 0))
+          .isInstanceOf(IllegalArgumentException.class);
+      assertThatThrownBy(() -> SnapshotNames.deltaChunkName("x", refused, 0))
+          .isInstanceOf(IllegalArgumentException.class);
+    }
+  }
+
   private static java.util.Map.Entry<String, String> entry(String k, String v) {
     return java.util.Map.entry(k, v);
   }
