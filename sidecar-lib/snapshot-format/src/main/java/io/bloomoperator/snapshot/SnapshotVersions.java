@@ -45,17 +45,4 @@ public final class SnapshotVersions {
     // 18 digits at most: always fits a long.
     return OptionalLong.of(Long.parseLong(text));
   }
-
-  /**
-   * {@code version} itself when in range.
-   *
-   * @throws IllegalArgumentException naming the range otherwise
-   */
-  public static long require(long version) {
-    if (!valid(version)) {
-      throw new IllegalArgumentException(
-          "version must be in " + MIN + ".." + MAX + ", got " + version);
-    }
-    return version;
-  }
 }

@@ -1,7 +1,6 @@
 package io.bloomoperator.snapshot;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.util.OptionalLong;
 import java.util.regex.Pattern;
@@ -59,13 +58,5 @@ class SnapshotVersionsTest {
     assertThat(p.matcher("v" + (MAX + 1)).matches()).isFalse();
     assertThat(p.matcher("v" + TWO_E18).matches()).isFalse();
     assertThat(p.matcher("v0").matches()).isFalse();
-  }
-
-  @Test
-  void requireNamesTheRange() {
-    assertThat(SnapshotVersions.require(MAX)).isEqualTo(MAX);
-    assertThatThrownBy(() -> SnapshotVersions.require(TWO_E18))
-        .isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("1.." + MAX);
   }
 }
