@@ -470,6 +470,8 @@ class BloomCliTest {
               FILTER,
               "--input",
               input.toString(),
+              "--fpp",
+              "0.01",
               "--version",
               refused,
               "--output",
