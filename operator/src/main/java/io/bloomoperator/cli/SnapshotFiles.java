@@ -53,8 +53,7 @@ final class SnapshotFiles {
   List<Path> filesOf(String filterName) throws IOException {
     String manifest = SnapshotNames.manifestName(filterName);
     Pattern chunk =
-        Pattern.compile(
-            Pattern.quote(manifest) + "-v" + SnapshotVersions.REGEX + "-\\d+\\.ya?ml");
+        Pattern.compile(Pattern.quote(manifest) + "-v" + SnapshotVersions.REGEX + "-\\d+\\.ya?ml");
     if (!Files.isDirectory(dir)) {
       return List.of();
     }

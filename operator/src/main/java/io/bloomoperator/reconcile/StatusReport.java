@@ -181,14 +181,14 @@ final class StatusReport {
     return Math.max(seenVersion, ownVersion());
   }
 
-  /** The highest version the operator's own record (the status, its canary too) reports; 0: none. */
+  /**
+   * The highest version the operator's own record (the status, its canary too) reports; 0: none.
+   */
   private long ownVersion() {
     long own = status.getVersion() == null ? 0 : status.getVersion();
     // A canary's share may serve its version: the next one goes above it, whatever became of it.
     var canary = status.getCanary();
-    return canary == null || canary.getVersion() == null
-        ? own
-        : Math.max(own, canary.getVersion());
+    return canary == null || canary.getVersion() == null ? own : Math.max(own, canary.getVersion());
   }
 
   /**

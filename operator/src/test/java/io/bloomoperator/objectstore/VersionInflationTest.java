@@ -8,8 +8,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.bloomoperator.api.BloomFilter;
-import io.bloomoperator.api.Reasons;
 import io.bloomoperator.api.ReaderStatus;
+import io.bloomoperator.api.Reasons;
 import io.bloomoperator.readers.ReaderSettings;
 import io.bloomoperator.reconcile.OperatorSettings;
 import io.bloomoperator.snapshot.Manifest;
@@ -17,6 +17,8 @@ import io.bloomoperator.snapshot.ManifestCopy;
 import io.bloomoperator.snapshot.SnapshotConfigMaps;
 import io.bloomoperator.snapshot.SnapshotNames;
 import io.bloomoperator.snapshot.StoreObjectKeys;
+import io.bloomoperator.source.EgressPolicy;
+import io.bloomoperator.source.HttpSourceSettings;
 import io.bloomoperator.testing.RealKubernetes;
 import io.bloomoperator.testing.TestNamespace;
 import io.bloomoperator.testing.operator.InProcessOperator;
@@ -37,10 +39,10 @@ import software.amazon.awssdk.services.s3.model.S3Object;
 
 /**
  * Audit finding M1 on real servers (kube-apiserver, versitygw): whoever may edit ConfigMaps in the
- * namespace sets the published manifest's version to 10^18-1 or 2*10^18. The operator keeps its
- * own numbering (the next version is the status's + 1, not the forged one + 1, which no reader
- * report or store key parser would accept), reader reports of what it publishes are counted, and
- * deleting the filter removes every object it wrote to the store.
+ * namespace sets the published manifest's version to 10^18-1 or 2*10^18. The operator keeps its own
+ * numbering (the next version is the status's + 1, not the forged one + 1, which no reader report
+ * or store key parser would accept), reader reports of what it publishes are counted, and deleting
+ * the filter removes every object it wrote to the store.
  */
 @RealKubernetes(crdDirs = "crds")
 class VersionInflationTest {
@@ -56,7 +58,10 @@ class VersionInflationTest {
   @Order(1)
   static final InProcessOperator OPERATOR =
       InProcessOperator.withSettings(
-              OperatorSettings.fromEnvironment(Map.of("BLOOM_MIN_PUBLISH_INTERVAL", "0")))
+              OperatorSettings.fromEnvironment(Map.of("BLOOM_MIN_PUBLISH_INTERVAL", "0"))
+                  .withHttp(
+                      HttpSourceSettings.defaults()
+                          .withEgress(EgressPolicy.of("127.0.0.1/32", null))))
           .withStores(StoreSettings.fromEnvironment(Map.of()).inNamespace(OPERATOR_NAMESPACE))
           .withReaderSettings(
               new ReaderSettings(

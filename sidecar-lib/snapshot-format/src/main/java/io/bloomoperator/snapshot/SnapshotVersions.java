@@ -20,8 +20,8 @@ public final class SnapshotVersions {
   public static final long MAX = 999_999_999_999_999_999L;
 
   /**
-   * A version in decimal as a regular-expression fragment (no anchors, no groups): exactly the
-   * text of {@link #MIN}..{@link #MAX}, no sign, no leading zero.
+   * A version in decimal as a regular-expression fragment (no anchors, no groups): exactly the text
+   * of {@link #MIN}..{@link #MAX}, no sign, no leading zero.
    */
   public static final String REGEX = "[1-9][0-9]{0,17}";
 
