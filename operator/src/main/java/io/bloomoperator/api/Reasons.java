@@ -143,6 +143,13 @@ public final class Reasons {
    */
   public static final String VERSION_NOT_RETAINED = "VersionNotRetained";
 
+  /**
+   * The next version would be above the highest one every reader and store accepts
+   * (io.bloomoperator.snapshot.SnapshotVersions#MAX); nothing is written, the published version
+   * keeps serving. Recreating the filter restarts numbering at 1.
+   */
+  public static final String VERSIONS_EXHAUSTED = "VersionsExhausted";
+
   /** An unexpected error; the status names only its kind, the operator log has the rest. */
   public static final String RECONCILE_ERROR = "ReconcileError";
 

@@ -14,6 +14,7 @@ import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.snapshot.ManifestSigner;
 import io.bloomoperator.snapshot.SnapshotEncoder;
 import io.bloomoperator.snapshot.SnapshotNames;
+import io.bloomoperator.snapshot.SnapshotVersions;
 import io.bloomoperator.source.FileSource;
 import io.bloomoperator.source.SourceException;
 import java.io.IOException;
@@ -142,8 +143,8 @@ final class BuildCommand implements Callable<Integer> {
       paramLabel = "<N>",
       defaultValue = "1",
       description =
-          "Snapshot version (part of the chunk names); raise it for every new build "
-              + "of the same filter. Default: ${DEFAULT-VALUE}.")
+          "Snapshot version (part of the chunk names), 1..999999999999999999; raise it for "
+              + "every new build of the same filter. Default: ${DEFAULT-VALUE}.")
   long version;
 
   @Option(
@@ -272,8 +273,15 @@ final class BuildCommand implements Callable<Integer> {
           spec.commandLine(),
           "--chunk-size must be in 1024.." + SnapshotSpec.MAX_CHUNK_BYTES + ", got " + chunkSize);
     }
-    if (version < 1) {
-      throw new ParameterException(spec.commandLine(), "--version must be >= 1, got " + version);
+    if (!SnapshotVersions.valid(version)) {
+      throw new ParameterException(
+          spec.commandLine(),
+          "--version must be in "
+              + SnapshotVersions.MIN
+              + ".."
+              + SnapshotVersions.MAX
+              + ", got "
+              + version);
     }
     if (maxMalformed < 0) {
       throw new ParameterException(spec.commandLine(), "--max-malformed must be >= 0");

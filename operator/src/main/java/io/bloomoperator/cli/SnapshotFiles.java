@@ -7,6 +7,7 @@ import io.bloomoperator.snapshot.SnapshotConfigMaps;
 import io.bloomoperator.snapshot.SnapshotDecoder;
 import io.bloomoperator.snapshot.SnapshotNames;
 import io.bloomoperator.snapshot.SnapshotVerificationException;
+import io.bloomoperator.snapshot.SnapshotVersions;
 import io.bloomoperator.snapshot.TrustedKeys;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.client.utils.Serialization;
@@ -51,7 +52,8 @@ final class SnapshotFiles {
   /** Files in the directory that belong to {@code filterName} (its manifest and any chunk). */
   List<Path> filesOf(String filterName) throws IOException {
     String manifest = SnapshotNames.manifestName(filterName);
-    Pattern chunk = Pattern.compile(Pattern.quote(manifest) + "-v\\d+-\\d+\\.ya?ml");
+    Pattern chunk =
+        Pattern.compile(Pattern.quote(manifest) + "-v" + SnapshotVersions.REGEX + "-\\d+\\.ya?ml");
     if (!Files.isDirectory(dir)) {
       return List.of();
     }

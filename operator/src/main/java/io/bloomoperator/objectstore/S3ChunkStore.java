@@ -4,6 +4,7 @@ import io.bloomoperator.publish.StoreUnavailableException;
 import io.bloomoperator.snapshot.ChunkStore;
 import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.snapshot.SnapshotNames;
+import io.bloomoperator.snapshot.SnapshotVersions;
 import io.bloomoperator.snapshot.StoreObjectKeys;
 import java.io.IOException;
 import java.io.InputStream;
@@ -52,8 +53,13 @@ public final class S3ChunkStore implements ChunkStore {
   /** Keys per list page (S3's maximum). */
   static final int PAGE_SIZE = 1000;
 
-  /** A chunk name's end: {@code -v<version>-<index>} (base) or {@code -v<version>-d<index>}. */
-  private static final Pattern PART = Pattern.compile("-v(\\d{1,18})-(d?)(\\d{1,9})$");
+  /**
+   * A chunk name's end: {@code -v<version>-<index>} (base) or {@code -v<version>-d<index>}, the
+   * version in the range every writer keeps to ({@link SnapshotVersions}), so every object the
+   * operator writes is one its clean-ups recognise.
+   */
+  private static final Pattern PART =
+      Pattern.compile("-v(" + SnapshotVersions.REGEX + ")-(d?)(\\d{1,9})$");
 
   private final S3Client s3;
   private final String storeName;
@@ -317,7 +323,7 @@ public final class S3ChunkStore implements ChunkStore {
   }
 
   private static Part part(Matcher m) {
-    long version = Long.parseLong(m.group(1));
+    long version = SnapshotVersions.parse(m.group(1)).orElseThrow();
     return m.group(2).isEmpty() ? Part.base(version) : Part.delta(version);
   }
 

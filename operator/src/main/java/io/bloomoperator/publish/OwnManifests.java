@@ -71,8 +71,10 @@ public final class OwnManifests {
    *     published"
    * @param problem for the Warning event, or null when all is ours: a fixed text, nothing of the
    *     foreign ConfigMap is echoed
-   * @param seenVersion a foreign manifest's version (else 0): the next version goes above it too,
-   *     so no reader that followed the foreign manifest sees a version number reused
+   * @param seenVersion a foreign manifest's version (else 0, always in {@link
+   *     io.bloomoperator.snapshot.SnapshotVersions}' range since the manifest parsed): the next
+   *     version goes above it too, so no reader that followed the foreign manifest sees a version
+   *     number reused, as far as {@link VersionNumbering#moves} lets a foreign number count
    */
   public record Checked(PublishedSnapshot usable, String problem, long seenVersion) {
 

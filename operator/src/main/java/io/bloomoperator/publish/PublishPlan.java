@@ -113,7 +113,8 @@ public record PublishPlan(
    *     it even when the manifest was deleted, so readers never see a version reused
    * @param now this operator's clock
    * @throws PublishException {@link Reasons#NAMESPACE_QUOTA_EXCEEDED} when the new version would
-   *     take the namespace over its budget
+   *     take the namespace over its budget; {@link Reasons#VERSIONS_EXHAUSTED} when it would be
+   *     above {@link io.bloomoperator.snapshot.SnapshotVersions#MAX}
    */
   public static PublishPlan plan(
       Manifest published,
@@ -138,7 +139,9 @@ public record PublishPlan(
           0,
           0);
     }
-    long version = Math.max(published == null ? 0 : published.version(), lastKnownVersion) + 1;
+    long version =
+        VersionNumbering.next(
+            Math.max(published == null ? 0 : published.version(), lastKnownVersion));
     PublishPlan plan =
         write(kind(published, facts, deltas), published, facts, version, createdAt(published, now));
     checkNamespace(plan.storedBytes(), budget);

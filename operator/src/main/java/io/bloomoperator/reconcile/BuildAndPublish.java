@@ -243,7 +243,9 @@ final class BuildAndPublish {
       Manifest target,
       SnapshotStore.BuildRecord record)
       throws PublishException {
-    long version = Math.max(current.manifest().version(), ctx.report().lastKnownVersion()) + 1;
+    long version =
+        io.bloomoperator.publish.VersionNumbering.next(
+            Math.max(current.manifest().version(), ctx.report().lastKnownVersion()));
     // One delta chunk (a header) and the manifest.
     long cost = WriteBudget.Limits.cost(SnapshotDelta.HEADER_BYTES, 2);
     Optional<WriteBudget.Refusal> refused =

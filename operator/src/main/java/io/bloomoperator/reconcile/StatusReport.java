@@ -11,6 +11,7 @@ import io.bloomoperator.publish.ManifestRecord;
 import io.bloomoperator.publish.PublishedSnapshot;
 import io.bloomoperator.publish.RetainedVersions;
 import io.bloomoperator.publish.StorageFull;
+import io.bloomoperator.publish.VersionNumbering;
 import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.snapshot.SnapshotNames;
 import io.fabric8.kubernetes.api.model.Condition;
@@ -177,12 +178,17 @@ final class StatusReport {
    * manifest that was not trusted.
    */
   long lastKnownVersion() {
-    long known = Math.max(seenVersion, status.getVersion() == null ? 0 : status.getVersion());
+    return Math.max(seenVersion, ownVersion());
+  }
+
+  /**
+   * The highest version the operator's own record (the status, its canary too) reports; 0: none.
+   */
+  private long ownVersion() {
+    long own = status.getVersion() == null ? 0 : status.getVersion();
     // A canary's share may serve its version: the next one goes above it, whatever became of it.
     var canary = status.getCanary();
-    return canary == null || canary.getVersion() == null
-        ? known
-        : Math.max(known, canary.getVersion());
+    return canary == null || canary.getVersion() == null ? own : Math.max(own, canary.getVersion());
   }
 
   /**
@@ -206,11 +212,13 @@ final class StatusReport {
 
   /**
    * A version number readers may have seen in a manifest this operator did not write: new versions
-   * go above it, without the status ever reporting it.
+   * go above it, without the status ever reporting it, as far as {@link VersionNumbering#moves}
+   * lets a foreign number count (else it is ignored for numbering).
    */
   void sawVersion(long version) {
-    // A foreign manifest may claim any number: one that leaves no room above is ignored.
-    if (version < Long.MAX_VALUE / 2) {
+    // Anyone who may write a ConfigMap or Lease writes these numbers: one far above the own record
+    // would move every later version out of the range readers and stores accept.
+    if (VersionNumbering.moves(ownVersion(), version)) {
       seenVersion = Math.max(seenVersion, version);
     }
   }

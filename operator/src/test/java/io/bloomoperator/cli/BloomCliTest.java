@@ -448,6 +448,41 @@ class BloomCliTest {
   }
 
   @Test
+  void versionsAtBothEndsOfTheOneRange() throws Exception {
+    long max = io.bloomoperator.snapshot.SnapshotVersions.MAX;
+    Path out = build(keys("sku", 100), 8192, "--version", Long.toString(max));
+    assertThat(manifest(out).version()).isEqualTo(max);
+    assertThat(out.resolve(SnapshotNames.chunkName(FILTER, max, 0) + ".yaml")).exists();
+    // The CLI's own file pattern knows the file of 10^18-1 as the filter's: --force replaces it.
+    build(keys("sku", 100), 8192, "--version", "1", "--force");
+    try (Stream<Path> files = Files.list(out)) {
+      assertThat(files.map(f -> f.getFileName().toString()).sorted())
+          .containsExactly(
+              SnapshotNames.chunkName(FILTER, 1, 0) + ".yaml",
+              SnapshotNames.manifestName(FILTER) + ".yaml");
+    }
+    Path input = gzipKeyFile(keys("sku", 10));
+    for (String refused : List.of(Long.toString(max + 1), "2000000000000000000", "0")) {
+      Cli.Run run =
+          Cli.run(
+              "build",
+              "--name",
+              FILTER,
+              "--input",
+              input.toString(),
+              "--fpp",
+              "0.01",
+              "--version",
+              refused,
+              "--output",
+              tmp.resolve("refused").toString());
+      assertThat(run.exit()).as("%s", run).isNotZero();
+      assertThat(run.err()).contains("--version must be in 1.." + max);
+    }
+    assertThat(tmp.resolve("refused")).doesNotExist();
+  }
+
+  @Test
   void refusesToMixWithAnExistingSnapshotUnlessForced() throws Exception {
     Path out = build(keys("sku", 20_000), 8192);
     Path input = gzipKeyFile(keys("sku", 100));

@@ -253,6 +253,22 @@ class PublishPlanTest {
   }
 
   @Test
+  void numberingStopsAtTheLastVersionEveryParserAccepts() throws Exception {
+    long max = io.bloomoperator.snapshot.SnapshotVersions.MAX;
+    assertThat(
+            PublishPlan.plan(null, facts(-1), DELTAS, Budget.unlimited(), max - 1, NOW).version())
+        .as("10^18-1 is still written")
+        .isEqualTo(max);
+    for (long known : new long[] {max, 2_000_000_000_000_000_000L}) {
+      assertThatThrownBy(
+              () -> PublishPlan.plan(null, facts(-1), DELTAS, Budget.unlimited(), known, NOW))
+          .isInstanceOfSatisfying(
+              PublishException.class,
+              e -> assertThat(e.reason()).isEqualTo(Reasons.VERSIONS_EXHAUSTED));
+    }
+  }
+
+  @Test
   void createdAtIsNowWhenThePublishedOneIsNotAhead() throws Exception {
     assertThat(createdAtAfter(null)).isEqualTo(NOW);
     assertThat(createdAtAfter(NOW.minusSeconds(1))).isEqualTo(NOW);

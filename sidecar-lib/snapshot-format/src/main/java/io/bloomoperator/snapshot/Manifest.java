@@ -35,7 +35,8 @@ import java.util.Optional;
  * @param format {@link #FORMAT}, {@link #FORMAT_CHAIN}, {@link #FORMAT_SPLIT_BLOCK} or {@link
  *     #FORMAT_SPLIT_BLOCK_CHAIN}; a reader refuses formats it does not know, so a reader that
  *     predates a layout never misreads its bits
- * @param version monotonically increasing snapshot version (part of the chunk names)
+ * @param version monotonically increasing snapshot version (part of the chunk names), in {@link
+ *     SnapshotVersions#MIN}..{@link SnapshotVersions#MAX}
  * @param filterName name of the BloomFilter resource
  * @param keyType how keys are hashed
  * @param numBits bit count of the filter (a multiple of 64; of 256 for split-block)
@@ -605,8 +606,14 @@ public record Manifest(
               + "'");
     }
     boolean chainFormat = FilterFormat.isChainFormat(format);
-    if (version < 0) {
-      fail("version must be >= 0, got " + version);
+    if (!SnapshotVersions.valid(version)) {
+      fail(
+          "version must be in "
+              + SnapshotVersions.MIN
+              + ".."
+              + SnapshotVersions.MAX
+              + ", got "
+              + version);
     }
     if (filterName == null || filterName.isBlank()) {
       fail("filterName is missing");
@@ -677,8 +684,14 @@ public record Manifest(
     if (chain == null) {
       fail("format '" + format + "' needs a chain");
     }
-    if (chain.baseVersion() < 0 || chain.baseVersion() >= version) {
-      fail("chain.baseVersion must be in 0.." + (version - 1) + ", got " + chain.baseVersion());
+    if (chain.baseVersion() < SnapshotVersions.MIN || chain.baseVersion() >= version) {
+      fail(
+          "chain.baseVersion must be in "
+              + SnapshotVersions.MIN
+              + ".."
+              + (version - 1)
+              + ", got "
+              + chain.baseVersion());
     }
     if (!Sha256.isHex64(chain.baseSha256())) {
       fail("chain.baseSha256 must be 64 hex digits, got '" + chain.baseSha256() + "'");

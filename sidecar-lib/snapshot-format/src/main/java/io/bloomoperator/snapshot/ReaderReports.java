@@ -64,7 +64,6 @@ public final class ReaderReports {
   private static final Pattern DNS_SUBDOMAIN =
       Pattern.compile("[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*");
   private static final Pattern UID = Pattern.compile("[0-9a-fA-F-]{1,36}");
-  private static final Pattern VERSION = Pattern.compile("[1-9][0-9]{0,17}");
 
   private ReaderReports() {}
 
@@ -196,10 +195,8 @@ public final class ReaderReports {
     if (text == null) {
       return ReaderReport.NONE;
     }
-    if (!VERSION.matcher(text).matches()) {
-      throw new IllegalArgumentException("not a version");
-    }
-    return Long.parseLong(text);
+    return SnapshotVersions.parse(text)
+        .orElseThrow(() -> new IllegalArgumentException("not a version"));
   }
 
   private static ZonedDateTime time(Instant instant) {

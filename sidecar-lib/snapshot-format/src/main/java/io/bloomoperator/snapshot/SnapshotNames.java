@@ -93,10 +93,7 @@ public final class SnapshotNames {
 
   /** {@code <filter>-bloom-v<version>-<index>}, cut and marked with a hash if over 253. */
   public static String chunkName(String filterName, long version, int index) {
-    if (version < 0 || index < 0) {
-      throw new IllegalArgumentException(
-          "version and index must be >= 0, got " + version + ", " + index);
-    }
+    checkPart(version, index);
     return objectName(filterName, "-v" + version + "-" + index);
   }
 
@@ -106,11 +103,23 @@ public final class SnapshotNames {
    * later become a base (whole-payload chunks {@link #chunkName}) without a name clash.
    */
   public static String deltaChunkName(String filterName, long version, int index) {
-    if (version < 0 || index < 0) {
-      throw new IllegalArgumentException(
-          "version and index must be >= 0, got " + version + ", " + index);
-    }
+    checkPart(version, index);
     return objectName(filterName, "-v" + version + "-d" + index);
+  }
+
+  /** A chunk name exists only for a version every parser reads back ({@link SnapshotVersions}). */
+  private static void checkPart(long version, int index) {
+    if (!SnapshotVersions.valid(version) || index < 0) {
+      throw new IllegalArgumentException(
+          "version must be in "
+              + SnapshotVersions.MIN
+              + ".."
+              + SnapshotVersions.MAX
+              + " and index >= 0, got "
+              + version
+              + ", "
+              + index);
+    }
   }
 
   /**

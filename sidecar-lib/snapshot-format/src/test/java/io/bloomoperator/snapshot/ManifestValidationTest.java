@@ -28,7 +28,11 @@ class ManifestValidationTest {
   static Stream<Arguments> refused() {
     return Stream.of(
         row("unknown format", WHOLE, c -> c.format("guava-v9"), "format is 'guava-v9'"),
-        row("negative version", WHOLE, c -> c.version(-1), "version must be >= 0"),
+        row("negative version", WHOLE, c -> c.version(-1), "version must be in 1.."),
+        row("version 0", WHOLE, c -> c.version(0), "version must be in 1..999999999999999999"),
+        row("version 10^18", WHOLE, c -> c.version(SnapshotVersions.MAX + 1), "version must be"),
+        row("version 2*10^18", WHOLE, c -> c.version(2_000_000_000_000_000_000L), "version must"),
+        row("version Long.MAX", WHOLE, c -> c.version(Long.MAX_VALUE), "version must be in"),
         row("no filter name", WHOLE, c -> c.filterName(null), "filterName is missing"),
         row("blank filter name", WHOLE, c -> c.filterName(" "), "filterName is missing"),
         row("no key type", WHOLE, c -> c.keyType(null), "keyType is missing"),
@@ -59,6 +63,7 @@ class ManifestValidationTest {
         // chains
         row("chain missing", CHAINED, c -> c.chain(null), "needs a chain"),
         row("base negative", CHAINED, c -> c.chain(base(-1, HEX)), "chain.baseVersion must be"),
+        row("base version 0", CHAINED, c -> c.chain(base(0, HEX)), "chain.baseVersion must be"),
         row("base not older", CHAINED, c -> c.chain(base(2, HEX)), "chain.baseVersion must be"),
         row("base digest", CHAINED, c -> c.chain(base(1, "xyz")), "chain.baseSha256"),
         row("no deltas", CHAINED, c -> c.chain(deltas()), "chain.deltas is missing or empty"),
@@ -114,7 +119,8 @@ class ManifestValidationTest {
     return Stream.of(
         row("as published", WHOLE, c -> c, ""),
         row("chain as published", CHAINED, c -> c, ""),
-        row("version 0", WHOLE, c -> c.version(0), ""),
+        row("version 1", WHOLE, c -> c.version(1), ""),
+        row("version 10^18-1", WHOLE, c -> c.version(SnapshotVersions.MAX), ""),
         row("one hash function", WHOLE, c -> c.numHashFunctions(1), ""),
         row("255 hash functions", WHOLE, c -> c.numHashFunctions(255), ""),
         row("no keys", WHOLE, c -> c.keyCount(0), ""),
@@ -122,7 +128,6 @@ class ManifestValidationTest {
         row("fpp 1", WHOLE, c -> c.expectedFpp(1.0), ""),
         row("upper-case digest", WHOLE, c -> c.sha256(WHOLE.sha256().toUpperCase()), ""),
         row("one-byte chunk", WHOLE, c -> c.chunks(split(WHOLE.chunks(), 1)), ""),
-        row("base version 0", CHAINED, c -> c.chain(base(0, HEX)), ""),
         row(
             "every bit flipped",
             CHAINED,

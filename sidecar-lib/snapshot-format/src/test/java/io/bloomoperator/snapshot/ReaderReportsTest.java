@@ -44,6 +44,20 @@ class ReaderReportsTest {
   }
 
   @Test
+  void versionsAreReadInTheOneRangeAtBothEnds() {
+    long max = SnapshotVersions.MAX;
+    ReaderReport atMax = report(max, max, LoadFailureReason.CHUNK);
+    assertThat(ReaderReports.parse(ReaderReports.toLease(atMax))).contains(atMax);
+    for (String refused : List.of(Long.toString(max + 1), "2000000000000000000", "0")) {
+      for (String annotation :
+          List.of(ReaderReports.ANNOTATION_SERVED, ReaderReports.ANNOTATION_FAILING_VERSION)) {
+        Lease lease = written(l -> l.getMetadata().getAnnotations().put(annotation, refused));
+        assertThat(ReaderReports.parse(lease)).as("%s %s", annotation, refused).isEmpty();
+      }
+    }
+  }
+
+  @Test
   void aLeaseOffTheProtocolIsNotAReport() {
     List<Consumer<Lease>> forgeries =
         List.of(

@@ -60,9 +60,10 @@ class SnapshotNamesTest {
     String base = "team.payments-" + "x".repeat(230);
     String a = base + "-alpha";
     String b = base + "-bravo";
+    // The longest version a name can carry: the end of the one range.
     for (String filter : new String[] {a, b, "a".repeat(253), "ab.".repeat(84)}) {
       String manifest = SnapshotNames.manifestName(filter);
-      String chunk = SnapshotNames.chunkName(filter, Long.MAX_VALUE, Integer.MAX_VALUE);
+      String chunk = SnapshotNames.chunkName(filter, SnapshotVersions.MAX, Integer.MAX_VALUE);
       String label = SnapshotNames.filterLabelValue(filter);
       String hash = SnapshotNames.shortHash(filter);
       assertThat(hash).matches("[0-9a-f]{16}");
@@ -72,11 +73,11 @@ class SnapshotNamesTest {
           .matches(DNS_SUBDOMAIN);
       assertThat(chunk)
           .hasSizeLessThanOrEqualTo(253)
-          .endsWith("-" + hash + ".bloom-v" + Long.MAX_VALUE + "-" + Integer.MAX_VALUE)
+          .endsWith("-" + hash + ".bloom-v" + SnapshotVersions.MAX + "-" + Integer.MAX_VALUE)
           .matches(DNS_SUBDOMAIN);
-      assertThat(SnapshotNames.deltaChunkName(filter, Long.MAX_VALUE, Integer.MAX_VALUE))
+      assertThat(SnapshotNames.deltaChunkName(filter, SnapshotVersions.MAX, Integer.MAX_VALUE))
           .hasSizeLessThanOrEqualTo(253)
-          .endsWith("-" + hash + ".bloom-v" + Long.MAX_VALUE + "-d" + Integer.MAX_VALUE)
+          .endsWith("-" + hash + ".bloom-v" + SnapshotVersions.MAX + "-d" + Integer.MAX_VALUE)
           .matches(DNS_SUBDOMAIN);
       assertThat(label).hasSizeLessThanOrEqualTo(63).endsWith("_" + hash).matches(LABEL_VALUE);
       assertThat(filter).startsWith(manifest.substring(0, 40));
@@ -136,6 +137,19 @@ class SnapshotNamesTest {
         .isInstanceOf(IllegalArgumentException.class);
     assertThatThrownBy(() -> SnapshotNames.chunkName("x", 0, -1))
         .isInstanceOf(IllegalArgumentException.class);
+  }
+
+  @Test
+  void namesExistOnlyForVersionsInTheOneRange() {
+    long max = SnapshotVersions.MAX;
+    assertThat(SnapshotNames.chunkName("x", max, 0)).isEqualTo("x-bloom-v" + max + "-0");
+    assertThat(SnapshotNames.deltaChunkName("x", max, 3)).isEqualTo("x-bloom-v" + max + "-d3");
+    for (long refused : new long[] {0, max + 1, 2_000_000_000_000_000_000L, Long.MAX_VALUE}) {
+      assertThatThrownBy(() -> SnapshotNames.chunkName("x", refused, 0))
+          .isInstanceOf(IllegalArgumentException.class);
+      assertThatThrownBy(() -> SnapshotNames.deltaChunkName("x", refused, 0))
+          .isInstanceOf(IllegalArgumentException.class);
+    }
   }
 
   private static java.util.Map.Entry<String, String> entry(String k, String v) {
