@@ -156,6 +156,18 @@ public final class ObjectStores implements AutoCloseable {
     }
   }
 
+  /**
+   * Where BloomStore {@code name} keeps its objects; empty when it does not exist. Whatever
+   * namespaces it allows: it only tells two names of one location apart.
+   */
+  public Optional<StoreLocation> location(KubernetesClient client, String name) {
+    try {
+      return Optional.of(StoreLocation.of(definition(client, name).getSpec()));
+    } catch (PublishException e) {
+      return Optional.empty();
+    }
+  }
+
   /** A client of {@code store} as it is defined now; for {@link BloomStore} status checks. */
   public Store connect(KubernetesClient client, BloomStore store) throws PublishException {
     String name = store.getMetadata().getName();
