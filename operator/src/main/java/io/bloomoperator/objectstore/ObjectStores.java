@@ -4,6 +4,8 @@ import io.bloomoperator.api.BloomStore;
 import io.bloomoperator.api.BloomStoreSpec;
 import io.bloomoperator.api.Reasons;
 import io.bloomoperator.publish.PublishException;
+import io.bloomoperator.publish.StoreBudget;
+import io.bloomoperator.publish.WriteBudget;
 import io.bloomoperator.snapshot.CaCertificates;
 import io.bloomoperator.source.EgressPolicy;
 import io.fabric8.kubernetes.api.model.ConfigMap;
@@ -71,6 +73,9 @@ public final class ObjectStores implements AutoCloseable {
   private final EgressPolicy egress;
   private final Map<String, Cached> clients = new HashMap<>();
 
+  /** Bytes each namespace uploaded to object stores in the last hour. */
+  private final WriteBudget uploads;
+
   /** Why a store cannot be used, in a fixed text that names nothing of its definition. */
   private static final class Refusal extends Exception {
     Refusal(String text, Throwable cause) {
@@ -81,8 +86,18 @@ public final class ObjectStores implements AutoCloseable {
   /** A client and what it was built from: a change of either means a new client. */
   private record Cached(String version, S3Client client) {}
 
-  /** A resolved store: its definition and a client of it. */
-  public record Store(String name, BloomStoreSpec spec, S3Client client) {
+  /**
+   * A resolved store: its definition and a client of it.
+   *
+   * @param uploads the operator's per-namespace upload budget (shared by every store)
+   */
+  public record Store(String name, BloomStoreSpec spec, S3Client client, WriteBudget uploads) {
+
+    /** The budgets of {@code namespace}'s filters in this store ({@link StoreBudget}). */
+    public StoreBudget budget(String namespace) {
+      return new StoreBudget(
+          name, namespace, spec.namespaceBudgetOrDefault(), () -> namespaceBytes(namespace), uploads);
+    }
 
     /** The chunk store of one filter in this store. */
     public S3ChunkStore chunks(
@@ -109,6 +124,7 @@ public final class ObjectStores implements AutoCloseable {
   public ObjectStores(StoreSettings settings, EgressPolicy egress) {
     this.settings = settings;
     this.egress = egress;
+    this.uploads = StoreBudget.uploadBudget(settings.namespaceUploadBytesPerHour());
   }
 
   /** The settings these stores were made with. */
@@ -187,7 +203,7 @@ public final class ObjectStores implements AutoCloseable {
       synchronized (clients) {
         Cached cached = clients.get(name);
         if (cached != null && cached.version().equals(version)) {
-          return new Store(name, spec, cached.client());
+          return new Store(name, spec, cached.client(), uploads);
         }
       }
       // Up front, outside the lock (it resolves the host): a clear reason at once. Every
@@ -200,14 +216,14 @@ public final class ObjectStores implements AutoCloseable {
         if (cached != null && cached.version().equals(version)) {
           // Another reconcile built the same client meanwhile.
           fresh.close();
-          return new Store(name, spec, cached.client());
+          return new Store(name, spec, cached.client(), uploads);
         }
         clients.put(name, new Cached(version, fresh));
         if (cached != null) {
           // Requests in flight on the old client fail and are retried by their reconcile.
           cached.client().close();
         }
-        return new Store(name, spec, fresh);
+        return new Store(name, spec, fresh, uploads);
       }
     } catch (Refusal e) {
       throw new PublishException(
