@@ -27,8 +27,11 @@ import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.utils.Serialization;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.IntStream;
@@ -36,13 +39,15 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import software.amazon.awssdk.core.sync.RequestBody;
 import software.amazon.awssdk.services.s3.S3Client;
 import software.amazon.awssdk.services.s3.model.NoSuchKeyException;
 import software.amazon.awssdk.services.s3.model.S3Object;
 
 /**
  * Stores named by what a tenant controls, on real servers (versitygw and a real API server): an
- * alias of the current store named as a former store (audit M2).
+ * alias of the current store named as a former store (audit M2) and a spec-named store the
+ * namespace may not use at the filter's deletion (audit L1).
  */
 @RealKubernetes(crdDirs = "crds")
 class SharedStoreLocationTest {
@@ -214,5 +219,53 @@ class SharedStoreLocationTest {
         .filter(e -> store.equals(e.getInvolvedObject().getName()))
         .filter(e -> SharedLocations.EVENT.equals(e.getReason()))
         .toList();
+  }
+
+  /**
+   * Audit L1: a filter's spec names a store that does not allow its namespace, the author adds the
+   * store finalizer itself and deletes the filter. The operator must not list or delete anything
+   * in that store on the namespace's behalf: the objects there (left, say, while the namespace was
+   * allowed) stay for the administrator.
+   */
+  @Test
+  void theFinalizerLeavesAloneAStoreThatDoesNotAllowTheNamespace(
+      KubernetesClient client, TestNamespace ns) throws Exception {
+    long tag = System.nanoTime() % 100000;
+    String bucket = SERVER.createBucket("other");
+    String other = "other-" + tag;
+    TestStores.define(client, other, SERVER, bucket, CREDENTIALS, "someone-else", "");
+    List<String> planted = new ArrayList<>();
+    try (S3Client s3 = SERVER.client()) {
+      for (int i = 0; i < 2; i++) {
+        byte[] data = ("chunk " + i).getBytes(StandardCharsets.UTF_8);
+        String sha =
+            HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(data));
+        String key =
+            StoreObjectKeys.key(
+                "bloom",
+                ns.name(),
+                "f",
+                new Manifest.ChunkRef(SnapshotNames.chunkName("f", 1, i), data.length, sha));
+        s3.putObject(b -> b.bucket(bucket).key(key), RequestBody.fromBytes(data));
+        planted.add(key);
+      }
+    }
+    String yaml =
+        filter("f", other, List.of("a", "b"))
+            .replace(
+                "metadata: {name: f}",
+                "metadata: {name: f, finalizers: [bloomoperator.io/store-objects]}");
+    apply(client, ns.name(), yaml);
+    awaitStatus(client, ns.name(), "f", f -> ready(f, "False", Reasons.STORE_NOT_ALLOWED));
+
+    client.resources(BloomFilter.class).inNamespace(ns.name()).withName("f").delete();
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(
+            () ->
+                client.resources(BloomFilter.class).inNamespace(ns.name()).withName("f").get()
+                    == null);
+    assertThat(keysUnder(bucket, StoreObjectKeys.filterDirectory("bloom", ns.name(), "f")))
+        .containsExactlyInAnyOrderElementsOf(planted);
   }
 }
