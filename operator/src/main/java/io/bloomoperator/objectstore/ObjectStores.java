@@ -5,6 +5,7 @@ import io.bloomoperator.api.BloomStoreSpec;
 import io.bloomoperator.api.Reasons;
 import io.bloomoperator.publish.PublishException;
 import io.bloomoperator.publish.StoreBudget;
+import io.bloomoperator.publish.StoreReservations;
 import io.bloomoperator.publish.WriteBudget;
 import io.bloomoperator.snapshot.CaCertificates;
 import io.bloomoperator.source.EgressPolicy;
@@ -76,6 +77,9 @@ public final class ObjectStores implements AutoCloseable {
   /** Bytes each namespace uploaded to object stores in the last hour. */
   private final WriteBudget uploads;
 
+  /** Bytes of uploads in progress per store and namespace. */
+  private final StoreReservations reservations;
+
   /** Why a store cannot be used, in a fixed text that names nothing of its definition. */
   private static final class Refusal extends Exception {
     Refusal(String text, Throwable cause) {
@@ -90,13 +94,24 @@ public final class ObjectStores implements AutoCloseable {
    * A resolved store: its definition and a client of it.
    *
    * @param uploads the operator's per-namespace upload budget (shared by every store)
+   * @param reservations uploads in progress, operator-wide
    */
-  public record Store(String name, BloomStoreSpec spec, S3Client client, WriteBudget uploads) {
+  public record Store(
+      String name,
+      BloomStoreSpec spec,
+      S3Client client,
+      WriteBudget uploads,
+      StoreReservations reservations) {
 
     /** The budgets of {@code namespace}'s filters in this store ({@link StoreBudget}). */
     public StoreBudget budget(String namespace) {
       return new StoreBudget(
-          name, namespace, spec.namespaceBudgetOrDefault(), () -> namespaceBytes(namespace), uploads);
+          name,
+          namespace,
+          spec.namespaceBudgetOrDefault(),
+          () -> namespaceBytes(namespace),
+          uploads,
+          reservations);
     }
 
     /** The chunk store of one filter in this store. */
@@ -125,6 +140,7 @@ public final class ObjectStores implements AutoCloseable {
     this.settings = settings;
     this.egress = egress;
     this.uploads = StoreBudget.uploadBudget(settings.namespaceUploadBytesPerHour());
+    this.reservations = new StoreReservations();
   }
 
   /** The settings these stores were made with. */
@@ -203,7 +219,7 @@ public final class ObjectStores implements AutoCloseable {
       synchronized (clients) {
         Cached cached = clients.get(name);
         if (cached != null && cached.version().equals(version)) {
-          return new Store(name, spec, cached.client(), uploads);
+          return new Store(name, spec, cached.client(), uploads, reservations);
         }
       }
       // Up front, outside the lock (it resolves the host): a clear reason at once. Every
@@ -216,14 +232,14 @@ public final class ObjectStores implements AutoCloseable {
         if (cached != null && cached.version().equals(version)) {
           // Another reconcile built the same client meanwhile.
           fresh.close();
-          return new Store(name, spec, cached.client(), uploads);
+          return new Store(name, spec, cached.client(), uploads, reservations);
         }
         clients.put(name, new Cached(version, fresh));
         if (cached != null) {
           // Requests in flight on the old client fail and are retried by their reconcile.
           cached.client().close();
         }
-        return new Store(name, spec, fresh, uploads);
+        return new Store(name, spec, fresh, uploads, reservations);
       }
     } catch (Refusal e) {
       throw new PublishException(

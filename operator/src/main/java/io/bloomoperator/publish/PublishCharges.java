@@ -28,10 +28,12 @@ public final class PublishCharges {
    *
    * @param etcdCost what they cost etcd as chunk ConfigMaps ({@link PublishPlan#writeCost})
    * @param chunkBytes their bytes, what they add to an object store
+   * @return the store bytes reserved for the upload ({@link StoreBudget#reserve}): close it once
+   *     the version is written or has failed
    * @throws PublishException {@link WriteBudgetExceeded}, or a store budget's refusal; nothing is
-   *     charged to the budget that refused
+   *     charged to the budget that refused, nothing reserved
    */
-  public void newVersion(
+  public StoreReservations.Reservation newVersion(
       SnapshotStore store,
       String namespace,
       String filter,
@@ -41,14 +43,20 @@ public final class PublishCharges {
       throws PublishException {
     Optional<StoreBudget> inStore = store.storeBudget();
     if (inStore.isPresent()) {
-      inStore.get().check(chunkBytes);
-      inStore.get().chargeUpload(filter, chunkBytes, now);
-      return;
+      StoreReservations.Reservation reserved = inStore.get().reserve(chunkBytes);
+      try {
+        inStore.get().chargeUpload(filter, chunkBytes, now);
+      } catch (PublishException e) {
+        reserved.close();
+        throw e;
+      }
+      return reserved;
     }
     Optional<WriteBudget.Refusal> refused = etcd.charge(namespace, filter, etcdCost, now);
     if (refused.isPresent()) {
       throw WriteBudgetExceeded.of(refused.get(), etcdCost);
     }
+    return StoreReservations.Reservation.NONE;
   }
 
   /**

@@ -21,9 +21,15 @@ import java.util.Optional;
  * @param used lists what they hold now
  * @param uploads bytes uploaded per namespace in the last hour, operator-wide (its namespace limit
  *     is the upload budget; the filter limit is the same, so only the namespace's counts)
+ * @param reservations bytes of publishes in progress, operator-wide ({@link #reserve})
  */
 public record StoreBudget(
-    String store, String namespace, long maxBytes, StoredBytes used, WriteBudget uploads) {
+    String store,
+    String namespace,
+    long maxBytes,
+    StoredBytes used,
+    WriteBudget uploads,
+    StoreReservations reservations) {
 
   /** Bytes the namespace's objects hold in the store. */
   @FunctionalInterface
@@ -39,13 +45,26 @@ public record StoreBudget(
   }
 
   /**
+   * Checks that {@code adding} more bytes fit beside what the namespace's objects hold and what its
+   * other publishes in progress reserved, and reserves them, in one step: the caller uploads, then
+   * closes the reservation (its objects are then listed with the others).
+   *
    * @throws PublishException {@link Reasons#STORE_BUDGET_EXCEEDED} if {@code adding} more bytes
-   *     would exceed the budget, {@link Reasons#STORE_UNAVAILABLE} if the store cannot be listed
+   *     would exceed the budget, {@link Reasons#STORE_UNAVAILABLE} if the store cannot be listed;
+   *     nothing is reserved then
    */
-  public void check(long adding) throws PublishException {
+  public StoreReservations.Reservation reserve(long adding) throws PublishException {
+    String key = store + "/" + namespace;
+    synchronized (reservations.lock(key)) {
+      check(adding, reservations.reserved(key));
+      return reservations.reserve(key, adding);
+    }
+  }
+
+  private void check(long adding, long reserved) throws PublishException {
     long now;
     try {
-      now = used.get();
+      now = used.get() + reserved;
     } catch (IOException e) {
       throw new PublishException(
           Reasons.STORE_UNAVAILABLE,

@@ -17,6 +17,7 @@ import io.bloomoperator.publish.PublishedSnapshot;
 import io.bloomoperator.publish.RetainedVersions;
 import io.bloomoperator.publish.SnapshotStore;
 import io.bloomoperator.publish.StoreBudget;
+import io.bloomoperator.publish.StoreReservations;
 import io.bloomoperator.publish.WriteBudget;
 import io.bloomoperator.snapshot.BloomFilterSizing;
 import io.bloomoperator.snapshot.Manifest;
@@ -257,22 +258,25 @@ final class BuildAndPublish {
       throws PublishException {
     long version = Math.max(current.manifest().version(), ctx.report().lastKnownVersion()) + 1;
     // One delta chunk (a header) and the manifest, charged as any publish's.
-    charges.newVersion(
-        ctx.store(),
-        ctx.namespace(),
-        ctx.name(),
-        WriteBudget.Limits.cost(SnapshotDelta.HEADER_BYTES, 2),
-        SnapshotDelta.HEADER_BYTES,
-        ctx.now());
-    PublishedSnapshot written =
-        ctx.store()
-            .rollBack(
-                target,
-                version,
-                ctx.spec().chunkSize(),
-                PublishPlan.createdAt(current.manifest(), ctx.now()),
-                current,
-                record);
+    PublishedSnapshot written;
+    try (StoreReservations.Reservation reserved =
+        charges.newVersion(
+            ctx.store(),
+            ctx.namespace(),
+            ctx.name(),
+            WriteBudget.Limits.cost(SnapshotDelta.HEADER_BYTES, 2),
+            SnapshotDelta.HEADER_BYTES,
+            ctx.now())) {
+      written =
+          ctx.store()
+              .rollBack(
+                  target,
+                  version,
+                  ctx.spec().chunkSize(),
+                  PublishPlan.createdAt(current.manifest(), ctx.now()),
+                  current,
+                  record);
+    }
     ownManifests.wrote(ctx.filter(), written);
     metrics.published(ctx.filter(), written.manifest().versionBytes(), Duration.ZERO);
     return written;
@@ -324,16 +328,24 @@ final class BuildAndPublish {
     int canaryPercent = CanaryRollout.percent(ctx.filter());
     boolean canary =
         canaryPercent > 0 && plan.newVersion() && current != null && current.manifest() != null;
-    if (plan.newVersion()) {
-      charges.newVersion(
-          ctx.store(), ctx.namespace(), ctx.name(), plan.writeCost(), plan.writtenBytes(), ctx.now());
+    PublishedSnapshot state;
+    try (StoreReservations.Reservation reserved =
+        plan.newVersion()
+            ? charges.newVersion(
+                ctx.store(),
+                ctx.namespace(),
+                ctx.name(),
+                plan.writeCost(),
+                plan.writtenBytes(),
+                ctx.now())
+            : StoreReservations.Reservation.NONE) {
+      state =
+          canary
+              ? ctx.store()
+                  .applyAsCanary(
+                      plan, facts, built.bits(), built.keys(), current, record, canaryPercent)
+              : ctx.store().apply(plan, facts, built.bits(), built.keys(), current, record);
     }
-    PublishedSnapshot state =
-        canary
-            ? ctx.store()
-                .applyAsCanary(
-                    plan, facts, built.bits(), built.keys(), current, record, canaryPercent)
-            : ctx.store().apply(plan, facts, built.bits(), built.keys(), current, record);
     if (state != null
         && state.manifest() != null
         && state.manifest().sha256().equals(facts.sha256())) {
