@@ -196,7 +196,10 @@ public class BloomStoreReconciler implements Reconciler<BloomStore> {
         context.getClient().resources(BloomStore.class).resource(patch).patchStatus();
       } catch (io.fabric8.kubernetes.client.KubernetesClientException e) {
         // Its own next check writes it.
-        LOG.debug("status of BloomStore {} not updated: {}", other.getMetadata().getName(), e.getMessage());
+        LOG.debug(
+            "status of BloomStore {} not updated: {}",
+            other.getMetadata().getName(),
+            e.getMessage());
       }
     }
   }

@@ -14,8 +14,8 @@ import java.util.Locale;
  * <p>Two locations overlap when they are equal or one prefix holds the other (same server and
  * bucket): objects of one may then be listed, and so cleaned, through the other.
  *
- * @param server the endpoint's host (lower case, without a trailing dot), port (the scheme's default
- *     when absent) and path (without trailing '/'); the raw text when it does not parse
+ * @param server the endpoint's host (lower case, without a trailing dot), port (the scheme's
+ *     default when absent) and path (without trailing '/'); the raw text when it does not parse
  * @param bucket the bucket
  * @param prefix the key prefix, without leading or trailing '/' (empty: the bucket's root)
  */

@@ -9,11 +9,11 @@ import java.util.Optional;
 
 /**
  * A {@link ManifestWriter} that charges every manifest ConfigMap write to the filter's etcd {@link
- * WriteBudget} before making it, at the size of the object written ({@link
- * WriteBudget.Limits#cost} of its JSON): publishes, canary announcements, promotions and
- * withdrawals, roll-backs, build-record confirmations, the janitor's rewrites and re-stamps alike,
- * in ConfigMap mode and object-store mode. With {@code keepVersions} a manifest ConfigMap holds up to
- * ~300 KB, and etcd keeps every revision of it until compaction.
+ * WriteBudget} before making it, at the size of the object written ({@link WriteBudget.Limits#cost}
+ * of its JSON): publishes, canary announcements, promotions and withdrawals, roll-backs,
+ * build-record confirmations, the janitor's rewrites and re-stamps alike, in ConfigMap mode and
+ * object-store mode. With {@code keepVersions} a manifest ConfigMap holds up to ~300 KB, and etcd
+ * keeps every revision of it until compaction.
  *
  * <p>A write that does not fit is not made: it fails with a {@link Refused} (HTTP 429), which the
  * writes that are only bookkeeping treat like a conflict (tried again by a later reconcile) and a

@@ -4,8 +4,8 @@ import java.time.Instant;
 import java.util.Optional;
 
 /**
- * The one rule by which a new version's writes are charged before anything is written, for a build's
- * publish and a roll-back alike: its chunks to the budget of where they go (etcd's {@link
+ * The one rule by which a new version's writes are charged before anything is written, for a
+ * build's publish and a roll-back alike: its chunks to the budget of where they go (etcd's {@link
  * WriteBudget} for chunk ConfigMaps; the store's stored-bytes and upload budgets, {@link
  * StoreBudget}, for objects), its manifest ConfigMap to etcd's write budget at every write by the
  * store's manifest writer ({@link SnapshotStore#chargingManifestsTo}), in both modes.
@@ -60,13 +60,14 @@ public final class PublishCharges {
   }
 
   /**
-   * Why nothing {@code filter} would publish through {@code store} could be written now (its etcd or
-   * upload budget is used up), or empty: checked before a build loads the source.
+   * Why nothing {@code filter} would publish through {@code store} could be written now (its etcd
+   * or upload budget is used up), or empty: checked before a build loads the source.
    */
   public Optional<PublishException> exhausted(
       SnapshotStore store, String namespace, String filter, Instant now) {
     Optional<PublishException> spent =
-        etcd.exhausted(namespace, filter, now).<PublishException>map(WriteBudgetExceeded::exhausted);
+        etcd.exhausted(namespace, filter, now)
+            .<PublishException>map(WriteBudgetExceeded::exhausted);
     return spent.or(() -> store.storeBudget().flatMap(b -> b.uploadsExhausted(filter, now)));
   }
 }

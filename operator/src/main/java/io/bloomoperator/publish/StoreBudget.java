@@ -108,9 +108,7 @@ public record StoreBudget(
    * not started while nothing it publishes could be uploaded.
    */
   public Optional<PublishException> uploadsExhausted(String filter, Instant now) {
-    return uploads
-        .exhausted(namespace, filter, now)
-        .map(r -> refusal(r, "nothing more fits in"));
+    return uploads.exhausted(namespace, filter, now).map(r -> refusal(r, "nothing more fits in"));
   }
 
   private PublishException refusal(WriteBudget.Refusal refusal, String what) {

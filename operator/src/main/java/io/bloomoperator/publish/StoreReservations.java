@@ -9,9 +9,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * namespace's objects hold is listed from the store, which does not yet show an upload under way,
  * so without this two concurrent publishes of one namespace (it may build in several slots) would
  * each see the same room and together exceed {@code namespaceBudgetBytes}. {@link StoreBudget}
- * checks and reserves under one lock per store and namespace (a slow listing of one namespace
- * holds up no other), and the publish releases its reservation once its objects are listed like
- * any others, or are gone.
+ * checks and reserves under one lock per store and namespace (a slow listing of one namespace holds
+ * up no other), and the publish releases its reservation once its objects are listed like any
+ * others, or are gone.
  */
 public final class StoreReservations {
 

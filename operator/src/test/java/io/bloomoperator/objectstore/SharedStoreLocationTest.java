@@ -147,7 +147,9 @@ class SharedStoreLocationTest {
         .withName(SnapshotNames.manifestName("f"))
         .edit(
             c -> {
-              c.getMetadata().getAnnotations().put(PublishedSnapshot.ANNOTATION_FORMER_STORES, alias);
+              c.getMetadata()
+                  .getAnnotations()
+                  .put(PublishedSnapshot.ANNOTATION_FORMER_STORES, alias);
               return c;
             });
 
@@ -198,7 +200,9 @@ class SharedStoreLocationTest {
               assertThat(warnings(client, alias)).isNotEmpty();
             });
     // Nothing of the administrator's definition in the flag.
-    assertThat(Serialization.asJson(client.resources(BloomStore.class).withName(main).get().getStatus()))
+    assertThat(
+            Serialization.asJson(
+                client.resources(BloomStore.class).withName(main).get().getStatus()))
         .doesNotContain(bucket)
         .doesNotContain(String.valueOf(SERVER.port()));
   }
@@ -223,8 +227,8 @@ class SharedStoreLocationTest {
 
   /**
    * Audit L1: a filter's spec names a store that does not allow its namespace, the author adds the
-   * store finalizer itself and deletes the filter. The operator must not list or delete anything
-   * in that store on the namespace's behalf: the objects there (left, say, while the namespace was
+   * store finalizer itself and deletes the filter. The operator must not list or delete anything in
+   * that store on the namespace's behalf: the objects there (left, say, while the namespace was
    * allowed) stay for the administrator.
    */
   @Test
@@ -238,8 +242,7 @@ class SharedStoreLocationTest {
     try (S3Client s3 = SERVER.client()) {
       for (int i = 0; i < 2; i++) {
         byte[] data = ("chunk " + i).getBytes(StandardCharsets.UTF_8);
-        String sha =
-            HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(data));
+        String sha = HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(data));
         String key =
             StoreObjectKeys.key(
                 "bloom",

@@ -32,8 +32,7 @@ class StoreLocationTest {
     assertThat(StoreLocation.of(spec("https://s3.example.com.", "b", "bloom"))).isEqualTo(a);
     assertThat(StoreLocation.of(spec("https://s3.example.com", "b", "other"))).isNotEqualTo(a);
     assertThat(StoreLocation.of(spec("https://s3.example.com", "c", "bloom"))).isNotEqualTo(a);
-    assertThat(StoreLocation.of(spec("https://s3.example.com:9000", "b", "bloom")))
-        .isNotEqualTo(a);
+    assertThat(StoreLocation.of(spec("https://s3.example.com:9000", "b", "bloom"))).isNotEqualTo(a);
     assertThat(StoreLocation.of(spec("http://s3.example.com:80", "b", "bloom")))
         .isEqualTo(StoreLocation.of(spec("http://s3.example.com", "b", "bloom")));
   }

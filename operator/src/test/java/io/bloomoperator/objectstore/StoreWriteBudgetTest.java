@@ -61,6 +61,7 @@ class StoreWriteBudgetTest {
               OperatorSettings.fromEnvironment(
                   Map.of(
                       "BLOOM_MIN_PUBLISH_INTERVAL", "1s",
+                      "BLOOM_HTTP_ALLOW", "127.0.0.1/32",
                       "BLOOM_MAX_NAMESPACE_WRITE_BYTES_PER_HOUR",
                           Long.toString(NAMESPACE_BYTES_PER_HOUR),
                       "BLOOM_MAX_FILTER_WRITE_BYTES_PER_HOUR",
@@ -214,10 +215,7 @@ class StoreWriteBudgetTest {
             });
     BloomFilter refused =
         awaitStatus(
-            client,
-            ns.name(),
-            "big",
-            f -> ready(f, "False", Reasons.STORE_UPLOAD_BUDGET_EXCEEDED));
+            client, ns.name(), "big", f -> ready(f, "False", Reasons.STORE_UPLOAD_BUDGET_EXCEEDED));
     assertThat(ReadyCondition.of(refused).orElseThrow().getMessage())
         .contains("BLOOM_STORE_NAMESPACE_UPLOAD_BYTES_PER_HOUR")
         .contains("keeps serving");

@@ -48,8 +48,7 @@ class StoreBudgetTest {
       for (int i = 0; i < 2; i++) {
         publishes.add(
             pool.submit(
-                () ->
-                    new StoreBudget("s", "ns", MAX, listing, uploads, reservations).reserve(60)));
+                () -> new StoreBudget("s", "ns", MAX, listing, uploads, reservations).reserve(60)));
       }
       int refused = 0;
       StoreReservations.Reservation granted = null;
@@ -84,8 +83,7 @@ class StoreBudgetTest {
   @Test
   void uploadsOverTheHourlyBudgetAreRefusedUntilTheWindowMoves() throws Exception {
     WriteBudget uploads = StoreBudget.uploadBudget(1000);
-    StoreBudget budget =
-        new StoreBudget("s", "ns", MAX, () -> 0, uploads, new StoreReservations());
+    StoreBudget budget = new StoreBudget("s", "ns", MAX, () -> 0, uploads, new StoreReservations());
     Instant now = Instant.parse("2026-12-02T04:00:00Z");
     budget.chargeUpload("f", 800, now);
     assertThat(budget.uploadsExhausted("f", now)).isEmpty();
