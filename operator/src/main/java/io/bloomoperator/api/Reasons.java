@@ -96,6 +96,12 @@ public final class Reasons {
   public static final String STORE_BUDGET_EXCEEDED = "StoreBudgetExceeded";
 
   /**
+   * The namespace uploaded its hourly budget of bytes to object stores
+   * (BLOOM_STORE_NAMESPACE_UPLOAD_BYTES_PER_HOUR); nothing is written.
+   */
+  public static final String STORE_UPLOAD_BUDGET_EXCEEDED = "StoreUploadBudgetExceeded";
+
+  /**
    * The operator stopped (ran out of memory, was killed) during this filter's last build; the next
    * build waits for a backoff that doubles with each such build in a row.
    */

@@ -4,6 +4,9 @@ import io.bloomoperator.api.BloomStore;
 import io.bloomoperator.api.BloomStoreSpec;
 import io.bloomoperator.api.Reasons;
 import io.bloomoperator.publish.PublishException;
+import io.bloomoperator.publish.StoreBudget;
+import io.bloomoperator.publish.StoreReservations;
+import io.bloomoperator.publish.WriteBudget;
 import io.bloomoperator.snapshot.CaCertificates;
 import io.bloomoperator.source.EgressPolicy;
 import io.fabric8.kubernetes.api.model.ConfigMap;
@@ -71,6 +74,12 @@ public final class ObjectStores implements AutoCloseable {
   private final EgressPolicy egress;
   private final Map<String, Cached> clients = new HashMap<>();
 
+  /** Bytes each namespace uploaded to object stores in the last hour. */
+  private final WriteBudget uploads;
+
+  /** Bytes of uploads in progress per store and namespace. */
+  private final StoreReservations reservations;
+
   /** Why a store cannot be used, in a fixed text that names nothing of its definition. */
   private static final class Refusal extends Exception {
     Refusal(String text, Throwable cause) {
@@ -81,8 +90,29 @@ public final class ObjectStores implements AutoCloseable {
   /** A client and what it was built from: a change of either means a new client. */
   private record Cached(String version, S3Client client) {}
 
-  /** A resolved store: its definition and a client of it. */
-  public record Store(String name, BloomStoreSpec spec, S3Client client) {
+  /**
+   * A resolved store: its definition and a client of it.
+   *
+   * @param uploads the operator's per-namespace upload budget (shared by every store)
+   * @param reservations uploads in progress, operator-wide
+   */
+  public record Store(
+      String name,
+      BloomStoreSpec spec,
+      S3Client client,
+      WriteBudget uploads,
+      StoreReservations reservations) {
+
+    /** The budgets of {@code namespace}'s filters in this store ({@link StoreBudget}). */
+    public StoreBudget budget(String namespace) {
+      return new StoreBudget(
+          name,
+          namespace,
+          spec.namespaceBudgetOrDefault(),
+          () -> namespaceBytes(namespace),
+          uploads,
+          reservations);
+    }
 
     /** The chunk store of one filter in this store. */
     public S3ChunkStore chunks(
@@ -109,6 +139,8 @@ public final class ObjectStores implements AutoCloseable {
   public ObjectStores(StoreSettings settings, EgressPolicy egress) {
     this.settings = settings;
     this.egress = egress;
+    this.uploads = StoreBudget.uploadBudget(settings.namespaceUploadBytesPerHour());
+    this.reservations = new StoreReservations();
   }
 
   /** The settings these stores were made with. */
@@ -156,6 +188,18 @@ public final class ObjectStores implements AutoCloseable {
     }
   }
 
+  /**
+   * Where BloomStore {@code name} keeps its objects; empty when it does not exist. Whatever
+   * namespaces it allows: it only tells two names of one location apart.
+   */
+  public Optional<StoreLocation> location(KubernetesClient client, String name) {
+    try {
+      return Optional.of(StoreLocation.of(definition(client, name).getSpec()));
+    } catch (PublishException e) {
+      return Optional.empty();
+    }
+  }
+
   /** A client of {@code store} as it is defined now; for {@link BloomStore} status checks. */
   public Store connect(KubernetesClient client, BloomStore store) throws PublishException {
     String name = store.getMetadata().getName();
@@ -175,7 +219,7 @@ public final class ObjectStores implements AutoCloseable {
       synchronized (clients) {
         Cached cached = clients.get(name);
         if (cached != null && cached.version().equals(version)) {
-          return new Store(name, spec, cached.client());
+          return new Store(name, spec, cached.client(), uploads, reservations);
         }
       }
       // Up front, outside the lock (it resolves the host): a clear reason at once. Every
@@ -188,14 +232,14 @@ public final class ObjectStores implements AutoCloseable {
         if (cached != null && cached.version().equals(version)) {
           // Another reconcile built the same client meanwhile.
           fresh.close();
-          return new Store(name, spec, cached.client());
+          return new Store(name, spec, cached.client(), uploads, reservations);
         }
         clients.put(name, new Cached(version, fresh));
         if (cached != null) {
           // Requests in flight on the old client fail and are retried by their reconcile.
           cached.client().close();
         }
-        return new Store(name, spec, fresh);
+        return new Store(name, spec, fresh, uploads, reservations);
       }
     } catch (Refusal e) {
       throw new PublishException(

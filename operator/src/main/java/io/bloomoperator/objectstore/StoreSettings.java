@@ -14,19 +14,32 @@ import java.util.Map;
  * @param requestTimeout bounds each request to a store, retries included
  * @param resolver resolves store host names for every connection; the system's resolver except in
  *     tests, which make a name resolve differently from one connection to the next
+ * @param namespaceUploadBytesPerHour bytes all filters of one namespace may upload to object stores
+ *     in any hour (BLOOM_STORE_NAMESPACE_UPLOAD_BYTES_PER_HOUR): bandwidth and request cost of a
+ *     shared bucket, which the stored-bytes budget (namespaceBudgetBytes) does not bound
  */
 public record StoreSettings(
     String operatorNamespace,
     Duration cleanupTimeout,
     Duration requestTimeout,
-    StoreResolver resolver) {
+    StoreResolver resolver,
+    long namespaceUploadBytesPerHour) {
 
   public static final Duration DEFAULT_CLEANUP_TIMEOUT = Duration.ofHours(1);
   public static final Duration DEFAULT_REQUEST_TIMEOUT = Duration.ofMinutes(2);
 
+  /**
+   * Bytes all filters of one namespace may upload to object stores in any hour: 32 whole snapshots
+   * of the installs' largest store snapshot (128 MiB).
+   */
+  public static final long DEFAULT_NAMESPACE_UPLOAD_BYTES_PER_HOUR = 4L * 1024 * 1024 * 1024;
+
   public StoreSettings {
     if (cleanupTimeout.isNegative() || requestTimeout.isNegative() || requestTimeout.isZero()) {
       throw new IllegalArgumentException("clean-up and request timeouts must be positive");
+    }
+    if (namespaceUploadBytesPerHour < 1) {
+      throw new IllegalArgumentException("the namespace upload budget must be positive");
     }
   }
 
@@ -40,22 +53,34 @@ public record StoreSettings(
         namespace == null || namespace.isBlank() ? null : namespace.strip(),
         cleanupTimeout(env.get("BLOOM_STORE_CLEANUP_TIMEOUT")),
         DEFAULT_REQUEST_TIMEOUT,
-        StoreResolver.SYSTEM);
+        StoreResolver.SYSTEM,
+        io.bloomoperator.settings.EnvNumbers.positive(
+            env,
+            "BLOOM_STORE_NAMESPACE_UPLOAD_BYTES_PER_HOUR",
+            DEFAULT_NAMESPACE_UPLOAD_BYTES_PER_HOUR));
   }
 
   /** These settings with credentials read from {@code namespace}. */
   public StoreSettings inNamespace(String namespace) {
-    return new StoreSettings(namespace, cleanupTimeout, requestTimeout, resolver);
+    return new StoreSettings(
+        namespace, cleanupTimeout, requestTimeout, resolver, namespaceUploadBytesPerHour);
   }
 
   /** These settings with another clean-up timeout. */
   public StoreSettings withCleanupTimeout(Duration timeout) {
-    return new StoreSettings(operatorNamespace, timeout, requestTimeout, resolver);
+    return new StoreSettings(
+        operatorNamespace, timeout, requestTimeout, resolver, namespaceUploadBytesPerHour);
+  }
+
+  /** These settings with another namespace upload budget. */
+  public StoreSettings withNamespaceUploadBytesPerHour(long bytes) {
+    return new StoreSettings(operatorNamespace, cleanupTimeout, requestTimeout, resolver, bytes);
   }
 
   /** These settings with another resolver of store host names. */
   public StoreSettings withResolver(StoreResolver resolver) {
-    return new StoreSettings(operatorNamespace, cleanupTimeout, requestTimeout, resolver);
+    return new StoreSettings(
+        operatorNamespace, cleanupTimeout, requestTimeout, resolver, namespaceUploadBytesPerHour);
   }
 
   private static Duration cleanupTimeout(String raw) {

@@ -24,6 +24,9 @@ final class PublishFailures {
     if (e instanceof WriteFence.NotLeaderException notLeader) {
       throw notLeader;
     }
+    if (e instanceof ChargedManifests.Refused refused) {
+      return refused.refusal();
+    }
     if (StorageFull.causedBy(e)) {
       // Expected while etcd is full, so no stack trace: the reason says it all. Deletes still
       // pass a full etcd, so the chunks written so far are normally gone already.

@@ -7,7 +7,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 
@@ -18,6 +17,10 @@ import java.util.Set;
  * one. Deletes go through the filter's {@link io.bloomoperator.snapshot.ChunkStore}, which touches
  * only chunks the filter owns; when the grace period is over, the manifest forgets the retained
  * versions through the store's one manifest writer.
+ *
+ * <p>What the published (or announced canary) manifest names is kept in every store the clean-up
+ * touches, former ones included: a store's name says nothing about where its objects are, and two
+ * BloomStores may share one location.
  */
 public final class SnapshotJanitor {
 
@@ -75,14 +78,11 @@ public final class SnapshotJanitor {
       keep.addAll(Part.of(canary));
     }
     store.chunks().deleteExcept(keep, snapshot.manifest());
-    // Chunk ConfigMaps from before the filter moved to an object store: kept while the version
-    // they hold is still named or retained, like chunks of the store itself.
-    Set<Part> formerKeep = new LinkedHashSet<>(retainedForRollback);
-    formerKeep.addAll(
-        Objects.equals(snapshot.manifest().store(), store.storeName())
-            ? retainedOnly(retained)
-            : keep);
-    boolean formerCleaned = cleanFormer(store, formerKeep, snapshot.manifest());
+    // Former stores keep what the current one keeps: the published version's and the canary's
+    // parts too. A filter that really moved has none of them there (its publish in the new store
+    // is a new version); a "former" store that is another name of the current store's location
+    // (or a chunk store the published manifest still reads) holds exactly the objects readers load.
+    boolean formerCleaned = cleanFormer(store, keep, snapshot.manifest());
     // Forgotten only once the former stores are clean: the manifest is the only record of them.
     PublishedSnapshot state =
         until.isPresent() && running.isEmpty() && formerCleaned
@@ -109,16 +109,5 @@ public final class SnapshotJanitor {
       }
     }
     return all;
-  }
-
-  /** Both roles of each retained version. */
-  private static Set<Part> retainedOnly(List<Long> retained) {
-    Set<Part> parts = new LinkedHashSet<>();
-    retained.forEach(
-        v -> {
-          parts.add(Part.base(v));
-          parts.add(Part.delta(v));
-        });
-    return parts;
   }
 }

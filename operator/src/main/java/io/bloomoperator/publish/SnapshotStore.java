@@ -186,6 +186,21 @@ public final class SnapshotStore {
             writers);
   }
 
+  /**
+   * This store with every manifest ConfigMap write charged to {@code budget} first ({@link
+   * ChargedManifests}): the manifest goes to etcd whatever store the chunks go to.
+   */
+  public SnapshotStore chargingManifestsTo(WriteBudget budget, java.time.Clock clock) {
+    return new SnapshotStore(
+        this,
+        new ChargedManifests(manifests, budget, namespace, filterName, clock),
+        chunks,
+        storeName,
+        formerChunks,
+        storeBudget,
+        writers);
+  }
+
   /** The store the filter's chunks live in. */
   public ChunkStore chunks() {
     return chunks;

@@ -511,11 +511,12 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
             settings.http(),
             settings.jdbc());
     // One store per reconcile: reads, the janitor, publishing and re-stamping all go through its
-    // fenced, stamped manifest writer and its chunk store.
+    // fenced, stamped, etcd-budget-charged manifest writer and its chunk store.
     SnapshotStore store =
         new SnapshotStore(client, filter, settings.signingKey())
             .writingAs(publisher, fence)
-            .writingChunksWith(chunkWriters);
+            .writingChunksWith(chunkWriters)
+            .chargingManifestsTo(act.etcdWrites(), clock);
     return new FilterContext(filter, client, now, spec, source, store, report, events);
   }
 
@@ -540,12 +541,7 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
     BloomFilter filter = StoreObjectsFinalizer.ensure(ctx.filter(), context);
     S3ChunkStore chunks =
         store.chunks(ctx.namespace(), ctx.name(), ctx.spec().retainPrevious(), clock);
-    StoreBudget budget =
-        new StoreBudget(
-            name,
-            ctx.namespace(),
-            store.spec().namespaceBudgetOrDefault(),
-            () -> store.namespaceBytes(ctx.namespace()));
+    StoreBudget budget = store.budget(ctx.namespace());
     return new FilterContext(
         filter,
         ctx.client(),

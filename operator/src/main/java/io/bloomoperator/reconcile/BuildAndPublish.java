@@ -9,6 +9,7 @@ import io.bloomoperator.assemble.FilterBuilder;
 import io.bloomoperator.assemble.FilterTooLargeException;
 import io.bloomoperator.publish.NamespaceBudget;
 import io.bloomoperator.publish.OwnManifests;
+import io.bloomoperator.publish.PublishCharges;
 import io.bloomoperator.publish.PublishException;
 import io.bloomoperator.publish.PublishPlan;
 import io.bloomoperator.publish.PublishedPayloads;
@@ -16,8 +17,8 @@ import io.bloomoperator.publish.PublishedSnapshot;
 import io.bloomoperator.publish.RetainedVersions;
 import io.bloomoperator.publish.SnapshotStore;
 import io.bloomoperator.publish.StoreBudget;
+import io.bloomoperator.publish.StoreReservations;
 import io.bloomoperator.publish.WriteBudget;
-import io.bloomoperator.publish.WriteBudgetExceeded;
 import io.bloomoperator.snapshot.BloomFilterSizing;
 import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.snapshot.SnapshotDelta;
@@ -52,6 +53,9 @@ final class BuildAndPublish {
   /** Bytes each namespace and filter wrote to etcd in the last hour. */
   private final WriteBudget writeBudget;
 
+  /** Charges a new version's writes where they go, for publishes and roll-backs alike. */
+  private final PublishCharges charges;
+
   /** Told about every manifest written, so the next reconcile recognises it as the operator's. */
   private final OwnManifests ownManifests;
 
@@ -68,7 +72,16 @@ final class BuildAndPublish {
         BuildWorkers.of(settings.builds().threadsPerBuild(), settings.maxConcurrentBuilds());
     this.namespaceBuilds = new NamespaceBuilds(settings.builds().maxBuildsPerNamespace());
     this.writeBudget = new WriteBudget(settings.writes(), metrics::etcdWritten);
+    this.charges = new PublishCharges(writeBudget);
     this.payloads = new PublishedPayloads(settings.maxSnapshotBytes(true));
+  }
+
+  /**
+   * The etcd write budget: every manifest ConfigMap write of a filter is charged to it ({@link
+   * io.bloomoperator.publish.SnapshotStore#chargingManifestsTo}).
+   */
+  WriteBudget etcdWrites() {
+    return writeBudget;
   }
 
   /**
@@ -90,10 +103,10 @@ final class BuildAndPublish {
       FilterContext ctx, PublishedSnapshot current, String token, boolean routine)
       throws SourceException, PublishException {
     // A build whose publish could not be written anyway would only load the source.
-    Optional<WriteBudget.Refusal> spent =
-        writeBudget.exhausted(ctx.namespace(), ctx.name(), ctx.now());
+    Optional<PublishException> spent =
+        charges.exhausted(ctx.store(), ctx.namespace(), ctx.name(), ctx.now());
     if (spent.isPresent()) {
-      throw WriteBudgetExceeded.exhausted(spent.get());
+      throw spent.get();
     }
     Optional<NamespaceBuilds.Entry> place = namespaceBuilds.enter(ctx.namespace());
     if (place.isEmpty()) {
@@ -246,22 +259,26 @@ final class BuildAndPublish {
     long version =
         io.bloomoperator.publish.VersionNumbering.next(
             Math.max(current.manifest().version(), ctx.report().lastKnownVersion()));
-    // One delta chunk (a header) and the manifest.
-    long cost = WriteBudget.Limits.cost(SnapshotDelta.HEADER_BYTES, 2);
-    Optional<WriteBudget.Refusal> refused =
-        writeBudget.charge(ctx.namespace(), ctx.name(), cost, ctx.now());
-    if (refused.isPresent()) {
-      throw WriteBudgetExceeded.of(refused.get(), cost);
+    // One delta chunk (a header) and the manifest, charged as any publish's.
+    PublishedSnapshot written;
+    try (StoreReservations.Reservation reserved =
+        charges.newVersion(
+            ctx.store(),
+            ctx.namespace(),
+            ctx.name(),
+            WriteBudget.Limits.cost(SnapshotDelta.HEADER_BYTES, 2),
+            SnapshotDelta.HEADER_BYTES,
+            ctx.now())) {
+      written =
+          ctx.store()
+              .rollBack(
+                  target,
+                  version,
+                  ctx.spec().chunkSize(),
+                  PublishPlan.createdAt(current.manifest(), ctx.now()),
+                  current,
+                  record);
     }
-    PublishedSnapshot written =
-        ctx.store()
-            .rollBack(
-                target,
-                version,
-                ctx.spec().chunkSize(),
-                PublishPlan.createdAt(current.manifest(), ctx.now()),
-                current,
-                record);
     ownManifests.wrote(ctx.filter(), written);
     metrics.published(ctx.filter(), written.manifest().versionBytes(), Duration.ZERO);
     return written;
@@ -290,7 +307,7 @@ final class BuildAndPublish {
                 settings.deltas(),
                 chunkSize,
                 payloads.of(uid, current == null ? null : current.manifest()));
-    // Chunks in an object store count against the store's budget, not etcd's.
+    // Chunks in an object store count against the store's budgets, not etcd's.
     Optional<StoreBudget> storeBudget = ctx.store().storeBudget();
     PublishPlan plan =
         PublishPlan.plan(
@@ -308,26 +325,29 @@ final class BuildAndPublish {
                     retainedBytes(ctx, current)),
             ctx.report().lastKnownVersion(),
             ctx.now());
-    if (plan.newVersion() && storeBudget.isPresent()) {
-      storeBudget.get().check(plan.writtenBytes());
-    } else if (plan.newVersion()) {
-      Optional<WriteBudget.Refusal> refused =
-          writeBudget.charge(ctx.namespace(), ctx.name(), plan.writeCost(), ctx.now());
-      if (refused.isPresent()) {
-        throw WriteBudgetExceeded.of(refused.get(), plan.writeCost());
-      }
-    }
     SnapshotStore.BuildRecord record =
         new SnapshotStore.BuildRecord(token, ctx.filter().getMetadata().getGeneration(), ctx.now());
     int canaryPercent = CanaryRollout.percent(ctx.filter());
     boolean canary =
         canaryPercent > 0 && plan.newVersion() && current != null && current.manifest() != null;
-    PublishedSnapshot state =
-        canary
-            ? ctx.store()
-                .applyAsCanary(
-                    plan, facts, built.bits(), built.keys(), current, record, canaryPercent)
-            : ctx.store().apply(plan, facts, built.bits(), built.keys(), current, record);
+    PublishedSnapshot state;
+    try (StoreReservations.Reservation reserved =
+        plan.newVersion()
+            ? charges.newVersion(
+                ctx.store(),
+                ctx.namespace(),
+                ctx.name(),
+                plan.writeCost(),
+                plan.writtenBytes(),
+                ctx.now())
+            : StoreReservations.Reservation.NONE) {
+      state =
+          canary
+              ? ctx.store()
+                  .applyAsCanary(
+                      plan, facts, built.bits(), built.keys(), current, record, canaryPercent)
+              : ctx.store().apply(plan, facts, built.bits(), built.keys(), current, record);
+    }
     if (state != null
         && state.manifest() != null
         && state.manifest().sha256().equals(facts.sha256())) {

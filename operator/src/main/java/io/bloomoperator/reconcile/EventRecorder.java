@@ -46,6 +46,9 @@ public final class EventRecorder {
   private void emit(HasMetadata about, String type, String reason, String message) {
     Instant now = clock.instant();
     String stamp = now.truncatedTo(ChronoUnit.SECONDS).toString();
+    // Events about cluster-scoped objects (BloomStores) live in "default", as kubectl expects.
+    String namespace =
+        about.getMetadata().getNamespace() == null ? "default" : about.getMetadata().getNamespace();
     String name =
         about.getMetadata().getName()
             + "."
@@ -54,12 +57,12 @@ public final class EventRecorder {
       client
           .v1()
           .events()
-          .inNamespace(about.getMetadata().getNamespace())
+          .inNamespace(namespace)
           .resource(
               new EventBuilder()
                   .withNewMetadata()
                   .withName(name)
-                  .withNamespace(about.getMetadata().getNamespace())
+                  .withNamespace(namespace)
                   .endMetadata()
                   .withNewInvolvedObject()
                   .withApiVersion(about.getApiVersion())

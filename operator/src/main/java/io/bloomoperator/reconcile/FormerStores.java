@@ -1,6 +1,7 @@
 package io.bloomoperator.reconcile;
 
 import io.bloomoperator.objectstore.ObjectStores;
+import io.bloomoperator.objectstore.StoreLocation;
 import io.bloomoperator.publish.PublishException;
 import io.bloomoperator.publish.PublishedSnapshot;
 import io.bloomoperator.snapshot.ChunkStore;
@@ -11,6 +12,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -27,6 +29,11 @@ import org.slf4j.LoggerFactory;
  * allows the filter's namespace (a store the namespace may not use is never touched on its behalf),
  * and the clean-up stays in the filter's own directory, built from its namespace and name, deleting
  * only keys of its own chunks ({@link io.bloomoperator.objectstore.S3ChunkStore}).
+ *
+ * <p>Stores are told apart by {@link StoreLocation}, not by name: administrators may define two
+ * BloomStores on one bucket and prefix, and a "former" store at the current store's location holds
+ * the published version's objects. The janitor keeps those in every former store anyway ({@link
+ * io.bloomoperator.publish.SnapshotJanitor}); comparing locations keeps it from listing them.
  */
 final class FormerStores {
 
@@ -61,10 +68,27 @@ final class FormerStores {
     }
     names.addAll(recorded(client, stores, namespace, published));
     names.removeIf(n -> Objects.equals(n, current));
+    if (names.isEmpty()) {
+      return List.of();
+    }
+    // By location, not name: another name of the current store's location is the current store,
+    // whose objects the published version reads (docs/object-store.md, shared locations).
+    Optional<StoreLocation> here =
+        current == null ? Optional.empty() : stores.location(client, current);
     List<ChunkStore> left = new ArrayList<>();
     for (String name : names) {
       try {
-        left.add(stores.forCleanUp(client, name).chunks(namespace, filter, minAge, clock));
+        ObjectStores.Store former = stores.forCleanUp(client, name);
+        if (here.isPresent() && here.get().equals(StoreLocation.of(former.spec()))) {
+          LOG.info(
+              "{}/{}: former store {} is at the location of store {}; not cleaned as former",
+              namespace,
+              filter,
+              name,
+              current);
+          continue;
+        }
+        left.add(former.chunks(namespace, filter, minAge, clock));
       } catch (PublishException e) {
         LOG.warn(
             "{}/{}: objects in former store {} wait: {}", namespace, filter, name, e.getMessage());

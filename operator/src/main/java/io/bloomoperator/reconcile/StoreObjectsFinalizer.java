@@ -2,6 +2,7 @@ package io.bloomoperator.reconcile;
 
 import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.objectstore.ObjectStores;
+import io.bloomoperator.publish.ManifestRecord;
 import io.bloomoperator.publish.PublishException;
 import io.bloomoperator.publish.PublishedSnapshot;
 import io.bloomoperator.snapshot.Manifest;
@@ -28,6 +29,10 @@ import org.slf4j.LoggerFactory;
  * deleted. It never blocks a deletion for ever: while the store is down it retries with backoff,
  * and once {@code BLOOM_STORE_CLEANUP_TIMEOUT} has passed since the deletion it lets the deletion
  * proceed with a Warning event (docs/object-store.md gives the manual clean-up).
+ *
+ * <p>Stores named by what the author or a ConfigMap writer controls (the spec, the former-stores
+ * annotation) are cleaned only if they allow the filter's namespace, like every other use of a
+ * store on the namespace's behalf.
  */
 final class StoreObjectsFinalizer {
 
@@ -116,12 +121,18 @@ final class StoreObjectsFinalizer {
 
   /**
    * The store the spec names, the one the published manifest names and those it records as former
-   * (a filter that moved).
+   * (a filter that moved). The spec is the author's, like the former-stores annotation: its store
+   * counts only if it allows the namespace. Only the store of the manifest the operator wrote
+   * itself (its digest is the one the filter's status records) is cleaned whatever it allows now:
+   * the filter published there while it was allowed.
    */
   private Set<String> storesOf(KubernetesClient client, BloomFilter filter) {
     Set<String> names = new LinkedHashSet<>();
     var snapshot = filter.getSpec() == null ? null : filter.getSpec().getSnapshot();
-    if (snapshot != null && snapshot.getStore() != null) {
+    String namespace = filter.getMetadata().getNamespace();
+    if (snapshot != null
+        && snapshot.getStore() != null
+        && stores.admits(client, snapshot.getStore(), namespace)) {
       names.add(snapshot.getStore());
     }
     ConfigMap manifest =
@@ -144,7 +155,14 @@ final class StoreObjectsFinalizer {
     if (json != null) {
       try {
         Manifest parsed = Manifest.fromJson(json);
-        if (parsed.store() != null) {
+        // Trusted as the operator's own only if its digest is the one the status records (a
+        // controller ownerReference is anyone's to copy who may write ConfigMaps).
+        boolean trusted =
+            filter.getStatus() != null
+                && ManifestRecord.manifestDigest(manifest)
+                    .equals(filter.getStatus().getManifestDigest());
+        if (parsed.store() != null
+            && (trusted || stores.admits(client, parsed.store(), namespace))) {
           names.add(parsed.store());
         }
         // Stores it moved away from whose objects the janitor has not removed yet, as far as the
