@@ -4,6 +4,7 @@ import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.api.HeldBuild;
 import io.bloomoperator.api.Reasons;
 import io.bloomoperator.api.ResolvedSpec;
+import io.bloomoperator.events.EventRecorder;
 import io.bloomoperator.objectstore.DefaultStores;
 import io.bloomoperator.objectstore.ObjectStores;
 import io.bloomoperator.objectstore.S3ChunkStore;

@@ -3,6 +3,7 @@ package io.bloomoperator.reconcile;
 import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.api.ByteSizes;
 import io.bloomoperator.assemble.FilterBuilder;
+import io.bloomoperator.events.EventRecorder;
 import io.bloomoperator.snapshot.Manifest;
 
 /**

@@ -2,6 +2,7 @@ package io.bloomoperator.reconcile;
 
 import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.api.ResolvedSpec;
+import io.bloomoperator.events.EventRecorder;
 import io.bloomoperator.publish.SnapshotStore;
 import io.bloomoperator.source.KeySource;
 import io.fabric8.kubernetes.client.KubernetesClient;

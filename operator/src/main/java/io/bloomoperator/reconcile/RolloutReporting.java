@@ -3,6 +3,7 @@ package io.bloomoperator.reconcile;
 import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.api.ReaderCount;
 import io.bloomoperator.api.ReaderStatus;
+import io.bloomoperator.events.EventRecorder;
 import io.bloomoperator.readers.ReaderRollouts;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.time.Clock;

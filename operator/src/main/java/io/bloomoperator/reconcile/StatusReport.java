@@ -7,6 +7,7 @@ import io.bloomoperator.api.ByteSizes;
 import io.bloomoperator.api.HeldBuild;
 import io.bloomoperator.api.Reasons;
 import io.bloomoperator.assemble.FilterBuilder;
+import io.bloomoperator.events.EventRecorder;
 import io.bloomoperator.publish.ManifestRecord;
 import io.bloomoperator.publish.PublishedSnapshot;
 import io.bloomoperator.publish.RetainedVersions;

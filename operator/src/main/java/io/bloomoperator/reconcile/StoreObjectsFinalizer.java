@@ -1,6 +1,7 @@
 package io.bloomoperator.reconcile;
 
 import io.bloomoperator.api.BloomFilter;
+import io.bloomoperator.events.EventRecorder;
 import io.bloomoperator.objectstore.ObjectStores;
 import io.bloomoperator.publish.ManifestRecord;
 import io.bloomoperator.publish.PublishException;

@@ -60,12 +60,14 @@ class StoreWriteBudgetTest {
       InProcessOperator.withSettings(
               OperatorSettings.fromEnvironment(
                   Map.of(
-                      "BLOOM_MIN_PUBLISH_INTERVAL", "1s",
-                      "BLOOM_HTTP_ALLOW", "127.0.0.1/32",
+                      "BLOOM_MIN_PUBLISH_INTERVAL",
+                      "1s",
+                      "BLOOM_HTTP_ALLOW",
+                      "127.0.0.1/32",
                       "BLOOM_MAX_NAMESPACE_WRITE_BYTES_PER_HOUR",
-                          Long.toString(NAMESPACE_BYTES_PER_HOUR),
+                      Long.toString(NAMESPACE_BYTES_PER_HOUR),
                       "BLOOM_MAX_FILTER_WRITE_BYTES_PER_HOUR",
-                          Long.toString(FILTER_BYTES_PER_HOUR))))
+                      Long.toString(FILTER_BYTES_PER_HOUR))))
           .withStores(
               StoreSettings.fromEnvironment(Map.of())
                   .inNamespace(OPERATOR_NAMESPACE)

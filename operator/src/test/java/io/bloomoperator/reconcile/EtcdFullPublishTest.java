@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.api.Reasons;
+import io.bloomoperator.events.EventRecorder;
 import io.bloomoperator.publish.PublishException;
 import io.bloomoperator.publish.SnapshotStore;
 import io.bloomoperator.snapshot.BloomFilterBits;

@@ -1,4 +1,4 @@
-package io.bloomoperator.reconcile;
+package io.bloomoperator.events;
 
 import io.bloomoperator.publish.StorageFull;
 import io.fabric8.kubernetes.api.model.EventBuilder;

@@ -1,4 +1,4 @@
-package io.bloomoperator.reconcile;
+package io.bloomoperator.events;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
