@@ -16,11 +16,11 @@ public final class LineBlock {
   private int[] ends;
   private int count;
 
-  LineBlock(byte[] bytes) {
-    this(bytes, Math.max(16, bytes.length / 8));
-  }
-
-  /** A block over {@code bytes} with room for {@code lines} lines before its offsets grow. */
+  /**
+   * A block over {@code bytes} with room for {@code lines} lines before its offsets grow (by
+   * doubling). Sized by the lines expected, not the bytes: a block of a few long lines keeps a few
+   * offsets.
+   */
   LineBlock(byte[] bytes, int lines) {
     this.bytes = bytes;
     this.starts = new int[Math.max(16, lines)];
@@ -35,7 +35,7 @@ public final class LineBlock {
       encoded[i] = lines[i].getBytes(StandardCharsets.UTF_8);
       total += encoded[i].length;
     }
-    LineBlock block = new LineBlock(new byte[total]);
+    LineBlock block = new LineBlock(new byte[total], lines.length);
     int at = 0;
     for (byte[] line : encoded) {
       System.arraycopy(line, 0, block.bytes, at, line.length);
@@ -58,6 +58,14 @@ public final class LineBlock {
   /** The lines in this block. */
   public int count() {
     return count;
+  }
+
+  /**
+   * Bytes of this block's line offsets (8 per line it has room for): with {@link #bytes()}, which
+   * the next block may share, what keeping this block costs.
+   */
+  public long offsetBytes() {
+    return 8L * starts.length;
   }
 
   /** The array holding every line's bytes; read only. */
