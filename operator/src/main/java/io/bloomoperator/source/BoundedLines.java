@@ -23,9 +23,9 @@ final class BoundedLines {
   static final int BLOCK = 256 * 1024;
 
   /**
-   * Most lines in one block: a block of very short lines goes at this many, so its offsets (8
-   * bytes a line) take at most 256 KiB, as its text does. With {@link #BLOCK} (or twice the longest
-   * line, if more), what one block holds is bounded whatever the lines' length.
+   * Most lines in one block: a block of very short lines goes at this many, so its offsets (8 bytes
+   * a line) take at most 256 KiB, as its text does. With {@link #BLOCK} (or twice the longest line,
+   * if more), what one block holds is bounded whatever the lines' length.
    */
   static final int MAX_BLOCK_LINES = 32 * 1024;
 

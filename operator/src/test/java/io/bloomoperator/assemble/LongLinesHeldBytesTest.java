@@ -93,7 +93,8 @@ class LongLinesHeldBytesTest {
 
   private static byte[] gzip(InputStream body) throws IOException {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
-    try (GZIPOutputStream zip = new GZIPOutputStream(out, 64 * 1024); body) {
+    try (GZIPOutputStream zip = new GZIPOutputStream(out, 64 * 1024);
+        body) {
       body.transferTo(zip);
     }
     return out.toByteArray();
