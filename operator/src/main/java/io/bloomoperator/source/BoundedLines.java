@@ -27,7 +27,7 @@ final class BoundedLines {
    * a line) take at most 256 KiB, as its text does. With {@link #BLOCK} (or twice the longest line,
    * if more), what one block holds is bounded whatever the lines' length.
    */
-  static final int MAX_BLOCK_LINES = 32 * 1024;
+  static final int MAX_BLOCK_LINES = LineBlock.MAX_LINES;
 
   /**
    * Longest a line that has come in waits in an unfilled block: a slow source's keys still reach
@@ -48,15 +48,17 @@ final class BoundedLines {
   private boolean afterCr;
   private long blockStarted = System.nanoTime();
 
-  /** Lines of the block handed over last: the next block's offsets are sized for as many. */
-  private int lastLines = 64;
+  /** Lines of the block handed over last, and of the blocks handed over from this array. */
+  private int lastLines;
+
+  private int arrayLines;
 
   private BoundedLines(int maxLineBytes, String setting, KeySink sink) {
     this.maxLineBytes = maxLineBytes;
     this.setting = setting;
     this.sink = sink;
     this.bytes = new byte[BLOCK];
-    this.block = newBlock(bytes);
+    this.block = newBlock(bytes, 64);
   }
 
   /**
@@ -93,7 +95,7 @@ final class BoundedLines {
       if (block.count() > 0
           && (in.available() == 0 || System.nanoTime() - blockStarted > HAND_OVER_NANOS)) {
         // The next read may wait: the lines that are complete go now.
-        passOn();
+        passOn(false);
       }
     }
     if (fill > lineStart) {
@@ -112,7 +114,7 @@ final class BoundedLines {
           block.add(lineStart, i);
           lineNumber++;
           if (block.count() == MAX_BLOCK_LINES) {
-            passOn();
+            passOn(true);
           }
         }
         lineStart = i + 1;
@@ -138,7 +140,9 @@ final class BoundedLines {
     System.arraycopy(bytes, lineStart, fresh, 0, carry);
     handOver();
     bytes = fresh;
-    block = newBlock(fresh);
+    // A full array holds about as many lines as the last one did.
+    block = newBlock(fresh, arrayLines);
+    arrayLines = 0;
     blockStarted = System.nanoTime();
     fill = carry;
     lineStart = 0;
@@ -148,9 +152,11 @@ final class BoundedLines {
    * Hands the lines so far over; the next ones go into a new block over the same array. The sink
    * reads only the handed lines' bytes, which are never written again: new bytes go after them.
    */
-  private void passOn() throws SourceException {
+  private void passOn(boolean atMaxLines) throws SourceException {
     handOver();
-    block = newBlock(bytes);
+    // After MAX_BLOCK_LINES few lines are left in this array; else the next read brings about as
+    // many lines as the last.
+    block = newBlock(bytes, atMaxLines ? 16 : lastLines);
     blockStarted = System.nanoTime();
   }
 
@@ -159,16 +165,16 @@ final class BoundedLines {
     // the sink may keep it.
     if (block.count() > 0) {
       lastLines = block.count();
+      arrayLines += block.count();
       sink.lines(block);
     }
   }
 
   /**
-   * A block over {@code array} with offsets for as many lines as the last one had: a power of two
-   * (they grow by doubling) of at most {@link #MAX_BLOCK_LINES}, so they never outgrow that bound.
+   * A block over {@code array} with offsets for about {@code expected} lines (sized by the lines
+   * seen, not the bytes), at most {@link #MAX_BLOCK_LINES}: they grow by doubling up to it.
    */
-  private LineBlock newBlock(byte[] array) {
-    int lines = Math.max(16, Math.min(MAX_BLOCK_LINES, lastLines));
-    return new LineBlock(array, Integer.highestOneBit(2 * lines - 1));
+  private static LineBlock newBlock(byte[] array, int expected) {
+    return new LineBlock(array, Math.max(16, Math.min(MAX_BLOCK_LINES, expected + expected / 8)));
   }
 }

@@ -11,6 +11,12 @@ import java.util.Arrays;
  */
 public final class LineBlock {
 
+  /**
+   * Lines a block's offsets grow to by doubling (256 KiB of offsets); beyond, only a block made
+   * with more ({@link #of}) grows.
+   */
+  static final int MAX_LINES = 32 * 1024;
+
   private final byte[] bytes;
   private int[] starts;
   private int[] ends;
@@ -47,8 +53,9 @@ public final class LineBlock {
 
   void add(int start, int end) {
     if (count == starts.length) {
-      starts = Arrays.copyOf(starts, 2 * count);
-      ends = Arrays.copyOf(ends, 2 * count);
+      int grown = count < MAX_LINES ? Math.min(2 * count, MAX_LINES) : 2 * count;
+      starts = Arrays.copyOf(starts, grown);
+      ends = Arrays.copyOf(ends, grown);
     }
     starts[count] = start;
     ends[count] = end;
