@@ -23,12 +23,20 @@ import java.util.concurrent.LinkedBlockingQueue;
  * <p>Same result as one thread: the bits, because every insert is an OR (into a {@link KeyInserter}
  * safe for all the threads); the counts, malformed-key limit and positions, because each block's
  * {@link LineParser.Tally} is merged into one {@link LineParser} by the reader in source order;
- * progress, reported at the same key counts from the merged total. At most {@code 2 × threads}
- * blocks are in flight; when that many are, the reader parses one itself or waits for the oldest,
- * so a fast source cannot pile up blocks. Small blocks (a client that returns a few KiB per read
- * and reports nothing more available, so the source hands over every read) are gathered into one
- * batch of at least {@link #SMALL_BLOCK} lines before a helper takes them: alone, each would cost
- * more to hand over than to parse, and the reader would do all the work.
+ * progress, reported at the same key counts from the merged total.
+ *
+ * <p>Blocks go to the helpers in batches ({@link BlockBatch}) of at least 2,048 lines or 1 MiB,
+ * whichever comes first: alone, a small block (a client that returns a few KiB per read and reports
+ * nothing more available, so the source hands over every read) would cost more to hand over than to
+ * parse, and the reader would do all the work. At most {@code 2 × threads} batches are in flight
+ * (handed over, not yet merged); when that many are, the reader parses one itself or waits for the
+ * oldest, so a fast source cannot pile up blocks. The source data one build holds is thus bounded
+ * in bytes, whatever the length of its lines and however many lines a block has: at most {@code 2 ×
+ * threads} batches (those in flight and the one gathering) of under 1 MiB + one block each, plus
+ * the block the source is filling. A block of an http body takes at most 512 KiB (256 KiB of text,
+ * or twice {@code BLOOM_HTTP_MAX_LINE_BYTES} if more, and at most 256 KiB of line offsets), so with
+ * 2 threads a build holds under 4 × 1.5 + 0.5 = 6.5 MiB ({@link #peakHeldBytes()}). Counting
+ * batches in lines only, 2,048 lines of 64 KiB made a batch of 256 MiB.
  *
  * <p>The filter is allocated ({@link Target#open()}) by the reader at the first key, as a build on
  * one thread does; helpers start then. {@link #close()} ends them before the build returns, also
@@ -64,10 +72,7 @@ public final class ParallelFill implements KeySink, AutoCloseable {
     }
   }
 
-  private static final Pending STOP = new Pending(List.of());
-
-  /** Lines worth a hand-over to a helper; smaller blocks wait in {@link #batch} for more. */
-  static final int SMALL_BLOCK = 2048;
+  private static final Pending STOP = new Pending(new BlockBatch());
 
   private final KeyType keyType;
   private final Target target;
@@ -79,10 +84,13 @@ public final class ParallelFill implements KeySink, AutoCloseable {
   private final LinkedBlockingQueue<Pending> unclaimed = new LinkedBlockingQueue<>();
   private final List<Future<?>> helpers = new ArrayList<>();
 
-  /** Small blocks in source order not yet handed over, with their lines. */
-  private List<LineBlock> batch = new ArrayList<>();
+  /** Blocks in source order not yet handed over, until they are worth a hand-over. */
+  private BlockBatch batch = new BlockBatch();
 
-  private int batchLines;
+  /** Bytes of the blocks this fill holds (gathering and in flight), and the most it held. */
+  private long held;
+
+  private long peakHeld;
   private final Object lock = new Object();
   private boolean closed;
   private int running;
@@ -189,14 +197,13 @@ public final class ParallelFill implements KeySink, AutoCloseable {
       parser.lines(block);
       return;
     }
-    batch.add(block);
-    batchLines += block.count();
-    if (batchLines < SMALL_BLOCK) {
+    held += batch.add(block);
+    peakHeld = Math.max(peakHeld, held);
+    if (!batch.full()) {
       return;
     }
     Pending added = new Pending(batch);
-    batch = new ArrayList<>();
-    batchLines = 0;
+    batch = new BlockBatch();
     pending.addLast(added);
     // Written before the hand-over, so the helper that takes the batch sees it too.
     inserter = shared;
@@ -225,8 +232,7 @@ public final class ParallelFill implements KeySink, AutoCloseable {
       return;
     }
     Pending last = new Pending(batch);
-    batch = new ArrayList<>();
-    batchLines = 0;
+    batch = new BlockBatch();
     pending.addLast(last);
     insert(last);
     mergeDone();
@@ -250,6 +256,14 @@ public final class ParallelFill implements KeySink, AutoCloseable {
 
   LineParser parser() {
     return parser;
+  }
+
+  /**
+   * The most bytes of source data (blocks gathering and in flight, see {@link BlockBatch}) this
+   * fill held at once: at most {@code 2 × threads × (1 MiB + one block)}.
+   */
+  long peakHeldBytes() {
+    return peakHeld;
   }
 
   /** Keys whose bits were all set already. */
@@ -350,6 +364,7 @@ public final class ParallelFill implements KeySink, AutoCloseable {
     Pending head;
     while ((head = pending.peekFirst()) != null && head.done.getCount() == 0) {
       pending.removeFirst();
+      held -= head.bytes;
       if (head.error != null) {
         throw head.error;
       }
@@ -427,13 +442,15 @@ public final class ParallelFill implements KeySink, AutoCloseable {
    */
   private static final class Pending {
     final List<LineBlock> blocks;
+    final long bytes;
     final LineParser.Tally[] tallies;
     final CountDownLatch done = new CountDownLatch(1);
     long unchanged;
     RuntimeException error;
 
-    Pending(List<LineBlock> blocks) {
-      this.blocks = blocks;
+    Pending(BlockBatch batch) {
+      this.blocks = batch.blocks();
+      this.bytes = batch.bytes();
       this.tallies = new LineParser.Tally[blocks.size()];
     }
   }

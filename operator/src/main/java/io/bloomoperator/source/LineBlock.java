@@ -11,16 +11,22 @@ import java.util.Arrays;
  */
 public final class LineBlock {
 
+  /**
+   * Lines a block's offsets grow to by doubling (256 KiB of offsets); beyond, only a block made
+   * with more ({@link #of}) grows.
+   */
+  static final int MAX_LINES = 32 * 1024;
+
   private final byte[] bytes;
   private int[] starts;
   private int[] ends;
   private int count;
 
-  LineBlock(byte[] bytes) {
-    this(bytes, Math.max(16, bytes.length / 8));
-  }
-
-  /** A block over {@code bytes} with room for {@code lines} lines before its offsets grow. */
+  /**
+   * A block over {@code bytes} with room for {@code lines} lines before its offsets grow (by
+   * doubling). Sized by the lines expected, not the bytes: a block of a few long lines keeps a few
+   * offsets.
+   */
   LineBlock(byte[] bytes, int lines) {
     this.bytes = bytes;
     this.starts = new int[Math.max(16, lines)];
@@ -35,7 +41,7 @@ public final class LineBlock {
       encoded[i] = lines[i].getBytes(StandardCharsets.UTF_8);
       total += encoded[i].length;
     }
-    LineBlock block = new LineBlock(new byte[total]);
+    LineBlock block = new LineBlock(new byte[total], lines.length);
     int at = 0;
     for (byte[] line : encoded) {
       System.arraycopy(line, 0, block.bytes, at, line.length);
@@ -47,8 +53,9 @@ public final class LineBlock {
 
   void add(int start, int end) {
     if (count == starts.length) {
-      starts = Arrays.copyOf(starts, 2 * count);
-      ends = Arrays.copyOf(ends, 2 * count);
+      int grown = count < MAX_LINES ? Math.min(2 * count, MAX_LINES) : 2 * count;
+      starts = Arrays.copyOf(starts, grown);
+      ends = Arrays.copyOf(ends, grown);
     }
     starts[count] = start;
     ends[count] = end;
@@ -58,6 +65,14 @@ public final class LineBlock {
   /** The lines in this block. */
   public int count() {
     return count;
+  }
+
+  /**
+   * Bytes of this block's line offsets (8 per line it has room for): with {@link #bytes()}, which
+   * the next block may share, what keeping this block costs.
+   */
+  public long offsetBytes() {
+    return 8L * starts.length;
   }
 
   /** The array holding every line's bytes; read only. */

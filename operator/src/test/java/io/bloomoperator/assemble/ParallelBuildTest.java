@@ -290,7 +290,8 @@ class ParallelBuildTest {
     };
   }
 
-  private static KeyInserter recording(Set<Thread> threads, AtomicLong puts) {
+  /** An inserter that records which threads insert and counts the keys. */
+  static KeyInserter recording(Set<Thread> threads, AtomicLong puts) {
     return new KeyInserter() {
       @Override
       public boolean putString(String key) {
