@@ -89,18 +89,9 @@ class ReaderReportPolicyTest {
                 () -> assertRefused(() -> takeOver(reader, namespace, "payments-leader")));
 
         // Labelling someone else's Lease as a report does not make it the reader's.
-        assertRefused(
-            () ->
-                reader
-                    .leases()
-                    .inNamespace(namespace)
-                    .withName("payments-leader")
-                    .edit(
-                        l -> {
-                          l.getMetadata()
-                              .setLabels(Map.of("bloomoperator.io/role", "reader-report"));
-                          return l;
-                        }));
+        Lease labelled = reader.leases().inNamespace(namespace).withName("payments-leader").get();
+        labelled.getMetadata().setLabels(Map.of("bloomoperator.io/role", "reader-report"));
+        assertRefused(() -> reader.leases().inNamespace(namespace).resource(labelled).update());
         // Nor may it create a Lease that is not a report (squatting a leader-election name).
         assertRefused(
             () ->
@@ -170,16 +161,11 @@ class ReaderReportPolicyTest {
                 .getName());
   }
 
+  /** Get and update, the verbs the reader Role grants (no patch). */
   private static Lease takeOver(KubernetesClient client, String namespace, String name) {
-    return client
-        .leases()
-        .inNamespace(namespace)
-        .withName(name)
-        .edit(
-            l -> {
-              l.getSpec().setHolderIdentity("attacker");
-              return l;
-            });
+    Lease lease = client.leases().inNamespace(namespace).withName(name).get();
+    lease.getSpec().setHolderIdentity("attacker");
+    return client.leases().inNamespace(namespace).resource(lease).update();
   }
 
   private static void assertRefused(Runnable write) {
