@@ -136,9 +136,13 @@ public final class ObjectStores implements AutoCloseable {
     }
   }
 
-  public ObjectStores(StoreSettings settings, EgressPolicy egress) {
+  /**
+   * @param sourceEgress the sources' egress policy, which judges store endpoints only when the
+   *     settings hold no policy of the stores' own ({@link StoreSettings#egressOr})
+   */
+  public ObjectStores(StoreSettings settings, EgressPolicy sourceEgress) {
     this.settings = settings;
-    this.egress = egress;
+    this.egress = settings.egressOr(sourceEgress);
     this.uploads = StoreBudget.uploadBudget(settings.namespaceUploadBytesPerHour());
     this.reservations = new StoreReservations();
   }
@@ -321,7 +325,9 @@ public final class ObjectStores implements AutoCloseable {
     }
     if (refused.isPresent()) {
       LOG.warn(
-          "object store endpoint {} {}; refused (BLOOM_HTTP_ALLOW)", host, refused.get().text());
+          "object store endpoint {} {}; refused (BLOOM_STORE_ALLOW, else BLOOM_HTTP_ALLOW)",
+          host,
+          refused.get().text());
       throw new Refusal("endpoint refused by the egress policy", null);
     }
   }

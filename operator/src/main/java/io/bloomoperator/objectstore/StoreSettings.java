@@ -1,8 +1,10 @@
 package io.bloomoperator.objectstore;
 
 import io.bloomoperator.api.Durations;
+import io.bloomoperator.source.EgressPolicy;
 import java.time.Duration;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * How the operator uses object stores.
@@ -17,13 +19,18 @@ import java.util.Map;
  * @param namespaceUploadBytesPerHour bytes all filters of one namespace may upload to object stores
  *     in any hour (BLOOM_STORE_NAMESPACE_UPLOAD_BYTES_PER_HOUR): bandwidth and request cost of a
  *     shared bucket, which the stored-bytes budget (namespaceBudgetBytes) does not bound
+ * @param egress where store endpoints may connect (BLOOM_STORE_ALLOW, BLOOM_STORE_DENY); empty when
+ *     neither is set, and then the sources' policy (BLOOM_HTTP_ALLOW/DENY) judges stores too, as
+ *     before these settings existed. Stores have a policy of their own so that admitting a private
+ *     store endpoint does not admit it for every tenant's http and jdbc sources
  */
 public record StoreSettings(
     String operatorNamespace,
     Duration cleanupTimeout,
     Duration requestTimeout,
     StoreResolver resolver,
-    long namespaceUploadBytesPerHour) {
+    long namespaceUploadBytesPerHour,
+    Optional<EgressPolicy> egress) {
 
   public static final Duration DEFAULT_CLEANUP_TIMEOUT = Duration.ofHours(1);
   public static final Duration DEFAULT_REQUEST_TIMEOUT = Duration.ofMinutes(2);
@@ -43,7 +50,12 @@ public record StoreSettings(
     }
   }
 
-  /** From BLOOM_OPERATOR_NAMESPACE (else POD_NAMESPACE) and BLOOM_STORE_CLEANUP_TIMEOUT. */
+  /**
+   * From BLOOM_OPERATOR_NAMESPACE (else POD_NAMESPACE), BLOOM_STORE_CLEANUP_TIMEOUT,
+   * BLOOM_STORE_NAMESPACE_UPLOAD_BYTES_PER_HOUR, BLOOM_STORE_ALLOW and BLOOM_STORE_DENY.
+   *
+   * @throws IllegalArgumentException naming the setting that is not valid
+   */
   public static StoreSettings fromEnvironment(Map<String, String> env) {
     String namespace = env.get("BLOOM_OPERATOR_NAMESPACE");
     if (namespace == null || namespace.isBlank()) {
@@ -57,30 +69,49 @@ public record StoreSettings(
         io.bloomoperator.settings.EnvNumbers.positive(
             env,
             "BLOOM_STORE_NAMESPACE_UPLOAD_BYTES_PER_HOUR",
-            DEFAULT_NAMESPACE_UPLOAD_BYTES_PER_HOUR));
+            DEFAULT_NAMESPACE_UPLOAD_BYTES_PER_HOUR),
+        egress(env.get("BLOOM_STORE_ALLOW"), env.get("BLOOM_STORE_DENY")));
   }
 
   /** These settings with credentials read from {@code namespace}. */
   public StoreSettings inNamespace(String namespace) {
     return new StoreSettings(
-        namespace, cleanupTimeout, requestTimeout, resolver, namespaceUploadBytesPerHour);
+        namespace, cleanupTimeout, requestTimeout, resolver, namespaceUploadBytesPerHour, egress);
   }
 
   /** These settings with another clean-up timeout. */
   public StoreSettings withCleanupTimeout(Duration timeout) {
     return new StoreSettings(
-        operatorNamespace, timeout, requestTimeout, resolver, namespaceUploadBytesPerHour);
+        operatorNamespace, timeout, requestTimeout, resolver, namespaceUploadBytesPerHour, egress);
   }
 
   /** These settings with another namespace upload budget. */
   public StoreSettings withNamespaceUploadBytesPerHour(long bytes) {
-    return new StoreSettings(operatorNamespace, cleanupTimeout, requestTimeout, resolver, bytes);
+    return new StoreSettings(
+        operatorNamespace, cleanupTimeout, requestTimeout, resolver, bytes, egress);
   }
 
   /** These settings with another resolver of store host names. */
   public StoreSettings withResolver(StoreResolver resolver) {
     return new StoreSettings(
-        operatorNamespace, cleanupTimeout, requestTimeout, resolver, namespaceUploadBytesPerHour);
+        operatorNamespace,
+        cleanupTimeout,
+        requestTimeout,
+        resolver,
+        namespaceUploadBytesPerHour,
+        egress);
+  }
+
+  /** The policy that judges store endpoints: the stores' own, else {@code sources}'. */
+  public EgressPolicy egressOr(EgressPolicy sources) {
+    return egress.orElse(sources);
+  }
+
+  private static Optional<EgressPolicy> egress(String allow, String deny) {
+    if ((allow == null || allow.isBlank()) && (deny == null || deny.isBlank())) {
+      return Optional.empty();
+    }
+    return Optional.of(EgressPolicy.of(allow, deny, "BLOOM_STORE_ALLOW", "BLOOM_STORE_DENY"));
   }
 
   private static Duration cleanupTimeout(String raw) {

@@ -187,12 +187,20 @@ public final class EgressPolicy {
    * @throws IllegalArgumentException when an entry is neither an address, a CIDR nor a host name
    */
   public static EgressPolicy of(String allow, String deny) {
+    return of(allow, deny, "BLOOM_HTTP_ALLOW", "BLOOM_HTTP_DENY");
+  }
+
+  /**
+   * As {@link #of(String, String)}, for rules read from other settings ({@code allowSetting},
+   * {@code denySetting}), which a parse error names.
+   */
+  public static EgressPolicy of(String allow, String deny, String allowSetting, String denySetting) {
     List<Cidr> allowCidrs = new ArrayList<>();
     List<Cidr> denyCidrs = new ArrayList<>();
     List<String> allowHosts = new ArrayList<>();
     List<String> denyHosts = new ArrayList<>();
-    parse("BLOOM_HTTP_ALLOW", allow, allowCidrs, allowHosts);
-    parse("BLOOM_HTTP_DENY", deny, denyCidrs, denyHosts);
+    parse(allowSetting, allow, allowCidrs, allowHosts);
+    parse(denySetting, deny, denyCidrs, denyHosts);
     return new EgressPolicy(allowCidrs, denyCidrs, allowHosts, denyHosts);
   }
 
