@@ -106,8 +106,15 @@ public final class ReaderRollouts extends AbstractEventSource<Void, BloomFilter>
     this.clock = clock;
     this.sink = sink;
     this.store = new ReportStore(settings.maxReportsPerNamespace());
+    // The per-namespace report bound doubles as the operator-wide ceiling of pod GETs per round,
+    // shared fairly between namespaces (LivePods); the checks take at most one interval.
     this.pods =
-        new LivePods(client, clock, settings.podCheckInterval(), settings.maxReportsPerNamespace());
+        LivePods.of(
+            client,
+            clock,
+            settings.podCheckInterval(),
+            settings.maxReportsPerNamespace(),
+            settings.statusInterval());
   }
 
   @Override
@@ -165,7 +172,8 @@ public final class ReaderRollouts extends AbstractEventSource<Void, BloomFilter>
   /**
    * The verdict on {@code filter}'s canary ({@link CanaryJudgement#judge}) from the reports of live
    * pods of its namespace. A replica that has not yet seen reports (just started) sees no reader of
-   * the share: it waits, it never promotes on no evidence.
+   * the share: it waits, it never promotes on no evidence. Asks the API server nothing: a reader
+   * counts from the first counting round that checked its pod (LivePods).
    */
   public CanaryJudgement.Decision judgeCanary(
       BloomFilter filter,
@@ -191,12 +199,22 @@ public final class ReaderRollouts extends AbstractEventSource<Void, BloomFilter>
         .toList();
   }
 
+  private static Map<String, Set<String>> filterNames(List<BloomFilter> filters) {
+    return filters.stream()
+        .collect(
+            Collectors.groupingBy(
+                f -> f.getMetadata().getNamespace(),
+                Collectors.mapping(f -> f.getMetadata().getName(), Collectors.toSet())));
+  }
+
   /** One counting round over every known filter. */
   private void round() {
     try {
-      pods.newRound();
-      Instant now = clock.instant();
       List<BloomFilter> known = filters.list().toList();
+      // Every pod check of the round first, in fair turns across namespaces, so that counting and
+      // canary judgements only read verdicts and the filters' order cannot starve a namespace.
+      pods.checkRound(store.about(filterNames(known)));
+      Instant now = clock.instant();
       written
           .keySet()
           .retainAll(known.stream().map(ResourceID::fromResource).collect(Collectors.toSet()));

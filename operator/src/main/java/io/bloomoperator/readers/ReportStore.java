@@ -1,8 +1,10 @@
 package io.bloomoperator.readers;
 
 import io.bloomoperator.snapshot.ReaderReport;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -61,5 +63,25 @@ final class ReportStore {
       return List.of();
     }
     return reports.values().stream().filter(r -> r.filterName().equals(filterName)).toList();
+  }
+
+  /**
+   * The reports about the filters {@code filterNames} names (by namespace), by namespace; the
+   * namespaces without any left out.
+   */
+  Map<String, List<ReaderReport>> about(Map<String, Set<String>> filterNames) {
+    Map<String, List<ReaderReport>> found = new HashMap<>();
+    filterNames.forEach(
+        (namespace, names) -> {
+          Map<String, ReaderReport> reports = byNamespace.get(namespace);
+          if (reports != null) {
+            List<ReaderReport> about =
+                reports.values().stream().filter(r -> names.contains(r.filterName())).toList();
+            if (!about.isEmpty()) {
+              found.put(namespace, about);
+            }
+          }
+        });
+    return found;
   }
 }
