@@ -16,11 +16,26 @@ import java.util.List;
     message = "exactly one of inline, configMap, secret, http or jdbc must be set")
 public class SourceSpec {
 
-  @Size(max = 10000)
+  /** Most keys {@code inline} may list. */
+  public static final int MAX_INLINE_KEYS = 10_000;
+
+  /**
+   * Most characters of one inline key. With {@link #MAX_INLINE_KEYS}: 640,000 characters, about 670
+   * KB of JSON, so that a resource with the most keys plus the most annotations the API server
+   * allows (256 KiB) and its status stays well under etcd's 1.5 MiB request limit, and every write
+   * of it (a status write stores the whole object) costs at most about 1 MB. 64 fits a SHA-256 in
+   * hex, UUIDs and most identifiers; longer keys belong in a ConfigMap source. Characters that JSON
+   * escapes (control characters, and {@code <>&} as the API server writes them) take up to 6 bytes:
+   * the operator charges status writes at the encoded size, whatever the keys are.
+   */
+  public static final int MAX_INLINE_KEY_LENGTH = 64;
+
+  @Size(max = MAX_INLINE_KEYS)
   @JsonPropertyDescription(
-      "Keys listed in the resource itself, for small sets (at most 10000; the "
-          + "whole resource must stay well under the 1.5 MiB etcd request limit).")
-  private List<String> inline;
+      "Keys listed in the resource itself, for small sets: at most 10000 keys of at most 64"
+          + " characters each (longer keys: use a ConfigMap source), so that the resource stays"
+          + " well under the 1.5 MiB etcd request limit.")
+  private List<@Size(max = MAX_INLINE_KEY_LENGTH) String> inline;
 
   @JsonPropertyDescription(
       "A key of a ConfigMap in the same namespace holding newline-separated "

@@ -140,6 +140,31 @@ public final class WriteBudget {
                 : refusal("filter", own, limits.filterBytesPerHour(), 1, now));
   }
 
+  /**
+   * Whether {@code bytes} would fit the namespace's and the filter's budgets now, charging nothing:
+   * for a caller that charges this budget only if another one has room too.
+   *
+   * @return empty when it fits; otherwise the budget that has no room
+   */
+  public synchronized Optional<Refusal> fits(
+      String namespace, String filter, long bytes, Instant now) {
+    Window ns = windows.getOrDefault(namespaceKey(namespace), new Window());
+    Window own = windows.getOrDefault(filterKey(namespace, filter), new Window());
+    return refusal("namespace " + namespace, ns, limits.namespaceBytesPerHour(), bytes, now)
+        .or(() -> refusal("filter", own, limits.filterBytesPerHour(), bytes, now));
+  }
+
+  /**
+   * Charges {@code bytes} that were written whatever the budget said (a status that reports an
+   * outcome), even beyond the limits: what comes later and can wait finds that much less room.
+   */
+  public synchronized void record(String namespace, String filter, long bytes, Instant now) {
+    windows.computeIfAbsent(namespaceKey(namespace), k -> new Window()).add(bytes, now);
+    windows.computeIfAbsent(filterKey(namespace, filter), k -> new Window()).add(bytes, now);
+    charged.accept(bytes);
+    prune(now);
+  }
+
   /** Bytes charged to the namespace in the last hour. */
   public synchronized long writtenByNamespace(String namespace, Instant now) {
     Window w = windows.get(namespaceKey(namespace));

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.api.ReaderStatus;
+import io.bloomoperator.publish.StatusBudget;
 import io.bloomoperator.publish.WriteFence;
 import io.bloomoperator.snapshot.ReaderReport;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -38,7 +39,11 @@ import org.slf4j.LoggerFactory;
  * {@link ReaderSettings#statusInterval()} one round counts each filter and patches its status only
  * if a count changed. A thousand heartbeats therefore cause no build (a status patch does not
  * reconcile, see RebuildRequest) and at most one status write per filter and round, none when
- * nothing changed.
+ * nothing changed. Each write stores the whole object, whose size the tenant decides: it is charged
+ * to the namespace's and the filter's etcd write budget ({@link StatusBudget#deferrable}, which
+ * also spaces one filter's writes by its size); a write the budget has no room for is skipped and
+ * the counts, kept in memory, are written by a later round. Canaries are judged from the reports in
+ * memory, never from the status, so a deferred write never holds a canary back.
  *
  * <p>Registered as an event source of the BloomFilter controller for its lifecycle and its cache of
  * filters; it never triggers a reconcile. Runs on every replica (so a new leader starts with warm
@@ -76,6 +81,7 @@ public final class ReaderRollouts extends AbstractEventSource<Void, BloomFilter>
   private final Cache<BloomFilter> filters;
   private final ReaderSettings settings;
   private final WriteFence fence;
+  private final StatusBudget budget;
   private final Clock clock;
   private final RolloutSink sink;
   private final ReportStore store;
@@ -87,6 +93,7 @@ public final class ReaderRollouts extends AbstractEventSource<Void, BloomFilter>
   /**
    * @param namespaces the namespaces the controller watches, as java-operator-sdk resolves them
    * @param filters the controller's cache of BloomFilters
+   * @param budget charged with every status write
    * @param sink where events and metrics of rollouts go
    */
   public ReaderRollouts(
@@ -95,6 +102,7 @@ public final class ReaderRollouts extends AbstractEventSource<Void, BloomFilter>
       Cache<BloomFilter> filters,
       ReaderSettings settings,
       WriteFence fence,
+      StatusBudget budget,
       Clock clock,
       RolloutSink sink) {
     super(Void.class, "reader-reports");
@@ -103,6 +111,7 @@ public final class ReaderRollouts extends AbstractEventSource<Void, BloomFilter>
     this.filters = filters;
     this.settings = settings;
     this.fence = fence;
+    this.budget = budget;
     this.clock = clock;
     this.sink = sink;
     this.store = new ReportStore(settings.maxReportsPerNamespace());
@@ -252,6 +261,9 @@ public final class ReaderRollouts extends AbstractEventSource<Void, BloomFilter>
       return;
     }
     fence.check();
+    if (!budget.deferrable(filter, now)) {
+      return; // not written: the next rounds compare with what was, and write when it fits
+    }
     try {
       client
           .resources(BloomFilter.class)

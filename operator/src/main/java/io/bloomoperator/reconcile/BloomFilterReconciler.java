@@ -208,8 +208,15 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
                 context.getPrimaryCache(),
                 readerSettings,
                 fence,
+                act.statusBudget(),
                 clock,
                 new RolloutReporting(context.getClient(), clock, metrics)));
+  }
+
+  private StatusReport report(
+      BloomFilter filter, KubernetesClient client, EventRecorder events, Instant now) {
+    return new StatusReport(
+        filter, client, act.statusBudget(), events, metrics, storageFull, ownStatus, now);
   }
 
   private CanaryRollout canaries() {
@@ -231,8 +238,7 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
     if (filter.isMarkedForDeletion()) {
       return storeObjects.finish(filter, context, events, now);
     }
-    StatusReport report =
-        new StatusReport(filter, client, events, metrics, storageFull, ownStatus, now);
+    StatusReport report = report(filter, client, events, now);
     report.trackingCanary(canaryRecords);
     Optional<Instant> fullSince = storageFull.unrecordedSince(filter);
     if (fullSince.isPresent()) {
@@ -249,7 +255,7 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
       if (!report.written()) {
         return stillFull;
       }
-      report = new StatusReport(filter, client, events, metrics, storageFull, ownStatus, now);
+      report = report(filter, client, events, now);
       report.trackingCanary(canaryRecords);
     }
     // Before anything reads the source: a source that made the operator die must not do it again
@@ -685,14 +691,8 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
       // The status write below would most likely be refused too; it is only a report.
       current = filter;
     }
-    new StatusReport(
-            current,
-            context.getClient(),
-            new EventRecorder(context.getClient(), clock),
-            metrics,
-            storageFull,
-            ownStatus,
-            clock.instant())
+    KubernetesClient client = context.getClient();
+    report(current, client, new EventRecorder(client, clock), clock.instant())
         .failed(
             Reasons.RECONCILE_ERROR,
             "unexpected " + e.getClass().getSimpleName() + "; see the operator log",

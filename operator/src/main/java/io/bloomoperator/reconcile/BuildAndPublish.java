@@ -16,6 +16,7 @@ import io.bloomoperator.publish.PublishedPayloads;
 import io.bloomoperator.publish.PublishedSnapshot;
 import io.bloomoperator.publish.RetainedVersions;
 import io.bloomoperator.publish.SnapshotStore;
+import io.bloomoperator.publish.StatusBudget;
 import io.bloomoperator.publish.StoreBudget;
 import io.bloomoperator.publish.StoreReservations;
 import io.bloomoperator.publish.WriteBudget;
@@ -56,6 +57,9 @@ final class BuildAndPublish {
   /** Charges a new version's writes where they go, for publishes and roll-backs alike. */
   private final PublishCharges charges;
 
+  /** The same budget, charged with status writes. */
+  private final StatusBudget statusBudget;
+
   /** Told about every manifest written, so the next reconcile recognises it as the operator's. */
   private final OwnManifests ownManifests;
 
@@ -73,7 +77,13 @@ final class BuildAndPublish {
     this.namespaceBuilds = new NamespaceBuilds(settings.builds().maxBuildsPerNamespace());
     this.writeBudget = new WriteBudget(settings.writes(), metrics::etcdWritten);
     this.charges = new PublishCharges(writeBudget);
+    this.statusBudget = new StatusBudget(writeBudget);
     this.payloads = new PublishedPayloads(settings.maxSnapshotBytes(true));
+  }
+
+  /** The write budget of status writes, shared with the publishes' ({@link StatusBudget}). */
+  StatusBudget statusBudget() {
+    return statusBudget;
   }
 
   /**
@@ -374,7 +384,8 @@ final class BuildAndPublish {
       throws SourceException, PublishException {
     ResolvedSpec spec = ctx.spec();
     boolean inObjectStore = ctx.store().storeName() != null;
-    BuildProgressReporter progress = new BuildProgressReporter(ctx.client(), ctx.filter());
+    BuildProgressReporter progress =
+        new BuildProgressReporter(ctx.client(), ctx.filter(), statusBudget);
     progress.started(ctx.report().buildStarting());
     try (BuildGuard guard = new BuildGuard(ctx.source(), settings.builds(), slot)) {
       FilterBuilder.Result built =

@@ -4,9 +4,11 @@ import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.api.BuildAttempt;
 import io.bloomoperator.api.Reasons;
 import io.bloomoperator.assemble.FilterBuilder;
+import io.bloomoperator.publish.StatusBudget;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Map;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -14,7 +16,8 @@ import org.slf4j.LoggerFactory;
 /**
  * Shows a long build's progress in the resource ({@code status.phase=Building}, {@code
  * status.keysRead}), at most every few seconds so that a 100M-key build writes a handful of
- * patches, not thousands. A failed progress write is logged and ignored.
+ * patches, not thousands. A failed progress write is logged and ignored; one the write budget has
+ * no room for ({@link StatusBudget#deferrable}) is skipped, and the next one shows the progress.
  */
 final class BuildProgressReporter implements FilterBuilder.Progress {
 
@@ -23,11 +26,13 @@ final class BuildProgressReporter implements FilterBuilder.Progress {
 
   private final KubernetesClient client;
   private final BloomFilter filter;
+  private final StatusBudget budget;
   private long lastReport = System.nanoTime();
 
-  BuildProgressReporter(KubernetesClient client, BloomFilter filter) {
+  BuildProgressReporter(KubernetesClient client, BloomFilter filter, StatusBudget budget) {
     this.client = client;
     this.filter = filter;
+    this.budget = budget;
   }
 
   /**
@@ -37,10 +42,13 @@ final class BuildProgressReporter implements FilterBuilder.Progress {
    */
   boolean started(BuildAttempt attempt) {
     try {
+      // Charged, never skipped: BuildCrashes needs the record of every build's start.
       StatusWriter.patch(
           client,
+          budget,
           filter,
-          Map.of("phase", Reasons.PHASE_BUILDING, "keysRead", 0, "buildAttempt", attempt));
+          Map.of("phase", Reasons.PHASE_BUILDING, "keysRead", 0, "buildAttempt", attempt),
+          Instant.now());
       return true;
     } catch (KubernetesClientException e) {
       LOG.warn(
@@ -64,7 +72,12 @@ final class BuildProgressReporter implements FilterBuilder.Progress {
   private void write(long keys) {
     try {
       // Two fields: the reconciler writes the whole status when the build ends.
-      StatusWriter.patch(client, filter, Map.of("phase", Reasons.PHASE_BUILDING, "keysRead", keys));
+      StatusWriter.patchIfRoom(
+          client,
+          budget,
+          filter,
+          Map.of("phase", Reasons.PHASE_BUILDING, "keysRead", keys),
+          Instant.now());
     } catch (KubernetesClientException e) {
       LOG.debug("progress of {} not written: {}", filter.getMetadata().getName(), e.getMessage());
     }

@@ -112,8 +112,9 @@ public final class MetricCatalogue {
           Type.COUNTER,
           null,
           List.of(),
-          "bytes of new versions charged to the etcd write budgets (chunks and manifests, 2 KiB"
-              + " per object for its metadata); refusals count in bloom_publish_failures_total"
+          "bytes charged to the etcd write budgets: new versions (chunks and manifests, 2 KiB"
+              + " per object for its metadata) and status writes (the whole BloomFilter each);"
+              + " refusals count in bloom_publish_failures_total"
               + "{reason=\"WriteBudgetExceeded\"}");
 
   public static final Metric REBUILDS_UNCHANGED =

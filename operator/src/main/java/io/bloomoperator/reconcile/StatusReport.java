@@ -11,6 +11,7 @@ import io.bloomoperator.events.EventRecorder;
 import io.bloomoperator.publish.ManifestRecord;
 import io.bloomoperator.publish.PublishedSnapshot;
 import io.bloomoperator.publish.RetainedVersions;
+import io.bloomoperator.publish.StatusBudget;
 import io.bloomoperator.publish.StorageFull;
 import io.bloomoperator.publish.VersionNumbering;
 import io.bloomoperator.snapshot.Manifest;
@@ -39,6 +40,10 @@ final class StatusReport {
 
   private final BloomFilter filter;
   private final KubernetesClient client;
+
+  /** Charged with every status write, at the size of the whole object. */
+  private final StatusBudget budget;
+
   private final EventRecorder events;
   private final BuildMetrics metrics;
   private final Instant now;
@@ -56,12 +61,14 @@ final class StatusReport {
   StatusReport(
       BloomFilter filter,
       KubernetesClient client,
+      StatusBudget budget,
       EventRecorder events,
       BuildMetrics metrics,
       StorageFullFailures storageFull,
       OwnStatusWrites ownWrites,
       Instant now) {
     this.filter = filter;
+    this.budget = budget;
     this.ownWrites = ownWrites;
     this.storageFull = storageFull;
     this.client = client;
@@ -343,7 +350,8 @@ final class StatusReport {
   private boolean write() {
     finishAttempt();
     try {
-      ownWrites.remember(StatusWriter.write(client, filter, status));
+      // Always written (it reports the outcome, a budget refusal included), charged afterwards.
+      ownWrites.remember(StatusWriter.write(client, budget, filter, status, now));
     } catch (KubernetesClientException e) {
       if (!StorageFull.causedBy(e)) {
         throw e;

@@ -134,6 +134,9 @@ class EtcdFullPublishTest {
     return new StatusReport(
         filter,
         client,
+        new io.bloomoperator.publish.StatusBudget(
+            new io.bloomoperator.publish.WriteBudget(
+                io.bloomoperator.publish.WriteBudget.Limits.defaults())),
         new EventRecorder(client, Clock.systemUTC()),
         BuildMetrics.discarding(),
         failures,
