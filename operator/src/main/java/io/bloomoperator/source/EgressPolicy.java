@@ -194,7 +194,8 @@ public final class EgressPolicy {
    * As {@link #of(String, String)}, for rules read from other settings ({@code allowSetting},
    * {@code denySetting}), which a parse error names.
    */
-  public static EgressPolicy of(String allow, String deny, String allowSetting, String denySetting) {
+  public static EgressPolicy of(
+      String allow, String deny, String allowSetting, String denySetting) {
     List<Cidr> allowCidrs = new ArrayList<>();
     List<Cidr> denyCidrs = new ArrayList<>();
     List<String> allowHosts = new ArrayList<>();

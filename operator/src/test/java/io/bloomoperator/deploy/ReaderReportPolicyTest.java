@@ -31,11 +31,11 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The reader's Lease rights, as deploy/app-reader-rbac.yaml grants them, reach every Lease of the
- * namespace (RBAC cannot name Leases by prefix): an application using sidecar-lib could overwrite
- * a co-located leader-election Lease. deploy/reader-report-policy.yaml confines them to the
- * reader's own reports, on a real API server enforcing RBAC and admission: the attack works with
- * the Role alone and is refused with the policy, while a real report is still written and renewed
- * and another service account's Lease writes are untouched. The chart renders the same rules.
+ * namespace (RBAC cannot name Leases by prefix): an application using sidecar-lib could overwrite a
+ * co-located leader-election Lease. deploy/reader-report-policy.yaml confines them to the reader's
+ * own reports, on a real API server enforcing RBAC and admission: the attack works with the Role
+ * alone and is refused with the policy, while a real report is still written and renewed and
+ * another service account's Lease writes are untouched. The chart renders the same rules.
  */
 @RealKubernetes(crdDirs = "crds")
 class ReaderReportPolicyTest {
@@ -52,26 +52,33 @@ class ReaderReportPolicyTest {
       admin
           .serviceAccounts()
           .inNamespace(namespace)
-          .resource(new ServiceAccountBuilder().withNewMetadata().withName(account).endMetadata().build())
+          .resource(
+              new ServiceAccountBuilder().withNewMetadata().withName(account).endMetadata().build())
           .create();
     }
     // The reader's Role and binding as shipped, and the same Lease rights for the other account.
-    admin.resourceList(readerRbac(admin, namespace, READER)).inNamespace(namespace).createOrReplace();
-    admin.resourceList(readerRbac(admin, namespace, OTHER)).inNamespace(namespace).createOrReplace();
     admin
-            .leases()
-            .inNamespace(namespace)
-            .resource(
-                new LeaseBuilder()
-                    .withNewMetadata()
-                    .withName("payments-leader")
-                    .endMetadata()
-                    .withNewSpec()
-                    .withHolderIdentity("payments-0")
-                    .withLeaseDurationSeconds(15)
-                    .endSpec()
-                    .build())
-            .create();
+        .resourceList(readerRbac(admin, namespace, READER))
+        .inNamespace(namespace)
+        .createOrReplace();
+    admin
+        .resourceList(readerRbac(admin, namespace, OTHER))
+        .inNamespace(namespace)
+        .createOrReplace();
+    admin
+        .leases()
+        .inNamespace(namespace)
+        .resource(
+            new LeaseBuilder()
+                .withNewMetadata()
+                .withName("payments-leader")
+                .endMetadata()
+                .withNewSpec()
+                .withHolderIdentity("payments-0")
+                .withLeaseDurationSeconds(15)
+                .endSpec()
+                .build())
+        .create();
 
     try (KubernetesClient reader = InstallManifests.asServiceAccount(cluster, namespace, READER);
         KubernetesClient other = InstallManifests.asServiceAccount(cluster, namespace, OTHER)) {
@@ -113,16 +120,29 @@ class ReaderReportPolicyTest {
         Instant now = Instant.now();
         ReaderReport report =
             new ReaderReport(
-                namespace, "app-0", "0d1e2f3a-4b5c-6d7e-8f90-a1b2c3d4e5f6", "product-ids", 3,
-                ReaderReport.NONE, null, now, now, Duration.ofSeconds(30));
+                namespace,
+                "app-0",
+                "0d1e2f3a-4b5c-6d7e-8f90-a1b2c3d4e5f6",
+                "product-ids",
+                3,
+                ReaderReport.NONE,
+                null,
+                now,
+                now,
+                Duration.ofSeconds(30));
         Lease created =
             reader.leases().inNamespace(namespace).resource(ReaderReports.toLease(report)).create();
         Lease renewal = ReaderReports.toLease(report);
         renewal.getMetadata().setResourceVersion(created.getMetadata().getResourceVersion());
         renewal.getSpec().setRenewTime(created.getSpec().getRenewTime().plusSeconds(5));
         reader.leases().inNamespace(namespace).resource(renewal).update();
-        assertThat(ReaderReports.parse(admin.leases().inNamespace(namespace)
-                .withName(created.getMetadata().getName()).get()))
+        assertThat(
+                ReaderReports.parse(
+                    admin
+                        .leases()
+                        .inNamespace(namespace)
+                        .withName(created.getMetadata().getName())
+                        .get()))
             .isPresent();
 
         // An account the policy does not list keeps its Lease rights.
@@ -171,8 +191,7 @@ class ReaderReportPolicyTest {
   private static void assertRefused(Runnable write) {
     assertThatThrownBy(write::run)
         .isInstanceOfSatisfying(
-            KubernetesClientException.class,
-            e -> assertThat(e.getCode()).isIn(403, 422));
+            KubernetesClientException.class, e -> assertThat(e.getCode()).isIn(403, 422));
   }
 
   private static List<HasMetadata> readerRbac(

@@ -104,7 +104,9 @@ class StoreEgressTest {
       for (String[] source :
           List.of(
               new String[] {"to-store", SERVER.endpoint() + "/"},
-              new String[] {"to-other", "http://127.0.0.1:" + other.getAddress().getPort() + "/"})) {
+              new String[] {
+                "to-other", "http://127.0.0.1:" + other.getAddress().getPort() + "/"
+              })) {
         apply(
             client,
             ns.name(),
