@@ -16,6 +16,11 @@ public final class RecordingListener implements BloomFilterListener {
   /** Every failed load, in order. */
   public final List<Exception> failures = new CopyOnWriteArrayList<>();
 
+  /** Every failed load with its version, never cleared. */
+  private final List<Failure> failed = new CopyOnWriteArrayList<>();
+
+  private record Failure(long version, Exception exception) {}
+
   @Override
   public void onUpdate(long oldVersion, long newVersion, Duration loadDuration) {
     swaps.add(newVersion);
@@ -23,7 +28,17 @@ public final class RecordingListener implements BloomFilterListener {
 
   @Override
   public void onFailure(long version, Exception exception) {
+    failed.add(new Failure(version, exception));
     failures.add(exception);
+  }
+
+  /**
+   * The first failure of {@code version}, waiting up to {@code wait} for one: a reader retries a
+   * version that failed, so a failure of an earlier version may still arrive after a test moved on.
+   */
+  public Exception awaitFailure(long version, Duration wait) {
+    await().atMost(wait).until(() -> failed.stream().anyMatch(f -> f.version() == version));
+    return failed.stream().filter(f -> f.version() == version).findFirst().orElseThrow().exception();
   }
 
   /** The first failure, waiting up to {@code wait} for one. */

@@ -304,7 +304,8 @@ class StoreReaderTest {
                 .inStore("elsewhere")
                 .toJson(),
             null);
-        Exception unknown = events.awaitFailure(WAIT);
+        // By version: the reader may still be retrying version 2 and report it failing again.
+        Exception unknown = events.awaitFailure(3, WAIT);
         assertThat(unknown).isInstanceOf(SnapshotRefusedException.class);
         assertThat(((SnapshotRefusedException) unknown).reason())
             .isEqualTo(LoadFailureReason.UNKNOWN_STORE);
