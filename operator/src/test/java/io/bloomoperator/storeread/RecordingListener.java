@@ -38,7 +38,11 @@ public final class RecordingListener implements BloomFilterListener {
    */
   public Exception awaitFailure(long version, Duration wait) {
     await().atMost(wait).until(() -> failed.stream().anyMatch(f -> f.version() == version));
-    return failed.stream().filter(f -> f.version() == version).findFirst().orElseThrow().exception();
+    return failed.stream()
+        .filter(f -> f.version() == version)
+        .findFirst()
+        .orElseThrow()
+        .exception();
   }
 
   /** The first failure, waiting up to {@code wait} for one. */
