@@ -6,7 +6,7 @@ import io.bloomoperator.objectstore.StoreSettings;
 import io.bloomoperator.publish.WriteFence;
 import io.bloomoperator.readers.ReaderSettings;
 import io.bloomoperator.reconcile.BloomFilterReconciler;
-import io.bloomoperator.reconcile.BuildMetrics;
+import io.bloomoperator.metrics.BuildMetrics;
 import io.bloomoperator.reconcile.OperatorSettings;
 import io.bloomoperator.runtime.CommonPoolSizing;
 import io.bloomoperator.runtime.HealthServer;

@@ -3,7 +3,7 @@ package io.bloomoperator.cli;
 import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.api.HeldBuild;
 import io.bloomoperator.api.Reasons;
-import io.bloomoperator.reconcile.RolloutGate;
+import io.bloomoperator.rollout.RolloutGate;
 import java.io.PrintWriter;
 import java.util.Map;
 import java.util.concurrent.Callable;

@@ -1,6 +1,6 @@
 package io.bloomoperator.cli;
 
-import io.bloomoperator.reconcile.CanaryRollout;
+import io.bloomoperator.rollout.CanaryRollout;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;

@@ -1,6 +1,6 @@
 package io.bloomoperator.cli;
 
-import io.bloomoperator.reconcile.RebuildRequest;
+import io.bloomoperator.api.RebuildRequest;
 import java.io.PrintWriter;
 import java.time.Instant;
 import java.util.Map;

@@ -6,7 +6,7 @@ import io.bloomoperator.api.BuildAttempt;
 import io.bloomoperator.api.Durations;
 import io.bloomoperator.api.ResolvedSpec;
 import io.bloomoperator.api.SourceSpec;
-import io.bloomoperator.reconcile.RebuildRequest;
+import io.bloomoperator.api.RebuildRequest;
 import io.bloomoperator.snapshot.ReaderReport;
 import io.bloomoperator.snapshot.ReaderReports;
 import io.fabric8.kubernetes.api.model.Condition;

@@ -1,5 +1,6 @@
 package io.bloomoperator.readers;
 
+import io.bloomoperator.run.Decision;
 import io.bloomoperator.snapshot.CanaryShare;
 import io.bloomoperator.snapshot.LoadFailureReason;
 import io.bloomoperator.snapshot.ReaderReport;

@@ -1,5 +1,6 @@
 package io.bloomoperator.readers;
 
+import io.bloomoperator.run.Decision;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.bloomoperator.api.BloomFilter;

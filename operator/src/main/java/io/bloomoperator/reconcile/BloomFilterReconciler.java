@@ -1,7 +1,23 @@
 package io.bloomoperator.reconcile;
 
+import io.bloomoperator.backend.FormerStores;
+import io.bloomoperator.backend.StoreObjectsFinalizer;
+import io.bloomoperator.build.BuildAndPublish;
+import io.bloomoperator.build.BuildCrashes;
+import io.bloomoperator.build.NamespaceBuilds;
+import io.bloomoperator.metrics.BuildMetrics;
+import io.bloomoperator.rollout.CanaryRollout;
+import io.bloomoperator.rollout.RolloutGate;
+import io.bloomoperator.rollout.RolloutReporting;
+import io.bloomoperator.run.Decision;
+import io.bloomoperator.run.FilterRun;
+import io.bloomoperator.status.CanaryRecords;
+import io.bloomoperator.status.OwnStatusWrites;
+import io.bloomoperator.status.StatusReport;
+import io.bloomoperator.status.StorageFullFailures;
 import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.api.HeldBuild;
+import io.bloomoperator.api.RebuildRequest;
 import io.bloomoperator.api.Reasons;
 import io.bloomoperator.api.ResolvedSpec;
 import io.bloomoperator.events.EventRecorder;
@@ -68,7 +84,7 @@ import org.slf4j.LoggerFactory;
     // Deletions reach reconcile (StoreObjectsFinalizer), and the finalizer is added only to the
     // filters that use an object store, not to all of them as a Cleaner would.
     triggerReconcilerOnAllEvents = true,
-    informer = @Informer(onUpdateFilter = RebuildRequest.class))
+    informer = @Informer(onUpdateFilter = ReconcileTriggers.class))
 @GradualRetry(
     maxAttempts = -1,
     initialInterval = 1000,
@@ -264,7 +280,7 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
     if (crashed.isPresent()) {
       return crashed.get();
     }
-    FilterContext ctx;
+    FilterRun ctx;
     try {
       ctx = open(filter, client, now, report, events);
     } catch (IllegalArgumentException e) {
@@ -380,7 +396,7 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
    */
   private record PinOutcome(PublishedSnapshot rolledBack, UpdateControl<BloomFilter> failure) {}
 
-  private Optional<PinOutcome> pin(FilterContext ctx, PublishedSnapshot current, String token)
+  private Optional<PinOutcome> pin(FilterRun ctx, PublishedSnapshot current, String token)
       throws PublishException {
     Long pin = RolloutGate.rollout(ctx.filter()).getPinVersion();
     if (pin == null) {
@@ -443,7 +459,7 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
    * needs a look, and an approval); one event per newly held content.
    */
   private UpdateControl<BloomFilter> held(
-      FilterContext ctx,
+      FilterRun ctx,
       PublishedSnapshot current,
       HeldBuild held,
       String token,
@@ -499,7 +515,7 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
   }
 
   /** Everything one reconcile works with, composed once. */
-  private FilterContext open(
+  private FilterRun open(
       BloomFilter filter,
       KubernetesClient client,
       Instant now,
@@ -524,7 +540,7 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
             .writingAs(publisher, fence)
             .writingChunksWith(chunkWriters)
             .chargingManifestsTo(act.etcdWrites(), clock);
-    return new FilterContext(filter, client, now, spec, source, store, report, events);
+    return new FilterRun(filter, client, now, spec, source, store, report, events);
   }
 
   /**
@@ -533,7 +549,7 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
    * namespace, and is reachable as configured) and the finalizer that deletes the filter's objects
    * in place before anything is written there.
    */
-  private FilterContext inObjectStore(FilterContext ctx, Context<BloomFilter> context)
+  private FilterRun inObjectStore(FilterRun ctx, Context<BloomFilter> context)
       throws PublishException {
     var snapshot = ctx.filter().getSpec().getSnapshot();
     String name = snapshot == null ? null : snapshot.getStore();
@@ -549,7 +565,7 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
     S3ChunkStore chunks =
         store.chunks(ctx.namespace(), ctx.name(), ctx.spec().retainPrevious(), clock);
     StoreBudget budget = store.budget(ctx.namespace());
-    return new FilterContext(
+    return new FilterRun(
         filter,
         ctx.client(),
         ctx.now(),
@@ -568,7 +584,7 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
    * janitor clean by that state (never by a foreign manifest): leftovers of an interrupted publish
    * go before anything is written under their names.
    */
-  private Observed observe(FilterContext ctx) throws PublishException, IOException {
+  private Observed observe(FilterRun ctx) throws PublishException, IOException {
     OwnManifests.Checked checked = ownManifests.check(ctx.filter(), ctx.store().read(), ctx.now());
     if (checked.foreign()) {
       LOG.warn("{}/{}: {}", ctx.namespace(), ctx.name(), checked.problem());
@@ -609,7 +625,7 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
   }
 
   /** The status, metric and retry of a failed reconcile. */
-  private UpdateControl<BloomFilter> failed(FilterContext ctx, Exception e) {
+  private UpdateControl<BloomFilter> failed(FilterRun ctx, Exception e) {
     StatusReport report = ctx.report();
     if (e instanceof SourceException source) {
       metrics.sourceFailed(source.reason());
@@ -654,7 +670,7 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
    * {@code current} (trusted) written again with a fresh, signed createdAt when the signed one is
    * older than the re-stamp interval, so readers with a maximum manifest age keep accepting it.
    */
-  private PublishedSnapshot restampIfDue(FilterContext ctx, PublishedSnapshot current)
+  private PublishedSnapshot restampIfDue(FilterRun ctx, PublishedSnapshot current)
       throws PublishException {
     if (settings.signingKey() == null || !ctx.store().restampIfDue(current, ctx.now())) {
       return current;

@@ -1,6 +1,6 @@
 package io.bloomoperator.runtime;
 
-import io.bloomoperator.reconcile.BuildMetrics;
+import io.bloomoperator.metrics.BuildMetrics;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.javaoperatorsdk.operator.api.monitoring.Metrics;
 import io.javaoperatorsdk.operator.api.reconciler.RetryInfo;

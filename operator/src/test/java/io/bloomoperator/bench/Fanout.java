@@ -4,7 +4,7 @@ import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.bench.DeltaBenchmark.Reader;
 import io.bloomoperator.bench.DeltaBenchmark.StoreLink;
 import io.bloomoperator.bench.DeltaBenchmark.Swaps;
-import io.bloomoperator.reconcile.ReadyCondition;
+import io.bloomoperator.status.ReadyCondition;
 import io.bloomoperator.snapshot.KeyType;
 import io.bloomoperator.testing.KubeCluster;
 import io.bloomoperator.testing.TcpProxy;

@@ -7,7 +7,7 @@ import io.bloomoperator.objectstore.StoreSettings;
 import io.bloomoperator.objectstore.TestStores;
 import io.bloomoperator.reconcile.BuildLimits;
 import io.bloomoperator.reconcile.OperatorSettings;
-import io.bloomoperator.reconcile.ReadyCondition;
+import io.bloomoperator.status.ReadyCondition;
 import io.bloomoperator.snapshot.SnapshotNames;
 import io.bloomoperator.source.EgressPolicy;
 import io.bloomoperator.source.GeneratedLines;

@@ -8,7 +8,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import com.google.common.hash.BloomFilter;
 import com.google.common.hash.Funnels;
-import io.bloomoperator.reconcile.RebuildRequest;
+import io.bloomoperator.api.RebuildRequest;
 import io.bloomoperator.reconcile.SnapshotFixtures;
 import io.bloomoperator.snapshot.LoadFailureReason;
 import io.bloomoperator.snapshot.ReaderReport;

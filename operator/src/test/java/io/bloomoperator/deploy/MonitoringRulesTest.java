@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
-import io.bloomoperator.reconcile.MetricCatalogue;
+import io.bloomoperator.metrics.MetricCatalogue;
 import io.bloomoperator.testing.RealKubernetesExtension;
 import io.bloomoperator.watch.metrics.ReaderMetricNames;
 import java.io.IOException;

@@ -1,6 +1,6 @@
 package io.bloomoperator.faults;
 
-import io.bloomoperator.reconcile.RebuildRequest;
+import io.bloomoperator.api.RebuildRequest;
 import io.bloomoperator.reconcile.SnapshotFixtures;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.time.Duration;

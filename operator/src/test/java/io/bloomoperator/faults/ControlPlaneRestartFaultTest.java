@@ -3,7 +3,7 @@ package io.bloomoperator.faults;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.bloomoperator.reconcile.RebuildRequest;
+import io.bloomoperator.api.RebuildRequest;
 import io.bloomoperator.reconcile.SnapshotFixtures;
 import io.bloomoperator.snapshot.SnapshotNames;
 import io.bloomoperator.testing.cluster.RestartableCluster;

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.api.Reasons;
 import io.bloomoperator.reconcile.ChunkWrites;
-import io.bloomoperator.reconcile.ReadyCondition;
+import io.bloomoperator.status.ReadyCondition;
 import io.bloomoperator.reconcile.SnapshotFixtures;
 import io.bloomoperator.testing.cluster.RestartableCluster;
 import io.bloomoperator.testing.process.OperatorProcess;

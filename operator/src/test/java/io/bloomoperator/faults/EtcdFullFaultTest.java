@@ -7,7 +7,7 @@ import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.api.Reasons;
-import io.bloomoperator.reconcile.ReadyCondition;
+import io.bloomoperator.status.ReadyCondition;
 import io.bloomoperator.reconcile.SnapshotFixtures;
 import io.bloomoperator.snapshot.SnapshotNames;
 import io.bloomoperator.testing.cluster.EtcdFiller;

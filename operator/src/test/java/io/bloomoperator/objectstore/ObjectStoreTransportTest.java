@@ -15,7 +15,7 @@ import io.bloomoperator.api.BloomStore;
 import io.bloomoperator.api.Reasons;
 import io.bloomoperator.publish.PublishedSnapshot;
 import io.bloomoperator.reconcile.OperatorSettings;
-import io.bloomoperator.reconcile.ReadyCondition;
+import io.bloomoperator.status.ReadyCondition;
 import io.bloomoperator.snapshot.BloomFilterBits;
 import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.snapshot.SnapshotDecoder;

@@ -10,7 +10,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.bloomoperator.api.Reasons;
 import io.bloomoperator.reconcile.OperatorSettings;
-import io.bloomoperator.reconcile.ReadyCondition;
+import io.bloomoperator.status.ReadyCondition;
 import io.bloomoperator.snapshot.StoreObjectKeys;
 import io.bloomoperator.source.EgressPolicy;
 import io.bloomoperator.source.HttpSourceSettings;

@@ -13,7 +13,7 @@ import io.bloomoperator.api.BloomStoreSpec;
 import io.bloomoperator.api.Reasons;
 import io.bloomoperator.cli.BloomCli;
 import io.bloomoperator.reconcile.OperatorSettings;
-import io.bloomoperator.reconcile.ReadyCondition;
+import io.bloomoperator.status.ReadyCondition;
 import io.bloomoperator.snapshot.LoadFailureReason;
 import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.snapshot.StoreObjectKeys;

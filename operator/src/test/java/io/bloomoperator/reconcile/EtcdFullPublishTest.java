@@ -1,5 +1,10 @@
 package io.bloomoperator.reconcile;
 
+import io.bloomoperator.metrics.BuildMetrics;
+import io.bloomoperator.status.OwnStatusWrites;
+import io.bloomoperator.status.ReadyCondition;
+import io.bloomoperator.status.StatusReport;
+import io.bloomoperator.status.StorageFullFailures;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 

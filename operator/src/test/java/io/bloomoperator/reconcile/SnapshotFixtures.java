@@ -1,5 +1,6 @@
 package io.bloomoperator.reconcile;
 
+import io.bloomoperator.status.ReadyCondition;
 import static org.awaitility.Awaitility.await;
 
 import io.bloomoperator.api.BloomFilter;

@@ -1,5 +1,7 @@
 package io.bloomoperator.reconcile;
 
+import io.bloomoperator.metrics.BuildMetrics;
+import io.bloomoperator.rollout.RolloutGate;
 import static io.bloomoperator.reconcile.SnapshotFixtures.apply;
 import static io.bloomoperator.reconcile.SnapshotFixtures.mergePatch;
 import static org.assertj.core.api.Assertions.assertThat;

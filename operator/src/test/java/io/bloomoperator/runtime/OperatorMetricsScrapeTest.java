@@ -10,7 +10,7 @@ import static org.awaitility.Awaitility.await;
 import io.bloomoperator.OperatorMain;
 import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.api.Reasons;
-import io.bloomoperator.reconcile.MetricCatalogue;
+import io.bloomoperator.metrics.MetricCatalogue;
 import io.bloomoperator.reconcile.OperatorSettings;
 import io.bloomoperator.snapshot.SnapshotNames;
 import io.bloomoperator.testing.RealKubernetes;

@@ -8,7 +8,7 @@ import static io.bloomoperator.reconcile.SnapshotFixtures.ready;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.common.hash.Funnels;
-import io.bloomoperator.reconcile.ReadyCondition;
+import io.bloomoperator.status.ReadyCondition;
 import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.testing.RealKubernetes;
 import io.bloomoperator.testing.TestNamespace;

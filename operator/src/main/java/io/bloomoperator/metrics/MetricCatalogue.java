@@ -1,0 +1,336 @@
+package io.bloomoperator.metrics;
+
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * Every metric the operator exports beside java-operator-sdk's {@code operator_sdk_*}: the one
+ * place their names, types, tags and meanings are defined. {@link BuildMetrics} registers them from
+ * here, docs/configuration.md's metrics table and the dashboard and alert rules in
+ * deploy/monitoring/ are tested against {@link #all()}.
+ *
+ * <p>Tag values are bounded: {@code reason} is one of {@link io.bloomoperator.api.Reasons}, {@code
+ * namespace} and {@code filter} name an existing BloomFilter (its series go when it is deleted).
+ * Nothing read from a source is ever a tag value.
+ */
+public final class MetricCatalogue {
+
+  /** How a metric is exported in the Prometheus text format. */
+  public enum Type {
+    /** {@code <name>_seconds_count}, {@code _sum}, {@code _max}. */
+    TIMER,
+    /**
+     * A timer with fixed buckets: {@code <name>_seconds_bucket} (one series per bound of {@link
+     * #durationBuckets} and {@code +Inf}), {@code _count}, {@code _sum}, {@code _max}.
+     */
+    HISTOGRAM,
+    /** {@code <name>[_<unit>]_count}, {@code _sum}, {@code _max}. */
+    SUMMARY,
+    /** {@code <name>_total}. */
+    COUNTER,
+    /** {@code <name>[_<unit>]}. */
+    GAUGE
+  }
+
+  /**
+   * One metric.
+   *
+   * @param name the Micrometer name (dots)
+   * @param type how it is exported
+   * @param unit Micrometer base unit appended to the Prometheus name, or null
+   * @param tags tag keys, every one with a bounded set of values
+   * @param meaning what it measures, as documented
+   */
+  public record Metric(String name, Type type, String unit, List<String> tags, String meaning) {
+
+    /** The Prometheus family name (what a PromQL expression names, before type suffixes). */
+    public String prometheusName() {
+      String family = name.replace('.', '_');
+      String exportedUnit = type == Type.TIMER || type == Type.HISTOGRAM ? "seconds" : unit;
+      // Micrometer appends the unit unless the name already ends with it.
+      if (exportedUnit != null && !family.endsWith("_" + exportedUnit)) {
+        family += "_" + exportedUnit;
+      }
+      return type == Type.COUNTER ? family + "_total" : family;
+    }
+
+    /** Every series name a scrape of {@code /metrics} shows for this metric. */
+    public List<String> seriesNames() {
+      String family = prometheusName();
+      return switch (type) {
+        case TIMER, SUMMARY -> List.of(family + "_count", family + "_sum", family + "_max");
+        case HISTOGRAM ->
+            List.of(family + "_bucket", family + "_count", family + "_sum", family + "_max");
+        case COUNTER, GAUGE -> List.of(family);
+      };
+    }
+  }
+
+  /** Tag: a condition reason from {@link io.bloomoperator.api.Reasons}. */
+  public static final String TAG_REASON = "reason";
+
+  /** Tag: the BloomFilter's namespace. */
+  public static final String TAG_NAMESPACE = "namespace";
+
+  /** Tag: the BloomFilter's name. */
+  public static final String TAG_FILTER = "filter";
+
+  public static final Metric BUILD_DURATION =
+      new Metric(
+          "bloom.build.duration",
+          Type.HISTOGRAM,
+          null,
+          List.of(TAG_NAMESPACE, TAG_FILTER),
+          "time to read the source and build the filter, per build");
+
+  public static final Metric BUILD_KEYS =
+      new Metric("bloom.build.keys", Type.SUMMARY, null, List.of(), "keys read per build");
+
+  public static final Metric PUBLISH_DURATION =
+      new Metric(
+          "bloom.publish.duration",
+          Type.HISTOGRAM,
+          null,
+          List.of(TAG_NAMESPACE, TAG_FILTER),
+          "time to write the chunks and the manifest of a new version");
+
+  public static final Metric SNAPSHOT_BYTES =
+      new Metric(
+          "bloom.snapshot.bytes",
+          Type.SUMMARY,
+          "bytes",
+          List.of(),
+          "payload bytes per published version (`_sum`: bytes published)");
+
+  public static final Metric PUBLISHED =
+      new Metric("bloom.published", Type.COUNTER, null, List.of(), "new versions published");
+
+  public static final Metric ETCD_WRITTEN =
+      new Metric(
+          "bloom.etcd.written.bytes",
+          Type.COUNTER,
+          null,
+          List.of(),
+          "bytes charged to the etcd write budgets: new versions (chunks and manifests, 2 KiB"
+              + " per object for its metadata) and status writes (the whole BloomFilter each);"
+              + " refusals count in bloom_publish_failures_total"
+              + "{reason=\"WriteBudgetExceeded\"}");
+
+  public static final Metric REBUILDS_UNCHANGED =
+      new Metric(
+          "bloom.rebuilds.unchanged",
+          Type.COUNTER,
+          null,
+          List.of(),
+          "rebuilds whose payload equalled the published one (nothing written)");
+
+  public static final Metric FAILURES =
+      new Metric(
+          "bloom.failures",
+          Type.COUNTER,
+          null,
+          List.of(TAG_REASON),
+          "reconciles that set Ready=False, by reason");
+
+  public static final Metric PUBLISH_FAILURES =
+      new Metric(
+          "bloom.publish.failures",
+          Type.COUNTER,
+          null,
+          List.of(TAG_REASON),
+          "builds whose result was not published (too large, quota, name conflict, signing key,"
+              + " etcd full, API server refusal), by reason");
+
+  public static final Metric SOURCE_ERRORS =
+      new Metric(
+          "bloom.source.errors",
+          Type.COUNTER,
+          null,
+          List.of(TAG_REASON),
+          "failed reads of a source (not found, unreadable, timeout, malformed keys, ...), by"
+              + " reason");
+
+  public static final Metric BUILD_CRASHES =
+      new Metric(
+          "bloom.build.crashes",
+          Type.COUNTER,
+          null,
+          List.of(),
+          "builds found unfinished after an operator restart (the operator died during them); each"
+              + " backs off before its filter builds again (reason BuildCrashed)");
+
+  public static final Metric FILTER_READY =
+      new Metric(
+          "bloom.filter.ready",
+          Type.GAUGE,
+          null,
+          List.of(TAG_NAMESPACE, TAG_FILTER),
+          "1 while the filter's Ready condition is True, 0 while it is False");
+
+  public static final Metric FILTER_SNAPSHOT_VERSION =
+      new Metric(
+          "bloom.filter.snapshot.version",
+          Type.GAUGE,
+          null,
+          List.of(TAG_NAMESPACE, TAG_FILTER),
+          "the published version");
+
+  public static final Metric FILTER_BASE_VERSION =
+      new Metric(
+          "bloom.filter.base.version",
+          Type.GAUGE,
+          null,
+          List.of(TAG_NAMESPACE, TAG_FILTER),
+          "the version whose whole snapshot the published delta chain starts from (= the"
+              + " published version when it is whole)");
+
+  public static final Metric FILTER_DELTAS =
+      new Metric(
+          "bloom.filter.deltas",
+          Type.GAUGE,
+          null,
+          List.of(TAG_NAMESPACE, TAG_FILTER),
+          "deltas after the base in the published chain (0: a whole snapshot)");
+
+  public static final Metric FILTER_LAST_PUBLISH =
+      new Metric(
+          "bloom.filter.last.publish",
+          Type.GAUGE,
+          "bytes",
+          List.of(TAG_NAMESPACE, TAG_FILTER),
+          "bytes the published version's own chunks hold: its delta, or its whole payload");
+
+  public static final Metric FILTER_SNAPSHOT_TIMESTAMP =
+      new Metric(
+          "bloom.filter.snapshot.timestamp",
+          Type.GAUGE,
+          "seconds",
+          List.of(TAG_NAMESPACE, TAG_FILTER),
+          "when the published version was written (Unix time)");
+
+  public static final Metric FILTER_VERIFIED_TIMESTAMP =
+      new Metric(
+          "bloom.filter.verified.timestamp",
+          Type.GAUGE,
+          "seconds",
+          List.of(TAG_NAMESPACE, TAG_FILTER),
+          "when the operator last found the published version current (built it, or saw the"
+              + " source unchanged; Unix time): what the staleness alert compares");
+
+  public static final Metric FILTER_REFRESH_INTERVAL =
+      new Metric(
+          "bloom.filter.refresh.interval",
+          Type.GAUGE,
+          "seconds",
+          List.of(TAG_NAMESPACE, TAG_FILTER),
+          "how often the source is checked (absent for inline keys, which have no interval)");
+
+  public static final Metric ROLLOUT_DURATION =
+      new Metric(
+          "bloom.rollout.duration",
+          Type.HISTOGRAM,
+          null,
+          List.of(),
+          "time from a publish to every reader with a recent heartbeat serving it (reader reports,"
+              + " docs/reader-protocol.md)");
+
+  public static final Metric FILTER_READERS =
+      new Metric(
+          "bloom.filter.readers",
+          Type.GAUGE,
+          null,
+          List.of(TAG_NAMESPACE, TAG_FILTER),
+          "readers that report, from live pods (status.readers.total)");
+
+  public static final Metric FILTER_READERS_CURRENT =
+      new Metric(
+          "bloom.filter.readers.current",
+          Type.GAUGE,
+          null,
+          List.of(TAG_NAMESPACE, TAG_FILTER),
+          "readers serving the published version; the rest are on other versions or stale");
+
+  public static final Metric FILTER_READERS_STALE =
+      new Metric(
+          "bloom.filter.readers.stale",
+          Type.GAUGE,
+          null,
+          List.of(TAG_NAMESPACE, TAG_FILTER),
+          "readers without a heartbeat within the bound they declared");
+
+  public static final Metric FILTER_READERS_FAILING =
+      new Metric(
+          "bloom.filter.readers.failing",
+          Type.GAUGE,
+          null,
+          List.of(TAG_NAMESPACE, TAG_FILTER),
+          "readers failing to load a newer version than the one they serve");
+
+  /**
+   * Bucket bounds of {@link #BUILD_DURATION}: from an inline list (well under a second) to a build
+   * stopped by {@code BLOOM_MAX_BUILD_TIME} (15 minutes by default).
+   */
+  private static final List<Duration> BUILD_BUCKETS =
+      seconds(0.1, 0.5, 1, 5, 15, 30, 60, 120, 300, 900);
+
+  /** Bucket bounds of {@link #PUBLISH_DURATION}: one small ConfigMap to 256 chunks of 1 MiB. */
+  private static final List<Duration> PUBLISH_BUCKETS =
+      seconds(0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60);
+
+  /** Bucket bounds of {@link #ROLLOUT_DURATION}: a swap within a second to a stalled hour. */
+  private static final List<Duration> ROLLOUT_BUCKETS =
+      seconds(1, 2.5, 5, 10, 30, 60, 120, 300, 900, 3600);
+
+  private MetricCatalogue() {}
+
+  /**
+   * The bucket bounds of a {@link Type#HISTOGRAM}: few and fixed, so each filter adds a known
+   * number of series (bounds + 4: {@code +Inf}, {@code _count}, {@code _sum}, {@code _max}).
+   */
+  public static List<Duration> durationBuckets(Metric metric) {
+    if (metric.equals(BUILD_DURATION)) {
+      return BUILD_BUCKETS;
+    }
+    if (metric.equals(PUBLISH_DURATION)) {
+      return PUBLISH_BUCKETS;
+    }
+    if (metric.equals(ROLLOUT_DURATION)) {
+      return ROLLOUT_BUCKETS;
+    }
+    throw new IllegalArgumentException(metric.name() + " is not a histogram");
+  }
+
+  private static List<Duration> seconds(double... bounds) {
+    return Arrays.stream(bounds).mapToObj(b -> Duration.ofMillis(Math.round(b * 1000))).toList();
+  }
+
+  /** Every metric above, in declaration order. */
+  public static List<Metric> all() {
+    return List.of(
+        BUILD_DURATION,
+        BUILD_KEYS,
+        PUBLISH_DURATION,
+        SNAPSHOT_BYTES,
+        PUBLISHED,
+        ETCD_WRITTEN,
+        REBUILDS_UNCHANGED,
+        FAILURES,
+        PUBLISH_FAILURES,
+        SOURCE_ERRORS,
+        BUILD_CRASHES,
+        FILTER_READY,
+        FILTER_SNAPSHOT_VERSION,
+        FILTER_BASE_VERSION,
+        FILTER_DELTAS,
+        FILTER_LAST_PUBLISH,
+        FILTER_SNAPSHOT_TIMESTAMP,
+        FILTER_VERIFIED_TIMESTAMP,
+        FILTER_REFRESH_INTERVAL,
+        ROLLOUT_DURATION,
+        FILTER_READERS,
+        FILTER_READERS_CURRENT,
+        FILTER_READERS_STALE,
+        FILTER_READERS_FAILING);
+  }
+}

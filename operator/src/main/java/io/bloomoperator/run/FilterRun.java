@@ -1,0 +1,40 @@
+package io.bloomoperator.run;
+
+import io.bloomoperator.build.BuildEvents;
+import io.bloomoperator.status.StatusReport;
+import io.bloomoperator.api.BloomFilter;
+import io.bloomoperator.api.ResolvedSpec;
+import io.bloomoperator.events.EventRecorder;
+import io.bloomoperator.publish.SnapshotStore;
+import io.bloomoperator.source.KeySource;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import java.time.Instant;
+
+/**
+ * One reconcile of one BloomFilter: the resource, its resolved spec and source, the clock reading
+ * every step uses, the snapshot store (fenced, stamped: the only way this reconcile writes
+ * snapshots) and where results go (status report, events). Built once at the start of a reconcile
+ * and handed to each step instead of a dozen collaborators.
+ */
+public record FilterRun(
+    BloomFilter filter,
+    KubernetesClient client,
+    Instant now,
+    ResolvedSpec spec,
+    KeySource source,
+    SnapshotStore store,
+    StatusReport report,
+    EventRecorder events) {
+
+  public String namespace() {
+    return filter.getMetadata().getNamespace();
+  }
+
+  public String name() {
+    return filter.getMetadata().getName();
+  }
+
+  public BuildEvents buildEvents() {
+    return new BuildEvents(events, filter);
+  }
+}

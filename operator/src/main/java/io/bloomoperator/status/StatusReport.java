@@ -1,0 +1,371 @@
+package io.bloomoperator.status;
+
+import io.bloomoperator.api.RebuildRequest;
+import io.bloomoperator.metrics.BuildMetrics;
+import io.bloomoperator.run.Decision;
+import io.bloomoperator.api.BloomFilter;
+import io.bloomoperator.api.BloomFilterStatus;
+import io.bloomoperator.api.BuildAttempt;
+import io.bloomoperator.api.ByteSizes;
+import io.bloomoperator.api.HeldBuild;
+import io.bloomoperator.api.Reasons;
+import io.bloomoperator.assemble.FilterBuilder;
+import io.bloomoperator.events.EventRecorder;
+import io.bloomoperator.publish.ManifestRecord;
+import io.bloomoperator.publish.PublishedSnapshot;
+import io.bloomoperator.publish.RetainedVersions;
+import io.bloomoperator.publish.StatusBudget;
+import io.bloomoperator.publish.StorageFull;
+import io.bloomoperator.publish.VersionNumbering;
+import io.bloomoperator.snapshot.Manifest;
+import io.bloomoperator.snapshot.SnapshotNames;
+import io.fabric8.kubernetes.api.model.Condition;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.utils.Serialization;
+import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
+import java.math.BigDecimal;
+import java.math.MathContext;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The record step of one reconcile: the status it writes (one JSON merge patch, whatever the
+ * outcome), the Warning event and metric of a failure, and when the next reconcile runs. One
+ * instance per reconcile; it works on a copy of the status, never on the cached resource.
+ */
+public final class StatusReport {
+
+  private static final Logger LOG = LoggerFactory.getLogger(StatusReport.class);
+
+  private final BloomFilter filter;
+  private final KubernetesClient client;
+
+  /** Charged with every status write, at the size of the whole object. */
+  private final StatusBudget budget;
+
+  private final EventRecorder events;
+  private final BuildMetrics metrics;
+  private final Instant now;
+  private final StorageFullFailures storageFull;
+  private final Optional<Condition> previousReady;
+  private final BloomFilterStatus status;
+
+  /** Told the API server's answer to each status write, so the next reconcile reads its own. */
+  private final OwnStatusWrites ownWrites;
+
+  private boolean written;
+  private long seenVersion;
+  private java.util.function.Consumer<BloomFilterStatus> onWritten = s -> {};
+
+  public StatusReport(
+      BloomFilter filter,
+      KubernetesClient client,
+      StatusBudget budget,
+      EventRecorder events,
+      BuildMetrics metrics,
+      StorageFullFailures storageFull,
+      OwnStatusWrites ownWrites,
+      Instant now) {
+    this.filter = filter;
+    this.budget = budget;
+    this.ownWrites = ownWrites;
+    this.storageFull = storageFull;
+    this.client = client;
+    this.events = events;
+    this.metrics = metrics;
+    this.now = now;
+    this.previousReady = ReadyCondition.of(filter);
+    this.status =
+        filter.getStatus() == null
+            ? new BloomFilterStatus()
+            : Serialization.clone(filter.getStatus());
+    status.setObservedGeneration(filter.getMetadata().getGeneration());
+    // Not ours to write: the reader aggregation (readers.ReaderRollouts) owns it, and this copy
+    // may be older than what it wrote since.
+    status.setReaders(null);
+  }
+
+  /** The published version and the build record on its manifest. */
+  public void published(PublishedSnapshot current) {
+    Manifest published = current.manifest();
+    status.setVersion(published.version());
+    status.setManifest(SnapshotNames.manifestName(filter.getMetadata().getName()));
+    status.setKeys(published.keyCount());
+    status.setNumBits(published.numBits());
+    status.setNumHashFunctions(published.numHashFunctions());
+    status.setFormat(published.filterFormat().crdName());
+    // Three significant digits: exact enough to compare with the target, short in kubectl get.
+    status.setExpectedFpp(
+        new BigDecimal(published.expectedFpp()).round(new MathContext(3)).doubleValue());
+    status.setSizeBytes(published.totalBytes());
+    status.setSize(ByteSizes.human(published.totalBytes()));
+    status.setChunks(published.chunkCount());
+    status.setBaseVersion(published.baseVersion());
+    status.setDeltas(published.deltas().size());
+    status.setLastPublishBytes(published.versionBytes());
+    status.setSha256(published.sha256());
+    status.setManifestDigest(ManifestRecord.manifestDigest(current.configMap()));
+    status.setBuildRecordDigest(ManifestRecord.buildRecordDigest(current.configMap()));
+    // The keys the published version was built from; a build's own count (built()) replaces it.
+    // Without it, a progress patch of a build that has ended meanwhile, still in the cached
+    // status this copy started from, would be written back as the result.
+    status.setKeysRead(published.keyCount());
+    status.setSourceToken(current.sourceToken());
+    if (current.builtAt() != null) {
+      status.setLastBuildTime(current.builtAt().toString());
+    }
+    metrics.snapshot(filter, published, current.publishedAt());
+  }
+
+  /** What the build that just ended read and found. */
+  public void built(FilterBuilder.Result built) {
+    status.setRebuildRequest(RebuildRequest.of(filter));
+    status.setKeysRead(built.keys());
+    status.setMalformedKeys(built.malformed());
+    status.setNullKeys(built.nulls());
+    status.setProbableDuplicateKeys(built.probableDuplicates());
+    status.setLastBuildTime(now.toString());
+    status.setLastBuildDurationMillis(built.took().toMillis());
+  }
+
+  /**
+   * A build starts now: its record ({@link BuildCrashes}), which the caller writes before the
+   * source is read. The status this report writes at the end marks it finished.
+   */
+  public BuildAttempt buildStarting() {
+    BuildAttempt attempt = attempt();
+    attempt.setStartedAt(now.toString());
+    if (attempt.getCrashes() == null) {
+      attempt.setCrashes(0);
+    }
+    return Serialization.clone(attempt);
+  }
+
+  /**
+   * The last build's record, found unfinished after a restart: {@code crashes} in a row, no build
+   * before {@code retryAfter}. The record is finished, so it counts only once.
+   */
+  public void crashRecorded(int crashes, Instant retryAfter) {
+    BuildAttempt attempt = attempt();
+    attempt.setFinishedAt(now.toString());
+    attempt.setCrashes(crashes);
+    attempt.setRetryAfter(retryAfter.toString());
+  }
+
+  private BuildAttempt attempt() {
+    if (status.getBuildAttempt() == null) {
+      status.setBuildAttempt(new BuildAttempt());
+    }
+    return status.getBuildAttempt();
+  }
+
+  /** A build that ends with this write, whatever its outcome, is no crash: finish its record. */
+  private void finishAttempt() {
+    BuildAttempt attempt = status.getBuildAttempt();
+    if (attempt == null || attempt.getStartedAt() == null) {
+      return;
+    }
+    String finished = attempt.getFinishedAt();
+    boolean open;
+    try {
+      open =
+          finished == null
+              || Instant.parse(finished).isBefore(Instant.parse(attempt.getStartedAt()));
+    } catch (java.time.format.DateTimeParseException e) {
+      open = true; // not the operator's writing: replace it
+    }
+    if (open) {
+      attempt.setFinishedAt(now.toString());
+      attempt.setCrashes(0);
+    }
+  }
+
+  /**
+   * The highest version the status has reported (0: none), or {@linkplain #sawVersion seen} in a
+   * manifest that was not trusted.
+   */
+  public long lastKnownVersion() {
+    return Math.max(seenVersion, ownVersion());
+  }
+
+  /**
+   * The highest version the operator's own record (the status, its canary too) reports; 0: none.
+   */
+  private long ownVersion() {
+    long own = status.getVersion() == null ? 0 : status.getVersion();
+    // A canary's share may serve its version: the next one goes above it, whatever became of it.
+    var canary = status.getCanary();
+    return canary == null || canary.getVersion() == null ? own : Math.max(own, canary.getVersion());
+  }
+
+  /**
+   * Starts from {@code records}' canary record (this process may have written a newer one than the
+   * status it was handed) and tells it of every status written.
+   */
+  public void trackingCanary(CanaryRecords records) {
+    status.setCanary(records.resolve(filter, status.getCanary()));
+    onWritten = written -> records.wrote(filter, written.getCanary());
+  }
+
+  /** The canary record ({@code status.canary}); null: none. */
+  public void canary(io.bloomoperator.api.CanaryStatus canary) {
+    status.setCanary(canary);
+  }
+
+  /** The canary record as this report will write it, or null. */
+  public io.bloomoperator.api.CanaryStatus canary() {
+    return status.getCanary();
+  }
+
+  /**
+   * A version number readers may have seen in a manifest this operator did not write: new versions
+   * go above it, without the status ever reporting it, as far as {@link VersionNumbering#moves}
+   * lets a foreign number count (else it is ignored for numbering).
+   */
+  public void sawVersion(long version) {
+    // Anyone who may write a ConfigMap or Lease writes these numbers: one far above the own record
+    // would move every later version out of the range readers and stores accept.
+    if (VersionNumbering.moves(ownVersion(), version)) {
+      seenVersion = Math.max(seenVersion, version);
+    }
+  }
+
+  /**
+   * A build held by the rollout controls ({@link RolloutGate}); null: none is held (the published
+   * version is the newest build).
+   */
+  public void held(HeldBuild held) {
+    status.setHeld(held);
+  }
+
+  /** The build held now, or null. */
+  public HeldBuild held() {
+    return status.getHeld();
+  }
+
+  /** What the manifest this operator just wrote retains ({@code status.retainedVersions}). */
+  public void retained(RetainedVersions retained) {
+    status.setRetainedVersions(retained.manifests().isEmpty() ? null : retained.records());
+  }
+
+  /** The retained version the published one serves while pinned, or null. */
+  public void pinned(Long version) {
+    status.setPinnedVersion(version);
+  }
+
+  /** The approval value acted on. */
+  public void approved(String approval) {
+    status.setApproved(approval);
+  }
+
+  /** Ready=True with the published version, then come back after {@code next} (if any). */
+  public UpdateControl<BloomFilter> ready(Optional<Duration> next) {
+    return ready(Reasons.PUBLISHED, "", next);
+  }
+
+  /**
+   * Ready=True with {@code reason} (the published version serves; {@code note}, if not empty, says
+   * what is held), then come back after {@code next} (if any).
+   */
+  public UpdateControl<BloomFilter> ready(String reason, String note, Optional<Duration> next) {
+    String message =
+        "version "
+            + status.getVersion()
+            + " published: "
+            + status.getKeys()
+            + " keys, "
+            + status.getChunks()
+            + " chunk(s), "
+            + status.getSize()
+            + note;
+    ReadyCondition.set(status, previousReady, true, reason, message, generation(), now);
+    status.setPhase(Reasons.PHASE_IDLE);
+    metrics.ready(filter, true, now);
+    UpdateControl<BloomFilter> control = UpdateControl.noUpdate();
+    if (!write()) {
+      Duration retry = storageFull.refused(filter, now);
+      LOG.warn(
+          "{}/{}: version {} is published but its status was not written: {}; retrying in {}",
+          filter.getMetadata().getNamespace(),
+          filter.getMetadata().getName(),
+          status.getVersion(),
+          StorageFull.DESCRIPTION,
+          retry);
+      return control.rescheduleAfter(retry);
+    }
+    next.ifPresent(control::rescheduleAfter);
+    return control;
+  }
+
+  /**
+   * Ready=False with {@code reason}; the published version stays as it is. One Warning event per
+   * new failure (not per retry). While etcd is full neither can be written: the failure is logged
+   * (one line) and counted, a {@link Reasons#STORAGE_FULL} publish is remembered until the status
+   * can say so, and the retry backs off from when the writes started failing.
+   *
+   * @param retry whether to come back with a backoff that grows with the failure's age; false when
+   *     only a spec change can help (a spec change triggers a reconcile anyway)
+   */
+  public UpdateControl<BloomFilter> failed(String reason, String message, boolean retry) {
+    boolean newFailure =
+        previousReady
+            .map(c -> !"False".equals(c.getStatus()) || !reason.equals(c.getReason()))
+            .orElse(true);
+    metrics.failed(reason);
+    LOG.warn(
+        "{}/{}: {}: {}",
+        filter.getMetadata().getNamespace(),
+        filter.getMetadata().getName(),
+        reason,
+        message);
+    ReadyCondition.set(status, previousReady, false, reason, message, generation(), now);
+    status.setPhase(Reasons.PHASE_FAILED);
+    metrics.ready(filter, false, now);
+    UpdateControl<BloomFilter> control = UpdateControl.noUpdate();
+    if (!write()) {
+      Duration delay = storageFull.refused(filter, now);
+      if (Reasons.STORAGE_FULL.equals(reason)) {
+        storageFull.publishRefused(filter);
+      }
+      return control.rescheduleAfter(delay);
+    }
+    // After the status: an event is a write too, and while etcd is full it would only fail.
+    if (newFailure) {
+      events.warning(filter, reason, message);
+    }
+    return retry ? control.rescheduleAfter(Decision.backoff(previousReady, now)) : control;
+  }
+
+  /** Whether the last status write went through (false: etcd is full). */
+  public boolean written() {
+    return written;
+  }
+
+  private long generation() {
+    return filter.getMetadata().getGeneration();
+  }
+
+  /** Writes the status; false when etcd is full (any other refusal is thrown). */
+  private boolean write() {
+    finishAttempt();
+    try {
+      // Always written (it reports the outcome, a budget refusal included), charged afterwards.
+      ownWrites.remember(StatusWriter.write(client, budget, filter, status, now));
+    } catch (KubernetesClientException e) {
+      if (!StorageFull.causedBy(e)) {
+        throw e;
+      }
+      written = false;
+      return false;
+    }
+    filter.setStatus(status);
+    storageFull.cleared(filter);
+    written = true;
+    onWritten.accept(status);
+    return true;
+  }
+}
