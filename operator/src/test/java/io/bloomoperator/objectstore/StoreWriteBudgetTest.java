@@ -8,8 +8,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.api.Reasons;
-import io.bloomoperator.reconcile.OperatorSettings;
 import io.bloomoperator.reconcile.ReadyCondition;
+import io.bloomoperator.settings.OperatorSettings;
 import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.snapshot.SnapshotNames;
 import io.bloomoperator.snapshot.StoreObjectKeys;

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.bloomoperator.api.Reasons;
+import io.bloomoperator.settings.BuildLimits;
 import io.bloomoperator.source.KeySink;
 import io.bloomoperator.source.KeySource;
 import io.bloomoperator.source.SourceException;

@@ -11,7 +11,7 @@ import io.bloomoperator.OperatorMain;
 import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.api.Reasons;
 import io.bloomoperator.reconcile.MetricCatalogue;
-import io.bloomoperator.reconcile.OperatorSettings;
+import io.bloomoperator.settings.OperatorSettings;
 import io.bloomoperator.snapshot.SnapshotNames;
 import io.bloomoperator.testing.RealKubernetes;
 import io.bloomoperator.testing.TestNamespace;

@@ -18,8 +18,8 @@ import com.google.common.hash.Funnels;
 import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.api.HttpSourceSpec;
 import io.bloomoperator.api.Reasons;
-import io.bloomoperator.reconcile.OperatorSettings;
 import io.bloomoperator.reconcile.ReadyCondition;
+import io.bloomoperator.settings.OperatorSettings;
 import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.snapshot.SnapshotNames;
 import io.bloomoperator.testing.RealKubernetes;
@@ -64,7 +64,7 @@ class HttpSourceOperatorTest {
   @RegisterExtension
   @Order(2)
   static final InProcessOperator OPERATOR =
-      InProcessOperator.withSettings(OperatorSettings.defaults().withHttp(SETTINGS));
+      InProcessOperator.withSettings(OperatorSettings.builder().http(SETTINGS).build());
 
   private final HttpTestServer server = new HttpTestServer();
 
