@@ -7,7 +7,7 @@ import io.bloomoperator.publish.WriteFence;
 import io.bloomoperator.readers.ReaderSettings;
 import io.bloomoperator.reconcile.BloomFilterReconciler;
 import io.bloomoperator.metrics.BuildMetrics;
-import io.bloomoperator.reconcile.OperatorSettings;
+import io.bloomoperator.settings.OperatorSettings;
 import io.bloomoperator.runtime.CommonPoolSizing;
 import io.bloomoperator.runtime.HealthServer;
 import io.bloomoperator.runtime.LeaseWriteFence;
@@ -134,15 +134,15 @@ public final class OperatorMain {
       MeterRegistry registry,
       RuntimeOptions options,
       ReaderSettings readers) {
-    if (settings.signingKey() != null) {
+    if (settings.publishing().signingKey() != null) {
       // A key that cannot be used is a deployment error: say so now rather than at each publish.
       try {
         log()
             .info(
                 "manifests are signed with key {} from Secret {}/{}",
-                settings.signingKey().load(client).keyId(),
-                settings.signingKey().namespace(),
-                settings.signingKey().name());
+                settings.publishing().signingKey().load(client).keyId(),
+                settings.publishing().signingKey().namespace(),
+                settings.publishing().signingKey().name());
       } catch (io.bloomoperator.publish.PublishException e) {
         throw new IllegalStateException(e.getMessage(), e);
       }
@@ -181,7 +181,7 @@ public final class OperatorMain {
                         options.exitOnLostLease()));
               }
             });
-    ObjectStores stores = new ObjectStores(storeSettings, settings.http().egress());
+    ObjectStores stores = new ObjectStores(storeSettings, settings.sources().http().egress());
     BloomFilterReconciler reconciler =
         new BloomFilterReconciler(
             settings,

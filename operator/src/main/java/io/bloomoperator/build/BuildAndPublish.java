@@ -1,6 +1,6 @@
 package io.bloomoperator.build;
 
-import io.bloomoperator.reconcile.OperatorSettings;
+import io.bloomoperator.settings.OperatorSettings;
 import io.bloomoperator.metrics.BuildMetrics;
 import io.bloomoperator.rollout.CanaryRollout;
 import io.bloomoperator.rollout.RolloutGate;
@@ -25,6 +25,7 @@ import io.bloomoperator.publish.StatusBudget;
 import io.bloomoperator.publish.StoreBudget;
 import io.bloomoperator.publish.StoreReservations;
 import io.bloomoperator.publish.WriteBudget;
+import io.bloomoperator.settings.OperatorSettings;
 import io.bloomoperator.snapshot.BloomFilterSizing;
 import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.snapshot.SnapshotDelta;
@@ -75,15 +76,16 @@ public final class BuildAndPublish {
     this.settings = settings;
     this.metrics = metrics;
     this.ownManifests = ownManifests;
-    this.buildSlots = new BuildSlots(settings.maxConcurrentBuilds());
+    this.buildSlots = new BuildSlots(settings.builds().maxConcurrent());
     // Helpers are used only by builds holding a slot: each slot's build gets its full share.
     this.buildWorkers =
-        BuildWorkers.of(settings.builds().threadsPerBuild(), settings.maxConcurrentBuilds());
-    this.namespaceBuilds = new NamespaceBuilds(settings.builds().maxBuildsPerNamespace());
-    this.writeBudget = new WriteBudget(settings.writes(), metrics::etcdWritten);
+        BuildWorkers.of(
+            settings.builds().limits().threadsPerBuild(), settings.builds().maxConcurrent());
+    this.namespaceBuilds = new NamespaceBuilds(settings.builds().limits().maxBuildsPerNamespace());
+    this.writeBudget = new WriteBudget(settings.publishing().writes(), metrics::etcdWritten);
     this.charges = new PublishCharges(writeBudget);
     this.statusBudget = new StatusBudget(writeBudget);
-    this.payloads = new PublishedPayloads(settings.maxSnapshotBytes(true));
+    this.payloads = new PublishedPayloads(settings.snapshots().maxBytes(true));
   }
 
   /** The write budget of status writes, shared with the publishes' ({@link StatusBudget}). */
@@ -319,7 +321,7 @@ public final class BuildAndPublish {
             .facts(
                 built.bits(),
                 current,
-                settings.deltas(),
+                settings.publishing().deltas(),
                 chunkSize,
                 payloads.of(uid, current == null ? null : current.manifest()));
     // Chunks in an object store count against the store's budgets, not etcd's.
@@ -328,12 +330,12 @@ public final class BuildAndPublish {
         PublishPlan.plan(
             current == null ? null : current.manifest(),
             facts,
-            settings.deltas(),
+            settings.publishing().deltas(),
             storeBudget.isPresent()
                 ? PublishPlan.Budget.unlimited()
                 : new PublishPlan.Budget(
                     ctx.namespace(),
-                    settings.maxNamespaceBytes(),
+                    settings.snapshots().maxNamespaceBytes(),
                     () ->
                         NamespaceBudget.publishedBytesExcept(
                             ctx.client(), ctx.namespace(), ctx.name()),
@@ -392,7 +394,7 @@ public final class BuildAndPublish {
     BuildProgressReporter progress =
         new BuildProgressReporter(ctx.client(), ctx.filter(), statusBudget);
     progress.started(ctx.report().buildStarting());
-    try (BuildGuard guard = new BuildGuard(ctx.source(), settings.builds(), slot)) {
+    try (BuildGuard guard = new BuildGuard(ctx.source(), settings.builds().limits(), slot)) {
       FilterBuilder.Result built =
           guard.run(
               guarded ->
@@ -405,8 +407,8 @@ public final class BuildAndPublish {
                               spec.expectedInsertions(),
                               spec.maxMalformedKeys() != null
                                   ? spec.maxMalformedKeys()
-                                  : settings.maxMalformedKeys(),
-                              settings.maxSnapshotBytes(inObjectStore),
+                                  : settings.sources().maxMalformedKeys(),
+                              settings.snapshots().maxBytes(inObjectStore),
                               publishedGeometry(current, spec),
                               spec.format()),
                           slot));

@@ -1,10 +1,11 @@
 package io.bloomoperator.build;
 
-import io.bloomoperator.reconcile.BuildLimits;
+import io.bloomoperator.settings.BuildLimits;
 import io.bloomoperator.api.Durations;
 import io.bloomoperator.api.Reasons;
 import io.bloomoperator.assemble.FilterBuilder;
 import io.bloomoperator.assemble.FilterTooLargeException;
+import io.bloomoperator.settings.BuildLimits;
 import io.bloomoperator.source.KeySink;
 import io.bloomoperator.source.KeySource;
 import io.bloomoperator.source.LineBlock;

@@ -8,11 +8,11 @@ import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * Bounds the builds of one namespace in progress at once ({@link
- * BuildLimits#maxBuildsPerNamespace()}). A build occupies one of java-operator-sdk's reconcile
- * threads (a fixed pool, 50 by default in 5.x) from the moment its source is opened, also while a
- * query runs before its first row or a server has not answered yet, when it holds no build slot.
- * Without this bound one namespace with many such filters would occupy every reconcile thread, and
- * no other namespace's filter would even be looked at.
+ * io.bloomoperator.settings.BuildLimits#maxBuildsPerNamespace()}). A build occupies one of
+ * java-operator-sdk's reconcile threads (a fixed pool, 50 by default in 5.x) from the moment its
+ * source is opened, also while a query runs before its first row or a server has not answered yet,
+ * when it holds no build slot. Without this bound one namespace with many such filters would occupy
+ * every reconcile thread, and no other namespace's filter would even be looked at.
  *
  * <p>A reconcile over the bound does not wait on its thread: it is rescheduled after {@link
  * #retryDelay()} and the thread goes back to the pool.

@@ -5,7 +5,7 @@ import io.bloomoperator.api.SnapshotSpec;
 import io.bloomoperator.assemble.BuildWorkers;
 import io.bloomoperator.assemble.FilterBuilder;
 import io.bloomoperator.assemble.FilterTooLargeException;
-import io.bloomoperator.reconcile.OperatorSettings;
+import io.bloomoperator.settings.OperatorSettings;
 import io.bloomoperator.snapshot.BloomFilterBits;
 import io.bloomoperator.snapshot.Ed25519Keys;
 import io.bloomoperator.snapshot.FilterFormat;
@@ -159,7 +159,7 @@ final class BuildCommand implements Callable<Integer> {
   @Option(
       names = "--max-snapshot-bytes",
       paramLabel = "<bytes>",
-      defaultValue = "" + OperatorSettings.DEFAULT_MAX_SNAPSHOT_BYTES,
+      defaultValue = "" + OperatorSettings.Snapshots.DEFAULT_MAX_BYTES,
       description =
           "Refuse filters whose snapshot would be larger (the operator's default "
               + "limit). Default: ${DEFAULT-VALUE}.")

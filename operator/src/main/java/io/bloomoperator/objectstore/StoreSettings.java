@@ -66,7 +66,7 @@ public record StoreSettings(
         cleanupTimeout(env.get("BLOOM_STORE_CLEANUP_TIMEOUT")),
         DEFAULT_REQUEST_TIMEOUT,
         StoreResolver.SYSTEM,
-        io.bloomoperator.settings.EnvNumbers.positive(
+        io.bloomoperator.env.EnvNumbers.positive(
             env,
             "BLOOM_STORE_NAMESPACE_UPLOAD_BYTES_PER_HOUR",
             DEFAULT_NAMESPACE_UPLOAD_BYTES_PER_HOUR),

@@ -19,7 +19,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * Each round trip is latency-bound, not CPU-bound, so a few writers multiply publish throughput.
  *
  * <p>Fairness: one namespace has at most {@code max(1, writers - 1)} chunk writes submitted and not
- * finished at once (the same share as {@link io.bloomoperator.reconcile.BuildLimits build slots}),
+ * finished at once (the same share as {@link io.bloomoperator.settings.BuildLimits build slots}),
  * so with two writers or more a big publish of one namespace always leaves a writer to the others;
  * a publish over its namespace's share waits on its own thread, which holds its build slot anyway.
  *

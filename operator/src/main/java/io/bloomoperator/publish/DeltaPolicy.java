@@ -1,6 +1,6 @@
 package io.bloomoperator.publish;
 
-import io.bloomoperator.settings.EnvNumbers;
+import io.bloomoperator.env.EnvNumbers;
 import io.bloomoperator.snapshot.Manifest;
 import java.util.Map;
 

@@ -1,7 +1,7 @@
 package io.bloomoperator.readers;
 
-import io.bloomoperator.settings.EnvDurations;
-import io.bloomoperator.settings.EnvNumbers;
+import io.bloomoperator.env.EnvDurations;
+import io.bloomoperator.env.EnvNumbers;
 import java.time.Duration;
 import java.util.Map;
 

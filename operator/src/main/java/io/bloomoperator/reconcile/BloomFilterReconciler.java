@@ -40,6 +40,7 @@ import io.bloomoperator.publish.WriteBudgetExceeded;
 import io.bloomoperator.publish.WriteFence;
 import io.bloomoperator.readers.ReaderRollouts;
 import io.bloomoperator.readers.ReaderSettings;
+import io.bloomoperator.settings.OperatorSettings;
 import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.source.KeySource;
 import io.bloomoperator.source.KeySources;
@@ -165,7 +166,8 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
         metrics,
         publisher,
         fence,
-        new ObjectStores(StoreSettings.fromEnvironment(Map.of()), settings.http().egress()));
+        new ObjectStores(
+            StoreSettings.fromEnvironment(Map.of()), settings.sources().http().egress()));
   }
 
   /**
@@ -190,7 +192,7 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
     this.metrics = metrics;
     this.crashes = new BuildCrashes(clock.instant(), metrics);
     this.act = new BuildAndPublish(settings, metrics, ownManifests);
-    this.chunkWriters = ChunkWriters.of(settings.builds().publishWriters());
+    this.chunkWriters = ChunkWriters.of(settings.builds().limits().publishWriters());
   }
 
   /**
@@ -298,7 +300,7 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
               filter.getMetadata().getGeneration(),
               RebuildRequest.pending(filter),
               ctx.spec().refresh(),
-              settings.minPublishInterval(),
+              settings.publishing().minInterval(),
               now);
       PublishedSnapshot current = seen.current();
       Optional<Duration> graceLeft = seen.graceLeft();
@@ -522,7 +524,7 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
       StatusReport report,
       EventRecorder events) {
     String namespace = filter.getMetadata().getNamespace();
-    ResolvedSpec spec = ResolvedSpec.of(filter.getSpec(), settings.minRefreshInterval());
+    ResolvedSpec spec = ResolvedSpec.of(filter.getSpec(), settings.sources().minRefreshInterval());
     CanaryRollout.validate(filter);
     metrics.refreshInterval(filter, spec.refresh());
     KeySource source =
@@ -530,13 +532,16 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
             filter.getSpec().getSource(),
             client,
             new SecretAccess(
-                client, namespace, filter.getMetadata().getName(), settings.secretAccess()),
-            settings.http(),
-            settings.jdbc());
+                client,
+                namespace,
+                filter.getMetadata().getName(),
+                settings.sources().secretAccess()),
+            settings.sources().http(),
+            settings.sources().jdbc());
     // One store per reconcile: reads, the janitor, publishing and re-stamping all go through its
     // fenced, stamped, etcd-budget-charged manifest writer and its chunk store.
     SnapshotStore store =
-        new SnapshotStore(client, filter, settings.signingKey())
+        new SnapshotStore(client, filter, settings.publishing().signingKey())
             .writingAs(publisher, fence)
             .writingChunksWith(chunkWriters)
             .chargingManifestsTo(act.etcdWrites(), clock);
@@ -618,7 +623,7 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
   /** When to wake up besides the refresh: the end of a grace period or the next re-stamp. */
   private Optional<Duration> wake(
       PublishedSnapshot current, Optional<Duration> graceLeft, Instant now) {
-    return SnapshotStore.restampDue(settings.signingKey(), current, now)
+    return SnapshotStore.restampDue(settings.publishing().signingKey(), current, now)
         .map(d -> d.compareTo(Decision.MIN_DELAY) < 0 ? Decision.MIN_DELAY : d)
         .map(d -> graceLeft.filter(g -> g.compareTo(d) < 0).orElse(d))
         .or(() -> graceLeft);
@@ -672,7 +677,8 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
    */
   private PublishedSnapshot restampIfDue(FilterRun ctx, PublishedSnapshot current)
       throws PublishException {
-    if (settings.signingKey() == null || !ctx.store().restampIfDue(current, ctx.now())) {
+    if (settings.publishing().signingKey() == null
+        || !ctx.store().restampIfDue(current, ctx.now())) {
       return current;
     }
     ownManifests.wrote(ctx.filter(), ctx.store().written());

@@ -1,6 +1,6 @@
 package io.bloomoperator.source;
 
-import static io.bloomoperator.settings.EnvNumbers.positive;
+import static io.bloomoperator.env.EnvNumbers.positive;
 
 import io.bloomoperator.api.Durations;
 import java.time.Duration;

@@ -1,6 +1,6 @@
 package io.bloomoperator.source;
 
-import static io.bloomoperator.settings.EnvNumbers.positive;
+import static io.bloomoperator.env.EnvNumbers.positive;
 
 import java.time.Duration;
 import java.util.Map;

@@ -5,8 +5,8 @@ import io.bloomoperator.OperatorMain;
 import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.objectstore.StoreSettings;
 import io.bloomoperator.objectstore.TestStores;
-import io.bloomoperator.reconcile.BuildLimits;
-import io.bloomoperator.reconcile.OperatorSettings;
+import io.bloomoperator.settings.BuildLimits;
+import io.bloomoperator.settings.OperatorSettings;
 import io.bloomoperator.status.ReadyCondition;
 import io.bloomoperator.snapshot.SnapshotNames;
 import io.bloomoperator.source.EgressPolicy;
@@ -148,7 +148,10 @@ public final class ScaleBenchmark {
       env.put("BLOOM_HTTP_MAX_READ_TIME", readTime);
     }
     OperatorSettings settings = OperatorSettings.fromEnvironment(env);
-    settings = settings.withHttp(settings.http().withEgress(EgressPolicy.of("127.0.0.1", null)));
+    settings =
+        settings.toBuilder()
+            .http(settings.sources().http().withEgress(EgressPolicy.of("127.0.0.1", null)))
+            .build();
     // Refreshes are timed from the operator's manifest PUT: the operator gets its own client,
     // through a counting proxy, that records when the PUT is sent.
     AtomicLong putStart = new AtomicLong();

@@ -1,10 +1,11 @@
 package io.bloomoperator.build;
 
-import io.bloomoperator.reconcile.BuildLimits;
+import io.bloomoperator.settings.BuildLimits;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.bloomoperator.api.Reasons;
+import io.bloomoperator.settings.BuildLimits;
 import io.bloomoperator.source.KeySink;
 import io.bloomoperator.source.KeySource;
 import io.bloomoperator.source.SourceException;

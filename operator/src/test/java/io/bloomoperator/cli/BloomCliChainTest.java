@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.common.hash.BloomFilter;
 import com.google.common.hash.Funnels;
-import io.bloomoperator.reconcile.OperatorSettings;
 import io.bloomoperator.reconcile.SnapshotFixtures;
+import io.bloomoperator.settings.OperatorSettings;
 import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.testing.KubeCluster;
 import io.bloomoperator.testing.RealKubernetes;

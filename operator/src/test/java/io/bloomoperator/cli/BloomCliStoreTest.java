@@ -5,8 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.bloomoperator.api.Reasons;
 import io.bloomoperator.objectstore.StoreSettings;
 import io.bloomoperator.objectstore.TestStores;
-import io.bloomoperator.reconcile.OperatorSettings;
 import io.bloomoperator.reconcile.SnapshotFixtures;
+import io.bloomoperator.settings.OperatorSettings;
 import io.bloomoperator.source.EgressPolicy;
 import io.bloomoperator.source.HttpSourceSettings;
 import io.bloomoperator.testing.KubeCluster;
@@ -41,10 +41,11 @@ class BloomCliStoreTest {
   @Order(1)
   static final InProcessOperator OPERATOR =
       InProcessOperator.withSettings(
-              OperatorSettings.defaults()
-                  .withHttp(
+              OperatorSettings.builder()
+                  .http(
                       HttpSourceSettings.defaults()
-                          .withEgress(EgressPolicy.of("127.0.0.1/32", null))))
+                          .withEgress(EgressPolicy.of("127.0.0.1/32", null)))
+                  .build())
           .withStores(StoreSettings.fromEnvironment(Map.of()).inNamespace(OPERATOR_NAMESPACE))
           .beforeStart(
               client ->

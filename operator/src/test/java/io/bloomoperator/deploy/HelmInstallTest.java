@@ -8,8 +8,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.bloomoperator.OperatorMain;
-import io.bloomoperator.reconcile.OperatorSettings;
 import io.bloomoperator.runtime.RuntimeOptions;
+import io.bloomoperator.settings.OperatorSettings;
 import io.bloomoperator.snapshot.Ed25519Keys;
 import io.bloomoperator.snapshot.ManifestSignature;
 import io.bloomoperator.snapshot.SnapshotConfigMaps;
@@ -234,7 +234,7 @@ class HelmInstallTest {
       assertThat(asDeployed.namespaces()).containsExactly(watched);
       assertThat(asDeployed.leaderElection()).isTrue();
       OperatorSettings settings = OperatorSettings.fromEnvironment(env);
-      assertThat(settings.signingKey()).isNotNull();
+      assertThat(settings.publishing().signingKey()).isNotNull();
 
       try (KubernetesClient asOperator =
           InstallManifests.asServiceAccount(cluster, home, release)) {

@@ -6,8 +6,8 @@ import static org.awaitility.Awaitility.await;
 
 import io.bloomoperator.OperatorMain;
 import io.bloomoperator.api.BloomFilter;
-import io.bloomoperator.reconcile.OperatorSettings;
 import io.bloomoperator.runtime.RuntimeOptions;
+import io.bloomoperator.settings.OperatorSettings;
 import io.bloomoperator.snapshot.SnapshotNames;
 import io.bloomoperator.testing.KubeCluster;
 import io.bloomoperator.testing.RealKubernetes;

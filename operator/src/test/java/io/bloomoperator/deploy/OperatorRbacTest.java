@@ -5,8 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.bloomoperator.OperatorMain;
-import io.bloomoperator.reconcile.OperatorSettings;
 import io.bloomoperator.runtime.RuntimeOptions;
+import io.bloomoperator.settings.OperatorSettings;
 import io.bloomoperator.testing.KubeCluster;
 import io.bloomoperator.testing.RealKubernetes;
 import io.bloomoperator.testing.RealKubernetesExtension;

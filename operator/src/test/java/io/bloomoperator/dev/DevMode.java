@@ -1,7 +1,7 @@
 package io.bloomoperator.dev;
 
 import io.bloomoperator.OperatorMain;
-import io.bloomoperator.reconcile.OperatorSettings;
+import io.bloomoperator.settings.OperatorSettings;
 import io.bloomoperator.testing.KubeCluster;
 import io.bloomoperator.testing.RealKubernetesExtension;
 import io.fabric8.kubernetes.api.model.HasMetadata;

@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.bloomoperator.OperatorMain;
-import io.bloomoperator.reconcile.OperatorSettings;
 import io.bloomoperator.reconcile.SnapshotFixtures;
+import io.bloomoperator.settings.OperatorSettings;
 import io.bloomoperator.snapshot.SnapshotNames;
 import io.bloomoperator.testing.cluster.RestartableCluster;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;

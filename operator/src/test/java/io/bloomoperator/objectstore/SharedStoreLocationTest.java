@@ -11,7 +11,7 @@ import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.api.BloomStore;
 import io.bloomoperator.api.Reasons;
 import io.bloomoperator.publish.PublishedSnapshot;
-import io.bloomoperator.reconcile.OperatorSettings;
+import io.bloomoperator.settings.OperatorSettings;
 import io.bloomoperator.snapshot.BloomFilterBits;
 import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.snapshot.SnapshotDecoder;
@@ -60,10 +60,11 @@ class SharedStoreLocationTest {
   @Order(1)
   static final InProcessOperator OPERATOR =
       InProcessOperator.withSettings(
-              OperatorSettings.defaults()
-                  .withHttp(
+              OperatorSettings.builder()
+                  .http(
                       HttpSourceSettings.defaults()
-                          .withEgress(EgressPolicy.of("127.0.0.1/32", null))))
+                          .withEgress(EgressPolicy.of("127.0.0.1/32", null)))
+                  .build())
           .withStores(
               StoreSettings.fromEnvironment(Map.of())
                   .inNamespace(OPERATOR_NAMESPACE)

@@ -8,7 +8,7 @@ import static io.bloomoperator.reconcile.SnapshotFixtures.ready;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.bloomoperator.api.Reasons;
-import io.bloomoperator.reconcile.OperatorSettings;
+import io.bloomoperator.settings.OperatorSettings;
 import io.bloomoperator.status.ReadyCondition;
 import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.source.EgressPolicy;
@@ -68,10 +68,11 @@ class StoreDnsRebindingTest {
   @Order(1)
   static final InProcessOperator OPERATOR =
       InProcessOperator.withSettings(
-              OperatorSettings.defaults()
-                  .withHttp(
+              OperatorSettings.builder()
+                  .http(
                       HttpSourceSettings.defaults()
-                          .withEgress(EgressPolicy.of("127.0.0.1/32", null))))
+                          .withEgress(EgressPolicy.of("127.0.0.1/32", null)))
+                  .build())
           .withStores(
               StoreSettings.fromEnvironment(Map.of())
                   .inNamespace(OPERATOR_NAMESPACE)

@@ -11,7 +11,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.bloomoperator.api.Reasons;
-import io.bloomoperator.reconcile.OperatorSettings;
+import io.bloomoperator.settings.OperatorSettings;
 import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.snapshot.SnapshotNames;
 import io.bloomoperator.source.EgressPolicy;
@@ -68,9 +68,11 @@ class StoreEndToEndTest {
   static final InProcessOperator OPERATOR =
       InProcessOperator.withSettings(
               OperatorSettings.fromEnvironment(Map.of("BLOOM_MIN_PUBLISH_INTERVAL", "0"))
-                  .withHttp(
+                  .toBuilder()
+                  .http(
                       HttpSourceSettings.defaults()
-                          .withEgress(EgressPolicy.of("127.0.0.1/32", null))))
+                          .withEgress(EgressPolicy.of("127.0.0.1/32", null)))
+                  .build())
           .withStores(StoreSettings.fromEnvironment(Map.of()).inNamespace(OPERATOR_NAMESPACE))
           .beforeStart(StoreEndToEndTest::writerCredentials);
 

@@ -9,7 +9,7 @@ import static io.bloomoperator.reconcile.SnapshotFixtures.sourceConfigMap;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.bloomoperator.api.Reasons;
-import io.bloomoperator.reconcile.OperatorSettings;
+import io.bloomoperator.settings.OperatorSettings;
 import io.bloomoperator.status.ReadyCondition;
 import io.bloomoperator.snapshot.StoreObjectKeys;
 import io.bloomoperator.source.EgressPolicy;
@@ -48,9 +48,11 @@ class StoreSnapshotBoundTest {
                       Map.of(
                           "BLOOM_MAX_SNAPSHOT_BYTES", "4096",
                           "BLOOM_MAX_STORE_SNAPSHOT_BYTES", "65536"))
-                  .withHttp(
+                  .toBuilder()
+                  .http(
                       HttpSourceSettings.defaults()
-                          .withEgress(EgressPolicy.of("127.0.0.1/32", null))))
+                          .withEgress(EgressPolicy.of("127.0.0.1/32", null)))
+                  .build())
           .withStores(StoreSettings.fromEnvironment(Map.of()).inNamespace(OPERATOR_NAMESPACE))
           .beforeStart(
               client ->

@@ -12,7 +12,7 @@ import io.bloomoperator.api.BloomStore;
 import io.bloomoperator.api.BloomStoreSpec;
 import io.bloomoperator.api.Reasons;
 import io.bloomoperator.cli.BloomCli;
-import io.bloomoperator.reconcile.OperatorSettings;
+import io.bloomoperator.settings.OperatorSettings;
 import io.bloomoperator.status.ReadyCondition;
 import io.bloomoperator.snapshot.LoadFailureReason;
 import io.bloomoperator.snapshot.Manifest;
@@ -83,10 +83,11 @@ class StoreTlsTest {
   @Order(1)
   static final InProcessOperator OPERATOR =
       InProcessOperator.withSettings(
-              OperatorSettings.defaults()
-                  .withHttp(
+              OperatorSettings.builder()
+                  .http(
                       HttpSourceSettings.defaults()
-                          .withEgress(EgressPolicy.of("127.0.0.1/32, ::1/128", null))))
+                          .withEgress(EgressPolicy.of("127.0.0.1/32, ::1/128", null)))
+                  .build())
           .withStores(StoreSettings.fromEnvironment(Map.of()).inNamespace(OPERATOR_NAMESPACE))
           .beforeStart(StoreTlsTest::setUp);
 

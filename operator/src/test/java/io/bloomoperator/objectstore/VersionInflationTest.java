@@ -11,7 +11,7 @@ import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.api.ReaderStatus;
 import io.bloomoperator.api.Reasons;
 import io.bloomoperator.readers.ReaderSettings;
-import io.bloomoperator.reconcile.OperatorSettings;
+import io.bloomoperator.settings.OperatorSettings;
 import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.snapshot.ManifestCopy;
 import io.bloomoperator.snapshot.SnapshotConfigMaps;
@@ -59,9 +59,11 @@ class VersionInflationTest {
   static final InProcessOperator OPERATOR =
       InProcessOperator.withSettings(
               OperatorSettings.fromEnvironment(Map.of("BLOOM_MIN_PUBLISH_INTERVAL", "0"))
-                  .withHttp(
+                  .toBuilder()
+                  .http(
                       HttpSourceSettings.defaults()
-                          .withEgress(EgressPolicy.of("127.0.0.1/32", null))))
+                          .withEgress(EgressPolicy.of("127.0.0.1/32", null)))
+                  .build())
           .withStores(StoreSettings.fromEnvironment(Map.of()).inNamespace(OPERATOR_NAMESPACE))
           .withReaderSettings(
               new ReaderSettings(

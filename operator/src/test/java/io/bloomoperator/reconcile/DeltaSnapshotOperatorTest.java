@@ -13,6 +13,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.google.common.hash.BloomFilter;
 import com.google.common.hash.Funnels;
+import io.bloomoperator.settings.OperatorSettings;
 import io.bloomoperator.snapshot.BloomFilterBits;
 import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.snapshot.SnapshotConfigMaps;

@@ -9,6 +9,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.api.Reasons;
+import io.bloomoperator.settings.OperatorSettings;
 import io.bloomoperator.testing.RealKubernetes;
 import io.bloomoperator.testing.TestNamespace;
 import io.bloomoperator.testing.operator.InProcessOperator;

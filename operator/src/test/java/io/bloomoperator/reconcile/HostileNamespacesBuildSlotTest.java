@@ -9,6 +9,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.api.Reasons;
+import io.bloomoperator.settings.OperatorSettings;
 import io.bloomoperator.source.JdbcTestSettings;
 import io.bloomoperator.source.SecretAccess;
 import io.bloomoperator.testing.RealKubernetes;
@@ -57,7 +58,9 @@ class HostileNamespacesBuildSlotTest {
           OperatorSettings.fromEnvironment(
                   Map.of("BLOOM_SOURCE_STALL_TIMEOUT", "5s", "BLOOM_MAX_BUILDS_PER_NAMESPACE", "2"))
               // The test database listens on loopback, which the operator refuses by default.
-              .withJdbc(JdbcTestSettings.LOOPBACK));
+              .toBuilder()
+              .jdbc(JdbcTestSettings.LOOPBACK)
+              .build());
 
   @Test
   void twoStallingNamespacesDoNotKeepAThirdFromPublishing(KubernetesClient client, TestNamespace ns)

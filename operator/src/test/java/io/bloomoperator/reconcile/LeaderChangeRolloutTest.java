@@ -17,6 +17,7 @@ import io.bloomoperator.publish.ManifestWriter;
 import io.bloomoperator.publish.RetainedVersions;
 import io.bloomoperator.readers.ReaderSettings;
 import io.bloomoperator.runtime.RuntimeOptions;
+import io.bloomoperator.settings.OperatorSettings;
 import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.snapshot.SnapshotNames;
 import io.bloomoperator.testing.KubeCluster;

@@ -9,6 +9,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.bloomoperator.api.Reasons;
 import io.bloomoperator.publish.WriteBudget;
+import io.bloomoperator.settings.OperatorSettings;
 import io.bloomoperator.snapshot.SnapshotNames;
 import io.bloomoperator.testing.RealKubernetes;
 import io.bloomoperator.testing.TestNamespace;

@@ -7,6 +7,7 @@ import static io.bloomoperator.reconcile.SnapshotFixtures.ready;
 import static io.bloomoperator.reconcile.SnapshotFixtures.sourceConfigMap;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.bloomoperator.settings.OperatorSettings;
 import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.testing.RealKubernetes;
 import io.bloomoperator.testing.RequestLog;

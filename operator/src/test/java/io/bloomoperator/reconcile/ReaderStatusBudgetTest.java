@@ -9,6 +9,7 @@ import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.api.Reasons;
 import io.bloomoperator.api.SourceSpec;
 import io.bloomoperator.readers.ReaderSettings;
+import io.bloomoperator.settings.OperatorSettings;
 import io.bloomoperator.testing.RealKubernetes;
 import io.bloomoperator.testing.TestNamespace;
 import io.bloomoperator.testing.operator.InProcessOperator;

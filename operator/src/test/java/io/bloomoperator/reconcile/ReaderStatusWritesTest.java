@@ -10,6 +10,7 @@ import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.api.ReaderCount;
 import io.bloomoperator.api.ReaderStatus;
 import io.bloomoperator.readers.ReaderSettings;
+import io.bloomoperator.settings.OperatorSettings;
 import io.bloomoperator.snapshot.ReaderReport;
 import io.bloomoperator.snapshot.ReaderReports;
 import io.bloomoperator.testing.KubeCluster;

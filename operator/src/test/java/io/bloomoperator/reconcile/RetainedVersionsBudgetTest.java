@@ -10,6 +10,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.api.Reasons;
 import io.bloomoperator.publish.RetainedVersions;
+import io.bloomoperator.settings.OperatorSettings;
 import io.bloomoperator.snapshot.SnapshotNames;
 import io.bloomoperator.testing.RealKubernetes;
 import io.bloomoperator.testing.TestNamespace;

@@ -12,6 +12,7 @@ import static org.awaitility.Awaitility.await;
 import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.api.Reasons;
 import io.bloomoperator.publish.SigningKeySecret;
+import io.bloomoperator.settings.OperatorSettings;
 import io.bloomoperator.snapshot.BloomFilterBits;
 import io.bloomoperator.snapshot.Ed25519Keys;
 import io.bloomoperator.snapshot.KeyType;
@@ -66,7 +67,9 @@ class SignedManifestOperatorTest {
   @RegisterExtension
   static final InProcessOperator OPERATOR =
       InProcessOperator.withSettings(
-              OperatorSettings.defaults().withSigningKey(new SigningKeySecret(OPERATOR_NS, SECRET)))
+              OperatorSettings.builder()
+                  .signingKey(new SigningKeySecret(OPERATOR_NS, SECRET))
+                  .build())
           .beforeStart(
               client -> {
                 client

@@ -1,6 +1,7 @@
 package io.bloomoperator.reconcile;
 
 import io.bloomoperator.publish.SigningKeySecret;
+import io.bloomoperator.settings.OperatorSettings;
 import io.bloomoperator.snapshot.Ed25519Keys;
 import io.bloomoperator.testing.operator.InProcessOperator;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
@@ -20,7 +21,7 @@ final class SigningOperator {
    * secret} names (its namespace is created before the operator starts and deleted after).
    */
   static InProcessOperator signingWith(SigningKeySecret secret, KeyPair key) {
-    return InProcessOperator.withSettings(OperatorSettings.defaults().withSigningKey(secret))
+    return InProcessOperator.withSettings(OperatorSettings.builder().signingKey(secret).build())
         .beforeStart(
             client -> {
               client

@@ -11,6 +11,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.google.common.hash.BloomFilter;
 import com.google.common.hash.Funnels;
+import io.bloomoperator.settings.OperatorSettings;
 import io.bloomoperator.snapshot.FilterFormat;
 import io.bloomoperator.snapshot.KeyType;
 import io.bloomoperator.snapshot.Manifest;

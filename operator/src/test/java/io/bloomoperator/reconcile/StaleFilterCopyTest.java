@@ -10,6 +10,7 @@ import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.api.RetainedVersion;
 import io.bloomoperator.publish.RetainedVersions;
 import io.bloomoperator.publish.WriteFence;
+import io.bloomoperator.settings.OperatorSettings;
 import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.snapshot.SnapshotNames;
 import io.bloomoperator.testing.RealKubernetes;

@@ -8,6 +8,7 @@ import static io.bloomoperator.reconcile.SnapshotFixtures.snapshotConfigMaps;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.bloomoperator.api.Reasons;
+import io.bloomoperator.settings.OperatorSettings;
 import io.bloomoperator.snapshot.SnapshotNames;
 import io.bloomoperator.source.SecretAccess;
 import io.bloomoperator.testing.RealKubernetes;

@@ -65,7 +65,7 @@ class CanaryRolloutTest {
       // No minimum time between publishes: the figure compares the canary with a plain publish,
       // not with the publish interval.
       InProcessOperator.withSettings(
-              io.bloomoperator.reconcile.OperatorSettings.fromEnvironment(
+              io.bloomoperator.settings.OperatorSettings.fromEnvironment(
                   Map.of("BLOOM_MIN_PUBLISH_INTERVAL", "0")))
           .withReaderSettings(
               new ReaderSettings(

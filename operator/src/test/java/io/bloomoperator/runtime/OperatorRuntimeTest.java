@@ -5,7 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.bloomoperator.OperatorMain;
 import io.bloomoperator.api.BloomFilter;
-import io.bloomoperator.reconcile.OperatorSettings;
+import io.bloomoperator.settings.OperatorSettings;
 import io.bloomoperator.status.ReadyCondition;
 import io.bloomoperator.testing.KubeCluster;
 import io.bloomoperator.testing.RealKubernetes;

@@ -185,12 +185,13 @@ class EgressPolicyTest {
             () -> HttpSourceSettings.fromEnvironment(Map.of("BLOOM_HTTP_MAX_READ_TIME", "forever")))
         .hasMessageContaining("BLOOM_HTTP_MAX_READ_TIME");
     assertThat(
-            io.bloomoperator.reconcile.OperatorSettings.fromEnvironment(
+            io.bloomoperator.settings.OperatorSettings.fromEnvironment(
                     Map.of("BLOOM_HTTP_MAX_BODY_BYTES", "5"))
+                .sources()
                 .http()
                 .maxBodyBytes())
         .isEqualTo(5);
-    assertThat(io.bloomoperator.reconcile.OperatorSettings.defaults().http())
+    assertThat(io.bloomoperator.settings.OperatorSettings.defaults().sources().http())
         .isEqualTo(HttpSourceSettings.defaults());
   }
 }

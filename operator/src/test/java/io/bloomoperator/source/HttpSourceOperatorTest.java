@@ -18,7 +18,7 @@ import com.google.common.hash.Funnels;
 import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.api.HttpSourceSpec;
 import io.bloomoperator.api.Reasons;
-import io.bloomoperator.reconcile.OperatorSettings;
+import io.bloomoperator.settings.OperatorSettings;
 import io.bloomoperator.status.ReadyCondition;
 import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.snapshot.SnapshotNames;
@@ -64,7 +64,7 @@ class HttpSourceOperatorTest {
   @RegisterExtension
   @Order(2)
   static final InProcessOperator OPERATOR =
-      InProcessOperator.withSettings(OperatorSettings.defaults().withHttp(SETTINGS));
+      InProcessOperator.withSettings(OperatorSettings.builder().http(SETTINGS).build());
 
   private final HttpTestServer server = new HttpTestServer();
 

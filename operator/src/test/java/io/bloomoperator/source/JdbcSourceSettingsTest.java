@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.bloomoperator.api.JdbcSourceSpec;
-import io.bloomoperator.reconcile.OperatorSettings;
+import io.bloomoperator.settings.OperatorSettings;
 import java.time.Duration;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -49,6 +49,7 @@ class JdbcSourceSettingsTest {
         .hasMessageContaining("BLOOM_JDBC_MAX_QUERY_TIME");
     assertThat(
             OperatorSettings.fromEnvironment(Map.of("BLOOM_JDBC_MAX_FETCH_SIZE", "7"))
+                .sources()
                 .jdbc()
                 .maxFetchSize())
         .isEqualTo(7);

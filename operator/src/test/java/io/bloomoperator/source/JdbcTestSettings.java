@@ -1,6 +1,6 @@
 package io.bloomoperator.source;
 
-import io.bloomoperator.reconcile.OperatorSettings;
+import io.bloomoperator.settings.OperatorSettings;
 
 /** Settings for jdbc sources against the test servers, which listen on loopback. */
 public final class JdbcTestSettings {
@@ -14,7 +14,7 @@ public final class JdbcTestSettings {
 
   /** The operator's defaults with {@link #LOOPBACK} for jdbc sources. */
   public static OperatorSettings operator() {
-    return OperatorSettings.defaults().withJdbc(LOOPBACK);
+    return OperatorSettings.builder().jdbc(LOOPBACK).build();
   }
 
   private JdbcTestSettings() {}

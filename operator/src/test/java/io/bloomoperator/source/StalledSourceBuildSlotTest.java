@@ -6,7 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.bloomoperator.api.BloomFilter;
-import io.bloomoperator.reconcile.OperatorSettings;
+import io.bloomoperator.settings.OperatorSettings;
 import io.bloomoperator.testing.RealKubernetes;
 import io.bloomoperator.testing.TestNamespace;
 import io.bloomoperator.testing.operator.InProcessOperator;
@@ -35,8 +35,9 @@ class StalledSourceBuildSlotTest {
   @RegisterExtension
   static final InProcessOperator OPERATOR =
       InProcessOperator.withSettings(
-          OperatorSettings.fromEnvironment(Map.of("BLOOM_MAX_CONCURRENT_BUILDS", "1"))
-              .withHttp(HttpSourceOperatorTest.SETTINGS));
+          OperatorSettings.fromEnvironment(Map.of("BLOOM_MAX_CONCURRENT_BUILDS", "1")).toBuilder()
+              .http(HttpSourceOperatorTest.SETTINGS)
+              .build());
 
   private final HttpTestServer server = new HttpTestServer();
   private final CountDownLatch release = new CountDownLatch(1);

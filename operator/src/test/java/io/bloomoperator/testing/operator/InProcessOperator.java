@@ -3,8 +3,8 @@ package io.bloomoperator.testing.operator;
 import io.bloomoperator.OperatorMain;
 import io.bloomoperator.objectstore.StoreSettings;
 import io.bloomoperator.readers.ReaderSettings;
-import io.bloomoperator.reconcile.OperatorSettings;
 import io.bloomoperator.runtime.RuntimeOptions;
+import io.bloomoperator.settings.OperatorSettings;
 import io.bloomoperator.testing.KubeCluster;
 import io.bloomoperator.testing.RequestLog;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -24,7 +24,7 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  * <pre>{@code
  * @RegisterExtension
  * static final InProcessOperator OPERATOR = InProcessOperator.withSettings(
- *     OperatorSettings.defaults().withHttp(SETTINGS));
+ *     OperatorSettings.builder().http(SETTINGS).build());
  * }</pre>
  *
  * <p>{@link #stop()} and {@link #start()} let a test do something while no operator runs (what a

@@ -1,10 +1,11 @@
-package io.bloomoperator.settings;
+package io.bloomoperator.env;
 
 import java.util.Map;
 
 /**
- * Whole numbers read from the operator's environment. A package of its own so that every settings
- * record (reconcile, publish, source) parses them the same way without importing each other.
+ * Whole numbers read from the operator's environment. A package of its own, below every other, so
+ * that each package's settings record (publish, source, readers, objectstore, settings) parses them
+ * the same way without importing each other.
  */
 public final class EnvNumbers {
 

@@ -1,16 +1,16 @@
-package io.bloomoperator.reconcile;
+package io.bloomoperator.settings;
 
-import static io.bloomoperator.settings.EnvNumbers.positive;
+import static io.bloomoperator.env.EnvNumbers.positive;
 
-import io.bloomoperator.settings.EnvDurations;
+import io.bloomoperator.env.EnvDurations;
 import java.time.Duration;
 import java.util.Map;
 
 /**
  * How much of the operator's shared build capacity one build and one namespace may hold, so that no
- * tenant's source can keep every other tenant's filters from building (see {@link BuildSlots} and
- * {@link BuildGuard}). Set by the administrator (environment variables, docs/configuration.md); no
- * BloomFilter field can raise them.
+ * tenant's source can keep every other tenant's filters from building (enforced by {@code
+ * BuildSlots} and {@code BuildGuard} in the reconciler). Set by the administrator (environment
+ * variables, docs/configuration.md); no BloomFilter field can raise them.
  *
  * @param maxBuildsPerNamespace builds of one namespace in progress at once, from the moment the
  *     source is opened (before its first key) to the end of the publish: each holds one of
