@@ -1,7 +1,5 @@
 package io.bloomoperator.api;
 
-import io.bloomoperator.rollout.CanaryRollout;
-import io.bloomoperator.rollout.RolloutGate;
 
 /**
  * On-demand rebuilds: setting the annotation {@value #ANNOTATION} to a new value (e.g. a timestamp)

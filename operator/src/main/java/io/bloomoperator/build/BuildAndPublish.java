@@ -2,7 +2,8 @@ package io.bloomoperator.build;
 
 import io.bloomoperator.settings.OperatorSettings;
 import io.bloomoperator.metrics.BuildMetrics;
-import io.bloomoperator.rollout.CanaryRollout;
+import io.bloomoperator.rollout.Canaries;
+import io.bloomoperator.rollout.HoldPolicies;
 import io.bloomoperator.rollout.RolloutGate;
 import io.bloomoperator.run.FilterRun;
 import io.bloomoperator.api.HeldBuild;
@@ -63,6 +64,12 @@ public final class BuildAndPublish {
   /** Charges a new version's writes where they go, for publishes and roll-backs alike. */
   private final PublishCharges charges;
 
+  /** What a publish tells the status, events and metrics. */
+  private final PublishReports reports;
+
+  /** Reads the source into a new filter, in a slot. */
+  private final SourceBuild sourceBuild;
+
   /** The same budget, charged with status writes. */
   private final StatusBudget statusBudget;
 
@@ -85,10 +92,17 @@ public final class BuildAndPublish {
     this.writeBudget = new WriteBudget(settings.publishing().writes(), metrics::etcdWritten);
     this.charges = new PublishCharges(writeBudget);
     this.statusBudget = new StatusBudget(writeBudget);
+    this.reports = new PublishReports(metrics);
+    this.sourceBuild = new SourceBuild(settings, metrics, buildWorkers, statusBudget);
     this.payloads = new PublishedPayloads(settings.snapshots().maxBytes(true));
   }
 
   /** The write budget of status writes, shared with the publishes' ({@link StatusBudget}). */
+  /** How every new version's writes are charged, publishes and republishes alike. */
+  public PublishCharges charges() {
+    return charges;
+  }
+
   public StatusBudget statusBudget() {
     return statusBudget;
   }
@@ -133,14 +147,14 @@ public final class BuildAndPublish {
           ctx.name());
       return Optional.empty();
     }
-    BuildEvents events = ctx.buildEvents();
+    BuildEvents events = new BuildEvents(ctx.events(), ctx.filter());
     String source = ctx.source().description();
     events.started(source, routine);
     // The slot is taken inside the build, once the source delivers keys, and held until the
     // publish is done: the bit array lives that long.
     try (NamespaceBuilds.Entry entry = place.get();
         BuildSlots.Slot slot = buildSlots.slot(ctx.namespace())) {
-      FilterBuilder.Result built = buildFilter(ctx, current, slot);
+      FilterBuilder.Result built = sourceBuild.build(ctx, current, slot);
       Optional<HeldBuild> held = hold(ctx, current, built, token);
       if (held.isPresent()) {
         ctx.report().published(current);
@@ -150,155 +164,40 @@ public final class BuildAndPublish {
       long start = System.nanoTime();
       Published outcome = publish(ctx, built, current, token);
       ownManifests.wrote(ctx.filter(), outcome.state());
+      Duration took = Duration.ofNanos(System.nanoTime() - start);
       if (outcome.canary() != null) {
-        Manifest canary = outcome.canary();
-        metrics.published(
-            ctx.filter(), canary.versionBytes(), Duration.ofNanos(System.nanoTime() - start));
-        String message =
-            "canary version "
-                + canary.version()
-                + " ("
-                + built.keys()
-                + " keys from "
-                + source
-                + ") announced to "
-                + CanaryRollout.percent(ctx.filter())
-                + " % of the readers; version "
-                + current.manifest().version()
-                + " serves the others";
-        LOG.info("{}/{}: {}", ctx.namespace(), ctx.name(), message);
-        ctx.events().normal(ctx.filter(), CanaryRollout.EVENT_STARTED, message);
-        ctx.report().published(outcome.state());
-        ctx.report().built(built);
-        ctx.report().held(null);
-        ctx.report()
-            .canary(CanaryRollout.started(ctx.filter(), canary, token, ctx.now(), ctx.now()));
-        return Optional.of(outcome);
-      }
-      Manifest manifest = outcome.state().manifest();
-      if (outcome.plan().newVersion()) {
-        metrics.published(
-            ctx.filter(), manifest.versionBytes(), Duration.ofNanos(System.nanoTime() - start));
-        events.published(manifest, built, source);
+        reports.announced(ctx, built, outcome.state(), outcome.canary(), current, token, took);
       } else {
-        metrics.unchanged();
-        events.unchanged(manifest, built, source, routine);
-        LOG.info(
-            "{}/{}: rebuilt from {}, content unchanged (version {})",
-            ctx.namespace(),
-            ctx.name(),
-            source,
-            manifest.version());
-      }
-      ctx.report().published(outcome.state());
-      ctx.report().built(built);
-      ctx.report().held(null);
-      if (outcome.plan().newVersion()) {
-        ctx.report().retained(RetainedVersions.of(outcome.state().configMap()));
-      }
-      if (RolloutGate.approval(ctx.filter()) != null) {
-        ctx.report().approved(RolloutGate.approval(ctx.filter()));
+        reports.published(ctx, built, outcome.state(), outcome.plan(), routine, took);
       }
       return Optional.of(outcome);
     }
   }
 
-  /**
-   * The record of {@code built} when the rollout controls hold it ({@link RolloutGate}); empty to
-   * publish it. Neither the first version (readers have none to keep) nor a build whose payload is
-   * the published one (confirming it writes no version) is held. A held build's chunks are not
-   * written: it costs no etcd bytes and no namespace budget while held, and releasing it builds
-   * again from the source (an approval names the sha256, so only the same content is published
-   * without the guard).
-   */
+  /** The record of {@code built} when the rollout controls hold it ({@link HoldPolicies}). */
   private Optional<HeldBuild> hold(
       FilterRun ctx, PublishedSnapshot current, FilterBuilder.Result built, String token) {
     Manifest published = current == null ? null : current.manifest();
-    if (published == null) {
-      return Optional.empty(); // no version that readers could keep
-    }
-    String sha256 = SnapshotEncoder.sha256(built.bits());
-    if (sha256.equals(published.sha256())) {
-      return Optional.empty();
-    }
-    Optional<String> reason =
-        CanaryRollout.withdrawnContent(ctx.filter(), ctx.report().canary(), sha256)
-            .or(() -> RolloutGate.holdReason(ctx.filter(), published, built.keys(), sha256));
-    if (reason.isEmpty()) {
-      return Optional.empty();
-    }
-    HeldBuild held = new HeldBuild();
-    held.setReason(reason.get());
-    held.setKeys(built.keys());
-    held.setPublishedKeys(published.keyCount());
-    held.setSha256(sha256);
-    held.setBuiltAt(ctx.now().toString());
-    held.setSourceToken(token);
-    held.setSpecGeneration(ctx.filter().getMetadata().getGeneration());
-    LOG.info(
-        "{}/{}: build of {} keys held ({}), version {} keeps serving",
-        ctx.namespace(),
-        ctx.name(),
-        built.keys(),
-        reason.get(),
-        published.version());
-    return Optional.of(held);
-  }
-
-  /**
-   * Publishes the payload of the retained version {@code target} as a new version ({@link
-   * SnapshotStore#rollBack}), charged to the write budget like any publish.
-   */
-  public PublishedSnapshot rollBack(
-      FilterRun ctx, PublishedSnapshot current, Manifest target, String token)
-      throws PublishException {
-    // The payload is no new build: the record keeps the last build's time.
-    return rollBack(
-        ctx,
-        current,
-        target,
-        new SnapshotStore.BuildRecord(
+    Optional<HeldBuild> held =
+        HoldPolicies.hold(
+            new HoldPolicies.Build(
+                ctx.filter(),
+                ctx.report().canary(),
+                published,
+                built.keys(),
+                SnapshotEncoder.sha256(built.bits())),
             token,
-            ctx.filter().getMetadata().getGeneration(),
-            current.builtAt() != null ? current.builtAt() : ctx.now()));
-  }
-
-  /**
-   * As {@link #rollBack(FilterRun, PublishedSnapshot, Manifest, String)}, with {@code record}
-   * as the new manifest's build record.
-   */
-  public PublishedSnapshot rollBack(
-      FilterRun ctx,
-      PublishedSnapshot current,
-      Manifest target,
-      SnapshotStore.BuildRecord record)
-      throws PublishException {
-    long version =
-        io.bloomoperator.publish.VersionNumbering.next(
-            Math.max(current.manifest().version(), ctx.report().lastKnownVersion()));
-    // One delta chunk (a header) and the manifest, charged as any publish's.
-    PublishedSnapshot written;
-    try (StoreReservations.Reservation reserved =
-        charges.newVersion(
-            ctx.store(),
-            ctx.namespace(),
-            ctx.name(),
-            WriteBudget.Limits.cost(SnapshotDelta.HEADER_BYTES, 2),
-            SnapshotDelta.HEADER_BYTES,
-            ctx.now())) {
-      written =
-          ctx.store()
-              .rollBack(
-                  target,
-                  version,
-                  ctx.spec().chunkSize(),
-                  PublishPlan.createdAt(current.manifest(), ctx.now()),
-                  current,
-                  record);
-    }
-    ownManifests.wrote(ctx.filter(), written);
-    metrics.published(ctx.filter(), written.manifest().versionBytes(), Duration.ZERO);
-    return written;
+            ctx.now());
+    held.ifPresent(
+        h ->
+            LOG.info(
+                "{}/{}: build of {} keys held ({}), version {} keeps serving",
+                ctx.namespace(),
+                ctx.name(),
+                built.keys(),
+                h.getReason(),
+                published.version()));
+    return held;
   }
 
   /**
@@ -344,10 +243,10 @@ public final class BuildAndPublish {
             ctx.now());
     SnapshotStore.BuildRecord record =
         new SnapshotStore.BuildRecord(token, ctx.filter().getMetadata().getGeneration(), ctx.now());
-    int canaryPercent = CanaryRollout.percent(ctx.filter());
+    int canaryPercent = Canaries.percent(ctx.filter());
     boolean canary =
         canaryPercent > 0 && plan.newVersion() && current != null && current.manifest() != null;
-    PublishedSnapshot state;
+    SnapshotStore.Written written;
     try (StoreReservations.Reservation reserved =
         plan.newVersion()
             ? charges.newVersion(
@@ -358,19 +257,22 @@ public final class BuildAndPublish {
                 plan.writtenBytes(),
                 ctx.now())
             : StoreReservations.Reservation.NONE) {
-      state =
+      written =
           canary
               ? ctx.store()
                   .applyAsCanary(
                       plan, facts, built.bits(), built.keys(), current, record, canaryPercent)
-              : ctx.store().apply(plan, facts, built.bits(), built.keys(), current, record);
+              : new SnapshotStore.Written(
+                  ctx.store().apply(plan, facts, built.bits(), built.keys(), current, record),
+                  null);
     }
+    PublishedSnapshot state = written.state();
     if (state != null
         && state.manifest() != null
         && state.manifest().sha256().equals(facts.sha256())) {
       payloads.published(uid, state.manifest(), built.bits());
     }
-    return new Published(plan, state, null, canary ? ctx.store().writtenCanary() : null);
+    return new Published(plan, state, null, written.canary());
   }
 
   /**
@@ -384,70 +286,5 @@ public final class BuildAndPublish {
     return RetainedVersions.of(current.configMap())
         .after(current.manifest(), SnapshotStore.keepVersions(ctx.filter()))
         .storedBytesBeyond(current.manifest());
-  }
-
-  private FilterBuilder.Result buildFilter(
-      FilterRun ctx, PublishedSnapshot current, BuildSlots.Slot slot)
-      throws SourceException, PublishException {
-    ResolvedSpec spec = ctx.spec();
-    boolean inObjectStore = ctx.store().storeName() != null;
-    BuildProgressReporter progress =
-        new BuildProgressReporter(ctx.client(), ctx.filter(), statusBudget);
-    progress.started(ctx.report().buildStarting());
-    try (BuildGuard guard = new BuildGuard(ctx.source(), settings.builds().limits(), slot)) {
-      FilterBuilder.Result built =
-          guard.run(
-              guarded ->
-                  new FilterBuilder(progress, buildWorkers)
-                      .build(
-                          guarded,
-                          new FilterBuilder.Request(
-                              spec.keyType(),
-                              spec.falsePositiveRate(),
-                              spec.expectedInsertions(),
-                              spec.maxMalformedKeys() != null
-                                  ? spec.maxMalformedKeys()
-                                  : settings.sources().maxMalformedKeys(),
-                              settings.snapshots().maxBytes(inObjectStore),
-                              publishedGeometry(current, spec),
-                              spec.format()),
-                          slot));
-      metrics.built(ctx.filter(), built.keys(), built.took());
-      return built;
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new PublishException(
-          Reasons.PUBLISH_FAILED,
-          "interrupted while waiting for a build slot (operator stopping)",
-          e);
-    } catch (FilterTooLargeException e) {
-      throw new PublishException(
-          Reasons.SNAPSHOT_TOO_LARGE,
-          e.getMessage()
-              + (inObjectStore
-                  ? " (operator limit BLOOM_MAX_STORE_SNAPSHOT_BYTES)"
-                  : " (operator limit BLOOM_MAX_SNAPSHOT_BYTES)")
-              + "; nothing was published",
-          e);
-    }
-  }
-
-  /**
-   * The published version's size, for the builder to keep while it fits (so a key count that moves
-   * a little publishes deltas, not a whole snapshot each time); null when there is none of this key
-   * type and format (a new format is always a new whole snapshot).
-   */
-  private static BloomFilterSizing publishedGeometry(PublishedSnapshot current, ResolvedSpec spec) {
-    Manifest published = current == null ? null : current.manifest();
-    if (published == null
-        || published.keyType() != spec.keyType()
-        || published.filterFormat() != spec.format()) {
-      return null;
-    }
-    return new BloomFilterSizing(
-        Math.max(1, published.keyCount()),
-        spec.falsePositiveRate(),
-        published.numBits(),
-        published.numHashFunctions());
   }
 }

@@ -6,7 +6,7 @@ import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.api.BuildAttempt;
 import io.bloomoperator.api.Durations;
 import io.bloomoperator.api.Reasons;
-import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
+import io.bloomoperator.run.Outcome;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
@@ -57,7 +57,7 @@ public final class BuildCrashes {
    * What to do before anything reads the filter's source: empty to go on, or the reconcile's result
    * when a crash was just found (reported, backed off) or its backoff still runs.
    */
-  public Optional<UpdateControl<BloomFilter>> check(BloomFilter filter, StatusReport report, Instant now) {
+  public Optional<Outcome> check(BloomFilter filter, StatusReport report, Instant now) {
     BuildAttempt attempt = filter.getStatus() == null ? null : filter.getStatus().getBuildAttempt();
     if (attempt == null) {
       return Optional.empty();
@@ -71,8 +71,8 @@ public final class BuildCrashes {
       Instant retryAfter = now.plus(delay).truncatedTo(ChronoUnit.SECONDS);
       metrics.buildCrashed();
       report.crashRecorded(crashes, retryAfter);
-      UpdateControl<BloomFilter> control =
-          report.failed(
+      return Optional.of(
+          new Outcome.Failed(
               Reasons.BUILD_CRASHED,
               "the operator stopped during the build that started at "
                   + started.truncatedTo(ChronoUnit.SECONDS)
@@ -86,13 +86,12 @@ public final class BuildCrashes {
                   + ", doubling per crash up to "
                   + Durations.format(MAX_BACKOFF)
                   + ")",
-              false);
-      return Optional.of(control.rescheduleAfter(Duration.between(now, retryAfter)));
+              false,
+              Optional.of(Duration.between(now, retryAfter))));
     }
     Instant retryAfter = instant(attempt.getRetryAfter());
     if (!unfinished && retryAfter != null && now.isBefore(retryAfter)) {
-      return Optional.of(
-          UpdateControl.<BloomFilter>noUpdate().rescheduleAfter(Duration.between(now, retryAfter)));
+      return Optional.of(new Outcome.Wait(Duration.between(now, retryAfter)));
     }
     return Optional.empty();
   }

@@ -1,6 +1,6 @@
 package io.bloomoperator.cli;
 
-import io.bloomoperator.rollout.CanaryRollout;
+import io.bloomoperator.rollout.Canaries;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -15,7 +15,7 @@ import picocli.CommandLine.Spec;
           + " stable version again (if readers of the share already loaded the canary, the stable"
           + " payload is published again as a new version, so they come back), and a build of the"
           + " same content is held until the source changes. Sets the annotation "
-          + CanaryRollout.ABORT_ANNOTATION
+          + Canaries.ABORT_ANNOTATION
           + " to status.canary.version (RBAC: get and patch on bloomfilters).",
       "",
       "Example:",
@@ -33,7 +33,7 @@ final class AbortCommand implements Callable<Integer> {
   @Override
   public Integer call() throws CliException {
     CanaryCommand.request(
-        target, CanaryRollout.ABORT_ANNOTATION, "abort", spec.commandLine().getOut());
+        target, Canaries.ABORT_ANNOTATION, "abort", spec.commandLine().getOut());
     return BloomCli.EXIT_OK;
   }
 }

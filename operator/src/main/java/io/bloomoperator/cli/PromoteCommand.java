@@ -1,6 +1,6 @@
 package io.bloomoperator.cli;
 
-import io.bloomoperator.rollout.CanaryRollout;
+import io.bloomoperator.rollout.Canaries;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -13,7 +13,7 @@ import picocli.CommandLine.Spec;
     description = {
       "Publishes the running canary (spec.rollout.canary, status.canary) to every reader now,"
           + " without waiting for its hold time: sets the annotation "
-          + CanaryRollout.PROMOTE_ANNOTATION
+          + Canaries.PROMOTE_ANNOTATION
           + " to status.canary.version (RBAC: get and patch on bloomfilters). It acts on exactly"
           + " that canary; a later one is judged anew.",
       "",
@@ -32,7 +32,7 @@ final class PromoteCommand implements Callable<Integer> {
   @Override
   public Integer call() throws CliException {
     CanaryCommand.request(
-        target, CanaryRollout.PROMOTE_ANNOTATION, "promotion", spec.commandLine().getOut());
+        target, Canaries.PROMOTE_ANNOTATION, "promotion", spec.commandLine().getOut());
     return BloomCli.EXIT_OK;
   }
 }

@@ -139,13 +139,22 @@ public record PublishPlan(
           0,
           0);
     }
-    long version =
-        VersionNumbering.next(
-            Math.max(published == null ? 0 : published.version(), lastKnownVersion));
+    long version = nextVersion(published, lastKnownVersion);
     PublishPlan plan =
         write(kind(published, facts, deltas), published, facts, version, createdAt(published, now));
     checkNamespace(plan.storedBytes(), budget);
     return plan;
+  }
+
+  /**
+   * The number of the next version written over {@code published} (null: none): above it and above
+   * every version the status reported ({@code lastKnownVersion}), so readers never see a number
+   * reused. Every new version, built or republished, is numbered here.
+   */
+  public static long nextVersion(Manifest published, long lastKnownVersion)
+      throws PublishException {
+    return VersionNumbering.next(
+        Math.max(published == null ? 0 : published.version(), lastKnownVersion));
   }
 
   /** A delta while the chain has room, else a compaction of a chain, else a whole base. */
@@ -242,7 +251,7 @@ public record PublishPlan(
    * role: a version that was a delta and becomes the base keeps its base chunks but drops its delta
    * chunks, which readers of the published manifest may still be fetching.
    */
-  static List<Long> superseded(Manifest published, Set<Part> after) {
+  public static List<Long> superseded(Manifest published, Set<Part> after) {
     List<Long> dropped = new ArrayList<>();
     if (published == null) {
       return dropped;

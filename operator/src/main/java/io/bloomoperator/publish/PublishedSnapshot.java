@@ -170,7 +170,8 @@ public record PublishedSnapshot(ConfigMap configMap, Manifest manifest) {
 
   /**
    * The bookkeeping annotations of the manifest that replaces {@code current} (null: none) with
-   * {@code next}: {@code build}'s record, and the versions {@code next} no longer names, retained
+   * {@code next}: {@code build}'s record, and {@code superseded}, the versions {@code next} no
+   * longer names ({@link PublishPlan#superseded}, decided by the plan), retained
    * from {@code at} on (the grace period starts when readers can first see the new version); when
    * it drops none, the versions an earlier replacement retained keep their grace period.
    */
@@ -178,11 +179,12 @@ public record PublishedSnapshot(ConfigMap configMap, Manifest manifest) {
       PublishedSnapshot current,
       io.bloomoperator.snapshot.Manifest next,
       SnapshotStore.BuildRecord build,
+      List<Long> superseded,
       Instant at) {
     Map<String, String> annotations = new HashMap<>();
     build.annotate(annotations);
     if (current != null && current.manifest() != null) {
-      List<Long> dropped = PublishPlan.superseded(current.manifest(), Part.of(next));
+      List<Long> dropped = superseded;
       List<Long> previous = current.previousVersions();
       if (!dropped.isEmpty()) {
         SnapshotConfigMaps.putSuperseded(annotations, dropped, at);

@@ -66,11 +66,11 @@ public final class SnapshotStore {
   /** Who creates the chunks: several at once within the operator's bound, or one by one. */
   private final ChunkWriters writers;
 
-  /** The manifest ConfigMap as this store's last successful write left it, or null. */
-  private PublishedSnapshot written;
+  /** Composes every manifest ConfigMap this store writes. */
+  private final ManifestComposer composer;
 
-  /** The canary manifest of the last successful {@link #applyAsCanary}, or null. */
-  private Manifest writtenCanary;
+  /** The signer, loaded at most once per store (one reconcile), before the first write needing it. */
+  private ManifestSigner signer;
 
   /**
    * A store of {@code owner}'s snapshot that signs with {@code signingKey} (read at each publish;
@@ -82,9 +82,10 @@ public final class SnapshotStore {
     this.namespace = owner.getMetadata().getNamespace();
     this.filterName = owner.getMetadata().getName();
     this.signingKey = signingKey;
+    this.composer = new ManifestComposer(owner);
     this.manifests = ManifestWriter.of(client);
     this.chunks =
-        ConfigMapChunkStore.writer(client, namespace, filterName, ownerReference(owner), Map.of());
+        ConfigMapChunkStore.writer(client, namespace, filterName, ManifestComposer.ownerReference(owner), Map.of());
     this.storeName = null;
     this.formerChunks = List.of();
     this.storeBudget = null;
@@ -104,6 +105,7 @@ public final class SnapshotStore {
     this.namespace = store.namespace;
     this.filterName = store.filterName;
     this.signingKey = store.signingKey;
+    this.composer = store.composer;
     this.manifests = manifests;
     this.chunks = chunks;
     this.storeName = storeName;
@@ -171,7 +173,7 @@ public final class SnapshotStore {
             client,
             namespace,
             filterName,
-            ownerReference(owner),
+            ManifestComposer.ownerReference(owner),
             stamp == null ? Map.of() : Map.of(ManifestWriter.ANNOTATION_PUBLISHED_BY, stamp));
     return storeName == null
         ? new SnapshotStore(
@@ -322,14 +324,12 @@ public final class SnapshotStore {
       PublishedSnapshot current,
       BuildRecord build)
       throws PublishException {
-    written = null;
     if (plan.kind() == PublishPlan.Kind.CONFIRM) {
-      confirm(current, build, bits, keyCount, plan.chunkSize());
       // A confirm that did not go through leaves the version as it was read (and trusted); if
       // someone else changed the ConfigMap meanwhile, the next reconcile finds it is not ours.
-      return written != null ? written : current;
+      return confirm(current, build, bits, keyCount, plan.chunkSize());
     }
-    writeVersion(
+    return writeVersion(
         new Version(
             plan,
             bits,
@@ -338,8 +338,8 @@ public final class SnapshotStore {
             keyCount),
         current,
         build,
-        0);
-    return written;
+        0)
+        .state();
   }
 
   /**
@@ -349,10 +349,9 @@ public final class SnapshotStore {
    * and the retained versions) stays as it is. A confirm is carried out as by {@link #apply}.
    *
    * @param current the published (stable) version; must have a manifest
-   * @return the manifest ConfigMap as written, with {@code current}'s manifest; the canary's is
-   *     {@link #writtenCanary()}
+   * @return the manifest ConfigMap as written, with {@code current}'s manifest, and the canary's
    */
-  public PublishedSnapshot applyAsCanary(
+  public Written applyAsCanary(
       PublishPlan plan,
       PublishPlan.Facts facts,
       BloomFilterBits bits,
@@ -362,11 +361,9 @@ public final class SnapshotStore {
       int percent)
       throws PublishException {
     if (plan.kind() == PublishPlan.Kind.CONFIRM || current == null || current.manifest() == null) {
-      return apply(plan, facts, bits, keyCount, current, build);
+      return new Written(apply(plan, facts, bits, keyCount, current, build), null);
     }
-    written = null;
-    writtenCanary = null;
-    writeVersion(
+    return writeVersion(
         new Version(
             plan,
             bits,
@@ -376,13 +373,13 @@ public final class SnapshotStore {
         current,
         build,
         percent);
-    return written;
   }
 
-  /** The canary manifest the last {@link #applyAsCanary} wrote, or null. */
-  public Manifest writtenCanary() {
-    return writtenCanary;
-  }
+  /**
+   * What a version write left: the manifest ConfigMap as the API server answered it, and the canary
+   * it announced (null: the version was published as {@code manifest.json}).
+   */
+  public record Written(PublishedSnapshot state, Manifest canary) {}
 
   /**
    * Makes the canary {@code canary} (trusted by the caller against its record) the published
@@ -392,14 +389,12 @@ public final class SnapshotStore {
    */
   public PublishedSnapshot promoteCanary(
       PublishedSnapshot current, Manifest canary, BuildRecord build) throws PublishException {
-    written = null;
-    ManifestSigner signer = signingKey == null ? null : signingKey.load(client);
+    ManifestSigner signer = signer();
     try {
-      writeManifest(canary, current, build, signer);
+      return writeManifest(canary, current, build, supersededBy(current, canary), signer);
     } catch (RuntimeException e) {
       throw PublishFailures.of(e, filterName, canary.version(), 0, 0);
     }
-    return written;
   }
 
   /**
@@ -408,14 +403,12 @@ public final class SnapshotStore {
    * published: the caller publishes the stable payload again when any of them did.
    */
   public PublishedSnapshot withdrawCanary(PublishedSnapshot current) throws PublishException {
-    written = null;
-    ConfigMap desired = SnapshotConfigMaps.withCanary(current.configMap(), null, null, 0);
+    ConfigMap desired = composer.withdrawn(current);
     try {
-      written = new PublishedSnapshot(manifests.write(desired), current.manifest());
+      return new PublishedSnapshot(manifests.write(desired), current.manifest());
     } catch (RuntimeException e) {
       throw PublishFailures.of(e, filterName, current.manifest().version(), 0, 0);
     }
-    return written;
   }
 
   /**
@@ -438,7 +431,9 @@ public final class SnapshotStore {
             createdAt,
             chunkSize,
             java.util.Set.of(Part.base(version)),
-            List.of(),
+            current == null || current.manifest() == null
+                ? List.of()
+                : PublishPlan.superseded(current.manifest(), java.util.Set.of(Part.base(version))),
             0,
             0);
     return apply(whole, null, bits, keyCount, current, build).manifest();
@@ -531,23 +526,22 @@ public final class SnapshotStore {
    * Chunks first, then the manifest; on failure every chunk this call created is deleted again and
    * the current manifest is left as it was.
    */
-  private void writeVersion(
+  private Written writeVersion(
       Version next, PublishedSnapshot current, BuildRecord build, int canaryPercent)
       throws PublishException {
     PublishPlan plan = next.plan();
     // Before any chunk: an unusable key must not leave chunks behind or publish unsigned.
-    ManifestSigner signer = signingKey == null ? null : signingKey.load(client);
+    ManifestSigner signer = signer();
     ChunkWriters.Batch created = writers.batch(namespace, chunks);
     try {
       Manifest manifest = encode(next, current, created).inStore(storeName);
       // Every chunk exists before the manifest names it.
       created.finish();
       try {
-        if (canaryPercent > 0) {
-          writeCanary(manifest, current, signer, canaryPercent);
-        } else {
-          writeManifest(manifest, current, build, signer);
-        }
+        return canaryPercent > 0
+            ? new Written(writeCanary(manifest, current, signer, canaryPercent), manifest)
+            : new Written(
+                writeManifest(manifest, current, build, plan.superseded(), signer), null);
       } catch (RuntimeException e) {
         // The write may have been committed even though it reported failure (a timeout, or the
         // client's retry of a committed update answered with 409). If the manifest now names
@@ -564,12 +558,9 @@ public final class SnapshotStore {
               filterName,
               plan.version(),
               e.getMessage());
-          written =
-              canaryPercent > 0
-                  ? new PublishedSnapshot(after.configMap(), current.manifest())
-                  : after;
-          writtenCanary = canaryPercent > 0 ? manifest : null;
-          return;
+          return canaryPercent > 0
+              ? new Written(new PublishedSnapshot(after.configMap(), current.manifest()), manifest)
+              : new Written(after, null);
         }
         throw e;
       }
@@ -618,8 +609,8 @@ public final class SnapshotStore {
    * by the resourceVersion read; a conflict is harmless and only costs a rebuild later. The
    * manifest is never re-signed.
    */
-  public void confirm(PublishedSnapshot current, BuildRecord build) {
-    confirm(current, build, null, 0, 0);
+  public PublishedSnapshot confirm(PublishedSnapshot current, BuildRecord build) {
+    return confirm(current, build, null, 0, 0);
   }
 
   /**
@@ -632,22 +623,24 @@ public final class SnapshotStore {
    * @param bits the rebuilt filter (null: never re-sign)
    * @param keyCount keys put into {@code bits}
    * @param chunkSize the filter's chunk size
+   * @return the manifest as confirmed, or {@code current} when the write did not go through
    */
-  public void confirm(
+  public PublishedSnapshot confirm(
       PublishedSnapshot current,
       BuildRecord build,
       BloomFilterBits bits,
       long keyCount,
       int chunkSize) {
-    ConfigMap updated = current.confirmedBy(build);
+    ConfigMap updated = composer.confirmed(current, build);
     if (bits != null && signingKey != null) {
       new ManifestResigner(client, signingKey, namespace, filterName, chunks, storeName)
           .resignIfNeeded(updated, current.manifest(), bits, keyCount, chunkSize);
     }
     try {
-      written = new PublishedSnapshot(manifests.write(updated), current.manifest());
+      return new PublishedSnapshot(manifests.write(updated), current.manifest());
     } catch (KubernetesClientException e) {
       LOG.debug("build record of {}/{} not updated: {}", namespace, filterName, e.getMessage());
+      return current;
     }
   }
 
@@ -662,9 +655,8 @@ public final class SnapshotStore {
     try {
       // The resourceVersion read guards the write: if the manifest moved on meanwhile, this fails
       // instead of erasing the bookkeeping of a newer version.
-      written =
-          new PublishedSnapshot(manifests.write(current.forgettingPrevious()), current.manifest());
-      return written;
+      return new PublishedSnapshot(
+          manifests.write(composer.forgotten(current)), current.manifest());
     } catch (KubernetesClientException e) {
       LOG.debug(
           "could not clear previous-version annotations of {}/{}: {}",
@@ -683,31 +675,27 @@ public final class SnapshotStore {
    * must be trusted ({@link OwnManifests}). Guarded by its resourceVersion; a conflict only leaves
    * the re-stamp to the next reconcile.
    *
-   * @return whether the manifest was re-stamped ({@link #written()} then holds it)
+   * @return the manifest as re-stamped; empty when it was not (not due, or the write conflicted)
    * @throws PublishException if the signing key is unusable
    */
-  public boolean restampIfDue(PublishedSnapshot current, Instant now) throws PublishException {
+  public Optional<PublishedSnapshot> restampIfDue(PublishedSnapshot current, Instant now)
+      throws PublishException {
     if (restampDue(signingKey, current, now).map(d -> !d.isZero()).orElse(true)) {
-      return false;
+      return Optional.empty();
     }
-    ManifestSigner signer = signingKey.load(client);
-    Map<String, String> annotations =
-        current.configMap().getMetadata().getAnnotations() == null
-            ? new HashMap<>()
-            : new HashMap<>(current.configMap().getMetadata().getAnnotations());
     Manifest fresh = current.manifest().withCreatedAt(now);
-    ConfigMap desired = SnapshotConfigMaps.manifest(namespace, fresh, signer, annotations);
-    desired.getMetadata().setOwnerReferences(List.of(ownerReference(owner)));
-    desired.getMetadata().setResourceVersion(current.resourceVersion());
-    // Re-stamping keeps what the published version retains.
-    retain(desired, RetainedVersions.of(current.configMap()));
+    ConfigMap desired = composer.restamped(current, fresh, signer());
     try {
-      written = new PublishedSnapshot(manifests.write(desired), fresh);
-      return true;
+      return Optional.of(new PublishedSnapshot(manifests.write(desired), fresh));
     } catch (KubernetesClientException e) {
       LOG.debug("{}/{}: manifest not re-stamped: {}", namespace, filterName, e.getMessage());
-      return false;
+      return Optional.empty();
     }
+  }
+
+  /** How long until {@code current} is due for a re-stamp under this store's signing key. */
+  public Optional<Duration> restampDue(PublishedSnapshot current, Instant now) {
+    return restampDue(signingKey, current, now);
   }
 
   /**
@@ -728,13 +716,12 @@ public final class SnapshotStore {
     return Optional.of(left.isNegative() ? Duration.ZERO : left);
   }
 
-  /**
-   * The manifest ConfigMap exactly as this store's last successful manifest write left it, as the
-   * API server answered that write; null if none succeeded. This, not a read-back, is what the
-   * operator records as its own: someone may edit the ConfigMap in between.
-   */
-  public PublishedSnapshot written() {
-    return written;
+  /** The signer of this store's key, loaded once; null for unsigned manifests. */
+  private ManifestSigner signer() throws PublishException {
+    if (signer == null && signingKey != null) {
+      signer = signingKey.load(client);
+    }
+    return signer;
   }
 
   /** Whether the object's controller ownerReference is this BloomFilter (same uid). */
@@ -756,36 +743,24 @@ public final class SnapshotStore {
     }
   }
 
-  private void writeManifest(
-      Manifest manifest, PublishedSnapshot current, BuildRecord build, ManifestSigner signer) {
-    Map<String, String> annotations =
-        PublishedSnapshot.annotationsFor(current, manifest, build, Instant.now());
-    ConfigMap desired = SnapshotConfigMaps.manifest(namespace, manifest, signer, annotations);
-    desired.getMetadata().setOwnerReferences(List.of(ownerReference(owner)));
-    retain(desired, retainedAfter(current));
-    if (current != null) {
-      // The resourceVersion read is the precondition: a concurrent writer makes this fail with
-      // 409 instead of silently replacing a manifest we have not seen.
-      desired.getMetadata().setResourceVersion(current.resourceVersion());
-    }
-    written = new PublishedSnapshot(manifests.write(desired), manifest);
+  private PublishedSnapshot writeManifest(
+      Manifest manifest,
+      PublishedSnapshot current,
+      BuildRecord build,
+      List<Long> superseded,
+      ManifestSigner signer) {
+    ConfigMap desired = composer.version(current, manifest, build, superseded, signer, Instant.now());
+    return new PublishedSnapshot(manifests.write(desired), manifest);
   }
 
   /**
    * Announces {@code canary} beside {@code current}'s manifest: every other key and annotation is
    * kept, the resourceVersion read guards the write.
    */
-  private void writeCanary(
+  private PublishedSnapshot writeCanary(
       Manifest canary, PublishedSnapshot current, ManifestSigner signer, int percent) {
-    String json = canary.toJson();
-    ConfigMap desired =
-        SnapshotConfigMaps.withCanary(
-            current.configMap(),
-            json,
-            signer == null ? null : signer.sign(namespace, json).toData(),
-            percent);
-    written = new PublishedSnapshot(manifests.write(desired), current.manifest());
-    writtenCanary = canary;
+    ConfigMap desired = composer.canary(current, canary, signer, percent);
+    return new PublishedSnapshot(manifests.write(desired), current.manifest());
   }
 
   /** The canary announced in {@code snapshot}'s ConfigMap, or null (none, or unreadable). */
@@ -822,8 +797,7 @@ public final class SnapshotStore {
       PublishedSnapshot current,
       BuildRecord build)
       throws PublishException {
-    written = null;
-    ManifestSigner signer = signingKey == null ? null : signingKey.load(client);
+    ManifestSigner signer = signer();
     BloomFilterBits bits;
     try {
       bits = materialize(target);
@@ -849,8 +823,7 @@ public final class SnapshotStore {
               SnapshotDelta.encode(bits, bits, chunkSize, into(Part.delta(version), created)),
               createdAt);
       created.finish();
-      writeManifest(manifest, current, build, signer);
-      return written;
+      return writeManifest(manifest, current, build, supersededBy(current, manifest), signer);
     } catch (IOException | RuntimeException e) {
       List<ChunkStore.Stored> toDelete = created.created();
       int left = rollBack(toDelete);
@@ -858,47 +831,15 @@ public final class SnapshotStore {
     }
   }
 
-  /**
-   * What the manifest that replaces {@code current} retains: the versions the operator recorded
-   * (never an entry someone else added), {@code current}'s own in front, as many as
-   * spec.snapshot.keepVersions says.
-   */
-  private RetainedVersions retainedAfter(PublishedSnapshot current) {
-    if (current == null) {
-      return RetainedVersions.NONE;
-    }
-    return RetainedVersions.of(current.configMap())
-        .trusted(owner.getStatus())
-        .after(current.manifest(), keepVersions(owner));
-  }
-
   /** spec.snapshot.keepVersions, within its bounds (0: none). */
   public static int keepVersions(BloomFilter filter) {
-    var snapshot = filter.getSpec() == null ? null : filter.getSpec().getSnapshot();
-    Integer keep = snapshot == null ? null : snapshot.getKeepVersions();
-    return keep == null ? 0 : Math.max(0, Math.min(keep, SnapshotSpec.MAX_KEEP_VERSIONS));
+    return ManifestComposer.keepVersions(filter);
   }
 
-  private static void retain(ConfigMap desired, RetainedVersions retained) {
-    if (retained.manifests().isEmpty()) {
-      return;
-    }
-    Map<String, String> data = new HashMap<>(desired.getData());
-    data.put(RetainedVersions.DATA_KEY, retained.toData());
-    desired.setData(data);
-  }
-
-  private static OwnerReference ownerReference(BloomFilter owner) {
-    return new OwnerReferenceBuilder()
-        .withApiVersion(owner.getApiVersion())
-        .withKind(owner.getKind())
-        .withName(owner.getMetadata().getName())
-        .withUid(owner.getMetadata().getUid())
-        .withController(true)
-        // Not blocking: foreground deletion of a BloomFilter need not wait for its snapshot,
-        // and blocking would need update rights on bloomfilters/finalizers on clusters that
-        // enforce owner-reference permissions.
-        .withBlockOwnerDeletion(false)
-        .build();
+  /** What {@code next} supersedes of {@code current}, by the plan's rule. */
+  private static List<Long> supersededBy(PublishedSnapshot current, Manifest next) {
+    return current == null || current.manifest() == null
+        ? List.of()
+        : PublishPlan.superseded(current.manifest(), Part.of(next));
   }
 }

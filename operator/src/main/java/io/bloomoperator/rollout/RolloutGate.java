@@ -5,6 +5,7 @@ import io.bloomoperator.api.HeldBuild;
 import io.bloomoperator.api.Reasons;
 import io.bloomoperator.api.RolloutSpec;
 import io.bloomoperator.snapshot.Manifest;
+import io.bloomoperator.run.Outcome;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Optional;
@@ -31,14 +32,13 @@ public final class RolloutGate {
    */
   public static Optional<String> holdReason(
       BloomFilter filter, Manifest published, long keys, String sha256) {
-    RolloutSpec rollout = rollout(filter);
-    if (rollout.getPinVersion() != null) {
+    if (pinVersion(filter) != null) {
       return Optional.of(Reasons.ROLLOUT_PINNED);
     }
-    if (Boolean.TRUE.equals(rollout.getPaused())) {
+    if (paused(filter)) {
       return Optional.of(Reasons.ROLLOUT_PAUSED);
     }
-    if (dropTooLarge(rollout.getMaxKeyCountDropPercent(), published, keys)
+    if (dropTooLarge(rollout(filter).getMaxKeyCountDropPercent(), published, keys)
         && !sha256.equalsIgnoreCase(String.valueOf(approval(filter)))) {
       return Optional.of(Reasons.KEY_COUNT_DROPPED);
     }
@@ -98,6 +98,27 @@ public final class RolloutGate {
     } catch (java.time.format.DateTimeParseException e) {
       return null;
     }
+  }
+
+  /** spec.rollout.pinVersion: the retained version readers are pinned to, or null. */
+  public static Long pinVersion(BloomFilter filter) {
+    return rollout(filter).getPinVersion();
+  }
+
+  /** spec.rollout.paused: new builds are held, a running canary is not promoted. */
+  public static boolean paused(BloomFilter filter) {
+    return Boolean.TRUE.equals(rollout(filter).getPaused());
+  }
+
+  /** Ready=True with the published version; while pinned, saying so. */
+  public static Outcome ready(BloomFilter filter, Optional<Duration> next) {
+    Long pin = pinVersion(filter);
+    return pin == null
+        ? Outcome.ready(next)
+        : new Outcome.Ready(
+            Reasons.ROLLOUT_PINNED,
+            "; pinned to the payload of version " + pin + ", new builds are held",
+            next);
   }
 
   /** spec.rollout, or an empty one. */

@@ -1,7 +1,5 @@
 package io.bloomoperator.run;
 
-import io.bloomoperator.build.BuildEvents;
-import io.bloomoperator.status.StatusReport;
 import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.api.ResolvedSpec;
 import io.bloomoperator.events.EventRecorder;
@@ -12,9 +10,9 @@ import java.time.Instant;
 
 /**
  * One reconcile of one BloomFilter: the resource, its resolved spec and source, the clock reading
- * every step uses, the snapshot store (fenced, stamped: the only way this reconcile writes
- * snapshots) and where results go (status report, events). Built once at the start of a reconcile
- * and handed to each step instead of a dozen collaborators.
+ * every step uses, the snapshot store (fenced, stamped, on the filter's backend: the only way this
+ * reconcile writes snapshots) and where results go (the status draft, events). Built once at the
+ * start of a reconcile and handed to each {@link Step} instead of a dozen collaborators.
  */
 public record FilterRun(
     BloomFilter filter,
@@ -23,7 +21,7 @@ public record FilterRun(
     ResolvedSpec spec,
     KeySource source,
     SnapshotStore store,
-    StatusReport report,
+    StatusDraft report,
     EventRecorder events) {
 
   public String namespace() {
@@ -34,7 +32,8 @@ public record FilterRun(
     return filter.getMetadata().getName();
   }
 
-  public BuildEvents buildEvents() {
-    return new BuildEvents(events, filter);
+  /** This run with {@code store} (the filter's backend resolved) and {@code filter}. */
+  public FilterRun on(BloomFilter filter, SnapshotStore store) {
+    return new FilterRun(filter, client, now, spec, source, store, report, events);
   }
 }

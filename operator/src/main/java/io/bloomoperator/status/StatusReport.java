@@ -3,29 +3,26 @@ package io.bloomoperator.status;
 import io.bloomoperator.api.RebuildRequest;
 import io.bloomoperator.metrics.BuildMetrics;
 import io.bloomoperator.run.Decision;
+import io.bloomoperator.run.Outcome;
+import io.bloomoperator.run.StatusDraft;
 import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.api.BloomFilterStatus;
 import io.bloomoperator.api.BuildAttempt;
-import io.bloomoperator.api.ByteSizes;
 import io.bloomoperator.api.HeldBuild;
 import io.bloomoperator.api.Reasons;
 import io.bloomoperator.assemble.FilterBuilder;
 import io.bloomoperator.events.EventRecorder;
-import io.bloomoperator.publish.ManifestRecord;
 import io.bloomoperator.publish.PublishedSnapshot;
 import io.bloomoperator.publish.RetainedVersions;
 import io.bloomoperator.publish.StatusBudget;
 import io.bloomoperator.publish.StorageFull;
 import io.bloomoperator.publish.VersionNumbering;
 import io.bloomoperator.snapshot.Manifest;
-import io.bloomoperator.snapshot.SnapshotNames;
 import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.utils.Serialization;
 import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
-import java.math.BigDecimal;
-import java.math.MathContext;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Optional;
@@ -37,7 +34,7 @@ import org.slf4j.LoggerFactory;
  * outcome), the Warning event and metric of a failure, and when the next reconcile runs. One
  * instance per reconcile; it works on a copy of the status, never on the cached resource.
  */
-public final class StatusReport {
+public final class StatusReport implements StatusDraft {
 
   private static final Logger LOG = LoggerFactory.getLogger(StatusReport.class);
 
@@ -55,11 +52,10 @@ public final class StatusReport {
   private final BloomFilterStatus status;
 
   /** Told the API server's answer to each status write, so the next reconcile reads its own. */
-  private final OwnStatusWrites ownWrites;
+  private final OwnWrites ownWrites;
 
   private boolean written;
   private long seenVersion;
-  private java.util.function.Consumer<BloomFilterStatus> onWritten = s -> {};
 
   public StatusReport(
       BloomFilter filter,
@@ -68,7 +64,7 @@ public final class StatusReport {
       EventRecorder events,
       BuildMetrics metrics,
       StorageFullFailures storageFull,
-      OwnStatusWrites ownWrites,
+      OwnWrites ownWrites,
       Instant now) {
     this.filter = filter;
     this.budget = budget;
@@ -89,39 +85,14 @@ public final class StatusReport {
     status.setReaders(null);
   }
 
-  /** The published version and the build record on its manifest. */
+  @Override
   public void published(PublishedSnapshot current) {
-    Manifest published = current.manifest();
-    status.setVersion(published.version());
-    status.setManifest(SnapshotNames.manifestName(filter.getMetadata().getName()));
-    status.setKeys(published.keyCount());
-    status.setNumBits(published.numBits());
-    status.setNumHashFunctions(published.numHashFunctions());
-    status.setFormat(published.filterFormat().crdName());
-    // Three significant digits: exact enough to compare with the target, short in kubectl get.
-    status.setExpectedFpp(
-        new BigDecimal(published.expectedFpp()).round(new MathContext(3)).doubleValue());
-    status.setSizeBytes(published.totalBytes());
-    status.setSize(ByteSizes.human(published.totalBytes()));
-    status.setChunks(published.chunkCount());
-    status.setBaseVersion(published.baseVersion());
-    status.setDeltas(published.deltas().size());
-    status.setLastPublishBytes(published.versionBytes());
-    status.setSha256(published.sha256());
-    status.setManifestDigest(ManifestRecord.manifestDigest(current.configMap()));
-    status.setBuildRecordDigest(ManifestRecord.buildRecordDigest(current.configMap()));
-    // The keys the published version was built from; a build's own count (built()) replaces it.
-    // Without it, a progress patch of a build that has ended meanwhile, still in the cached
-    // status this copy started from, would be written back as the result.
-    status.setKeysRead(published.keyCount());
-    status.setSourceToken(current.sourceToken());
-    if (current.builtAt() != null) {
-      status.setLastBuildTime(current.builtAt().toString());
-    }
-    metrics.snapshot(filter, published, current.publishedAt());
+    PublishedFields.write(status, filter.getMetadata().getName(), current);
+    metrics.snapshot(filter, current.manifest(), current.publishedAt());
   }
 
-  /** What the build that just ended read and found. */
+
+  @Override
   public void built(FilterBuilder.Result built) {
     status.setRebuildRequest(RebuildRequest.of(filter));
     status.setKeysRead(built.keys());
@@ -132,17 +103,9 @@ public final class StatusReport {
     status.setLastBuildDurationMillis(built.took().toMillis());
   }
 
-  /**
-   * A build starts now: its record ({@link BuildCrashes}), which the caller writes before the
-   * source is read. The status this report writes at the end marks it finished.
-   */
+  @Override
   public BuildAttempt buildStarting() {
-    BuildAttempt attempt = attempt();
-    attempt.setStartedAt(now.toString());
-    if (attempt.getCrashes() == null) {
-      attempt.setCrashes(0);
-    }
-    return Serialization.clone(attempt);
+    return BuildAttempts.starting(status, now);
   }
 
   /**
@@ -150,44 +113,10 @@ public final class StatusReport {
    * before {@code retryAfter}. The record is finished, so it counts only once.
    */
   public void crashRecorded(int crashes, Instant retryAfter) {
-    BuildAttempt attempt = attempt();
-    attempt.setFinishedAt(now.toString());
-    attempt.setCrashes(crashes);
-    attempt.setRetryAfter(retryAfter.toString());
+    BuildAttempts.crashed(status, now, crashes, retryAfter);
   }
 
-  private BuildAttempt attempt() {
-    if (status.getBuildAttempt() == null) {
-      status.setBuildAttempt(new BuildAttempt());
-    }
-    return status.getBuildAttempt();
-  }
-
-  /** A build that ends with this write, whatever its outcome, is no crash: finish its record. */
-  private void finishAttempt() {
-    BuildAttempt attempt = status.getBuildAttempt();
-    if (attempt == null || attempt.getStartedAt() == null) {
-      return;
-    }
-    String finished = attempt.getFinishedAt();
-    boolean open;
-    try {
-      open =
-          finished == null
-              || Instant.parse(finished).isBefore(Instant.parse(attempt.getStartedAt()));
-    } catch (java.time.format.DateTimeParseException e) {
-      open = true; // not the operator's writing: replace it
-    }
-    if (open) {
-      attempt.setFinishedAt(now.toString());
-      attempt.setCrashes(0);
-    }
-  }
-
-  /**
-   * The highest version the status has reported (0: none), or {@linkplain #sawVersion seen} in a
-   * manifest that was not trusted.
-   */
+  @Override
   public long lastKnownVersion() {
     return Math.max(seenVersion, ownVersion());
   }
@@ -202,30 +131,17 @@ public final class StatusReport {
     return canary == null || canary.getVersion() == null ? own : Math.max(own, canary.getVersion());
   }
 
-  /**
-   * Starts from {@code records}' canary record (this process may have written a newer one than the
-   * status it was handed) and tells it of every status written.
-   */
-  public void trackingCanary(CanaryRecords records) {
-    status.setCanary(records.resolve(filter, status.getCanary()));
-    onWritten = written -> records.wrote(filter, written.getCanary());
-  }
-
-  /** The canary record ({@code status.canary}); null: none. */
+  @Override
   public void canary(io.bloomoperator.api.CanaryStatus canary) {
     status.setCanary(canary);
   }
 
-  /** The canary record as this report will write it, or null. */
+  @Override
   public io.bloomoperator.api.CanaryStatus canary() {
     return status.getCanary();
   }
 
-  /**
-   * A version number readers may have seen in a manifest this operator did not write: new versions
-   * go above it, without the status ever reporting it, as far as {@link VersionNumbering#moves}
-   * lets a foreign number count (else it is ignored for numbering).
-   */
+  @Override
   public void sawVersion(long version) {
     // Anyone who may write a ConfigMap or Lease writes these numbers: one far above the own record
     // would move every later version out of the range readers and stores accept.
@@ -234,30 +150,27 @@ public final class StatusReport {
     }
   }
 
-  /**
-   * A build held by the rollout controls ({@link RolloutGate}); null: none is held (the published
-   * version is the newest build).
-   */
+  @Override
   public void held(HeldBuild held) {
     status.setHeld(held);
   }
 
-  /** The build held now, or null. */
+  @Override
   public HeldBuild held() {
     return status.getHeld();
   }
 
-  /** What the manifest this operator just wrote retains ({@code status.retainedVersions}). */
+  @Override
   public void retained(RetainedVersions retained) {
     status.setRetainedVersions(retained.manifests().isEmpty() ? null : retained.records());
   }
 
-  /** The retained version the published one serves while pinned, or null. */
+  @Override
   public void pinned(Long version) {
     status.setPinnedVersion(version);
   }
 
-  /** The approval value acted on. */
+  @Override
   public void approved(String approval) {
     status.setApproved(approval);
   }
@@ -340,6 +253,20 @@ public final class StatusReport {
     return retry ? control.rescheduleAfter(Decision.backoff(previousReady, now)) : control;
   }
 
+  /** Writes {@code outcome} into the status (once per reconcile) and says when to come back. */
+  public UpdateControl<BloomFilter> record(Outcome outcome) {
+    if (outcome instanceof Outcome.Ready ready) {
+      return ready(ready.reason(), ready.note(), ready.next());
+    }
+    if (outcome instanceof Outcome.Failed failed) {
+      UpdateControl<BloomFilter> control =
+          failed(failed.reason(), failed.message(), failed.retry());
+      return failed.next().map(control::rescheduleAfter).orElse(control);
+    }
+    return UpdateControl.<BloomFilter>noUpdate()
+        .rescheduleAfter(((Outcome.Wait) outcome).delay());
+  }
+
   /** Whether the last status write went through (false: etcd is full). */
   public boolean written() {
     return written;
@@ -351,7 +278,7 @@ public final class StatusReport {
 
   /** Writes the status; false when etcd is full (any other refusal is thrown). */
   private boolean write() {
-    finishAttempt();
+    BuildAttempts.finish(status, now);
     try {
       // Always written (it reports the outcome, a budget refusal included), charged afterwards.
       ownWrites.remember(StatusWriter.write(client, budget, filter, status, now));
@@ -365,7 +292,6 @@ public final class StatusReport {
     filter.setStatus(status);
     storageFull.cleared(filter);
     written = true;
-    onWritten.accept(status);
     return true;
   }
 }

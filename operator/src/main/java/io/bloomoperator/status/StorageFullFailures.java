@@ -1,6 +1,10 @@
 package io.bloomoperator.status;
 
+import io.bloomoperator.api.Reasons;
+import io.bloomoperator.publish.StorageFull;
 import io.bloomoperator.run.Decision;
+import io.bloomoperator.run.Outcome;
+import java.time.temporal.ChronoUnit;
 import io.bloomoperator.api.BloomFilter;
 import java.time.Duration;
 import java.time.Instant;
@@ -31,6 +35,20 @@ public final class StorageFullFailures {
   public Duration refused(BloomFilter filter, Instant now) {
     Failure failure = failures.computeIfAbsent(uid(filter), k -> new Failure(now, false));
     return Decision.backoff(Duration.between(failure.since(), now));
+  }
+
+  /**
+   * The outcome that says a publish failed because etcd was full since {@code since}, when the
+   * status could not say so then.
+   */
+  public static Outcome unrecordedOutcome(Instant since) {
+    return Outcome.failed(
+        Reasons.STORAGE_FULL,
+        StorageFull.DESCRIPTION
+            + " since "
+            + since.truncatedTo(ChronoUnit.SECONDS)
+            + ": no new version could be published; the published version kept serving",
+        true);
   }
 
   /** A publish was refused and the status could not say so: the next reconcile says it first. */

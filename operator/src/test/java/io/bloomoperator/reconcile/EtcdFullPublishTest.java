@@ -1,7 +1,7 @@
 package io.bloomoperator.reconcile;
 
 import io.bloomoperator.metrics.BuildMetrics;
-import io.bloomoperator.status.OwnStatusWrites;
+import io.bloomoperator.status.OwnWrites;
 import io.bloomoperator.status.ReadyCondition;
 import io.bloomoperator.status.StatusReport;
 import io.bloomoperator.status.StorageFullFailures;
@@ -145,7 +145,7 @@ class EtcdFullPublishTest {
         new EventRecorder(client, Clock.systemUTC()),
         BuildMetrics.discarding(),
         failures,
-        new OwnStatusWrites(),
+        new OwnWrites(),
         NOW);
   }
 

@@ -7,7 +7,9 @@ import java.util.Map;
 import java.util.Objects;
 
 /**
- * Read-your-own-writes for the BloomFilter a reconcile is handed. java-operator-sdk hands each
+ * The one memory of this process's own status writes: read-your-own-writes for the BloomFilter a
+ * reconcile is handed, on every path (a reconcile, its error handler, the canary record it wrote
+ * with its status). java-operator-sdk hands each
  * reconcile its informer's copy, and that copy can lag the status this operator has just written:
  * the operator's own manifest write triggers the next reconcile at once ({@link ManifestEvents}),
  * usually before the watch has delivered the status written after it. {@link StatusReport} writes
@@ -24,7 +26,7 @@ import java.util.Objects;
  * <p>Memory: one resourceVersion per filter, for at most {@link #MAX_REMEMBERED} filters (the least
  * recently used is forgotten, and its next copy is trusted as handed).
  */
-public final class OwnStatusWrites {
+public final class OwnWrites {
 
   public static final int MAX_REMEMBERED = 100_000;
 

@@ -1,0 +1,143 @@
+package io.bloomoperator.reconcile;
+
+import io.bloomoperator.api.BloomFilter;
+import io.bloomoperator.api.ResolvedSpec;
+import io.bloomoperator.backend.SnapshotBackends;
+import io.bloomoperator.build.BuildAndPublish;
+import io.bloomoperator.build.BuildStep;
+import io.bloomoperator.events.EventRecorder;
+import io.bloomoperator.metrics.BuildMetrics;
+import io.bloomoperator.observe.ObserveStep;
+import io.bloomoperator.publish.ChunkWriters;
+import io.bloomoperator.publish.OwnManifests;
+import io.bloomoperator.publish.SnapshotStore;
+import io.bloomoperator.publish.WriteFence;
+import io.bloomoperator.readers.ReaderRollouts;
+import io.bloomoperator.readers.ReaderSettings;
+import io.bloomoperator.rollout.CanaryStep;
+import io.bloomoperator.rollout.Canaries;
+import io.bloomoperator.rollout.HeldStep;
+import io.bloomoperator.rollout.PinStep;
+import io.bloomoperator.rollout.Republish;
+import io.bloomoperator.run.FilterRun;
+import io.bloomoperator.run.Pipeline;
+import io.bloomoperator.settings.OperatorSettings;
+import io.bloomoperator.source.KeySource;
+import io.bloomoperator.source.KeySources;
+import io.bloomoperator.source.SecretAccess;
+import io.bloomoperator.status.OwnWrites;
+import io.bloomoperator.status.StatusReport;
+import io.bloomoperator.status.StorageFullFailures;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.List;
+import java.util.function.Supplier;
+
+/**
+ * What the reconciler composes for each reconcile, from the operator-wide parts it holds once: the
+ * status report, the {@link FilterRun} (spec, source, the fenced and charged snapshot store) and the
+ * {@link Pipeline} of steps. Adding a step is a line in {@link #pipeline}.
+ */
+final class FilterRuns {
+
+  private final OperatorSettings settings;
+  private final Clock clock;
+  private final BuildMetrics metrics;
+  private final String publisher;
+  private final WriteFence fence;
+  private final SnapshotBackends backends;
+  private final BuildAndPublish act;
+  private final ChunkWriters chunkWriters;
+  private final StorageFullFailures storageFull = new StorageFullFailures();
+  private final OwnWrites ownWrites = new OwnWrites();
+  private final OwnManifests ownManifests = new OwnManifests();
+
+  FilterRuns(
+      OperatorSettings settings,
+      Clock clock,
+      BuildMetrics metrics,
+      Identity identity,
+      SnapshotBackends backends) {
+    this.settings = settings;
+    this.clock = clock;
+    this.metrics = metrics;
+    this.publisher = identity.publisher();
+    this.fence = identity.fence();
+    this.backends = backends;
+    this.act = new BuildAndPublish(settings, metrics, ownManifests);
+    this.chunkWriters = ChunkWriters.of(settings.builds().limits().publishWriters());
+  }
+
+  /** Who this replica is: the stamp on what it writes, and the fence of its writes. */
+  record Identity(String publisher, WriteFence fence) {}
+
+  /** Publishes whose failure (etcd full) the status could not say yet. */
+  StorageFullFailures storageFull() {
+    return storageFull;
+  }
+
+  /** The one memory of this process's own status writes. */
+  OwnWrites ownWrites() {
+    return ownWrites;
+  }
+
+  /** The build and write bounds shared by every filter. */
+  BuildAndPublish act() {
+    return act;
+  }
+
+  /** The steps of every reconcile, in order. */
+  Pipeline pipeline(ReaderSettings readers, Supplier<ReaderRollouts> rollouts) {
+    Republish republish = new Republish(act.charges(), ownManifests, metrics);
+    return new Pipeline(
+        List.of(
+            new ObserveStep(ownManifests, fence, backends, settings.publishing().minInterval()),
+            new PinStep(republish),
+            new CanaryStep(republish, ownManifests, rollouts, readers.statusInterval()),
+            new HeldStep(),
+            new BuildStep(act, ownManifests, readers.statusInterval())));
+  }
+
+  /** The status report of one reconcile of {@code filter}. */
+  StatusReport report(
+      BloomFilter filter, KubernetesClient client, EventRecorder events, Instant now) {
+    return new StatusReport(
+        filter, client, act.statusBudget(), events, metrics, storageFull, ownWrites, now);
+  }
+
+  /**
+   * Everything one reconcile works with, composed once; its backend is resolved by the caller.
+   *
+   * @throws IllegalArgumentException for what the schema could not reject
+   */
+  FilterRun open(
+      BloomFilter filter,
+      KubernetesClient client,
+      Instant now,
+      StatusReport report,
+      EventRecorder events) {
+    ResolvedSpec spec = ResolvedSpec.of(filter.getSpec(), settings.sources().minRefreshInterval());
+    Canaries.validate(filter);
+    metrics.refreshInterval(filter, spec.refresh());
+    // One store per reconcile: reads, the janitor, publishing and re-stamping all go through its
+    // fenced, stamped, etcd-budget-charged manifest writer and its chunk store.
+    SnapshotStore store =
+        new SnapshotStore(client, filter, settings.publishing().signingKey())
+            .writingAs(publisher, fence)
+            .writingChunksWith(chunkWriters)
+            .chargingManifestsTo(act.etcdWrites(), clock);
+    return new FilterRun(filter, client, now, spec, source(filter, client), store, report, events);
+  }
+
+  private KeySource source(BloomFilter filter, KubernetesClient client) {
+    String namespace = filter.getMetadata().getNamespace();
+    return KeySources.from(
+        filter.getSpec().getSource(),
+        client,
+        new SecretAccess(
+            client, namespace, filter.getMetadata().getName(), settings.sources().secretAccess()),
+        settings.sources().http(),
+        settings.sources().jdbc());
+  }
+}
