@@ -50,6 +50,7 @@ public final class TestOperators {
     private Builder(S3Server server, String operatorNamespace) {
       this.server = server;
       this.operatorNamespace = operatorNamespace;
+      // As deployed: one list for http and jdbc sources (no store test has a jdbc source).
       environment.put("BLOOM_HTTP_ALLOW", LOOPBACK);
     }
 
