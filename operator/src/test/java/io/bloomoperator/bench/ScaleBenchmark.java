@@ -4,7 +4,6 @@ import com.sun.net.httpserver.HttpServer;
 import io.bloomoperator.OperatorMain;
 import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.objectstore.StoreSettings;
-import io.bloomoperator.objectstore.TestStores;
 import io.bloomoperator.settings.BuildLimits;
 import io.bloomoperator.settings.OperatorSettings;
 import io.bloomoperator.status.ReadyCondition;
@@ -15,6 +14,7 @@ import io.bloomoperator.source.HttpSourceSettings;
 import io.bloomoperator.testing.KubeCluster;
 import io.bloomoperator.testing.RealKubernetesExtension;
 import io.bloomoperator.testing.TcpProxy;
+import io.bloomoperator.testing.operator.TestStores;
 import io.bloomoperator.testing.servers.S3Server;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -170,8 +170,8 @@ public final class ScaleBenchmark {
     Operator operator;
     if (inStore) {
       bucket = s3.createBucket("scale");
-      TestStores.writerCredentials(client, "bloom-system", "s3-writer", s3);
-      TestStores.define(client, "scale-store", s3, bucket, "s3-writer", "scale", "");
+      TestStores.writerCredentials(client, "bloom-system", s3);
+      TestStores.store("scale-store").on(s3, bucket).allowing("scale").create(client);
       operator =
           OperatorMain.start(
               operatorClient,

@@ -3,22 +3,19 @@ package io.bloomoperator.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.bloomoperator.api.Reasons;
-import io.bloomoperator.objectstore.StoreSettings;
-import io.bloomoperator.objectstore.TestStores;
 import io.bloomoperator.reconcile.SnapshotFixtures;
 import io.bloomoperator.settings.OperatorSettings;
-import io.bloomoperator.source.EgressPolicy;
-import io.bloomoperator.source.HttpSourceSettings;
 import io.bloomoperator.testing.KubeCluster;
 import io.bloomoperator.testing.RealKubernetes;
 import io.bloomoperator.testing.TestNamespace;
 import io.bloomoperator.testing.operator.InProcessOperator;
+import io.bloomoperator.testing.operator.TestOperators;
+import io.bloomoperator.testing.operator.TestStores;
 import io.bloomoperator.testing.servers.S3Server;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.Map;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Order;
@@ -34,22 +31,12 @@ import org.junit.jupiter.api.io.TempDir;
 class BloomCliStoreTest {
 
   private static final String OPERATOR_NAMESPACE = "bloom-clistore-operator";
-  private static final String CREDENTIALS = "s3-writer";
   private static final S3Server SERVER = S3Server.start();
 
   @RegisterExtension
   @Order(1)
   static final InProcessOperator OPERATOR =
-      InProcessOperator.withSettings(
-              OperatorSettings.builder()
-                  .http(
-                      HttpSourceSettings.defaults()
-                          .withEgress(EgressPolicy.of("127.0.0.1/32", null)))
-                  .build())
-          .withStores(StoreSettings.fromEnvironment(Map.of()).inNamespace(OPERATOR_NAMESPACE))
-          .beforeStart(
-              client ->
-                  TestStores.writerCredentials(client, OPERATOR_NAMESPACE, CREDENTIALS, SERVER));
+      TestOperators.withStore(SERVER, OPERATOR_NAMESPACE).build();
 
   @AfterAll
   static void stopServer() {
@@ -62,7 +49,7 @@ class BloomCliStoreTest {
       throws Exception {
     String store = "cli-" + System.nanoTime() % 100000;
     String bucket = SERVER.createBucket("bloom");
-    TestStores.define(client, store, SERVER, bucket, CREDENTIALS, ns.name(), "");
+    TestStores.store(store).on(SERVER, bucket).allowing(ns.name()).create(client);
     List<String> keys = IntStream.range(0, 2000).mapToObj(i -> "id-" + i).toList();
     SnapshotFixtures.apply(
         client,

@@ -7,9 +7,7 @@ import static io.bloomoperator.reconcile.SnapshotFixtures.ready;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.bloomoperator.api.BloomStore;
 import io.bloomoperator.api.Reasons;
-import io.bloomoperator.objectstore.TestStores;
 import io.bloomoperator.snapshot.BloomFilterBits;
 import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.snapshot.SnapshotConfigMaps;
@@ -20,6 +18,7 @@ import io.bloomoperator.testing.KubeCluster;
 import io.bloomoperator.testing.RealKubernetes;
 import io.bloomoperator.testing.TcpProxy;
 import io.bloomoperator.testing.TestNamespace;
+import io.bloomoperator.testing.operator.TestStores;
 import io.bloomoperator.testing.process.OperatorProcess;
 import io.bloomoperator.testing.servers.S3Server;
 import io.fabric8.kubernetes.api.model.ConfigMap;
@@ -27,7 +26,6 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.Watch;
 import io.fabric8.kubernetes.client.Watcher;
 import io.fabric8.kubernetes.client.WatcherException;
-import io.fabric8.kubernetes.client.utils.Serialization;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -58,7 +56,6 @@ import software.amazon.awssdk.services.s3.model.S3Object;
 class StoreUploadKillFaultTest {
 
   private static final String OPERATOR_NAMESPACE = "bloom-storekill-operator";
-  private static final String CREDENTIALS = "s3-writer";
   private static final String FILTER = "big";
   private static final String PREFIX = "bloom";
 
@@ -81,24 +78,12 @@ class StoreUploadKillFaultTest {
         S3Client s3 = server.client()) {
       String bucket = server.createBucket("kill");
       String store = "kill-" + System.nanoTime() % 100000;
-      TestStores.writerCredentials(client, OPERATOR_NAMESPACE, CREDENTIALS, server);
-      client
-          .resource(
-              Serialization.unmarshal(
-                  """
-                  apiVersion: bloomoperator.io/v1alpha1
-                  kind: BloomStore
-                  metadata: {name: %s}
-                  spec:
-                    endpoint: http://127.0.0.1:%d
-                    allowInsecureEndpoint: true
-                    bucket: %s
-                    credentials: {secretName: %s}
-                    allowedNamespaces: {names: [%s]}
-                  """
-                      .formatted(store, proxy.port(), bucket, CREDENTIALS, namespace),
-                  BloomStore.class))
-          .create();
+      TestStores.writerCredentials(client, OPERATOR_NAMESPACE, server);
+      // Through the proxy, which slows the upload down.
+      TestStores.store(store)
+          .at("http://127.0.0.1:" + proxy.port(), bucket)
+          .allowing(namespace)
+          .create(client);
       apply(client, namespace, filter(store, 1_000, keys("a"), retain));
       String directory = StoreObjectKeys.filterDirectory(PREFIX, namespace, FILTER);
       Path log = Files.createTempFile("operator-storekill-", ".log");

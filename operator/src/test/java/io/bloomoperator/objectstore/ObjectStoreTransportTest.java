@@ -6,6 +6,8 @@ import static io.bloomoperator.reconcile.SnapshotFixtures.manifest;
 import static io.bloomoperator.reconcile.SnapshotFixtures.mergePatch;
 import static io.bloomoperator.reconcile.SnapshotFixtures.ready;
 import static io.bloomoperator.reconcile.SnapshotFixtures.snapshotConfigMaps;
+import static io.bloomoperator.testing.operator.TestStores.filter;
+import static io.bloomoperator.testing.operator.TestStores.keys;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
@@ -14,20 +16,20 @@ import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.api.BloomStore;
 import io.bloomoperator.api.Reasons;
 import io.bloomoperator.publish.PublishedSnapshot;
-import io.bloomoperator.settings.OperatorSettings;
 import io.bloomoperator.status.ReadyCondition;
+import io.bloomoperator.settings.OperatorSettings;
 import io.bloomoperator.snapshot.BloomFilterBits;
 import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.snapshot.SnapshotDecoder;
 import io.bloomoperator.snapshot.SnapshotNames;
 import io.bloomoperator.snapshot.StoreObjectKeys;
-import io.bloomoperator.source.EgressPolicy;
-import io.bloomoperator.source.HttpSourceSettings;
 import io.bloomoperator.testing.RealKubernetes;
 import io.bloomoperator.testing.RequestLog;
 import io.bloomoperator.testing.TestNamespace;
 import io.bloomoperator.testing.operator.InProcessOperator;
 import io.bloomoperator.testing.operator.LogCapture;
+import io.bloomoperator.testing.operator.TestOperators;
+import io.bloomoperator.testing.operator.TestStores;
 import io.bloomoperator.testing.servers.S3Server;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -60,8 +62,6 @@ class ObjectStoreTransportTest {
   /** Where the operator reads the stores' credentials Secrets. */
   private static final String OPERATOR_NAMESPACE = "bloom-s3op-operator";
 
-  private static final String CREDENTIALS = "s3-writer";
-
   /** The store's own server: one test stops it. */
   private static final S3Server SERVER = S3Server.start();
 
@@ -73,26 +73,14 @@ class ObjectStoreTransportTest {
   @RegisterExtension
   @Order(1)
   static final InProcessOperator OPERATOR =
-      InProcessOperator.withSettings(
-              OperatorSettings.builder()
-                  .http(
-                      HttpSourceSettings.defaults()
-                          .withEgress(EgressPolicy.of("127.0.0.1/32", null)))
-                  .build())
-          .withStores(
-              StoreSettings.fromEnvironment(Map.of())
-                  .inNamespace(OPERATOR_NAMESPACE)
-                  .withCleanupTimeout(Duration.ofSeconds(15)))
-          .withRequestLog(OPERATOR_REQUESTS)
-          .beforeStart(ObjectStoreTransportTest::credentials);
+      TestOperators.withStore(SERVER, OPERATOR_NAMESPACE)
+          .setting("BLOOM_STORE_CLEANUP_TIMEOUT", "15s")
+          .build()
+          .withRequestLog(OPERATOR_REQUESTS);
 
   @AfterAll
   static void stopServer() {
     SERVER.close();
-  }
-
-  private static void credentials(KubernetesClient client) {
-    TestStores.writerCredentials(client, OPERATOR_NAMESPACE, CREDENTIALS, SERVER);
   }
 
   /** A store on {@link #SERVER} with a bucket of its own, allowing {@code allowedNamespace}. */
@@ -108,26 +96,12 @@ class ObjectStoreTransportTest {
   private static Store store(
       KubernetesClient client, String name, String allowedNamespace, String moreSpec) {
     String bucket = SERVER.createBucket("bloom");
-    TestStores.define(client, name, SERVER, bucket, CREDENTIALS, allowedNamespace, moreSpec);
+    TestStores.store(name)
+        .on(SERVER, bucket)
+        .allowing(allowedNamespace)
+        .with(moreSpec)
+        .create(client);
     return new Store(name, bucket);
-  }
-
-  private static String filter(String name, String store, List<String> keys) {
-    return """
-        apiVersion: bloomoperator.io/v1alpha1
-        kind: BloomFilter
-        metadata: {name: %s}
-        spec:
-          falsePositiveRate: 0.01
-          snapshot: {store: %s, chunkSizeBytes: 1024, retainPreviousFor: 1s}
-          source:
-            inline: [%s]
-        """
-        .formatted(name, store, String.join(", ", keys));
-  }
-
-  private static List<String> keys(int count, String tag) {
-    return java.util.stream.IntStream.range(0, count).mapToObj(i -> tag + "-" + i).toList();
   }
 
   private static List<S3Object> objects(Store store, String namespace, String filter) {
@@ -562,23 +536,10 @@ class ObjectStoreTransportTest {
   @Test
   void anEndpointTheEgressPolicyRefusesIsNeverContacted(KubernetesClient client, TestNamespace ns) {
     String name = "metadata-" + System.nanoTime() % 100000;
-    client
-        .resource(
-            Serialization.unmarshal(
-                """
-                apiVersion: bloomoperator.io/v1alpha1
-                kind: BloomStore
-                metadata: {name: %s}
-                spec:
-                  endpoint: http://169.254.169.254
-                  allowInsecureEndpoint: true
-                  bucket: latest
-                  credentials: {secretName: %s}
-                  allowedNamespaces: {names: [%s]}
-                """
-                    .formatted(name, CREDENTIALS, ns.name()),
-                BloomStore.class))
-        .create();
+    TestStores.store(name)
+        .at("http://169.254.169.254", "latest")
+        .allowing(ns.name())
+        .create(client);
     apply(client, ns.name(), filter("f", name, List.of("a")));
 
     var refused =
@@ -710,10 +671,16 @@ class ObjectStoreTransportTest {
       String innerPrefix = outerPrefix + "/" + ns.name();
       String inner = "inner-" + tag;
       String outer = "outer-" + tag;
-      TestStores.define(
-          client, inner, SERVER, bucket, CREDENTIALS, victimNs, "prefix: " + innerPrefix);
-      TestStores.define(
-          client, outer, SERVER, bucket, CREDENTIALS, "nobody", "prefix: " + outerPrefix);
+      TestStores.store(inner)
+          .on(SERVER, bucket)
+          .allowing(victimNs)
+          .with("prefix: " + innerPrefix)
+          .create(client);
+      TestStores.store(outer)
+          .on(SERVER, bucket)
+          .allowing("nobody")
+          .with("prefix: " + outerPrefix)
+          .create(client);
       apply(client, victimNs, filter("vf", inner, keys(2000, "v")));
       awaitStatus(client, victimNs, "vf", f -> ready(f, "True", Reasons.PUBLISHED));
       String victimDirectory = StoreObjectKeys.filterDirectory(innerPrefix, victimNs, "vf");

@@ -4,6 +4,8 @@ import static io.bloomoperator.reconcile.SnapshotFixtures.apply;
 import static io.bloomoperator.reconcile.SnapshotFixtures.awaitStatus;
 import static io.bloomoperator.reconcile.SnapshotFixtures.manifest;
 import static io.bloomoperator.reconcile.SnapshotFixtures.ready;
+import static io.bloomoperator.testing.operator.TestStores.filter;
+import static io.bloomoperator.testing.operator.TestStores.keys;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -17,11 +19,11 @@ import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.snapshot.SnapshotDecoder;
 import io.bloomoperator.snapshot.SnapshotNames;
 import io.bloomoperator.snapshot.StoreObjectKeys;
-import io.bloomoperator.source.EgressPolicy;
-import io.bloomoperator.source.HttpSourceSettings;
 import io.bloomoperator.testing.RealKubernetes;
 import io.bloomoperator.testing.TestNamespace;
 import io.bloomoperator.testing.operator.InProcessOperator;
+import io.bloomoperator.testing.operator.TestOperators;
+import io.bloomoperator.testing.operator.TestStores;
 import io.bloomoperator.testing.servers.S3Server;
 import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.api.model.Event;
@@ -33,8 +35,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
-import java.util.Map;
-import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
@@ -53,47 +53,18 @@ import software.amazon.awssdk.services.s3.model.S3Object;
 class SharedStoreLocationTest {
 
   private static final String OPERATOR_NAMESPACE = "bloom-s3loc-operator";
-  private static final String CREDENTIALS = "s3-writer";
   private static final S3Server SERVER = S3Server.start();
 
   @RegisterExtension
   @Order(1)
   static final InProcessOperator OPERATOR =
-      InProcessOperator.withSettings(
-              OperatorSettings.builder()
-                  .http(
-                      HttpSourceSettings.defaults()
-                          .withEgress(EgressPolicy.of("127.0.0.1/32", null)))
-                  .build())
-          .withStores(
-              StoreSettings.fromEnvironment(Map.of())
-                  .inNamespace(OPERATOR_NAMESPACE)
-                  .withCleanupTimeout(Duration.ofSeconds(15)))
-          .beforeStart(
-              client ->
-                  TestStores.writerCredentials(client, OPERATOR_NAMESPACE, CREDENTIALS, SERVER));
+      TestOperators.withStore(SERVER, OPERATOR_NAMESPACE)
+          .setting("BLOOM_STORE_CLEANUP_TIMEOUT", "15s")
+          .build();
 
   @AfterAll
   static void stopServer() {
     SERVER.close();
-  }
-
-  private static String filter(String name, String store, List<String> keys) {
-    return """
-        apiVersion: bloomoperator.io/v1alpha1
-        kind: BloomFilter
-        metadata: {name: %s}
-        spec:
-          falsePositiveRate: 0.01
-          snapshot: {store: %s, chunkSizeBytes: 1024, retainPreviousFor: 1s}
-          source:
-            inline: [%s]
-        """
-        .formatted(name, store, String.join(", ", keys));
-  }
-
-  private static List<String> keys(int count, String tag) {
-    return IntStream.range(0, count).mapToObj(i -> tag + "-" + i).toList();
   }
 
   /** The keys of every object {@code m} names (base chunks and delta chunks). */
@@ -129,8 +100,8 @@ class SharedStoreLocationTest {
     String bucket = SERVER.createBucket("alias");
     String main = "main-" + tag;
     String alias = "alias-" + tag;
-    TestStores.define(client, main, SERVER, bucket, CREDENTIALS, ns.name(), "");
-    TestStores.define(client, alias, SERVER, bucket, CREDENTIALS, ns.name(), "");
+    TestStores.store(main).on(SERVER, bucket).allowing(ns.name()).create(client);
+    TestStores.store(alias).on(SERVER, bucket).allowing(ns.name()).create(client);
     List<String> keys = keys(2000, "k");
     apply(client, ns.name(), filter("f", main, keys));
     awaitStatus(client, ns.name(), "f", f -> ready(f, "True", Reasons.PUBLISHED));
@@ -238,7 +209,7 @@ class SharedStoreLocationTest {
     long tag = System.nanoTime() % 100000;
     String bucket = SERVER.createBucket("other");
     String other = "other-" + tag;
-    TestStores.define(client, other, SERVER, bucket, CREDENTIALS, "someone-else", "");
+    TestStores.store(other).on(SERVER, bucket).allowing("someone-else").create(client);
     List<String> planted = new ArrayList<>();
     try (S3Client s3 = SERVER.client()) {
       for (int i = 0; i < 2; i++) {

@@ -8,17 +8,16 @@ import static io.bloomoperator.reconcile.SnapshotFixtures.ready;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.bloomoperator.api.Reasons;
-import io.bloomoperator.settings.OperatorSettings;
 import io.bloomoperator.status.ReadyCondition;
+import io.bloomoperator.settings.OperatorSettings;
 import io.bloomoperator.snapshot.Manifest;
-import io.bloomoperator.source.EgressPolicy;
-import io.bloomoperator.source.HttpSourceSettings;
 import io.bloomoperator.testing.RealKubernetes;
 import io.bloomoperator.testing.TestNamespace;
 import io.bloomoperator.testing.operator.InProcessOperator;
+import io.bloomoperator.testing.operator.TestOperators;
+import io.bloomoperator.testing.operator.TestStores;
 import io.bloomoperator.testing.servers.S3Server;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.utils.Serialization;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
@@ -48,7 +47,6 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class StoreDnsRebindingTest {
 
   private static final String OPERATOR_NAMESPACE = "bloom-s3dns-operator";
-  private static final String CREDENTIALS = "s3-writer";
   private static final String HOST = "store.rebinding.test";
 
   private static final InetAddress ALLOWED = address("127.0.0.1");
@@ -67,19 +65,9 @@ class StoreDnsRebindingTest {
   @RegisterExtension
   @Order(1)
   static final InProcessOperator OPERATOR =
-      InProcessOperator.withSettings(
-              OperatorSettings.builder()
-                  .http(
-                      HttpSourceSettings.defaults()
-                          .withEgress(EgressPolicy.of("127.0.0.1/32", null)))
-                  .build())
-          .withStores(
-              StoreSettings.fromEnvironment(Map.of())
-                  .inNamespace(OPERATOR_NAMESPACE)
-                  .withResolver(StoreDnsRebindingTest::resolve))
-          .beforeStart(
-              client ->
-                  TestStores.writerCredentials(client, OPERATOR_NAMESPACE, CREDENTIALS, SERVER));
+      TestOperators.withStore(SERVER, OPERATOR_NAMESPACE)
+          .resolver(StoreDnsRebindingTest::resolve)
+          .build();
 
   @AfterAll
   static void stop() throws IOException {
@@ -151,23 +139,10 @@ class StoreDnsRebindingTest {
       KubernetesClient client, TestNamespace ns) throws Exception {
     String store = "rebinding-" + System.nanoTime() % 100000;
     String bucket = SERVER.createBucket("rebind");
-    client
-        .resource(
-            Serialization.unmarshal(
-                """
-                apiVersion: bloomoperator.io/v1alpha1
-                kind: BloomStore
-                metadata: {name: %s}
-                spec:
-                  endpoint: http://%s:%d
-                  allowInsecureEndpoint: true
-                  bucket: %s
-                  credentials: {secretName: %s}
-                  allowedNamespaces: {names: [%s]}
-                """
-                    .formatted(store, HOST, SERVER.port(), bucket, CREDENTIALS, ns.name()),
-                io.bloomoperator.api.BloomStore.class))
-        .create();
+    TestStores.store(store)
+        .at("http://" + HOST + ":" + SERVER.port(), bucket)
+        .allowing(ns.name())
+        .create(client);
     apply(
         client,
         ns.name(),

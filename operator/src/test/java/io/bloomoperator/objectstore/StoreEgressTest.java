@@ -15,6 +15,8 @@ import io.bloomoperator.source.EgressPolicy;
 import io.bloomoperator.testing.RealKubernetes;
 import io.bloomoperator.testing.TestNamespace;
 import io.bloomoperator.testing.operator.InProcessOperator;
+import io.bloomoperator.testing.operator.TestOperators;
+import io.bloomoperator.testing.operator.TestStores;
 import io.bloomoperator.testing.servers.S3Server;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.net.InetAddress;
@@ -39,7 +41,6 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class StoreEgressTest {
 
   private static final String OPERATOR_NAMESPACE = "bloom-store-egress-operator";
-  private static final String CREDENTIALS = "s3-writer";
 
   private static final S3Server SERVER = S3Server.start();
 
@@ -47,14 +48,11 @@ class StoreEgressTest {
   @Order(1)
   static final InProcessOperator OPERATOR =
       // Sources keep the default policy (loopback refused); stores get their own.
-      InProcessOperator.withSettings(
-              OperatorSettings.fromEnvironment(Map.of("BLOOM_MIN_PUBLISH_INTERVAL", "0")))
-          .withStores(
-              StoreSettings.fromEnvironment(Map.of("BLOOM_STORE_ALLOW", "127.0.0.1/32"))
-                  .inNamespace(OPERATOR_NAMESPACE))
-          .beforeStart(
-              client ->
-                  TestStores.writerCredentials(client, OPERATOR_NAMESPACE, CREDENTIALS, SERVER));
+      TestOperators.withStore(SERVER, OPERATOR_NAMESPACE)
+          .unset("BLOOM_HTTP_ALLOW")
+          .setting("BLOOM_STORE_ALLOW", TestOperators.LOOPBACK)
+          .setting("BLOOM_MIN_PUBLISH_INTERVAL", "0")
+          .build();
 
   @AfterAll
   static void stopServer() {
@@ -65,8 +63,10 @@ class StoreEgressTest {
   void aStoreAdmittedForStoresIsNotAdmittedForSources(KubernetesClient client, TestNamespace ns)
       throws Exception {
     String storeName = "egress-" + System.nanoTime() % 100000;
-    TestStores.define(
-        client, storeName, SERVER, SERVER.createBucket("egress"), CREDENTIALS, ns.name(), "");
+    TestStores.store(storeName)
+        .on(SERVER, SERVER.createBucket("egress"))
+        .allowing(ns.name())
+        .create(client);
     sourceConfigMap(client, ns.name(), "ids", "ids", List.of("a", "b", "c"));
     apply(
         client,

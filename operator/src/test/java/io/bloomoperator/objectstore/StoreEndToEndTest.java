@@ -14,13 +14,13 @@ import io.bloomoperator.api.Reasons;
 import io.bloomoperator.settings.OperatorSettings;
 import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.snapshot.SnapshotNames;
-import io.bloomoperator.source.EgressPolicy;
-import io.bloomoperator.source.HttpSourceSettings;
 import io.bloomoperator.storeread.RecordingListener;
 import io.bloomoperator.testing.RealKubernetes;
 import io.bloomoperator.testing.TcpProxy;
 import io.bloomoperator.testing.TestNamespace;
 import io.bloomoperator.testing.operator.InProcessOperator;
+import io.bloomoperator.testing.operator.TestOperators;
+import io.bloomoperator.testing.operator.TestStores;
 import io.bloomoperator.testing.servers.S3Server;
 import io.bloomoperator.watch.BloomFilterWatcher;
 import io.bloomoperator.watch.LiveBloomFilter;
@@ -55,7 +55,6 @@ import software.amazon.awssdk.services.s3.S3Client;
 class StoreEndToEndTest {
 
   private static final String OPERATOR_NAMESPACE = "bloom-s3e2e-operator";
-  private static final String CREDENTIALS = "s3-writer";
   private static final String READER = "bloomreader";
   private static final String READER_SECRET = "reader-secret-" + System.nanoTime();
   private static final String PREFIX = "bloom";
@@ -66,23 +65,13 @@ class StoreEndToEndTest {
   @RegisterExtension
   @Order(1)
   static final InProcessOperator OPERATOR =
-      InProcessOperator.withSettings(
-              OperatorSettings.fromEnvironment(Map.of("BLOOM_MIN_PUBLISH_INTERVAL", "0"))
-                  .toBuilder()
-                  .http(
-                      HttpSourceSettings.defaults()
-                          .withEgress(EgressPolicy.of("127.0.0.1/32", null)))
-                  .build())
-          .withStores(StoreSettings.fromEnvironment(Map.of()).inNamespace(OPERATOR_NAMESPACE))
-          .beforeStart(StoreEndToEndTest::writerCredentials);
+      TestOperators.withStore(SERVER, OPERATOR_NAMESPACE)
+          .setting("BLOOM_MIN_PUBLISH_INTERVAL", "0")
+          .build();
 
   @AfterAll
   static void stopServer() {
     SERVER.close();
-  }
-
-  private static void writerCredentials(KubernetesClient client) {
-    TestStores.writerCredentials(client, OPERATOR_NAMESPACE, CREDENTIALS, SERVER);
   }
 
   private static List<String> keys(String tag, int from, int to) {
@@ -115,8 +104,11 @@ class StoreEndToEndTest {
       KubernetesClient client, TestNamespace ns) throws Exception {
     String storeName = "e2e-" + System.nanoTime() % 100000;
     String bucket = readOnlyBucket();
-    TestStores.define(
-        client, storeName, SERVER, bucket, CREDENTIALS, ns.name(), "prefix: " + PREFIX);
+    TestStores.store(storeName)
+        .on(SERVER, bucket)
+        .allowing(ns.name())
+        .with("prefix: " + PREFIX)
+        .create(client);
 
     Set<String> keys = new LinkedHashSet<>(keys("k", 0, 5000));
     sourceConfigMap(client, ns.name(), "ids", "ids", List.copyOf(keys));

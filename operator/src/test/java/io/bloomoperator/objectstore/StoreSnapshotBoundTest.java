@@ -9,18 +9,17 @@ import static io.bloomoperator.reconcile.SnapshotFixtures.sourceConfigMap;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.bloomoperator.api.Reasons;
-import io.bloomoperator.settings.OperatorSettings;
 import io.bloomoperator.status.ReadyCondition;
+import io.bloomoperator.settings.OperatorSettings;
 import io.bloomoperator.snapshot.StoreObjectKeys;
-import io.bloomoperator.source.EgressPolicy;
-import io.bloomoperator.source.HttpSourceSettings;
 import io.bloomoperator.testing.RealKubernetes;
 import io.bloomoperator.testing.TestNamespace;
 import io.bloomoperator.testing.operator.InProcessOperator;
+import io.bloomoperator.testing.operator.TestOperators;
+import io.bloomoperator.testing.operator.TestStores;
 import io.bloomoperator.testing.servers.S3Server;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.util.List;
-import java.util.Map;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
@@ -37,26 +36,15 @@ import software.amazon.awssdk.services.s3.S3Client;
 class StoreSnapshotBoundTest {
 
   private static final String OPERATOR_NAMESPACE = "bloom-s3bound-operator";
-  private static final String CREDENTIALS = "s3-writer";
   private static final S3Server SERVER = S3Server.shared();
 
   @RegisterExtension
   @Order(1)
   static final InProcessOperator OPERATOR =
-      InProcessOperator.withSettings(
-              OperatorSettings.fromEnvironment(
-                      Map.of(
-                          "BLOOM_MAX_SNAPSHOT_BYTES", "4096",
-                          "BLOOM_MAX_STORE_SNAPSHOT_BYTES", "65536"))
-                  .toBuilder()
-                  .http(
-                      HttpSourceSettings.defaults()
-                          .withEgress(EgressPolicy.of("127.0.0.1/32", null)))
-                  .build())
-          .withStores(StoreSettings.fromEnvironment(Map.of()).inNamespace(OPERATOR_NAMESPACE))
-          .beforeStart(
-              client ->
-                  TestStores.writerCredentials(client, OPERATOR_NAMESPACE, CREDENTIALS, SERVER));
+      TestOperators.withStore(SERVER, OPERATOR_NAMESPACE)
+          .setting("BLOOM_MAX_SNAPSHOT_BYTES", "4096")
+          .setting("BLOOM_MAX_STORE_SNAPSHOT_BYTES", "65536")
+          .build();
 
   private static String filter(String name, String store, int expectedInsertions) {
     return """
@@ -78,7 +66,7 @@ class StoreSnapshotBoundTest {
       KubernetesClient client, TestNamespace ns) throws Exception {
     String store = "bound-" + System.nanoTime() % 100000;
     String bucket = SERVER.createBucket("bound");
-    TestStores.define(client, store, SERVER, bucket, CREDENTIALS, ns.name(), "");
+    TestStores.store(store).on(SERVER, bucket).allowing(ns.name()).create(client);
     List<String> keys = IntStream.range(0, 5000).mapToObj(i -> "k-" + i).toList();
     sourceConfigMap(client, ns.name(), "keys", "keys", keys);
 

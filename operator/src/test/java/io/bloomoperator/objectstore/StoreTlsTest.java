@@ -5,6 +5,8 @@ import static io.bloomoperator.reconcile.SnapshotFixtures.awaitStatus;
 import static io.bloomoperator.reconcile.SnapshotFixtures.manifest;
 import static io.bloomoperator.reconcile.SnapshotFixtures.mergePatch;
 import static io.bloomoperator.reconcile.SnapshotFixtures.ready;
+import static io.bloomoperator.testing.operator.TestStores.filter;
+import static io.bloomoperator.testing.operator.TestStores.keys;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -12,18 +14,18 @@ import io.bloomoperator.api.BloomStore;
 import io.bloomoperator.api.BloomStoreSpec;
 import io.bloomoperator.api.Reasons;
 import io.bloomoperator.cli.BloomCli;
-import io.bloomoperator.settings.OperatorSettings;
 import io.bloomoperator.status.ReadyCondition;
+import io.bloomoperator.settings.OperatorSettings;
 import io.bloomoperator.snapshot.LoadFailureReason;
 import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.snapshot.StoreObjectKeys;
-import io.bloomoperator.source.EgressPolicy;
-import io.bloomoperator.source.HttpSourceSettings;
 import io.bloomoperator.storeread.RecordingListener;
 import io.bloomoperator.testing.KubeCluster;
 import io.bloomoperator.testing.RealKubernetes;
 import io.bloomoperator.testing.TestNamespace;
 import io.bloomoperator.testing.operator.InProcessOperator;
+import io.bloomoperator.testing.operator.TestOperators;
+import io.bloomoperator.testing.operator.TestStores;
 import io.bloomoperator.testing.servers.S3Server;
 import io.bloomoperator.testing.servers.TestCertificates;
 import io.bloomoperator.watch.BloomFilterWatcher;
@@ -43,7 +45,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
@@ -63,7 +64,6 @@ import software.amazon.awssdk.services.s3.S3Client;
 class StoreTlsTest {
 
   private static final String OPERATOR_NAMESPACE = "bloom-s3tls-operator";
-  private static final String CREDENTIALS = "s3-writer";
   private static final String CA_CONFIGMAP = "store-ca";
   private static final String CA_SECRET = "store-ca-secret";
   private static final String OTHER_CA_CONFIGMAP = "other-ca";
@@ -82,14 +82,10 @@ class StoreTlsTest {
   @RegisterExtension
   @Order(1)
   static final InProcessOperator OPERATOR =
-      InProcessOperator.withSettings(
-              OperatorSettings.builder()
-                  .http(
-                      HttpSourceSettings.defaults()
-                          .withEgress(EgressPolicy.of("127.0.0.1/32, ::1/128", null)))
-                  .build())
-          .withStores(StoreSettings.fromEnvironment(Map.of()).inNamespace(OPERATOR_NAMESPACE))
-          .beforeStart(StoreTlsTest::setUp);
+      TestOperators.withStore(SERVER, OPERATOR_NAMESPACE)
+          .setting("BLOOM_HTTP_ALLOW", TestOperators.LOOPBACK + ", ::1/128")
+          .build()
+          .beforeStart(StoreTlsTest::caBundles);
 
   @AfterAll
   static void stopServer() {
@@ -104,9 +100,8 @@ class StoreTlsTest {
     }
   }
 
-  /** Credentials and the CA bundles, all in the operator's namespace. */
-  private static void setUp(KubernetesClient client) {
-    TestStores.writerCredentials(client, OPERATOR_NAMESPACE, CREDENTIALS, SERVER);
+  /** The CA bundles, in the operator's namespace (where the fixture put the credentials). */
+  private static void caBundles(KubernetesClient client) {
     caConfigMap(client, CA_CONFIGMAP, CA.certificatePem());
     caConfigMap(client, OTHER_CA_CONFIGMAP, OTHER_CA.certificatePem());
     caSecret(client, CA.certificatePem());
@@ -146,30 +141,12 @@ class StoreTlsTest {
   private static Store store(KubernetesClient client, String allowed, String tls) {
     String name = "tls-" + STORES.incrementAndGet() + "-" + System.nanoTime() % 100000;
     String bucket = SERVER.createBucket("tls");
-    TestStores.define(client, name, SERVER, bucket, CREDENTIALS, allowed, tls);
+    TestStores.store(name).on(SERVER, bucket).allowing(allowed).with(tls).create(client);
     return new Store(name, bucket);
   }
 
   private static String caFrom(String kind, String name) {
     return "tls: {caBundle: {" + kind + ": " + name + "}}";
-  }
-
-  private static String filter(String name, String store, List<String> keys) {
-    return """
-        apiVersion: bloomoperator.io/v1alpha1
-        kind: BloomFilter
-        metadata: {name: %s}
-        spec:
-          falsePositiveRate: 0.01
-          snapshot: {store: %s, chunkSizeBytes: 1024, retainPreviousFor: 1s}
-          source:
-            inline: [%s]
-        """
-        .formatted(name, store, String.join(", ", keys));
-  }
-
-  private static List<String> keys(int count, String tag) {
-    return IntStream.range(0, count).mapToObj(i -> tag + "-" + i).toList();
   }
 
   private static Condition storeReady(KubernetesClient client, String name) {

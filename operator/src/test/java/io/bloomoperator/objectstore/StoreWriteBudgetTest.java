@@ -4,18 +4,21 @@ import static io.bloomoperator.reconcile.SnapshotFixtures.apply;
 import static io.bloomoperator.reconcile.SnapshotFixtures.awaitStatus;
 import static io.bloomoperator.reconcile.SnapshotFixtures.manifest;
 import static io.bloomoperator.reconcile.SnapshotFixtures.ready;
+import static io.bloomoperator.testing.operator.TestStores.keys;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.api.Reasons;
-import io.bloomoperator.settings.OperatorSettings;
 import io.bloomoperator.status.ReadyCondition;
+import io.bloomoperator.settings.OperatorSettings;
 import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.snapshot.SnapshotNames;
 import io.bloomoperator.snapshot.StoreObjectKeys;
 import io.bloomoperator.testing.RealKubernetes;
 import io.bloomoperator.testing.TestNamespace;
 import io.bloomoperator.testing.operator.InProcessOperator;
+import io.bloomoperator.testing.operator.TestOperators;
+import io.bloomoperator.testing.operator.TestStores;
 import io.bloomoperator.testing.servers.S3Server;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -26,12 +29,10 @@ import io.fabric8.kubernetes.client.utils.Serialization;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
@@ -47,7 +48,6 @@ import software.amazon.awssdk.services.s3.S3Client;
 class StoreWriteBudgetTest {
 
   private static final String OPERATOR_NAMESPACE = "bloom-s3budget-operator";
-  private static final String CREDENTIALS = "s3-writer";
   private static final long NAMESPACE_BYTES_PER_HOUR = 256 * 1024;
   private static final long FILTER_BYTES_PER_HOUR = 128 * 1024;
   private static final long UPLOAD_BYTES_PER_HOUR = 2 * 1024 * 1024;
@@ -57,24 +57,14 @@ class StoreWriteBudgetTest {
   @RegisterExtension
   @Order(1)
   static final InProcessOperator OPERATOR =
-      InProcessOperator.withSettings(
-              OperatorSettings.fromEnvironment(
-                  Map.of(
-                      "BLOOM_MIN_PUBLISH_INTERVAL",
-                      "1s",
-                      "BLOOM_HTTP_ALLOW",
-                      "127.0.0.1/32",
-                      "BLOOM_MAX_NAMESPACE_WRITE_BYTES_PER_HOUR",
-                      Long.toString(NAMESPACE_BYTES_PER_HOUR),
-                      "BLOOM_MAX_FILTER_WRITE_BYTES_PER_HOUR",
-                      Long.toString(FILTER_BYTES_PER_HOUR))))
-          .withStores(
-              StoreSettings.fromEnvironment(Map.of())
-                  .inNamespace(OPERATOR_NAMESPACE)
-                  .withNamespaceUploadBytesPerHour(UPLOAD_BYTES_PER_HOUR))
-          .beforeStart(
-              client ->
-                  TestStores.writerCredentials(client, OPERATOR_NAMESPACE, CREDENTIALS, SERVER));
+      TestOperators.withStore(SERVER, OPERATOR_NAMESPACE)
+          .setting("BLOOM_MIN_PUBLISH_INTERVAL", "1s")
+          .setting(
+              "BLOOM_MAX_NAMESPACE_WRITE_BYTES_PER_HOUR", Long.toString(NAMESPACE_BYTES_PER_HOUR))
+          .setting("BLOOM_MAX_FILTER_WRITE_BYTES_PER_HOUR", Long.toString(FILTER_BYTES_PER_HOUR))
+          .setting(
+              "BLOOM_STORE_NAMESPACE_UPLOAD_BYTES_PER_HOUR", Long.toString(UPLOAD_BYTES_PER_HOUR))
+          .build();
 
   @AfterAll
   static void stopServer() {
@@ -96,14 +86,12 @@ class StoreWriteBudgetTest {
         .formatted(name, expected, store, String.join(", ", keys));
   }
 
-  private static List<String> keys(int count, String tag) {
-    return IntStream.range(0, count).mapToObj(i -> tag + "-" + i).toList();
-  }
-
   private static String store(KubernetesClient client, String namespace) {
     String name = "budget-" + System.nanoTime() % 100000;
-    TestStores.define(
-        client, name, SERVER, SERVER.createBucket("budget"), CREDENTIALS, namespace, "");
+    TestStores.store(name)
+        .on(SERVER, SERVER.createBucket("budget"))
+        .allowing(namespace)
+        .create(client);
     return name;
   }
 

@@ -17,19 +17,18 @@ import io.bloomoperator.snapshot.ManifestCopy;
 import io.bloomoperator.snapshot.SnapshotConfigMaps;
 import io.bloomoperator.snapshot.SnapshotNames;
 import io.bloomoperator.snapshot.StoreObjectKeys;
-import io.bloomoperator.source.EgressPolicy;
-import io.bloomoperator.source.HttpSourceSettings;
 import io.bloomoperator.testing.RealKubernetes;
 import io.bloomoperator.testing.TestNamespace;
 import io.bloomoperator.testing.operator.InProcessOperator;
 import io.bloomoperator.testing.operator.ReaderPods;
+import io.bloomoperator.testing.operator.TestOperators;
+import io.bloomoperator.testing.operator.TestStores;
 import io.bloomoperator.testing.servers.S3Server;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
@@ -48,7 +47,6 @@ import software.amazon.awssdk.services.s3.model.S3Object;
 class VersionInflationTest {
 
   private static final String OPERATOR_NAMESPACE = "bloom-m1-operator";
-  private static final String CREDENTIALS = "s3-writer";
   private static final String PREFIX = "bloom";
   private static final Duration WAIT = Duration.ofSeconds(60);
 
@@ -57,20 +55,12 @@ class VersionInflationTest {
   @RegisterExtension
   @Order(1)
   static final InProcessOperator OPERATOR =
-      InProcessOperator.withSettings(
-              OperatorSettings.fromEnvironment(Map.of("BLOOM_MIN_PUBLISH_INTERVAL", "0"))
-                  .toBuilder()
-                  .http(
-                      HttpSourceSettings.defaults()
-                          .withEgress(EgressPolicy.of("127.0.0.1/32", null)))
-                  .build())
-          .withStores(StoreSettings.fromEnvironment(Map.of()).inNamespace(OPERATOR_NAMESPACE))
+      TestOperators.withStore(SERVER, OPERATOR_NAMESPACE)
+          .setting("BLOOM_MIN_PUBLISH_INTERVAL", "0")
+          .build()
           .withReaderSettings(
               new ReaderSettings(
-                  Duration.ofSeconds(1), 200, Duration.ofMinutes(10), Duration.ofMinutes(1)))
-          .beforeStart(
-              client ->
-                  TestStores.writerCredentials(client, OPERATOR_NAMESPACE, CREDENTIALS, SERVER));
+                  Duration.ofSeconds(1), 200, Duration.ofMinutes(10), Duration.ofMinutes(1)));
 
   @AfterAll
   static void stopServer() {
@@ -94,8 +84,11 @@ class VersionInflationTest {
       throws Exception {
     String storeName = "m1-" + System.nanoTime() % 1_000_000;
     String bucket = SERVER.createBucket("m1");
-    TestStores.define(
-        client, storeName, SERVER, bucket, CREDENTIALS, ns.name(), "prefix: " + PREFIX);
+    TestStores.store(storeName)
+        .on(SERVER, bucket)
+        .allowing(ns.name())
+        .with("prefix: " + PREFIX)
+        .create(client);
     apply(
         client,
         ns.name(),

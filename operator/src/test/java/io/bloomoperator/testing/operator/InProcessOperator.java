@@ -63,10 +63,11 @@ public final class InProcessOperator implements BeforeAllCallback, AfterAllCallb
 
   /**
    * Runs {@code setup} with the operator's client once, before the operator first starts: for what
-   * the operator checks at start (e.g. its signing key Secret).
+   * the operator checks at start (e.g. its signing key Secret). Runs after the setups given before
+   * (a fixture's, e.g. {@link TestOperators#withStore}'s credentials).
    */
   public InProcessOperator beforeStart(Consumer<KubernetesClient> setup) {
-    this.beforeStart = setup;
+    this.beforeStart = beforeStart.andThen(setup);
     return this;
   }
 
