@@ -1,17 +1,17 @@
 package io.bloomoperator;
 
+import io.bloomoperator.metrics.BuildMetrics;
 import io.bloomoperator.objectstore.BloomStoreReconciler;
 import io.bloomoperator.objectstore.ObjectStores;
 import io.bloomoperator.objectstore.StoreSettings;
 import io.bloomoperator.publish.WriteFence;
 import io.bloomoperator.readers.ReaderSettings;
 import io.bloomoperator.reconcile.BloomFilterReconciler;
-import io.bloomoperator.metrics.BuildMetrics;
-import io.bloomoperator.settings.OperatorSettings;
 import io.bloomoperator.runtime.CommonPoolSizing;
 import io.bloomoperator.runtime.HealthServer;
 import io.bloomoperator.runtime.LeaseWriteFence;
 import io.bloomoperator.runtime.RuntimeOptions;
+import io.bloomoperator.settings.OperatorSettings;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.javaoperatorsdk.operator.Operator;

@@ -1,6 +1,5 @@
 package io.bloomoperator.api;
 
-
 /**
  * On-demand rebuilds: setting the annotation {@value #ANNOTATION} to a new value (e.g. a timestamp)
  * makes the operator rebuild from the source even when the source says it is unchanged. The value

@@ -18,8 +18,8 @@ import java.time.Instant;
 import java.util.List;
 
 /**
- * Where a filter's chunks live: ConfigMaps (the default) or the object store its spec names, or
- * the default store for its size. The one place that tells the two apart: it puts the run's snapshot
+ * Where a filter's chunks live: ConfigMaps (the default) or the object store its spec names, or the
+ * default store for its size. The one place that tells the two apart: it puts the run's snapshot
  * store on the filter's backend (chunk store, store budget, the finalizer that deletes the objects
  * in place), finds the stores a filter moved away from, and finishes a deleted filter's objects.
  * Steps see only the resolved {@link io.bloomoperator.publish.SnapshotStore}.
@@ -49,9 +49,9 @@ public final class SnapshotBackends {
 
   /**
    * {@code run} with its chunks in the object store its spec names (or, naming none, the default
-   * store for its size: {@link DefaultStores}), the store resolved (it exists, allows the namespace,
-   * and is reachable as configured) and the finalizer that deletes the filter's objects in place
-   * before anything is written there; {@code run} itself for ConfigMaps.
+   * store for its size: {@link DefaultStores}), the store resolved (it exists, allows the
+   * namespace, and is reachable as configured) and the finalizer that deletes the filter's objects
+   * in place before anything is written there; {@code run} itself for ConfigMaps.
    */
   public FilterRun resolve(FilterRun run, Context<BloomFilter> context) throws PublishException {
     var snapshot = run.filter().getSpec().getSnapshot();

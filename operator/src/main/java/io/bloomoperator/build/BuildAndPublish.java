@@ -1,18 +1,10 @@
 package io.bloomoperator.build;
 
-import io.bloomoperator.settings.OperatorSettings;
-import io.bloomoperator.metrics.BuildMetrics;
-import io.bloomoperator.rollout.Canaries;
-import io.bloomoperator.rollout.HoldPolicies;
-import io.bloomoperator.rollout.RolloutGate;
-import io.bloomoperator.run.FilterRun;
 import io.bloomoperator.api.HeldBuild;
-import io.bloomoperator.api.Reasons;
-import io.bloomoperator.api.ResolvedSpec;
 import io.bloomoperator.api.SnapshotSpec;
 import io.bloomoperator.assemble.BuildWorkers;
 import io.bloomoperator.assemble.FilterBuilder;
-import io.bloomoperator.assemble.FilterTooLargeException;
+import io.bloomoperator.metrics.BuildMetrics;
 import io.bloomoperator.publish.NamespaceBudget;
 import io.bloomoperator.publish.OwnManifests;
 import io.bloomoperator.publish.PublishCharges;
@@ -26,10 +18,11 @@ import io.bloomoperator.publish.StatusBudget;
 import io.bloomoperator.publish.StoreBudget;
 import io.bloomoperator.publish.StoreReservations;
 import io.bloomoperator.publish.WriteBudget;
+import io.bloomoperator.rollout.Canaries;
+import io.bloomoperator.rollout.HoldPolicies;
+import io.bloomoperator.run.FilterRun;
 import io.bloomoperator.settings.OperatorSettings;
-import io.bloomoperator.snapshot.BloomFilterSizing;
 import io.bloomoperator.snapshot.Manifest;
-import io.bloomoperator.snapshot.SnapshotDelta;
 import io.bloomoperator.snapshot.SnapshotEncoder;
 import io.bloomoperator.source.SourceException;
 import java.time.Duration;
@@ -79,7 +72,8 @@ public final class BuildAndPublish {
   /** The payload each filter last published, so its next delta needs no read-back of the chain. */
   private final PublishedPayloads payloads;
 
-  public BuildAndPublish(OperatorSettings settings, BuildMetrics metrics, OwnManifests ownManifests) {
+  public BuildAndPublish(
+      OperatorSettings settings, BuildMetrics metrics, OwnManifests ownManifests) {
     this.settings = settings;
     this.metrics = metrics;
     this.ownManifests = ownManifests;
@@ -119,7 +113,8 @@ public final class BuildAndPublish {
    * What a publish planned and the published state it left; or, with {@code held}, a build the
    * rollout controls held ({@code plan} null, {@code state} the unchanged published state).
    */
-  public record Published(PublishPlan plan, PublishedSnapshot state, HeldBuild held, Manifest canary) {
+  public record Published(
+      PublishPlan plan, PublishedSnapshot state, HeldBuild held, Manifest canary) {
 
     Published(PublishPlan plan, PublishedSnapshot state) {
       this(plan, state, null, null);

@@ -1,12 +1,12 @@
 package io.bloomoperator.build;
 
-import io.bloomoperator.metrics.BuildMetrics;
-import io.bloomoperator.status.StatusReport;
 import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.api.BuildAttempt;
 import io.bloomoperator.api.Durations;
 import io.bloomoperator.api.Reasons;
+import io.bloomoperator.metrics.BuildMetrics;
 import io.bloomoperator.run.Outcome;
+import io.bloomoperator.status.StatusReport;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;

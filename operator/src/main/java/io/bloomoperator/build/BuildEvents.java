@@ -57,7 +57,8 @@ public final class BuildEvents {
   }
 
   /** The rebuild produced the published content; a routine rebuild says nothing. */
-  public void unchanged(Manifest manifest, FilterBuilder.Result built, String source, boolean routine) {
+  public void unchanged(
+      Manifest manifest, FilterBuilder.Result built, String source, boolean routine) {
     if (!routine) {
       events.normal(
           filter,

@@ -1,6 +1,5 @@
 package io.bloomoperator.build;
 
-import io.bloomoperator.settings.BuildLimits;
 import io.bloomoperator.api.Durations;
 import io.bloomoperator.api.Reasons;
 import io.bloomoperator.assemble.FilterBuilder;

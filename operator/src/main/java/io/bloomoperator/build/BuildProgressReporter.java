@@ -1,11 +1,11 @@
 package io.bloomoperator.build;
 
-import io.bloomoperator.status.StatusWriter;
 import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.api.BuildAttempt;
 import io.bloomoperator.api.Reasons;
 import io.bloomoperator.assemble.FilterBuilder;
 import io.bloomoperator.publish.StatusBudget;
+import io.bloomoperator.status.StatusWriter;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import java.time.Duration;

@@ -31,7 +31,9 @@ public final class BuildStep implements Step {
   private final OwnManifests ownManifests;
   private final Duration judgeAgain;
 
-  /** @param judgeAgain how long until a just-announced canary is judged */
+  /**
+   * @param judgeAgain how long until a just-announced canary is judged
+   */
   public BuildStep(BuildAndPublish act, OwnManifests ownManifests, Duration judgeAgain) {
     this.act = act;
     this.ownManifests = ownManifests;
@@ -43,7 +45,8 @@ public final class BuildStep implements Step {
     Decision decision = state.decision();
     return switch (decision.action()) {
       case WAIT -> {
-        LOG.debug("{}/{}: next publish allowed in {}", run.namespace(), run.name(), decision.delay());
+        LOG.debug(
+            "{}/{}: next publish allowed in {}", run.namespace(), run.name(), decision.delay());
         yield Next.done(new Outcome.Wait(decision.delay()));
       }
       case BUILD -> Next.done(build(run, state));
@@ -51,7 +54,8 @@ public final class BuildStep implements Step {
         PublishedSnapshot current = restampIfDue(run, state.current());
         run.report().published(current);
         yield Next.done(
-            RolloutGate.ready(run.filter(), state.publishing(current).nextCheck(run, current.builtAt())));
+            RolloutGate.ready(
+                run.filter(), state.publishing(current).nextCheck(run, current.builtAt())));
       }
     };
   }

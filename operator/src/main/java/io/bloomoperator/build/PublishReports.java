@@ -33,8 +33,7 @@ final class PublishReports {
       PublishedSnapshot current,
       String token,
       Duration took) {
-    metrics.published(
-        ctx.filter(), canary.versionBytes(), took);
+    metrics.published(ctx.filter(), canary.versionBytes(), took);
     String message =
         "canary version "
             + canary.version()
@@ -52,8 +51,7 @@ final class PublishReports {
     ctx.report().published(state);
     ctx.report().built(built);
     ctx.report().held(null);
-    ctx.report()
-        .canary(Canaries.started(ctx.filter(), canary, token, ctx.now(), ctx.now()));
+    ctx.report().canary(Canaries.started(ctx.filter(), canary, token, ctx.now(), ctx.now()));
   }
 
   /** A version published (or the published one confirmed): status, events and metric. */
@@ -68,8 +66,7 @@ final class PublishReports {
     String source = ctx.source().description();
     Manifest manifest = state.manifest();
     if (plan.newVersion()) {
-      metrics.published(
-          ctx.filter(), manifest.versionBytes(), took);
+      metrics.published(ctx.filter(), manifest.versionBytes(), took);
       events.published(manifest, built, source);
     } else {
       metrics.unchanged();

@@ -38,8 +38,7 @@ final class SourceBuild {
     this.statusBudget = statusBudget;
   }
 
-  FilterBuilder.Result build(
-      FilterRun ctx, PublishedSnapshot current, BuildSlots.Slot slot)
+  FilterBuilder.Result build(FilterRun ctx, PublishedSnapshot current, BuildSlots.Slot slot)
       throws SourceException, PublishException {
     ResolvedSpec spec = ctx.spec();
     boolean inObjectStore = ctx.store().storeName() != null;

@@ -32,8 +32,7 @@ final class AbortCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws CliException {
-    CanaryCommand.request(
-        target, Canaries.ABORT_ANNOTATION, "abort", spec.commandLine().getOut());
+    CanaryCommand.request(target, Canaries.ABORT_ANNOTATION, "abort", spec.commandLine().getOut());
     return BloomCli.EXIT_OK;
   }
 }

@@ -20,9 +20,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The first step of every reconcile: reads the manifest once, keeps of it only what {@link
- * OwnManifests} trusts, lets the janitor clean by that state (never by a foreign manifest: leftovers
- * of an interrupted publish go before anything is written under their names), asks the source for
- * its change token and the schedule for its {@link Decision}.
+ * OwnManifests} trusts, lets the janitor clean by that state (never by a foreign manifest:
+ * leftovers of an interrupted publish go before anything is written under their names), asks the
+ * source for its change token and the schedule for its {@link Decision}.
  */
 public final class ObserveStep implements Step {
 

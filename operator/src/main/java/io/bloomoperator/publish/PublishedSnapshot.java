@@ -1,6 +1,5 @@
 package io.bloomoperator.publish;
 
-import io.bloomoperator.snapshot.ChunkStore.Part;
 import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.snapshot.SnapshotConfigMaps;
 import io.bloomoperator.snapshot.StoreObjectKeys;
@@ -171,9 +170,9 @@ public record PublishedSnapshot(ConfigMap configMap, Manifest manifest) {
   /**
    * The bookkeeping annotations of the manifest that replaces {@code current} (null: none) with
    * {@code next}: {@code build}'s record, and {@code superseded}, the versions {@code next} no
-   * longer names ({@link PublishPlan#superseded}, decided by the plan), retained
-   * from {@code at} on (the grace period starts when readers can first see the new version); when
-   * it drops none, the versions an earlier replacement retained keep their grace period.
+   * longer names ({@link PublishPlan#superseded}, decided by the plan), retained from {@code at} on
+   * (the grace period starts when readers can first see the new version); when it drops none, the
+   * versions an earlier replacement retained keep their grace period.
    */
   static Map<String, String> annotationsFor(
       PublishedSnapshot current,

@@ -2,7 +2,6 @@ package io.bloomoperator.publish;
 
 import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.api.Reasons;
-import io.bloomoperator.api.SnapshotSpec;
 import io.bloomoperator.snapshot.BloomFilterBits;
 import io.bloomoperator.snapshot.ChunkStore;
 import io.bloomoperator.snapshot.ChunkStore.Part;
@@ -17,14 +16,12 @@ import io.bloomoperator.snapshot.SnapshotNames;
 import io.bloomoperator.snapshot.SnapshotVerificationException;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.OwnerReference;
-import io.fabric8.kubernetes.api.model.OwnerReferenceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -69,7 +66,9 @@ public final class SnapshotStore {
   /** Composes every manifest ConfigMap this store writes. */
   private final ManifestComposer composer;
 
-  /** The signer, loaded at most once per store (one reconcile), before the first write needing it. */
+  /**
+   * The signer, loaded at most once per store (one reconcile), before the first write needing it.
+   */
   private ManifestSigner signer;
 
   /**
@@ -85,7 +84,8 @@ public final class SnapshotStore {
     this.composer = new ManifestComposer(owner);
     this.manifests = ManifestWriter.of(client);
     this.chunks =
-        ConfigMapChunkStore.writer(client, namespace, filterName, ManifestComposer.ownerReference(owner), Map.of());
+        ConfigMapChunkStore.writer(
+            client, namespace, filterName, ManifestComposer.ownerReference(owner), Map.of());
     this.storeName = null;
     this.formerChunks = List.of();
     this.storeBudget = null;
@@ -330,15 +330,15 @@ public final class SnapshotStore {
       return confirm(current, build, bits, keyCount, plan.chunkSize());
     }
     return writeVersion(
-        new Version(
-            plan,
-            bits,
-            facts == null ? null : facts.previous(),
-            facts == null ? null : facts.sha256(),
-            keyCount),
-        current,
-        build,
-        0)
+            new Version(
+                plan,
+                bits,
+                facts == null ? null : facts.previous(),
+                facts == null ? null : facts.sha256(),
+                keyCount),
+            current,
+            build,
+            0)
         .state();
   }
 
@@ -540,8 +540,7 @@ public final class SnapshotStore {
       try {
         return canaryPercent > 0
             ? new Written(writeCanary(manifest, current, signer, canaryPercent), manifest)
-            : new Written(
-                writeManifest(manifest, current, build, plan.superseded(), signer), null);
+            : new Written(writeManifest(manifest, current, build, plan.superseded(), signer), null);
       } catch (RuntimeException e) {
         // The write may have been committed even though it reported failure (a timeout, or the
         // client's retry of a committed update answered with 409). If the manifest now names
@@ -749,7 +748,8 @@ public final class SnapshotStore {
       BuildRecord build,
       List<Long> superseded,
       ManifestSigner signer) {
-    ConfigMap desired = composer.version(current, manifest, build, superseded, signer, Instant.now());
+    ConfigMap desired =
+        composer.version(current, manifest, build, superseded, signer, Instant.now());
     return new PublishedSnapshot(manifests.write(desired), manifest);
   }
 

@@ -1,6 +1,5 @@
 package io.bloomoperator.readers;
 
-import io.bloomoperator.run.Decision;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.bloomoperator.api.BloomFilter;

@@ -74,9 +74,19 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
 
   /** As the other constructor, with the object stores of the environment's store settings. */
   public BloomFilterReconciler(
-      OperatorSettings settings, Clock clock, BuildMetrics metrics, String publisher, WriteFence fence) {
-    this(settings, clock, metrics, publisher, fence, new ObjectStores(
-        StoreSettings.fromEnvironment(Map.of()), settings.sources().http().egress()));
+      OperatorSettings settings,
+      Clock clock,
+      BuildMetrics metrics,
+      String publisher,
+      WriteFence fence) {
+    this(
+        settings,
+        clock,
+        metrics,
+        publisher,
+        fence,
+        new ObjectStores(
+            StoreSettings.fromEnvironment(Map.of()), settings.sources().http().egress()));
   }
 
   /**
@@ -86,20 +96,28 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
    *     the leader Lease while frozen must not touch what the new leader publishes
    * @param stores resolves and connects to {@code spec.snapshot.store}
    */
-  public BloomFilterReconciler(OperatorSettings settings, Clock clock, BuildMetrics metrics,
-      String publisher, WriteFence fence, ObjectStores stores) {
+  public BloomFilterReconciler(
+      OperatorSettings settings,
+      Clock clock,
+      BuildMetrics metrics,
+      String publisher,
+      WriteFence fence,
+      ObjectStores stores) {
     this.clock = clock;
     this.metrics = metrics;
     this.fence = fence;
     this.backends = new SnapshotBackends(stores, clock);
-    this.runs = new FilterRuns(
-        settings, clock, metrics, new FilterRuns.Identity(publisher, fence), backends);
+    this.runs =
+        new FilterRuns(
+            settings, clock, metrics, new FilterRuns.Identity(publisher, fence), backends);
     this.crashes = new BuildCrashes(clock.instant(), metrics);
     this.failures = new Failures(metrics);
     this.pipeline = runs.pipeline(readerSettings, () -> readerRollouts);
   }
 
-  /** How reader reports are counted (default: {@link ReaderSettings#defaults()}); set before use. */
+  /**
+   * How reader reports are counted (default: {@link ReaderSettings#defaults()}); set before use.
+   */
   public BloomFilterReconciler withReaderSettings(ReaderSettings settings) {
     this.readerSettings = java.util.Objects.requireNonNull(settings, "settings");
     this.pipeline = runs.pipeline(readerSettings, () -> readerRollouts);
@@ -115,9 +133,16 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
     return List.of(
         backends.defaultStores(client),
         new ManifestEvents(client, namespaces, context.getPrimaryCache()),
-        readerRollouts = new ReaderRollouts(client, namespaces, context.getPrimaryCache(),
-            readerSettings, fence, runs.act().statusBudget(), clock,
-            new RolloutReporting(client, clock, metrics)));
+        readerRollouts =
+            new ReaderRollouts(
+                client,
+                namespaces,
+                context.getPrimaryCache(),
+                readerSettings,
+                fence,
+                runs.act().statusBudget(),
+                clock,
+                new RolloutReporting(client, clock, metrics)));
   }
 
   @Override

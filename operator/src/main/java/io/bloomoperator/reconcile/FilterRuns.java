@@ -14,8 +14,8 @@ import io.bloomoperator.publish.SnapshotStore;
 import io.bloomoperator.publish.WriteFence;
 import io.bloomoperator.readers.ReaderRollouts;
 import io.bloomoperator.readers.ReaderSettings;
-import io.bloomoperator.rollout.CanaryStep;
 import io.bloomoperator.rollout.Canaries;
+import io.bloomoperator.rollout.CanaryStep;
 import io.bloomoperator.rollout.HeldStep;
 import io.bloomoperator.rollout.PinStep;
 import io.bloomoperator.rollout.Republish;
@@ -36,8 +36,8 @@ import java.util.function.Supplier;
 
 /**
  * What the reconciler composes for each reconcile, from the operator-wide parts it holds once: the
- * status report, the {@link FilterRun} (spec, source, the fenced and charged snapshot store) and the
- * {@link Pipeline} of steps. Adding a step is a line in {@link #pipeline}.
+ * status report, the {@link FilterRun} (spec, source, the fenced and charged snapshot store) and
+ * the {@link Pipeline} of steps. Adding a step is a line in {@link #pipeline}.
  */
 final class FilterRuns {
 

@@ -18,8 +18,7 @@ public final class ReconcileTriggers implements OnUpdateFilter<BloomFilter> {
   public boolean accept(BloomFilter newResource, BloomFilter oldResource) {
     return !Objects.equals(
             newResource.getMetadata().getGeneration(), oldResource.getMetadata().getGeneration())
-        || !Objects.equals(
-            RebuildRequest.of(newResource), RebuildRequest.of(oldResource))
+        || !Objects.equals(RebuildRequest.of(newResource), RebuildRequest.of(oldResource))
         || !Objects.equals(RolloutGate.approval(newResource), RolloutGate.approval(oldResource))
         || !Objects.equals(Canaries.request(newResource), Canaries.request(oldResource))
         // A deletion: the store-objects finalizer has work to do.

@@ -5,8 +5,8 @@ import io.bloomoperator.api.CanarySpec;
 import io.bloomoperator.api.CanaryStatus;
 import io.bloomoperator.api.Durations;
 import io.bloomoperator.api.Reasons;
-import io.bloomoperator.readers.CanaryJudgement;
 import io.bloomoperator.publish.RetainedVersions;
+import io.bloomoperator.readers.CanaryJudgement;
 import io.bloomoperator.snapshot.Manifest;
 import java.time.Duration;
 import java.time.Instant;
@@ -17,12 +17,12 @@ import java.util.Optional;
 /**
  * The canary rollout's vocabulary: spec.rollout.canary, the promote and abort annotations, the
  * record in status.canary. The step that acts on it is {@link CanaryStep}. The canary step of a
- * reconcile (spec.rollout.canary): while a canary is announced beside the
- * stable manifest, judge it from the readers' reports ({@link CanaryJudgement}) and promote it,
- * halt it, or wait; act on a promote or abort by hand. All its state is in {@code status.canary}
- * (the operator's record, which ConfigMap writers cannot change) and the manifest ConfigMap (the
- * announced canary), so a restarted operator or a new leader goes on where the last one stood; a
- * canary in the ConfigMap that does not match the record is withdrawn, never promoted.
+ * reconcile (spec.rollout.canary): while a canary is announced beside the stable manifest, judge it
+ * from the readers' reports ({@link CanaryJudgement}) and promote it, halt it, or wait; act on a
+ * promote or abort by hand. All its state is in {@code status.canary} (the operator's record, which
+ * ConfigMap writers cannot change) and the manifest ConfigMap (the announced canary), so a
+ * restarted operator or a new leader goes on where the last one stood; a canary in the ConfigMap
+ * that does not match the record is withdrawn, never promoted.
  *
  * <p>One rollout at a time: while a canary runs, no new build starts; it is promoted or withdrawn
  * first. A withdrawn canary (halted or aborted) leaves its content's sha256 in the record, and a
@@ -31,7 +31,6 @@ import java.util.Optional;
 public final class Canaries {
 
   private Canaries() {}
-
 
   /** Set to the canary's version (status.canary.version) to promote it now. */
   public static final String PROMOTE_ANNOTATION = "bloomoperator.io/canary-promote";
@@ -103,7 +102,8 @@ public final class Canaries {
    * The hold reason for a build of {@code sha256}: while a canary is configured, the content of a
    * halted or aborted canary waits for the source to change; empty otherwise.
    */
-  public static Optional<String> withdrawnContent(BloomFilter filter, CanaryStatus record, String sha256) {
+  public static Optional<String> withdrawnContent(
+      BloomFilter filter, CanaryStatus record, String sha256) {
     if (percent(filter) == 0
         || record == null
         || record.getSha256() == null
@@ -197,6 +197,7 @@ public final class Canaries {
         && record.getVersion() == announced.version()
         && RetainedVersions.digest(announced).equals(record.getManifestDigest());
   }
+
   static String promoted(Manifest canary, String why, long superseded) {
     return "canary version "
         + canary.version()
@@ -216,6 +217,7 @@ public final class Canaries {
         + record.getHoldFor()
         + " without a failure";
   }
+
   static String halted(CanaryStatus record, CanaryJudgement.Decision.Halt halt, String served) {
     return "canary version "
         + record.getVersion()
@@ -230,4 +232,5 @@ public final class Canaries {
         + "); "
         + served
         + ", and a build of the same content is held until the source changes";
-  }}
+  }
+}

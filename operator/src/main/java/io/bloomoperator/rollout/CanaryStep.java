@@ -105,8 +105,6 @@ public final class CanaryStep implements Step {
     };
   }
 
-
-
   /** The readers' counts into the record, and their judgement of the canary {@code version}. */
   private CanaryJudgement.Decision judge(FilterRun run, CanaryStatus record, long version) {
     ReaderRollouts aggregation = readers.get();
@@ -134,8 +132,6 @@ public final class CanaryStep implements Step {
   private static Instant since(FilterRun run, CanaryStatus record) {
     return Canaries.parseOr(record.getSince(), run.now());
   }
-
-
 
   /** Ready/CanaryRunning, judged again at the status interval or when its hold time is over. */
   private Outcome waiting(FilterRun run, PublishedSnapshot current, CanaryStatus record) {
@@ -206,8 +202,7 @@ public final class CanaryStep implements Step {
     run.report().canary(record);
     run.report().published(stable);
     Optional<Duration> next =
-        Optional.of(
-            run.spec().refresh() == null ? Decision.MIN_DELAY : run.spec().refresh());
+        Optional.of(run.spec().refresh() == null ? Decision.MIN_DELAY : run.spec().refresh());
     String served =
         "version "
             + stable.manifest().version()
@@ -216,14 +211,13 @@ public final class CanaryStep implements Step {
                 : " (the payload of version " + current.manifest().version() + ")")
             + " serves every reader";
     if (halt != null) {
-      return new Outcome.Failed(Reasons.CANARY_HALTED, Canaries.halted(record, halt, served), false, next);
+      return new Outcome.Failed(
+          Reasons.CANARY_HALTED, Canaries.halted(record, halt, served), false, next);
     }
     String note = "; canary version " + version + " aborted by hand, " + served;
     run.events().normal(run.filter(), Reasons.CANARY_ABORTED, note.substring(2));
     return new Outcome.Ready(Reasons.CANARY_ABORTED, note, next);
   }
-
-
 
   /**
    * Removes the canary {@code version} from the ConfigMap; when a reader already serves it, the

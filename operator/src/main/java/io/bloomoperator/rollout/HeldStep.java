@@ -13,8 +13,8 @@ import java.time.Duration;
 import java.util.Optional;
 
 /**
- * The held step: when the schedule says build but the build held in the status still stands for
- * the source ({@link RolloutGate#heldIsCurrent}), reading the source again would only hold the same
+ * The held step: when the schedule says build but the build held in the status still stands for the
+ * source ({@link RolloutGate#heldIsCurrent}), reading the source again would only hold the same
  * content; the reconcile ends with the held outcome instead. {@link #outcome} is also how the build
  * step reports a build it just held.
  */
@@ -46,8 +46,13 @@ public final class HeldStep implements Step {
     BloomFilter filter = run.filter();
     HeldBuild before = filter.getStatus() == null ? null : filter.getStatus().getHeld();
     boolean fresh = before == null || !String.valueOf(held.getSha256()).equals(before.getSha256());
-    String note = "; a build of " + held.getKeys() + " keys (sha256 " + abbreviate(held.getSha256())
-        + ") is held: " + why(held);
+    String note =
+        "; a build of "
+            + held.getKeys()
+            + " keys (sha256 "
+            + abbreviate(held.getSha256())
+            + ") is held: "
+            + why(held);
     Optional<Duration> next = state.nextCheck(run, RolloutGate.builtAt(held));
     if (Reasons.KEY_COUNT_DROPPED.equals(held.getReason())
         || Reasons.CANARY_HALTED.equals(held.getReason())) {

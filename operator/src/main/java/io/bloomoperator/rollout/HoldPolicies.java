@@ -11,9 +11,9 @@ import java.util.Optional;
 /**
  * Whether a finished build reaches readers: a chain of one-line checks, the first that answers
  * names the hold reason. Neither the first version (readers have none to keep) nor a build whose
- * payload is the published one (confirming it writes no version) is held. A held build's chunks
- * are not written: it costs no etcd bytes while held, and releasing it builds again from the
- * source (an approval names the sha256, so only the same content is published without the guard).
+ * payload is the published one (confirming it writes no version) is held. A held build's chunks are
+ * not written: it costs no etcd bytes while held, and releasing it builds again from the source (an
+ * approval names the sha256, so only the same content is published without the guard).
  */
 public final class HoldPolicies {
 

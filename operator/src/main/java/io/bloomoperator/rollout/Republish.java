@@ -15,9 +15,9 @@ import io.bloomoperator.snapshot.SnapshotDelta;
 import java.time.Duration;
 
 /**
- * Publishes a retained version's payload again as a new version ({@link SnapshotStore#rollBack}):
- * a pin, or a withdrawn canary some readers already served. Charged by the same rule as every
- * publish ({@link PublishCharges}: the store's budgets for a store filter, etcd's for ConfigMaps).
+ * Publishes a retained version's payload again as a new version ({@link SnapshotStore#rollBack}): a
+ * pin, or a withdrawn canary some readers already served. Charged by the same rule as every publish
+ * ({@link PublishCharges}: the store's budgets for a store filter, etcd's for ConfigMaps).
  */
 public final class Republish {
 

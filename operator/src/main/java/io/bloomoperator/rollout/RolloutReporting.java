@@ -1,10 +1,10 @@
 package io.bloomoperator.rollout;
 
-import io.bloomoperator.metrics.BuildMetrics;
 import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.api.ReaderCount;
 import io.bloomoperator.api.ReaderStatus;
 import io.bloomoperator.events.EventRecorder;
+import io.bloomoperator.metrics.BuildMetrics;
 import io.bloomoperator.readers.ReaderRollouts;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.time.Clock;

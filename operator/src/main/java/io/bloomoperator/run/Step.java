@@ -5,9 +5,9 @@ import io.bloomoperator.source.SourceException;
 import java.io.IOException;
 
 /**
- * One step of a reconcile's pipeline (observe, pin, canary, held, build, up to date): from the state
- * the steps before it left, either the state to go on with or the reconcile's {@link Outcome}.
- * Failures are thrown, and mapped to an outcome in one place by the reconciler.
+ * One step of a reconcile's pipeline (observe, pin, canary, held, build, up to date): from the
+ * state the steps before it left, either the state to go on with or the reconcile's {@link
+ * Outcome}. Failures are thrown, and mapped to an outcome in one place by the reconciler.
  */
 @FunctionalInterface
 public interface Step {

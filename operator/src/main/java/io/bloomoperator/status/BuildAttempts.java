@@ -14,7 +14,9 @@ final class BuildAttempts {
 
   private BuildAttempts() {}
 
-  /** A build starts at {@code now}: its record, which the caller writes before the source is read. */
+  /**
+   * A build starts at {@code now}: its record, which the caller writes before the source is read.
+   */
   static BuildAttempt starting(BloomFilterStatus status, Instant now) {
     BuildAttempt attempt = attempt(status);
     attempt.setStartedAt(now.toString());

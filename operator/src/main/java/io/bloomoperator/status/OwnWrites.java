@@ -9,13 +9,13 @@ import java.util.Objects;
 /**
  * The one memory of this process's own status writes: read-your-own-writes for the BloomFilter a
  * reconcile is handed, on every path (a reconcile, its error handler, the canary record it wrote
- * with its status). java-operator-sdk hands each
- * reconcile its informer's copy, and that copy can lag the status this operator has just written:
- * the operator's own manifest write triggers the next reconcile at once ({@link ManifestEvents}),
- * usually before the watch has delivered the status written after it. {@link StatusReport} writes
- * back the whole status it starts from, so a reconcile on such a copy would undo the last write (a
- * new version's {@code retainedVersions}, an approval acted on, a released build) and decide on it
- * (which retained versions are trusted, what is pending).
+ * with its status). java-operator-sdk hands each reconcile its informer's copy, and that copy can
+ * lag the status this operator has just written: the operator's own manifest write triggers the
+ * next reconcile at once ({@link ManifestEvents}), usually before the watch has delivered the
+ * status written after it. {@link StatusReport} writes back the whole status it starts from, so a
+ * reconcile on such a copy would undo the last write (a new version's {@code retainedVersions}, an
+ * approval acted on, a released build) and decide on it (which retained versions are trusted, what
+ * is pending).
  *
  * <p>Remembers, per filter, the resourceVersion of the newest copy this process has from the API
  * server itself: the answer to its last status write, or its last read here. A handed copy with any

@@ -43,5 +43,5 @@ final class PublishedFields {
     if (current.builtAt() != null) {
       status.setLastBuildTime(current.builtAt().toString());
     }
-    }
+  }
 }

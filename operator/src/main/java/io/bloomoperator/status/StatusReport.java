@@ -1,23 +1,22 @@
 package io.bloomoperator.status;
 
-import io.bloomoperator.api.RebuildRequest;
-import io.bloomoperator.metrics.BuildMetrics;
-import io.bloomoperator.run.Decision;
-import io.bloomoperator.run.Outcome;
-import io.bloomoperator.run.StatusDraft;
 import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.api.BloomFilterStatus;
 import io.bloomoperator.api.BuildAttempt;
 import io.bloomoperator.api.HeldBuild;
 import io.bloomoperator.api.Reasons;
+import io.bloomoperator.api.RebuildRequest;
 import io.bloomoperator.assemble.FilterBuilder;
 import io.bloomoperator.events.EventRecorder;
+import io.bloomoperator.metrics.BuildMetrics;
 import io.bloomoperator.publish.PublishedSnapshot;
 import io.bloomoperator.publish.RetainedVersions;
 import io.bloomoperator.publish.StatusBudget;
 import io.bloomoperator.publish.StorageFull;
 import io.bloomoperator.publish.VersionNumbering;
-import io.bloomoperator.snapshot.Manifest;
+import io.bloomoperator.run.Decision;
+import io.bloomoperator.run.Outcome;
+import io.bloomoperator.run.StatusDraft;
 import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
@@ -90,7 +89,6 @@ public final class StatusReport implements StatusDraft {
     PublishedFields.write(status, filter.getMetadata().getName(), current);
     metrics.snapshot(filter, current.manifest(), current.publishedAt());
   }
-
 
   @Override
   public void built(FilterBuilder.Result built) {
@@ -263,8 +261,7 @@ public final class StatusReport implements StatusDraft {
           failed(failed.reason(), failed.message(), failed.retry());
       return failed.next().map(control::rescheduleAfter).orElse(control);
     }
-    return UpdateControl.<BloomFilter>noUpdate()
-        .rescheduleAfter(((Outcome.Wait) outcome).delay());
+    return UpdateControl.<BloomFilter>noUpdate().rescheduleAfter(((Outcome.Wait) outcome).delay());
   }
 
   /** Whether the last status write went through (false: etcd is full). */

@@ -1,13 +1,13 @@
 package io.bloomoperator.status;
 
+import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.api.Reasons;
 import io.bloomoperator.publish.StorageFull;
 import io.bloomoperator.run.Decision;
 import io.bloomoperator.run.Outcome;
-import java.time.temporal.ChronoUnit;
-import io.bloomoperator.api.BloomFilter;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;

@@ -1,6 +1,5 @@
 package io.bloomoperator.build;
 
-import io.bloomoperator.status.ReadyCondition;
 import static io.bloomoperator.reconcile.SnapshotFixtures.apply;
 import static io.bloomoperator.reconcile.SnapshotFixtures.awaitStatus;
 import static io.bloomoperator.reconcile.SnapshotFixtures.mergePatch;
@@ -11,6 +10,7 @@ import static org.assertj.core.api.Assertions.within;
 import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.api.BuildAttempt;
 import io.bloomoperator.api.Reasons;
+import io.bloomoperator.status.ReadyCondition;
 import io.bloomoperator.testing.RealKubernetes;
 import io.bloomoperator.testing.TestNamespace;
 import io.bloomoperator.testing.operator.InProcessOperator;

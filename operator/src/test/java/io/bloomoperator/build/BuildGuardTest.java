@@ -1,6 +1,5 @@
 package io.bloomoperator.build;
 
-import io.bloomoperator.settings.BuildLimits;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 

@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.bloomoperator.api.Reasons;
 import io.bloomoperator.reconcile.SnapshotFixtures;
-import io.bloomoperator.settings.OperatorSettings;
 import io.bloomoperator.testing.KubeCluster;
 import io.bloomoperator.testing.RealKubernetes;
 import io.bloomoperator.testing.TestNamespace;

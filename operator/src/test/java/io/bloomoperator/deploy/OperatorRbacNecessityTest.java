@@ -5,9 +5,9 @@ import static org.awaitility.Awaitility.await;
 
 import io.bloomoperator.OperatorMain;
 import io.bloomoperator.api.BloomFilter;
+import io.bloomoperator.runtime.RuntimeOptions;
 import io.bloomoperator.settings.OperatorSettings;
 import io.bloomoperator.status.ReadyCondition;
-import io.bloomoperator.runtime.RuntimeOptions;
 import io.bloomoperator.testing.KubeCluster;
 import io.bloomoperator.testing.RealKubernetes;
 import io.bloomoperator.testing.RealKubernetesExtension;

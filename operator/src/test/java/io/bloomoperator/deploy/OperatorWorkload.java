@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.bloomoperator.api.BloomFilter;
-import io.bloomoperator.status.ReadyCondition;
 import io.bloomoperator.snapshot.SnapshotNames;
+import io.bloomoperator.status.ReadyCondition;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.SecretBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;

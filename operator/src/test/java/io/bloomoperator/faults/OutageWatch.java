@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.bloomoperator.api.BloomFilter;
-import io.bloomoperator.status.ReadyCondition;
 import io.bloomoperator.reconcile.SnapshotFixtures;
+import io.bloomoperator.status.ReadyCondition;
 import io.bloomoperator.watch.LiveBloomFilter;
 import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.client.KubernetesClient;

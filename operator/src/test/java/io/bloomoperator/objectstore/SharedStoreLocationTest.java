@@ -13,7 +13,6 @@ import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.api.BloomStore;
 import io.bloomoperator.api.Reasons;
 import io.bloomoperator.publish.PublishedSnapshot;
-import io.bloomoperator.settings.OperatorSettings;
 import io.bloomoperator.snapshot.BloomFilterBits;
 import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.snapshot.SnapshotDecoder;

@@ -8,9 +8,8 @@ import static io.bloomoperator.reconcile.SnapshotFixtures.ready;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.bloomoperator.api.Reasons;
-import io.bloomoperator.status.ReadyCondition;
-import io.bloomoperator.settings.OperatorSettings;
 import io.bloomoperator.snapshot.Manifest;
+import io.bloomoperator.status.ReadyCondition;
 import io.bloomoperator.testing.RealKubernetes;
 import io.bloomoperator.testing.TestNamespace;
 import io.bloomoperator.testing.operator.InProcessOperator;

@@ -10,7 +10,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.sun.net.httpserver.HttpServer;
 import io.bloomoperator.api.Reasons;
-import io.bloomoperator.settings.OperatorSettings;
 import io.bloomoperator.source.EgressPolicy;
 import io.bloomoperator.testing.RealKubernetes;
 import io.bloomoperator.testing.TestNamespace;

@@ -11,7 +11,6 @@ import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.api.ReaderStatus;
 import io.bloomoperator.api.Reasons;
 import io.bloomoperator.readers.ReaderSettings;
-import io.bloomoperator.settings.OperatorSettings;
 import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.snapshot.ManifestCopy;
 import io.bloomoperator.snapshot.SnapshotConfigMaps;

@@ -1,6 +1,5 @@
 package io.bloomoperator.reconcile;
 
-import io.bloomoperator.status.ReadyCondition;
 import static io.bloomoperator.reconcile.SnapshotFixtures.apply;
 import static io.bloomoperator.reconcile.SnapshotFixtures.awaitStatus;
 import static io.bloomoperator.reconcile.SnapshotFixtures.chunkNames;
@@ -17,6 +16,7 @@ import com.google.common.hash.Funnels;
 import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.snapshot.SnapshotConfigMaps;
 import io.bloomoperator.snapshot.SnapshotNames;
+import io.bloomoperator.status.ReadyCondition;
 import io.bloomoperator.testing.KubeCluster;
 import io.bloomoperator.testing.RealKubernetes;
 import io.bloomoperator.testing.TestNamespace;

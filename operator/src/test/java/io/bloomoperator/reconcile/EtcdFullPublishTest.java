@@ -1,21 +1,21 @@
 package io.bloomoperator.reconcile;
 
-import io.bloomoperator.metrics.BuildMetrics;
-import io.bloomoperator.status.OwnWrites;
-import io.bloomoperator.status.ReadyCondition;
-import io.bloomoperator.status.StatusReport;
-import io.bloomoperator.status.StorageFullFailures;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.api.Reasons;
 import io.bloomoperator.events.EventRecorder;
+import io.bloomoperator.metrics.BuildMetrics;
 import io.bloomoperator.publish.PublishException;
 import io.bloomoperator.publish.SnapshotStore;
 import io.bloomoperator.snapshot.BloomFilterBits;
 import io.bloomoperator.snapshot.KeyType;
 import io.bloomoperator.snapshot.SnapshotNames;
+import io.bloomoperator.status.OwnWrites;
+import io.bloomoperator.status.ReadyCondition;
+import io.bloomoperator.status.StatusReport;
+import io.bloomoperator.status.StorageFullFailures;
 import io.bloomoperator.testing.cluster.EtcdFiller;
 import io.bloomoperator.testing.cluster.RestartableCluster;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;

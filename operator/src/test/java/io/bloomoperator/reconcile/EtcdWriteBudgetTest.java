@@ -1,6 +1,5 @@
 package io.bloomoperator.reconcile;
 
-import io.bloomoperator.status.ReadyCondition;
 import static io.bloomoperator.reconcile.SnapshotFixtures.apply;
 import static io.bloomoperator.reconcile.SnapshotFixtures.awaitStatus;
 import static io.bloomoperator.reconcile.SnapshotFixtures.ready;
@@ -10,6 +9,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.api.Reasons;
 import io.bloomoperator.settings.OperatorSettings;
+import io.bloomoperator.status.ReadyCondition;
 import io.bloomoperator.testing.RealKubernetes;
 import io.bloomoperator.testing.TestNamespace;
 import io.bloomoperator.testing.operator.InProcessOperator;

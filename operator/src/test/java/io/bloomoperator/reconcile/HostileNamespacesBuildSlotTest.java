@@ -1,6 +1,5 @@
 package io.bloomoperator.reconcile;
 
-import io.bloomoperator.status.ReadyCondition;
 import static io.bloomoperator.reconcile.SnapshotFixtures.apply;
 import static io.bloomoperator.reconcile.SnapshotFixtures.ready;
 import static io.bloomoperator.reconcile.SnapshotFixtures.sourceConfigMap;
@@ -12,6 +11,7 @@ import io.bloomoperator.api.Reasons;
 import io.bloomoperator.settings.OperatorSettings;
 import io.bloomoperator.source.JdbcTestSettings;
 import io.bloomoperator.source.SecretAccess;
+import io.bloomoperator.status.ReadyCondition;
 import io.bloomoperator.testing.RealKubernetes;
 import io.bloomoperator.testing.TestNamespace;
 import io.bloomoperator.testing.operator.InProcessOperator;

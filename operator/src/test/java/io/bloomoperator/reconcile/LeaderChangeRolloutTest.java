@@ -1,6 +1,5 @@
 package io.bloomoperator.reconcile;
 
-import io.bloomoperator.rollout.RolloutGate;
 import static io.bloomoperator.reconcile.SnapshotFixtures.apply;
 import static io.bloomoperator.reconcile.SnapshotFixtures.awaitStatus;
 import static io.bloomoperator.reconcile.SnapshotFixtures.mergePatch;
@@ -16,6 +15,7 @@ import io.bloomoperator.objectstore.StoreSettings;
 import io.bloomoperator.publish.ManifestWriter;
 import io.bloomoperator.publish.RetainedVersions;
 import io.bloomoperator.readers.ReaderSettings;
+import io.bloomoperator.rollout.RolloutGate;
 import io.bloomoperator.runtime.RuntimeOptions;
 import io.bloomoperator.settings.OperatorSettings;
 import io.bloomoperator.snapshot.Manifest;

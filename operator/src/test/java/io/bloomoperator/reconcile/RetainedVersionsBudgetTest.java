@@ -1,6 +1,5 @@
 package io.bloomoperator.reconcile;
 
-import io.bloomoperator.status.ReadyCondition;
 import static io.bloomoperator.reconcile.SnapshotFixtures.apply;
 import static io.bloomoperator.reconcile.SnapshotFixtures.awaitStatus;
 import static io.bloomoperator.reconcile.SnapshotFixtures.mergePatch;
@@ -12,6 +11,7 @@ import io.bloomoperator.api.Reasons;
 import io.bloomoperator.publish.RetainedVersions;
 import io.bloomoperator.settings.OperatorSettings;
 import io.bloomoperator.snapshot.SnapshotNames;
+import io.bloomoperator.status.ReadyCondition;
 import io.bloomoperator.testing.RealKubernetes;
 import io.bloomoperator.testing.TestNamespace;
 import io.bloomoperator.testing.operator.InProcessOperator;

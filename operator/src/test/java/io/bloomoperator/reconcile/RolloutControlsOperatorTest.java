@@ -1,6 +1,5 @@
 package io.bloomoperator.reconcile;
 
-import io.bloomoperator.rollout.RolloutGate;
 import static io.bloomoperator.reconcile.SnapshotFixtures.apply;
 import static io.bloomoperator.reconcile.SnapshotFixtures.awaitStatus;
 import static io.bloomoperator.reconcile.SnapshotFixtures.mergePatch;
@@ -12,6 +11,7 @@ import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.api.Reasons;
 import io.bloomoperator.publish.RetainedVersions;
 import io.bloomoperator.publish.SigningKeySecret;
+import io.bloomoperator.rollout.RolloutGate;
 import io.bloomoperator.snapshot.Ed25519Keys;
 import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.snapshot.SnapshotNames;

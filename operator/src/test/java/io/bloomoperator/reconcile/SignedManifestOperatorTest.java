@@ -1,7 +1,5 @@
 package io.bloomoperator.reconcile;
 
-import io.bloomoperator.api.RebuildRequest;
-import io.bloomoperator.status.ReadyCondition;
 import static io.bloomoperator.reconcile.SnapshotFixtures.apply;
 import static io.bloomoperator.reconcile.SnapshotFixtures.awaitStatus;
 import static io.bloomoperator.reconcile.SnapshotFixtures.chunkNames;
@@ -11,6 +9,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.api.Reasons;
+import io.bloomoperator.api.RebuildRequest;
 import io.bloomoperator.publish.SigningKeySecret;
 import io.bloomoperator.settings.OperatorSettings;
 import io.bloomoperator.snapshot.BloomFilterBits;
@@ -23,6 +22,7 @@ import io.bloomoperator.snapshot.SnapshotConfigMaps;
 import io.bloomoperator.snapshot.SnapshotEncoder;
 import io.bloomoperator.snapshot.SnapshotNames;
 import io.bloomoperator.snapshot.SnapshotRefusedException;
+import io.bloomoperator.status.ReadyCondition;
 import io.bloomoperator.testing.RealKubernetes;
 import io.bloomoperator.testing.TestNamespace;
 import io.bloomoperator.testing.operator.InProcessOperator;

@@ -1,15 +1,15 @@
 package io.bloomoperator.reconcile;
 
-import io.bloomoperator.metrics.BuildMetrics;
-import io.bloomoperator.rollout.RolloutGate;
 import static io.bloomoperator.reconcile.SnapshotFixtures.apply;
 import static io.bloomoperator.reconcile.SnapshotFixtures.mergePatch;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.api.RetainedVersion;
+import io.bloomoperator.metrics.BuildMetrics;
 import io.bloomoperator.publish.RetainedVersions;
 import io.bloomoperator.publish.WriteFence;
+import io.bloomoperator.rollout.RolloutGate;
 import io.bloomoperator.settings.OperatorSettings;
 import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.snapshot.SnapshotNames;

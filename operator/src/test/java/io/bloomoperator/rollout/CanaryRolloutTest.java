@@ -1,6 +1,5 @@
 package io.bloomoperator.rollout;
 
-import io.bloomoperator.reconcile.SnapshotFixtures;
 import static io.bloomoperator.reconcile.SnapshotFixtures.apply;
 import static io.bloomoperator.reconcile.SnapshotFixtures.awaitStatus;
 import static io.bloomoperator.reconcile.SnapshotFixtures.ready;
@@ -12,6 +11,7 @@ import io.bloomoperator.api.CanaryStatus;
 import io.bloomoperator.api.Reasons;
 import io.bloomoperator.cli.BloomCli;
 import io.bloomoperator.readers.ReaderSettings;
+import io.bloomoperator.reconcile.SnapshotFixtures;
 import io.bloomoperator.snapshot.CanaryShare;
 import io.bloomoperator.snapshot.LoadFailureReason;
 import io.bloomoperator.snapshot.ReaderReport;

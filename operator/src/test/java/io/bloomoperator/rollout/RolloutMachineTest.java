@@ -13,7 +13,9 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
-/** The rollout's transitions as a table: what is announced, recorded, set and judged → what next. */
+/**
+ * The rollout's transitions as a table: what is announced, recorded, set and judged → what next.
+ */
 class RolloutMachineTest {
 
   private static final CanaryJudgement.Decision WAIT = new CanaryJudgement.Decision.Wait(3, 1);

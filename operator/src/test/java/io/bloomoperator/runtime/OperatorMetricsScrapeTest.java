@@ -12,7 +12,6 @@ import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.api.Reasons;
 import io.bloomoperator.metrics.MetricCatalogue;
 import io.bloomoperator.settings.OperatorSettings;
-import io.bloomoperator.metrics.MetricCatalogue;
 import io.bloomoperator.snapshot.SnapshotNames;
 import io.bloomoperator.testing.RealKubernetes;
 import io.bloomoperator.testing.TestNamespace;

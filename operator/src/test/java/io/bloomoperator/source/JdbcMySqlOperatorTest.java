@@ -8,8 +8,8 @@ import static io.bloomoperator.reconcile.SnapshotFixtures.ready;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.common.hash.Funnels;
-import io.bloomoperator.status.ReadyCondition;
 import io.bloomoperator.snapshot.Manifest;
+import io.bloomoperator.status.ReadyCondition;
 import io.bloomoperator.testing.RealKubernetes;
 import io.bloomoperator.testing.TestNamespace;
 import io.bloomoperator.testing.operator.InProcessOperator;
