@@ -7,20 +7,16 @@ import io.bloomoperator.build.BuildCrashes;
 import io.bloomoperator.events.EventRecorder;
 import io.bloomoperator.metrics.BuildMetrics;
 import io.bloomoperator.objectstore.ObjectStores;
-import io.bloomoperator.objectstore.StoreSettings;
 import io.bloomoperator.publish.PublishException;
-import io.bloomoperator.publish.StorageFull;
 import io.bloomoperator.publish.WriteFence;
 import io.bloomoperator.readers.ReaderRollouts;
 import io.bloomoperator.readers.ReaderSettings;
-import io.bloomoperator.rollout.RolloutReporting;
 import io.bloomoperator.run.FilterRun;
 import io.bloomoperator.run.Outcome;
 import io.bloomoperator.run.Pipeline;
 import io.bloomoperator.settings.OperatorSettings;
 import io.bloomoperator.source.SourceException;
 import io.bloomoperator.status.StatusReport;
-import io.bloomoperator.status.StorageFullFailures;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.javaoperatorsdk.operator.api.config.informer.Informer;
 import io.javaoperatorsdk.operator.api.reconciler.Context;
@@ -35,8 +31,6 @@ import java.io.IOException;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.List;
-import java.util.Map;
-import java.util.Optional;
 
 /**
  * Turns a BloomFilter into a published snapshot: guards (deleted, storage full, crash loop, invalid
@@ -60,34 +54,14 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
   public static final String NAME = "bloomfilter";
 
   private final Clock clock;
-  private final BuildMetrics metrics;
-  private final WriteFence fence;
   private final SnapshotBackends backends;
   private final FilterRuns runs;
-  private final BuildCrashes crashes;
-  private final Failures failures;
+  private final Guards guards;
   private ReaderSettings readerSettings = ReaderSettings.defaults();
   private Pipeline pipeline;
 
   /** The reader aggregation, once the controller registered it: canaries are judged from it. */
   private volatile ReaderRollouts readerRollouts;
-
-  /** As the other constructor, with the object stores of the environment's store settings. */
-  public BloomFilterReconciler(
-      OperatorSettings settings,
-      Clock clock,
-      BuildMetrics metrics,
-      String publisher,
-      WriteFence fence) {
-    this(
-        settings,
-        clock,
-        metrics,
-        publisher,
-        fence,
-        new ObjectStores(
-            StoreSettings.fromEnvironment(Map.of()), settings.sources().http().egress()));
-  }
 
   /**
    * @param publisher this replica's identity, stamped on every snapshot ConfigMap it writes; null
@@ -104,20 +78,15 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
       WriteFence fence,
       ObjectStores stores) {
     this.clock = clock;
-    this.metrics = metrics;
-    this.fence = fence;
     this.backends = new SnapshotBackends(stores, clock);
     this.runs =
         new FilterRuns(
             settings, clock, metrics, new FilterRuns.Identity(publisher, fence), backends);
-    this.crashes = new BuildCrashes(clock.instant(), metrics);
-    this.failures = new Failures(metrics);
+    this.guards = new Guards(runs, new BuildCrashes(clock.instant(), metrics));
     this.pipeline = runs.pipeline(readerSettings, () -> readerRollouts);
   }
 
-  /**
-   * How reader reports are counted (default: {@link ReaderSettings#defaults()}); set before use.
-   */
+  /** How reader reports are counted (default: {@link ReaderSettings#defaults()}). */
   public BloomFilterReconciler withReaderSettings(ReaderSettings settings) {
     this.readerSettings = java.util.Objects.requireNonNull(settings, "settings");
     this.pipeline = runs.pipeline(readerSettings, () -> readerRollouts);
@@ -128,21 +97,9 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
   @Override
   public List<EventSource<?, BloomFilter>> prepareEventSources(
       EventSourceContext<BloomFilter> context) {
-    var namespaces = context.getControllerConfiguration().getEffectiveNamespaces();
-    KubernetesClient client = context.getClient();
+    readerRollouts = runs.readerRollouts(context, readerSettings);
     return List.of(
-        backends.defaultStores(client),
-        new ManifestEvents(client, namespaces, context.getPrimaryCache()),
-        readerRollouts =
-            new ReaderRollouts(
-                client,
-                namespaces,
-                context.getPrimaryCache(),
-                readerSettings,
-                fence,
-                runs.act().statusBudget(),
-                clock,
-                new RolloutReporting(client, clock, metrics)));
+        backends.defaultStores(context.getClient()), runs.manifestEvents(context), readerRollouts);
   }
 
   @Override
@@ -159,21 +116,11 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
     if (filter.isMarkedForDeletion()) {
       return backends.finish(filter, context, events, now);
     }
-    StatusReport report = runs.report(filter, client, events, now);
-    Optional<Instant> fullSince = runs.storageFull().unrecordedSince(filter);
-    if (fullSince.isPresent()) {
-      UpdateControl<BloomFilter> stillFull =
-          report.record(StorageFullFailures.unrecordedOutcome(fullSince.get()));
-      if (!report.written()) {
-        return stillFull; // etcd is still full: say it once it has room, then try again
-      }
-      report = runs.report(filter, client, events, now);
+    Guards.Passed guarded = guards.check(filter, client, events, now);
+    if (guarded.stop() != null) {
+      return guarded.stop();
     }
-    // Before anything reads the source: a source that made the operator die must not do it again.
-    Optional<Outcome> crashed = crashes.check(filter, report, now);
-    if (crashed.isPresent()) {
-      return report.record(crashed.get());
-    }
+    StatusReport report = guarded.report();
     FilterRun run;
     try {
       run = runs.open(filter, client, now, report, events);
@@ -183,23 +130,20 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
     try {
       return report.record(pipeline.run(backends.resolve(run, context)));
     } catch (SourceException | PublishException | IOException | WriteFence.NotLeaderException e) {
-      return report.record(failures.of(run, e));
+      return report.record(runs.failures().of(run, e));
     }
   }
 
   @Override
   public ErrorStatusUpdateControl<BloomFilter> updateErrorStatus(
       BloomFilter filter, Context<BloomFilter> context, Exception e) {
-    if (StorageFull.causedBy(e)) {
-      // Expected while etcd is full (a write outside a publish was refused); no status can be
-      // written either. java-operator-sdk retries with its backoff.
-      Failures.logStorageFull(filter);
-      return ErrorStatusUpdateControl.noStatusUpdate();
+    // Etcd full: no status can be written either, java-operator-sdk retries with its backoff.
+    if (!Failures.logged(filter, e)) {
+      KubernetesClient client = context.getClient();
+      BloomFilter current = Failures.current(filter, runs.ownWrites(), client);
+      runs.report(current, client, new EventRecorder(client, clock), clock.instant())
+          .record(Failures.unexpected(e));
     }
-    BloomFilter current = Failures.logUnexpected(filter, e, runs.ownWrites(), context.getClient());
-    KubernetesClient client = context.getClient();
-    runs.report(current, client, new EventRecorder(client, clock), clock.instant())
-        .record(Failures.unexpected(e));
     return ErrorStatusUpdateControl.noStatusUpdate();
   }
 }

@@ -77,28 +77,24 @@ final class Failures {
     return new Outcome.Wait(NOT_LEADER_RETRY);
   }
 
-  /** Etcd is full: no status can be written; java-operator-sdk retries with its backoff. */
-  static void logStorageFull(BloomFilter filter) {
-    LOG.warn(
-        "{}/{}: {}: {}; retrying",
-        filter.getMetadata().getNamespace(),
-        filter.getMetadata().getName(),
-        Reasons.STORAGE_FULL,
-        StorageFull.DESCRIPTION);
+  /**
+   * Logs an error no step mapped: etcd full (expected while it is; true: nothing more to do), or an
+   * unexpected error, whose text may come from anywhere (a driver, a server): the log has it, the
+   * status only names its kind.
+   */
+  static boolean logged(BloomFilter filter, Exception e) {
+    String ns = filter.getMetadata().getNamespace();
+    String name = filter.getMetadata().getName();
+    if (StorageFull.causedBy(e)) {
+      LOG.warn("{}/{}: {}: {}; retrying", ns, name, Reasons.STORAGE_FULL, StorageFull.DESCRIPTION);
+      return true;
+    }
+    LOG.warn("{}/{}: unexpected error", ns, name, e);
+    return false;
   }
 
-  /**
-   * Logs an unexpected error (its text may come from anywhere, a driver, a server: the log has it,
-   * the status only names its kind) and returns the filter to report it on, as fresh as this
-   * process's own writes.
-   */
-  static BloomFilter logUnexpected(
-      BloomFilter filter, Exception e, OwnWrites ownWrites, KubernetesClient client) {
-    LOG.warn(
-        "{}/{}: unexpected error",
-        filter.getMetadata().getNamespace(),
-        filter.getMetadata().getName(),
-        e);
+  /** The filter to report an error on, as fresh as this process's own writes. */
+  static BloomFilter current(BloomFilter filter, OwnWrites ownWrites, KubernetesClient client) {
     try {
       return ownWrites.current(filter, client);
     } catch (KubernetesClientException unreadable) {

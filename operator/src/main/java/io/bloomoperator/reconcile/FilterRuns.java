@@ -19,6 +19,7 @@ import io.bloomoperator.rollout.CanaryStep;
 import io.bloomoperator.rollout.HeldStep;
 import io.bloomoperator.rollout.PinStep;
 import io.bloomoperator.rollout.Republish;
+import io.bloomoperator.rollout.RolloutReporting;
 import io.bloomoperator.run.FilterRun;
 import io.bloomoperator.run.Pipeline;
 import io.bloomoperator.settings.OperatorSettings;
@@ -29,6 +30,7 @@ import io.bloomoperator.status.OwnWrites;
 import io.bloomoperator.status.StatusReport;
 import io.bloomoperator.status.StorageFullFailures;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.javaoperatorsdk.operator.api.reconciler.EventSourceContext;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.List;
@@ -52,6 +54,7 @@ final class FilterRuns {
   private final StorageFullFailures storageFull = new StorageFullFailures();
   private final OwnWrites ownWrites = new OwnWrites();
   private final OwnManifests ownManifests = new OwnManifests();
+  private final Failures failures;
 
   FilterRuns(
       OperatorSettings settings,
@@ -66,6 +69,7 @@ final class FilterRuns {
     this.fence = identity.fence();
     this.backends = backends;
     this.act = new BuildAndPublish(settings, metrics, ownManifests);
+    this.failures = new Failures(metrics);
     this.chunkWriters = ChunkWriters.of(settings.builds().limits().publishWriters());
   }
 
@@ -85,6 +89,33 @@ final class FilterRuns {
   /** The build and write bounds shared by every filter. */
   BuildAndPublish act() {
     return act;
+  }
+
+  /** Maps failed steps to outcomes. */
+  Failures failures() {
+    return failures;
+  }
+
+  /** Follows the manifest ConfigMaps (never cached), so edits by others are repaired. */
+  ManifestEvents manifestEvents(EventSourceContext<BloomFilter> context) {
+    return new ManifestEvents(
+        context.getClient(),
+        context.getControllerConfiguration().getEffectiveNamespaces(),
+        context.getPrimaryCache());
+  }
+
+  /** The reader aggregation: counts reports into status.readers, judges canaries. */
+  ReaderRollouts readerRollouts(EventSourceContext<BloomFilter> context, ReaderSettings readers) {
+    KubernetesClient client = context.getClient();
+    return new ReaderRollouts(
+        client,
+        context.getControllerConfiguration().getEffectiveNamespaces(),
+        context.getPrimaryCache(),
+        readers,
+        fence,
+        act.statusBudget(),
+        clock,
+        new RolloutReporting(client, clock, metrics));
   }
 
   /** The steps of every reconcile, in order. */

@@ -7,6 +7,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.api.RetainedVersion;
 import io.bloomoperator.metrics.BuildMetrics;
+import io.bloomoperator.objectstore.ObjectStores;
+import io.bloomoperator.objectstore.StoreSettings;
 import io.bloomoperator.publish.RetainedVersions;
 import io.bloomoperator.publish.WriteFence;
 import io.bloomoperator.rollout.RolloutGate;
@@ -97,12 +99,16 @@ class StaleFilterCopyTest {
   }
 
   private static BloomFilterReconciler reconciler() {
+    OperatorSettings settings =
+        OperatorSettings.fromEnvironment(Map.of("BLOOM_MIN_PUBLISH_INTERVAL", "0"));
     return new BloomFilterReconciler(
-        OperatorSettings.fromEnvironment(Map.of("BLOOM_MIN_PUBLISH_INTERVAL", "0")),
+        settings,
         Clock.systemUTC(),
         BuildMetrics.discarding(),
         null,
-        WriteFence.NONE);
+        WriteFence.NONE,
+        new ObjectStores(
+            StoreSettings.fromEnvironment(Map.of()), settings.sources().http().egress()));
   }
 
   /**
