@@ -28,19 +28,7 @@ final class PublishFailures {
       return refused.refusal();
     }
     if (StorageFull.causedBy(e)) {
-      // Expected while etcd is full, so no stack trace: the reason says it all. Deletes still
-      // pass a full etcd, so the chunks written so far are normally gone already.
-      return new PublishException(
-          Reasons.STORAGE_FULL,
-          StorageFull.DESCRIPTION
-              + ": version "
-              + version
-              + " was not published; "
-              + (left == 0
-                  ? "the " + created + " chunk(s) written before were removed"
-                  : left + " chunk(s) written before are left for the next reconcile to remove")
-              + "; the published version keeps serving",
-          null);
+      return storageFull(version, created, left);
     }
     var unavailable = StoreUnavailableException.in(e);
     if (unavailable.isPresent()) {
@@ -54,15 +42,7 @@ final class PublishFailures {
           null);
     }
     if (e instanceof ChunkStore.NameTakenException taken) {
-      return new PublishException(
-          Reasons.NAME_CONFLICT,
-          "ConfigMap "
-              + taken.name()
-              + " exists and is not a chunk of this BloomFilter; it is left untouched and version"
-              + " "
-              + version
-              + " was not published",
-          e);
+      return nameTaken(taken, version);
     }
     if (e instanceof KubernetesClientException kce && kce.getCode() == 409) {
       return new PublishException(
@@ -76,6 +56,36 @@ final class PublishFailures {
     }
     return new PublishException(
         Reasons.PUBLISH_FAILED, "publishing version " + version + " failed: " + rootMessage(e), e);
+  }
+
+  /**
+   * Expected while etcd is full, so no stack trace: the reason says it all. Deletes still pass a
+   * full etcd, so the chunks written so far are normally gone already.
+   */
+  private static PublishException storageFull(long version, int created, int left) {
+    return new PublishException(
+        Reasons.STORAGE_FULL,
+        StorageFull.DESCRIPTION
+            + ": version "
+            + version
+            + " was not published; "
+            + (left == 0
+                ? "the " + created + " chunk(s) written before were removed"
+                : left + " chunk(s) written before are left for the next reconcile to remove")
+            + "; the published version keeps serving",
+        null);
+  }
+
+  private static PublishException nameTaken(ChunkStore.NameTakenException taken, long version) {
+    return new PublishException(
+        Reasons.NAME_CONFLICT,
+        "ConfigMap "
+            + taken.name()
+            + " exists and is not a chunk of this BloomFilter; it is left untouched and version"
+            + " "
+            + version
+            + " was not published",
+        taken);
   }
 
   /** The manifest's name holds a ConfigMap this BloomFilter does not control. */

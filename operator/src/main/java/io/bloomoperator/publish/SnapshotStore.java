@@ -542,32 +542,38 @@ public final class SnapshotStore {
             ? new Written(writeCanary(manifest, current, signer, canaryPercent), manifest)
             : new Written(writeManifest(manifest, current, build, plan.superseded(), signer), null);
       } catch (RuntimeException e) {
-        // The write may have been committed even though it reported failure (a timeout, or the
-        // client's retry of a committed update answered with 409). If the manifest now names
-        // this very version, it is published and its chunks must stay.
-        PublishedSnapshot after = readQuietly();
-        Manifest announced =
-            canaryPercent > 0 ? canaryOf(after) : after == null ? null : after.manifest();
-        if (announced != null
-            && announced.version() == plan.version()
-            && announced.sha256().equals(manifest.sha256())) {
-          LOG.info(
-              "{}/{}: manifest write of version {} reported {} but was committed",
-              namespace,
-              filterName,
-              plan.version(),
-              e.getMessage());
-          return canaryPercent > 0
-              ? new Written(new PublishedSnapshot(after.configMap(), current.manifest()), manifest)
-              : new Written(after, null);
-        }
-        throw e;
+        return committedAnyway(manifest, current, canaryPercent > 0).orElseThrow(() -> e);
       }
     } catch (IOException | RuntimeException e) {
       List<ChunkStore.Stored> toDelete = created.created();
       int left = rollBack(toDelete);
       throw PublishFailures.of(e, filterName, plan.version(), toDelete.size(), left);
     }
+  }
+
+  /**
+   * A manifest write that reported failure may have been committed (a timeout, or the client's
+   * retry of a committed update answered with 409): if the manifest now names this very version, it
+   * is published and its chunks must stay.
+   */
+  private Optional<Written> committedAnyway(
+      Manifest manifest, PublishedSnapshot current, boolean canary) {
+    PublishedSnapshot after = readQuietly();
+    Manifest announced = canary ? canaryOf(after) : after == null ? null : after.manifest();
+    if (announced == null
+        || announced.version() != manifest.version()
+        || !announced.sha256().equals(manifest.sha256())) {
+      return Optional.empty();
+    }
+    LOG.info(
+        "{}/{}: manifest write of version {} reported a failure but was committed",
+        namespace,
+        filterName,
+        manifest.version());
+    return Optional.of(
+        canary
+            ? new Written(new PublishedSnapshot(after.configMap(), current.manifest()), manifest)
+            : new Written(after, null));
   }
 
   /**
@@ -798,19 +804,7 @@ public final class SnapshotStore {
       BuildRecord build)
       throws PublishException {
     ManifestSigner signer = signer();
-    BloomFilterBits bits;
-    try {
-      bits = materialize(target);
-    } catch (SnapshotVerificationException | IOException | RuntimeException e) {
-      throw new PublishException(
-          Reasons.VERSION_NOT_RETAINED,
-          "the chunks of retained version "
-              + target.version()
-              + " do not read back ("
-              + e.getClass().getSimpleName()
-              + "); the published version keeps serving",
-          e);
-    }
+    BloomFilterBits bits = retained(target);
     ChunkWriters.Batch created = writers.batch(namespace, chunks);
     try {
       Manifest manifest =
@@ -828,6 +822,22 @@ public final class SnapshotStore {
       List<ChunkStore.Stored> toDelete = created.created();
       int left = rollBack(toDelete);
       throw PublishFailures.of(e, filterName, version, toDelete.size(), left);
+    }
+  }
+
+  /** The verified bits of the retained version {@code target}, read back from its chunks. */
+  private BloomFilterBits retained(Manifest target) throws PublishException {
+    try {
+      return materialize(target);
+    } catch (SnapshotVerificationException | IOException | RuntimeException e) {
+      throw new PublishException(
+          Reasons.VERSION_NOT_RETAINED,
+          "the chunks of retained version "
+              + target.version()
+              + " do not read back ("
+              + e.getClass().getSimpleName()
+              + "); the published version keeps serving",
+          e);
     }
   }
 

@@ -66,25 +66,41 @@ public final class CanaryStep implements Step {
     PublishedSnapshot current = state.current();
     CanaryStatus record = run.report().canary();
     Manifest announced = SnapshotStore.canaryOf(current);
-    boolean running = record != null && CanaryStatus.RUNNING.equals(record.getState());
     RolloutMachine.Canary view = Canaries.view(run.filter(), record, announced);
     CanaryJudgement.Decision[] judged = {null};
     RolloutMachine.Transition transition =
         RolloutMachine.next(view, () -> judged[0] = judge(run, record, view.version()));
+    return carryOut(transition, run, state, new Announced(current, record, announced, judged[0]));
+  }
+
+  /** The canary the machine looked at: the stable state, the record, the announced manifest. */
+  private record Announced(
+      PublishedSnapshot current,
+      CanaryStatus record,
+      Manifest manifest,
+      CanaryJudgement.Decision judged) {}
+
+  private Next carryOut(
+      RolloutMachine.Transition transition, FilterRun run, RunState state, Announced canary)
+      throws PublishException {
+    PublishedSnapshot current = canary.current();
+    CanaryStatus record = canary.record();
     return switch (transition) {
       case NONE -> {
-        if (running) {
+        if (record != null && CanaryStatus.RUNNING.equals(record.getState())) {
           run.report().canary(null); // gone from the ConfigMap: a pin published over it, or removed
         }
         yield Next.go(state);
       }
-      case WITHDRAW_FOREIGN -> Next.go(state.publishing(withdrawForeign(run, current, announced)));
+      case WITHDRAW_FOREIGN ->
+          Next.go(state.publishing(withdrawForeign(run, current, canary.manifest())));
       case WITHDRAW_FOR_PIN -> {
         run.report().canary(null);
-        yield Next.go(state.publishing(withdraw(run, current, announced.version())));
+        yield Next.go(state.publishing(withdraw(run, current, canary.manifest().version())));
       }
       case ABORT -> Next.done(end(run, current, record, CanaryStatus.ABORTED, null));
-      case PROMOTE_BY_HAND -> Next.done(promote(run, current, announced, record, "by hand"));
+      case PROMOTE_BY_HAND ->
+          Next.done(promote(run, current, canary.manifest(), record, "by hand"));
       case HALT ->
           Next.done(
               end(
@@ -92,15 +108,15 @@ public final class CanaryStep implements Step {
                   current,
                   record,
                   CanaryStatus.HALTED,
-                  (CanaryJudgement.Decision.Halt) judged[0]));
+                  (CanaryJudgement.Decision.Halt) canary.judged()));
       case PROMOTE ->
           Next.done(
               promote(
                   run,
                   current,
-                  announced,
+                  canary.manifest(),
                   record,
-                  Canaries.servedBy(record, (CanaryJudgement.Decision.Promote) judged[0])));
+                  Canaries.servedBy(record, (CanaryJudgement.Decision.Promote) canary.judged())));
       case WAIT -> Next.done(waiting(run, current, record));
     };
   }
