@@ -158,7 +158,8 @@ public final class CanaryStep implements Step {
         untilHeld.isNegative() || untilHeld.compareTo(statusInterval) > 0
             ? statusInterval
             : untilHeld.plusMillis(1);
-    return new Outcome.Ready(Reasons.CANARY_RUNNING, Canaries.note(record), Optional.of(next));
+    // Nothing decided: only the reader counts moved, a write that may wait for the budget.
+    return new Outcome.Progress(Reasons.CANARY_RUNNING, Canaries.note(record), Optional.of(next));
   }
 
   private PublishedSnapshot withdrawForeign(

@@ -28,6 +28,13 @@ public sealed interface Outcome {
   record Failed(String reason, String message, boolean retry, Optional<Duration> next)
       implements Outcome {}
 
+  /**
+   * Ready=True with the same decision as the status already says, only figures moved (a running
+   * canary's reader counts): written as a deferrable status write, skipped while the status budget
+   * has no room for one, so reader-count churn never becomes write churn.
+   */
+  record Progress(String reason, String note, Optional<Duration> next) implements Outcome {}
+
   /** Nothing to report: come back after {@code delay} (the status is not written). */
   record Wait(Duration delay) implements Outcome {}
 

@@ -54,6 +54,10 @@ public final class StatusReport implements StatusDraft {
   private final OwnWrites ownWrites;
 
   private boolean written;
+
+  /** Whether the write was charged before it was made (a deferrable one). */
+  private boolean prepaid;
+
   private long seenVersion;
 
   public StatusReport(
@@ -256,12 +260,36 @@ public final class StatusReport implements StatusDraft {
     if (outcome instanceof Outcome.Ready ready) {
       return ready(ready.reason(), ready.note(), ready.next());
     }
+    if (outcome instanceof Outcome.Progress progress) {
+      return progress(progress);
+    }
     if (outcome instanceof Outcome.Failed failed) {
       UpdateControl<BloomFilter> control =
           failed(failed.reason(), failed.message(), failed.retry());
       return failed.next().map(control::rescheduleAfter).orElse(control);
     }
     return UpdateControl.<BloomFilter>noUpdate().rescheduleAfter(((Outcome.Wait) outcome).delay());
+  }
+
+  /**
+   * A write of figures only, when the condition already says {@code progress.reason()}: charged up
+   * front as deferrable, skipped (the figures stay in memory, the next round tries again) when the
+   * deferrable share has no room.
+   */
+  private UpdateControl<BloomFilter> progress(Outcome.Progress progress) {
+    boolean same =
+        previousReady
+            .map(c -> "True".equals(c.getStatus()) && progress.reason().equals(c.getReason()))
+            .orElse(false);
+    if (same) {
+      if (!budget.deferrable(filter, now)) {
+        UpdateControl<BloomFilter> control = UpdateControl.noUpdate();
+        progress.next().ifPresent(control::rescheduleAfter);
+        return control;
+      }
+      prepaid = true;
+    }
+    return ready(progress.reason(), progress.note(), progress.next());
   }
 
   /** Whether the last status write went through (false: etcd is full). */
@@ -278,7 +306,10 @@ public final class StatusReport implements StatusDraft {
     BuildAttempts.finish(status, now);
     try {
       // Always written (it reports the outcome, a budget refusal included), charged afterwards.
-      ownWrites.remember(StatusWriter.write(client, budget, filter, status, now));
+      ownWrites.remember(
+          prepaid
+              ? StatusWriter.writePrepaid(client, filter, status)
+              : StatusWriter.write(client, budget, filter, status, now));
     } catch (KubernetesClientException e) {
       if (!StorageFull.causedBy(e)) {
         throw e;

@@ -40,12 +40,22 @@ public final class StatusWriter {
       BloomFilter filter,
       BloomFilterStatus status,
       Instant now) {
+    return patch(client, budget, filter, wholeStatus(status), now);
+  }
+
+  /** Writes {@code status} whole, already charged ({@link StatusBudget#deferrable}). */
+  public static BloomFilter writePrepaid(
+      KubernetesClient client, BloomFilter filter, BloomFilterStatus status) {
+    return send(client, filter, wholeStatus(status));
+  }
+
+  private static Map<String, Object> wholeStatus(BloomFilterStatus status) {
     Map<String, Object> fields =
         new HashMap<>(
             Serialization.jsonMapper()
                 .convertValue(status, new TypeReference<Map<String, Object>>() {}));
     CLEARABLE.forEach(field -> fields.putIfAbsent(field, null));
-    return patch(client, budget, filter, fields, now);
+    return fields;
   }
 
   /**
