@@ -31,25 +31,27 @@ import java.util.Optional;
  */
 public final class BuildCrashes {
 
-  public static final Duration FIRST_BACKOFF = Duration.ofMinutes(1);
   public static final Duration MAX_BACKOFF = Duration.ofHours(1);
 
   private final Instant processStart;
   private final BuildMetrics metrics;
+  private final Duration firstBackoff;
 
   /**
    * @param processStart when this operator process (its reconciler) started: records of builds
    *     started earlier, without a finish, are crashes
+   * @param firstBackoff the wait after one crash (BLOOM_BUILD_CRASH_BACKOFF), doubling per crash
    */
-  public BuildCrashes(Instant processStart, BuildMetrics metrics) {
+  public BuildCrashes(Instant processStart, BuildMetrics metrics, Duration firstBackoff) {
     this.processStart = processStart;
     this.metrics = metrics;
+    this.firstBackoff = firstBackoff;
   }
 
   /** The wait before the next build after {@code crashes} crashed builds in a row (1 or more). */
-  public static Duration backoff(int crashes) {
+  public Duration backoff(int crashes) {
     int doublings = Math.max(0, Math.min(crashes - 1, 16));
-    Duration delay = FIRST_BACKOFF.multipliedBy(1L << doublings);
+    Duration delay = firstBackoff.multipliedBy(1L << doublings);
     return delay.compareTo(MAX_BACKOFF) > 0 ? MAX_BACKOFF : delay;
   }
 

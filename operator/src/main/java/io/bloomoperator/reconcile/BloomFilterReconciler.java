@@ -82,7 +82,9 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
     this.runs =
         new FilterRuns(
             settings, clock, metrics, new FilterRuns.Identity(publisher, fence), backends);
-    this.guards = new Guards(runs, new BuildCrashes(clock.instant(), metrics));
+    this.guards =
+        new Guards(
+            runs, new BuildCrashes(clock.instant(), metrics, settings.builds().crashBackoff()));
     this.pipeline = runs.pipeline(readerSettings, () -> readerRollouts);
   }
 

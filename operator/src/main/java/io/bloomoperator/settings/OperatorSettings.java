@@ -248,10 +248,18 @@ public record OperatorSettings(
    * @param maxConcurrent builds running at once; the heap must hold this many bit arrays of {@link
    *     Snapshots#maxBytes()} (BLOOM_MAX_CONCURRENT_BUILDS)
    * @param limits how much of that capacity one build and one namespace may hold
+   * @param crashBackoff the wait before building a filter again whose build the operator died in,
+   *     doubling per crash in a row up to an hour (BLOOM_BUILD_CRASH_BACKOFF)
    */
-  public record Builds(int maxConcurrent, BuildLimits limits) {
+  public record Builds(int maxConcurrent, BuildLimits limits, Duration crashBackoff) {
 
     public static final int DEFAULT_MAX_CONCURRENT = 2;
+    public static final Duration DEFAULT_CRASH_BACKOFF = Duration.ofMinutes(1);
+
+    /** The default crash backoff. */
+    public Builds(int maxConcurrent, BuildLimits limits) {
+      this(maxConcurrent, limits, DEFAULT_CRASH_BACKOFF);
+    }
 
     public Builds {
       if (maxConcurrent < 1) {
@@ -260,10 +268,14 @@ public record OperatorSettings(
       if (limits == null) {
         throw new IllegalArgumentException("build limits are required");
       }
+      if (crashBackoff == null || crashBackoff.isNegative() || crashBackoff.isZero()) {
+        throw new IllegalArgumentException("the crash backoff must be positive");
+      }
     }
 
     /**
-     * Reads BLOOM_MAX_CONCURRENT_BUILDS and the build limits ({@link BuildLimits#fromEnvironment}).
+     * Reads BLOOM_MAX_CONCURRENT_BUILDS, BLOOM_BUILD_CRASH_BACKOFF and the build limits ({@link
+     * BuildLimits#fromEnvironment}).
      */
     static Builds fromEnvironment(Map<String, String> env) {
       return new Builds(
@@ -271,7 +283,8 @@ public record OperatorSettings(
               Math.min(
                   Integer.MAX_VALUE,
                   positive(env, "BLOOM_MAX_CONCURRENT_BUILDS", DEFAULT_MAX_CONCURRENT)),
-          BuildLimits.fromEnvironment(env));
+          BuildLimits.fromEnvironment(env),
+          EnvDurations.positive(env, "BLOOM_BUILD_CRASH_BACKOFF", DEFAULT_CRASH_BACKOFF));
     }
   }
 
@@ -293,6 +306,7 @@ public record OperatorSettings(
     private HttpSourceSettings http;
     private JdbcSourceSettings jdbc;
     private int maxConcurrentBuilds;
+    private Duration crashBackoff;
     private BuildLimits buildLimits;
 
     private Builder(OperatorSettings from) {
@@ -310,6 +324,7 @@ public record OperatorSettings(
       jdbc = from.sources.jdbc;
       maxConcurrentBuilds = from.builds.maxConcurrent;
       buildLimits = from.builds.limits;
+      crashBackoff = from.builds.crashBackoff;
     }
 
     /** See {@link Snapshots#maxBytes()}. */
@@ -384,6 +399,12 @@ public record OperatorSettings(
       return this;
     }
 
+    /** See {@link Builds#crashBackoff()}. */
+    public Builder crashBackoff(Duration backoff) {
+      crashBackoff = backoff;
+      return this;
+    }
+
     /** See {@link Builds#maxConcurrent()}. */
     public Builder maxConcurrentBuilds(int builds) {
       maxConcurrentBuilds = builds;
@@ -406,7 +427,7 @@ public record OperatorSettings(
           new Snapshots(maxSnapshotBytes, maxStoreSnapshotBytes, maxNamespaceBytes),
           new Publishing(minPublishInterval, signingKey, deltas, writes),
           new Sources(maxMalformedKeys, minRefreshInterval, secretAccess, http, jdbc),
-          new Builds(maxConcurrentBuilds, buildLimits));
+          new Builds(maxConcurrentBuilds, buildLimits, crashBackoff));
     }
   }
 }

@@ -64,7 +64,16 @@ class OperatorKillFaultTest {
         OperatorProcess operator =
             new OperatorProcess(
                 cluster.kubeconfig(),
-                Map.of("BLOOM_MIN_PUBLISH_INTERVAL", "0", "BLOOM_WATCH_NAMESPACES", namespace),
+                // A kill during a build backs its filter off (BuildCrashed); at the default of a
+                // minute, doubling, the first kills could hold every filter for the rest of the
+                // run and no later kill would land mid-publish.
+                Map.of(
+                    "BLOOM_MIN_PUBLISH_INTERVAL",
+                    "0",
+                    "BLOOM_WATCH_NAMESPACES",
+                    namespace,
+                    "BLOOM_BUILD_CRASH_BACKOFF",
+                    "1s"),
                 log)) {
       checker.start();
       sources.startChanging(sourceEvery);
