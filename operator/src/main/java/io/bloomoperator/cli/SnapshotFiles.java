@@ -7,7 +7,6 @@ import io.bloomoperator.snapshot.SnapshotConfigMaps;
 import io.bloomoperator.snapshot.SnapshotDecoder;
 import io.bloomoperator.snapshot.SnapshotNames;
 import io.bloomoperator.snapshot.SnapshotVerificationException;
-import io.bloomoperator.snapshot.SnapshotVersions;
 import io.bloomoperator.snapshot.TrustedKeys;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.client.utils.Serialization;
@@ -20,7 +19,6 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 /**
@@ -33,6 +31,8 @@ import java.util.stream.Stream;
 final class SnapshotFiles {
 
   static final String EXTENSION = ".yaml";
+
+  private static final List<String> YAML_EXTENSIONS = List.of(EXTENSION, ".yml");
 
   private final Path dir;
 
@@ -49,11 +49,12 @@ final class SnapshotFiles {
     return dir.resolve(configMapName + EXTENSION);
   }
 
-  /** Files in the directory that belong to {@code filterName} (its manifest and any chunk). */
+  /**
+   * Files in the directory that belong to {@code filterName}: its manifest and the chunks of whole
+   * payloads (the files this CLI writes), each as {@link SnapshotNames} names them.
+   */
   List<Path> filesOf(String filterName) throws IOException {
     String manifest = SnapshotNames.manifestName(filterName);
-    Pattern chunk =
-        Pattern.compile(Pattern.quote(manifest) + "-v" + SnapshotVersions.REGEX + "-\\d+\\.ya?ml");
     if (!Files.isDirectory(dir)) {
       return List.of();
     }
@@ -61,14 +62,26 @@ final class SnapshotFiles {
       return files
           .filter(
               f -> {
-                String name = f.getFileName().toString();
-                return name.equals(manifest + ".yaml")
-                    || name.equals(manifest + ".yml")
-                    || chunk.matcher(name).matches();
+                String name = stem(f.getFileName().toString());
+                return name != null && (name.equals(manifest) || isChunk(filterName, name));
               })
           .sorted()
           .toList();
     }
+  }
+
+  private static boolean isChunk(String filterName, String name) {
+    return SnapshotNames.ChunkName.parse(filterName, name).filter(c -> !c.delta()).isPresent();
+  }
+
+  /** The file name without its YAML extension ({@code .yaml} or {@code .yml}); null for others. */
+  private static String stem(String fileName) {
+    for (String extension : YAML_EXTENSIONS) {
+      if (fileName.endsWith(extension)) {
+        return fileName.substring(0, fileName.length() - extension.length());
+      }
+    }
+    return null;
   }
 
   // ---------------------------------------------------------------- writing

@@ -4,7 +4,6 @@ import io.bloomoperator.publish.StoreUnavailableException;
 import io.bloomoperator.snapshot.ChunkStore;
 import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.snapshot.SnapshotNames;
-import io.bloomoperator.snapshot.SnapshotVersions;
 import io.bloomoperator.snapshot.StoreObjectKeys;
 import java.io.IOException;
 import java.io.InputStream;
@@ -17,8 +16,6 @@ import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.function.Consumer;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import software.amazon.awssdk.core.ResponseInputStream;
@@ -52,14 +49,6 @@ public final class S3ChunkStore implements ChunkStore {
 
   /** Keys per list page (S3's maximum). */
   static final int PAGE_SIZE = 1000;
-
-  /**
-   * A chunk name's end: {@code -v<version>-<index>} (base) or {@code -v<version>-d<index>}, the
-   * version in the range every writer keeps to ({@link SnapshotVersions}), so every object the
-   * operator writes is one its clean-ups recognise.
-   */
-  private static final Pattern PART =
-      Pattern.compile("-v(" + SnapshotVersions.REGEX + ")-(d?)(\\d{1,9})$");
 
   private final S3Client s3;
   private final String storeName;
@@ -308,23 +297,15 @@ public final class S3ChunkStore implements ChunkStore {
     } while (token != null);
   }
 
-  /** The part a key of this directory holds a chunk of; empty for anything else. */
+  /**
+   * The part a key of this directory holds a chunk of; empty for anything else. A chunk name is
+   * recognised only as {@link SnapshotNames.ChunkName} writes it for this filter (a version in the
+   * one range), so every object the operator writes is one its clean-ups recognise.
+   */
   Optional<Part> partOf(String key) {
     return StoreObjectKeys.parse(directory, key)
-        .flatMap(
-            chunk -> {
-              Matcher m = PART.matcher(chunk.chunkName());
-              if (!m.find()
-                  || !chunk.chunkName().equals(name(part(m), Integer.parseInt(m.group(3))))) {
-                return Optional.empty();
-              }
-              return Optional.of(part(m));
-            });
-  }
-
-  private static Part part(Matcher m) {
-    long version = SnapshotVersions.parse(m.group(1)).orElseThrow();
-    return m.group(2).isEmpty() ? Part.base(version) : Part.delta(version);
+        .flatMap(chunk -> SnapshotNames.ChunkName.parse(filterName, chunk.chunkName()))
+        .map(chunk -> chunk.delta() ? Part.delta(chunk.version()) : Part.base(chunk.version()));
   }
 
   private StoreUnavailableException unavailable(String what, SdkException e) {

@@ -518,6 +518,53 @@ class BloomCliTest {
   }
 
   @Test
+  void onlyTheFilesOfTheFilterCountAsItsFiles() throws Exception {
+    Path out = tmp.resolve("out");
+    Files.createDirectories(out);
+    // Another filter's, one whose name ends like this one's, a delta chunk (never written by the
+    // CLI), names the writer never gives, and files that are not YAML: none is the filter's.
+    List<String> strangers =
+        List.of(
+            SnapshotNames.chunkName("other", 1, 0) + ".yaml",
+            SnapshotNames.chunkName("x" + FILTER, 1, 0) + ".yaml",
+            SnapshotNames.manifestName("x" + FILTER) + ".yml",
+            SnapshotNames.deltaChunkName(FILTER, 2, 0) + ".yaml",
+            SnapshotNames.manifestName(FILTER) + "-v01-0.yaml",
+            SnapshotNames.manifestName(FILTER) + "-v1-01.yaml",
+            SnapshotNames.manifestName(FILTER) + "-v0-0.yaml",
+            SnapshotNames.chunkName(FILTER, 1, 0) + ".json",
+            SnapshotNames.manifestName(FILTER) + ".yaml.bak");
+    for (String name : strangers) {
+      Files.writeString(out.resolve(name), "kind: ConfigMap\n");
+    }
+    build(keys("sku", 100), 8192, "--version", "3");
+    // .yml as well as .yaml: a chunk file in either is the filter's, and --force replaces it.
+    Files.writeString(out.resolve(SnapshotNames.chunkName(FILTER, 9, 0) + ".yml"), "x");
+    Path input = gzipKeyFile(keys("sku", 10));
+    String[] again = {
+      "build",
+      "--name",
+      FILTER,
+      "--input",
+      input.toString(),
+      "--fpp",
+      "0.01",
+      "--output",
+      out.toString()
+    };
+    assertThat(Cli.run(again).err()).contains("already holds 3 file(s)");
+    build(keys("sku", 100), 8192, "--version", "4", "--force");
+
+    List<String> expected = new ArrayList<>(strangers);
+    expected.add(SnapshotNames.chunkName(FILTER, 4, 0) + ".yaml");
+    expected.add(SnapshotNames.manifestName(FILTER) + ".yaml");
+    try (Stream<Path> files = Files.list(out)) {
+      assertThat(files.map(f -> f.getFileName().toString()))
+          .containsExactlyInAnyOrderElementsOf(expected);
+    }
+  }
+
+  @Test
   void sourceErrorsExitWithOneAndOneLine() throws Exception {
     Cli.Run missing =
         Cli.run(

@@ -14,6 +14,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalLong;
 import java.util.Set;
 import java.util.function.Consumer;
 
@@ -255,18 +256,18 @@ public final class ConfigMapChunkStore implements ChunkStore {
                         && owner.getUid().equals(r.getUid()));
   }
 
+  /** The part a chunk's labels name; null for a hand-made look-alike (no version in the range). */
   private static Part partOf(ConfigMap chunk) {
     Map<String, String> labels = chunk.getMetadata().getLabels();
-    if (labels == null || labels.get(SnapshotNames.LABEL_VERSION) == null) {
+    if (labels == null) {
       return null;
     }
-    try {
-      long version = Long.parseLong(labels.get(SnapshotNames.LABEL_VERSION));
-      return SnapshotNames.PART_DELTA.equals(labels.get(SnapshotNames.LABEL_PART))
-          ? Part.delta(version)
-          : Part.base(version);
-    } catch (NumberFormatException e) {
-      return null; // hand-made look-alike
+    OptionalLong version = SnapshotVersions.parse(labels.get(SnapshotNames.LABEL_VERSION));
+    if (version.isEmpty()) {
+      return null;
     }
+    return SnapshotNames.PART_DELTA.equals(labels.get(SnapshotNames.LABEL_PART))
+        ? Part.delta(version.getAsLong())
+        : Part.base(version.getAsLong());
   }
 }

@@ -3,6 +3,9 @@ package io.bloomoperator.snapshot;
 import java.nio.charset.StandardCharsets;
 import java.util.HexFormat;
 import java.util.Map;
+import java.util.Optional;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * Names, data keys and labels of the snapshot ConfigMaps, shared by the operator (writer) and the
@@ -84,7 +87,66 @@ public final class SnapshotNames {
   /** Replaces {@code -} before {@value #MANIFEST_SUFFIX}'s word in a cut object name. */
   private static final String CUT_NAME_MARKER = ".";
 
+  /**
+   * The end of a chunk name, {@code -v<version>-<index>} or {@code -v<version>-d<index>}: the
+   * digits of a version in {@link SnapshotVersions}' range and of an int index, no sign, no leading
+   * zero (what {@link Long#toString(long)} writes). What comes before is checked by writing the
+   * name again ({@link ChunkName#parse}).
+   */
+  private static final Pattern CHUNK_SUFFIX =
+      Pattern.compile("-v(" + SnapshotVersions.REGEX + ")-(d?)(0|[1-9][0-9]{0,9})$");
+
   private SnapshotNames() {}
+
+  /**
+   * Which chunk a chunk name names: chunk {@code index} of {@code version}'s whole payload, or of
+   * the delta that produces {@code version}. The one place that writes and reads the {@code
+   * -v<version>-[d]<index>} end of a name; the object-store clean-ups and the CLI's file listing
+   * recognise a filter's chunks through {@link #parse}.
+   *
+   * @param delta whether the chunk holds part of a delta ({@link #deltaChunkName}) rather than of a
+   *     whole payload ({@link #chunkName})
+   */
+  public record ChunkName(long version, int index, boolean delta) {
+
+    /**
+     * @throws IllegalArgumentException if the version is outside {@link SnapshotVersions}' range or
+     *     the index is negative: no such chunk has a name
+     */
+    public ChunkName {
+      checkPart(version, index);
+    }
+
+    /** This chunk's name for filter {@code filterName} (cut like every object name). */
+    public String nameFor(String filterName) {
+      return objectName(filterName, "-v" + version + (delta ? "-d" : "-") + index);
+    }
+
+    /**
+     * The chunk {@code name} names, if it is exactly a name {@link #nameFor} gives for {@code
+     * filterName}; empty for anything else (another filter's chunks, its manifest, a version
+     * outside the range, a sign or a leading zero, a name cut differently).
+     */
+    public static Optional<ChunkName> parse(String filterName, String name) {
+      requireName(filterName);
+      if (name == null) {
+        return Optional.empty();
+      }
+      Matcher m = CHUNK_SUFFIX.matcher(name);
+      if (!m.find()) {
+        return Optional.empty();
+      }
+      long index = Long.parseLong(m.group(3)); // at most 10 digits
+      if (index > Integer.MAX_VALUE) {
+        return Optional.empty();
+      }
+      ChunkName chunk =
+          new ChunkName(
+              SnapshotVersions.parse(m.group(1)).orElseThrow(), (int) index, !m.group(2).isEmpty());
+      // The start must be this filter's, cut exactly as the writer cuts it for this end.
+      return name.equals(chunk.nameFor(filterName)) ? Optional.of(chunk) : Optional.empty();
+    }
+  }
 
   /** {@code <filter>-bloom}, cut and marked with a hash if it would exceed 253 characters. */
   public static String manifestName(String filterName) {
@@ -93,8 +155,7 @@ public final class SnapshotNames {
 
   /** {@code <filter>-bloom-v<version>-<index>}, cut and marked with a hash if over 253. */
   public static String chunkName(String filterName, long version, int index) {
-    checkPart(version, index);
-    return objectName(filterName, "-v" + version + "-" + index);
+    return new ChunkName(version, index, false).nameFor(filterName);
   }
 
   /**
@@ -103,8 +164,7 @@ public final class SnapshotNames {
    * later become a base (whole-payload chunks {@link #chunkName}) without a name clash.
    */
   public static String deltaChunkName(String filterName, long version, int index) {
-    checkPart(version, index);
-    return objectName(filterName, "-v" + version + "-d" + index);
+    return new ChunkName(version, index, true).nameFor(filterName);
   }
 
   /** A chunk name exists only for a version every parser reads back ({@link SnapshotVersions}). */

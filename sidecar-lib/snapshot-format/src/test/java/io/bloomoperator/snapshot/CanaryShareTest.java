@@ -103,6 +103,28 @@ class CanaryShareTest {
         .isInstanceOf(SnapshotVerificationException.class);
   }
 
+  @Test
+  void sharesAtBothEndsAreWrittenAndReadAndOneBeyondIsRefused() throws Exception {
+    ConfigMap plain = SnapshotConfigMaps.manifest("shop", manifest(3), null, null);
+    String canary = manifest(4).toJson();
+    for (int percent : new int[] {1, 9, 10, 99, 100}) {
+      ConfigMap both = SnapshotConfigMaps.withCanary(plain, canary, null, percent);
+      assertThat(SnapshotConfigMaps.readCanary(both).percent()).isEqualTo(percent);
+    }
+    for (int percent : new int[] {0, 101}) {
+      assertThatThrownBy(() -> SnapshotConfigMaps.withCanary(plain, canary, null, percent))
+          .isInstanceOf(IllegalArgumentException.class);
+    }
+    // The characters just outside '0'..'9', and a fourth digit.
+    ConfigMap both = SnapshotConfigMaps.withCanary(plain, canary, null, 10);
+    for (String bad : List.of("/", ":", "1/", "1:", "100 ", "1000")) {
+      both.getData().put(SnapshotNames.CANARY_PERCENT_DATA_KEY, bad);
+      assertThatThrownBy(() -> SnapshotConfigMaps.readCanary(both))
+          .as(bad)
+          .isInstanceOf(SnapshotVerificationException.class);
+    }
+  }
+
   private static Manifest manifest(long version) throws IOException {
     BloomFilterBits.Builder builder = BloomFilterBits.builder(KeyType.LONG, 64 * 20, 3);
     builder.putLong(version);

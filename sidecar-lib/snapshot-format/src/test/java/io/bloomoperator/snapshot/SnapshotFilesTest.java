@@ -55,6 +55,23 @@ class SnapshotFilesTest {
         // Present keys all answer true, and many absent keys answer false.
         assertThat(maybe).isGreaterThanOrEqualTo(keys.size()).isLessThan(probes.size() / 2);
         assertBatchesAgree(heap, written, probes);
+        // It describes itself as the heap filter, and refuses keys of the other type.
+        for (MappedBloomFilterBits mapped : List.of(written, small)) {
+          assertThat(mapped.keyType()).isEqualTo(keyType);
+          assertThat(mapped.format()).isEqualTo(format);
+          assertThat(mapped.numBits()).isEqualTo(heap.numBits());
+          assertThat(mapped.numHashFunctions()).isEqualTo(heap.numHashFunctions());
+          assertThat(mapped.numLongs()).isEqualTo(heap.numLongs());
+          assertThatThrownBy(
+                  () -> {
+                    if (keyType == KeyType.STRING) {
+                      mapped.mightContainLong(1);
+                    } else {
+                      mapped.mightContainString("1");
+                    }
+                  })
+              .isInstanceOf(IllegalStateException.class);
+        }
       }
     }
   }
