@@ -121,9 +121,7 @@ public final class BuildMetrics {
   /** The filter's refresh interval as resolved at this reconcile (null: none). */
   public void refreshInterval(BloomFilter filter, Duration refresh) {
     gauges(filter)
-        .set(
-            FilterGaugeCatalogue.FILTER_REFRESH_INTERVAL,
-            refresh == null ? null : seconds(refresh));
+        .set(MetricCatalogue.FILTER_REFRESH_INTERVAL, refresh == null ? null : seconds(refresh));
   }
 
   /**
@@ -131,12 +129,12 @@ public final class BuildMetrics {
    */
   public void snapshot(BloomFilter filter, Manifest published, Instant publishedAt) {
     FilterGauges gauges = gauges(filter);
-    gauges.set(FilterGaugeCatalogue.FILTER_SNAPSHOT_VERSION, (double) published.version());
-    gauges.set(FilterGaugeCatalogue.FILTER_BASE_VERSION, (double) published.baseVersion());
-    gauges.set(FilterGaugeCatalogue.FILTER_DELTAS, (double) published.deltas().size());
-    gauges.set(FilterGaugeCatalogue.FILTER_LAST_PUBLISH, (double) published.versionBytes());
+    gauges.set(MetricCatalogue.FILTER_SNAPSHOT_VERSION, (double) published.version());
+    gauges.set(MetricCatalogue.FILTER_BASE_VERSION, (double) published.baseVersion());
+    gauges.set(MetricCatalogue.FILTER_DELTAS, (double) published.deltas().size());
+    gauges.set(MetricCatalogue.FILTER_LAST_PUBLISH, (double) published.versionBytes());
     if (publishedAt != null) {
-      gauges.set(FilterGaugeCatalogue.FILTER_SNAPSHOT_TIMESTAMP, epochSeconds(publishedAt));
+      gauges.set(MetricCatalogue.FILTER_SNAPSHOT_TIMESTAMP, epochSeconds(publishedAt));
     }
   }
 
@@ -146,19 +144,19 @@ public final class BuildMetrics {
    */
   public void ready(BloomFilter filter, boolean ready, Instant now) {
     FilterGauges gauges = gauges(filter);
-    gauges.set(FilterGaugeCatalogue.FILTER_READY, ready ? 1.0 : 0.0);
+    gauges.set(MetricCatalogue.FILTER_READY, ready ? 1.0 : 0.0);
     if (ready) {
-      gauges.set(FilterGaugeCatalogue.FILTER_VERIFIED_TIMESTAMP, epochSeconds(now));
+      gauges.set(MetricCatalogue.FILTER_VERIFIED_TIMESTAMP, epochSeconds(now));
     }
   }
 
   /** The reader counts just written to the filter's status.readers. */
   public void readers(BloomFilter filter, ReaderStatus readers) {
     FilterGauges gauges = gauges(filter);
-    gauges.set(FilterGaugeCatalogue.FILTER_READERS, (double) readers.getTotal());
-    gauges.set(FilterGaugeCatalogue.FILTER_READERS_CURRENT, (double) readers.getCurrent());
-    gauges.set(FilterGaugeCatalogue.FILTER_READERS_STALE, (double) readers.getStale());
-    gauges.set(FilterGaugeCatalogue.FILTER_READERS_FAILING, (double) readers.getFailing());
+    gauges.set(MetricCatalogue.FILTER_READERS, (double) readers.getTotal());
+    gauges.set(MetricCatalogue.FILTER_READERS_CURRENT, (double) readers.getCurrent());
+    gauges.set(MetricCatalogue.FILTER_READERS_STALE, (double) readers.getStale());
+    gauges.set(MetricCatalogue.FILTER_READERS_FAILING, (double) readers.getFailing());
   }
 
   /** A rollout that completed {@code took} after its publish. */

@@ -160,6 +160,72 @@ public final class MetricCatalogue {
           "builds found unfinished after an operator restart (the operator died during them); each"
               + " backs off before its filter builds again (reason BuildCrashed)");
 
+  public static final Metric FILTER_READY =
+      new Metric(
+          "bloom.filter.ready",
+          Type.GAUGE,
+          null,
+          List.of(TAG_NAMESPACE, TAG_FILTER),
+          "1 while the filter's Ready condition is True, 0 while it is False");
+
+  public static final Metric FILTER_SNAPSHOT_VERSION =
+      new Metric(
+          "bloom.filter.snapshot.version",
+          Type.GAUGE,
+          null,
+          List.of(TAG_NAMESPACE, TAG_FILTER),
+          "the published version");
+
+  public static final Metric FILTER_BASE_VERSION =
+      new Metric(
+          "bloom.filter.base.version",
+          Type.GAUGE,
+          null,
+          List.of(TAG_NAMESPACE, TAG_FILTER),
+          "the version whose whole snapshot the published delta chain starts from (= the"
+              + " published version when it is whole)");
+
+  public static final Metric FILTER_DELTAS =
+      new Metric(
+          "bloom.filter.deltas",
+          Type.GAUGE,
+          null,
+          List.of(TAG_NAMESPACE, TAG_FILTER),
+          "deltas after the base in the published chain (0: a whole snapshot)");
+
+  public static final Metric FILTER_LAST_PUBLISH =
+      new Metric(
+          "bloom.filter.last.publish",
+          Type.GAUGE,
+          "bytes",
+          List.of(TAG_NAMESPACE, TAG_FILTER),
+          "bytes the published version's own chunks hold: its delta, or its whole payload");
+
+  public static final Metric FILTER_SNAPSHOT_TIMESTAMP =
+      new Metric(
+          "bloom.filter.snapshot.timestamp",
+          Type.GAUGE,
+          "seconds",
+          List.of(TAG_NAMESPACE, TAG_FILTER),
+          "when the published version was written (Unix time)");
+
+  public static final Metric FILTER_VERIFIED_TIMESTAMP =
+      new Metric(
+          "bloom.filter.verified.timestamp",
+          Type.GAUGE,
+          "seconds",
+          List.of(TAG_NAMESPACE, TAG_FILTER),
+          "when the operator last found the published version current (built it, or saw the"
+              + " source unchanged; Unix time): what the staleness alert compares");
+
+  public static final Metric FILTER_REFRESH_INTERVAL =
+      new Metric(
+          "bloom.filter.refresh.interval",
+          Type.GAUGE,
+          "seconds",
+          List.of(TAG_NAMESPACE, TAG_FILTER),
+          "how often the source is checked (absent for inline keys, which have no interval)");
+
   public static final Metric ROLLOUT_DURATION =
       new Metric(
           "bloom.rollout.duration",
@@ -168,6 +234,38 @@ public final class MetricCatalogue {
           List.of(),
           "time from a publish to every reader with a recent heartbeat serving it (reader reports,"
               + " docs/reader-protocol.md)");
+
+  public static final Metric FILTER_READERS =
+      new Metric(
+          "bloom.filter.readers",
+          Type.GAUGE,
+          null,
+          List.of(TAG_NAMESPACE, TAG_FILTER),
+          "readers that report, from live pods (status.readers.total)");
+
+  public static final Metric FILTER_READERS_CURRENT =
+      new Metric(
+          "bloom.filter.readers.current",
+          Type.GAUGE,
+          null,
+          List.of(TAG_NAMESPACE, TAG_FILTER),
+          "readers serving the published version; the rest are on other versions or stale");
+
+  public static final Metric FILTER_READERS_STALE =
+      new Metric(
+          "bloom.filter.readers.stale",
+          Type.GAUGE,
+          null,
+          List.of(TAG_NAMESPACE, TAG_FILTER),
+          "readers without a heartbeat within the bound they declared");
+
+  public static final Metric FILTER_READERS_FAILING =
+      new Metric(
+          "bloom.filter.readers.failing",
+          Type.GAUGE,
+          null,
+          List.of(TAG_NAMESPACE, TAG_FILTER),
+          "readers failing to load a newer version than the one they serve");
 
   /**
    * Bucket bounds of {@link #BUILD_DURATION}: from an inline list (well under a second) to a build
@@ -221,18 +319,18 @@ public final class MetricCatalogue {
         PUBLISH_FAILURES,
         SOURCE_ERRORS,
         BUILD_CRASHES,
-        FilterGaugeCatalogue.FILTER_READY,
-        FilterGaugeCatalogue.FILTER_SNAPSHOT_VERSION,
-        FilterGaugeCatalogue.FILTER_BASE_VERSION,
-        FilterGaugeCatalogue.FILTER_DELTAS,
-        FilterGaugeCatalogue.FILTER_LAST_PUBLISH,
-        FilterGaugeCatalogue.FILTER_SNAPSHOT_TIMESTAMP,
-        FilterGaugeCatalogue.FILTER_VERIFIED_TIMESTAMP,
-        FilterGaugeCatalogue.FILTER_REFRESH_INTERVAL,
+        FILTER_READY,
+        FILTER_SNAPSHOT_VERSION,
+        FILTER_BASE_VERSION,
+        FILTER_DELTAS,
+        FILTER_LAST_PUBLISH,
+        FILTER_SNAPSHOT_TIMESTAMP,
+        FILTER_VERIFIED_TIMESTAMP,
+        FILTER_REFRESH_INTERVAL,
         ROLLOUT_DURATION,
-        FilterGaugeCatalogue.FILTER_READERS,
-        FilterGaugeCatalogue.FILTER_READERS_CURRENT,
-        FilterGaugeCatalogue.FILTER_READERS_STALE,
-        FilterGaugeCatalogue.FILTER_READERS_FAILING);
+        FILTER_READERS,
+        FILTER_READERS_CURRENT,
+        FILTER_READERS_STALE,
+        FILTER_READERS_FAILING);
   }
 }
