@@ -5,6 +5,7 @@ import io.bloomoperator.api.SnapshotSpec;
 import io.bloomoperator.assemble.BuildWorkers;
 import io.bloomoperator.assemble.FilterBuilder;
 import io.bloomoperator.metrics.BuildMetrics;
+import io.bloomoperator.publish.BuildRecord;
 import io.bloomoperator.publish.NamespaceBudget;
 import io.bloomoperator.publish.OwnManifests;
 import io.bloomoperator.publish.PublishCharges;
@@ -236,8 +237,8 @@ public final class BuildAndPublish {
                     retainedBytes(ctx, current)),
             ctx.report().lastKnownVersion(),
             ctx.now());
-    SnapshotStore.BuildRecord record =
-        new SnapshotStore.BuildRecord(token, ctx.filter().getMetadata().getGeneration(), ctx.now());
+    BuildRecord record =
+        new BuildRecord(token, ctx.filter().getMetadata().getGeneration(), ctx.now());
     int canaryPercent = Canaries.percent(ctx.filter());
     boolean canary =
         canaryPercent > 0 && plan.newVersion() && current != null && current.manifest() != null;

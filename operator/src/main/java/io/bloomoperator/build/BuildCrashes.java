@@ -6,6 +6,7 @@ import io.bloomoperator.api.Durations;
 import io.bloomoperator.api.Reasons;
 import io.bloomoperator.metrics.BuildMetrics;
 import io.bloomoperator.run.Outcome;
+import io.bloomoperator.settings.OperatorSettings;
 import io.bloomoperator.status.StatusReport;
 import java.time.Duration;
 import java.time.Instant;
@@ -40,12 +41,12 @@ public final class BuildCrashes {
   /**
    * @param processStart when this operator process (its reconciler) started: records of builds
    *     started earlier, without a finish, are crashes
-   * @param firstBackoff the wait after one crash (BLOOM_BUILD_CRASH_BACKOFF), doubling per crash
+   * @param builds its crash backoff is the wait after one crash, doubling per crash in a row
    */
-  public BuildCrashes(Instant processStart, BuildMetrics metrics, Duration firstBackoff) {
+  public BuildCrashes(Instant processStart, BuildMetrics metrics, OperatorSettings.Builds builds) {
     this.processStart = processStart;
     this.metrics = metrics;
-    this.firstBackoff = firstBackoff;
+    this.firstBackoff = builds.crashBackoff();
   }
 
   /** The wait before the next build after {@code crashes} crashed builds in a row (1 or more). */
@@ -72,7 +73,7 @@ public final class BuildCrashes {
       Duration delay = backoff(crashes);
       Instant retryAfter = now.plus(delay).truncatedTo(ChronoUnit.SECONDS);
       metrics.buildCrashed();
-      report.crashRecorded(crashes, retryAfter);
+      report.draft().crashRecorded(crashes, retryAfter);
       return Optional.of(
           new Outcome.Failed(
               Reasons.BUILD_CRASHED,

@@ -3,7 +3,6 @@ package io.bloomoperator.metrics;
 import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.api.ReaderStatus;
 import io.bloomoperator.api.Reasons;
-import io.bloomoperator.metrics.MetricCatalogue.Metric;
 import io.bloomoperator.snapshot.Manifest;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;

@@ -1,6 +1,5 @@
 package io.bloomoperator.metrics;
 
-import io.bloomoperator.metrics.MetricCatalogue.Metric;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;

@@ -16,57 +16,6 @@ import java.util.List;
  */
 public final class MetricCatalogue {
 
-  /** How a metric is exported in the Prometheus text format. */
-  public enum Type {
-    /** {@code <name>_seconds_count}, {@code _sum}, {@code _max}. */
-    TIMER,
-    /**
-     * A timer with fixed buckets: {@code <name>_seconds_bucket} (one series per bound of {@link
-     * #durationBuckets} and {@code +Inf}), {@code _count}, {@code _sum}, {@code _max}.
-     */
-    HISTOGRAM,
-    /** {@code <name>[_<unit>]_count}, {@code _sum}, {@code _max}. */
-    SUMMARY,
-    /** {@code <name>_total}. */
-    COUNTER,
-    /** {@code <name>[_<unit>]}. */
-    GAUGE
-  }
-
-  /**
-   * One metric.
-   *
-   * @param name the Micrometer name (dots)
-   * @param type how it is exported
-   * @param unit Micrometer base unit appended to the Prometheus name, or null
-   * @param tags tag keys, every one with a bounded set of values
-   * @param meaning what it measures, as documented
-   */
-  public record Metric(String name, Type type, String unit, List<String> tags, String meaning) {
-
-    /** The Prometheus family name (what a PromQL expression names, before type suffixes). */
-    public String prometheusName() {
-      String family = name.replace('.', '_');
-      String exportedUnit = type == Type.TIMER || type == Type.HISTOGRAM ? "seconds" : unit;
-      // Micrometer appends the unit unless the name already ends with it.
-      if (exportedUnit != null && !family.endsWith("_" + exportedUnit)) {
-        family += "_" + exportedUnit;
-      }
-      return type == Type.COUNTER ? family + "_total" : family;
-    }
-
-    /** Every series name a scrape of {@code /metrics} shows for this metric. */
-    public List<String> seriesNames() {
-      String family = prometheusName();
-      return switch (type) {
-        case TIMER, SUMMARY -> List.of(family + "_count", family + "_sum", family + "_max");
-        case HISTOGRAM ->
-            List.of(family + "_bucket", family + "_count", family + "_sum", family + "_max");
-        case COUNTER, GAUGE -> List.of(family);
-      };
-    }
-  }
-
   /** Tag: a condition reason from {@link io.bloomoperator.api.Reasons}. */
   public static final String TAG_REASON = "reason";
 
@@ -79,18 +28,18 @@ public final class MetricCatalogue {
   public static final Metric BUILD_DURATION =
       new Metric(
           "bloom.build.duration",
-          Type.HISTOGRAM,
+          Metric.Type.HISTOGRAM,
           null,
           List.of(TAG_NAMESPACE, TAG_FILTER),
           "time to read the source and build the filter, per build");
 
   public static final Metric BUILD_KEYS =
-      new Metric("bloom.build.keys", Type.SUMMARY, null, List.of(), "keys read per build");
+      new Metric("bloom.build.keys", Metric.Type.SUMMARY, null, List.of(), "keys read per build");
 
   public static final Metric PUBLISH_DURATION =
       new Metric(
           "bloom.publish.duration",
-          Type.HISTOGRAM,
+          Metric.Type.HISTOGRAM,
           null,
           List.of(TAG_NAMESPACE, TAG_FILTER),
           "time to write the chunks and the manifest of a new version");
@@ -98,18 +47,18 @@ public final class MetricCatalogue {
   public static final Metric SNAPSHOT_BYTES =
       new Metric(
           "bloom.snapshot.bytes",
-          Type.SUMMARY,
+          Metric.Type.SUMMARY,
           "bytes",
           List.of(),
           "payload bytes per published version (`_sum`: bytes published)");
 
   public static final Metric PUBLISHED =
-      new Metric("bloom.published", Type.COUNTER, null, List.of(), "new versions published");
+      new Metric("bloom.published", Metric.Type.COUNTER, null, List.of(), "new versions published");
 
   public static final Metric ETCD_WRITTEN =
       new Metric(
           "bloom.etcd.written.bytes",
-          Type.COUNTER,
+          Metric.Type.COUNTER,
           null,
           List.of(),
           "bytes charged to the etcd write budgets: new versions (chunks and manifests, 2 KiB"
@@ -120,7 +69,7 @@ public final class MetricCatalogue {
   public static final Metric REBUILDS_UNCHANGED =
       new Metric(
           "bloom.rebuilds.unchanged",
-          Type.COUNTER,
+          Metric.Type.COUNTER,
           null,
           List.of(),
           "rebuilds whose payload equalled the published one (nothing written)");
@@ -128,7 +77,7 @@ public final class MetricCatalogue {
   public static final Metric FAILURES =
       new Metric(
           "bloom.failures",
-          Type.COUNTER,
+          Metric.Type.COUNTER,
           null,
           List.of(TAG_REASON),
           "reconciles that set Ready=False, by reason");
@@ -136,7 +85,7 @@ public final class MetricCatalogue {
   public static final Metric PUBLISH_FAILURES =
       new Metric(
           "bloom.publish.failures",
-          Type.COUNTER,
+          Metric.Type.COUNTER,
           null,
           List.of(TAG_REASON),
           "builds whose result was not published (too large, quota, name conflict, signing key,"
@@ -145,7 +94,7 @@ public final class MetricCatalogue {
   public static final Metric SOURCE_ERRORS =
       new Metric(
           "bloom.source.errors",
-          Type.COUNTER,
+          Metric.Type.COUNTER,
           null,
           List.of(TAG_REASON),
           "failed reads of a source (not found, unreadable, timeout, malformed keys, ...), by"
@@ -154,7 +103,7 @@ public final class MetricCatalogue {
   public static final Metric BUILD_CRASHES =
       new Metric(
           "bloom.build.crashes",
-          Type.COUNTER,
+          Metric.Type.COUNTER,
           null,
           List.of(),
           "builds found unfinished after an operator restart (the operator died during them); each"
@@ -163,7 +112,7 @@ public final class MetricCatalogue {
   public static final Metric FILTER_READY =
       new Metric(
           "bloom.filter.ready",
-          Type.GAUGE,
+          Metric.Type.GAUGE,
           null,
           List.of(TAG_NAMESPACE, TAG_FILTER),
           "1 while the filter's Ready condition is True, 0 while it is False");
@@ -171,7 +120,7 @@ public final class MetricCatalogue {
   public static final Metric FILTER_SNAPSHOT_VERSION =
       new Metric(
           "bloom.filter.snapshot.version",
-          Type.GAUGE,
+          Metric.Type.GAUGE,
           null,
           List.of(TAG_NAMESPACE, TAG_FILTER),
           "the published version");
@@ -179,7 +128,7 @@ public final class MetricCatalogue {
   public static final Metric FILTER_BASE_VERSION =
       new Metric(
           "bloom.filter.base.version",
-          Type.GAUGE,
+          Metric.Type.GAUGE,
           null,
           List.of(TAG_NAMESPACE, TAG_FILTER),
           "the version whose whole snapshot the published delta chain starts from (= the"
@@ -188,7 +137,7 @@ public final class MetricCatalogue {
   public static final Metric FILTER_DELTAS =
       new Metric(
           "bloom.filter.deltas",
-          Type.GAUGE,
+          Metric.Type.GAUGE,
           null,
           List.of(TAG_NAMESPACE, TAG_FILTER),
           "deltas after the base in the published chain (0: a whole snapshot)");
@@ -196,7 +145,7 @@ public final class MetricCatalogue {
   public static final Metric FILTER_LAST_PUBLISH =
       new Metric(
           "bloom.filter.last.publish",
-          Type.GAUGE,
+          Metric.Type.GAUGE,
           "bytes",
           List.of(TAG_NAMESPACE, TAG_FILTER),
           "bytes the published version's own chunks hold: its delta, or its whole payload");
@@ -204,7 +153,7 @@ public final class MetricCatalogue {
   public static final Metric FILTER_SNAPSHOT_TIMESTAMP =
       new Metric(
           "bloom.filter.snapshot.timestamp",
-          Type.GAUGE,
+          Metric.Type.GAUGE,
           "seconds",
           List.of(TAG_NAMESPACE, TAG_FILTER),
           "when the published version was written (Unix time)");
@@ -212,7 +161,7 @@ public final class MetricCatalogue {
   public static final Metric FILTER_VERIFIED_TIMESTAMP =
       new Metric(
           "bloom.filter.verified.timestamp",
-          Type.GAUGE,
+          Metric.Type.GAUGE,
           "seconds",
           List.of(TAG_NAMESPACE, TAG_FILTER),
           "when the operator last found the published version current (built it, or saw the"
@@ -221,7 +170,7 @@ public final class MetricCatalogue {
   public static final Metric FILTER_REFRESH_INTERVAL =
       new Metric(
           "bloom.filter.refresh.interval",
-          Type.GAUGE,
+          Metric.Type.GAUGE,
           "seconds",
           List.of(TAG_NAMESPACE, TAG_FILTER),
           "how often the source is checked (absent for inline keys, which have no interval)");
@@ -229,7 +178,7 @@ public final class MetricCatalogue {
   public static final Metric ROLLOUT_DURATION =
       new Metric(
           "bloom.rollout.duration",
-          Type.HISTOGRAM,
+          Metric.Type.HISTOGRAM,
           null,
           List.of(),
           "time from a publish to every reader with a recent heartbeat serving it (reader reports,"
@@ -238,7 +187,7 @@ public final class MetricCatalogue {
   public static final Metric FILTER_READERS =
       new Metric(
           "bloom.filter.readers",
-          Type.GAUGE,
+          Metric.Type.GAUGE,
           null,
           List.of(TAG_NAMESPACE, TAG_FILTER),
           "readers that report, from live pods (status.readers.total)");
@@ -246,7 +195,7 @@ public final class MetricCatalogue {
   public static final Metric FILTER_READERS_CURRENT =
       new Metric(
           "bloom.filter.readers.current",
-          Type.GAUGE,
+          Metric.Type.GAUGE,
           null,
           List.of(TAG_NAMESPACE, TAG_FILTER),
           "readers serving the published version; the rest are on other versions or stale");
@@ -254,7 +203,7 @@ public final class MetricCatalogue {
   public static final Metric FILTER_READERS_STALE =
       new Metric(
           "bloom.filter.readers.stale",
-          Type.GAUGE,
+          Metric.Type.GAUGE,
           null,
           List.of(TAG_NAMESPACE, TAG_FILTER),
           "readers without a heartbeat within the bound they declared");
@@ -262,7 +211,7 @@ public final class MetricCatalogue {
   public static final Metric FILTER_READERS_FAILING =
       new Metric(
           "bloom.filter.readers.failing",
-          Type.GAUGE,
+          Metric.Type.GAUGE,
           null,
           List.of(TAG_NAMESPACE, TAG_FILTER),
           "readers failing to load a newer version than the one they serve");

@@ -38,7 +38,7 @@ final class ManifestComposer {
   ConfigMap version(
       PublishedSnapshot current,
       Manifest next,
-      SnapshotStore.BuildRecord build,
+      BuildRecord build,
       List<Long> superseded,
       ManifestSigner signer,
       Instant at) {
@@ -86,7 +86,7 @@ final class ManifestComposer {
   }
 
   /** {@code current} with {@code build} recorded: a rebuild confirmed its payload. */
-  ConfigMap confirmed(PublishedSnapshot current, SnapshotStore.BuildRecord build) {
+  ConfigMap confirmed(PublishedSnapshot current, BuildRecord build) {
     return current.confirmedBy(build);
   }
 

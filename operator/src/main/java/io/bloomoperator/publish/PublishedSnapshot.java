@@ -177,7 +177,7 @@ public record PublishedSnapshot(ConfigMap configMap, Manifest manifest) {
   static Map<String, String> annotationsFor(
       PublishedSnapshot current,
       io.bloomoperator.snapshot.Manifest next,
-      SnapshotStore.BuildRecord build,
+      BuildRecord build,
       List<Long> superseded,
       Instant at) {
     Map<String, String> annotations = new HashMap<>();
@@ -206,7 +206,7 @@ public record PublishedSnapshot(ConfigMap configMap, Manifest manifest) {
   }
 
   /** A copy of the manifest ConfigMap with {@code build} recorded: a rebuild confirmed it. */
-  ConfigMap confirmedBy(SnapshotStore.BuildRecord build) {
+  ConfigMap confirmedBy(BuildRecord build) {
     return withAnnotations(build::annotate);
   }
 

@@ -597,18 +597,6 @@ public final class SnapshotStore {
   }
 
   /**
-   * What a build was made from. Kept on the manifest ConfigMap, not only in the status, so that a
-   * reconcile caused by the operator's own manifest write (or a lost status) is recognised as up to
-   * date instead of rebuilding.
-   */
-  public record BuildRecord(String sourceToken, long specGeneration, Instant builtAt) {
-
-    void annotate(Map<String, String> annotations) {
-      SnapshotConfigMaps.putBuildRecord(annotations, sourceToken, specGeneration, builtAt);
-    }
-  }
-
-  /**
    * Records that a rebuild produced exactly the published payload: the version stays, the
    * manifest's build record moves on (readers see an unchanged version and do not reload). Guarded
    * by the resourceVersion read; a conflict is harmless and only costs a rebuild later. The

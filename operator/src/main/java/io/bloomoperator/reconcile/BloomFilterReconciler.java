@@ -82,9 +82,7 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
     this.runs =
         new FilterRuns(
             settings, clock, metrics, new FilterRuns.Identity(publisher, fence), backends);
-    this.guards =
-        new Guards(
-            runs, new BuildCrashes(clock.instant(), metrics, settings.builds().crashBackoff()));
+    this.guards = new Guards(runs, new BuildCrashes(clock.instant(), metrics, settings.builds()));
     this.pipeline = runs.pipeline(readerSettings, () -> readerRollouts);
   }
 

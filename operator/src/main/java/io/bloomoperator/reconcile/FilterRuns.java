@@ -158,7 +158,8 @@ final class FilterRuns {
             .writingAs(publisher, fence)
             .writingChunksWith(chunkWriters)
             .chargingManifestsTo(act.etcdWrites(), clock);
-    return new FilterRun(filter, client, now, spec, source(filter, client), store, report, events);
+    return new FilterRun(
+        filter, client, now, spec, source(filter, client), store, report.draft(), events);
   }
 
   private KeySource source(BloomFilter filter, KubernetesClient client) {

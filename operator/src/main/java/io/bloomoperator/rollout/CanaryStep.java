@@ -2,6 +2,7 @@ package io.bloomoperator.rollout;
 
 import io.bloomoperator.api.CanaryStatus;
 import io.bloomoperator.api.Reasons;
+import io.bloomoperator.publish.BuildRecord;
 import io.bloomoperator.publish.OwnManifests;
 import io.bloomoperator.publish.PublishException;
 import io.bloomoperator.publish.PublishedSnapshot;
@@ -186,7 +187,7 @@ public final class CanaryStep implements Step {
             .promoteCanary(
                 current,
                 canary,
-                new SnapshotStore.BuildRecord(
+                new BuildRecord(
                     record.getSourceToken(),
                     record.getSpecGeneration() == null ? -1 : record.getSpecGeneration(),
                     Canaries.parseOr(record.getBuiltAt(), run.now())));
@@ -258,7 +259,7 @@ public final class CanaryStep implements Step {
             run,
             withdrawn,
             withdrawn.manifest(),
-            new SnapshotStore.BuildRecord(
+            new BuildRecord(
                 withdrawn.sourceToken(),
                 withdrawn.specGeneration(),
                 withdrawn.builtAt() != null ? withdrawn.builtAt() : run.now()));

@@ -1,6 +1,7 @@
 package io.bloomoperator.rollout;
 
 import io.bloomoperator.metrics.BuildMetrics;
+import io.bloomoperator.publish.BuildRecord;
 import io.bloomoperator.publish.OwnManifests;
 import io.bloomoperator.publish.PublishCharges;
 import io.bloomoperator.publish.PublishException;
@@ -39,7 +40,7 @@ public final class Republish {
         run,
         current,
         target,
-        new SnapshotStore.BuildRecord(
+        new BuildRecord(
             token,
             run.filter().getMetadata().getGeneration(),
             current.builtAt() != null ? current.builtAt() : run.now()));
@@ -47,7 +48,7 @@ public final class Republish {
 
   /** As {@link #rollBack(FilterRun, PublishedSnapshot, Manifest, String)}, with {@code record}. */
   public PublishedSnapshot rollBack(
-      FilterRun run, PublishedSnapshot current, Manifest target, SnapshotStore.BuildRecord record)
+      FilterRun run, PublishedSnapshot current, Manifest target, BuildRecord record)
       throws PublishException {
     long version = PublishPlan.nextVersion(current.manifest(), run.report().lastKnownVersion());
     PublishedSnapshot written;

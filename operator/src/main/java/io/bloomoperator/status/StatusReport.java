@@ -2,25 +2,16 @@ package io.bloomoperator.status;
 
 import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.api.BloomFilterStatus;
-import io.bloomoperator.api.BuildAttempt;
-import io.bloomoperator.api.HeldBuild;
 import io.bloomoperator.api.Reasons;
-import io.bloomoperator.api.RebuildRequest;
-import io.bloomoperator.assemble.FilterBuilder;
 import io.bloomoperator.events.EventRecorder;
 import io.bloomoperator.metrics.BuildMetrics;
-import io.bloomoperator.publish.PublishedSnapshot;
-import io.bloomoperator.publish.RetainedVersions;
 import io.bloomoperator.publish.StatusBudget;
 import io.bloomoperator.publish.StorageFull;
-import io.bloomoperator.publish.VersionNumbering;
 import io.bloomoperator.run.Decision;
 import io.bloomoperator.run.Outcome;
-import io.bloomoperator.run.StatusDraft;
 import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
-import io.fabric8.kubernetes.client.utils.Serialization;
 import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
 import java.time.Duration;
 import java.time.Instant;
@@ -33,7 +24,7 @@ import org.slf4j.LoggerFactory;
  * outcome), the Warning event and metric of a failure, and when the next reconcile runs. One
  * instance per reconcile; it works on a copy of the status, never on the cached resource.
  */
-public final class StatusReport implements StatusDraft {
+public final class StatusReport {
 
   private static final Logger LOG = LoggerFactory.getLogger(StatusReport.class);
 
@@ -48,6 +39,7 @@ public final class StatusReport implements StatusDraft {
   private final Instant now;
   private final StorageFullFailures storageFull;
   private final Optional<Condition> previousReady;
+  private final DraftStatus draft;
   private final BloomFilterStatus status;
 
   /** Told the API server's answer to each status write, so the next reconcile reads its own. */
@@ -57,8 +49,6 @@ public final class StatusReport implements StatusDraft {
 
   /** Whether the write was charged before it was made (a deferrable one). */
   private boolean prepaid;
-
-  private long seenVersion;
 
   public StatusReport(
       BloomFilter filter,
@@ -78,103 +68,13 @@ public final class StatusReport implements StatusDraft {
     this.metrics = metrics;
     this.now = now;
     this.previousReady = ReadyCondition.of(filter);
-    this.status =
-        filter.getStatus() == null
-            ? new BloomFilterStatus()
-            : Serialization.clone(filter.getStatus());
-    status.setObservedGeneration(filter.getMetadata().getGeneration());
-    // Not ours to write: the reader aggregation (readers.ReaderRollouts) owns it, and this copy
-    // may be older than what it wrote since.
-    status.setReaders(null);
+    this.draft = new DraftStatus(filter, metrics, now);
+    this.status = draft.status();
   }
 
-  @Override
-  public void published(PublishedSnapshot current) {
-    PublishedFields.write(status, filter.getMetadata().getName(), current);
-    metrics.snapshot(filter, current.manifest(), current.publishedAt());
-  }
-
-  @Override
-  public void built(FilterBuilder.Result built) {
-    status.setRebuildRequest(RebuildRequest.of(filter));
-    status.setKeysRead(built.keys());
-    status.setMalformedKeys(built.malformed());
-    status.setNullKeys(built.nulls());
-    status.setProbableDuplicateKeys(built.probableDuplicates());
-    status.setLastBuildTime(now.toString());
-    status.setLastBuildDurationMillis(built.took().toMillis());
-  }
-
-  @Override
-  public BuildAttempt buildStarting() {
-    return BuildAttempts.starting(status, now);
-  }
-
-  /**
-   * The last build's record, found unfinished after a restart: {@code crashes} in a row, no build
-   * before {@code retryAfter}. The record is finished, so it counts only once.
-   */
-  public void crashRecorded(int crashes, Instant retryAfter) {
-    BuildAttempts.crashed(status, now, crashes, retryAfter);
-  }
-
-  @Override
-  public long lastKnownVersion() {
-    return Math.max(seenVersion, ownVersion());
-  }
-
-  /**
-   * The highest version the operator's own record (the status, its canary too) reports; 0: none.
-   */
-  private long ownVersion() {
-    long own = status.getVersion() == null ? 0 : status.getVersion();
-    // A canary's share may serve its version: the next one goes above it, whatever became of it.
-    var canary = status.getCanary();
-    return canary == null || canary.getVersion() == null ? own : Math.max(own, canary.getVersion());
-  }
-
-  @Override
-  public void canary(io.bloomoperator.api.CanaryStatus canary) {
-    status.setCanary(canary);
-  }
-
-  @Override
-  public io.bloomoperator.api.CanaryStatus canary() {
-    return status.getCanary();
-  }
-
-  @Override
-  public void sawVersion(long version) {
-    // Anyone who may write a ConfigMap or Lease writes these numbers: one far above the own record
-    // would move every later version out of the range readers and stores accept.
-    if (VersionNumbering.moves(ownVersion(), version)) {
-      seenVersion = Math.max(seenVersion, version);
-    }
-  }
-
-  @Override
-  public void held(HeldBuild held) {
-    status.setHeld(held);
-  }
-
-  @Override
-  public HeldBuild held() {
-    return status.getHeld();
-  }
-
-  @Override
-  public void retained(RetainedVersions retained) {
-    status.setRetainedVersions(retained.manifests().isEmpty() ? null : retained.records());
-  }
-
-  @Override
-  public void pinned(Long version) {
-    status.setPinnedVersion(version);
-  }
-
-  @Override
-  public void approved(String approval) {
-    status.setApproved(approval);
+  /** The status this report writes, as the steps fill it in. */
+  public DraftStatus draft() {
+    return draft;
   }
 
   /** Ready=True with the published version, then come back after {@code next} (if any). */

@@ -1,6 +1,7 @@
 package io.bloomoperator.bench;
 
 import io.bloomoperator.api.BloomFilter;
+import io.bloomoperator.publish.BuildRecord;
 import io.bloomoperator.publish.DeltaPolicy;
 import io.bloomoperator.publish.PublishPlan;
 import io.bloomoperator.publish.PublishedPayloads;
@@ -505,7 +506,7 @@ public final class DeltaBenchmark {
               bits,
               0,
               current,
-              new SnapshotStore.BuildRecord("bench-" + now.toEpochMilli(), 1, now));
+              new BuildRecord("bench-" + now.toEpochMilli(), 1, now));
       if (payloads != null) {
         payloads.published(uid, current.manifest(), bits);
       }

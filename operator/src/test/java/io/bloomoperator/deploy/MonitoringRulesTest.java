@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import io.bloomoperator.metrics.Metric;
 import io.bloomoperator.metrics.MetricCatalogue;
 import io.bloomoperator.testing.RealKubernetesExtension;
 import io.bloomoperator.watch.metrics.ReaderMetricNames;
@@ -73,7 +74,7 @@ class MonitoringRulesTest {
     Set<String> used = metricNames(expressions);
     assertThat(used).isSubsetOf(knownSeries());
     // Every metric is on the dashboard (a timer or summary through any of its series).
-    for (MetricCatalogue.Metric metric : MetricCatalogue.all()) {
+    for (Metric metric : MetricCatalogue.all()) {
       assertThat(metric.seriesNames()).as(metric.prometheusName()).containsAnyElementsOf(used);
     }
     assertThat(used).containsAll(READER_METRICS);

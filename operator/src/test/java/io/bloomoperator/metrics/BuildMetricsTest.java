@@ -114,7 +114,7 @@ class BuildMetricsTest {
     assertThat(registry.find("bloom.filter.refresh.interval").meters()).isEmpty();
   }
 
-  private List<String> reasons(MetricCatalogue.Metric metric) {
+  private List<String> reasons(Metric metric) {
     return registry.find(metric.name()).counters().stream()
         .map(c -> c.getId().getTag(MetricCatalogue.TAG_REASON))
         .toList();

@@ -62,11 +62,6 @@ public final class PublicationFixtures {
             lastKnownVersion,
             now);
     return store.apply(
-        plan,
-        facts,
-        bits,
-        keys,
-        current,
-        new SnapshotStore.BuildRecord("t-" + now.toEpochMilli(), 1, now));
+        plan, facts, bits, keys, current, new BuildRecord("t-" + now.toEpochMilli(), 1, now));
   }
 }

@@ -169,8 +169,8 @@ class SnapshotStoreGoldenTest {
         client, owner, signed ? new SigningKeySecret(KEY_NAMESPACE, KEY_SECRET) : null);
   }
 
-  private static SnapshotStore.BuildRecord build(String token, long generation) {
-    return new SnapshotStore.BuildRecord(token, generation, BUILT_AT);
+  private static BuildRecord build(String token, long generation) {
+    return new BuildRecord(token, generation, BUILT_AT);
   }
 
   private static BloomFilterBits stringBits() {

@@ -105,8 +105,7 @@ class SnapshotStoreTest {
 
     Manifest published =
         new SnapshotStore(client, owner, null)
-            .publish(
-                bits, 100, 2, 1024, current(), new SnapshotStore.BuildRecord("t", 1, NOW), NOW);
+            .publish(bits, 100, 2, 1024, current(), new BuildRecord("t", 1, NOW), NOW);
 
     assertThat(published.version()).isEqualTo(2);
     assertThat(published.chunks()).hasSize(2);
@@ -158,7 +157,7 @@ class SnapshotStoreTest {
 
   private Manifest publishVersion2() throws Exception {
     return new SnapshotStore(client, owner, null)
-        .publish(bits, 100, 2, 1024, current(), new SnapshotStore.BuildRecord("t", 1, NOW), NOW);
+        .publish(bits, 100, 2, 1024, current(), new BuildRecord("t", 1, NOW), NOW);
   }
 
   private SnapshotEncoder.Result encode() throws Exception {

@@ -7,6 +7,7 @@ import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.api.Reasons;
 import io.bloomoperator.events.EventRecorder;
 import io.bloomoperator.metrics.BuildMetrics;
+import io.bloomoperator.publish.BuildRecord;
 import io.bloomoperator.publish.PublishException;
 import io.bloomoperator.publish.SnapshotStore;
 import io.bloomoperator.snapshot.BloomFilterBits;
@@ -101,7 +102,7 @@ class EtcdFullPublishTest {
                         1,
                         32 * 1024,
                         null,
-                        new SnapshotStore.BuildRecord(null, 1, NOW),
+                        new BuildRecord(null, 1, NOW),
                         NOW));
     assertThat(refused).isNotNull();
     assertThat(refused.reason()).isEqualTo(Reasons.STORAGE_FULL);

@@ -10,6 +10,7 @@ import static org.awaitility.Awaitility.await;
 import io.bloomoperator.OperatorMain;
 import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.api.Reasons;
+import io.bloomoperator.metrics.Metric;
 import io.bloomoperator.metrics.MetricCatalogue;
 import io.bloomoperator.settings.OperatorSettings;
 import io.bloomoperator.snapshot.SnapshotNames;
@@ -104,7 +105,7 @@ class OperatorMetricsScrapeTest {
                       s.contains("bloom_filter_ready{" + filterTags(ns, "missing") + "} 0.0")
                           && s.contains("bloom_filter_readers_current{" + good + "} 1.0"));
 
-      for (MetricCatalogue.Metric metric : MetricCatalogue.all()) {
+      for (Metric metric : MetricCatalogue.all()) {
         for (String series : metric.seriesNames()) {
           assertThat(scrape)
               .as("series %s of %s", series, metric.name())
