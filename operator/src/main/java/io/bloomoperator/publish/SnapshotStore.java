@@ -329,17 +329,7 @@ public final class SnapshotStore {
       // someone else changed the ConfigMap meanwhile, the next reconcile finds it is not ours.
       return confirm(current, build, bits, keyCount, plan.chunkSize());
     }
-    return writeVersion(
-            new Version(
-                plan,
-                bits,
-                facts == null ? null : facts.previous(),
-                facts == null ? null : facts.sha256(),
-                keyCount),
-            current,
-            build,
-            0)
-        .state();
+    return writeVersion(Version.of(plan, facts, bits, keyCount), current, build, 0).state();
   }
 
   /**
@@ -363,16 +353,7 @@ public final class SnapshotStore {
     if (plan.kind() == PublishPlan.Kind.CONFIRM || current == null || current.manifest() == null) {
       return new Written(apply(plan, facts, bits, keyCount, current, build), null);
     }
-    return writeVersion(
-        new Version(
-            plan,
-            bits,
-            facts == null ? null : facts.previous(),
-            facts == null ? null : facts.sha256(),
-            keyCount),
-        current,
-        build,
-        percent);
+    return writeVersion(Version.of(plan, facts, bits, keyCount), current, build, percent);
   }
 
   /**
@@ -462,7 +443,19 @@ public final class SnapshotStore {
       BloomFilterBits bits,
       BloomFilterBits previous,
       String sha256,
-      long keyCount) {}
+      long keyCount) {
+
+    /** The version {@code plan} writes for {@code bits}, with what {@code facts} (or null) hold. */
+    static Version of(
+        PublishPlan plan, PublishPlan.Facts facts, BloomFilterBits bits, long keyCount) {
+      return new Version(
+          plan,
+          bits,
+          facts == null ? null : facts.previous(),
+          facts == null ? null : facts.sha256(),
+          keyCount);
+    }
+  }
 
   /** Encodes the chunks of {@code next} into the store and returns its manifest. */
   private Manifest encode(Version next, PublishedSnapshot current, ChunkWriters.Batch created)

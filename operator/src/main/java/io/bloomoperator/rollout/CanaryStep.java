@@ -54,11 +54,6 @@ public final class CanaryStep implements Step {
     this.statusInterval = statusInterval;
   }
 
-  /** How long until a just-announced canary is judged again. */
-  public Duration judgeAgain() {
-    return statusInterval;
-  }
-
   @Override
   public Next apply(FilterRun run, RunState state) throws PublishException {
     if (!state.hasManifest()) {

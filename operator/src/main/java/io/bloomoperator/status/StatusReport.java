@@ -77,11 +77,6 @@ public final class StatusReport {
     return draft;
   }
 
-  /** Ready=True with the published version, then come back after {@code next} (if any). */
-  public UpdateControl<BloomFilter> ready(Optional<Duration> next) {
-    return ready(Reasons.PUBLISHED, "", next);
-  }
-
   /**
    * Ready=True with {@code reason} (the published version serves; {@code note}, if not empty, says
    * what is held), then come back after {@code next} (if any).
