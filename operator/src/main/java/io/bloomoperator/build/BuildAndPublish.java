@@ -16,11 +16,10 @@ import io.bloomoperator.publish.PublishedSnapshot;
 import io.bloomoperator.publish.RetainedVersions;
 import io.bloomoperator.publish.SnapshotStore;
 import io.bloomoperator.publish.StatusBudget;
-import io.bloomoperator.publish.StoreBudget;
 import io.bloomoperator.publish.StoreReservations;
 import io.bloomoperator.publish.WriteBudget;
-import io.bloomoperator.rollout.Canaries;
 import io.bloomoperator.rollout.HoldPolicies;
+import io.bloomoperator.rollout.Rollout;
 import io.bloomoperator.run.FilterRun;
 import io.bloomoperator.settings.OperatorSettings;
 import io.bloomoperator.snapshot.Manifest;
@@ -89,15 +88,15 @@ public final class BuildAndPublish {
     this.statusBudget = new StatusBudget(writeBudget);
     this.reports = new PublishReports(metrics);
     this.sourceBuild = new SourceBuild(settings, metrics, buildWorkers, statusBudget);
-    this.payloads = new PublishedPayloads(settings.snapshots().maxBytes(true));
+    this.payloads = new PublishedPayloads(settings.snapshots().maxStoreBytes());
   }
 
-  /** The write budget of status writes, shared with the publishes' ({@link StatusBudget}). */
   /** How every new version's writes are charged, publishes and republishes alike. */
   public PublishCharges charges() {
     return charges;
   }
 
+  /** The write budget of status writes, shared with the publishes' ({@link StatusBudget}). */
   public StatusBudget statusBudget() {
     return statusBudget;
   }
@@ -219,29 +218,28 @@ public final class BuildAndPublish {
                 settings.publishing().deltas(),
                 chunkSize,
                 payloads.of(uid, current == null ? null : current.manifest()));
-    // Chunks in an object store count against the store's budgets, not etcd's.
-    Optional<StoreBudget> storeBudget = ctx.store().storeBudget();
     PublishPlan plan =
         PublishPlan.plan(
             current == null ? null : current.manifest(),
             facts,
             settings.publishing().deltas(),
-            storeBudget.isPresent()
-                ? PublishPlan.Budget.unlimited()
-                : new PublishPlan.Budget(
-                    ctx.namespace(),
-                    settings.snapshots().maxNamespaceBytes(),
-                    () ->
-                        NamespaceBudget.publishedBytesExcept(
-                            ctx.client(), ctx.namespace(), ctx.name()),
-                    retainedBytes(ctx, current)),
+            // Chunks in an object store count against the store's budgets, not etcd's.
+            ctx.store()
+                .backend()
+                .namespaceBudget(
+                    new PublishPlan.Budget(
+                        ctx.namespace(),
+                        settings.snapshots().maxNamespaceBytes(),
+                        () ->
+                            NamespaceBudget.publishedBytesExcept(
+                                ctx.client(), ctx.namespace(), ctx.name()),
+                        retainedBytes(ctx, current))),
             ctx.report().lastKnownVersion(),
             ctx.now());
     BuildRecord record =
         new BuildRecord(token, ctx.filter().getMetadata().getGeneration(), ctx.now());
-    int canaryPercent = Canaries.percent(ctx.filter());
-    boolean canary =
-        canaryPercent > 0 && plan.newVersion() && current != null && current.manifest() != null;
+    // A rollout mode may change how the new version goes out (a canary announces it).
+    plan = Rollout.shape(ctx.filter(), plan);
     SnapshotStore.Written written;
     try (StoreReservations.Reservation reserved =
         plan.newVersion()
@@ -254,13 +252,12 @@ public final class BuildAndPublish {
                 ctx.now())
             : StoreReservations.Reservation.NONE) {
       written =
-          canary
-              ? ctx.store()
-                  .applyAsCanary(
-                      plan, facts, built.bits(), built.keys(), current, record, canaryPercent)
-              : new SnapshotStore.Written(
-                  ctx.store().apply(plan, facts, built.bits(), built.keys(), current, record),
-                  null);
+          ctx.store()
+              .apply(
+                  plan,
+                  current,
+                  new SnapshotStore.Payload(built.bits(), built.keys(), facts),
+                  record);
     }
     PublishedSnapshot state = written.state();
     if (state != null

@@ -3,6 +3,7 @@ package io.bloomoperator.build;
 import io.bloomoperator.api.Reasons;
 import io.bloomoperator.publish.OwnManifests;
 import io.bloomoperator.publish.PublishException;
+import io.bloomoperator.publish.PublishPlan;
 import io.bloomoperator.publish.PublishedSnapshot;
 import io.bloomoperator.rollout.Canaries;
 import io.bloomoperator.rollout.HeldStep;
@@ -89,8 +90,13 @@ public final class BuildStep implements Step {
    */
   private PublishedSnapshot restampIfDue(FilterRun run, PublishedSnapshot current)
       throws PublishException {
-    Optional<PublishedSnapshot> restamped = run.store().restampIfDue(current, run.now());
-    restamped.ifPresent(r -> ownManifests.wrote(run.filter(), r));
-    return restamped.orElse(current);
+    Optional<PublishPlan> restamp =
+        PublishPlan.restampIfDue(current.manifest(), run.store().restampInterval(), run.now());
+    if (restamp.isEmpty()) {
+      return current;
+    }
+    PublishedSnapshot restamped = run.store().apply(restamp.get(), current, null, null).state();
+    ownManifests.wrote(run.filter(), restamped);
+    return restamped;
   }
 }

@@ -8,6 +8,7 @@ import io.bloomoperator.assemble.FilterTooLargeException;
 import io.bloomoperator.metrics.BuildMetrics;
 import io.bloomoperator.publish.PublishException;
 import io.bloomoperator.publish.PublishedSnapshot;
+import io.bloomoperator.publish.SnapshotBackend;
 import io.bloomoperator.publish.StatusBudget;
 import io.bloomoperator.run.FilterRun;
 import io.bloomoperator.settings.OperatorSettings;
@@ -41,7 +42,7 @@ final class SourceBuild {
   FilterBuilder.Result build(FilterRun ctx, PublishedSnapshot current, BuildSlots.Slot slot)
       throws SourceException, PublishException {
     ResolvedSpec spec = ctx.spec();
-    boolean inObjectStore = ctx.store().storeName() != null;
+    SnapshotBackend.SizeLimit limit = ctx.store().backend().sizeLimit();
     BuildProgressReporter progress =
         new BuildProgressReporter(ctx.client(), ctx.filter(), statusBudget);
     progress.started(ctx.report().buildStarting());
@@ -59,7 +60,7 @@ final class SourceBuild {
                               spec.maxMalformedKeys() != null
                                   ? spec.maxMalformedKeys()
                                   : settings.sources().maxMalformedKeys(),
-                              settings.snapshots().maxBytes(inObjectStore),
+                              limit.bytes(),
                               publishedGeometry(current, spec),
                               spec.format()),
                           slot));
@@ -74,11 +75,7 @@ final class SourceBuild {
     } catch (FilterTooLargeException e) {
       throw new PublishException(
           Reasons.SNAPSHOT_TOO_LARGE,
-          e.getMessage()
-              + (inObjectStore
-                  ? " (operator limit BLOOM_MAX_STORE_SNAPSHOT_BYTES)"
-                  : " (operator limit BLOOM_MAX_SNAPSHOT_BYTES)")
-              + "; nothing was published",
+          e.getMessage() + " (operator limit " + limit.setting() + ")" + "; nothing was published",
           e);
     }
   }

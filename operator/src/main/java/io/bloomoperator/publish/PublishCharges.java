@@ -5,10 +5,11 @@ import java.util.Optional;
 
 /**
  * The one rule by which a new version's writes are charged before anything is written, for a
- * build's publish and a roll-back alike: its chunks to the budget of where they go (etcd's {@link
- * WriteBudget} for chunk ConfigMaps; the store's stored-bytes and upload budgets, {@link
- * StoreBudget}, for objects), its manifest ConfigMap to etcd's write budget at every write by the
- * store's manifest writer ({@link SnapshotStore#chargingManifestsTo}), in both modes.
+ * build's publish and a roll-back alike: its chunks to the budget of where they go, as the store's
+ * {@link SnapshotBackend#chargeChunks backend} says (etcd's {@link WriteBudget} for chunk
+ * ConfigMaps; the store's stored-bytes and upload budgets, {@link StoreBudget}, for objects), its
+ * manifest ConfigMap to etcd's write budget at every write by the store's manifest writer ({@link
+ * SnapshotStore#chargingManifestsTo}), whatever the backend.
  */
 public final class PublishCharges {
 
@@ -41,22 +42,7 @@ public final class PublishCharges {
       long chunkBytes,
       Instant now)
       throws PublishException {
-    Optional<StoreBudget> inStore = store.storeBudget();
-    if (inStore.isPresent()) {
-      StoreReservations.Reservation reserved = inStore.get().reserve(chunkBytes);
-      try {
-        inStore.get().chargeUpload(filter, chunkBytes, now);
-      } catch (PublishException e) {
-        reserved.close();
-        throw e;
-      }
-      return reserved;
-    }
-    Optional<WriteBudget.Refusal> refused = etcd.charge(namespace, filter, etcdCost, now);
-    if (refused.isPresent()) {
-      throw WriteBudgetExceeded.of(refused.get(), etcdCost);
-    }
-    return StoreReservations.Reservation.NONE;
+    return store.backend().chargeChunks(etcd, namespace, filter, etcdCost, chunkBytes, now);
   }
 
   /**
@@ -68,6 +54,6 @@ public final class PublishCharges {
     Optional<PublishException> spent =
         etcd.exhausted(namespace, filter, now)
             .<PublishException>map(WriteBudgetExceeded::exhausted);
-    return spent.or(() -> store.storeBudget().flatMap(b -> b.uploadsExhausted(filter, now)));
+    return spent.or(() -> store.backend().exhausted(filter, now));
   }
 }

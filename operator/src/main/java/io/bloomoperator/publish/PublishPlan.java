@@ -5,19 +5,25 @@ import io.bloomoperator.api.Reasons;
 import io.bloomoperator.snapshot.BloomFilterBits;
 import io.bloomoperator.snapshot.ChunkStore.Part;
 import io.bloomoperator.snapshot.Manifest;
+import io.bloomoperator.snapshot.SnapshotDelta;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 import java.util.function.LongSupplier;
 
 /**
- * What publishing a freshly built filter does, decided without touching the cluster: confirm the
- * published version (identical payload), or write a whole new base, a delta on the published chain,
- * or a compacted chain (the published version as the new base, the new version its only delta); the
- * version number and createdAt; which chunk parts the manifest will name and which replaced
- * versions are retained for their grace period. {@link SnapshotStore#apply} carries it out.
+ * Every write of a filter's manifest ConfigMap, decided without touching the cluster. For a freshly
+ * built filter: confirm the published version (identical payload), or write a whole new base, a
+ * delta on the published chain, or a compacted chain (the published version as the new base, the
+ * new version its only delta), published or announced as a canary. For the rollout: promote the
+ * canary, withdraw it, roll back to a retained version. For upkeep: re-stamp the published version,
+ * forget the versions whose grace period is over. The plan holds the version number and createdAt,
+ * the chunk parts the manifest will name and the replaced versions retained for their grace period:
+ * they are decided here and nowhere else. {@link SnapshotStore#apply} carries a plan out.
  *
  * @param kind what is written
  * @param version the version published (for {@link Kind#CONFIRM}: the published one)
@@ -30,6 +36,11 @@ import java.util.function.LongSupplier;
  * @param storedBytes what the filter's objects hold afterwards, overhead included: the new chain
  *     and the replaced one, kept for its grace period
  * @param writtenBytes the chunk bytes this publish writes
+ * @param target the manifest made current: the canary for {@link Kind#PROMOTE}, the retained
+ *     version for {@link Kind#ROLLBACK}; null for every other kind
+ * @param canaryPercent for a new version ({@link Kind#WHOLE}, {@link Kind#DELTA}, {@link
+ *     Kind#REBASE}): the share of readers it is announced to as a canary beside the published
+ *     manifest; 0: it is published
  */
 public record PublishPlan(
     Kind kind,
@@ -39,9 +50,11 @@ public record PublishPlan(
     Set<Part> names,
     List<Long> superseded,
     long storedBytes,
-    long writtenBytes) {
+    long writtenBytes,
+    Manifest target,
+    int canaryPercent) {
 
-  /** What a publish writes. */
+  /** What a manifest write does. */
   public enum Kind {
     /** Byte-identical payload: only the build record moves on. */
     CONFIRM,
@@ -50,7 +63,26 @@ public record PublishPlan(
     /** A delta appended to the published chain. */
     DELTA,
     /** The published version written as a new base, the new version as its only delta. */
-    REBASE
+    REBASE,
+    /** The announced canary becomes the published version; its chunks exist already. */
+    PROMOTE,
+    /** The canary is removed from the manifest ConfigMap; {@code manifest.json} stays. */
+    WITHDRAW,
+    /**
+     * A retained version's payload published again as a new version: its chain and one empty delta,
+     * so only that delta's header is written.
+     */
+    ROLLBACK,
+    /** The published version again with a fresh createdAt, re-signed; readers load nothing. */
+    RESTAMP,
+    /** The published version no longer retaining the versions it replaced. */
+    FORGET
+  }
+
+  /** A plan of {@code kind} that writes no chunk and changes no version number. */
+  private static PublishPlan manifestOnly(Kind kind, Manifest published, Instant createdAt) {
+    return new PublishPlan(
+        kind, published.version(), createdAt, 0, Part.of(published), List.of(), 0, 0, null, 0);
   }
 
   /**
@@ -129,15 +161,7 @@ public record PublishPlan(
         && published.totalBytes() == facts.size()
         && facts.sha256().equals(published.sha256())) {
       // Byte-identical: publishing it again would only make every reader reload.
-      return new PublishPlan(
-          Kind.CONFIRM,
-          published.version(),
-          null,
-          facts.chunkSize(),
-          Part.of(published),
-          List.of(),
-          0,
-          0);
+      return confirm(published, facts.chunkSize());
     }
     long version = nextVersion(published, lastKnownVersion);
     PublishPlan plan =
@@ -199,7 +223,161 @@ public record PublishPlan(
     // grace period (a delta's chain is the published one plus the delta).
     long stored = WriteBudget.Limits.cost(written, objects) + stored(published);
     return new PublishPlan(
-        kind, version, createdAt, chunk, names, superseded(published, names), stored, written);
+        kind,
+        version,
+        createdAt,
+        chunk,
+        names,
+        superseded(published, names),
+        stored,
+        written,
+        null,
+        0);
+  }
+
+  /**
+   * The published version confirmed by a rebuild of the same payload: its build record moves on,
+   * readers load nothing.
+   */
+  public static PublishPlan confirm(Manifest published, int chunkSize) {
+    return new PublishPlan(
+        Kind.CONFIRM,
+        published.version(),
+        null,
+        chunkSize,
+        Part.of(published),
+        List.of(),
+        0,
+        0,
+        null,
+        0);
+  }
+
+  /**
+   * A whole base of {@code version} written over {@code published} (null: none), whatever a delta
+   * would cost: what tools and tests publish directly.
+   */
+  public static PublishPlan whole(
+      Manifest published, long version, int chunkSize, Instant createdAt) {
+    Set<Part> names = Set.of(Part.base(version));
+    return new PublishPlan(
+        Kind.WHOLE,
+        version,
+        createdAt,
+        chunkSize,
+        names,
+        superseded(published, names),
+        0,
+        0,
+        null,
+        0);
+  }
+
+  /**
+   * This new version announced to {@code percent} % of the readers as a canary instead of
+   * published: {@code manifest.json}, and with it every version it names or retains, stays as it
+   * is, so the canary supersedes nothing. A confirm stays a confirm: there is no new version to
+   * announce.
+   */
+  public PublishPlan asCanary(int percent) {
+    if (!newVersion() || percent <= 0) {
+      return this;
+    }
+    return new PublishPlan(
+        kind,
+        version,
+        createdAt,
+        chunkSize,
+        names,
+        List.of(),
+        storedBytes,
+        writtenBytes,
+        null,
+        percent);
+  }
+
+  /** Whether this new version is announced as a canary rather than published. */
+  public boolean canary() {
+    return canaryPercent > 0;
+  }
+
+  /**
+   * The canary {@code canary} (trusted by the caller) published over {@code published}: its version
+   * and createdAt, and what it supersedes by the same rule as any new version.
+   */
+  public static PublishPlan promote(Manifest published, Manifest canary) {
+    Set<Part> names = Part.of(canary);
+    return new PublishPlan(
+        Kind.PROMOTE,
+        canary.version(),
+        canary.created(),
+        0,
+        names,
+        superseded(published, names),
+        0,
+        0,
+        canary,
+        0);
+  }
+
+  /** The canary announced beside {@code published} withdrawn; nothing else changes. */
+  public static PublishPlan withdraw(Manifest published) {
+    return manifestOnly(Kind.WITHDRAW, published, published.created());
+  }
+
+  /**
+   * {@code target}, a retained version (trusted by the caller), published again over {@code
+   * published} as the next version number: its chain and one empty delta (a header, in one chunk).
+   *
+   * @param lastKnownVersion as for {@link #plan}
+   * @throws PublishException {@link Reasons#VERSIONS_EXHAUSTED} past the highest version
+   */
+  public static PublishPlan rollBack(
+      Manifest published, Manifest target, long lastKnownVersion, int chunkSize, Instant now)
+      throws PublishException {
+    long version = nextVersion(published, lastKnownVersion);
+    Set<Part> names = new LinkedHashSet<>(Part.of(target));
+    names.add(Part.delta(version));
+    return new PublishPlan(
+        Kind.ROLLBACK,
+        version,
+        createdAt(published, now),
+        chunkSize,
+        names,
+        superseded(published, names),
+        0,
+        SnapshotDelta.HEADER_BYTES,
+        target,
+        0);
+  }
+
+  /**
+   * A re-stamp of {@code published} when one is due: its signed createdAt is {@code interval} old
+   * or older ({@link Duration#ZERO}: re-stamping is off). Readers with a maximum manifest age then
+   * keep accepting a version that has not changed.
+   */
+  public static Optional<PublishPlan> restampIfDue(
+      Manifest published, Duration interval, Instant now) {
+    return restampDue(published, interval, now)
+        .filter(Duration::isZero)
+        .map(due -> manifestOnly(Kind.RESTAMP, published, now));
+  }
+
+  /**
+   * How long until {@code published} is due for a re-stamp every {@code interval} ({@link
+   * Duration#ZERO}: due now); empty when it never is (re-stamping off, nothing published).
+   */
+  public static Optional<Duration> restampDue(Manifest published, Duration interval, Instant now) {
+    if (published == null || interval == null || interval.isZero()) {
+      return Optional.empty();
+    }
+    Duration left = Duration.between(now, published.created().plus(interval));
+    return Optional.of(left.isNegative() ? Duration.ZERO : left);
+  }
+
+  /** {@code published} retaining none of the versions it replaced: their grace period is over. */
+  public static PublishPlan forget(Manifest published) {
+    return manifestOnly(Kind.FORGET, published, published.created());
   }
 
   /**
@@ -210,9 +388,9 @@ public record PublishPlan(
     return WriteBudget.Limits.cost(writtenBytes, chunks(writtenBytes, chunkSize) + 1);
   }
 
-  /** Whether a new version is written. */
+  /** Whether a new version is built and written: a whole base, a delta or a rebase. */
   public boolean newVersion() {
-    return kind != Kind.CONFIRM;
+    return kind == Kind.WHOLE || kind == Kind.DELTA || kind == Kind.REBASE;
   }
 
   /**

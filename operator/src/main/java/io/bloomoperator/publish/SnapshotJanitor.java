@@ -44,7 +44,7 @@ public final class SnapshotJanitor {
    */
   public static Cleaned clean(
       SnapshotStore store, PublishedSnapshot snapshot, Duration retainPrevious, Instant now)
-      throws IOException {
+      throws IOException, PublishException {
     return clean(store, snapshot, retainPrevious, 0, now);
   }
 
@@ -59,7 +59,7 @@ public final class SnapshotJanitor {
       Duration retainPrevious,
       int keepVersions,
       Instant now)
-      throws IOException {
+      throws IOException, PublishException {
     if (snapshot == null || snapshot.manifest() == null) {
       store.chunks().deleteExcept(Set.of());
       cleanFormer(store, Set.of(), null);
@@ -86,7 +86,7 @@ public final class SnapshotJanitor {
     // Forgotten only once the former stores are clean: the manifest is the only record of them.
     PublishedSnapshot state =
         until.isPresent() && running.isEmpty() && formerCleaned
-            ? store.forgetPrevious(snapshot)
+            ? store.apply(PublishPlan.forget(snapshot.manifest()), snapshot, null, null).state()
             : snapshot;
     return new Cleaned(state, running.map(u -> Duration.between(now, u)));
   }
@@ -100,7 +100,7 @@ public final class SnapshotJanitor {
   private static boolean cleanFormer(
       SnapshotStore store, Set<Part> keep, io.bloomoperator.snapshot.Manifest published) {
     boolean all = true;
-    for (var former : store.formerChunks()) {
+    for (var former : store.backend().former()) {
       try {
         former.deleteExcept(keep, published);
       } catch (IOException e) {

@@ -4,8 +4,6 @@ import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.api.Reasons;
 import io.bloomoperator.snapshot.BloomFilterBits;
 import io.bloomoperator.snapshot.ChunkStore;
-import io.bloomoperator.snapshot.ChunkStore.Part;
-import io.bloomoperator.snapshot.ConfigMapChunkStore;
 import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.snapshot.ManifestSigner;
 import io.bloomoperator.snapshot.SnapshotConfigMaps;
@@ -21,9 +19,7 @@ import io.fabric8.kubernetes.client.KubernetesClientException;
 import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -46,19 +42,9 @@ public final class SnapshotStore {
   private final String filterName;
   private final SigningKeySecret signingKey;
   private final ManifestWriter manifests;
-  private final ChunkStore chunks;
 
-  /** The object store the chunks live in, as manifests name it; null: ConfigMaps. */
-  private final String storeName;
-
-  /**
-   * Where the filter's chunks were before they moved: its chunk ConfigMaps when they now go to an
-   * object store, and the object stores it left.
-   */
-  private final List<ChunkStore> formerChunks;
-
-  /** The namespace's budget in the object store; null for ConfigMaps. */
-  private final StoreBudget storeBudget;
+  /** Where the chunks go and what writing them costs: ConfigMaps or an object store. */
+  private final SnapshotBackend backend;
 
   /** Who creates the chunks: several at once within the operator's bound, or one by one. */
   private final ChunkWriters writers;
@@ -72,8 +58,8 @@ public final class SnapshotStore {
   private ManifestSigner signer;
 
   /**
-   * A store of {@code owner}'s snapshot that signs with {@code signingKey} (read at each publish;
-   * null: unsigned manifests).
+   * A store of {@code owner}'s snapshot, its chunks in ConfigMaps, that signs with {@code
+   * signingKey} (read at each publish; null: unsigned manifests).
    */
   public SnapshotStore(KubernetesClient client, BloomFilter owner, SigningKeySecret signingKey) {
     this.client = client;
@@ -83,22 +69,14 @@ public final class SnapshotStore {
     this.signingKey = signingKey;
     this.composer = new ManifestComposer(owner);
     this.manifests = ManifestWriter.of(client);
-    this.chunks =
-        ConfigMapChunkStore.writer(
-            client, namespace, filterName, ManifestComposer.ownerReference(owner), Map.of());
-    this.storeName = null;
-    this.formerChunks = List.of();
-    this.storeBudget = null;
+    this.backend = ConfigMapBackend.of(client, owner);
     this.writers = ChunkWriters.sequential();
   }
 
   private SnapshotStore(
       SnapshotStore store,
       ManifestWriter manifests,
-      ChunkStore chunks,
-      String storeName,
-      List<ChunkStore> formerChunks,
-      StoreBudget storeBudget,
+      SnapshotBackend backend,
       ChunkWriters writers) {
     this.client = store.client;
     this.owner = store.owner;
@@ -107,21 +85,21 @@ public final class SnapshotStore {
     this.signingKey = store.signingKey;
     this.composer = store.composer;
     this.manifests = manifests;
-    this.chunks = chunks;
-    this.storeName = storeName;
-    this.formerChunks = formerChunks;
-    this.storeBudget = storeBudget;
+    this.backend = backend;
     this.writers = writers;
   }
 
   /**
-   * This store with the chunks in the object store {@code storeName} ({@code chunks}): manifests
-   * name it, and the filter's chunk ConfigMaps (from before it moved) are cleaned up like chunks of
-   * replaced versions.
+   * This store with its chunks on {@code backend} (the manifest stays a ConfigMap): built from
+   * {@link #backend()}, so what it was configured with (the publisher's stamp) carries over.
    */
-  public SnapshotStore inObjectStore(ChunkStore chunks, String storeName, StoreBudget budget) {
-    return new SnapshotStore(
-        this, manifests, chunks, storeName, List.of(this.chunks), budget, writers);
+  public SnapshotStore on(SnapshotBackend backend) {
+    return new SnapshotStore(this, manifests, backend, writers);
+  }
+
+  /** Where the chunks go, and what writing them costs. */
+  public SnapshotBackend backend() {
+    return backend;
   }
 
   /**
@@ -129,13 +107,7 @@ public final class SnapshotStore {
    * uses, kept only while the versions they hold are named or retained.
    */
   public SnapshotStore leaving(List<ChunkStore> left) {
-    if (left.isEmpty()) {
-      return this;
-    }
-    List<ChunkStore> all = new ArrayList<>(formerChunks);
-    all.addAll(left);
-    return new SnapshotStore(
-        this, manifests, chunks, storeName, List.copyOf(all), storeBudget, writers);
+    return on(backend.leaving(left));
   }
 
   /**
@@ -143,23 +115,7 @@ public final class SnapshotStore {
    * the manifest, and on failure every one this publish created deleted again.
    */
   public SnapshotStore writingChunksWith(ChunkWriters writers) {
-    return new SnapshotStore(
-        this, manifests, chunks, storeName, formerChunks, storeBudget, writers);
-  }
-
-  /** The namespace's budget in the object store, if the chunks go to one. */
-  public java.util.Optional<StoreBudget> storeBudget() {
-    return java.util.Optional.ofNullable(storeBudget);
-  }
-
-  /** The object store the chunks go to, or null for ConfigMaps. */
-  public String storeName() {
-    return storeName;
-  }
-
-  /** Where the filter's chunks were before they moved, if they did. */
-  public List<ChunkStore> formerChunks() {
-    return formerChunks;
+    return new SnapshotStore(this, manifests, backend, writers);
   }
 
   /**
@@ -168,24 +124,8 @@ public final class SnapshotStore {
    */
   public SnapshotStore writingAs(String publisher, WriteFence fence) {
     String stamp = ManifestWriter.boundedPublisher(publisher);
-    ChunkStore configMaps =
-        ConfigMapChunkStore.writer(
-            client,
-            namespace,
-            filterName,
-            ManifestComposer.ownerReference(owner),
-            stamp == null ? Map.of() : Map.of(ManifestWriter.ANNOTATION_PUBLISHED_BY, stamp));
-    return storeName == null
-        ? new SnapshotStore(
-            this, manifests.fencedAs(stamp, fence), configMaps, null, List.of(), null, writers)
-        : new SnapshotStore(
-            this,
-            manifests.fencedAs(stamp, fence),
-            chunks,
-            storeName,
-            List.of(configMaps),
-            storeBudget,
-            writers);
+    return new SnapshotStore(
+        this, manifests.fencedAs(stamp, fence), backend.stampedAs(stamp), writers);
   }
 
   /**
@@ -196,16 +136,13 @@ public final class SnapshotStore {
     return new SnapshotStore(
         this,
         new ChargedManifests(manifests, budget, namespace, filterName, clock),
-        chunks,
-        storeName,
-        formerChunks,
-        storeBudget,
+        backend,
         writers);
   }
 
   /** The store the filter's chunks live in. */
   public ChunkStore chunks() {
-    return chunks;
+    return backend.chunks();
   }
 
   /**
@@ -273,7 +210,7 @@ public final class SnapshotStore {
     long size = SnapshotEncoder.payloadSize(bits);
     String sha256 = SnapshotEncoder.sha256(bits);
     Manifest published = current == null ? null : current.manifest();
-    if (published != null && !java.util.Objects.equals(published.store(), storeName)) {
+    if (published != null && !java.util.Objects.equals(published.store(), backend.location())) {
       // Chunks of another transport (or store) are not where this one reads: a whole snapshot in
       // the new place, even with the same content.
       return new PublishPlan.Facts(size, sha256, chunkSize, -1, null, true);
@@ -306,15 +243,66 @@ public final class SnapshotStore {
   }
 
   /**
-   * Carries out {@code plan} for {@code bits}.
+   * What a new version (or a confirm) is written from: the built filter, its key count and what
+   * planning found ({@link #facts}: the published version's verified bits for a delta or a rebase,
+   * and the new payload's digest; null for a whole version, nothing is reused).
+   */
+  public record Payload(BloomFilterBits bits, long keyCount, PublishPlan.Facts facts) {}
+
+  /**
+   * What a manifest write left: the manifest ConfigMap as the API server answered it, and the
+   * canary it announced (null: none was).
+   */
+  public record Written(PublishedSnapshot state, Manifest canary) {
+
+    static Written stable(PublishedSnapshot state) {
+      return new Written(state, null);
+    }
+  }
+
+  /**
+   * Carries out {@code plan}, the one way this store writes a manifest.
    *
-   * @param facts what the plan was made from: the published version's verified bits for a delta or
-   *     a rebase, and the new payload's digest (null for a whole version: nothing is reused)
-   * @param current what the plan was made from; its resourceVersion guards the manifest write
-   * @return the manifest ConfigMap as this write left it (a confirm that did not go through: {@code
-   *     current})
+   * <ul>
+   *   <li>a new version ({@link PublishPlan.Kind#WHOLE}, {@code DELTA}, {@code REBASE}): chunks
+   *       first, then the manifest, published or (a canary plan over a published manifest)
+   *       announced beside it, everything else of the ConfigMap kept;
+   *   <li>{@code ROLLBACK}: the target's chunks read back and verified, one empty delta written,
+   *       then the manifest;
+   *   <li>{@code PROMOTE}: the canary written as {@code manifest.json}, the canary keys removed;
+   *   <li>{@code WITHDRAW}: the canary keys removed, {@code manifest.json} untouched;
+   *   <li>{@code CONFIRM}, {@code RESTAMP}, {@code FORGET}: the published manifest written again
+   *       with a new build record, a fresh signed createdAt, or no retained versions. A conflict
+   *       there is harmless and leaves {@code current} as the result.
+   * </ul>
+   *
+   * Every write is guarded by {@code current}'s resourceVersion.
+   *
+   * @param current the published state the plan was made from (trusted, {@link OwnManifests})
+   * @param payload the built filter, for a new version or a confirm (null otherwise)
+   * @param build the build record the manifest carries afterwards (new version, confirm, promote,
+   *     roll-back; null otherwise)
    * @throws PublishException with nothing of this attempt left behind; also when a signing key is
    *     configured but unusable ({@link Reasons#SIGNING_KEY}), before any chunk is written
+   */
+  public Written apply(
+      PublishPlan plan, PublishedSnapshot current, Payload payload, BuildRecord build)
+      throws PublishException {
+    return switch (plan.kind()) {
+      case CONFIRM -> Written.stable(confirm(plan, current, payload, build));
+      case WHOLE, DELTA, REBASE -> writeVersion(plan, current, payload, build);
+      case ROLLBACK -> rollBack(plan, current, build);
+      case PROMOTE -> Written.stable(promote(plan, current, build));
+      case WITHDRAW -> Written.stable(withdraw(current));
+      case RESTAMP -> Written.stable(restamp(plan, current));
+      case FORGET -> Written.stable(forget(current));
+    };
+  }
+
+  /**
+   * As {@link #apply} for a build's plan (a new version or a confirm) published, not announced.
+   *
+   * @return the manifest ConfigMap as this write left it
    */
   public PublishedSnapshot apply(
       PublishPlan plan,
@@ -324,77 +312,11 @@ public final class SnapshotStore {
       PublishedSnapshot current,
       BuildRecord build)
       throws PublishException {
-    if (plan.kind() == PublishPlan.Kind.CONFIRM) {
-      // A confirm that did not go through leaves the version as it was read (and trusted); if
-      // someone else changed the ConfigMap meanwhile, the next reconcile finds it is not ours.
-      return confirm(current, build, bits, keyCount, plan.chunkSize());
-    }
-    return writeVersion(Version.of(plan, facts, bits, keyCount), current, build, 0).state();
+    return apply(plan, current, new Payload(bits, keyCount, facts), build).state();
   }
 
   /**
-   * As {@link #apply}, but a new version is announced as a canary beside {@code current}'s manifest
-   * ({@link SnapshotConfigMaps#withCanary}): only the readers in the share of {@code percent} %
-   * load it, {@code manifest.json} (and with it what every other reader serves, the build record
-   * and the retained versions) stays as it is. A confirm is carried out as by {@link #apply}.
-   *
-   * @param current the published (stable) version; must have a manifest
-   * @return the manifest ConfigMap as written, with {@code current}'s manifest, and the canary's
-   */
-  public Written applyAsCanary(
-      PublishPlan plan,
-      PublishPlan.Facts facts,
-      BloomFilterBits bits,
-      long keyCount,
-      PublishedSnapshot current,
-      BuildRecord build,
-      int percent)
-      throws PublishException {
-    if (plan.kind() == PublishPlan.Kind.CONFIRM || current == null || current.manifest() == null) {
-      return new Written(apply(plan, facts, bits, keyCount, current, build), null);
-    }
-    return writeVersion(Version.of(plan, facts, bits, keyCount), current, build, percent);
-  }
-
-  /**
-   * What a version write left: the manifest ConfigMap as the API server answered it, and the canary
-   * it announced (null: the version was published as {@code manifest.json}).
-   */
-  public record Written(PublishedSnapshot state, Manifest canary) {}
-
-  /**
-   * Makes the canary {@code canary} (trusted by the caller against its record) the published
-   * version: written as {@code manifest.json} with {@code build} as its build record, the canary
-   * keys removed, {@code current}'s version retained and superseded as by any publish. Its chunks
-   * exist already; nothing else is written.
-   */
-  public PublishedSnapshot promoteCanary(
-      PublishedSnapshot current, Manifest canary, BuildRecord build) throws PublishException {
-    ManifestSigner signer = signer();
-    try {
-      return writeManifest(canary, current, build, supersededBy(current, canary), signer);
-    } catch (RuntimeException e) {
-      throw PublishFailures.of(e, filterName, canary.version(), 0, 0);
-    }
-  }
-
-  /**
-   * Removes the canary from the manifest ConfigMap ({@code manifest.json} untouched), guarded by
-   * the resourceVersion read. Readers of the share that loaded it keep it until a newer version is
-   * published: the caller publishes the stable payload again when any of them did.
-   */
-  public PublishedSnapshot withdrawCanary(PublishedSnapshot current) throws PublishException {
-    ConfigMap desired = composer.withdrawn(current);
-    try {
-      return new PublishedSnapshot(manifests.write(desired), current.manifest());
-    } catch (RuntimeException e) {
-      throw PublishFailures.of(e, filterName, current.manifest().version(), 0, 0);
-    }
-  }
-
-  /**
-   * Publishes {@code bits} as the whole snapshot of {@code version}: {@link #apply} of a {@link
-   * PublishPlan.Kind#WHOLE} plan.
+   * Publishes {@code bits} as the whole snapshot of {@code version} ({@link PublishPlan#whole}).
    */
   public Manifest publish(
       BloomFilterBits bits,
@@ -406,18 +328,9 @@ public final class SnapshotStore {
       Instant createdAt)
       throws PublishException {
     PublishPlan whole =
-        new PublishPlan(
-            PublishPlan.Kind.WHOLE,
-            version,
-            createdAt,
-            chunkSize,
-            java.util.Set.of(Part.base(version)),
-            current == null || current.manifest() == null
-                ? List.of()
-                : PublishPlan.superseded(current.manifest(), java.util.Set.of(Part.base(version))),
-            0,
-            0);
-    return apply(whole, null, bits, keyCount, current, build).manifest();
+        PublishPlan.whole(
+            current == null ? null : current.manifest(), version, chunkSize, createdAt);
+    return apply(whole, current, new Payload(bits, keyCount, null), build).state().manifest();
   }
 
   /**
@@ -430,118 +343,154 @@ public final class SnapshotStore {
    */
   public BloomFilterBits materialize(Manifest manifest)
       throws SnapshotVerificationException, IOException {
-    return SnapshotDecoder.decode(manifest, chunks);
+    return SnapshotDecoder.decode(manifest, chunks());
   }
 
-  /**
-   * One new version to write: the plan, the new bits, the published version's bits a delta is
-   * computed against (null for a whole version) and the new payload's digest (null: computed when
-   * needed).
-   */
-  private record Version(
-      PublishPlan plan,
-      BloomFilterBits bits,
-      BloomFilterBits previous,
-      String sha256,
-      long keyCount) {
-
-    /** The version {@code plan} writes for {@code bits}, with what {@code facts} (or null) hold. */
-    static Version of(
-        PublishPlan plan, PublishPlan.Facts facts, BloomFilterBits bits, long keyCount) {
-      return new Version(
-          plan,
-          bits,
-          facts == null ? null : facts.previous(),
-          facts == null ? null : facts.sha256(),
-          keyCount);
-    }
-  }
-
-  /** Encodes the chunks of {@code next} into the store and returns its manifest. */
-  private Manifest encode(Version next, PublishedSnapshot current, ChunkWriters.Batch created)
-      throws IOException {
-    PublishPlan plan = next.plan();
-    BloomFilterBits bits = next.bits();
-    long version = plan.version();
-    int chunkSize = plan.chunkSize();
-    switch (plan.kind()) {
-      case CONFIRM -> throw new IllegalArgumentException("a confirm writes no chunks");
-      case WHOLE -> {
-        return Manifest.of(
-            filterName,
-            version,
-            bits,
-            next.keyCount(),
-            SnapshotEncoder.encode(bits, chunkSize, into(Part.base(version), created)),
-            plan.createdAt());
-      }
-      default -> {
-        // A delta goes on the published chain, or (rebase) on the published version written anew
-        // as the only base: readers holding that version still fetch only the delta.
-        Manifest chain =
-            plan.kind() == PublishPlan.Kind.REBASE
-                ? writeBase(current.manifest(), next.previous(), plan, created)
-                : current.manifest();
-        String sha256 = next.sha256() != null ? next.sha256() : SnapshotEncoder.sha256(bits);
-        return Manifest.withDelta(
-            chain,
-            version,
-            bits,
-            next.keyCount(),
-            sha256,
-            SnapshotDelta.encode(
-                next.previous(), bits, chunkSize, into(Part.delta(version), created)),
-            plan.createdAt());
-      }
-    }
-  }
-
-  /** Writes {@code previous}, the verified bits of {@code published}, as a base of its version. */
-  private Manifest writeBase(
-      Manifest published, BloomFilterBits previous, PublishPlan plan, ChunkWriters.Batch created)
-      throws IOException {
-    return Manifest.of(
-        filterName,
-        published.version(),
-        previous,
-        published.keyCount(),
-        SnapshotEncoder.encode(
-            previous, plan.chunkSize(), into(Part.base(published.version()), created)),
-        plan.createdAt());
-  }
-
-  /** Hands each chunk to {@code batch} as chunk of {@code part}. */
-  private static SnapshotEncoder.ChunkConsumer into(Part part, ChunkWriters.Batch batch) {
-    return (index, data, length, sha256) -> batch.create(part, index, data, length, sha256);
-  }
-
-  /**
-   * Chunks first, then the manifest; on failure every chunk this call created is deleted again and
-   * the current manifest is left as it was.
-   */
+  /** A new version: published, or announced as a canary beside {@code current}'s manifest. */
   private Written writeVersion(
-      Version next, PublishedSnapshot current, BuildRecord build, int canaryPercent)
+      PublishPlan plan, PublishedSnapshot current, Payload payload, BuildRecord build)
       throws PublishException {
-    PublishPlan plan = next.plan();
+    boolean canary = plan.canary() && current != null && current.manifest() != null;
     // Before any chunk: an unusable key must not leave chunks behind or publish unsigned.
     ManifestSigner signer = signer();
-    ChunkWriters.Batch created = writers.batch(namespace, chunks);
+    PublishPlan.Facts facts = payload.facts();
+    VersionWrites.Encoding encoding =
+        versions()
+            .newVersion(
+                plan,
+                payload.bits(),
+                payload.keyCount(),
+                facts == null ? null : facts.previous(),
+                facts == null ? null : facts.sha256(),
+                current == null ? null : current.manifest());
+    return versions()
+        .write(
+            plan,
+            encoding,
+            manifest ->
+                canary
+                    ? new Written(
+                        writeManifest(
+                            composer.canary(current, manifest, signer, plan.canaryPercent()),
+                            current.manifest()),
+                        manifest)
+                    : Written.stable(publishManifest(plan, manifest, current, build, signer)),
+            manifest -> committedAnyway(manifest, current, canary));
+  }
+
+  /**
+   * Publishes the payload of {@code plan}'s target, a retained version (trusted by the caller, see
+   * {@link RetainedVersions#trusted}), as the plan's new version: its chain with one empty delta
+   * appended. Readers refuse a lower version or an older createdAt, so serving an old payload again
+   * takes a new number. The target's chunks are read back and verified first: a retained chunk that
+   * was deleted or edited fails here ({@link Reasons#VERSION_NOT_RETAINED}), not in the readers.
+   */
+  private Written rollBack(PublishPlan plan, PublishedSnapshot current, BuildRecord build)
+      throws PublishException {
+    ManifestSigner signer = signer();
+    BloomFilterBits bits = retained(plan.target());
+    return versions()
+        .write(
+            plan,
+            versions().rollBack(plan, bits),
+            manifest -> Written.stable(publishManifest(plan, manifest, current, build, signer)),
+            manifest -> Optional.empty());
+  }
+
+  /**
+   * Makes the canary (trusted by the caller against its record) the published version: written as
+   * {@code manifest.json} with {@code build} as its build record, the canary keys removed, the
+   * versions the plan supersedes retained as by any publish. Its chunks exist already.
+   */
+  private PublishedSnapshot promote(PublishPlan plan, PublishedSnapshot current, BuildRecord build)
+      throws PublishException {
+    ManifestSigner signer = signer();
     try {
-      Manifest manifest = encode(next, current, created).inStore(storeName);
-      // Every chunk exists before the manifest names it.
-      created.finish();
-      try {
-        return canaryPercent > 0
-            ? new Written(writeCanary(manifest, current, signer, canaryPercent), manifest)
-            : new Written(writeManifest(manifest, current, build, plan.superseded(), signer), null);
-      } catch (RuntimeException e) {
-        return committedAnyway(manifest, current, canaryPercent > 0).orElseThrow(() -> e);
-      }
-    } catch (IOException | RuntimeException e) {
-      List<ChunkStore.Stored> toDelete = created.created();
-      int left = rollBack(toDelete);
-      throw PublishFailures.of(e, filterName, plan.version(), toDelete.size(), left);
+      return publishManifest(plan, plan.target(), current, build, signer);
+    } catch (RuntimeException e) {
+      throw PublishFailures.of(e, filterName, plan.version(), 0, 0);
     }
+  }
+
+  /**
+   * Removes the canary from the manifest ConfigMap. Readers of the share that loaded it keep it
+   * until a newer version is published: the caller publishes the stable payload again when any of
+   * them did.
+   */
+  private PublishedSnapshot withdraw(PublishedSnapshot current) throws PublishException {
+    try {
+      return writeManifest(composer.withdrawn(current), current.manifest());
+    } catch (RuntimeException e) {
+      throw PublishFailures.of(e, filterName, current.manifest().version(), 0, 0);
+    }
+  }
+
+  /**
+   * Records that a rebuild produced exactly the published payload: the version stays, the build
+   * record moves on (readers see an unchanged version and do not reload). With a signing key the
+   * published manifest is also re-signed if its signature is missing or by another key (signing was
+   * just enabled, or the key rotated), but only if it is exactly the manifest this operator would
+   * write for the payload: whoever can edit the ConfigMap must not get the operator to sign their
+   * version of it.
+   */
+  private PublishedSnapshot confirm(
+      PublishPlan plan, PublishedSnapshot current, Payload payload, BuildRecord build) {
+    ConfigMap updated = composer.confirmed(current, build);
+    if (payload != null && payload.bits() != null && signingKey != null) {
+      new ManifestResigner(client, signingKey, namespace, filterName, chunks(), backend.location())
+          .resignIfNeeded(
+              updated, current.manifest(), payload.bits(), payload.keyCount(), plan.chunkSize());
+    }
+    return quietly("build record not updated", () -> writeManifest(updated, current.manifest()))
+        .orElse(current);
+  }
+
+  /** The published version with the plan's createdAt, re-signed; its chunks and digest stay. */
+  private PublishedSnapshot restamp(PublishPlan plan, PublishedSnapshot current)
+      throws PublishException {
+    Manifest fresh = current.manifest().withCreatedAt(plan.createdAt());
+    ConfigMap desired = composer.restamped(current, fresh, signer());
+    return quietly("manifest not re-stamped", () -> writeManifest(desired, fresh)).orElse(current);
+  }
+
+  /**
+   * The grace period of the versions {@code current} retains is over: the manifest stops naming
+   * them, so the chunk clean-up removes them. A failure is harmless: the next clean finds the
+   * chunks already gone and tries again.
+   */
+  private PublishedSnapshot forget(PublishedSnapshot current) {
+    return quietly(
+            "previous-version annotations not cleared",
+            () -> writeManifest(composer.forgotten(current), current.manifest()))
+        .orElse(current);
+  }
+
+  /**
+   * The result of a write whose conflict is harmless (the resourceVersion read moved on: the next
+   * reconcile decides again); empty when it did not go through.
+   */
+  private Optional<PublishedSnapshot> quietly(
+      String what, java.util.function.Supplier<PublishedSnapshot> write) {
+    try {
+      return Optional.of(write.get());
+    } catch (KubernetesClientException e) {
+      LOG.debug("{}/{}: {}: {}", namespace, filterName, what, e.getMessage());
+      return Optional.empty();
+    }
+  }
+
+  /**
+   * The re-stamp interval of this store's signing key; {@link Duration#ZERO} when manifests are not
+   * signed or never re-stamped.
+   */
+  public Duration restampInterval() {
+    return signingKey == null ? Duration.ZERO : signingKey.restampInterval();
+  }
+
+  /** How long until {@code current} is due for a re-stamp ({@link PublishPlan#restampDue}). */
+  public Optional<Duration> restampDue(PublishedSnapshot current, Instant now) {
+    return PublishPlan.restampDue(
+        current == null ? null : current.manifest(), restampInterval(), now);
   }
 
   /**
@@ -566,140 +515,12 @@ public final class SnapshotStore {
     return Optional.of(
         canary
             ? new Written(new PublishedSnapshot(after.configMap(), current.manifest()), manifest)
-            : new Written(after, null));
+            : Written.stable(after));
   }
 
-  /**
-   * Deletes the chunks this publish created, each only if it is still the object created. By name
-   * alone, an operator that lost its lease in the middle of a publish would delete the chunks of
-   * the same name that the new leader created after its janitor removed ours: chunks of the
-   * published version.
-   *
-   * @return how many could not be deleted
-   */
-  private int rollBack(List<ChunkStore.Stored> created) {
-    int left = 0;
-    for (ChunkStore.Stored chunk : created) {
-      if (!chunks.delete(chunk)) {
-        left++;
-        // Otherwise the janitor removes chunks of unpublished versions on the next reconcile.
-        LOG.warn("could not delete chunk {}/{} of a failed publish", namespace, chunk.name());
-      }
-    }
-    return left;
-  }
-
-  /**
-   * Records that a rebuild produced exactly the published payload: the version stays, the
-   * manifest's build record moves on (readers see an unchanged version and do not reload). Guarded
-   * by the resourceVersion read; a conflict is harmless and only costs a rebuild later. The
-   * manifest is never re-signed.
-   */
-  public PublishedSnapshot confirm(PublishedSnapshot current, BuildRecord build) {
-    return confirm(current, build, null, 0, 0);
-  }
-
-  /**
-   * As {@link #confirm(PublishedSnapshot, BuildRecord)}, and with a signing key also re-signs the
-   * published manifest if its signature is missing or by another key (signing was just enabled, or
-   * the key rotated), so a rebuild request suffices there; but only if the manifest is exactly the
-   * one this operator would write for {@code bits}: whoever can edit the ConfigMap must not get the
-   * operator to sign their version of it.
-   *
-   * @param bits the rebuilt filter (null: never re-sign)
-   * @param keyCount keys put into {@code bits}
-   * @param chunkSize the filter's chunk size
-   * @return the manifest as confirmed, or {@code current} when the write did not go through
-   */
-  public PublishedSnapshot confirm(
-      PublishedSnapshot current,
-      BuildRecord build,
-      BloomFilterBits bits,
-      long keyCount,
-      int chunkSize) {
-    ConfigMap updated = composer.confirmed(current, build);
-    if (bits != null && signingKey != null) {
-      new ManifestResigner(client, signingKey, namespace, filterName, chunks, storeName)
-          .resignIfNeeded(updated, current.manifest(), bits, keyCount, chunkSize);
-    }
-    try {
-      return new PublishedSnapshot(manifests.write(updated), current.manifest());
-    } catch (KubernetesClientException e) {
-      LOG.debug("build record of {}/{} not updated: {}", namespace, filterName, e.getMessage());
-      return current;
-    }
-  }
-
-  /**
-   * The grace period of the versions {@code current} retains is over: the manifest stops naming
-   * them, so the chunk clean-up removes them. A failure is harmless: the next clean finds the
-   * chunks already gone and tries again.
-   *
-   * @return the manifest as written, or {@code current} when the write did not go through
-   */
-  public PublishedSnapshot forgetPrevious(PublishedSnapshot current) {
-    try {
-      // The resourceVersion read guards the write: if the manifest moved on meanwhile, this fails
-      // instead of erasing the bookkeeping of a newer version.
-      return new PublishedSnapshot(
-          manifests.write(composer.forgotten(current)), current.manifest());
-    } catch (KubernetesClientException e) {
-      LOG.debug(
-          "could not clear previous-version annotations of {}/{}: {}",
-          namespace,
-          filterName,
-          e.getMessage());
-      return current;
-    }
-  }
-
-  /**
-   * Writes the published version again with {@code createdAt} = {@code now}, re-signed, when a
-   * signing key with a re-stamp interval is configured and the signed creation time is older than
-   * that interval: readers with a maximum manifest age then keep accepting a version that has not
-   * changed (its chunks, version and digest stay; readers holding it load nothing). {@code current}
-   * must be trusted ({@link OwnManifests}). Guarded by its resourceVersion; a conflict only leaves
-   * the re-stamp to the next reconcile.
-   *
-   * @return the manifest as re-stamped; empty when it was not (not due, or the write conflicted)
-   * @throws PublishException if the signing key is unusable
-   */
-  public Optional<PublishedSnapshot> restampIfDue(PublishedSnapshot current, Instant now)
-      throws PublishException {
-    if (restampDue(signingKey, current, now).map(d -> !d.isZero()).orElse(true)) {
-      return Optional.empty();
-    }
-    Manifest fresh = current.manifest().withCreatedAt(now);
-    ConfigMap desired = composer.restamped(current, fresh, signer());
-    try {
-      return Optional.of(new PublishedSnapshot(manifests.write(desired), fresh));
-    } catch (KubernetesClientException e) {
-      LOG.debug("{}/{}: manifest not re-stamped: {}", namespace, filterName, e.getMessage());
-      return Optional.empty();
-    }
-  }
-
-  /** How long until {@code current} is due for a re-stamp under this store's signing key. */
-  public Optional<Duration> restampDue(PublishedSnapshot current, Instant now) {
-    return restampDue(signingKey, current, now);
-  }
-
-  /**
-   * How long until {@code current} is due for a re-stamp under {@code signingKey} ({@link
-   * Duration#ZERO}: due now); empty when it never is (no signing, re-stamping off, nothing
-   * published).
-   */
-  public static Optional<Duration> restampDue(
-      SigningKeySecret signingKey, PublishedSnapshot current, Instant now) {
-    if (signingKey == null
-        || signingKey.restampInterval().isZero()
-        || current == null
-        || current.manifest() == null) {
-      return Optional.empty();
-    }
-    Duration left =
-        Duration.between(now, current.manifest().created().plus(signingKey.restampInterval()));
-    return Optional.of(left.isNegative() ? Duration.ZERO : left);
+  /** Writes the chunks of this store's versions. */
+  private VersionWrites versions() {
+    return new VersionWrites(namespace, filterName, chunks(), writers, backend.location());
   }
 
   /** The signer of this store's key, loaded once; null for unsigned manifests. */
@@ -729,25 +550,24 @@ public final class SnapshotStore {
     }
   }
 
-  private PublishedSnapshot writeManifest(
+  /**
+   * Publishes {@code manifest} over {@code current} as {@code plan} decided: the versions it
+   * supersedes retained from now on, {@code build} as its record.
+   */
+  private PublishedSnapshot publishManifest(
+      PublishPlan plan,
       Manifest manifest,
       PublishedSnapshot current,
       BuildRecord build,
-      List<Long> superseded,
       ManifestSigner signer) {
     ConfigMap desired =
-        composer.version(current, manifest, build, superseded, signer, Instant.now());
-    return new PublishedSnapshot(manifests.write(desired), manifest);
+        composer.version(current, manifest, build, plan.superseded(), signer, Instant.now());
+    return writeManifest(desired, manifest);
   }
 
-  /**
-   * Announces {@code canary} beside {@code current}'s manifest: every other key and annotation is
-   * kept, the resourceVersion read guards the write.
-   */
-  private PublishedSnapshot writeCanary(
-      Manifest canary, PublishedSnapshot current, ManifestSigner signer, int percent) {
-    ConfigMap desired = composer.canary(current, canary, signer, percent);
-    return new PublishedSnapshot(manifests.write(desired), current.manifest());
+  /** Writes {@code desired}, whose published manifest is {@code manifest}. */
+  private PublishedSnapshot writeManifest(ConfigMap desired, Manifest manifest) {
+    return new PublishedSnapshot(manifests.write(desired), manifest);
   }
 
   /** The canary announced in {@code snapshot}'s ConfigMap, or null (none, or unreadable). */
@@ -760,49 +580,6 @@ public final class SnapshotStore {
       return canary == null ? null : canary.announced().manifest();
     } catch (SnapshotVerificationException e) {
       return null;
-    }
-  }
-
-  /**
-   * Publishes the payload of {@code target}, a retained version (trusted by the caller, see {@link
-   * RetainedVersions#trusted}), as the new version {@code version}: its chain with one empty delta
-   * appended, so every chunk it names is reused and only that delta (a header) is written. Readers
-   * refuse a lower version or an older createdAt, so serving an old payload again takes a new
-   * number; the delta's canonical chunk name carries it, like any delta's. The operator reads the
-   * target's chunks back and verifies them first: a retained chunk that was deleted or edited fails
-   * here, not in the readers.
-   *
-   * @param createdAt the new manifest's createdAt (never before the published one's)
-   * @throws PublishException {@link Reasons#VERSION_NOT_RETAINED} when the target's chunks do not
-   *     read back; otherwise as a publish, with nothing of this attempt left behind
-   */
-  public PublishedSnapshot rollBack(
-      Manifest target,
-      long version,
-      int chunkSize,
-      Instant createdAt,
-      PublishedSnapshot current,
-      BuildRecord build)
-      throws PublishException {
-    ManifestSigner signer = signer();
-    BloomFilterBits bits = retained(target);
-    ChunkWriters.Batch created = writers.batch(namespace, chunks);
-    try {
-      Manifest manifest =
-          Manifest.withDelta(
-              target,
-              version,
-              bits,
-              target.keyCount(),
-              target.sha256(),
-              SnapshotDelta.encode(bits, bits, chunkSize, into(Part.delta(version), created)),
-              createdAt);
-      created.finish();
-      return writeManifest(manifest, current, build, supersededBy(current, manifest), signer);
-    } catch (IOException | RuntimeException e) {
-      List<ChunkStore.Stored> toDelete = created.created();
-      int left = rollBack(toDelete);
-      throw PublishFailures.of(e, filterName, version, toDelete.size(), left);
     }
   }
 
@@ -825,12 +602,5 @@ public final class SnapshotStore {
   /** spec.snapshot.keepVersions, within its bounds (0: none). */
   public static int keepVersions(BloomFilter filter) {
     return ManifestComposer.keepVersions(filter);
-  }
-
-  /** What {@code next} supersedes of {@code current}, by the plan's rule. */
-  private static List<Long> supersededBy(PublishedSnapshot current, Manifest next) {
-    return current == null || current.manifest() == null
-        ? List.of()
-        : PublishPlan.superseded(current.manifest(), Part.of(next));
   }
 }

@@ -78,7 +78,7 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
       WriteFence fence,
       ObjectStores stores) {
     this.clock = clock;
-    this.backends = new SnapshotBackends(stores, clock);
+    this.backends = new SnapshotBackends(stores, clock, settings.snapshots());
     this.runs =
         new FilterRuns(
             settings, clock, metrics, new FilterRuns.Identity(publisher, fence), backends);

@@ -14,14 +14,12 @@ import io.bloomoperator.publish.SnapshotStore;
 import io.bloomoperator.publish.WriteFence;
 import io.bloomoperator.readers.ReaderRollouts;
 import io.bloomoperator.readers.ReaderSettings;
-import io.bloomoperator.rollout.Canaries;
-import io.bloomoperator.rollout.CanaryStep;
-import io.bloomoperator.rollout.HeldStep;
-import io.bloomoperator.rollout.PinStep;
 import io.bloomoperator.rollout.Republish;
+import io.bloomoperator.rollout.Rollout;
 import io.bloomoperator.rollout.RolloutReporting;
 import io.bloomoperator.run.FilterRun;
 import io.bloomoperator.run.Pipeline;
+import io.bloomoperator.run.Step;
 import io.bloomoperator.settings.OperatorSettings;
 import io.bloomoperator.source.KeySource;
 import io.bloomoperator.source.KeySources;
@@ -33,6 +31,7 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.javaoperatorsdk.operator.api.reconciler.EventSourceContext;
 import java.time.Clock;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Supplier;
 
@@ -121,13 +120,11 @@ final class FilterRuns {
   /** The steps of every reconcile, in order. */
   Pipeline pipeline(ReaderSettings readers, Supplier<ReaderRollouts> rollouts) {
     Republish republish = new Republish(act.charges(), ownManifests, metrics);
-    return new Pipeline(
-        List.of(
-            new ObserveStep(ownManifests, fence, backends, settings.publishing().minInterval()),
-            new PinStep(republish),
-            new CanaryStep(republish, ownManifests, rollouts, readers.statusInterval()),
-            new HeldStep(),
-            new BuildStep(act, ownManifests, readers.statusInterval())));
+    List<Step> steps = new ArrayList<>();
+    steps.add(new ObserveStep(ownManifests, fence, backends, settings.publishing().minInterval()));
+    steps.addAll(Rollout.steps(republish, ownManifests, rollouts, readers.statusInterval()));
+    steps.add(new BuildStep(act, ownManifests, readers.statusInterval()));
+    return new Pipeline(steps);
   }
 
   /** The status report of one reconcile of {@code filter}. */
@@ -149,12 +146,13 @@ final class FilterRuns {
       StatusReport report,
       EventRecorder events) {
     ResolvedSpec spec = ResolvedSpec.of(filter.getSpec(), settings.sources().minRefreshInterval());
-    Canaries.validate(filter);
+    Rollout.validate(filter);
     metrics.refreshInterval(filter, spec.refresh());
     // One store per reconcile: reads, the janitor, publishing and re-stamping all go through its
     // fenced, stamped, etcd-budget-charged manifest writer and its chunk store.
     SnapshotStore store =
         new SnapshotStore(client, filter, settings.publishing().signingKey())
+            .on(backends.configMaps(client, filter))
             .writingAs(publisher, fence)
             .writingChunksWith(chunkWriters)
             .chargingManifestsTo(act.etcdWrites(), clock);

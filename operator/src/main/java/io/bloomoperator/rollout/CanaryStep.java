@@ -5,6 +5,7 @@ import io.bloomoperator.api.Reasons;
 import io.bloomoperator.publish.BuildRecord;
 import io.bloomoperator.publish.OwnManifests;
 import io.bloomoperator.publish.PublishException;
+import io.bloomoperator.publish.PublishPlan;
 import io.bloomoperator.publish.PublishedSnapshot;
 import io.bloomoperator.publish.RetainedVersions;
 import io.bloomoperator.publish.SnapshotStore;
@@ -179,13 +180,15 @@ public final class CanaryStep implements Step {
       throws PublishException {
     PublishedSnapshot promoted =
         run.store()
-            .promoteCanary(
+            .apply(
+                PublishPlan.promote(current.manifest(), canary),
                 current,
-                canary,
+                null,
                 new BuildRecord(
                     record.getSourceToken(),
                     record.getSpecGeneration() == null ? -1 : record.getSpecGeneration(),
-                    Canaries.parseOr(record.getBuiltAt(), run.now())));
+                    Canaries.parseOr(record.getBuiltAt(), run.now())))
+            .state();
     ownManifests.wrote(run.filter(), promoted);
     run.report().canary(null);
     run.report().held(null);
@@ -241,7 +244,8 @@ public final class CanaryStep implements Step {
       throws PublishException {
     // Readers of the share may serve it: whatever comes next is numbered above it.
     run.report().sawVersion(version);
-    PublishedSnapshot withdrawn = run.store().withdrawCanary(current);
+    PublishedSnapshot withdrawn =
+        run.store().apply(PublishPlan.withdraw(current.manifest()), current, null, null).state();
     ownManifests.wrote(run.filter(), withdrawn);
     ReaderRollouts aggregation = readers.get();
     if (aggregation == null || !aggregation.anyServing(run.filter(), version)) {

@@ -7,16 +7,13 @@ import io.bloomoperator.publish.PublishCharges;
 import io.bloomoperator.publish.PublishException;
 import io.bloomoperator.publish.PublishPlan;
 import io.bloomoperator.publish.PublishedSnapshot;
-import io.bloomoperator.publish.SnapshotStore;
 import io.bloomoperator.publish.StoreReservations;
-import io.bloomoperator.publish.WriteBudget;
 import io.bloomoperator.run.FilterRun;
 import io.bloomoperator.snapshot.Manifest;
-import io.bloomoperator.snapshot.SnapshotDelta;
 import java.time.Duration;
 
 /**
- * Publishes a retained version's payload again as a new version ({@link SnapshotStore#rollBack}): a
+ * Publishes a retained version's payload again as a new version ({@link PublishPlan#rollBack}): a
  * pin, or a withdrawn canary some readers already served. Charged by the same rule as every publish
  * ({@link PublishCharges}: the store's budgets for a store filter, etcd's for ConfigMaps).
  */
@@ -50,7 +47,13 @@ public final class Republish {
   public PublishedSnapshot rollBack(
       FilterRun run, PublishedSnapshot current, Manifest target, BuildRecord record)
       throws PublishException {
-    long version = PublishPlan.nextVersion(current.manifest(), run.report().lastKnownVersion());
+    PublishPlan plan =
+        PublishPlan.rollBack(
+            current.manifest(),
+            target,
+            run.report().lastKnownVersion(),
+            run.spec().chunkSize(),
+            run.now());
     PublishedSnapshot written;
     // One delta chunk (a header) and the manifest, charged as any publish's.
     try (StoreReservations.Reservation reserved =
@@ -58,18 +61,10 @@ public final class Republish {
             run.store(),
             run.namespace(),
             run.name(),
-            WriteBudget.Limits.cost(SnapshotDelta.HEADER_BYTES, 2),
-            SnapshotDelta.HEADER_BYTES,
+            plan.writeCost(),
+            plan.writtenBytes(),
             run.now())) {
-      written =
-          run.store()
-              .rollBack(
-                  target,
-                  version,
-                  run.spec().chunkSize(),
-                  PublishPlan.createdAt(current.manifest(), run.now()),
-                  current,
-                  record);
+      written = run.store().apply(plan, current, null, record).state();
     }
     ownManifests.wrote(run.filter(), written);
     metrics.published(run.filter(), written.manifest().versionBytes(), Duration.ZERO);

@@ -94,11 +94,6 @@ public record OperatorSettings(
       }
     }
 
-    /** The bound of one filter's snapshot: the store's when its chunks go to an object store. */
-    public long maxBytes(boolean inObjectStore) {
-      return inObjectStore ? maxStoreBytes : maxBytes;
-    }
-
     /**
      * The default bound of store-backed snapshots: what the heap holds when every build slot holds
      * {@link #ARRAYS_PER_STORE_BUILD} arrays of it, and never below the ConfigMap bound. A 768 MiB

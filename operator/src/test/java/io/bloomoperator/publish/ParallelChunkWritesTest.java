@@ -138,7 +138,7 @@ class ParallelChunkWritesTest {
 
   private SnapshotStore store(ChunkStore chunks) {
     return new SnapshotStore(client, owner, null)
-        .inObjectStore(chunks, "memory", null)
+        .on(new ChunkStoreBackend(chunks, "memory"))
         .writingChunksWith(writers);
   }
 

@@ -297,6 +297,111 @@ class PublishPlanTest {
         .containsExactlyInAnyOrder(Part.base(3), Part.base(2), Part.delta(2));
   }
 
+  @Test
+  void aCanaryIsTheSameNewVersionAnnouncedAndSupersedesNothing() throws Exception {
+    PublishPlan published =
+        PublishPlan.plan(WHOLE_V3, facts(-1), DELTAS, Budget.unlimited(), 3, NOW);
+    PublishPlan canary = published.asCanary(25);
+
+    assertThat(canary.canary()).isTrue();
+    assertThat(canary.canaryPercent()).isEqualTo(25);
+    assertThat(canary.version()).isEqualTo(published.version()).isEqualTo(4);
+    assertThat(canary.names()).isEqualTo(published.names());
+    assertThat(canary.writeCost()).isEqualTo(published.writeCost());
+    // manifest.json, and every version it names, stays until the canary is promoted.
+    assertThat(published.superseded()).containsExactly(3L);
+    assertThat(canary.superseded()).isEmpty();
+    assertThat(published.canary()).isFalse();
+    assertThat(published.asCanary(0)).isSameAs(published);
+  }
+
+  @Test
+  void aConfirmStaysAConfirmWithACanaryShare() throws Exception {
+    BloomFilterBits same = bits("a", 100);
+    Facts identical =
+        new Facts(SnapshotEncoder.payloadSize(same), SnapshotEncoder.sha256(same), CHUNK, -1, null);
+    PublishPlan confirm =
+        PublishPlan.plan(WHOLE_V3, identical, DELTAS, Budget.unlimited(), 3, NOW).asCanary(50);
+
+    assertThat(confirm.kind()).isEqualTo(Kind.CONFIRM);
+    assertThat(confirm.canary()).isFalse();
+    assertThat(confirm.newVersion()).isFalse();
+  }
+
+  @Test
+  void promotingSupersedesWhatTheCanaryNoLongerNames() {
+    // The canary is a delta on the published chain: only a part it does not name is superseded.
+    Manifest canaryOnChain = chain(CHAIN_V5, 1);
+    PublishPlan onChain = PublishPlan.promote(CHAIN_V5, canaryOnChain);
+    assertThat(onChain.kind()).isEqualTo(Kind.PROMOTE);
+    assertThat(onChain.version()).isEqualTo(6);
+    assertThat(onChain.createdAt()).isEqualTo(canaryOnChain.created());
+    assertThat(onChain.target()).isSameAs(canaryOnChain);
+    assertThat(onChain.superseded()).isEmpty();
+    assertThat(onChain.newVersion()).isFalse();
+
+    Manifest wholeCanary = whole(6, NOW);
+    assertThat(PublishPlan.promote(CHAIN_V5, wholeCanary).superseded()).containsExactly(3L, 4L, 5L);
+  }
+
+  @Test
+  void aRollBackIsTheNextNumberOverTheTargetsChainWithOneEmptyDelta() throws Exception {
+    Manifest retained = whole(3, NOW.minusSeconds(600));
+    PublishPlan plan = PublishPlan.rollBack(CHAIN_V5, retained, 9, CHUNK, NOW);
+
+    assertThat(plan.kind()).isEqualTo(Kind.ROLLBACK);
+    // Above the published version and above every version the status saw (a withdrawn canary).
+    assertThat(plan.version()).isEqualTo(10);
+    assertThat(plan.target()).isSameAs(retained);
+    assertThat(plan.names()).containsExactly(Part.base(3), Part.delta(10));
+    // Base 3 is named again; the published deltas are not.
+    assertThat(plan.superseded()).containsExactly(4L, 5L);
+    assertThat(plan.writtenBytes()).isEqualTo(SnapshotDelta.HEADER_BYTES);
+    assertThat(plan.writeCost()).isEqualTo(WriteBudget.Limits.cost(SnapshotDelta.HEADER_BYTES, 2));
+    assertThat(plan.createdAt()).isEqualTo(NOW);
+    assertThat(plan.newVersion()).isFalse();
+
+    assertThat(PublishPlan.rollBack(CHAIN_V5, retained, 2, CHUNK, NOW).version()).isEqualTo(6);
+    assertThatThrownBy(
+            () ->
+                PublishPlan.rollBack(
+                    CHAIN_V5, retained, io.bloomoperator.snapshot.SnapshotVersions.MAX, CHUNK, NOW))
+        .isInstanceOf(PublishException.class)
+        .extracting(e -> ((PublishException) e).reason())
+        .isEqualTo(Reasons.VERSIONS_EXHAUSTED);
+  }
+
+  @Test
+  void aRestampIsDueOnceTheSignedCreationTimeIsAnIntervalOld() {
+    Duration hour = Duration.ofHours(1);
+    Manifest fresh = whole(3, NOW.minusSeconds(60));
+    Manifest old = whole(3, NOW.minus(hour));
+
+    assertThat(PublishPlan.restampIfDue(fresh, hour, NOW)).isEmpty();
+    assertThat(PublishPlan.restampDue(fresh, hour, NOW)).contains(hour.minusSeconds(60));
+    PublishPlan restamp = PublishPlan.restampIfDue(old, hour, NOW).orElseThrow();
+    assertThat(restamp.kind()).isEqualTo(Kind.RESTAMP);
+    assertThat(restamp.version()).isEqualTo(3);
+    assertThat(restamp.createdAt()).isEqualTo(NOW);
+    assertThat(restamp.superseded()).isEmpty();
+    assertThat(PublishPlan.restampDue(whole(3, NOW.minus(hour.multipliedBy(3))), hour, NOW))
+        .contains(Duration.ZERO);
+    // Off (no signing key, or no interval), or nothing published: never due.
+    assertThat(PublishPlan.restampIfDue(old, Duration.ZERO, NOW)).isEmpty();
+    assertThat(PublishPlan.restampDue(null, hour, NOW)).isEmpty();
+  }
+
+  @Test
+  void withdrawAndForgetKeepThePublishedVersion() {
+    for (PublishPlan plan : List.of(PublishPlan.withdraw(CHAIN_V5), PublishPlan.forget(CHAIN_V5))) {
+      assertThat(plan.version()).isEqualTo(5);
+      assertThat(plan.names()).isEqualTo(Part.of(CHAIN_V5));
+      assertThat(plan.superseded()).isEmpty();
+      assertThat(plan.writtenBytes()).isZero();
+      assertThat(plan.newVersion()).isFalse();
+    }
+  }
+
   private static Instant createdAtAfter(Instant publishedAt) throws PublishException {
     Manifest published = publishedAt == null ? null : whole(3, publishedAt);
     return PublishPlan.plan(published, facts(-1), DELTAS, Budget.unlimited(), 3, NOW).createdAt();

@@ -152,14 +152,26 @@ class SnapshotStoreGoldenTest {
 
   @Test
   void confirmationMovesTheBuildRecordOnly() throws Exception {
-    store(false).confirm(publishedLongs(), build("token-c", 5));
+    PublishedSnapshot published = publishedLongs();
+    store(false)
+        .apply(
+            PublishPlan.confirm(published.manifest(), CHUNK_SIZE),
+            published,
+            null,
+            build("token-c", 5));
 
     assertGolden("longs-v2-confirmed.json");
   }
 
   @Test
   void confirmationWithAKeyResignsAnUnsignedManifest() throws Exception {
-    store(true).confirm(publishedLongs(), build("token-c", 5), longBits(), KEYS, CHUNK_SIZE);
+    PublishedSnapshot published = publishedLongs();
+    store(true)
+        .apply(
+            PublishPlan.confirm(published.manifest(), CHUNK_SIZE),
+            published,
+            new SnapshotStore.Payload(longBits(), KEYS, null),
+            build("token-c", 5));
 
     assertGolden("longs-v2-confirmed-signed.json");
   }

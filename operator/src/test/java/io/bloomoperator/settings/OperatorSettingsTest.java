@@ -86,13 +86,13 @@ class OperatorSettingsTest {
     assertThat(Snapshots.defaultMaxStoreBytes(256L << 20, 2, 64L << 20)).isEqualTo(64L << 20);
 
     OperatorSettings defaults = OperatorSettings.defaults();
-    assertThat(defaults.snapshots().maxBytes(false)).isEqualTo(64L << 20);
-    assertThat(defaults.snapshots().maxBytes(true))
+    assertThat(defaults.snapshots().maxBytes()).isEqualTo(64L << 20);
+    assertThat(defaults.snapshots().maxStoreBytes())
         .isEqualTo(Snapshots.defaultMaxStoreBytes(Runtime.getRuntime().maxMemory(), 2, 64L << 20));
     assertThat(
             OperatorSettings.fromEnvironment(Map.of("BLOOM_MAX_STORE_SNAPSHOT_BYTES", "12345"))
                 .snapshots()
-                .maxBytes(true))
+                .maxStoreBytes())
         .isEqualTo(12345);
   }
 
