@@ -38,7 +38,7 @@ public record OperatorSettings(
   }
 
   /** A builder that starts from the {@link #defaults()}. */
-  public static Builder builder() {
+  public static SettingsBuilder builder() {
     return defaults().toBuilder();
   }
 
@@ -59,8 +59,8 @@ public record OperatorSettings(
   }
 
   /** A builder that starts from these settings. */
-  public Builder toBuilder() {
-    return new Builder(this);
+  public SettingsBuilder toBuilder() {
+    return new SettingsBuilder(this);
   }
 
   /**
@@ -280,149 +280,6 @@ public record OperatorSettings(
                   positive(env, "BLOOM_MAX_CONCURRENT_BUILDS", DEFAULT_MAX_CONCURRENT)),
           BuildLimits.fromEnvironment(env),
           EnvDurations.positive(env, "BLOOM_BUILD_CRASH_BACKOFF", DEFAULT_CRASH_BACKOFF));
-    }
-  }
-
-  /**
-   * Settings changed a value at a time, from a starting point ({@link #builder()}, {@link
-   * #toBuilder()}); {@link #build()} has each group check its values.
-   */
-  public static final class Builder {
-    private long maxSnapshotBytes;
-    private long maxStoreSnapshotBytes;
-    private long maxNamespaceBytes;
-    private Duration minPublishInterval;
-    private SigningKeySecret signingKey;
-    private DeltaPolicy deltas;
-    private WriteBudget.Limits writes;
-    private long maxMalformedKeys;
-    private Duration minRefreshInterval;
-    private SecretAccess.Mode secretAccess;
-    private HttpSourceSettings http;
-    private JdbcSourceSettings jdbc;
-    private int maxConcurrentBuilds;
-    private Duration crashBackoff;
-    private BuildLimits buildLimits;
-
-    private Builder(OperatorSettings from) {
-      maxSnapshotBytes = from.snapshots.maxBytes;
-      maxStoreSnapshotBytes = from.snapshots.maxStoreBytes;
-      maxNamespaceBytes = from.snapshots.maxNamespaceBytes;
-      minPublishInterval = from.publishing.minInterval;
-      signingKey = from.publishing.signingKey;
-      deltas = from.publishing.deltas;
-      writes = from.publishing.writes;
-      maxMalformedKeys = from.sources.maxMalformedKeys;
-      minRefreshInterval = from.sources.minRefreshInterval;
-      secretAccess = from.sources.secretAccess;
-      http = from.sources.http;
-      jdbc = from.sources.jdbc;
-      maxConcurrentBuilds = from.builds.maxConcurrent;
-      buildLimits = from.builds.limits;
-      crashBackoff = from.builds.crashBackoff;
-    }
-
-    /** See {@link Snapshots#maxBytes()}. */
-    public Builder maxSnapshotBytes(long bytes) {
-      maxSnapshotBytes = bytes;
-      return this;
-    }
-
-    /** See {@link Snapshots#maxStoreBytes()}. */
-    public Builder maxStoreSnapshotBytes(long bytes) {
-      maxStoreSnapshotBytes = bytes;
-      return this;
-    }
-
-    /** See {@link Snapshots#maxNamespaceBytes()}. */
-    public Builder maxNamespaceBytes(long bytes) {
-      maxNamespaceBytes = bytes;
-      return this;
-    }
-
-    /** See {@link Publishing#minInterval()}. */
-    public Builder minPublishInterval(Duration interval) {
-      minPublishInterval = interval;
-      return this;
-    }
-
-    /** See {@link Publishing#signingKey()}; null publishes unsigned manifests. */
-    public Builder signingKey(SigningKeySecret secret) {
-      signingKey = secret;
-      return this;
-    }
-
-    /** See {@link Publishing#deltas()}. */
-    public Builder deltas(DeltaPolicy policy) {
-      deltas = policy;
-      return this;
-    }
-
-    /** See {@link Publishing#writes()}. */
-    public Builder writes(WriteBudget.Limits limits) {
-      writes = limits;
-      return this;
-    }
-
-    /** See {@link Sources#maxMalformedKeys()}. */
-    public Builder maxMalformedKeys(long keys) {
-      maxMalformedKeys = keys;
-      return this;
-    }
-
-    /** See {@link Sources#minRefreshInterval()}. */
-    public Builder minRefreshInterval(Duration interval) {
-      minRefreshInterval = interval;
-      return this;
-    }
-
-    /** See {@link Sources#secretAccess()}. */
-    public Builder secretAccess(SecretAccess.Mode mode) {
-      secretAccess = mode;
-      return this;
-    }
-
-    /** See {@link Sources#http()}. */
-    public Builder http(HttpSourceSettings settings) {
-      http = settings;
-      return this;
-    }
-
-    /** See {@link Sources#jdbc()}. */
-    public Builder jdbc(JdbcSourceSettings settings) {
-      jdbc = settings;
-      return this;
-    }
-
-    /** See {@link Builds#crashBackoff()}. */
-    public Builder crashBackoff(Duration backoff) {
-      crashBackoff = backoff;
-      return this;
-    }
-
-    /** See {@link Builds#maxConcurrent()}. */
-    public Builder maxConcurrentBuilds(int builds) {
-      maxConcurrentBuilds = builds;
-      return this;
-    }
-
-    /** See {@link Builds#limits()}. */
-    public Builder buildLimits(BuildLimits limits) {
-      buildLimits = limits;
-      return this;
-    }
-
-    /**
-     * The settings.
-     *
-     * @throws IllegalArgumentException when a group's values are not valid
-     */
-    public OperatorSettings build() {
-      return new OperatorSettings(
-          new Snapshots(maxSnapshotBytes, maxStoreSnapshotBytes, maxNamespaceBytes),
-          new Publishing(minPublishInterval, signingKey, deltas, writes),
-          new Sources(maxMalformedKeys, minRefreshInterval, secretAccess, http, jdbc),
-          new Builds(maxConcurrentBuilds, buildLimits, crashBackoff));
     }
   }
 }
