@@ -221,10 +221,7 @@ public final class FilterBuilder {
     // An empty source still yields a valid filter (everything is absent); size it for one key.
     BloomFilterSizing sizing;
     try {
-      sizing =
-          request.format() == FilterFormat.SPLIT_BLOCK
-              ? SplitBlockGeometry.size(request, Math.max(1, capacity))
-              : size(request, Math.max(1, capacity));
+      sizing = geometry(request, Math.max(1, capacity));
     } catch (IllegalArgumentException e) {
       throw new FilterTooLargeException(e.getMessage());
     }
@@ -281,6 +278,19 @@ public final class FilterBuilder {
     return workers.threadsPerBuild() > 1
         ? new ParallelFill.Inserters(builder, builder.concurrent())
         : ParallelFill.Inserters.of(builder);
+  }
+
+  /**
+   * The geometry (bits, hash functions) a build of {@code keys} keys gets for {@code request}, in
+   * its layout: what {@link #build} allocates, and what {@code kubectl bloom size} reports.
+   *
+   * @throws IllegalArgumentException if {@code keys < 1}, the rate is out of range, or the filter
+   *     would exceed what the layout's format can describe
+   */
+  public static BloomFilterSizing geometry(Request request, long keys) {
+    return request.format() == FilterFormat.SPLIT_BLOCK
+        ? SplitBlockGeometry.size(request, keys)
+        : size(request, keys);
   }
 
   /**

@@ -248,8 +248,13 @@ final class BuildCommand implements Callable<Integer> {
     }
   }
 
+  /** Whether {@code name} is a Kubernetes object name a filter (and its ConfigMaps) can have. */
+  static boolean validName(String name) {
+    return DNS_SUBDOMAIN.matcher(name).matches() && name.length() <= SnapshotNames.MAX_NAME_LENGTH;
+  }
+
   private void validate() {
-    if (!DNS_SUBDOMAIN.matcher(name).matches() || name.length() > SnapshotNames.MAX_NAME_LENGTH) {
+    if (!validName(name)) {
       throw new ParameterException(
           spec.commandLine(),
           "--name '"

@@ -442,8 +442,8 @@ public record PublishPlan(
     return dropped;
   }
 
-  /** Objects {@code bytes} are cut into. */
-  private static long chunks(long bytes, int chunkSize) {
+  /** Objects {@code bytes} are cut into at {@code chunkSize} bytes per chunk. */
+  public static long chunks(long bytes, int chunkSize) {
     return (bytes + chunkSize - 1) / chunkSize;
   }
 

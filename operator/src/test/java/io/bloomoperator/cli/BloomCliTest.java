@@ -719,6 +719,7 @@ class BloomCliTest {
     assertThat(BloomCli.isCliInvocation(new String[] {"query"})).isTrue();
     assertThat(BloomCli.isCliInvocation(new String[] {"status", "ids"})).isTrue();
     assertThat(BloomCli.isCliInvocation(new String[] {"rebuild", "ids"})).isTrue();
+    assertThat(BloomCli.isCliInvocation(new String[] {"size", "--keys", "1"})).isTrue();
     assertThat(BloomCli.isCliInvocation(new String[] {"--help"})).isTrue();
     assertThat(BloomCli.isCliInvocation(new String[0])).isFalse();
     assertThat(BloomCli.isCliInvocation(new String[] {"--something-else"})).isFalse();
