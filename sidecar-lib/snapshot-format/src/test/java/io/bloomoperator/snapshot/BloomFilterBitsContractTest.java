@@ -296,6 +296,45 @@ class BloomFilterBitsContractTest {
     }
   }
 
+  @Test
+  void batchesOfFewerKeysThanAGroupAnswerAsSingleLookups() {
+    // Arrays exactly as long as the batch: nothing beyond them may be read or written.
+    for (FilterFormat format : FilterFormat.values()) {
+      BloomFilterBits.Builder longBuilder =
+          format == FilterFormat.SPLIT_BLOCK
+              ? BloomFilterBits.splitBlockBuilder(KeyType.LONG, 4)
+              : BloomFilterBits.builder(KeyType.LONG, 1024, 3);
+      BloomFilterBits.Builder stringBuilder =
+          format == FilterFormat.SPLIT_BLOCK
+              ? BloomFilterBits.splitBlockBuilder(KeyType.STRING, 4)
+              : BloomFilterBits.builder(KeyType.STRING, 1024, 3);
+      longBuilder.putLong(11);
+      stringBuilder.putString("k11");
+      BloomFilterBits longs = longBuilder.build();
+      BloomFilterBits strings = stringBuilder.build();
+      for (int count = 1; count <= 3; count++) {
+        long[] longKeys = new long[count];
+        String[] stringKeys = new String[count];
+        for (int i = 0; i < count; i++) {
+          longKeys[i] = 10 + i;
+          stringKeys[i] = "k" + (10 + i);
+        }
+        boolean[] longResults = new boolean[count];
+        boolean[] stringResults = new boolean[count];
+        longs.mightContainLongs(longKeys, 0, count, longResults);
+        strings.mightContainStrings(stringKeys, 0, count, stringResults);
+        for (int i = 0; i < count; i++) {
+          assertThat(longResults[i]).isEqualTo(longs.mightContainLong(longKeys[i]));
+          assertThat(stringResults[i]).isEqualTo(strings.mightContainString(stringKeys[i]));
+        }
+        if (count >= 2) {
+          assertThat(longResults[1]).as(format + ": the key added").isTrue();
+          assertThat(stringResults[1]).as(format + ": the key added").isTrue();
+        }
+      }
+    }
+  }
+
   private static BloomFilterBits empty(FilterFormat format, KeyType keyType) {
     return format == FilterFormat.SPLIT_BLOCK
         ? BloomFilterBits.splitBlockBuilder(keyType, 4).build()
