@@ -335,6 +335,26 @@ class BloomFilterBitsContractTest {
     }
   }
 
+  @Test
+  void batchLookupsRefuseKeysOfTheOtherTypeInEitherLayout() {
+    // A whole group of four: the batch path must check the type itself, not leave it to the tail.
+    for (FilterFormat format : FilterFormat.values()) {
+      BloomFilterBits longs = empty(format, KeyType.LONG);
+      BloomFilterBits strings = empty(format, KeyType.STRING);
+      assertThatThrownBy(
+              () ->
+                  longs.mightContainStrings(
+                      new String[] {"a", "b", "c", "d"}, 0, 4, new boolean[4]))
+          .as(format.toString())
+          .isInstanceOf(IllegalStateException.class)
+          .hasMessage("this filter holds Long keys; a String key cannot be added or looked up");
+      assertThatThrownBy(() -> strings.mightContainLongs(new long[4], 0, 4, new boolean[4]))
+          .as(format.toString())
+          .isInstanceOf(IllegalStateException.class)
+          .hasMessage("this filter holds String keys; a Long key cannot be added or looked up");
+    }
+  }
+
   private static BloomFilterBits empty(FilterFormat format, KeyType keyType) {
     return format == FilterFormat.SPLIT_BLOCK
         ? BloomFilterBits.splitBlockBuilder(keyType, 4).build()
