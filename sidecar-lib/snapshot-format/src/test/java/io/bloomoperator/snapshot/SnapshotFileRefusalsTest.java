@@ -196,6 +196,35 @@ class SnapshotFileRefusalsTest {
         .hasMessageStartingWith("could not read or map the payload file");
   }
 
+  @Test
+  void anInvalidManifestIsRefusedBeforeAChunkIsFetchedOrTheFileIsMapped() throws Exception {
+    Manifest honest = chunks.publishFull(bits(FilterFormat.GUAVA, 1), 1_000, 1);
+    Path good = writeBase(honest, "good");
+    // Everything else matches the payload: only the manifest's own validation can refuse it.
+    Manifest invalid = ManifestCopy.of(honest).keyCount(-1).build();
+    int[] fetched = {0};
+    SnapshotDecoder.ChunkSource counting =
+        (index, ref) -> {
+          fetched[0]++;
+          return chunks.source.load(index, ref);
+        };
+    try (FileChannel out = open(dir.resolve("invalid"))) {
+      assertThatThrownBy(() -> SnapshotFiles.writeBase(invalid, counting, out))
+          .isInstanceOf(SnapshotVerificationException.class)
+          .hasMessageContaining("keyCount must be >= 0, got -1");
+      assertThat(fetched[0]).isZero();
+      assertThat(out.size()).isZero();
+    }
+    try (FileChannel channel = open(good)) {
+      assertThatThrownBy(() -> SnapshotFiles.mapVerified(invalid, channel, honest.sha256()))
+          .isInstanceOf(SnapshotVerificationException.class)
+          .hasMessageContaining("keyCount must be >= 0, got -1");
+      assertThatThrownBy(() -> SnapshotFiles.mapWritten(invalid, channel))
+          .isInstanceOf(SnapshotVerificationException.class)
+          .hasMessageContaining("keyCount must be >= 0, got -1");
+    }
+  }
+
   /**
    * 1,000 long keys from {@code seed}: split-block sized for them at 1 %, Guava 8 Ki bits, k = 3.
    */
