@@ -26,17 +26,17 @@ final class VersionWrites {
     Manifest encode(ChunkWriters.Batch created) throws IOException;
   }
 
-  /** Writes the manifest ConfigMap naming a version whose chunks all exist. */
-  interface ManifestWrite {
-    SnapshotStore.Written write(Manifest manifest);
+  /** Writes the manifest ConfigMap naming a version whose chunks all exist; T: what it left. */
+  interface ManifestWrite<T> {
+    T write(Manifest manifest);
   }
 
   /**
    * Whether a manifest write that reported failure was committed after all (a timeout, or the
    * client's retry of a committed update answered with 409): what it left, if so.
    */
-  interface Recheck {
-    Optional<SnapshotStore.Written> committed(Manifest manifest);
+  interface Recheck<T> {
+    Optional<T> committed(Manifest manifest);
   }
 
   private final String namespace;
@@ -59,8 +59,7 @@ final class VersionWrites {
   }
 
   /** Writes the chunks {@code encoding} makes, then the manifest through {@code manifest}. */
-  SnapshotStore.Written write(
-      PublishPlan plan, Encoding encoding, ManifestWrite manifest, Recheck recheck)
+  <T> T write(PublishPlan plan, Encoding encoding, ManifestWrite<T> manifest, Recheck<T> recheck)
       throws PublishException {
     ChunkWriters.Batch created = writers.batch(namespace, chunks);
     try {
