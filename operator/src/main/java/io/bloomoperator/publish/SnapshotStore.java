@@ -354,28 +354,27 @@ public final class SnapshotStore {
     // Before any chunk: an unusable key must not leave chunks behind or publish unsigned.
     ManifestSigner signer = signer();
     PublishPlan.Facts facts = payload.facts();
+    VersionWrites versions = versions();
     VersionWrites.Encoding encoding =
-        versions()
-            .newVersion(
-                plan,
-                payload.bits(),
-                payload.keyCount(),
-                facts == null ? null : facts.previous(),
-                facts == null ? null : facts.sha256(),
-                current == null ? null : current.manifest());
-    return versions()
-        .write(
+        versions.newVersion(
             plan,
-            encoding,
-            manifest ->
-                canary
-                    ? new Written(
-                        writeManifest(
-                            composer.canary(current, manifest, signer, plan.canaryPercent()),
-                            current.manifest()),
-                        manifest)
-                    : Written.stable(publishManifest(plan, manifest, current, build, signer)),
-            manifest -> committedAnyway(manifest, current, canary));
+            payload.bits(),
+            payload.keyCount(),
+            facts == null ? null : facts.previous(),
+            facts == null ? null : facts.sha256(),
+            current == null ? null : current.manifest());
+    return versions.write(
+        plan,
+        encoding,
+        manifest ->
+            canary
+                ? new Written(
+                    writeManifest(
+                        composer.canary(current, manifest, signer, plan.canaryPercent()),
+                        current.manifest()),
+                    manifest)
+                : Written.stable(publishManifest(plan, manifest, current, build, signer)),
+        manifest -> committedAnyway(manifest, current, canary));
   }
 
   /**
@@ -389,12 +388,12 @@ public final class SnapshotStore {
       throws PublishException {
     ManifestSigner signer = signer();
     BloomFilterBits bits = retained(plan.target());
-    return versions()
-        .write(
-            plan,
-            versions().rollBack(plan, bits),
-            manifest -> Written.stable(publishManifest(plan, manifest, current, build, signer)),
-            manifest -> Optional.empty());
+    VersionWrites versions = versions();
+    return versions.write(
+        plan,
+        versions.rollBack(plan, bits),
+        manifest -> Written.stable(publishManifest(plan, manifest, current, build, signer)),
+        manifest -> Optional.empty());
   }
 
   /**
