@@ -4,7 +4,7 @@
 # (HelmChartTest fails when it drifts).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-mvn -q -B -pl operator -am process-classes
+mvn -q -B ${MVN_OFFLINE:-} -pl operator -am process-classes -DskipTests -DskipTestPrereqs -DskipImage
 for crd in bloomfilters bloomstores; do
   cp "operator/target/classes/META-INF/fabric8/$crd.bloomoperator.io-v1.yml" crds/
   cp "crds/$crd.bloomoperator.io-v1.yml" deploy/helm/bloom-operator/crds/

@@ -91,6 +91,11 @@ public class BloomFilterSpec {
       "Rollout controls: pause, pin a retained version, hold a build whose key count dropped.")
   private RolloutSpec rollout;
 
+  @JsonPropertyDescription(
+      "A change stream applied between full builds: new keys are published as deltas within"
+          + " seconds (docs/changes.md).")
+  private ChangesSpec changes;
+
   @Min(0)
   @JsonPropertyDescription(
       "How many malformed keys (lines that are not keys of keyType) a build "
@@ -160,6 +165,14 @@ public class BloomFilterSpec {
 
   public void setSnapshot(SnapshotSpec snapshot) {
     this.snapshot = snapshot;
+  }
+
+  public ChangesSpec getChanges() {
+    return changes;
+  }
+
+  public void setChanges(ChangesSpec changes) {
+    this.changes = changes;
   }
 
   public RolloutSpec getRollout() {

@@ -117,6 +117,10 @@ public class BloomFilterStatus {
   private HeldBuild held;
 
   @JsonPropertyDescription(
+      "The change stream of spec.changes: its position, lag, last delta and pending deletions.")
+  private StreamStatus stream;
+
+  @JsonPropertyDescription(
       "Superseded versions whose chunks are kept (spec.snapshot.keepVersions), newest first:"
           + " spec.rollout.pinVersion can name them.")
   private List<RetainedVersion> retainedVersions;
@@ -141,6 +145,14 @@ public class BloomFilterStatus {
 
   public void setCanary(CanaryStatus canary) {
     this.canary = canary;
+  }
+
+  public StreamStatus getStream() {
+    return stream;
+  }
+
+  public void setStream(StreamStatus stream) {
+    this.stream = stream;
   }
 
   public HeldBuild getHeld() {

@@ -22,6 +22,7 @@ import io.bloomoperator.rollout.HoldPolicies;
 import io.bloomoperator.rollout.Rollout;
 import io.bloomoperator.run.FilterRun;
 import io.bloomoperator.settings.OperatorSettings;
+import io.bloomoperator.snapshot.BloomFilterBits;
 import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.snapshot.SnapshotEncoder;
 import io.bloomoperator.source.SourceException;
@@ -128,23 +129,15 @@ public final class BuildAndPublish {
   public Optional<Published> run(
       FilterRun ctx, PublishedSnapshot current, String token, boolean routine)
       throws SourceException, PublishException {
-    // A build whose publish could not be written anyway would only load the source.
-    Optional<PublishException> spent =
-        charges.exhausted(ctx.store(), ctx.namespace(), ctx.name(), ctx.now());
-    if (spent.isPresent()) {
-      throw spent.get();
-    }
-    Optional<NamespaceBuilds.Entry> place = namespaceBuilds.enter(ctx.namespace());
+    Optional<NamespaceBuilds.Entry> place = enter(ctx);
     if (place.isEmpty()) {
-      LOG.debug(
-          "{}/{}: namespace at BLOOM_MAX_BUILDS_PER_NAMESPACE, deferred",
-          ctx.namespace(),
-          ctx.name());
       return Optional.empty();
     }
     BuildEvents events = new BuildEvents(ctx.events(), ctx.filter());
     String source = ctx.source().description();
     events.started(source, routine);
+    // Taken before the scan: the stream resumes from there, so nothing between is missed.
+    String position = StreamPublish.startPosition(ctx);
     // The slot is taken inside the build, once the source delivers keys, and held until the
     // publish is done: the bit array lives that long.
     try (NamespaceBuilds.Entry entry = place.get();
@@ -157,7 +150,16 @@ public final class BuildAndPublish {
         return Optional.of(new Published(null, current, held.get(), null));
       }
       long start = System.nanoTime();
-      Published outcome = publish(ctx, built, current, token);
+      BuildRecord record =
+          new BuildRecord(token, ctx.filter().getMetadata().getGeneration(), ctx.now())
+              .at(position);
+      Published outcome = publish(ctx, built, current, record, true);
+      if (ctx.changes() != null && outcome.canary() == null) {
+        // A full build applied every delete and malformed event before it: the stream starts over.
+        io.bloomoperator.api.StreamStatus stream = new io.bloomoperator.api.StreamStatus();
+        stream.setPosition(position);
+        ctx.report().stream(stream);
+      }
       ownManifests.wrote(ctx.filter(), outcome.state());
       Duration took = Duration.ofNanos(System.nanoTime() - start);
       if (outcome.canary() != null) {
@@ -167,6 +169,75 @@ public final class BuildAndPublish {
       }
       return Optional.of(outcome);
     }
+  }
+
+  /**
+   * Publishes {@code current} with {@code adds} added, as a delta over it (or whatever {@link
+   * PublishPlan#plan} decides), recording the stream at {@code position}; in a build slot, charged
+   * like a build. Empty when the namespace has its share of builds running.
+   */
+  public Optional<Published> publishAdds(
+      FilterRun ctx, PublishedSnapshot current, java.util.List<String> adds, String position)
+      throws PublishException {
+    Optional<NamespaceBuilds.Entry> place = enter(ctx);
+    if (place.isEmpty()) {
+      return Optional.empty();
+    }
+    String uid = ctx.filter().getMetadata().getUid();
+    try (NamespaceBuilds.Entry entry = place.get();
+        BuildSlots.Slot slot = buildSlots.slot(ctx.namespace())) {
+      long start = System.nanoTime();
+      slot.reserve();
+      BloomFilterBits base = payloads.of(uid, current.manifest());
+      if (base == null) {
+        base = ctx.store().materialize(current.manifest());
+      }
+      FilterBuilder.Result built = StreamPublish.withAdds(base, current.manifest(), adds, start);
+      BuildRecord record =
+          new BuildRecord(
+              current.sourceToken(), current.specGeneration(), current.builtAt(), position);
+      Published outcome = publish(ctx, built, current, record, false);
+      ownManifests.wrote(ctx.filter(), outcome.state());
+      if (outcome.plan().newVersion()) {
+        metrics.published(
+            ctx.filter(),
+            outcome.state().manifest().versionBytes(),
+            Duration.ofNanos(System.nanoTime() - start));
+      }
+      ctx.report().published(outcome.state());
+      return Optional.of(outcome);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new PublishException(
+          io.bloomoperator.api.Reasons.PUBLISH_FAILED, "interrupted waiting for a build slot", e);
+    } catch (io.bloomoperator.snapshot.SnapshotVerificationException | java.io.IOException e) {
+      throw new PublishException(
+          io.bloomoperator.api.Reasons.PUBLISH_FAILED,
+          "the published version could not be read back to add the stream's keys to",
+          e);
+    }
+  }
+
+  /**
+   * A place among the namespace's builds, or empty when it has its share running.
+   *
+   * @throws PublishException when the write budget is spent: a build whose publish could not be
+   *     written anyway would only load the source
+   */
+  private Optional<NamespaceBuilds.Entry> enter(FilterRun ctx) throws PublishException {
+    Optional<PublishException> spent =
+        charges.exhausted(ctx.store(), ctx.namespace(), ctx.name(), ctx.now());
+    if (spent.isPresent()) {
+      throw spent.get();
+    }
+    Optional<NamespaceBuilds.Entry> place = namespaceBuilds.enter(ctx.namespace());
+    if (place.isEmpty()) {
+      LOG.debug(
+          "{}/{}: namespace at BLOOM_MAX_BUILDS_PER_NAMESPACE, deferred",
+          ctx.namespace(),
+          ctx.name());
+    }
+    return place;
   }
 
   /** The record of {@code built} when the rollout controls hold it ({@link HoldPolicies}). */
@@ -201,7 +272,11 @@ public final class BuildAndPublish {
    * written to etcd's history too) and applies it.
    */
   private Published publish(
-      FilterRun ctx, FilterBuilder.Result built, PublishedSnapshot current, String token)
+      FilterRun ctx,
+      FilterBuilder.Result built,
+      PublishedSnapshot current,
+      BuildRecord record,
+      boolean shaped)
       throws PublishException {
     int chunkSize =
         writeBudget.chunkSize(
@@ -236,10 +311,11 @@ public final class BuildAndPublish {
                         retainedBytes(ctx, current))),
             ctx.report().lastKnownVersion(),
             ctx.now());
-    BuildRecord record =
-        new BuildRecord(token, ctx.filter().getMetadata().getGeneration(), ctx.now());
-    // A rollout mode may change how the new version goes out (a canary announces it).
-    plan = Rollout.shape(ctx.filter(), plan);
+    // A rollout mode may change how the new version goes out (a canary announces it); a stream's
+    // adds to the version it already judged are not shaped (docs/changes.md).
+    if (shaped) {
+      plan = Rollout.shape(ctx.filter(), plan);
+    }
     SnapshotStore.Written written;
     try (StoreReservations.Reservation reserved =
         plan.newVersion()

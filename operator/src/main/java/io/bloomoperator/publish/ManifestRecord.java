@@ -44,6 +44,13 @@ public final class ManifestRecord {
         }) {
       field(sha256, annotations == null ? null : annotations.get(key));
     }
+    // Only when present, so the digests recorded before streams existed still match.
+    String position =
+        annotations == null ? null : annotations.get(SnapshotConfigMaps.ANNOTATION_STREAM_POSITION);
+    if (position != null) {
+      field(sha256, "stream-position");
+      field(sha256, position);
+    }
     return HexFormat.of().formatHex(sha256.digest());
   }
 

@@ -112,6 +112,14 @@ public record PublishedSnapshot(ConfigMap configMap, Manifest manifest) {
     return instantAnnotation(SnapshotConfigMaps.ANNOTATION_SUPERSEDED_AT);
   }
 
+  /**
+   * The change-stream position recorded with the version (its text form), or null. Trusted as far
+   * as the build record is ({@link OwnManifests}); the text is parsed with bounds by its user.
+   */
+  public String streamPosition() {
+    return annotation(SnapshotConfigMaps.ANNOTATION_STREAM_POSITION);
+  }
+
   /** The source token recorded with the version, or null. */
   public String sourceToken() {
     return annotation(SnapshotConfigMaps.ANNOTATION_SOURCE_TOKEN);
@@ -227,6 +235,7 @@ public record PublishedSnapshot(ConfigMap configMap, Manifest manifest) {
               a.remove(SnapshotConfigMaps.ANNOTATION_SOURCE_TOKEN);
               a.remove(SnapshotConfigMaps.ANNOTATION_SPEC_GENERATION);
               a.remove(SnapshotConfigMaps.ANNOTATION_BUILT_AT);
+              a.remove(SnapshotConfigMaps.ANNOTATION_STREAM_POSITION);
             }),
         manifest);
   }

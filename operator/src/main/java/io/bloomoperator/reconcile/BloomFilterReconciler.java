@@ -105,7 +105,7 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
   @Override
   public UpdateControl<BloomFilter> reconcile(BloomFilter handed, Context<BloomFilter> context) {
     if (context.isPrimaryResourceDeleted()) {
-      runs.ownWrites().forget(handed);
+      runs.forget(handed);
       return UpdateControl.noUpdate(); // gone: the garbage collector takes its ConfigMaps
     }
     KubernetesClient client = context.getClient();

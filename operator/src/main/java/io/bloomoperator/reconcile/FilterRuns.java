@@ -2,9 +2,14 @@ package io.bloomoperator.reconcile;
 
 import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.api.ResolvedSpec;
+import io.bloomoperator.api.StreamStatus;
 import io.bloomoperator.backend.SnapshotBackends;
 import io.bloomoperator.build.BuildAndPublish;
 import io.bloomoperator.build.BuildStep;
+import io.bloomoperator.build.StreamStep;
+import io.bloomoperator.changes.ChangeStreams;
+import io.bloomoperator.changes.FilterChanges;
+import io.bloomoperator.changes.StreamException;
 import io.bloomoperator.events.EventRecorder;
 import io.bloomoperator.metrics.BuildMetrics;
 import io.bloomoperator.observe.ObserveStep;
@@ -54,6 +59,7 @@ final class FilterRuns {
   private final OwnWrites ownWrites = new OwnWrites();
   private final OwnManifests ownManifests = new OwnManifests();
   private final Failures failures;
+  private final ChangeStreams changeStreams;
 
   FilterRuns(
       OperatorSettings settings,
@@ -70,6 +76,14 @@ final class FilterRuns {
     this.act = new BuildAndPublish(settings, metrics, ownManifests);
     this.failures = new Failures(metrics);
     this.chunkWriters = ChunkWriters.of(settings.builds().limits().publishWriters());
+    this.changeStreams =
+        ChangeStreams.kafka(settings.sources().streams(), settings.sources().http().egress());
+  }
+
+  /** Forgets what this process holds for a deleted filter: its own writes, its change stream. */
+  void forget(BloomFilter filter) {
+    ownWrites.forget(filter);
+    changeStreams.close(filter.getMetadata().getUid());
   }
 
   /** Who this replica is: the stamp on what it writes, and the fence of its writes. */
@@ -123,6 +137,7 @@ final class FilterRuns {
     List<Step> steps = new ArrayList<>();
     steps.add(new ObserveStep(ownManifests, fence, backends, settings.publishing().minInterval()));
     steps.addAll(Rollout.steps(republish, ownManifests, rollouts, readers.statusInterval()));
+    steps.add(new StreamStep(act));
     steps.add(new BuildStep(act, ownManifests, readers.statusInterval()));
     return new Pipeline(steps);
   }
@@ -157,7 +172,38 @@ final class FilterRuns {
             .writingChunksWith(chunkWriters)
             .chargingManifestsTo(act.etcdWrites(), clock);
     return new FilterRun(
-        filter, client, now, spec, source(filter, client), store, report.draft(), events);
+        filter,
+        client,
+        now,
+        spec,
+        source(filter, client),
+        store,
+        report.draft(),
+        events,
+        changes(filter, spec, report, events));
+  }
+
+  /**
+   * The filter's change stream, or null: none configured, or none may be opened now (said in the
+   * status and an event; the filter is served from full builds meanwhile).
+   */
+  private FilterChanges changes(
+      BloomFilter filter, ResolvedSpec spec, StatusReport report, EventRecorder events) {
+    if (filter.getSpec().getChanges() == null && report.draft().stream() != null) {
+      report.draft().stream(null);
+    }
+    try {
+      return changeStreams.of(filter, spec.keyType());
+    } catch (StreamException e) {
+      StreamStatus status = new StreamStatus();
+      StreamStatus was = report.draft().stream();
+      if (was == null || !e.getMessage().equals(was.getMessage())) {
+        events.warning(filter, "ChangeStreamFailed", e.getMessage());
+      }
+      status.setMessage(e.getMessage());
+      report.draft().stream(status);
+      return null;
+    }
   }
 
   private KeySource source(BloomFilter filter, KubernetesClient client) {

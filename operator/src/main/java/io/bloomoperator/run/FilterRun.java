@@ -2,6 +2,7 @@ package io.bloomoperator.run;
 
 import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.api.ResolvedSpec;
+import io.bloomoperator.changes.FilterChanges;
 import io.bloomoperator.events.EventRecorder;
 import io.bloomoperator.publish.SnapshotStore;
 import io.bloomoperator.source.KeySource;
@@ -11,7 +12,8 @@ import java.time.Instant;
 /**
  * One reconcile of one BloomFilter: the resource, its resolved spec and source, the clock reading
  * every step uses, the snapshot store (fenced, stamped, on the filter's backend: the only way this
- * reconcile writes snapshots) and where results go (the status draft, events). Built once at the
+ * reconcile writes snapshots), where results go (the status draft, events) and, for a filter with
+ * {@code spec.changes}, its change stream ({@code changes}, null otherwise). Built once at the
  * start of a reconcile and handed to each {@link Step} instead of a dozen collaborators.
  */
 public record FilterRun(
@@ -22,7 +24,21 @@ public record FilterRun(
     KeySource source,
     SnapshotStore store,
     StatusDraft report,
-    EventRecorder events) {
+    EventRecorder events,
+    FilterChanges changes) {
+
+  /** A run of a filter without a change stream. */
+  public FilterRun(
+      BloomFilter filter,
+      KubernetesClient client,
+      Instant now,
+      ResolvedSpec spec,
+      KeySource source,
+      SnapshotStore store,
+      StatusDraft report,
+      EventRecorder events) {
+    this(filter, client, now, spec, source, store, report, events, null);
+  }
 
   public String namespace() {
     return filter.getMetadata().getNamespace();
@@ -34,6 +50,6 @@ public record FilterRun(
 
   /** This run with {@code store} (the filter's backend resolved) and {@code filter}. */
   public FilterRun on(BloomFilter filter, SnapshotStore store) {
-    return new FilterRun(filter, client, now, spec, source, store, report, events);
+    return new FilterRun(filter, client, now, spec, source, store, report, events, changes);
   }
 }

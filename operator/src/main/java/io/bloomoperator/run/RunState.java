@@ -1,5 +1,6 @@
 package io.bloomoperator.run;
 
+import io.bloomoperator.api.ChangesSpec;
 import io.bloomoperator.publish.PublishedSnapshot;
 import java.time.Duration;
 import java.time.Instant;
@@ -44,6 +45,14 @@ public record RunState(
             .map(d -> d.compareTo(Decision.MIN_DELAY) < 0 ? Decision.MIN_DELAY : d)
             .map(d -> graceLeft.filter(g -> g.compareTo(d) < 0).orElse(d))
             .or(() -> graceLeft);
-    return Decision.nextCheck(run.spec().refresh(), token != null, builtAt, wake, now);
+    Optional<Duration> next =
+        Decision.nextCheck(run.spec().refresh(), token != null, builtAt, wake, now);
+    ChangesSpec changes = run.filter().getSpec().getChanges();
+    if (changes == null) {
+      return next;
+    }
+    // A change stream is read on every reconcile: the next one is due when a delta may go out.
+    Duration every = changes.publishInterval();
+    return Optional.of(next.filter(d -> d.compareTo(every) < 0).orElse(every));
   }
 }

@@ -22,6 +22,12 @@ public interface StatusDraft {
   /** A build starts now: its record, written before the source is read. */
   BuildAttempt buildStarting();
 
+  /** Where the change stream stands; null: the filter has none. */
+  void stream(io.bloomoperator.api.StreamStatus stream);
+
+  /** The change stream's status as handed to this reconcile, or null. */
+  io.bloomoperator.api.StreamStatus stream();
+
   /** A build held by the rollout controls; null: none is held. */
   void held(HeldBuild held);
 

@@ -3,6 +3,7 @@ package io.bloomoperator.settings;
 import static io.bloomoperator.env.EnvNumbers.positive;
 import static io.bloomoperator.env.EnvNumbers.positiveOrZero;
 
+import io.bloomoperator.changes.StreamLimits;
 import io.bloomoperator.env.EnvDurations;
 import io.bloomoperator.publish.DeltaPolicy;
 import io.bloomoperator.publish.SigningKeySecret;
@@ -195,12 +196,27 @@ public record OperatorSettings(
       Duration minRefreshInterval,
       SecretAccess.Mode secretAccess,
       HttpSourceSettings http,
-      JdbcSourceSettings jdbc) {
+      JdbcSourceSettings jdbc,
+      StreamLimits streams) {
+
+    /** Sources with the default change-stream limits. */
+    public Sources(
+        long maxMalformedKeys,
+        Duration minRefreshInterval,
+        SecretAccess.Mode secretAccess,
+        HttpSourceSettings http,
+        JdbcSourceSettings jdbc) {
+      this(maxMalformedKeys, minRefreshInterval, secretAccess, http, jdbc, StreamLimits.defaults());
+    }
 
     public static final Duration DEFAULT_MIN_REFRESH_INTERVAL = Duration.ofSeconds(10);
 
     public Sources {
-      if (minRefreshInterval == null || secretAccess == null || http == null || jdbc == null) {
+      if (minRefreshInterval == null
+          || secretAccess == null
+          || http == null
+          || jdbc == null
+          || streams == null) {
         throw new IllegalArgumentException(
             "the refresh interval, secret access and http and jdbc source settings are required");
       }
@@ -221,7 +237,8 @@ public record OperatorSettings(
               env, "BLOOM_MIN_REFRESH_INTERVAL", DEFAULT_MIN_REFRESH_INTERVAL),
           secretAccess(env, "BLOOM_SECRET_ACCESS"),
           HttpSourceSettings.fromEnvironment(env),
-          JdbcSourceSettings.fromEnvironment(env));
+          JdbcSourceSettings.fromEnvironment(env),
+          StreamLimits.fromEnvironment(env));
     }
 
     private static SecretAccess.Mode secretAccess(Map<String, String> env, String name) {

@@ -1,5 +1,6 @@
 package io.bloomoperator.settings;
 
+import io.bloomoperator.changes.StreamLimits;
 import io.bloomoperator.publish.DeltaPolicy;
 import io.bloomoperator.publish.SigningKeySecret;
 import io.bloomoperator.publish.WriteBudget;
@@ -25,6 +26,7 @@ public final class SettingsBuilder {
   private SecretAccess.Mode secretAccess;
   private HttpSourceSettings http;
   private JdbcSourceSettings jdbc;
+  private StreamLimits streams;
   private int maxConcurrentBuilds;
   private Duration crashBackoff;
   private BuildLimits buildLimits;
@@ -42,6 +44,7 @@ public final class SettingsBuilder {
     secretAccess = from.sources().secretAccess();
     http = from.sources().http();
     jdbc = from.sources().jdbc();
+    streams = from.sources().streams();
     maxConcurrentBuilds = from.builds().maxConcurrent();
     buildLimits = from.builds().limits();
     crashBackoff = from.builds().crashBackoff();
@@ -119,6 +122,12 @@ public final class SettingsBuilder {
     return this;
   }
 
+  /** See {@link OperatorSettings.Sources#streams()}. */
+  public SettingsBuilder streams(StreamLimits limits) {
+    streams = limits;
+    return this;
+  }
+
   /** See {@link OperatorSettings.Builds#crashBackoff()}. */
   public SettingsBuilder crashBackoff(Duration backoff) {
     crashBackoff = backoff;
@@ -147,7 +156,7 @@ public final class SettingsBuilder {
         new OperatorSettings.Snapshots(maxSnapshotBytes, maxStoreSnapshotBytes, maxNamespaceBytes),
         new OperatorSettings.Publishing(minPublishInterval, signingKey, deltas, writes),
         new OperatorSettings.Sources(
-            maxMalformedKeys, minRefreshInterval, secretAccess, http, jdbc),
+            maxMalformedKeys, minRefreshInterval, secretAccess, http, jdbc, streams),
         new OperatorSettings.Builds(maxConcurrentBuilds, buildLimits, crashBackoff));
   }
 }

@@ -253,6 +253,24 @@ public final class EgressPolicy {
   }
 
   /**
+   * The address {@code host} is when it is an IP literal (IPv6, bracketed or not, or a dotted-quad
+   * IPv4 address), parsed without asking DNS; else empty.
+   */
+  public static Optional<InetAddress> literalAddress(String host) {
+    return literal(host);
+  }
+
+  /**
+   * Why connecting to anything the host name {@code host} resolves to is refused by a host-name
+   * deny rule; empty when no such rule matches (its addresses are still judged by {@link #check}).
+   */
+  public Optional<Refusal> checkName(String host) {
+    return matches(denyHosts, stripDot(host.toLowerCase(Locale.ROOT)))
+        ? Optional.of(Refusal.DENIED)
+        : Optional.empty();
+  }
+
+  /**
    * Why a URL host that is an IP literal is refused, checked before any connection (OkHttp connects
    * to literals without asking its {@code Dns}); empty for an allowed literal and for a host name,
    * which is checked when it is resolved. Digits and dots that are no dotted quad ({@code 127.1},

@@ -111,6 +111,16 @@ public final class DraftStatus implements StatusDraft {
   }
 
   @Override
+  public void stream(io.bloomoperator.api.StreamStatus stream) {
+    status.setStream(stream);
+  }
+
+  @Override
+  public io.bloomoperator.api.StreamStatus stream() {
+    return status.getStream();
+  }
+
+  @Override
   public void held(HeldBuild held) {
     status.setHeld(held);
   }

@@ -47,6 +47,13 @@ public final class SnapshotConfigMaps {
   /** Annotation: when the last build that produced or confirmed this version finished. */
   public static final String ANNOTATION_BUILT_AT = "bloomoperator.io/built-at";
 
+  /**
+   * Annotation: the change-stream position the published version is consistent with (every event
+   * before it is in the filter), on filters with {@code spec.changes}; the operator's bookkeeping,
+   * readers ignore it.
+   */
+  public static final String ANNOTATION_STREAM_POSITION = "bloomoperator.io/stream-position";
+
   private SnapshotConfigMaps() {}
 
   // ---------------------------------------------------------------- chunks
@@ -312,6 +319,24 @@ public final class SnapshotConfigMaps {
     }
     annotations.put(ANNOTATION_SPEC_GENERATION, Long.toString(specGeneration));
     annotations.put(ANNOTATION_BUILT_AT, builtAt.toString());
+  }
+
+  /**
+   * As {@link #putBuildRecord(Map, String, long, Instant)}, with the change-stream position the
+   * version is consistent with ({@link #ANNOTATION_STREAM_POSITION}); null removes it.
+   */
+  public static void putBuildRecord(
+      Map<String, String> annotations,
+      String sourceToken,
+      long specGeneration,
+      Instant builtAt,
+      String streamPosition) {
+    putBuildRecord(annotations, sourceToken, specGeneration, builtAt);
+    if (streamPosition != null) {
+      annotations.put(ANNOTATION_STREAM_POSITION, streamPosition);
+    } else {
+      annotations.remove(ANNOTATION_STREAM_POSITION);
+    }
   }
 
   /**

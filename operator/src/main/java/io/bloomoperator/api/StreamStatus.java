@@ -1,0 +1,90 @@
+package io.bloomoperator.api;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonPropertyDescription;
+
+/** Where the change stream of {@code spec.changes} stands; only the operator's own figures. */
+@JsonInclude(JsonInclude.Include.NON_NULL)
+public class StreamStatus {
+
+  @JsonPropertyDescription(
+      "The stream position the published version is consistent with (partition:offset,...).")
+  private String position;
+
+  @JsonPropertyDescription("Events in the stream after the last read, when known.")
+  private Long lag;
+
+  @JsonPropertyDescription("When the last delta of stream adds was published (RFC 3339).")
+  private String lastDeltaAt;
+
+  @JsonPropertyDescription("Adds published from the stream since this operator process started.")
+  private Long addsApplied;
+
+  @JsonPropertyDescription(
+      "Delete events read since the last full build; applied by the next one (deletions: Rebuild).")
+  private Long deletionsPending;
+
+  @JsonPropertyDescription(
+      "Events that were not of the configured format, since the last full build.")
+  private Long malformedEvents;
+
+  @JsonPropertyDescription(
+      "Why the stream is not being read, when it is not (the operator's own text).")
+  private String message;
+
+  public String getPosition() {
+    return position;
+  }
+
+  public void setPosition(String position) {
+    this.position = position;
+  }
+
+  public Long getLag() {
+    return lag;
+  }
+
+  public void setLag(Long lag) {
+    this.lag = lag;
+  }
+
+  public String getLastDeltaAt() {
+    return lastDeltaAt;
+  }
+
+  public void setLastDeltaAt(String lastDeltaAt) {
+    this.lastDeltaAt = lastDeltaAt;
+  }
+
+  public Long getAddsApplied() {
+    return addsApplied;
+  }
+
+  public void setAddsApplied(Long addsApplied) {
+    this.addsApplied = addsApplied;
+  }
+
+  public Long getDeletionsPending() {
+    return deletionsPending;
+  }
+
+  public void setDeletionsPending(Long deletionsPending) {
+    this.deletionsPending = deletionsPending;
+  }
+
+  public Long getMalformedEvents() {
+    return malformedEvents;
+  }
+
+  public void setMalformedEvents(Long malformedEvents) {
+    this.malformedEvents = malformedEvents;
+  }
+
+  public String getMessage() {
+    return message;
+  }
+
+  public void setMessage(String message) {
+    this.message = message;
+  }
+}

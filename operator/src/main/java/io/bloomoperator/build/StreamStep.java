@@ -1,0 +1,135 @@
+package io.bloomoperator.build;
+
+import io.bloomoperator.api.StreamStatus;
+import io.bloomoperator.changes.ChangeStream;
+import io.bloomoperator.changes.FilterChanges;
+import io.bloomoperator.changes.StreamException;
+import io.bloomoperator.changes.StreamPosition;
+import io.bloomoperator.publish.PublishException;
+import io.bloomoperator.publish.PublishedSnapshot;
+import io.bloomoperator.run.Decision;
+import io.bloomoperator.run.FilterRun;
+import io.bloomoperator.run.RunState;
+import io.bloomoperator.run.Step;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * Between full builds, publishes what the filter's change stream added since the published version
+ * ({@code spec.changes}): reads from the position that version records, adds the keys to its bits
+ * and publishes the result with the new position ({@link BuildAndPublish#publishAdds}), as a delta
+ * when the plan finds one cheaper. Runs only when the schedule says the filter is up to date; a
+ * full build due now records its own position instead. A position the stream lost (retention passed
+ * it) makes this reconcile a full build. Stream failures never fail the filter: the published
+ * version keeps serving, and {@code status.stream.message} and a Warning event say why it is not
+ * fresh.
+ */
+public final class StreamStep implements Step {
+
+  private final BuildAndPublish act;
+
+  public StreamStep(BuildAndPublish act) {
+    this.act = act;
+  }
+
+  @Override
+  public Next apply(FilterRun run, RunState state) throws PublishException {
+    FilterChanges changes = run.changes();
+    if (changes == null) {
+      return Next.go(state);
+    }
+    if (state.decision().action() != Decision.Action.UP_TO_DATE || !state.hasManifest()) {
+      return Next.go(state);
+    }
+    PublishedSnapshot current = state.current();
+    StreamStatus status = copy(run.report().stream());
+    StreamPosition from;
+    try {
+      from = StreamPosition.parse(current.streamPosition());
+      if (current.streamPosition() == null) {
+        return failed(
+            run,
+            state,
+            status,
+            "the published version records no stream position;"
+                + " the stream is read from the next full build on",
+            false);
+      }
+    } catch (IllegalArgumentException e) {
+      return failed(
+          run,
+          state,
+          status,
+          "the published stream position is not one this operator"
+              + " writes; the next full build records a new one",
+          true);
+    }
+    ChangeStream.Batch batch;
+    try {
+      batch = changes.read(from);
+    } catch (StreamException e) {
+      return failed(
+          run, state, status, e.getMessage(), e.kind() == StreamException.Kind.POSITION_LOST);
+    }
+    status.setMessage(null);
+    status.setLag(batch.lag() >= 0 ? batch.lag() : null);
+    if (batch.next().equals(from)) {
+      status.setPosition(from.text());
+      run.report().stream(status);
+      return Next.go(state);
+    }
+    // Deletes and malformed events move the position too: it is published even without adds, so
+    // they are not read again on every reconcile.
+    Optional<BuildAndPublish.Published> published =
+        act.publishAdds(run, current, batch.adds(), batch.next().text());
+    if (published.isEmpty()) {
+      run.report().stream(status);
+      return Next.go(state); // the namespace's builds are running; read again next time
+    }
+    status.setPosition(batch.next().text());
+    status.setLastDeltaAt(run.now().toString());
+    status.setAddsApplied(plus(status.getAddsApplied(), batch.adds().size()));
+    status.setDeletionsPending(plus(status.getDeletionsPending(), batch.deletes()));
+    status.setMalformedEvents(plus(status.getMalformedEvents(), batch.malformed()));
+    run.report().stream(status);
+    return Next.go(state.publishing(published.get().state()));
+  }
+
+  private static Next failed(
+      FilterRun run, RunState state, StreamStatus status, String message, boolean rebuild) {
+    if (!Objects.equals(message, status.getMessage())) {
+      run.events().warning(run.filter(), StreamPublish.EVENT_STREAM_FAILED, message);
+    }
+    status.setMessage(message);
+    run.report().stream(status);
+    if (!rebuild) {
+      return Next.go(state);
+    }
+    // Only a full build catches up: it reads the source and records a position the stream has.
+    return Next.go(
+        new RunState(
+            state.current(),
+            state.graceLeft(),
+            state.token(),
+            new Decision(Decision.Action.BUILD, Duration.ZERO, false)));
+  }
+
+  private static long plus(Long total, long more) {
+    return (total == null ? 0 : total) + more;
+  }
+
+  private static StreamStatus copy(StreamStatus was) {
+    StreamStatus now = new StreamStatus();
+    if (was != null) {
+      now.setPosition(was.getPosition());
+      now.setLag(was.getLag());
+      now.setLastDeltaAt(was.getLastDeltaAt());
+      now.setAddsApplied(was.getAddsApplied());
+      now.setDeletionsPending(was.getDeletionsPending());
+      now.setMalformedEvents(was.getMalformedEvents());
+      now.setMessage(was.getMessage());
+    }
+    return now;
+  }
+}

@@ -1,0 +1,48 @@
+package io.bloomoperator.changes;
+
+import java.time.Instant;
+import java.util.List;
+
+/**
+ * A source of key events for one filter, read from positions the published versions record. The
+ * stream's own place is only a cache: every {@link #read} says where to read from, so a publish
+ * that failed is simply read again (adds are applied at least once; applying an add twice is
+ * harmless).
+ */
+public interface ChangeStream extends AutoCloseable {
+
+  /**
+   * The position of the first event at or after {@code time}, in every partition (the end, where
+   * none is): a full build starting at {@code time} resumes the stream there.
+   */
+  StreamPosition positionAt(Instant time) throws StreamException;
+
+  /**
+   * The events from {@code from} on, as many as arrive within the read time and byte bound.
+   *
+   * @throws StreamException of kind {@link StreamException.Kind#POSITION_LOST} when {@code from} is
+   *     no longer in the stream (retention passed it): only a full build catches up
+   */
+  Batch read(StreamPosition from) throws StreamException;
+
+  /** Releases the stream's connections and threads. */
+  @Override
+  void close();
+
+  /**
+   * What one read found.
+   *
+   * @param adds the keys to add, in stream order (as text; a Long key as its decimal digits)
+   * @param deletes delete events read (applied by the next full build)
+   * @param malformed events that were not of the configured format
+   * @param next the position after the last event read
+   * @param lag events known to be in the stream after {@code next} (-1: not known yet)
+   */
+  record Batch(List<String> adds, long deletes, long malformed, StreamPosition next, long lag) {
+
+    /** Whether anything was read. */
+    public boolean empty() {
+      return adds.isEmpty() && deletes == 0 && malformed == 0;
+    }
+  }
+}
