@@ -73,8 +73,10 @@ public final class EventFormat {
       return MALFORMED;
     }
     if (value == KafkaChangesSpec.ValueFormat.Text) {
+      // The rule of every text source (LineParser): a line's key is its text stripped, so the
+      // stream adds exactly the key a full build would read from the same text.
       String key = utf8(bytes);
-      return key == null ? MALFORMED : add(key);
+      return key == null ? MALFORMED : add(key.strip());
     }
     try (JsonParser json = JSON.createParser(bytes)) {
       if (json.nextToken() != JsonToken.START_OBJECT) {

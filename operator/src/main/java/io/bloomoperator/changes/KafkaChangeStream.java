@@ -71,6 +71,7 @@ public final class KafkaChangeStream implements ChangeStream {
   private Admin admin;
   private StreamPosition at;
   private Instant listedAt;
+  private Duration relistEvery = RELIST_EVERY;
 
   /**
    * A stream of {@code spec}'s topic for a filter of {@code keyType}; nothing is connected yet.
@@ -225,7 +226,7 @@ public final class KafkaChangeStream implements ChangeStream {
     }
     List<TopicPartition> assigned = new ArrayList<>(consumer.assignment());
     if (listedAt != null
-        && Duration.between(listedAt, Instant.now()).compareTo(RELIST_EVERY) < 0
+        && Duration.between(listedAt, Instant.now()).compareTo(relistEvery) < 0
         && !assigned.isEmpty()) {
       return assigned;
     }
@@ -382,6 +383,15 @@ public final class KafkaChangeStream implements ChangeStream {
         "a broker address the cluster advertised "
             + why.text()
             + " (only the operator's BLOOM_HTTP_ALLOW can admit it); nothing was sent there");
+  }
+
+  /**
+   * This stream, listing partitions every {@code every} (tests: a new partition without waiting).
+   */
+  KafkaChangeStream relistingEvery(Duration every) {
+    relistEvery = every;
+    config.put(ConsumerConfig.METADATA_MAX_AGE_CONFIG, Long.toString(every.toMillis()));
+    return this;
   }
 
   /** Connections refused to this stream so far (a broker advertising a denied address). */

@@ -30,8 +30,10 @@ class EventFormatTest {
   }
 
   @Test
-  void aTextValueIsTheKeyExactly() {
-    assertThat(read(text(KeyType.STRING), " sku-1\n")).isEqualTo(new Event.Add(" sku-1\n"));
+  void aTextValueIsTheKeyAsATextSourceReadsIt() {
+    // Stripped like a line of a text source: the full build and the stream add the same key.
+    assertThat(read(text(KeyType.STRING), " sku-1\n")).isEqualTo(new Event.Add("sku-1"));
+    assertThat(read(text(KeyType.STRING), "  \n")).isEqualTo(EventFormat.MALFORMED);
     assertThat(read(text(KeyType.LONG), "-42")).isEqualTo(new Event.Add("-42"));
   }
 
