@@ -36,8 +36,8 @@ import org.apache.kafka.common.serialization.StringSerializer;
 /**
  * A real Apache Kafka broker (KRaft, one node that is both broker and controller), in a JVM of its
  * own, with its data in a fresh temporary directory. {@link #shared()} is one broker per test JVM,
- * stopped at exit; {@link #start(Options)} is a broker of one test's own, for tests that stop,
- * kill or restart it, or that change what it advertises.
+ * stopped at exit; {@link #start(Options)} is a broker of one test's own, for tests that stop, kill
+ * or restart it, or that change what it advertises.
  *
  * <p>The broker runs from the runtime classpath of {@code org.apache.kafka:kafka_2.13} that the
  * build writes to a file (module operator/kafka-broker; system property {@value
@@ -287,7 +287,10 @@ public final class KafkaServer implements AutoCloseable {
     awaitReady();
   }
 
-  /** The broker's JVM: the running JDK's java, a small heap, its own log4j 2 configuration. */
+  /**
+   * The broker's JVM (and the storage tool's): the running JDK's java, a small heap, its own log4j
+   * 2 configuration.
+   */
   private List<String> java() {
     return new ArrayList<>(
         List.of(
@@ -295,6 +298,9 @@ public final class KafkaServer implements AutoCloseable {
             "-Xms64m",
             "-Xmx512m",
             "-XX:+UseSerialGC",
+            // C1 only: on two shared cores the broker is ready in about half the time, and the
+            // tests send it little.
+            "-XX:TieredStopAtLevel=1",
             "-Djava.awt.headless=true",
             "-Dlog4j2.configurationFile=" + dir.resolve("log4j2.properties"),
             "-cp",
@@ -315,7 +321,10 @@ public final class KafkaServer implements AutoCloseable {
             "controller.listener.names=CONTROLLER",
             "listeners="
                 + String.join(
-                    ",", "PLAINTEXT://" + bootstrap(), "BROKER://" + broker, "CONTROLLER://" + controller),
+                    ",",
+                    "PLAINTEXT://" + bootstrap(),
+                    "BROKER://" + broker,
+                    "CONTROLLER://" + controller),
             "advertised.listeners="
                 + String.join(
                     ",",
@@ -502,7 +511,8 @@ public final class KafkaServer implements AutoCloseable {
   /** The last lines of the broker's log and of its JVM's output, for a failure message. */
   private String tail() {
     List<String> lines = Arrays.asList(log().split("\n"));
-    return "\n...\n" + String.join("\n", lines.subList(Math.max(0, lines.size() - 40), lines.size()));
+    return "\n...\n"
+        + String.join("\n", lines.subList(Math.max(0, lines.size() - 40), lines.size()));
   }
 
   /** The broker's classpath, from the file the build wrote (operator/kafka-broker). */

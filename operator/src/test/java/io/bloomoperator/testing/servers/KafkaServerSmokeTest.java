@@ -99,13 +99,15 @@ class KafkaServerSmokeTest {
           .hasSize(4);
     }
     kafka.produce("growing", 3, "k", "in-a-new-partition");
-    assertThat(readAll(kafka.bootstrap(), "growing", 4)).containsExactly("3/0/k/in-a-new-partition");
+    assertThat(readAll(kafka.bootstrap(), "growing", 4))
+        .containsExactly("3/0/k/in-a-new-partition");
   }
 
   @Test
   void aClientConnectsToTheAdvertisedAddressNotTheOneItBootstrappedFrom() {
     try (ConnectionCounter counter = ConnectionCounter.open("127.0.0.2");
-        KafkaServer kafka = KafkaServer.start(Options.advertising(counter.host(), counter.port()))) {
+        KafkaServer kafka =
+            KafkaServer.start(Options.advertising(counter.host(), counter.port()))) {
       kafka.createTopic("elsewhere", 1, Map.of());
       kafka.produce("elsewhere", List.of("only-on-127.0.0.1"));
       // The broker's own traffic and this fixture's clients do not use the advertised address.
@@ -126,7 +128,6 @@ class KafkaServerSmokeTest {
       }
       // It bootstrapped at 127.0.0.1, where the record is, and then went only where it was told.
       assertThat(received).isEmpty();
-      assertThat(kafka.bootstrap()).startsWith("127.0.0.1:");
     }
   }
 
