@@ -48,13 +48,7 @@ public final class StreamStep implements Step {
     try {
       from = StreamPosition.parse(current.streamPosition());
       if (current.streamPosition() == null) {
-        return failed(
-            run,
-            state,
-            status,
-            "the published version records no stream position;"
-                + " the stream is read from the next full build on",
-            false);
+        return withoutPosition(run, state, changes, status);
       }
     } catch (IllegalArgumentException e) {
       return failed(
@@ -94,6 +88,26 @@ public final class StreamStep implements Step {
     status.setMalformedEvents(plus(status.getMalformedEvents(), batch.malformed()));
     run.report().stream(status);
     return Next.go(state.publishing(published.get().state()));
+  }
+
+  /**
+   * The published version records no position (published before {@code spec.changes}, or while the
+   * stream could not be read): once the stream answers, a full build starts it from a position
+   * consistent with a scan; until then the status says why not.
+   */
+  private static Next withoutPosition(
+      FilterRun run, RunState state, FilterChanges changes, StreamStatus status) {
+    try {
+      changes.startFor(run.now());
+    } catch (StreamException e) {
+      return failed(run, state, status, e.getMessage(), false);
+    }
+    return failed(
+        run,
+        state,
+        status,
+        "the published version records no stream position; a full build starts the stream",
+        true);
   }
 
   private static Next failed(

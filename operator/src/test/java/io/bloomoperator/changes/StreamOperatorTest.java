@@ -80,15 +80,11 @@ class StreamOperatorTest {
   }
 
   private static com.google.common.hash.BloomFilter<CharSequence> published(
-      KubernetesClient client, String ns) {
+      KubernetesClient client, String ns) throws Exception {
     Manifest manifest = manifest(client, ns, "products");
-    try {
-      return com.google.common.hash.BloomFilter.readFrom(
-          new ByteArrayInputStream(payload(client, ns, manifest)),
-          Funnels.stringFunnel(StandardCharsets.UTF_8));
-    } catch (java.io.IOException e) {
-      throw new java.io.UncheckedIOException(e);
-    }
+    return com.google.common.hash.BloomFilter.readFrom(
+        new ByteArrayInputStream(payload(client, ns, manifest)),
+        Funnels.stringFunnel(StandardCharsets.UTF_8));
   }
 
   private static Map<String, String> annotations(KubernetesClient client, String ns) {
