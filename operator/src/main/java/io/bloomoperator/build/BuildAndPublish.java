@@ -73,6 +73,9 @@ public final class BuildAndPublish {
   /** The payload each filter last published, so its next delta needs no read-back of the chain. */
   private final PublishedPayloads payloads;
 
+  /** The same for filters with a change stream, off the heap and for sure (not softly). */
+  private final io.bloomoperator.changes.HeldBits held;
+
   public BuildAndPublish(
       OperatorSettings settings, BuildMetrics metrics, OwnManifests ownManifests) {
     this.settings = settings;
@@ -90,6 +93,10 @@ public final class BuildAndPublish {
     this.reports = new PublishReports(metrics);
     this.sourceBuild = new SourceBuild(settings, metrics, buildWorkers, statusBudget);
     this.payloads = new PublishedPayloads(settings.snapshots().maxStoreBytes());
+    io.bloomoperator.changes.StreamLimits streams = settings.sources().streams();
+    this.held =
+        new io.bloomoperator.changes.HeldBits(
+            streams.heldDir(), streams.maxHeldBytes(), streams.maxHeldNamespaceBytes());
   }
 
   /** How every new version's writes are charged, publishes and republishes alike. */
@@ -188,7 +195,10 @@ public final class BuildAndPublish {
         BuildSlots.Slot slot = buildSlots.slot(ctx.namespace())) {
       long start = System.nanoTime();
       slot.reserve();
-      BloomFilterBits base = payloads.of(uid, current.manifest());
+      BloomFilterBits base = held.of(uid, current.manifest());
+      if (base == null) {
+        base = payloads.of(uid, current.manifest());
+      }
       if (base == null) {
         base = ctx.store().materialize(current.manifest());
       }
@@ -216,6 +226,17 @@ public final class BuildAndPublish {
           "the published version could not be read back to add the stream's keys to",
           e);
     }
+  }
+
+  /** Drops what is held for a filter that is gone. */
+  public void forget(String uid) {
+    payloads.forget(uid);
+    held.forget(uid);
+  }
+
+  /** Drops the stream payload of a filter that no longer has a change stream. */
+  public void forgetStream(String uid) {
+    held.forget(uid);
   }
 
   /**
@@ -340,6 +361,11 @@ public final class BuildAndPublish {
         && state.manifest() != null
         && state.manifest().sha256().equals(facts.sha256())) {
       payloads.published(uid, state.manifest(), built.bits());
+      if (ctx.changes() != null && written.canary() == null) {
+        held.hold(uid, ctx.namespace(), state.manifest(), built.bits());
+      }
+    } else {
+      held.forget(uid);
     }
     return new Published(plan, state, null, written.canary());
   }

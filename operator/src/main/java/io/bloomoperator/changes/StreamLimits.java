@@ -20,6 +20,11 @@ import java.util.Map;
  * @param streamsPerNamespace change streams open at once in one namespace
  *     (BLOOM_STREAMS_PER_NAMESPACE)
  * @param streams change streams open at once in the operator (BLOOM_MAX_STREAMS)
+ * @param heldDir where the published payloads of streamed filters are kept between publishes
+ *     (BLOOM_STREAM_DIR; default {@code stream-payloads} in the JVM's temporary directory, which
+ *     the installs mount as an {@code emptyDir})
+ * @param maxHeldBytes those payloads together at most (BLOOM_STREAM_HELD_BYTES)
+ * @param maxHeldNamespaceBytes one namespace's payloads at most (BLOOM_STREAM_NAMESPACE_HELD_BYTES)
  */
 public record StreamLimits(
     int maxTopicBatchBytes,
@@ -30,7 +35,10 @@ public record StreamLimits(
     Duration maxReadTime,
     Duration requestTimeout,
     int streamsPerNamespace,
-    int streams) {
+    int streams,
+    java.nio.file.Path heldDir,
+    long maxHeldBytes,
+    long maxHeldNamespaceBytes) {
 
   public static final int DEFAULT_MAX_TOPIC_BATCH_BYTES = 1024 * 1024 + 64;
 
@@ -42,7 +50,10 @@ public record StreamLimits(
         || maxPartitions < 1
         || maxPartitions > StreamPosition.MAX_PARTITIONS
         || streamsPerNamespace < 1
-        || streams < streamsPerNamespace) {
+        || streams < streamsPerNamespace
+        || heldDir == null
+        || maxHeldBytes < 0
+        || maxHeldNamespaceBytes < 0) {
       throw new IllegalArgumentException("stream limits out of range");
     }
   }
@@ -63,6 +74,13 @@ public record StreamLimits(
         Duration.ofMillis(500),
         Duration.ofSeconds(10),
         (int) EnvNumbers.positive(env, "BLOOM_STREAMS_PER_NAMESPACE", 4),
-        (int) EnvNumbers.positive(env, "BLOOM_MAX_STREAMS", 64));
+        (int) EnvNumbers.positive(env, "BLOOM_MAX_STREAMS", 64),
+        java.nio.file.Path.of(
+            env.getOrDefault(
+                "BLOOM_STREAM_DIR",
+                java.nio.file.Path.of(System.getProperty("java.io.tmpdir"), "stream-payloads")
+                    .toString())),
+        EnvNumbers.positiveOrZero(env, "BLOOM_STREAM_HELD_BYTES", 512L * 1024 * 1024),
+        EnvNumbers.positiveOrZero(env, "BLOOM_STREAM_NAMESPACE_HELD_BYTES", 256L * 1024 * 1024));
   }
 }

@@ -84,6 +84,7 @@ final class FilterRuns {
   void forget(BloomFilter filter) {
     ownWrites.forget(filter);
     changeStreams.close(filter.getMetadata().getUid());
+    act.forget(filter.getMetadata().getUid());
   }
 
   /** Who this replica is: the stamp on what it writes, and the fence of its writes. */
@@ -191,6 +192,7 @@ final class FilterRuns {
       BloomFilter filter, ResolvedSpec spec, StatusReport report, EventRecorder events) {
     if (filter.getSpec().getChanges() == null && report.draft().stream() != null) {
       report.draft().stream(null);
+      act.forgetStream(filter.getMetadata().getUid());
     }
     try {
       return changeStreams.of(filter, spec.keyType());

@@ -57,7 +57,10 @@ class ChangeStreamsTest {
             defaults.maxReadTime(),
             defaults.requestTimeout(),
             perNamespace,
-            total);
+            total,
+            defaults.heldDir(),
+            defaults.maxHeldBytes(),
+            defaults.maxHeldNamespaceBytes());
     return new ChangeStreams(
         limits,
         (spec, keyType, clientId) -> {
