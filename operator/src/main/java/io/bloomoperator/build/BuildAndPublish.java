@@ -144,7 +144,7 @@ public final class BuildAndPublish {
     String source = ctx.source().description();
     events.started(source, routine);
     // Taken before the scan: the stream resumes from there, so nothing between is missed.
-    String position = StreamPublish.startPosition(ctx);
+    String position = StreamPublish.startPosition(ctx, metrics);
     // The slot is taken inside the build, once the source delivers keys, and held until the
     // publish is done: the bit array lives that long.
     try (NamespaceBuilds.Entry entry = place.get();

@@ -25,13 +25,14 @@ final class StreamPublish {
    * filter has no stream or the stream cannot say: the version is then published without one and
    * the stream waits for the next full build (said in an event).
    */
-  static String startPosition(FilterRun ctx) {
+  static String startPosition(FilterRun ctx, io.bloomoperator.metrics.BuildMetrics metrics) {
     if (ctx.changes() == null) {
       return null;
     }
     try {
       return ctx.changes().startFor(ctx.now()).text();
     } catch (StreamException e) {
+      metrics.streamFailed(e.tag());
       LOG.warn(
           "{}/{}: change stream position not known before the build: {}",
           ctx.namespace(),

@@ -5,6 +5,7 @@ import io.bloomoperator.changes.ChangeStream;
 import io.bloomoperator.changes.FilterChanges;
 import io.bloomoperator.changes.StreamException;
 import io.bloomoperator.changes.StreamPosition;
+import io.bloomoperator.metrics.BuildMetrics;
 import io.bloomoperator.publish.PublishException;
 import io.bloomoperator.publish.PublishedSnapshot;
 import io.bloomoperator.run.Decision;
@@ -12,6 +13,7 @@ import io.bloomoperator.run.FilterRun;
 import io.bloomoperator.run.RunState;
 import io.bloomoperator.run.Step;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Objects;
 import java.util.Optional;
 
@@ -28,9 +30,11 @@ import java.util.Optional;
 public final class StreamStep implements Step {
 
   private final BuildAndPublish act;
+  private final BuildMetrics metrics;
 
-  public StreamStep(BuildAndPublish act) {
+  public StreamStep(BuildAndPublish act, BuildMetrics metrics) {
     this.act = act;
+    this.metrics = metrics;
   }
 
   @Override
@@ -63,11 +67,14 @@ public final class StreamStep implements Step {
     try {
       batch = changes.read(from);
     } catch (StreamException e) {
+      metrics.streamFailed(e.tag());
+      metrics.streamLag(run.filter(), null);
       return failed(
           run, state, status, e.getMessage(), e.kind() == StreamException.Kind.POSITION_LOST);
     }
     status.setMessage(null);
     status.setLag(batch.lag() >= 0 ? batch.lag() : null);
+    metrics.streamLag(run.filter(), status.getLag());
     if (batch.next().equals(from)) {
       status.setPosition(from.text());
       run.report().stream(status);
@@ -81,6 +88,8 @@ public final class StreamStep implements Step {
       run.report().stream(status);
       return Next.go(state); // the namespace's builds are running; read again next time
     }
+    metrics.streamPublished(
+        batch.adds().size(), batch.deletes(), batch.malformed(), batch.oldest(), Instant.now());
     status.setPosition(batch.next().text());
     status.setLastDeltaAt(run.now().toString());
     status.setAddsApplied(plus(status.getAddsApplied(), batch.adds().size()));
@@ -95,11 +104,12 @@ public final class StreamStep implements Step {
    * stream could not be read): once the stream answers, a full build starts it from a position
    * consistent with a scan; until then the status says why not.
    */
-  private static Next withoutPosition(
+  private Next withoutPosition(
       FilterRun run, RunState state, FilterChanges changes, StreamStatus status) {
     try {
       changes.startFor(run.now());
     } catch (StreamException e) {
+      metrics.streamFailed(e.tag());
       return failed(run, state, status, e.getMessage(), false);
     }
     return failed(

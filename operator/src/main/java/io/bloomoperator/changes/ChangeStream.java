@@ -37,8 +37,16 @@ public interface ChangeStream extends AutoCloseable {
    * @param malformed events that were not of the configured format
    * @param next the position after the last event read
    * @param lag events known to be in the stream after {@code next} (-1: not known yet)
+   * @param oldest the time of the oldest event read, as the stream recorded it (its producer's
+   *     clock); null when none was read or none has a time
    */
-  record Batch(List<String> adds, long deletes, long malformed, StreamPosition next, long lag) {
+  record Batch(
+      List<String> adds,
+      long deletes,
+      long malformed,
+      StreamPosition next,
+      long lag,
+      Instant oldest) {
 
     /** Whether anything was read. */
     public boolean empty() {

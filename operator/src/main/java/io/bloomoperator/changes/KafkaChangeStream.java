@@ -174,12 +174,16 @@ public final class KafkaChangeStream implements ChangeStream {
           long deletes = 0;
           long malformed = 0;
           long bytes = 0;
+          long oldest = Long.MAX_VALUE;
           long deadline = System.nanoTime() + limits.maxReadTime().toNanos();
           do {
             long left = Math.max(0, deadline - System.nanoTime());
             ConsumerRecords<byte[], byte[]> records =
                 consumer.poll(Duration.ofNanos(Math.min(left, TimeUnit.MILLISECONDS.toNanos(200))));
             for (ConsumerRecord<byte[], byte[]> record : records) {
+              if (record.timestamp() > 0) {
+                oldest = Math.min(oldest, record.timestamp());
+              }
               EventFormat.Event event = format.read(record.value());
               if (event instanceof EventFormat.Event.Add add) {
                 adds.add(add.key());
@@ -202,7 +206,13 @@ public final class KafkaChangeStream implements ChangeStream {
             lag = lag < 0 || behind.isEmpty() ? -1 : lag + behind.getAsLong();
           }
           at = new StreamPosition(next);
-          return new Batch(List.copyOf(adds), deletes, malformed, at, lag);
+          return new Batch(
+              List.copyOf(adds),
+              deletes,
+              malformed,
+              at,
+              lag,
+              oldest == Long.MAX_VALUE ? null : Instant.ofEpochMilli(oldest));
         });
   }
 

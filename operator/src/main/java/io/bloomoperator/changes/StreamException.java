@@ -31,4 +31,11 @@ public final class StreamException extends Exception {
   public Kind kind() {
     return kind;
   }
+
+  /**
+   * The kind as a metric tag value: {@code refused}, {@code position_lost}, {@code unavailable}.
+   */
+  public String tag() {
+    return kind.name().toLowerCase(java.util.Locale.ROOT);
+  }
 }

@@ -40,6 +40,10 @@ public final class BuildMetrics {
   private final Counter etcdWritten;
   private final Counter buildCrashes;
   private final Timer rolloutDuration;
+  private final Timer streamDelay;
+  private final Counter streamAdds;
+  private final Counter streamDeletes;
+  private final Counter streamMalformed;
   private final Map<String, FilterGauges> filters = new ConcurrentHashMap<>();
   private final Set<String> deletedUids =
       Collections.synchronizedSet(
@@ -68,6 +72,46 @@ public final class BuildMetrics {
                 MetricCatalogue.durationBuckets(MetricCatalogue.ROLLOUT_DURATION)
                     .toArray(Duration[]::new))
             .register(registry);
+    // The change-stream meters, at start too: a scrape shows them before any filter has a stream.
+    this.streamDelay =
+        Timer.builder(MetricCatalogue.STREAM_PUBLISH_DELAY.name())
+            .description(MetricCatalogue.STREAM_PUBLISH_DELAY.meaning())
+            .serviceLevelObjectives(
+                MetricCatalogue.durationBuckets(MetricCatalogue.STREAM_PUBLISH_DELAY)
+                    .toArray(Duration[]::new))
+            .register(registry);
+    this.streamAdds =
+        counter(MetricCatalogue.STREAM_EVENTS, Tags.of(MetricCatalogue.TAG_KIND, "add"));
+    this.streamDeletes =
+        counter(MetricCatalogue.STREAM_EVENTS, Tags.of(MetricCatalogue.TAG_KIND, "delete"));
+    this.streamMalformed =
+        counter(MetricCatalogue.STREAM_EVENTS, Tags.of(MetricCatalogue.TAG_KIND, "malformed"));
+  }
+
+  /**
+   * A stream delta of {@code filter} published: its events, and the delay from its oldest event
+   * (null: not known) to {@code now}.
+   */
+  public void streamPublished(
+      long adds, long deletes, long malformed, Instant oldestEvent, Instant now) {
+    streamAdds.increment(adds);
+    streamDeletes.increment(deletes);
+    streamMalformed.increment(malformed);
+    if (oldestEvent != null) {
+      // A producer's clock may run ahead: never a negative delay.
+      Duration delay = Duration.between(oldestEvent, now);
+      streamDelay.record(delay.isNegative() ? Duration.ZERO : delay);
+    }
+  }
+
+  /** A stream read of {@code filter} that failed, by its kind (a fixed set of values). */
+  public void streamFailed(String kind) {
+    counter(MetricCatalogue.STREAM_FAILURES, Tags.of(MetricCatalogue.TAG_KIND, kind)).increment();
+  }
+
+  /** The lag of {@code filter}'s stream after its last read; null: it has none (or not known). */
+  public void streamLag(BloomFilter filter, Long lag) {
+    gauges(filter).set(MetricCatalogue.FILTER_STREAM_LAG, lag == null ? null : lag.doubleValue());
   }
 
   /** Metrics that go nowhere, for tests and embedded use. */

@@ -25,6 +25,9 @@ public final class MetricCatalogue {
   /** Tag: the BloomFilter's name. */
   public static final String TAG_FILTER = "filter";
 
+  /** Tag: what a change-stream event or failure was (a fixed set of values). */
+  public static final String TAG_KIND = "kind";
+
   public static final Metric BUILD_DURATION =
       new Metric(
           "bloom.build.duration",
@@ -216,6 +219,41 @@ public final class MetricCatalogue {
           List.of(TAG_NAMESPACE, TAG_FILTER),
           "readers failing to load a newer version than the one they serve");
 
+  public static final Metric STREAM_EVENTS =
+      new Metric(
+          "bloom.stream.events",
+          Metric.Type.COUNTER,
+          null,
+          List.of(TAG_KIND),
+          "change-stream events published, by kind: add, delete (applied by the next full build),"
+              + " malformed");
+
+  public static final Metric STREAM_FAILURES =
+      new Metric(
+          "bloom.stream.failures",
+          Metric.Type.COUNTER,
+          null,
+          List.of(TAG_KIND),
+          "change-stream reads that failed, by kind: refused (spec, topic or egress),"
+              + " position_lost (a full build follows), unavailable");
+
+  public static final Metric STREAM_PUBLISH_DELAY =
+      new Metric(
+          "bloom.stream.publish.delay",
+          Metric.Type.HISTOGRAM,
+          null,
+          List.of(),
+          "time from the oldest event of a published stream delta (its record timestamp) to the"
+              + " delta's publish");
+
+  public static final Metric FILTER_STREAM_LAG =
+      new Metric(
+          "bloom.filter.stream.lag",
+          Metric.Type.GAUGE,
+          null,
+          List.of(TAG_NAMESPACE, TAG_FILTER),
+          "events in the filter's change stream after its last read (status.stream.lag)");
+
   /**
    * Bucket bounds of {@link #BUILD_DURATION}: from an inline list (well under a second) to a build
    * stopped by {@code BLOOM_MAX_BUILD_TIME} (15 minutes by default).
@@ -230,6 +268,10 @@ public final class MetricCatalogue {
   /** Bucket bounds of {@link #ROLLOUT_DURATION}: a swap within a second to a stalled hour. */
   private static final List<Duration> ROLLOUT_BUCKETS =
       seconds(1, 2.5, 5, 10, 30, 60, 120, 300, 900, 3600);
+
+  /** Bucket bounds of {@link #STREAM_PUBLISH_DELAY}: the 2 s freshness goal is a bound. */
+  private static final List<Duration> STREAM_DELAY_BUCKETS =
+      seconds(0.25, 0.5, 1, 2, 3, 5, 10, 30, 60, 300);
 
   private MetricCatalogue() {}
 
@@ -246,6 +288,9 @@ public final class MetricCatalogue {
     }
     if (metric.equals(ROLLOUT_DURATION)) {
       return ROLLOUT_BUCKETS;
+    }
+    if (metric.equals(STREAM_PUBLISH_DELAY)) {
+      return STREAM_DELAY_BUCKETS;
     }
     throw new IllegalArgumentException(metric.name() + " is not a histogram");
   }
@@ -280,6 +325,10 @@ public final class MetricCatalogue {
         FILTER_READERS,
         FILTER_READERS_CURRENT,
         FILTER_READERS_STALE,
-        FILTER_READERS_FAILING);
+        FILTER_READERS_FAILING,
+        STREAM_EVENTS,
+        STREAM_FAILURES,
+        STREAM_PUBLISH_DELAY,
+        FILTER_STREAM_LAG);
   }
 }

@@ -138,7 +138,7 @@ final class FilterRuns {
     List<Step> steps = new ArrayList<>();
     steps.add(new ObserveStep(ownManifests, fence, backends, settings.publishing().minInterval()));
     steps.addAll(Rollout.steps(republish, ownManifests, rollouts, readers.statusInterval()));
-    steps.add(new StreamStep(act));
+    steps.add(new StreamStep(act, metrics));
     steps.add(new BuildStep(act, ownManifests, readers.statusInterval()));
     return new Pipeline(steps);
   }
@@ -193,10 +193,12 @@ final class FilterRuns {
     if (filter.getSpec().getChanges() == null && report.draft().stream() != null) {
       report.draft().stream(null);
       act.forgetStream(filter.getMetadata().getUid());
+      metrics.streamLag(filter, null);
     }
     try {
       return changeStreams.of(filter, spec.keyType());
     } catch (StreamException e) {
+      metrics.streamFailed(e.tag());
       StreamStatus status = new StreamStatus();
       StreamStatus was = report.draft().stream();
       if (was == null || !e.getMessage().equals(was.getMessage())) {

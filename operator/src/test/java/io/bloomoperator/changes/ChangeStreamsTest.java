@@ -34,7 +34,7 @@ class ChangeStreamsTest {
 
     @Override
     public Batch read(StreamPosition from) {
-      return new Batch(List.of(), 0, 0, from, 0);
+      return new Batch(List.of(), 0, 0, from, 0, null);
     }
 
     @Override

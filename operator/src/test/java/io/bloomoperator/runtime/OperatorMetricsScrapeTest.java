@@ -14,9 +14,12 @@ import io.bloomoperator.metrics.Metric;
 import io.bloomoperator.metrics.MetricCatalogue;
 import io.bloomoperator.settings.OperatorSettings;
 import io.bloomoperator.snapshot.SnapshotNames;
+import io.bloomoperator.source.EgressPolicy;
+import io.bloomoperator.source.HttpSourceSettings;
 import io.bloomoperator.testing.RealKubernetes;
 import io.bloomoperator.testing.TestNamespace;
 import io.bloomoperator.testing.operator.ReaderPods;
+import io.bloomoperator.testing.servers.KafkaServer;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.javaoperatorsdk.operator.Operator;
@@ -53,7 +56,11 @@ class OperatorMetricsScrapeTest {
     Operator operator =
         OperatorMain.start(
             client,
-            OperatorSettings.defaults(),
+            // The egress policy admits 127.0.0.1 for the test's Kafka broker (change streams).
+            OperatorSettings.builder()
+                .http(
+                    HttpSourceSettings.defaults().withEgress(EgressPolicy.of("127.0.0.1/32", null)))
+                .build(),
             registry,
             new RuntimeOptions(0, false, null, "metrics-test", false, Set.of(ns.name())));
     try (HealthServer health = HealthServer.start(0, operator, registry, () -> false)) {
@@ -76,10 +83,35 @@ class OperatorMetricsScrapeTest {
                   .build())
           .create();
       filter(client, ns, "taken", "inline: [" + SOURCE_MARKER + "-3]");
+      // A change stream that publishes, and one the operator refuses (a topic of huge batches).
+      KafkaServer kafka = KafkaServer.shared();
+      String topic = "ids-" + ns.name();
+      kafka.createTopic(topic, 1, Map.of());
+      kafka.produce(topic, List.of(SOURCE_MARKER + "-streamed"));
+      streamed(client, ns, "streamed", kafka, topic);
+      String huge = "huge-" + ns.name();
+      kafka.createTopic(huge, 1, Map.of("max.message.bytes", Integer.toString(64 << 20)));
+      streamed(client, ns, "refused", kafka, huge);
 
       awaitStatus(client, ns.name(), "good", f -> ready(f, "True", Reasons.PUBLISHED));
       awaitStatus(client, ns.name(), "missing", f -> ready(f, "False", Reasons.SOURCE_NOT_FOUND));
       awaitStatus(client, ns.name(), "taken", f -> ready(f, "False", Reasons.NAME_CONFLICT));
+      awaitStatus(
+          client,
+          ns.name(),
+          "streamed",
+          f ->
+              f.getStatus() != null
+                  && f.getStatus().getStream() != null
+                  && f.getStatus().getStream().getLastDeltaAt() != null);
+      awaitStatus(
+          client,
+          ns.name(),
+          "refused",
+          f ->
+              f.getStatus() != null
+                  && f.getStatus().getStream() != null
+                  && f.getStatus().getStream().getMessage() != null);
 
       // One reader reports serving the published version of "good" (docs/reader-protocol.md).
       long goodVersion =
@@ -105,6 +137,14 @@ class OperatorMetricsScrapeTest {
                       s.contains("bloom_filter_ready{" + filterTags(ns, "missing") + "} 0.0")
                           && s.contains("bloom_filter_readers_current{" + good + "} 1.0"));
 
+      long streamedVersion =
+          client
+              .resources(BloomFilter.class)
+              .inNamespace(ns.name())
+              .withName("streamed")
+              .get()
+              .getStatus()
+              .getVersion();
       for (Metric metric : MetricCatalogue.all()) {
         for (String series : metric.seriesNames()) {
           assertThat(scrape)
@@ -113,6 +153,10 @@ class OperatorMetricsScrapeTest {
         }
       }
       assertThat(scrape)
+          .contains("bloom_filter_stream_lag{" + filterTags(ns, "streamed") + "} 0.0")
+          .containsPattern("(?m)^bloom_stream_events_total\\{kind=\"add\"} [1-9]")
+          .containsPattern("(?m)^bloom_stream_failures_total\\{kind=\"refused\"} [1-9]")
+          .containsPattern("(?m)^bloom_stream_publish_delay_seconds_count [1-9]")
           .contains("bloom_filter_ready{" + good + "} 1.0")
           .contains("bloom_filter_ready{" + filterTags(ns, "taken") + "} 0.0")
           .contains("bloom_filter_snapshot_version{" + good + "} 1.0")
@@ -124,7 +168,9 @@ class OperatorMetricsScrapeTest {
           .contains("bloom_failures_total{reason=\"NameConflict\"}")
           .containsPattern("(?m)^bloom_build_keys_sum [1-9]")
           .containsPattern("(?m)^bloom_snapshot_bytes_sum [1-9]")
-          .containsPattern("(?m)^bloom_published_total 1\\.0$")
+          // good, refused (a full build each) and every version of streamed (its build and the
+          // delta of the one event): the others never published.
+          .containsPattern("(?m)^bloom_published_total " + (2 + streamedVersion) + "\\.0$")
           .doesNotContain(SOURCE_MARKER);
       assertThat(scrape)
           .as("inline keys have no refresh interval")
@@ -150,6 +196,25 @@ class OperatorMetricsScrapeTest {
   private static String filterTags(TestNamespace ns, String name) {
     // Prometheus text lists labels by name.
     return "filter=\"" + name + "\",namespace=\"" + ns.name() + "\"";
+  }
+
+  private static void streamed(
+      KubernetesClient client, TestNamespace ns, String name, KafkaServer kafka, String topic) {
+    apply(
+        client,
+        ns.name(),
+        """
+        apiVersion: bloomoperator.io/v1alpha1
+        kind: BloomFilter
+        metadata: {name: %s}
+        spec:
+          falsePositiveRate: 0.01
+          source: {inline: [a]}
+          changes:
+            publishEvery: 1s
+            kafka: {bootstrapServers: ["%s"], topic: %s}
+        """
+            .formatted(name, kafka.bootstrap(), topic));
   }
 
   private static void filter(
