@@ -65,21 +65,9 @@ public final class BuildMetrics {
     // Registered at start, so a scrape shows 0 before the first crash (alerts see the series).
     this.buildCrashes = counter(MetricCatalogue.BUILD_CRASHES, Tags.empty());
     // Operator-wide (one series set, however many filters), registered at start like the above.
-    this.rolloutDuration =
-        Timer.builder(MetricCatalogue.ROLLOUT_DURATION.name())
-            .description(MetricCatalogue.ROLLOUT_DURATION.meaning())
-            .serviceLevelObjectives(
-                MetricCatalogue.durationBuckets(MetricCatalogue.ROLLOUT_DURATION)
-                    .toArray(Duration[]::new))
-            .register(registry);
+    this.rolloutDuration = histogram(MetricCatalogue.ROLLOUT_DURATION);
     // The change-stream meters, at start too: a scrape shows them before any filter has a stream.
-    this.streamDelay =
-        Timer.builder(MetricCatalogue.STREAM_PUBLISH_DELAY.name())
-            .description(MetricCatalogue.STREAM_PUBLISH_DELAY.meaning())
-            .serviceLevelObjectives(
-                MetricCatalogue.durationBuckets(MetricCatalogue.STREAM_PUBLISH_DELAY)
-                    .toArray(Duration[]::new))
-            .register(registry);
+    this.streamDelay = histogram(MetricCatalogue.STREAM_PUBLISH_DELAY);
     this.streamAdds =
         counter(MetricCatalogue.STREAM_EVENTS, Tags.of(MetricCatalogue.TAG_KIND, "add"));
     this.streamDeletes =
@@ -257,6 +245,14 @@ public final class BuildMetrics {
     return DistributionSummary.builder(m.name())
         .baseUnit(m.unit())
         .description(m.meaning())
+        .register(registry);
+  }
+
+  /** An operator-wide histogram with the catalogue's buckets. */
+  private Timer histogram(Metric m) {
+    return Timer.builder(m.name())
+        .description(m.meaning())
+        .serviceLevelObjectives(MetricCatalogue.durationBuckets(m).toArray(Duration[]::new))
         .register(registry);
   }
 
