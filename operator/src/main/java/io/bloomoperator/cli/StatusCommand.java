@@ -205,8 +205,45 @@ final class StatusCommand implements Callable<Integer> {
               ? "requested (" + requested + "), not acted on yet"
               : "last request (" + requested + ") acted on");
     }
+    stream(out, status);
     rollout(out, status);
     out.flush();
+  }
+
+  /** Where the change stream stands (status.stream, spec.changes). */
+  private static void stream(PrintWriter out, BloomFilterStatus status) {
+    io.bloomoperator.api.StreamStatus stream = status.getStream();
+    if (stream == null) {
+      return;
+    }
+    if (stream.getMessage() != null) {
+      line(out, "Stream:", "not read: " + stream.getMessage());
+    } else {
+      line(
+          out,
+          "Stream:",
+          "at "
+              + orNone(stream.getPosition())
+              + (stream.getLag() == null ? "" : ", " + stream.getLag() + " events behind")
+              + (stream.getLastDeltaAt() == null
+                  ? ", no delta yet"
+                  : ", last delta " + stream.getLastDeltaAt()));
+    }
+    if (stream.getAddsApplied() != null || stream.getDeletionsPending() != null) {
+      line(
+          out,
+          "Since build:",
+          orZero(stream.getAddsApplied())
+              + " adds published, "
+              + orZero(stream.getDeletionsPending())
+              + " deletes pending the next full build, "
+              + orZero(stream.getMalformedEvents())
+              + " malformed events");
+    }
+  }
+
+  private static long orZero(Long value) {
+    return value == null ? 0 : value;
   }
 
   /** What the rollout controls hold, pin and retain (spec.rollout, spec.snapshot.keepVersions). */
