@@ -20,6 +20,9 @@ import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.Watch;
+import io.fabric8.kubernetes.client.Watcher;
+import io.fabric8.kubernetes.client.WatcherException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -116,7 +119,8 @@ class StreamKillFaultTest {
       try (Producer producer = new Producer(kafka.bootstrap(), topic, rate);
           SnapshotChecker checker =
               new SnapshotChecker(client, namespace, List.of(FILTER), RETAIN);
-          Readers readers = new Readers(cluster, namespace, readerCount)) {
+          Readers readers = new Readers(cluster, namespace, readerCount);
+          ChunkWatch chunks = new ChunkWatch(client, namespace)) {
         checker.start();
         producer.start();
         int restarted = 0;
@@ -129,8 +133,9 @@ class StreamKillFaultTest {
             operator.start();
             operator.awaitStarted(Duration.ofSeconds(90));
           }
-          // Each kill lands while the stream is being published: a random instant after this
-          // incarnation's first delta, so across the run it hits every phase of the publish cycle.
+          // Each kill lands while the stream is being published: after this incarnation's first
+          // delta, at a random instant (every phase of the publish cycle) or right after a delta's
+          // first chunk was written.
           long started = System.nanoTime();
           if (awaitNewVersion(client, namespace, DELTA_WITHIN)) {
             firstDeltaMs.add((System.nanoTime() - started) / 1_000_000);
@@ -154,7 +159,16 @@ class StreamKillFaultTest {
                 "stream-kill: broker restarted (down %d ms) during incarnation %d%n",
                 (back - down) / 1_000_000, kill);
           }
-          Thread.sleep(1_000 + random.nextLong(3_001));
+          if (kill % 2 == 0) {
+            // Every other kill waits for a delta's first chunk and kills before its manifest.
+            long published = SnapshotFixtures.manifest(client, namespace, FILTER).version();
+            long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+            while (chunks.highest.get() <= published && System.nanoTime() < deadline) {
+              Thread.sleep(1);
+            }
+          } else {
+            Thread.sleep(1_000 + random.nextLong(3_001));
+          }
           operator.kill();
           if (UnpublishedChunks.count(client, namespace, List.of(FILTER)) > 0) {
             midPublish++;
@@ -242,6 +256,7 @@ class StreamKillFaultTest {
         }
         assertThat(acknowledged).hasSizeGreaterThan(rate * kills);
         assertThat(checker.violations()).isEmpty();
+        assertThat(midPublish).as("kills that landed mid-publish").isPositive();
         assertThat(quiet).as("operators that published no delta within %s", DELTA_WITHIN).isEmpty();
         assertThat(lostPublished)
             .as("acknowledged keys missing from the published filter")
@@ -423,6 +438,39 @@ class StreamKillFaultTest {
       running.set(false);
       thread.join(10_000);
       producer.close(Duration.ofSeconds(10));
+    }
+  }
+
+  /** The highest version of which a chunk ConfigMap was created, as a watch reports it. */
+  private static final class ChunkWatch implements AutoCloseable {
+    private final AtomicLong highest = new AtomicLong();
+    private final Watch watch;
+
+    ChunkWatch(KubernetesClient client, String namespace) {
+      watch =
+          client
+              .configMaps()
+              .inNamespace(namespace)
+              .withLabelSelector(SnapshotNames.chunkSelector(FILTER))
+              .watch(
+                  new Watcher<>() {
+                    @Override
+                    public void eventReceived(Action action, ConfigMap chunk) {
+                      if (action == Action.ADDED) {
+                        String version =
+                            chunk.getMetadata().getLabels().get(SnapshotNames.LABEL_VERSION);
+                        highest.accumulateAndGet(Long.parseLong(version), Math::max);
+                      }
+                    }
+
+                    @Override
+                    public void onClose(WatcherException cause) {}
+                  });
+    }
+
+    @Override
+    public void close() {
+      watch.close();
     }
   }
 
