@@ -1,5 +1,7 @@
 package io.bloomoperator.watch;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Objects;
@@ -17,11 +19,23 @@ import java.util.function.LongSupplier;
  * version answers "maybe present" for it (it arrived) or because it is older than the TTL (it never
  * arrived: counted in {@link #expired()}). Adding a key again restarts its TTL.
  *
+ * <p><b>Lookups.</b> A lookup that finds the overlay empty pays one volatile read. Otherwise it
+ * first tests one bit of a presence bitset (8 bits per possible entry, one hash): only keys whose
+ * bit is set, all held keys and about {@code held / (8 * maxEntries)} of the others, probe the hash
+ * table, so lookups of keys not held mostly pay one read of a small array instead of a probe that
+ * misses the caches.
+ *
  * <p><b>Concurrency.</b> {@link #size} is raised before a key is put and lowered only after it was
- * removed, so {@link #mightHold} never misses a key whose add returned, and a lookup that sees the
- * overlay empty pays one volatile read. Entries are removed only after the version that made them
- * redundant was installed: a lookup that misses a removed key then finds that version (or a later
- * one) by reading the served snapshot again (see {@link LiveBloomFilter#mightContain}).
+ * removed, and an add sets the key's bit before it returns, so {@link #mightHold} never misses a
+ * key whose add returned. Bits are not cleared one by one (another held key may share one): after a
+ * sweep removed keys, the watcher thread announces a new bitset ({@code rebuilding}), sets the bits
+ * of the keys held in it, and only then publishes it. An add sets its bit in the published bitset,
+ * then in the announced one if any, then starts again if the published one changed meanwhile: a key
+ * put before the announcement is in the watcher's pass; a key put after sees the announcement, or,
+ * if that is already over, the new published bitset. Entries are removed only after the version
+ * that made them redundant was installed: a lookup that misses a removed key then finds that
+ * version (or a later one) by reading the served snapshot again (see {@link
+ * LiveBloomFilter#mightContain}).
  *
  * <p><b>Memory.</b> Per entry, a {@link ConcurrentHashMap} node (32 bytes), its share of the table,
  * the boxed time it was added (16 bytes) and the key itself, which the overlay keeps: a Long is 16
@@ -30,7 +44,8 @@ import java.util.function.LongSupplier;
  * 66 bytes for the entry without its key, so about 130 bytes with a 36-character UUID string and 85
  * with a Long: 100,000 held UUIDs take about 13 MB. The worst case, every key at the key-length
  * bound and outside Latin-1, is about {@code maxEntries * (110 + 2 * maxKeyLength)} bytes (62 MB
- * with the defaults, 36 MB for Latin-1 keys).
+ * with the defaults, 36 MB for Latin-1 keys). The presence bitset adds about a byte per possible
+ * entry (128 KB for 100,000; 2 MB at most), allocated at the first add.
  */
 final class LocalAdds<K> implements BloomFilterListener {
 
@@ -40,8 +55,13 @@ final class LocalAdds<K> implements BloomFilterListener {
   private final int maxKeyLength;
   private final LongSupplier nanoTime;
 
+  private static final VarHandle WORDS = MethodHandles.arrayElementVarHandle(long[].class);
+
   private final ConcurrentHashMap<K, Long> addedAt = new ConcurrentHashMap<>();
   private final AtomicInteger size = new AtomicInteger();
+  private final int presenceShift; // 64 - log2(bits of the presence bitset)
+  private volatile long[] presence; // null until the first add; replaced by rebuildPresence only
+  private volatile long[] rebuilding; // the bitset rebuildPresence fills before publishing it
   private final LongAdder refused = new LongAdder();
   private final LongAdder expired = new LongAdder();
   private final LongAdder arrived = new LongAdder();
@@ -73,6 +93,10 @@ final class LocalAdds<K> implements BloomFilterListener {
     this.ttlNanos = ttl.toNanos();
     this.maxKeyLength = maxKeyLength;
     this.nanoTime = Objects.requireNonNull(nanoTime, "nanoTime");
+    // 8 bits per possible entry, rounded up to a power of two (one word at least, 2 MB at most):
+    // about 1/8 of the keys not held pass the bitset when the overlay is full.
+    long bits = Math.min(1L << 24, Long.highestOneBit(Math.max(64L, 8L * maxEntries) - 1) << 1);
+    this.presenceShift = 64 - Long.numberOfTrailingZeros(bits);
   }
 
   /** The source whose served snapshot each sweep checks; called once, before it starts. */
@@ -108,6 +132,7 @@ final class LocalAdds<K> implements BloomFilterListener {
     Long now = nanoTime.getAsLong();
     // A key already held only gets a new time: it takes no second slot.
     if (addedAt.replace(key, now) != null) {
+      setPresent(key);
       return true;
     }
     if (!reserveSlot()) {
@@ -117,7 +142,41 @@ final class LocalAdds<K> implements BloomFilterListener {
     if (addedAt.put(key, now) != null) {
       size.decrementAndGet(); // another thread added the same key meanwhile: one slot is enough
     }
+    setPresent(key);
     return true;
+  }
+
+  /** Sets the key's bit in the published bitset, again in a newer one if it was replaced. */
+  private void setPresent(K key) {
+    long[] words = presence;
+    if (words == null) {
+      words = allocatePresence();
+    }
+    int bit = presenceBit(key);
+    while (true) {
+      WORDS.getAndBitwiseOr(words, bit >>> 6, 1L << bit);
+      long[] next = rebuilding;
+      if (next != null) {
+        WORDS.getAndBitwiseOr(next, bit >>> 6, 1L << bit);
+      }
+      long[] now = presence;
+      if (now == words) {
+        return;
+      }
+      words = now; // rebuilt meanwhile: the announcement may have been missed
+    }
+  }
+
+  private synchronized long[] allocatePresence() {
+    if (presence == null) {
+      presence = new long[1 << (64 - presenceShift - 6)];
+    }
+    return presence;
+  }
+
+  /** The key's bit in the presence bitset: its hash code, mixed (Fibonacci hashing). */
+  private int presenceBit(K key) {
+    return (int) ((key.hashCode() * 0x9E3779B97F4A7C15L) >>> presenceShift);
   }
 
   /** Raises {@link #size} unless the bound is reached. */
@@ -155,9 +214,22 @@ final class LocalAdds<K> implements BloomFilterListener {
     }
   }
 
-  /** Whether {@code key} is held; allocation-free, and one volatile read when nothing is held. */
+  /**
+   * Whether {@code key} is held: allocation-free, one volatile read when nothing is held, and one
+   * bit of the presence bitset for most keys that are not.
+   */
   boolean mightHold(K key) {
-    return size.get() != 0 && addedAt.containsKey(key);
+    if (size.get() == 0) {
+      return false;
+    }
+    long[] words = presence; // null only while the very first add is under way
+    if (words != null) {
+      int bit = presenceBit(key);
+      if (((long) WORDS.getAcquire(words, bit >>> 6) & (1L << bit)) == 0) {
+        return false;
+      }
+    }
+    return addedAt.containsKey(key);
   }
 
   /** Whether nothing is held (a batch lookup then skips the overlay). */
@@ -175,6 +247,7 @@ final class LocalAdds<K> implements BloomFilterListener {
       return;
     }
     long now = nanoTime.getAsLong();
+    boolean removed = false;
     for (Map.Entry<K, Long> entry : addedAt.entrySet()) {
       K key = entry.getKey();
       Long added = entry.getValue();
@@ -182,13 +255,38 @@ final class LocalAdds<K> implements BloomFilterListener {
         if (addedAt.remove(key) != null) {
           size.decrementAndGet();
           arrived.increment();
+          removed = true;
         }
       } else if (now - added >= ttlNanos && addedAt.remove(key, added)) {
         // remove(key, added): a key added again meanwhile keeps its new time.
         size.decrementAndGet();
         expired.increment();
+        removed = true;
       }
     }
+    if (removed) {
+      rebuildPresence();
+    }
+  }
+
+  /**
+   * Replaces the bitset by one holding only the keys held now, so bits of dropped keys stop sending
+   * lookups to the hash table. Watcher thread only (it alone removes keys); see the class comment
+   * for why adds racing this lose no bit.
+   */
+  private void rebuildPresence() {
+    long[] old = presence;
+    if (old == null) {
+      return;
+    }
+    long[] fresh = new long[old.length];
+    rebuilding = fresh; // from now on adds set their bits here too
+    for (K key : addedAt.keySet()) {
+      int bit = presenceBit(key);
+      WORDS.getAndBitwiseOr(fresh, bit >>> 6, 1L << bit);
+    }
+    presence = fresh;
+    rebuilding = null;
   }
 
   /** Keys held now. */
