@@ -231,10 +231,12 @@ public final class LiveBloomFilter<K> implements AutoCloseable {
    * the key object itself), so 100,000 held UUIDs take about 13 MB; at most about {@code maxEntries
    * * (110 + 2 * maxKeyLength)} bytes.
    *
-   * <p>Thread-safe and lock-free: any number of threads may add while others look up. Lookups of
-   * keys not held pay one volatile read while the overlay is empty, and one hash-table probe
-   * otherwise, only on "absent" answers; a lookup of a held key that the served bits answer
-   * "absent" for is counted as a "maybe present" answer ({@link #maybePresent()}).
+   * <p>Thread-safe and lock-free: any number of threads may add while others look up. Only lookups
+   * the served bits answer "absent" look further: while nothing is held, at one volatile read;
+   * otherwise at one bit of a small presence bitset, and only keys whose bit is set (the held ones,
+   * and at most about one in eight others when the overlay is full) at the overlay's hash table. A
+   * lookup of a held key that the served bits answer "absent" for is counted as a "maybe present"
+   * answer ({@link #maybePresent()}); {@link #recordOutcome} ignores it (the bits did not answer).
    *
    * @return true if the key is held (or was already), false if refused because the bound is reached
    *     or local adds are off ({@code localAdds(0, ...)})
@@ -327,8 +329,9 @@ public final class LiveBloomFilter<K> implements AutoCloseable {
 
   /**
    * {@link #mightContainAll} for a filter of {@link LiveKeyType#LONG} keys given as primitives:
-   * allocates nothing, but while keys {@linkplain #addLocal added locally} are held, each key the
-   * served bits answer "absent" for is boxed to look it up among them.
+   * allocates nothing, but while keys {@linkplain #addLocal added locally} are held, a key the
+   * served bits answer "absent" for and whose bit is set in the overlay's presence bitset is boxed
+   * to look it up among them.
    *
    * @return how many of the keys might be present (answered true)
    * @throws IllegalStateException if this filter's keys are not {@link LiveKeyType#LONG}
@@ -349,8 +352,8 @@ public final class LiveBloomFilter<K> implements AutoCloseable {
     if (overlay != null) {
       @SuppressWarnings("unchecked") // checked above: K is Long
       LocalAdds<Long> longs = (LocalAdds<Long>) overlay;
-      for (int i = 0; i < count && !longs.isEmpty(); i++) {
-        results[i] = results[i] || longs.mightHold(keys[from + i]);
+      for (int i = 0; i < count; i++) {
+        results[i] = results[i] || longs.mightHoldLong(keys[from + i]);
       }
       ServedSnapshot now = loop.serving();
       if (now != snapshot && now != null) { // as in lookUpAgainIfSwapped

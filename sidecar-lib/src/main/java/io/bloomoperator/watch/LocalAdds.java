@@ -174,9 +174,14 @@ final class LocalAdds<K> implements BloomFilterListener {
     return presence;
   }
 
-  /** The key's bit in the presence bitset: its hash code, mixed (Fibonacci hashing). */
+  /** The key's bit in the presence bitset. */
   private int presenceBit(K key) {
-    return (int) ((key.hashCode() * 0x9E3779B97F4A7C15L) >>> presenceShift);
+    return presenceBit(key.hashCode());
+  }
+
+  /** A hash code's bit in the presence bitset: mixed by Fibonacci hashing, the top bits. */
+  private int presenceBit(int hashCode) {
+    return (int) ((hashCode * 0x9E3779B97F4A7C15L) >>> presenceShift);
   }
 
   /** Raises {@link #size} unless the bound is reached. */
@@ -232,9 +237,23 @@ final class LocalAdds<K> implements BloomFilterListener {
     return addedAt.containsKey(key);
   }
 
-  /** Whether nothing is held (a batch lookup then skips the overlay). */
-  boolean isEmpty() {
-    return size.get() == 0;
+  /**
+   * {@link #mightHold} for a Long key given as a primitive: boxed only if its bit is set. Only for
+   * an overlay of {@link LiveKeyType#LONG} keys.
+   */
+  @SuppressWarnings("unchecked")
+  boolean mightHoldLong(long key) {
+    if (size.get() == 0) {
+      return false;
+    }
+    long[] words = presence;
+    if (words != null) {
+      int bit = presenceBit(Long.hashCode(key));
+      if (((long) WORDS.getAcquire(words, bit >>> 6) & (1L << bit)) == 0) {
+        return false;
+      }
+    }
+    return addedAt.containsKey((K) Long.valueOf(key));
   }
 
   /**
