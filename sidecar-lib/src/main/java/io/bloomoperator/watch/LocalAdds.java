@@ -49,13 +49,14 @@ import java.util.function.LongSupplier;
  */
 final class LocalAdds<K> implements BloomFilterListener {
 
+  // Atomic and acquire access to the words of a presence bitset.
+  private static final VarHandle WORDS = MethodHandles.arrayElementVarHandle(long[].class);
+
   private final LiveKeyType<K> keyType;
   private final int maxEntries;
   private final long ttlNanos;
   private final int maxKeyLength;
   private final LongSupplier nanoTime;
-
-  private static final VarHandle WORDS = MethodHandles.arrayElementVarHandle(long[].class);
 
   private final ConcurrentHashMap<K, Long> addedAt = new ConcurrentHashMap<>();
   private final AtomicInteger size = new AtomicInteger();
