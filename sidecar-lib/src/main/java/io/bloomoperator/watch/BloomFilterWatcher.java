@@ -19,8 +19,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.function.DoubleSupplier;
+import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -62,6 +64,17 @@ public final class BloomFilterWatcher {
 
   /** Default interval of the reader report's heartbeat (see {@link Builder#podIdentity}). */
   public static final Duration DEFAULT_REPORT_INTERVAL = Duration.ofSeconds(60);
+
+  /** Default bound of the keys held by {@link LiveBloomFilter#addLocal} at once. */
+  public static final int DEFAULT_LOCAL_ADDS_MAX_ENTRIES = 100_000;
+
+  /**
+   * Default time a key added with {@link LiveBloomFilter#addLocal} is held if no version has it.
+   */
+  public static final Duration DEFAULT_LOCAL_ADDS_TTL = Duration.ofMinutes(10);
+
+  /** Default bound, in chars, of a String key added with {@link LiveBloomFilter#addLocal}. */
+  public static final int DEFAULT_LOCAL_ADDS_MAX_KEY_LENGTH = 256;
 
   /** Environment variables a reader takes its pod's identity from (the downward API). */
   public static final String ENV_POD_NAME = "POD_NAME";
@@ -128,6 +141,55 @@ public final class BloomFilterWatcher {
     private String podUid;
     private Duration reportInterval = DEFAULT_REPORT_INTERVAL;
     private Map<String, String> environment = System.getenv();
+    private int localAddsMaxEntries = DEFAULT_LOCAL_ADDS_MAX_ENTRIES;
+    private Duration localAddsTtl = DEFAULT_LOCAL_ADDS_TTL;
+    private int localAddsMaxKeyLength = DEFAULT_LOCAL_ADDS_MAX_KEY_LENGTH;
+    private LongSupplier nanoTime = System::nanoTime;
+
+    /**
+     * Bounds of {@link LiveBloomFilter#addLocal}: at most {@code maxEntries} keys held at once
+     * (further adds are refused, not evicting any), each for at most {@code ttl} when no served
+     * version shows it. Default {@value BloomFilterWatcher#DEFAULT_LOCAL_ADDS_MAX_ENTRIES} keys and
+     * 10 minutes; choose the TTL well above the time a new ID takes to reach a published version
+     * (source refresh interval plus build and publish). {@code maxEntries} 0 turns local adds off:
+     * every add is refused, and lookups skip the overlay.
+     *
+     * @throws IllegalArgumentException if {@code maxEntries} is negative or {@code ttl} not
+     *     positive
+     */
+    public Builder<K> localAdds(int maxEntries, Duration ttl) {
+      if (maxEntries < 0) {
+        throw new IllegalArgumentException(
+            "localAdds maxEntries must not be negative, got " + maxEntries);
+      }
+      if (ttl.isNegative() || ttl.isZero()) {
+        throw new IllegalArgumentException("localAdds ttl must be positive, got " + ttl);
+      }
+      this.localAddsMaxEntries = maxEntries;
+      this.localAddsTtl = ttl;
+      return this;
+    }
+
+    /**
+     * The longest String key {@link LiveBloomFilter#addLocal} accepts, in chars; default {@value
+     * BloomFilterWatcher#DEFAULT_LOCAL_ADDS_MAX_KEY_LENGTH}. With {@link #localAdds}'s count, it
+     * bounds the overlay's memory: about {@code maxEntries * (110 + 2 * chars)} bytes at worst.
+     *
+     * @throws IllegalArgumentException if {@code chars} is not positive
+     */
+    public Builder<K> localAddsMaxKeyLength(int chars) {
+      if (chars < 1) {
+        throw new IllegalArgumentException("localAddsMaxKeyLength must be positive, got " + chars);
+      }
+      this.localAddsMaxKeyLength = chars;
+      return this;
+    }
+
+    /** The clock local adds' TTL is measured with. Not API: the seam for tests. */
+    Builder<K> nanoTime(LongSupplier nanoTime) {
+      this.nanoTime = Objects.requireNonNull(nanoTime, "nanoTime");
+      return this;
+    }
 
     private Builder(
         KubernetesClient client, String namespace, String filterName, LiveKeyType<K> keyType) {
@@ -437,8 +499,12 @@ public final class BloomFilterWatcher {
               : new LocalSnapshotCache(
                   localSnapshotDirectory, acceptance, memoryMapped ? usableSpace : null);
       ReaderCounters counters = new ReaderCounters();
-      List<BloomFilterListener> withCounters = new ArrayList<>(listeners.size() + 1);
+      LocalAdds<K> localAdds =
+          new LocalAdds<>(
+              keyType, localAddsMaxEntries, localAddsTtl, localAddsMaxKeyLength, nanoTime);
+      List<BloomFilterListener> withCounters = new ArrayList<>(listeners.size() + 2);
       withCounters.add(counters); // first: the application's listeners see up-to-date counters
+      withCounters.add(localAdds); // drops what the new version shows, right after the swap
       withCounters.addAll(listeners);
       WatcherThread thread = new WatcherThread("bloom-watch-" + namespace + "/" + filterName);
       ReaderReporter reporter = reporter(thread);
@@ -468,10 +534,15 @@ public final class BloomFilterWatcher {
               new Listeners(withCounters),
               canaryPodName());
       counters.attach(loop);
+      localAdds.attach(loop);
       LiveBloomFilter<K> filter =
           new LiveBloomFilter<>(
-              namespace, filterName, keyType, beforeFirstSnapshot, loop, counters);
+              namespace, filterName, keyType, beforeFirstSnapshot, loop, counters, localAdds);
       loop.start();
+      if (localAdds.enabled()) {
+        long interval = localAdds.sweepInterval().toNanos();
+        thread.scheduleWithFixedDelay(localAdds::sweepServed, interval, TimeUnit.NANOSECONDS);
+      }
       if (reporter != null) {
         reporter.start();
       }

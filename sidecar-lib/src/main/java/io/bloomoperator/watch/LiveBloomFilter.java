@@ -54,6 +54,15 @@ import java.util.concurrent.atomic.LongAdder;
  * has, next to the expected one of its manifest. The counters restart with each version. The
  * metrics of {@code io.bloomoperator.watch.metrics} (optional Micrometer) export both.
  *
+ * <p><b>Local adds.</b> A pod that creates an ID usually serves the next request for it, long
+ * before a published version holds it. {@link #addLocal} makes this filter answer "maybe present"
+ * for the key at once; the key is held in a bounded overlay next to the served snapshot until a
+ * served version answers "maybe present" for it, or until a TTL passes (counted: {@link
+ * #localAddsExpired()}, a sign that the ID never reached the published filter). The overlay is
+ * consulted only when the served bits answer "absent", so "maybe present" answers pay nothing, and
+ * an empty overlay costs a volatile read; see {@link #addLocal} for the bounds and {@link
+ * BloomFilterWatcher.Builder#localAdds} to configure them.
+ *
  * @param <K> the key type: {@code String} or {@code Long}, see {@link LiveKeyType}
  */
 public final class LiveBloomFilter<K> implements AutoCloseable {
@@ -71,6 +80,9 @@ public final class LiveBloomFilter<K> implements AutoCloseable {
   private final boolean answerBeforeFirstSnapshot;
   private final SnapshotSource loop; // loads and swaps; this class only reads what it serves
   private final ReaderCounters counters;
+  private final LocalAdds<K> localAdds;
+  // localAdds, or null when local adds are off: the lookup path then skips the overlay entirely.
+  private final LocalAdds<K> overlay;
 
   // The counters' adders, held directly: the lookup path increments them.
   private final LongAdder lookups;
@@ -82,7 +94,8 @@ public final class LiveBloomFilter<K> implements AutoCloseable {
       LiveKeyType<K> keyType,
       BeforeFirstSnapshot beforeFirstSnapshot,
       SnapshotSource loop,
-      ReaderCounters counters) {
+      ReaderCounters counters,
+      LocalAdds<K> localAdds) {
     this.namespace = namespace;
     this.filterName = filterName;
     this.keyType = keyType;
@@ -92,6 +105,8 @@ public final class LiveBloomFilter<K> implements AutoCloseable {
     this.counters = counters;
     this.lookups = counters.lookups;
     this.maybePresent = counters.maybePresent;
+    this.localAdds = localAdds;
+    this.overlay = localAdds.enabled() ? localAdds : null;
   }
 
   /**
@@ -100,7 +115,9 @@ public final class LiveBloomFilter<K> implements AutoCloseable {
    * is ready at once (version 1, one load, no failures), answers true for every key given and, for
    * others, false but with a false-positive rate of about {@value #FIXED_FPP}, so tests can rely on
    * both answers. {@link #namespace()} is empty: it follows nothing; {@link #close()} does nothing.
-   * The keys are copied into the filter's bits, not kept.
+   * The keys are copied into the filter's bits, not kept. {@link #addLocal} works with the default
+   * bounds, but as no version ever follows and no thread sweeps, a key added locally stays until
+   * the filter is dropped.
    *
    * @param filterName the name it reports (health details, metric tags)
    * @throws NullPointerException if an argument or a key is null
@@ -121,15 +138,23 @@ public final class LiveBloomFilter<K> implements AutoCloseable {
     ReaderCounters counters = new ReaderCounters();
     counters.attach(source);
     counters.onUpdate(NO_VERSION, source.serving().version(), Duration.ZERO);
+    LocalAdds<K> localAdds =
+        new LocalAdds<>(
+            keyType,
+            BloomFilterWatcher.DEFAULT_LOCAL_ADDS_MAX_ENTRIES,
+            BloomFilterWatcher.DEFAULT_LOCAL_ADDS_TTL,
+            BloomFilterWatcher.DEFAULT_LOCAL_ADDS_MAX_KEY_LENGTH,
+            System::nanoTime);
     return new LiveBloomFilter<>(
-        "", filterName, keyType, BeforeFirstSnapshot.FAIL_CLOSED, source, counters);
+        "", filterName, keyType, BeforeFirstSnapshot.FAIL_CLOSED, source, counters, localAdds);
   }
 
   /**
    * False means {@code key} is definitely not in the served snapshot; true means it probably is.
    * Before the first snapshot: true under {@link BeforeFirstSnapshot#FAIL_OPEN}, false under {@link
-   * BeforeFirstSnapshot#FAIL_CLOSED}. Never blocks and never fails for reasons outside the process:
-   * the API server is not involved.
+   * BeforeFirstSnapshot#FAIL_CLOSED}. A key {@linkplain #addLocal added locally} is answered true
+   * until a served version does so itself. Never blocks and never fails for reasons outside the
+   * process: the API server is not involved.
    *
    * @throws NullPointerException if key is null
    */
@@ -140,10 +165,129 @@ public final class LiveBloomFilter<K> implements AutoCloseable {
         loop.serving(); // one volatile read: the whole lookup uses this version
     boolean answer =
         snapshot == null ? answerBeforeFirstSnapshot : keyType.mightContain(snapshot.bits(), key);
+    if (!answer && overlay != null) {
+      answer = addedLocally(key, snapshot);
+    }
     if (answer) {
       maybePresent.increment();
     }
     return answer;
+  }
+
+  /**
+   * The answer for a key {@code answeredBy} (null: before the first snapshot) said is absent: true
+   * if it is held as a local add. A key leaves the overlay only after a version answering "maybe
+   * present" for it was installed; a lookup that read its snapshot before that swap and the overlay
+   * after the drop therefore asks the snapshot served now, so it never answers "absent" for a key
+   * that was added and has not expired.
+   */
+  private boolean addedLocally(K key, ServedSnapshot answeredBy) {
+    if (overlay.mightHold(key)) {
+      return true;
+    }
+    ServedSnapshot now = loop.serving();
+    return now != answeredBy && now != null && keyType.mightContain(now.bits(), key);
+  }
+
+  /**
+   * The batch form of the second half of {@link #addedLocally}: after the overlay was read for all
+   * keys, keys still answered "absent" are asked again of a version swapped in since {@code
+   * answeredBy} (one read of the served snapshot for the whole batch).
+   */
+  private void lookUpAgainIfSwapped(
+      K[] keys, int from, int count, boolean[] results, ServedSnapshot answeredBy) {
+    ServedSnapshot now = loop.serving();
+    if (now == answeredBy || now == null) {
+      return;
+    }
+    for (int i = 0; i < count; i++) {
+      results[i] = results[i] || keyType.mightContain(now.bits(), keys[from + i]);
+    }
+  }
+
+  /**
+   * Makes this filter answer "maybe present" for {@code key} at once, before any published version
+   * holds it: for the pod that created an ID and will likely serve the next request for it. Other
+   * pods are not told; they learn of the key with the version that holds it.
+   *
+   * <p>The key is held in an overlay next to the served snapshot, which lookups consult only when
+   * the served bits answer "absent". It is dropped, on the watcher thread after a swap (never on
+   * the lookup path), as soon as a served version answers "maybe present" for it ({@link
+   * #localAddsArrived()}); also when that answer is one of the version's false positives, so at the
+   * filter's false-positive rate a key may leave before the version that really holds it, and is
+   * then answered from the versions served. A key no version shows within the TTL (default {@link
+   * BloomFilterWatcher#DEFAULT_LOCAL_ADDS_TTL}, plus up to a tenth of it until the next sweep) is
+   * dropped and counted in {@link #localAddsExpired()}: a rising count means IDs created here do
+   * not reach the published filter (a broken source or a stopped operator). Adding a held key again
+   * restarts its TTL. Once {@link #close() closed}, nothing is dropped any more.
+   *
+   * <p><b>Bounds.</b> At most {@link BloomFilterWatcher#DEFAULT_LOCAL_ADDS_MAX_ENTRIES} keys are
+   * held (see {@link BloomFilterWatcher.Builder#localAdds}). When that many are held, the add is
+   * refused (false, counted in {@link #localAddsRefused()}) rather than evicting a key that may not
+   * have arrived yet, which would bring back the false negative this method exists to prevent.
+   * String keys longer than {@link BloomFilterWatcher.Builder#localAddsMaxKeyLength} chars (default
+   * {@value BloomFilterWatcher#DEFAULT_LOCAL_ADDS_MAX_KEY_LENGTH}) are refused with an exception.
+   * An entry costs about 130 bytes with a 36-character UUID and 85 with a Long (the overlay holds
+   * the key object itself), so 100,000 held UUIDs take about 13 MB; at most about {@code maxEntries
+   * * (110 + 2 * maxKeyLength)} bytes.
+   *
+   * <p>Thread-safe and lock-free: any number of threads may add while others look up. Only lookups
+   * the served bits answer "absent" look further: while nothing is held, at one volatile read;
+   * otherwise at one bit of a small presence bitset, and only keys whose bit is set (the held ones,
+   * and at most about one in eight others when the overlay is full) at the overlay's hash table. A
+   * lookup of a held key that the served bits answer "absent" for is counted as a "maybe present"
+   * answer ({@link #maybePresent()}); {@link #recordOutcome} ignores it (the bits did not answer).
+   *
+   * @return true if the key is held (or was already), false if refused because the bound is reached
+   *     or local adds are off ({@code localAdds(0, ...)})
+   * @throws NullPointerException if key is null
+   * @throws IllegalArgumentException if a String key is longer than the key-length bound, or the
+   *     key is not of this filter's key type (which the compiler only misses for raw types)
+   */
+  public boolean addLocal(K key) {
+    return localAdds.add(key);
+  }
+
+  /**
+   * {@link #addLocal(Object)} for each key, in order. All keys are checked first, so a null, too
+   * long or mistyped key throws before any is added.
+   *
+   * @return how many keys were accepted; the others were refused because the bound was reached
+   * @throws NullPointerException if {@code keys} or a key is null
+   * @throws IllegalArgumentException as {@link #addLocal(Object)}
+   */
+  public int addLocal(Collection<? extends K> keys) {
+    for (K key : keys) {
+      localAdds.checkKey(key);
+    }
+    int accepted = 0;
+    for (K key : keys) {
+      accepted += localAdds.add(key) ? 1 : 0;
+    }
+    return accepted;
+  }
+
+  /** Keys {@linkplain #addLocal added locally} that are held now (no served version shows them). */
+  public int localAdds() {
+    return localAdds.size();
+  }
+
+  /** Local adds refused so far because the bound was reached (or local adds are off). */
+  public long localAddsRefused() {
+    return localAdds.refused();
+  }
+
+  /**
+   * Keys added locally and dropped so far because their TTL passed before any served version showed
+   * them: each is an ID this pod created that did not reach the published filter in time.
+   */
+  public long localAddsExpired() {
+    return localAdds.expired();
+  }
+
+  /** Keys added locally and dropped so far because a served version showed them. */
+  public long localAddsArrived() {
+    return localAdds.arrived();
   }
 
   /**
@@ -153,7 +297,9 @@ public final class LiveBloomFilter<K> implements AutoCloseable {
    * neighbouring keys overlap; on a filter larger than the CPU caches, and above all in the {@code
    * SplitBlock} format, this answers more keys per second than one call per key. String keys cost
    * no allocation; Long keys are unboxed through a bounded scratch array (use {@link
-   * #mightContainAllLongs} to avoid both).
+   * #mightContainAllLongs} to avoid both). Keys {@linkplain #addLocal added locally} are answered
+   * true as by {@link #mightContain}; should a swap drop one of them from the overlay during the
+   * call, the keys answered "absent" are asked again of the new version.
    *
    * @return how many of the keys might be present (answered true)
    * @throws NullPointerException if {@code keys}, {@code results} or one of the keys is null
@@ -172,12 +318,20 @@ public final class LiveBloomFilter<K> implements AutoCloseable {
     } else {
       keyType.mightContainAll(snapshot.bits(), keys, from, count, results);
     }
+    if (overlay != null) {
+      for (int i = 0; i < count; i++) {
+        results[i] = results[i] || overlay.mightHold(keys[from + i]);
+      }
+      lookUpAgainIfSwapped(keys, from, count, results, snapshot);
+    }
     return countAnswers(count, results);
   }
 
   /**
    * {@link #mightContainAll} for a filter of {@link LiveKeyType#LONG} keys given as primitives:
-   * allocates nothing.
+   * allocates nothing, but while keys {@linkplain #addLocal added locally} are held, a key the
+   * served bits answer "absent" for and whose bit is set in the overlay's presence bitset is boxed
+   * to look it up among them.
    *
    * @return how many of the keys might be present (answered true)
    * @throws IllegalStateException if this filter's keys are not {@link LiveKeyType#LONG}
@@ -194,6 +348,19 @@ public final class LiveBloomFilter<K> implements AutoCloseable {
       java.util.Arrays.fill(results, 0, count, answerBeforeFirstSnapshot);
     } else {
       snapshot.bits().mightContainLongs(keys, from, count, results);
+    }
+    if (overlay != null) {
+      @SuppressWarnings("unchecked") // checked above: K is Long
+      LocalAdds<Long> longs = (LocalAdds<Long>) overlay;
+      for (int i = 0; i < count; i++) {
+        results[i] = results[i] || longs.mightHoldLong(keys[from + i]);
+      }
+      ServedSnapshot now = loop.serving();
+      if (now != snapshot && now != null) { // as in lookUpAgainIfSwapped
+        for (int i = 0; i < count; i++) {
+          results[i] = results[i] || now.bits().mightContainLong(keys[from + i]);
+        }
+      }
     }
     return countAnswers(count, results);
   }

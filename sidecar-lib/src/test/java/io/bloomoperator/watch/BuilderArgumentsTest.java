@@ -80,6 +80,23 @@ class BuilderArgumentsTest {
         .doesNotThrowAnyException();
   }
 
+  @Test
+  void localAddBoundsAreCheckedAtOnce() {
+    BloomFilterWatcher.Builder<String> builder =
+        BloomFilterWatcher.builder(client, "shop", "ids", LiveKeyType.STRING);
+    assertThatThrownBy(() -> builder.localAdds(-1, java.time.Duration.ofMinutes(1)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("maxEntries");
+    assertThatThrownBy(() -> builder.localAdds(10, java.time.Duration.ZERO))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("ttl");
+    assertThatThrownBy(() -> builder.localAddsMaxKeyLength(0))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("localAddsMaxKeyLength");
+    assertThatCode(() -> builder.localAdds(0, java.time.Duration.ofMillis(1)))
+        .doesNotThrowAnyException(); // 0: local adds off
+  }
+
   /** A store that is never read: the builder only checks names. */
   private static final class NoStore implements ObjectStore {
     @Override

@@ -70,6 +70,21 @@ public class BloomFilterProperties {
   private Duration readerReportInterval;
 
   /**
+   * The most keys {@code LiveBloomFilter.addLocal} holds at once (further adds are refused); 0
+   * turns local adds off. Default 100,000.
+   */
+  private Integer localAddsMaxEntries;
+
+  /**
+   * How long a key added with {@code LiveBloomFilter.addLocal} is held when no served version shows
+   * it (then counted as expired); default 10 minutes.
+   */
+  private Duration localAddsTtl;
+
+  /** The longest String key {@code LiveBloomFilter.addLocal} accepts, in chars; default 256. */
+  private Integer localAddsMaxKeyLength;
+
+  /**
    * Keys of a fixed in-memory filter to serve instead of watching the cluster: a test double for an
    * application's tests (no Kubernetes client is used). Unset by default: watch.
    */
@@ -169,6 +184,30 @@ public class BloomFilterProperties {
 
   public void setReaderReportInterval(Duration readerReportInterval) {
     this.readerReportInterval = readerReportInterval;
+  }
+
+  public Integer getLocalAddsMaxEntries() {
+    return localAddsMaxEntries;
+  }
+
+  public void setLocalAddsMaxEntries(Integer localAddsMaxEntries) {
+    this.localAddsMaxEntries = localAddsMaxEntries;
+  }
+
+  public Duration getLocalAddsTtl() {
+    return localAddsTtl;
+  }
+
+  public void setLocalAddsTtl(Duration localAddsTtl) {
+    this.localAddsTtl = localAddsTtl;
+  }
+
+  public Integer getLocalAddsMaxKeyLength() {
+    return localAddsMaxKeyLength;
+  }
+
+  public void setLocalAddsMaxKeyLength(Integer localAddsMaxKeyLength) {
+    this.localAddsMaxKeyLength = localAddsMaxKeyLength;
   }
 
   public List<String> getFixedKeys() {

@@ -65,6 +65,17 @@ final class BloomFilterPropertiesValidator {
     if (properties.getResync() != null && properties.getResync().isNegative()) {
       throw new IllegalStateException(prefix(bean) + "resync must not be negative");
     }
+    if (properties.getLocalAddsMaxEntries() != null && properties.getLocalAddsMaxEntries() < 0) {
+      throw new IllegalStateException(prefix(bean) + "local-adds-max-entries must not be negative");
+    }
+    if (properties.getLocalAddsTtl() != null
+        && (properties.getLocalAddsTtl().isNegative() || properties.getLocalAddsTtl().isZero())) {
+      throw new IllegalStateException(prefix(bean) + "local-adds-ttl must be positive");
+    }
+    if (properties.getLocalAddsMaxKeyLength() != null
+        && properties.getLocalAddsMaxKeyLength() < 1) {
+      throw new IllegalStateException(prefix(bean) + "local-adds-max-key-length must be positive");
+    }
     if (properties.getTrustedKeys() == null || properties.getTrustedKeys().contains(null)) {
       throw new IllegalStateException(prefix(bean) + "trusted-keys must list key resources");
     }

@@ -113,6 +113,18 @@ public class LiveBloomFilterFactory implements DisposableBean {
                     e);
               }
             });
+    if (properties.getLocalAddsMaxEntries() != null || properties.getLocalAddsTtl() != null) {
+      builder.localAdds(
+          properties.getLocalAddsMaxEntries() != null
+              ? properties.getLocalAddsMaxEntries()
+              : BloomFilterWatcher.DEFAULT_LOCAL_ADDS_MAX_ENTRIES,
+          properties.getLocalAddsTtl() != null
+              ? properties.getLocalAddsTtl()
+              : BloomFilterWatcher.DEFAULT_LOCAL_ADDS_TTL);
+    }
+    if (properties.getLocalAddsMaxKeyLength() != null) {
+      builder.localAddsMaxKeyLength(properties.getLocalAddsMaxKeyLength());
+    }
     if (properties.getReaderReports() != null) {
       builder.readerReports(properties.getReaderReports());
     }

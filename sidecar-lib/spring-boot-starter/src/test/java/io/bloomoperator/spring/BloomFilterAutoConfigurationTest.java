@@ -62,7 +62,9 @@ class BloomFilterAutoConfigurationTest {
             "bloom.filters.productIds.key-type=Long",
             "bloom.filters.productIds.fail-mode=fail-closed",
             "bloom.filters.productIds.max-snapshot-bytes=1MB",
-            "bloom.filters.productIds.resync=30s")
+            "bloom.filters.productIds.resync=30s",
+            "bloom.filters.productIds.local-adds-max-entries=1",
+            "bloom.filters.productIds.local-adds-ttl=1h")
         .run(
             context -> {
               assertThat(context).hasNotFailed().hasBean("productIds");
@@ -100,9 +102,18 @@ class BloomFilterAutoConfigurationTest {
                   .containsEntry("keyCount", 3L)
                   .containsKey("snapshotAgeSeconds");
 
+              // The pod that creates ID 10 sees it at once; the bound of 1 refuses a second.
+              assertThat(filter.mightContain(10L)).isFalse();
+              assertThat(filter.addLocal(10L)).isTrue();
+              assertThat(filter.addLocal(11L)).isFalse();
+              assertThat(filter.mightContain(10L)).isTrue();
+              assertThat(filter.localAddsRefused()).isEqualTo(1);
+
               publisher.publish(longs(7, 8, 9, 10), 4, 2);
               await().atMost(READY).until(() -> filter.currentVersion() == 2);
               assertThat(filter.mightContain(10L)).isTrue();
+              await().atMost(READY).until(() -> filter.localAdds() == 0); // arrived: dropped
+              assertThat(filter.localAddsArrived()).isEqualTo(1);
               assertThat(health.health().getDetails()).containsEntry("version", 2L);
 
               MeterRegistry registry = context.getBean(MeterRegistry.class);

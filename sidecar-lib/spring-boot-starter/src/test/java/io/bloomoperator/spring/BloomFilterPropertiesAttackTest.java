@@ -1,8 +1,10 @@
 package io.bloomoperator.spring;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.bloomoperator.snapshot.Ed25519Keys;
+import io.bloomoperator.watch.LiveBloomFilter;
 import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
@@ -73,6 +75,15 @@ class BloomFilterPropertiesAttackTest {
             P + "memory-mapped needs local-cache-dir"),
         Arguments.of(new String[] {P + "name=ids", P + "resync=-1s"}, P + "resync"),
         Arguments.of(
+            new String[] {P + "name=ids", P + "local-adds-max-entries=-1"},
+            P + "local-adds-max-entries must not be negative"),
+        Arguments.of(
+            new String[] {P + "name=ids", P + "local-adds-ttl=0s"},
+            P + "local-adds-ttl must be positive"),
+        Arguments.of(
+            new String[] {P + "name=ids", P + "local-adds-max-key-length=0"},
+            P + "local-adds-max-key-length must be positive"),
+        Arguments.of(
             new String[] {P + "name=ids", P + "key-type=Long", P + "fixed-keys=1,SECRET-TWO"},
             P + "fixed-keys must be 64-bit integers"),
         Arguments.of(
@@ -91,6 +102,31 @@ class BloomFilterPropertiesAttackTest {
               assertThat(messages(context.getStartupFailure()))
                   .contains(expected)
                   .doesNotContain("SECRET");
+            });
+  }
+
+  /** The local-add bounds that pass the checks above reach the filter (no API server needed). */
+  @Test
+  void localAddBoundsFromPropertiesReachTheFilter() {
+    runner
+        .withPropertyValues(
+            P + "name=ids",
+            P + "namespace=shop",
+            P + "fail-mode=fail-closed",
+            P + "local-adds-max-entries=2",
+            P + "local-adds-max-key-length=4")
+        .run(
+            context -> {
+              assertThat(context).hasNotFailed();
+              @SuppressWarnings("unchecked")
+              LiveBloomFilter<String> ids = context.getBean("ids", LiveBloomFilter.class);
+              assertThat(ids.addLocal("abcd")).isTrue();
+              assertThat(ids.mightContain("abcd")).isTrue(); // nothing loaded: the overlay says so
+              assertThatThrownBy(() -> ids.addLocal("abcde"))
+                  .isInstanceOf(IllegalArgumentException.class);
+              assertThat(ids.addLocal("x")).isTrue();
+              assertThat(ids.addLocal("y")).isFalse();
+              assertThat(ids.localAddsRefused()).isEqualTo(1);
             });
   }
 

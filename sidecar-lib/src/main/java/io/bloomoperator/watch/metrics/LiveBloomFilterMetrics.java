@@ -3,6 +3,10 @@ package io.bloomoperator.watch.metrics;
 import static io.bloomoperator.watch.metrics.ReaderMetricNames.FPP_EXPECTED;
 import static io.bloomoperator.watch.metrics.ReaderMetricNames.FPP_OBSERVED;
 import static io.bloomoperator.watch.metrics.ReaderMetricNames.LOAD_FAILURES;
+import static io.bloomoperator.watch.metrics.ReaderMetricNames.LOCAL_ADDS;
+import static io.bloomoperator.watch.metrics.ReaderMetricNames.LOCAL_ADDS_ARRIVED;
+import static io.bloomoperator.watch.metrics.ReaderMetricNames.LOCAL_ADDS_EXPIRED;
+import static io.bloomoperator.watch.metrics.ReaderMetricNames.LOCAL_ADDS_REFUSED;
 import static io.bloomoperator.watch.metrics.ReaderMetricNames.LOOKUPS;
 import static io.bloomoperator.watch.metrics.ReaderMetricNames.MAYBE_PRESENT;
 import static io.bloomoperator.watch.metrics.ReaderMetricNames.OUTCOMES;
@@ -102,6 +106,26 @@ public final class LiveBloomFilterMetrics implements MeterBinder {
             "Reported outcomes of maybe-present answers",
             LiveBloomFilter::falsePositives,
             tags.and(TAG_RESULT, RESULT_FALSE_POSITIVE))
+        .register(registry);
+    gauge(LOCAL_ADDS, "Keys added locally that no served version has shown yet", f -> f.localAdds())
+        .register(registry);
+    counter(
+            LOCAL_ADDS_REFUSED,
+            "Local adds refused because the bound was reached",
+            LiveBloomFilter::localAddsRefused,
+            tags)
+        .register(registry);
+    counter(
+            LOCAL_ADDS_EXPIRED,
+            "Keys added locally that no served version showed before their TTL passed",
+            LiveBloomFilter::localAddsExpired,
+            tags)
+        .register(registry);
+    counter(
+            LOCAL_ADDS_ARRIVED,
+            "Keys added locally and dropped because a served version showed them",
+            LiveBloomFilter::localAddsArrived,
+            tags)
         .register(registry);
     for (LoadFailureReason reason : LoadFailureReason.values()) {
       counter(

@@ -48,6 +48,21 @@ public final class ReaderMetricNames {
   /** Counter, tag {@value #TAG_RESULT}: outcomes reported with recordOutcome, all versions. */
   public static final String OUTCOMES = "bloom.reader.outcomes";
 
+  /** Gauge: keys added with addLocal that no served version has shown yet (held in the overlay). */
+  public static final String LOCAL_ADDS = "bloom.reader.local.adds";
+
+  /** Counter: addLocal calls refused because the overlay's bound was reached. */
+  public static final String LOCAL_ADDS_REFUSED = "bloom.reader.local.adds.refused";
+
+  /**
+   * Counter: keys added with addLocal and dropped when their TTL passed before a served version
+   * showed them. Above zero, IDs created in this pod do not reach the published filter in time.
+   */
+  public static final String LOCAL_ADDS_EXPIRED = "bloom.reader.local.adds.expired";
+
+  /** Counter: keys added with addLocal and dropped because a served version showed them. */
+  public static final String LOCAL_ADDS_ARRIVED = "bloom.reader.local.adds.arrived";
+
   /** Tag on every meter: namespace of the BloomFilter. */
   public static final String TAG_NAMESPACE = "namespace";
 
@@ -92,6 +107,10 @@ public final class ReaderMetricNames {
     names.put(FPP_EXPECTED, "bloom_reader_fpp_expected");
     names.put(FPP_OBSERVED, "bloom_reader_fpp_observed");
     names.put(OUTCOMES, "bloom_reader_outcomes_total");
+    names.put(LOCAL_ADDS, "bloom_reader_local_adds");
+    names.put(LOCAL_ADDS_REFUSED, "bloom_reader_local_adds_refused_total");
+    names.put(LOCAL_ADDS_EXPIRED, "bloom_reader_local_adds_expired_total");
+    names.put(LOCAL_ADDS_ARRIVED, "bloom_reader_local_adds_arrived_total");
     return java.util.Collections.unmodifiableMap(names);
   }
 }

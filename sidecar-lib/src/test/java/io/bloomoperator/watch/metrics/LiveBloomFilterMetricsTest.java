@@ -38,7 +38,9 @@ class LiveBloomFilterMetricsTest {
     Manifest v1 = publisher.publish(filter("a", "b"), 2, 1).manifest();
     MeterRegistry registry = new SimpleMeterRegistry();
     try (LiveBloomFilter<String> live =
-        BloomFilterWatcher.watch(client, ns.name(), "ids", LiveKeyType.STRING)) {
+        BloomFilterWatcher.builder(client, ns.name(), "ids", LiveKeyType.STRING)
+            .localAdds(1, Duration.ofMinutes(10))
+            .start()) {
       new LiveBloomFilterMetrics(live).bindTo(registry);
       Tags tags = Tags.of("namespace", ns.name(), "filter", "ids");
       assertThat(live.awaitReady(READY)).isTrue();
@@ -105,13 +107,26 @@ class LiveBloomFilterMetricsTest {
           .hasValueSatisfying(
               f -> assertThat(f.reason()).isEqualTo(LoadFailureReason.WRONG_FILTER));
 
-      // A new version: swapped, counted, and the observed rate starts again (no data: NaN).
+      // Local adds: held until a version shows them; the bound (1 here) refuses the second.
+      assertThat(live.addLocal("c")).isTrue();
+      assertThat(live.addLocal("d")).isFalse();
+      assertThat(gauge(registry, ReaderMetricNames.LOCAL_ADDS)).isEqualTo(1);
+      assertThat(counter(registry, ReaderMetricNames.LOCAL_ADDS_REFUSED)).isEqualTo(1);
+      assertThat(counter(registry, ReaderMetricNames.LOCAL_ADDS_ARRIVED)).isZero();
+      assertThat(counter(registry, ReaderMetricNames.LOCAL_ADDS_EXPIRED)).isZero();
+
+      // A new version: swapped, counted, and the observed rate starts again (no data: NaN); the
+      // key added locally is in it, so the watcher drops it from the overlay after the swap.
       publisher.publish(filter("a", "b", "c"), 3, 2);
       await().atMost(READY).until(() -> gauge(registry, ReaderMetricNames.SNAPSHOT_VERSION) == 2);
       await().atMost(READY).until(() -> live.observedFalsePositives().version() == 2);
       assertThat(counter(registry, ReaderMetricNames.SWAPS)).isEqualTo(2);
       assertThat(gauge(registry, ReaderMetricNames.FPP_OBSERVED)).isNaN();
       assertThat(counter(registry, ReaderMetricNames.LOOKUPS)).isEqualTo(3); // totals keep counting
+      await().atMost(READY).until(() -> live.localAdds() == 0);
+      assertThat(gauge(registry, ReaderMetricNames.LOCAL_ADDS)).isZero();
+      assertThat(counter(registry, ReaderMetricNames.LOCAL_ADDS_ARRIVED)).isEqualTo(1);
+      assertThat(counter(registry, ReaderMetricNames.LOCAL_ADDS_EXPIRED)).isZero();
     }
   }
 
