@@ -45,6 +45,11 @@ public final class RecordingListener implements BloomFilterListener {
         .exception();
   }
 
+  /** How many failures of {@code version} were reported so far. */
+  public long failuresOf(long version) {
+    return failed.stream().filter(f -> f.version() == version).count();
+  }
+
   /** The first failure, waiting up to {@code wait} for one. */
   public Exception awaitFailure(Duration wait) {
     await().atMost(wait).until(() -> !failures.isEmpty());
