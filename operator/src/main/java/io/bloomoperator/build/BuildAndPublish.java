@@ -1,9 +1,13 @@
 package io.bloomoperator.build;
 
 import io.bloomoperator.api.HeldBuild;
+import io.bloomoperator.api.Reasons;
 import io.bloomoperator.api.SnapshotSpec;
+import io.bloomoperator.api.StreamStatus;
 import io.bloomoperator.assemble.BuildWorkers;
 import io.bloomoperator.assemble.FilterBuilder;
+import io.bloomoperator.changes.HeldBits;
+import io.bloomoperator.changes.StreamLimits;
 import io.bloomoperator.metrics.BuildMetrics;
 import io.bloomoperator.publish.BuildRecord;
 import io.bloomoperator.publish.NamespaceBudget;
@@ -74,7 +78,7 @@ public final class BuildAndPublish {
   private final PublishedPayloads payloads;
 
   /** The same for filters with a change stream, off the heap and for sure (not softly). */
-  private final io.bloomoperator.changes.HeldBits held;
+  private final HeldBits held;
 
   public BuildAndPublish(
       OperatorSettings settings, BuildMetrics metrics, OwnManifests ownManifests) {
@@ -93,10 +97,9 @@ public final class BuildAndPublish {
     this.reports = new PublishReports(metrics);
     this.sourceBuild = new SourceBuild(settings, metrics, buildWorkers, statusBudget);
     this.payloads = new PublishedPayloads(settings.snapshots().maxStoreBytes());
-    io.bloomoperator.changes.StreamLimits streams = settings.sources().streams();
+    StreamLimits streams = settings.sources().streams();
     this.held =
-        new io.bloomoperator.changes.HeldBits(
-            streams.heldDir(), streams.maxHeldBytes(), streams.maxHeldNamespaceBytes());
+        new HeldBits(streams.heldDir(), streams.maxHeldBytes(), streams.maxHeldNamespaceBytes());
   }
 
   /** How every new version's writes are charged, publishes and republishes alike. */
@@ -163,7 +166,7 @@ public final class BuildAndPublish {
       Published outcome = publish(ctx, built, current, record, true);
       if (ctx.changes() != null && outcome.canary() == null) {
         // A full build applied every delete and malformed event before it: the stream starts over.
-        io.bloomoperator.api.StreamStatus stream = new io.bloomoperator.api.StreamStatus();
+        StreamStatus stream = new StreamStatus();
         stream.setPosition(position);
         ctx.report().stream(stream);
       }
@@ -218,11 +221,10 @@ public final class BuildAndPublish {
       return Optional.of(outcome);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      throw new PublishException(
-          io.bloomoperator.api.Reasons.PUBLISH_FAILED, "interrupted waiting for a build slot", e);
+      throw new PublishException(Reasons.PUBLISH_FAILED, "interrupted waiting for a build slot", e);
     } catch (io.bloomoperator.snapshot.SnapshotVerificationException | java.io.IOException e) {
       throw new PublishException(
-          io.bloomoperator.api.Reasons.PUBLISH_FAILED,
+          Reasons.PUBLISH_FAILED,
           "the published version could not be read back to add the stream's keys to",
           e);
     }

@@ -48,12 +48,12 @@ public final class StreamStep implements Step {
     }
     PublishedSnapshot current = state.current();
     StreamStatus status = copy(run.report().stream());
+    if (current.streamPosition() == null) {
+      return withoutPosition(run, state, changes, status);
+    }
     StreamPosition from;
     try {
       from = StreamPosition.parse(current.streamPosition());
-      if (current.streamPosition() == null) {
-        return withoutPosition(run, state, changes, status);
-      }
     } catch (IllegalArgumentException e) {
       return failed(
           run,

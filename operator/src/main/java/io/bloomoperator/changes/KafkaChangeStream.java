@@ -346,6 +346,12 @@ public final class KafkaChangeStream implements ChangeStream {
    * own text. After a failure the clients are closed: the next call connects afresh.
    */
   private <T> T guarded(Call<T> call) throws StreamException {
+    if (!ConnectGuard.available()) {
+      throw new StreamException(
+          StreamException.Kind.REFUSED,
+          "Kafka change streams need an operator JVM that can check connections"
+              + " (Java 17, or -Djava.security.manager=allow up to Java 23)");
+    }
     try {
       return ConnectGuard.call(guard, call::run);
     } catch (StreamException e) {
@@ -361,11 +367,6 @@ public final class KafkaChangeStream implements ChangeStream {
     } catch (SecurityException e) {
       closeClients();
       throw refusedOr(new StreamException(StreamException.Kind.REFUSED, "connection refused"));
-    } catch (IllegalStateException e) {
-      throw new StreamException(
-          StreamException.Kind.REFUSED,
-          "Kafka change streams need an operator JVM that can check connections"
-              + " (Java 17, or -Djava.security.manager=allow up to Java 23)");
     } catch (KafkaException e) {
       closeClients();
       throw refusedOr(
