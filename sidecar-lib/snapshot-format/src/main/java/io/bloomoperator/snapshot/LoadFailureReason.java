@@ -13,7 +13,10 @@ import java.util.Locale;
 public enum LoadFailureReason {
   /** The API server did not answer or refused a request (typically a KubernetesClientException). */
   API(false),
-  /** A chunk was missing, empty or shorter or longer than announced. */
+  /**
+   * A chunk ConfigMap had no chunk data, or not the announced amount of it (a chunk that does not
+   * exist at all fails {@link #VERIFICATION}, like one whose digest is wrong).
+   */
   CHUNK(false),
   /** The new filter did not fit in the heap beside the served one. */
   HEAP(false),
