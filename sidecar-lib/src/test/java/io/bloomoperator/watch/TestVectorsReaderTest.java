@@ -137,15 +137,20 @@ class TestVectorsReaderTest {
     AnnouncedManifest announced;
     try {
       announced = SnapshotConfigMaps.readManifest(manifestMap);
-      AnnouncedCanary canary = SnapshotConfigMaps.readCanary(manifestMap);
-      if (canary != null
-          && canary.includes(pod)
-          && !(acceptance.judge(canary.announced(), current, now)
-              instanceof Acceptance.Verdict.Refuse)) {
-        announced = canary.announced();
-      }
     } catch (SnapshotVerificationException e) {
       return new Outcome("refuse", LoadFailureReason.of(e), null);
+    }
+    AnnouncedCanary canary;
+    try {
+      canary = SnapshotConfigMaps.readCanary(manifestMap);
+    } catch (SnapshotVerificationException e) {
+      canary = null; // as WatchLoop.canaryFor: a malformed canary counts as none
+    }
+    if (canary != null
+        && canary.includes(pod)
+        && !(acceptance.judge(canary.announced(), current, now)
+            instanceof Acceptance.Verdict.Refuse)) {
+      announced = canary.announced();
     }
     Acceptance.Verdict verdict = acceptance.judge(announced, current, now);
     if (verdict instanceof Acceptance.Verdict.Refuse refused) {

@@ -172,6 +172,7 @@ final class TestVectors {
     cases.addAll(HostileCases.all());
     cases.add(canary("canary-in-share", true));
     cases.add(canary("canary-not-in-share", false));
+    cases.add(malformedCanary());
     return cases;
   }
 
@@ -267,6 +268,31 @@ final class TestVectors {
             new Step(
                 "stable v1, canary v2 at 50 %",
                 maps, loaded(expected, type, 0, inShare ? 330 : 300))));
+  }
+
+  /** A canary whose share is not a number counts as no canary: the stable manifest is followed. */
+  private static Case malformedCanary() {
+    KeyType type = KeyType.STRING;
+    Publication v1 = base(1, bits(FilterFormat.GUAVA, type, 0, 300));
+    Publication v2 = base(2, bits(FilterFormat.GUAVA, type, 0, 330));
+    String pod = podFor(50, true);
+    ConfigMap manifest =
+        SnapshotConfigMaps.withCanary(manifestMap(v1, null), v2.manifest().toJson(), null, 50);
+    Map<String, String> data = new LinkedHashMap<>(manifest.getData());
+    data.put(SnapshotNames.CANARY_PERCENT_DATA_KEY, "half");
+    List<ConfigMap> maps = new ArrayList<>();
+    maps.add(new ConfigMapBuilder(manifest).withData(data).build());
+    maps.addAll(v1.chunks());
+    maps.addAll(v2.chunks());
+    return new Case(
+        "canary-malformed",
+        "stable v1 with a canary v2 whose share is 'half': the canary is ignored (pod '"
+            + pod
+            + "' would be in a 50 % share)",
+        type,
+        pod,
+        List.of(),
+        List.of(new Step("stable v1, malformed canary", maps, loaded(v1, type, 0, 300))));
   }
 
   /** The first pod name "reader-N" that is (or is not) in a share of {@code percent}. */
