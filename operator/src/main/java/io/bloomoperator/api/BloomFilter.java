@@ -5,6 +5,7 @@ import io.fabric8.crd.generator.annotation.AdditionalPrinterColumn;
 import io.fabric8.generator.annotation.ValidationRule;
 import io.fabric8.kubernetes.api.model.Namespaced;
 import io.fabric8.kubernetes.client.CustomResource;
+import io.fabric8.kubernetes.model.annotation.Categories;
 import io.fabric8.kubernetes.model.annotation.Group;
 import io.fabric8.kubernetes.model.annotation.ShortNames;
 import io.fabric8.kubernetes.model.annotation.Version;
@@ -16,6 +17,7 @@ import io.fabric8.kubernetes.model.annotation.Version;
 @Group(BloomFilter.GROUP)
 @Version(BloomFilter.VERSION)
 @ShortNames("bf")
+@Categories(BloomFilter.CATEGORY)
 @ValidationRule(value = "has(self.spec)", message = "spec is required")
 @AdditionalPrinterColumn(
     name = "Ready",
@@ -43,21 +45,17 @@ import io.fabric8.kubernetes.model.annotation.Version;
     type = AdditionalPrinterColumn.Type.STRING,
     jsonPath = ".spec.snapshot.store")
 @AdditionalPrinterColumn(
-    name = "Deltas",
-    type = AdditionalPrinterColumn.Type.INTEGER,
-    jsonPath = ".status.deltas",
-    priority = 1)
-@AdditionalPrinterColumn(
     name = "Serving",
     type = AdditionalPrinterColumn.Type.STRING,
     jsonPath = ".status.readers.serving")
 @AdditionalPrinterColumn(
-    name = "Age",
-    type = AdditionalPrinterColumn.Type.DATE,
-    jsonPath = ".metadata.creationTimestamp")
+    name = "Deltas",
+    type = AdditionalPrinterColumn.Type.INTEGER,
+    jsonPath = ".status.deltas",
+    priority = 1)
 // priority 1: shown by `kubectl get bf -o wide` only: why it is (not) Ready, what it is doing,
-// how it is refreshed and when it was last built. The CRD generator orders all columns by
-// jsonPath, so these fall between the others.
+// how it is refreshed and when it was last built. Columns appear in the order declared here, Age
+// last as in kubectl's own tables (the build restores this order: PrinterColumnOrder).
 @AdditionalPrinterColumn(
     name = "Reason",
     type = AdditionalPrinterColumn.Type.STRING,
@@ -78,11 +76,18 @@ import io.fabric8.kubernetes.model.annotation.Version;
     type = AdditionalPrinterColumn.Type.DATE,
     jsonPath = ".status.lastBuildTime",
     priority = 1)
+@AdditionalPrinterColumn(
+    name = "Age",
+    type = AdditionalPrinterColumn.Type.DATE,
+    jsonPath = ".metadata.creationTimestamp")
 public class BloomFilter extends CustomResource<BloomFilterSpec, BloomFilterStatus>
     implements Namespaced {
 
   public static final String GROUP = "bloomoperator.io";
   public static final String VERSION = "v1alpha1";
+
+  /** The category both kinds belong to: {@code kubectl get bloom} lists filters and stores. */
+  public static final String CATEGORY = "bloom";
 
   /** Overridden only to describe {@code spec} in the CRD, so {@code kubectl explain} shows it. */
   @Override

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 import io.fabric8.crd.generator.annotation.AdditionalPrinterColumn;
 import io.fabric8.generator.annotation.ValidationRule;
 import io.fabric8.kubernetes.client.CustomResource;
+import io.fabric8.kubernetes.model.annotation.Categories;
 import io.fabric8.kubernetes.model.annotation.Group;
 import io.fabric8.kubernetes.model.annotation.ShortNames;
 import io.fabric8.kubernetes.model.annotation.Version;
@@ -16,15 +17,16 @@ import io.fabric8.kubernetes.model.annotation.Version;
 @Group(BloomFilter.GROUP)
 @Version(BloomFilter.VERSION)
 @ShortNames("bst")
+@Categories(BloomFilter.CATEGORY)
 @ValidationRule(value = "has(self.spec)", message = "spec is required")
-@AdditionalPrinterColumn(
-    name = "Bucket",
-    type = AdditionalPrinterColumn.Type.STRING,
-    jsonPath = ".spec.bucket")
 @AdditionalPrinterColumn(
     name = "Ready",
     type = AdditionalPrinterColumn.Type.STRING,
     jsonPath = ".status.conditions[?(@.type==\"Ready\")].status")
+@AdditionalPrinterColumn(
+    name = "Bucket",
+    type = AdditionalPrinterColumn.Type.STRING,
+    jsonPath = ".spec.bucket")
 @AdditionalPrinterColumn(
     name = "Age",
     type = AdditionalPrinterColumn.Type.DATE,

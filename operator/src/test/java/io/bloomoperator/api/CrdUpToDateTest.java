@@ -25,6 +25,27 @@ class CrdUpToDateTest {
     assertUpToDate(STORE_CRD_FILE);
   }
 
+  /** kubectl prints NAME, READY, ..., AGE, and `kubectl get bloom` lists both kinds. */
+  @Test
+  void committedCrdsShowReadyFirstAgeLastAndShareACategory() throws IOException {
+    for (var kind : java.util.List.of(BloomFilter.class, BloomStore.class)) {
+      String file =
+          io.fabric8.kubernetes.api.model.HasMetadata.getFullResourceName(kind) + "-v1.yml";
+      var crd =
+          io.fabric8.kubernetes.client.utils.Serialization.unmarshal(
+              Files.readString(RealKubernetesExtension.repoRoot().resolve("crds").resolve(file)),
+              io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition.class);
+      var columns =
+          crd.getSpec().getVersions().get(0).getAdditionalPrinterColumns().stream()
+              .map(c -> c.getName())
+              .toList();
+      assertThat(columns).as(file).isEqualTo(PrinterColumnOrder.declaredNames(kind));
+      assertThat(columns.get(0)).as(file).isEqualTo("Ready");
+      assertThat(columns.get(columns.size() - 1)).as(file).isEqualTo("Age");
+      assertThat(crd.getSpec().getNames().getCategories()).as(file).containsExactly("bloom");
+    }
+  }
+
   private static void assertUpToDate(String file) throws IOException {
     Path generated = Path.of("target", "classes", "META-INF", "fabric8", file);
     Path committed = RealKubernetesExtension.repoRoot().resolve("crds").resolve(file);

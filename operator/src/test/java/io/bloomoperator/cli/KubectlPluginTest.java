@@ -79,7 +79,8 @@ class KubectlPluginTest {
         .isEqualTo(readmeWideHeader());
     assertThat(wide)
         .containsPattern(
-            "product-ids\\s+\\S+\\s+10m\\s+Published\\s+True\\s+0\\s+\\S+\\s+3\\s+\\S+\\s+Idle\\s+");
+            // READY VERSION KEYS FPP SIZE (e.g. "22 B") ... DELTAS REASON PHASE REFRESH
+            "product-ids\\s+True\\s+1\\s+3\\s+\\S+\\s+\\d+ B\\s+0\\s+Published\\s+Idle\\s+10m\\s+");
     assertThat(kubectl(tmp, cluster, "get", "bf", "-n", ns.name()).output())
         .doesNotContain("REASON");
     assertThat(kubectl(tmp, cluster, "explain", "bloomfilter.spec").output())
