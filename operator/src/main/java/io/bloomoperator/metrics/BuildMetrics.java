@@ -14,6 +14,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Collections;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -74,6 +75,19 @@ public final class BuildMetrics {
         counter(MetricCatalogue.STREAM_EVENTS, Tags.of(MetricCatalogue.TAG_KIND, "delete"));
     this.streamMalformed =
         counter(MetricCatalogue.STREAM_EVENTS, Tags.of(MetricCatalogue.TAG_KIND, "malformed"));
+    for (String reason : List.of("backoff", "reads", "bytes")) {
+      streamDeferred(reason, 0);
+    }
+  }
+
+  /** A stream read put off to a later reconcile, by its reason (a fixed set of values). */
+  public void streamDeferred(String reason) {
+    streamDeferred(reason, 1);
+  }
+
+  private void streamDeferred(String reason, long count) {
+    counter(MetricCatalogue.STREAM_READS_DEFERRED, Tags.of(MetricCatalogue.TAG_REASON, reason))
+        .increment(count);
   }
 
   /**
