@@ -80,6 +80,15 @@ public final class BuildMetrics {
     }
   }
 
+  /** Reports {@code reserved} (read when scraped) as the heap the stream reads hold. */
+  public void streamReadBytes(java.util.function.LongSupplier reserved) {
+    io.micrometer.core.instrument.Gauge.builder(
+            MetricCatalogue.STREAM_READ_BYTES.name(), () -> (double) reserved.getAsLong())
+        .description(MetricCatalogue.STREAM_READ_BYTES.meaning())
+        .baseUnit(MetricCatalogue.STREAM_READ_BYTES.unit())
+        .register(registry);
+  }
+
   /** A stream read put off to a later reconcile, by its reason (a fixed set of values). */
   public void streamDeferred(String reason) {
     streamDeferred(reason, 1);

@@ -247,6 +247,15 @@ public final class MetricCatalogue {
               + " lately), reads (the namespace has its share of reads under way), bytes (too"
               + " little of the read heap is free)");
 
+  public static final Metric STREAM_READ_BYTES =
+      new Metric(
+          "bloom.stream.read",
+          Metric.Type.GAUGE,
+          "bytes",
+          List.of(),
+          "heap reserved by the change-stream reads under way, from each read's start to its"
+              + " publish (at most BLOOM_STREAM_READ_BYTES)");
+
   public static final Metric STREAM_PUBLISH_DELAY =
       new Metric(
           "bloom.stream.publish.delay",
@@ -339,6 +348,7 @@ public final class MetricCatalogue {
         STREAM_EVENTS,
         STREAM_FAILURES,
         STREAM_READS_DEFERRED,
+        STREAM_READ_BYTES,
         STREAM_PUBLISH_DELAY,
         FILTER_STREAM_LAG);
   }
