@@ -1,8 +1,12 @@
 package io.bloomoperator.changes;
 
+import java.time.Duration;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.function.LongSupplier;
 
 /**
  * The heap all stream reads under way may hold, operator-wide ({@link StreamLimits#readBytes()}),
@@ -11,25 +15,41 @@ import java.util.Optional;
  * read may collect {@link StreamLimits#maxReadBytes()} of keys, and without a bound on all of them
  * together, every open stream reading at once would hold that many times it.
  *
- * <p>A read takes what is free, up to what it could use: when less than a full read is free, it
- * collects fewer keys (the rest are read next time), and only when not even {@link
- * StreamLimits#minReadBytes()} is free is it deferred. So a small budget slows streams down but
- * lets every one of them publish, and the namespace share keeps one namespace from taking it all.
+ * <p>A read takes what is free, up to what it could use and up to a fair part of the budget: the
+ * budget divided among the namespaces holding some of it or deferred for it lately (at least the
+ * read's least). When less than a full read is granted, it collects fewer keys (the rest are read
+ * next time), and only when not even {@link StreamLimits#minReadBytes()} is free is it deferred. So
+ * a small budget slows streams down but lets every one of them publish: the fair part keeps the
+ * first namespace to ask from taking all there is while others wait, and the namespace share keeps
+ * one namespace from taking it all.
  */
 public final class StreamReadBudget {
 
   private final long total;
   private final long perNamespace;
   private final Map<String, Long> byNamespace = new HashMap<>();
+  private final Map<String, Long> deferredAt = new HashMap<>();
+  private final LongSupplier nanos;
   private long used;
   private long peak;
 
+  /**
+   * How long a namespace deferred for bytes counts as contending: a deferred read is asked again at
+   * its filter's next reconcile, every {@code publishEvery} (2 s by default).
+   */
+  static final Duration CONTENDING = Duration.ofSeconds(10);
+
   public StreamReadBudget(long total, long perNamespace) {
+    this(total, perNamespace, System::nanoTime);
+  }
+
+  StreamReadBudget(long total, long perNamespace, LongSupplier nanos) {
     if (perNamespace > total || perNamespace < 0) {
       throw new IllegalArgumentException("a namespace's share is more than the budget");
     }
     this.total = total;
     this.perNamespace = perNamespace;
+    this.nanos = nanos;
   }
 
   /**
@@ -40,12 +60,19 @@ public final class StreamReadBudget {
     if (least <= 0 || want < least) {
       throw new IllegalArgumentException("a read reserves at least one byte, and what it wants");
     }
+    long now = nanos.getAsLong();
+    deferredAt.values().removeIf(at -> now - at > CONTENDING.toNanos());
     long inNamespace = byNamespace.getOrDefault(namespace, 0L);
     long free = Math.min(total - used, perNamespace - inNamespace);
     if (free < least) {
+      deferredAt.put(namespace, now);
       return Optional.empty();
     }
-    long bytes = Math.min(want, free);
+    Set<String> contending = new HashSet<>(byNamespace.keySet());
+    contending.addAll(deferredAt.keySet());
+    contending.add(namespace);
+    long fair = Math.max(least, total / contending.size());
+    long bytes = Math.min(Math.min(want, free), fair);
     used += bytes;
     peak = Math.max(peak, used);
     byNamespace.put(namespace, inNamespace + bytes);

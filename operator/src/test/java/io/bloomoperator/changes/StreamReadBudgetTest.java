@@ -2,6 +2,7 @@ package io.bloomoperator.changes;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -61,6 +62,30 @@ class StreamReadBudgetTest {
         .extracting(StreamReadBudget.Grant::bytes)
         .isEqualTo(10L);
     assertThat(budget.used()).isEqualTo(100);
+  }
+
+  @Test
+  void whileAnotherNamespaceWaitsForBytesAReadTakesAFairPartNotAllThereIs() {
+    long[] now = {0};
+    StreamReadBudget budget = new StreamReadBudget(100, 100, () -> now[0]);
+    StreamReadBudget.Grant a = budget.take("a", 10, 100).orElseThrow();
+    assertThat(a.bytes()).as("alone: all it wants").isEqualTo(100);
+    assertThat(budget.take("b", 10, 100)).isEmpty();
+    a.close();
+    now[0] += Duration.ofSeconds(1).toNanos();
+    // b waited: a's next read leaves it half.
+    StreamReadBudget.Grant again = budget.take("a", 10, 100).orElseThrow();
+    assertThat(again.bytes()).isEqualTo(50);
+    StreamReadBudget.Grant b = budget.take("b", 10, 100).orElseThrow();
+    assertThat(b.bytes()).isEqualTo(50);
+    assertThat(budget.take("c", 10, 100)).isEmpty();
+    again.close();
+    b.close();
+    // Long after anyone waited: all it wants again.
+    now[0] += StreamReadBudget.CONTENDING.toNanos() + 1;
+    try (StreamReadBudget.Grant alone = budget.take("a", 10, 100).orElseThrow()) {
+      assertThat(alone.bytes()).isEqualTo(100);
+    }
   }
 
   @Test
