@@ -60,7 +60,7 @@ public record StreamLimits(
   public static final int DEFAULT_MAX_TOPIC_BATCH_BYTES = 1024 * 1024 + 64;
 
   /** The defaults of the read bounds: a few full reads fit beside the build slots' heap. */
-  public static final long DEFAULT_READ_BYTES = 32L * 1024 * 1024;
+  public static final long DEFAULT_READ_BYTES = 24L * 1024 * 1024;
 
   public static final long DEFAULT_NAMESPACE_READ_BYTES = 12L * 1024 * 1024;
 
