@@ -132,6 +132,28 @@ public record StreamLimits(
     }
   }
 
+  /** These limits with other read bounds: reads per namespace, read heap and its share. */
+  public StreamLimits withReads(int readsPerNamespace, long readBytes, long namespaceReadBytes) {
+    return new StreamLimits(
+        maxTopicBatchBytes,
+        fetchBytes,
+        maxEventBytes,
+        maxReadBytes,
+        maxPartitions,
+        maxReadTime,
+        requestTimeout,
+        streamsPerNamespace,
+        streams,
+        heldDir,
+        maxHeldBytes,
+        maxHeldNamespaceBytes,
+        maxCallTime,
+        readsPerNamespace,
+        readBytes,
+        namespaceReadBytes,
+        maxBackoff);
+  }
+
   /**
    * Heap a read may hold besides the keys it collects: the consumer's fetched records, one fetch
    * and one record batch the broker returns whole.

@@ -49,25 +49,7 @@ class StreamReadBytesOperatorTest {
   static {
     StreamLimits d = StreamLimits.defaults();
     long least = d.minReadBytes();
-    LIMITS =
-        new StreamLimits(
-            d.maxTopicBatchBytes(),
-            d.fetchBytes(),
-            d.maxEventBytes(),
-            d.maxReadBytes(),
-            d.maxPartitions(),
-            d.maxReadTime(),
-            d.requestTimeout(),
-            d.streamsPerNamespace(),
-            d.streams(),
-            d.heldDir(),
-            d.maxHeldBytes(),
-            d.maxHeldNamespaceBytes(),
-            d.maxCallTime(),
-            d.streamsPerNamespace(),
-            2 * least,
-            least + least / 2,
-            d.maxBackoff());
+    LIMITS = d.withReads(d.streamsPerNamespace(), 2 * least, least + least / 2);
   }
 
   private static final SimpleMeterRegistry METRICS = new SimpleMeterRegistry();

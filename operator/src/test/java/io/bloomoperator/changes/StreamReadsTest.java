@@ -17,25 +17,7 @@ class StreamReadsTest {
   private static final Duration EVERY = Duration.ofSeconds(2);
 
   private static StreamLimits limits(int readsPerNamespace, long readBytes, long namespaceBytes) {
-    StreamLimits d = StreamLimits.defaults();
-    return new StreamLimits(
-        d.maxTopicBatchBytes(),
-        d.fetchBytes(),
-        d.maxEventBytes(),
-        d.maxReadBytes(),
-        d.maxPartitions(),
-        d.maxReadTime(),
-        d.requestTimeout(),
-        d.streamsPerNamespace(),
-        d.streams(),
-        d.heldDir(),
-        d.maxHeldBytes(),
-        d.maxHeldNamespaceBytes(),
-        d.maxCallTime(),
-        readsPerNamespace,
-        readBytes,
-        namespaceBytes,
-        d.maxBackoff());
+    return StreamLimits.defaults().withReads(readsPerNamespace, readBytes, namespaceBytes);
   }
 
   private static ChangeStream.Batch batch() {
