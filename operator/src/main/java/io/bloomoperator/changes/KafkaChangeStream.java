@@ -193,7 +193,9 @@ public final class KafkaChangeStream implements ChangeStream {
           long malformed = 0;
           long bytes = 0;
           long oldest = Long.MAX_VALUE;
-          long pollUntil = System.nanoTime() + limits.maxReadTime().toNanos();
+          // Polling ends at maxReadTime, or sooner when connecting took most of maxCallTime.
+          long pollUntil =
+              System.nanoTime() + Math.min(limits.maxReadTime().toNanos(), deadline.left());
           boolean full = false;
           do {
             long left = Math.max(0, pollUntil - System.nanoTime());
@@ -382,10 +384,14 @@ public final class KafkaChangeStream implements ChangeStream {
   private final class Deadline {
     private final long end = System.nanoTime() + limits.maxCallTime().toNanos();
 
+    /** Nanoseconds left. */
+    long left() {
+      return Math.max(0, end - System.nanoTime());
+    }
+
     /** The timeout of the next call; when none is left, the call fails at once (a timeout). */
     Duration call() {
-      long left = Math.max(0, end - System.nanoTime());
-      return Duration.ofNanos(Math.min(left, limits.requestTimeout().toNanos()));
+      return Duration.ofNanos(Math.min(left(), limits.requestTimeout().toNanos()));
     }
   }
 
