@@ -22,7 +22,7 @@ from .configmaps import (
     read_canary,
     read_manifest,
 )
-from .decode import decode, update
+from .decoder import decode, update
 from .errors import ChunkError, LoadFailureReason, RefusedError, SnapshotError, VerificationError
 from .limits import MAX_CHUNK_BYTES, SnapshotLimits
 from .manifest import KeyType, Layout, Manifest, parse_manifest

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 
 from . import canary, names
-from .decode import ChunkSource
+from .decoder import ChunkSource
 from .errors import ChunkError, VerificationError
 from .manifest import ChunkRef, Manifest, parse_manifest
 

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 
-from . import decode, names
+from . import decoder, names
 from .bits import BloomFilter
 from .configmaps import (
     Announced,
@@ -326,7 +326,7 @@ class SnapshotReader:
         source = chunk_source(configmaps, self.acceptance.namespace)
         manifest = announced.manifest
         if held is None:
-            bits = decode.decode(manifest, source)
+            bits = decoder.decode(manifest, source)
         else:
-            bits = decode.update(manifest, held.filter, held.version, held.sha256, source)
+            bits = decoder.update(manifest, held.filter, held.version, held.sha256, source)
         return ServedSnapshot(announced, bits)
