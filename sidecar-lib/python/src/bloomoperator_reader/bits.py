@@ -49,6 +49,28 @@ def split_block_index(hash64: int, num_blocks: int) -> tuple[int, list[int]]:
     return block, [((key * salt) & _MASK32) >> 27 for salt in SALTS]
 
 
+def guava_bit_index_arrays(h1: np.ndarray, h2: np.ndarray, k: int, num_bits: int):
+    """:func:`guava_bit_indexes` for arrays of hashes: yields the ``i``-th index of every key,
+    for ``i < k`` (uint64 arrays; the sums wrap at 64 bits as Java's longs do)."""
+    modulus = np.uint64(num_bits)
+    combined = h1.copy()
+    with np.errstate(over="ignore"):
+        for _ in range(k):
+            yield (combined & np.uint64(MASK63)) % modulus
+            combined += h2
+
+
+def split_block_index_arrays(hashes: np.ndarray, num_blocks: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`split_block_index` for an array of hashes: the block of every key and an
+    ``(n, 8)`` array of its bit in each of the block's words."""
+    # (hash >>> 32) < 2^32 and z < 2^29: the product fits 64 bits.
+    block = ((hashes >> np.uint64(32)) * np.uint64(num_blocks)) >> np.uint64(32)
+    key = (hashes & np.uint64(_MASK32)).astype(np.uint32)
+    with np.errstate(over="ignore"):
+        bits = (key[:, None] * _SALTS[None, :]) >> np.uint32(27)
+    return block, bits
+
+
 class BloomFilter(abc.ABC):
     """A verified filter of one key type; ``might_contain`` is false only for keys never added."""
 
@@ -179,14 +201,9 @@ class GuavaBits(BloomFilter):
 
     def _probe_hashes(self, h1: np.ndarray, h2: np.ndarray) -> np.ndarray:
         found = np.ones(h1.size, dtype=bool)
-        num_bits = np.uint64(self.num_bits)
-        combined = h1.copy()
-        with np.errstate(over="ignore"):
-            for _ in range(self._k):
-                index = (combined & np.uint64(MASK63)) % num_bits
-                word = self._words[index >> np.uint64(6)]
-                found &= ((word >> (index & np.uint64(63))) & np.uint64(1)).astype(bool)
-                combined += h2
+        for index in guava_bit_index_arrays(h1, h2, self._k, self.num_bits):
+            word = self._words[index >> np.uint64(6)]
+            found &= ((word >> (index & np.uint64(63))) & np.uint64(1)).astype(bool)
         return found
 
     def _header(self) -> bytes:
@@ -229,11 +246,7 @@ class SplitBlockBits(BloomFilter):
         return self._probe_hashes(hashing.xxh64_strings(keys))
 
     def _probe_hashes(self, hashes: np.ndarray) -> np.ndarray:
-        # (hash >>> 32) < 2^32 and z < 2^29: the product fits 64 bits.
-        block = ((hashes >> np.uint64(32)) * np.uint64(self.num_blocks)) >> np.uint64(32)
-        key = (hashes & np.uint64(_MASK32)).astype(np.uint32)
-        with np.errstate(over="ignore"):
-            bit = (key[:, None] * _SALTS[None, :]) >> np.uint32(27)
+        block, bit = split_block_index_arrays(hashes, self.num_blocks)
         rows = self._blocks[block.astype(np.intp)]
         return np.all((rows >> bit) & np.uint32(1), axis=1)
 
