@@ -154,7 +154,7 @@ class _PayloadParser:
             raise VerificationError(
                 f"payload is longer than the {self._num_words} words its header announces"
             )
-        self._view[self._filled : self._filled + rest] = data[pos:]
+        self._view[self._filled : self._filled + rest] = memoryview(data)[pos:]
         self._filled += rest
 
     def _check_header(self) -> None:

@@ -229,14 +229,94 @@ def parse_manifest(text: str | None) -> Manifest:
     return manifest
 
 
-def _load_json(text: str, what: str) -> Any:
-    def no_constants(name: str) -> Any:
-        raise ValueError(f"{name} is not JSON")
+class _JsonInt(int):
+    """A JSON integer that remembers its text (Java reads a number into a String field as it)."""
 
+    text: str
+
+
+class _JsonFloat(float):
+    text: str
+
+
+def _json_int(text: str) -> _JsonInt:
+    value = _JsonInt(text)
+    value.text = text
+    return value
+
+
+def _json_float(text: str) -> _JsonFloat:
+    value = _JsonFloat(text)
+    value.text = text
+    return value
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def load_json(text: str) -> Any:
+    """JSON as Java's mapper reads it: no NaN/Infinity literals, numbers keep their text.
+
+    :raises ValueError: if it is not JSON
+    """
     try:
-        return json.loads(text, parse_constant=no_constants)
-    except (ValueError, RecursionError) as e:
+        return json.loads(
+            text, parse_int=_json_int, parse_float=_json_float, parse_constant=_no_constant
+        )
+    except RecursionError:
+        raise ValueError("JSON nested too deeply") from None
+
+
+def _load_json(text: str, what: str) -> Any:
+    try:
+        return load_json(text)
+    except ValueError as e:
         raise VerificationError(f"invalid {what} JSON: {e}") from None
+
+
+def scalar_text(value: Any) -> str | None:
+    """A JSON scalar as Java's mapper binds it to a String field: a string as is, a number as
+    its text, a boolean as ``true``/``false``; None for null, objects and arrays."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (_JsonInt, _JsonFloat)):
+        return value.text
+    if isinstance(value, (int, float)):
+        return repr(value)
+    return None
+
+
+# Java's mapper also reads numbers from strings: trimmed, an optional sign and decimal digits
+# for integers (Long.parseLong, which takes any Unicode digits); Double.parseDouble's grammar
+# for doubles. What it reads this way, this reader reads the same.
+_INTEGER_TEXT = re.compile(r"[+-]?\d+")
+_DOUBLE_TEXT = re.compile(
+    r"[+-]?(?:NaN|Infinity|(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)[fFdD]?)"
+)
+_HEX_DOUBLE_TEXT = re.compile(
+    r"[+-]?0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)[pP][+-]?[0-9]+[fFdD]?"
+)
+
+
+def _java_trim(text: str) -> str:
+    return text.strip("".join(chr(c) for c in range(0x21)))
+
+
+def _integer_from_text(text: str) -> int | None:
+    trimmed = _java_trim(text)
+    return int(trimmed) if _INTEGER_TEXT.fullmatch(trimmed) else None
+
+
+def _double_from_text(text: str) -> float | None:
+    trimmed = _java_trim(text)
+    if _DOUBLE_TEXT.fullmatch(trimmed):
+        return float(trimmed.rstrip("fFdD"))
+    if _HEX_DOUBLE_TEXT.fullmatch(trimmed):
+        return float.fromhex(trimmed.rstrip("fFdD"))
+    return None
 
 
 def _parse_chain(node: Any) -> Chain | None:
@@ -297,22 +377,27 @@ class _Fields:
         return value
 
     def string(self, name: str) -> str:
-        value = self.required(name)
-        if not isinstance(value, str):
+        value = scalar_text(self.required(name))
+        if value is None:
             raise self._fail(name, "not a string")
         return value
 
     def integer(self, name: str, bounds: tuple[int, int]) -> int:
         value = self.required(name)
-        if isinstance(value, bool) or not isinstance(value, int):
+        if isinstance(value, str):
+            value = _integer_from_text(value)
+        # A fraction is no integer, even 7.0: Java's mapper refuses floats for integer fields.
+        if value is None or isinstance(value, (bool, float)) or not isinstance(value, int):
             raise self._fail(name, "not an integer")
         if not bounds[0] <= value <= bounds[1]:
             raise self._fail(name, "out of range")
-        return value
+        return int(value)
 
     def double(self, name: str) -> float:
         value = self.required(name)
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
+        if isinstance(value, str):
+            value = _double_from_text(value)
+        if value is None or isinstance(value, bool) or not isinstance(value, (int, float)):
             raise self._fail(name, "not a number")
         try:
             return float(value)
@@ -440,11 +525,12 @@ def _validate_chunks(fail: Any, field: str, refs: tuple[ChunkRef, ...]) -> int:
 
 # ------------------------------------------------------------------------------------ instants
 
-# Java's ISO_OFFSET_DATE_TIME: case-insensitive 'T' and 'Z', seconds and fraction optional, a
-# leniently parsed offset (+HH, +HHMM, +HH:MM, +HH:MM:SS, +HHMMSS).
+# What Java's ISO_OFFSET_DATE_TIME accepts (checked against it): case-insensitive 'T' and 'Z',
+# seconds and fraction (up to 9 digits, possibly none) optional, offsets +HH, +HH:MM, +HH:MM:SS.
+# Years beyond 0001..9999 (which Java also reads) are not read here.
 _INSTANT = re.compile(
     r"(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{0,9}))?)?"
-    r"(?:([Zz])|([+-])(\d{2})(?::?(\d{2})(?::?(\d{2}))?)?)"
+    r"(?:([Zz])|([+-])(\d{2})(?::(\d{2})(?::(\d{2}))?)?)"
 )
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
 

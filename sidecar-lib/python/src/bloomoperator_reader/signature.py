@@ -10,7 +10,6 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
-import json
 from collections.abc import Iterable, Mapping
 
 from cryptography.exceptions import InvalidSignature
@@ -18,6 +17,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from .errors import LoadFailureReason, RefusedError
+from .manifest import load_json, scalar_text
 
 ALGORITHM = "Ed25519"
 _CONTEXT = b"bloomoperator.io/manifest-signature/v1\n"
@@ -110,34 +110,18 @@ def _parse_signature(data: str) -> tuple[str, str]:
         return RefusedError(LoadFailureReason.BAD_SIGNATURE, f"manifest.sig {problem}")
 
     try:
-        record = json.loads(data, parse_constant=_no_constant)
-    except (ValueError, RecursionError):
+        record = load_json(data)
+    except ValueError:
         raise bad("is not a signature record") from None
     if not isinstance(record, dict):
         raise bad("is not a signature record")
-    fields = [_scalar_text(record.get(name)) for name in ("algorithm", "keyId", "signature")]
+    fields = [scalar_text(record.get(name)) for name in ("algorithm", "keyId", "signature")]
     if any(field is None for field in fields):
         raise bad("is not a signature record")
     algorithm, keyid, signature = fields
     if algorithm != ALGORITHM:
         raise bad(f"uses another algorithm than {ALGORITHM}")
     return keyid, signature  # type: ignore[return-value]
-
-
-def _scalar_text(value: object) -> str | None:
-    # Java binds these fields as Strings, and its JSON mapper turns a number into its text; an
-    # object, array or null is no signature record.
-    if isinstance(value, str):
-        return value
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    return None
-
-
-def _no_constant(name: str) -> None:
-    raise ValueError(f"{name} is not JSON")
 
 
 def _base64(text: str) -> bytes:
