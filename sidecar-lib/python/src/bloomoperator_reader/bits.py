@@ -79,6 +79,9 @@ class BloomFilter(abc.ABC):
         self._key_type = key_type
         self._k = num_hash_functions
         self._words = words
+        # Single probes read words through the buffer: a memoryview item is a Python int, several
+        # times cheaper than a numpy scalar.
+        self._scalar_words = memoryview(words)
 
     @property
     def key_type(self) -> KeyType:
@@ -185,11 +188,11 @@ class GuavaBits(BloomFilter):
 
     def _probe(self, data: bytes) -> bool:
         h1, h2 = hashing.murmur3_128(data)
-        words = self._words
+        words = self._scalar_words
         num_bits = self.num_bits
         for i in range(self._k):
             index = ((h1 + i * h2) & MASK63) % num_bits
-            if not (int(words[index >> 6]) >> (index & 63)) & 1:
+            if not (words[index >> 6] >> (index & 63)) & 1:
                 return False
         return True
 
@@ -235,9 +238,14 @@ class SplitBlockBits(BloomFilter):
         return split_block_index(hashing.xxh64(self._scalar_bytes(key)), self.num_blocks)
 
     def _probe(self, data: bytes) -> bool:
-        block, bits = split_block_index(hashing.xxh64(data), self.num_blocks)
-        row = self._blocks[block]
-        return all((int(row[i]) >> bit) & 1 for i, bit in enumerate(bits))
+        hash64 = hashing.xxh64(data)
+        key = hash64 & _MASK32
+        base = (((hash64 >> 32) * self.num_blocks) >> 32) * 8
+        words = self._scalar_words
+        for i, salt in enumerate(SALTS):
+            if not (words[base + i] >> (((key * salt) & _MASK32) >> 27)) & 1:
+                return False
+        return True
 
     def _probe_longs(self, keys: np.ndarray) -> np.ndarray:
         return self._probe_hashes(hashing.xxh64_longs(keys))
