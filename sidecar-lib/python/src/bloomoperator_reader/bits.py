@@ -265,13 +265,6 @@ class SplitBlockBits(BloomFilter):
         return "<u4"
 
 
-def words_from_payload(layout: Layout, data: bytes | bytearray | memoryview) -> np.ndarray:
-    """The word array of a payload's bit array (after any header), in host order, writable."""
-    if layout is Layout.GUAVA:
-        return np.frombuffer(data, dtype=">u8").astype(np.uint64)
-    return np.frombuffer(data, dtype="<u4").astype(np.uint32)
-
-
 def native_words(layout: Layout, raw: np.ndarray) -> np.ndarray:
     """Reinterprets an array filled with payload bytes as host-order words, in place."""
     swap = (layout is Layout.GUAVA) == (sys.byteorder == "little")
