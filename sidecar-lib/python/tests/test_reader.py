@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import threading
 
 import numpy as np
 import pytest
@@ -388,3 +389,50 @@ def test_max_manifest_age_refuses_old_signed_manifests():
     assert step(old, p).reason is R.TOO_OLD
     with pytest.raises(ValueError):
         reader(max_manifest_age_seconds=60)
+
+
+def test_batches_larger_than_one_array_pass_answer_like_single_lookups(layout):
+    p = Publisher()
+    bits = new_filter(layout, "Long").add(*range(0, 3000, 7))
+    p.whole(1, bits)
+    r = reader("Long")
+    step(r, p)
+    keys = np.arange(-70_000, 70_000, 2, dtype=np.int64)  # 70,000 keys: two passes of 2^16
+    batch = r.might_contain_many(keys)
+    assert batch.tolist() == [r.might_contain(k) for k in keys.tolist()]
+    assert batch.any() and not batch.all()
+
+
+def test_lookups_during_loads_see_one_whole_version_at_a_time():
+    # v1 holds one set of keys, v2 the other: every batch must be all of one and none of the
+    # other, however the swaps fall between lookups.
+    p = Publisher()
+    odd, even = [f"k{i}" for i in range(1, 200, 2)], [f"k{i}" for i in range(0, 200, 2)]
+    v1 = Filter("Guava", "String", 1 << 16, 3).add(*odd)
+    v2 = Filter("Guava", "String", 1 << 16, 3).add(*even)
+    p.whole(1, v1)
+    versions = [copy.deepcopy(p.configmaps())]
+    p.whole(2, v2)
+    versions.append(copy.deepcopy(p.configmaps()))
+    r = reader()
+    step(r, p, versions[0])
+    expected = {tuple(r.might_contain_many(odd + even).tolist())}
+    step(r, p, versions[1])
+    expected.add(tuple(r.might_contain_many(odd + even).tolist()))
+    assert len(expected) == 2
+    stop = threading.Event()
+    seen = []
+
+    def look():
+        while not stop.is_set():
+            seen.append(tuple(r.might_contain_many(odd + even).tolist()))
+
+    thread = threading.Thread(target=look)
+    thread.start()
+    try:
+        for i in range(40):
+            assert step(r, p, versions[i % 2]).action is Action.LOAD
+    finally:
+        stop.set()
+        thread.join()
+    assert seen and set(seen) <= expected
