@@ -1,0 +1,50 @@
+"""Reads Bloom filter snapshots published by bloom-operator, with the Java reader's contract.
+
+The core does no I/O: ConfigMaps come through a :class:`ConfigMapGetter` (namespace, name ->
+ConfigMap mapping or None), so a Kubernetes watch, a poll, files or a test plug in.
+
+    reader = SnapshotReader("shop", "product-ids", "String", trusted_keys=[pem])
+    outcome = reader.refresh(getter)          # load / keep / refuse, with a LoadFailureReason
+    reader.might_contain("sku-1")             # one key
+    reader.might_contain_many(["a", "b"])     # numpy bool array, hashed and probed as arrays
+"""
+
+from .bits import BloomFilter, GuavaBits, SplitBlockBits, guava_bit_indexes, split_block_index
+from .canary import bucket as canary_bucket
+from .canary import in_share
+from .configmaps import (
+    Announced,
+    AnnouncedCanary,
+    ConfigMapGetter,
+    ConfigMapSet,
+    chunk_bytes,
+    chunk_source,
+    read_canary,
+    read_manifest,
+)
+from .decoder import decode, update
+from .errors import ChunkError, LoadFailureReason, RefusedError, SnapshotError, VerificationError
+from .limits import MAX_CHUNK_BYTES, SnapshotLimits
+from .manifest import KeyType, Layout, Manifest, parse_manifest
+from .names import chunk_name, delta_chunk_name, manifest_name
+from .reader import (
+    Acceptance,
+    Action,
+    NotReadyError,
+    Outcome,
+    ServedSnapshot,
+    SnapshotReader,
+    Verdict,
+)
+from .signature import TrustedKeys, key_id, read_public_key, signed_bytes
+
+__all__ = [
+    "Acceptance", "Action", "Announced", "AnnouncedCanary", "BloomFilter", "ChunkError",
+    "ConfigMapGetter", "ConfigMapSet", "GuavaBits", "KeyType", "Layout", "LoadFailureReason",
+    "MAX_CHUNK_BYTES", "Manifest", "NotReadyError", "Outcome", "RefusedError", "ServedSnapshot",
+    "SnapshotError", "SnapshotLimits", "SnapshotReader", "SplitBlockBits", "TrustedKeys",
+    "VerificationError", "Verdict", "canary_bucket", "chunk_bytes", "chunk_name", "chunk_source",
+    "decode", "delta_chunk_name", "guava_bit_indexes", "in_share", "key_id", "manifest_name",
+    "parse_manifest", "read_canary", "read_manifest", "read_public_key", "signed_bytes",
+    "split_block_index", "update",
+]  # fmt: skip
