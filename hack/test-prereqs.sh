@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Makes sure the servers the tests start are installed: PostgreSQL and MariaDB (JDBC source tests)
-# and Redis (the cache-guard example). The tests start their own servers from these binaries on
+# and Redis (the cache-guard example), and Python's venv module (the Python reader's tests,
+# sidecar-lib/python/test.sh: Debian ships it apart from python3). The tests start their own servers from these binaries on
 # free ports; nothing is configured or started here.
 #
 # Missing Debian packages are installed when running as root (apt-get update once, then one
@@ -14,9 +15,10 @@ missing=()
 ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || missing+=(postgresql)
 { [ -x /usr/sbin/mariadbd ] || command -v mariadbd >/dev/null; } || missing+=(mariadb-server)
 { [ -x /usr/bin/redis-server ] || command -v redis-server >/dev/null; } || missing+=(redis-server)
+python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || missing+=(python3-venv)
 
 if [ ${#missing[@]} -eq 0 ]; then
-  echo "test prerequisites: PostgreSQL, MariaDB and Redis are installed"
+  echo "test prerequisites: PostgreSQL, MariaDB, Redis and python3-venv are installed"
   exit 0
 fi
 
