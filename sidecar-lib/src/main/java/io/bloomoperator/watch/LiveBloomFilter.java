@@ -2,7 +2,14 @@ package io.bloomoperator.watch;
 
 import io.bloomoperator.snapshot.BloomFilterBits;
 import io.bloomoperator.snapshot.BloomFilterSizing;
+import io.bloomoperator.snapshot.FilterFormat;
 import io.bloomoperator.snapshot.LoadFailureReason;
+import io.bloomoperator.snapshot.SnapshotDecoder;
+import io.bloomoperator.snapshot.SnapshotLimits;
+import io.bloomoperator.snapshot.SnapshotVerificationException;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Collection;
@@ -134,7 +141,56 @@ public final class LiveBloomFilter<K> implements AutoCloseable {
     for (K key : keys) {
       builder.put(Objects.requireNonNull(key, "key"));
     }
-    FixedSnapshot source = new FixedSnapshot(filterName, builder.build(), keys.size());
+    return serving(filterName, keyType, builder.build(), keys.size());
+  }
+
+  /**
+   * A filter that serves, and never changes from, a payload file written by {@code kubectl bloom
+   * export} (or by Guava's {@code BloomFilter.writeTo} / a Parquet split-block bitset): for tests
+   * and local runs of an application against a real filter without a cluster. Like {@link #fixed}
+   * it is ready at once, reports version 1 and follows nothing; its key count is estimated from the
+   * bits. The file's size is checked against this heap's snapshot limit before it is read, and its
+   * layout is checked as it is parsed; there is no manifest, so no digest or signature.
+   *
+   * @param format the file's layout: {@code Guava} (header + words) or {@code SplitBlock}
+   * @throws IOException if the file cannot be read, is larger than a quarter of this heap, or is
+   *     not a well-formed payload of {@code format} and {@code keyType}
+   */
+  public static <K> LiveBloomFilter<K> fromFile(
+      String filterName, LiveKeyType<K> keyType, FilterFormat format, Path payload)
+      throws IOException {
+    Objects.requireNonNull(filterName, "filterName");
+    Objects.requireNonNull(keyType, "keyType");
+    Objects.requireNonNull(format, "format");
+    long size = Files.size(payload);
+    long limit = SnapshotLimits.forThisHeap().maxTotalBytes();
+    if (size > limit) {
+      throw new IOException(
+          payload + " holds " + size + " bytes, more than this heap's snapshot limit of " + limit);
+    }
+    BloomFilterBits bits;
+    try {
+      bits = SnapshotDecoder.decodePayload(Files.readAllBytes(payload), keyType.keyType(), format);
+    } catch (SnapshotVerificationException e) {
+      throw new IOException(
+          payload + " is not a " + format.crdName() + " payload: " + e.getMessage(), e);
+    }
+    return serving(filterName, keyType, bits, estimatedKeys(bits));
+  }
+
+  /**
+   * The usual estimate of the keys in a filter from its set bits: {@code -m/k * ln(1 - X/m)} (exact
+   * in expectation for the Guava layout, close for split-block's 8 bits per key).
+   */
+  private static long estimatedKeys(BloomFilterBits bits) {
+    double m = bits.numBits();
+    double set = Math.min(bits.bitCount(), m - 1);
+    return Math.round(-m / bits.numHashFunctions() * Math.log1p(-set / m));
+  }
+
+  private static <K> LiveBloomFilter<K> serving(
+      String filterName, LiveKeyType<K> keyType, BloomFilterBits bits, long keyCount) {
+    FixedSnapshot source = new FixedSnapshot(filterName, bits, keyCount);
     ReaderCounters counters = new ReaderCounters();
     counters.attach(source);
     counters.onUpdate(NO_VERSION, source.serving().version(), Duration.ZERO);
