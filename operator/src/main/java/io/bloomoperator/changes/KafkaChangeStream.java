@@ -62,12 +62,6 @@ public final class KafkaChangeStream implements ChangeStream {
   /** How often partitions (and the topic's batch limit) are looked at again. */
   static final Duration RELIST_EVERY = Duration.ofSeconds(30);
 
-  /**
-   * How long closing the clients may wait: nothing of theirs is worth waiting for (no group, no
-   * commits), and a failed read closes them on its reconcile thread.
-   */
-  private static final Duration CLOSE_TIMEOUT = Duration.ofMillis(200);
-
   private final String topic;
   private final StreamLimits limits;
   private final EventFormat format;
@@ -113,18 +107,12 @@ public final class KafkaChangeStream implements ChangeStream {
     p.put(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, Integer.toString(limits.fetchBytes()));
     p.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "10000");
     p.put(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, "200");
-    // Every wait of the client is the operator's and small: a read holds a reconcile thread that
-    // every namespace shares, and a broker that accepts connections and never answers must cost
-    // it no more than maxCallTime (the calls are also given what is left of it).
     int timeout = (int) limits.requestTimeout().toMillis();
     p.put(ConsumerConfig.REQUEST_TIMEOUT_MS_CONFIG, Integer.toString(timeout));
     p.put(ConsumerConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, Integer.toString(timeout));
-    p.put(ConsumerConfig.SOCKET_CONNECTION_SETUP_TIMEOUT_MS_CONFIG, Integer.toString(timeout / 2));
-    p.put(ConsumerConfig.SOCKET_CONNECTION_SETUP_TIMEOUT_MAX_MS_CONFIG, Integer.toString(timeout));
-    p.put(ConsumerConfig.RECONNECT_BACKOFF_MS_CONFIG, "200");
-    p.put(ConsumerConfig.RECONNECT_BACKOFF_MAX_MS_CONFIG, Integer.toString(timeout));
-    p.put(ConsumerConfig.RETRY_BACKOFF_MS_CONFIG, "100");
-    p.put(ConsumerConfig.RETRY_BACKOFF_MAX_MS_CONFIG, Integer.toString(timeout));
+    p.put(ConsumerConfig.SOCKET_CONNECTION_SETUP_TIMEOUT_MS_CONFIG, "5000");
+    p.put(ConsumerConfig.SOCKET_CONNECTION_SETUP_TIMEOUT_MAX_MS_CONFIG, "10000");
+    p.put(ConsumerConfig.RECONNECT_BACKOFF_MAX_MS_CONFIG, "10000");
     p.put(ConsumerConfig.METADATA_MAX_AGE_CONFIG, Long.toString(RELIST_EVERY.toMillis()));
     // The client would otherwise push its metrics to the broker (KIP-714): not the tenant's data.
     p.put(ConsumerConfig.ENABLE_METRICS_PUSH_CONFIG, "false");
@@ -158,13 +146,13 @@ public final class KafkaChangeStream implements ChangeStream {
   @Override
   public StreamPosition positionAt(Instant time) throws StreamException {
     return guarded(
-        deadline -> {
-          List<TopicPartition> partitions = open(deadline);
+        () -> {
+          List<TopicPartition> partitions = open();
           Map<TopicPartition, Long> query = new HashMap<>();
           partitions.forEach(tp -> query.put(tp, time.toEpochMilli()));
           Map<TopicPartition, OffsetAndTimestamp> found =
-              consumer.offsetsForTimes(query, deadline.call());
-          Map<TopicPartition, Long> ends = consumer.endOffsets(partitions, deadline.call());
+              consumer.offsetsForTimes(query, limits.requestTimeout());
+          Map<TopicPartition, Long> ends = consumer.endOffsets(partitions, limits.requestTimeout());
           TreeMap<Integer, Long> offsets = new TreeMap<>();
           for (TopicPartition tp : partitions) {
             OffsetAndTimestamp at = found.get(tp);
@@ -176,15 +164,9 @@ public final class KafkaChangeStream implements ChangeStream {
 
   @Override
   public Batch read(StreamPosition from) throws StreamException {
-    return read(from, limits.maxReadBytes());
-  }
-
-  @Override
-  public Batch read(StreamPosition from, long maxKeyBytes) throws StreamException {
-    long cap = Math.min(maxKeyBytes, limits.maxReadBytes());
     return guarded(
-        deadline -> {
-          List<TopicPartition> partitions = open(deadline);
+        () -> {
+          List<TopicPartition> partitions = open();
           if (!from.equals(at)) {
             seek(partitions, from);
           }
@@ -193,50 +175,33 @@ public final class KafkaChangeStream implements ChangeStream {
           long malformed = 0;
           long bytes = 0;
           long oldest = Long.MAX_VALUE;
-          // Polling ends at maxReadTime, or sooner when connecting took most of maxCallTime.
-          long pollUntil =
-              System.nanoTime() + Math.min(limits.maxReadTime().toNanos(), deadline.left());
-          boolean full = false;
+          long deadline = System.nanoTime() + limits.maxReadTime().toNanos();
           do {
-            long left = Math.max(0, pollUntil - System.nanoTime());
+            long left = Math.max(0, deadline - System.nanoTime());
             ConsumerRecords<byte[], byte[]> records =
                 consumer.poll(Duration.ofNanos(Math.min(left, TimeUnit.MILLISECONDS.toNanos(200))));
-            for (TopicPartition tp : records.partitions()) {
-              for (ConsumerRecord<byte[], byte[]> record : records.records(tp)) {
-                if (full) {
-                  // Past the reservation: this partition resumes here, on this read's position
-                  // and the next read's.
-                  consumer.seek(tp, record.offset());
-                  break;
-                }
-                EventFormat.Event event = format.read(record.value());
-                if (event instanceof EventFormat.Event.Add add) {
-                  long more = StreamLimits.keyBytes(add.key().length());
-                  if (bytes + more > cap && !adds.isEmpty()) {
-                    full = true;
-                    consumer.seek(tp, record.offset());
-                    break;
-                  }
-                  adds.add(add.key());
-                  bytes += more;
-                } else if (event instanceof EventFormat.Event.Delete) {
-                  deletes++;
-                } else {
-                  malformed++;
-                }
-                if (record.timestamp() > 0) {
-                  oldest = Math.min(oldest, record.timestamp());
-                }
+            for (ConsumerRecord<byte[], byte[]> record : records) {
+              if (record.timestamp() > 0) {
+                oldest = Math.min(oldest, record.timestamp());
+              }
+              EventFormat.Event event = format.read(record.value());
+              if (event instanceof EventFormat.Event.Add add) {
+                adds.add(add.key());
+                bytes += 2L * add.key().length() + 48;
+              } else if (event instanceof EventFormat.Event.Delete) {
+                deletes++;
+              } else {
+                malformed++;
               }
             }
             if (records.isEmpty() && !adds.isEmpty()) {
               break; // caught up: publish what was read rather than wait for more
             }
-          } while (!full && bytes < cap && System.nanoTime() < pollUntil);
+          } while (bytes < limits.maxReadBytes() && System.nanoTime() < deadline);
           TreeMap<Integer, Long> next = new TreeMap<>();
           long lag = 0;
           for (TopicPartition tp : partitions) {
-            next.put(tp.partition(), consumer.position(tp, deadline.call()));
+            next.put(tp.partition(), consumer.position(tp, limits.requestTimeout()));
             OptionalLong behind = consumer.currentLag(tp);
             lag = lag < 0 || behind.isEmpty() ? -1 : lag + behind.getAsLong();
           }
@@ -252,7 +217,7 @@ public final class KafkaChangeStream implements ChangeStream {
   }
 
   /** Connects (once), checks the topic and lists its partitions (again every RELIST_EVERY). */
-  private List<TopicPartition> open(Deadline deadline) throws StreamException {
+  private List<TopicPartition> open() throws StreamException {
     if (consumer == null) {
       consumer =
           new KafkaConsumer<>(config, new ByteArrayDeserializer(), new ByteArrayDeserializer());
@@ -275,8 +240,8 @@ public final class KafkaChangeStream implements ChangeStream {
         && !assigned.isEmpty()) {
       return assigned;
     }
-    checkBatchLimit(deadline);
-    List<PartitionInfo> infos = consumer.partitionsFor(topic, deadline.call());
+    checkBatchLimit();
+    List<PartitionInfo> infos = consumer.partitionsFor(topic, limits.requestTimeout());
     if (infos == null || infos.isEmpty()) {
       throw new StreamException(
           StreamException.Kind.UNAVAILABLE, "the topic of spec.changes.kafka does not exist");
@@ -326,7 +291,7 @@ public final class KafkaChangeStream implements ChangeStream {
     at = from;
   }
 
-  private void checkBatchLimit(Deadline deadline) throws StreamException {
+  private void checkBatchLimit() throws StreamException {
     ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, topic);
     Config config;
     try {
@@ -334,7 +299,7 @@ public final class KafkaChangeStream implements ChangeStream {
           admin
               .describeConfigs(List.of(resource))
               .all()
-              .get(deadline.call().toMillis(), TimeUnit.MILLISECONDS)
+              .get(limits.requestTimeout().toMillis(), TimeUnit.MILLISECONDS)
               .get(resource);
     } catch (ExecutionException e) {
       if (e.getCause() instanceof SecurityException refused) {
@@ -373,26 +338,7 @@ public final class KafkaChangeStream implements ChangeStream {
 
   @FunctionalInterface
   private interface Call<T> {
-    T run(Deadline deadline) throws StreamException;
-  }
-
-  /**
-   * The end of one read or position query ({@link StreamLimits#maxCallTime()} after it started):
-   * each call to the broker gets what is left of it, at most {@link StreamLimits#requestTimeout()},
-   * so all of them together hold the thread no longer.
-   */
-  private final class Deadline {
-    private final long end = System.nanoTime() + limits.maxCallTime().toNanos();
-
-    /** Nanoseconds left. */
-    long left() {
-      return Math.max(0, end - System.nanoTime());
-    }
-
-    /** The timeout of the next call; when none is left, the call fails at once (a timeout). */
-    Duration call() {
-      return Duration.ofNanos(Math.min(left(), limits.requestTimeout().toNanos()));
-    }
+    T run() throws StreamException;
   }
 
   /**
@@ -407,8 +353,7 @@ public final class KafkaChangeStream implements ChangeStream {
               + " (Java 17, or -Djava.security.manager=allow up to Java 23)");
     }
     try {
-      Deadline deadline = new Deadline();
-      return ConnectGuard.call(guard, () -> call.run(deadline));
+      return ConnectGuard.call(guard, call::run);
     } catch (StreamException e) {
       if (e.kind() != StreamException.Kind.POSITION_LOST) {
         closeClients();
@@ -470,7 +415,8 @@ public final class KafkaChangeStream implements ChangeStream {
     listedAt = null;
     if (consumer != null) {
       try {
-        consumer.close(org.apache.kafka.clients.consumer.CloseOptions.timeout(CLOSE_TIMEOUT));
+        consumer.close(
+            org.apache.kafka.clients.consumer.CloseOptions.timeout(Duration.ofSeconds(1)));
       } catch (RuntimeException e) {
         LOG.debug("closing a change stream's consumer failed", e);
       }
@@ -478,7 +424,7 @@ public final class KafkaChangeStream implements ChangeStream {
     }
     if (admin != null) {
       try {
-        admin.close(CLOSE_TIMEOUT);
+        admin.close(Duration.ofSeconds(1));
       } catch (RuntimeException e) {
         LOG.debug("closing a change stream's admin client failed", e);
       }
