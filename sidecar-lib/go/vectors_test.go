@@ -90,14 +90,17 @@ func TestVectors(t *testing.T) {
 	if len(index.Cases) == 0 {
 		t.Fatal("index.json lists no case")
 	}
-	steps := 0
+	steps, probes := 0, 0
 	for _, name := range index.Cases {
 		var c vectorCase
 		readJSON(t, filepath.Join(dir, name, "case.json"), &c)
 		steps += len(c.Steps)
+		for _, s := range c.Steps {
+			probes += len(s.Expect.Probes)
+		}
 		t.Run(name, func(t *testing.T) { runCase(t, &c) })
 	}
-	t.Logf("%d cases, %d steps", len(index.Cases), steps)
+	t.Logf("%d cases, %d steps, %d probes", len(index.Cases), steps, probes)
 }
 
 func runCase(t *testing.T, c *vectorCase) {
