@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"math/big"
 	"math/rand"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -421,4 +423,45 @@ func TestSignatureBase64WithoutPadding(t *testing.T) {
 	b, _ := json.Marshal(rec)
 	cm.Data[SignatureKey] = string(b)
 	fx.sync(t, Loaded, "")
+}
+
+// testdata/java-names.tsv: names the Java SnapshotNames writes for filter names long enough to be
+// cut (filter, manifest, chunk v999999999999999999 #12345, delta chunk v7 #0).
+func TestNamesMatchJavaForCutNames(t *testing.T) {
+	data, err := os.ReadFile("testdata/java-names.tsv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		f := strings.Split(line, "\t")
+		got := []string{ManifestName(f[0]), ChunkName(f[0], maxVersion, 12345), DeltaChunkName(f[0], 7, 0)}
+		if strings.Join(got, "\t") != strings.Join(f[1:], "\t") {
+			t.Errorf("filter of %d chars: %q, want %q", len(f[0]), got, f[1:])
+		}
+	}
+}
+
+// testdata/java-created-at.tsv: createdAt texts with what Java's ISO_OFFSET_DATE_TIME makes of
+// them ("refused", or epoch seconds.nanos): the instants that order publications (ROLLBACK).
+func TestCreatedAtMatchesJava(t *testing.T) {
+	data, err := os.ReadFile("testdata/java-created-at.tsv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(strings.TrimRight(string(data), "\n"), "\n") {
+		f := strings.Split(line, "\t")
+		got, ok := parseOffsetDateTime(f[0])
+		if f[1] == "refused" {
+			if ok {
+				t.Errorf("%q accepted as %v, Java refuses it", f[0], got)
+			}
+			continue
+		}
+		sec, nanos, _ := strings.Cut(f[1], ".")
+		wantSec, _ := strconv.ParseInt(sec, 10, 64)
+		wantNanos, _ := strconv.Atoi(nanos)
+		if !ok || got.Unix() != wantSec || got.Nanosecond() != wantNanos {
+			t.Errorf("%q: %v (%v), Java: %s", f[0], got, ok, f[1])
+		}
+	}
 }
