@@ -475,6 +475,11 @@ func (o *object) parse(raw []byte, path string) error {
 	if isNull(raw) {
 		return verification(fmt.Sprintf("invalid manifest JSON at '%s': is JSON null", path))
 	}
+	if path == "$" {
+		if err := checkJacksonLimits(raw); err != nil {
+			return verification("invalid manifest JSON: " + err.Error())
+		}
+	}
 	if len(raw) == 0 || raw[0] != '{' {
 		if path == "$" {
 			return verification("manifest is not a JSON object")
@@ -510,8 +515,15 @@ func (o *object) str(name string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if raw[0] != '"' {
+		// Jackson binds a number or boolean to a string field as the token's text.
+		if c := raw[0]; c == '-' || c >= '0' && c <= '9' || c == 't' || c == 'f' {
+			return string(raw), nil
+		}
+		return "", verification(fmt.Sprintf("invalid manifest JSON at '%s': not a string", o.where(name)))
+	}
 	var s string
-	if raw[0] != '"' || json.Unmarshal(raw, &s) != nil {
+	if json.Unmarshal(raw, &s) != nil {
 		return "", verification(fmt.Sprintf("invalid manifest JSON at '%s': not a string", o.where(name)))
 	}
 	return s, nil
@@ -524,7 +536,18 @@ func (o *object) integer(name string, bits int) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	v, err := strconv.ParseInt(string(raw), 10, bits)
+	var v int64
+	if raw[0] == '"' {
+		// Jackson coerces text to a number as Long.parseLong would, after trimming.
+		var text string
+		ok := json.Unmarshal(raw, &text) == nil
+		if v, ok = parseJavaInteger(text, bits); ok {
+			return v, nil
+		}
+		err = strconv.ErrSyntax
+	} else {
+		v, err = strconv.ParseInt(string(raw), 10, bits)
+	}
 	if err != nil {
 		return 0, verification(fmt.Sprintf("invalid manifest JSON at '%s': not an integer of %d bits", o.where(name), bits))
 	}
@@ -544,6 +567,15 @@ func (o *object) float(name string) (float64, error) {
 		return 0, err
 	}
 	var f float64
+	if raw[0] == '"' {
+		var text string
+		if json.Unmarshal(raw, &text) == nil {
+			if f, ok := parseJavaDouble(text); ok {
+				return f, nil
+			}
+		}
+		return 0, verification(fmt.Sprintf("invalid manifest JSON at '%s': not a number", o.where(name)))
+	}
 	if c := raw[0]; !(c == '-' || c >= '0' && c <= '9') || json.Unmarshal(raw, &f) != nil {
 		return 0, verification(fmt.Sprintf("invalid manifest JSON at '%s': not a number", o.where(name)))
 	}
