@@ -95,3 +95,47 @@ func TestJacksonLimits(t *testing.T) {
 		}
 	}
 }
+
+// testdata/java-signatures.tsv: manifest.sig variants for one manifest and key (whose id is all
+// decimal digits, so that a keyId written as a JSON number is tried), with Java's
+// TrustedKeys.verify verdicts.
+func TestSignatureRecordsMatchJava(t *testing.T) {
+	data, err := os.ReadFile("testdata/java-signatures.tsv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	decode := func(s string) string {
+		b, err := base64.StdEncoding.DecodeString(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	var keys *TrustedKeys
+	var manifest string
+	n := 0
+	for _, line := range strings.Split(strings.TrimRight(string(data), "\n"), "\n") {
+		f := strings.Split(line, "\t")
+		switch f[0] {
+		case "#pem":
+			if keys, err = ParseTrustedKeys(decode(f[1])); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		case "#json":
+			manifest = decode(f[1])
+			continue
+		}
+		got := "ok"
+		if err := keys.verify("vectors", manifest, decode(f[1]), true); err != nil {
+			got = string(ReasonOf(err))
+		}
+		if got != f[2] {
+			t.Errorf("%s: %s, Java: %s", f[0], got, f[2])
+		}
+		n++
+	}
+	if n < 20 {
+		t.Fatalf("only %d signatures", n)
+	}
+}
