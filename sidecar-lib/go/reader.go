@@ -28,6 +28,10 @@ type Config struct {
 	MaxManifestAge time.Duration
 	// Now is the clock for MaxManifestAge; nil means time.Now.
 	Now func() time.Time
+	// FailClosed makes Reader.MightContain* answer false ("definitely absent") before the first
+	// snapshot is loaded. The default answers true ("maybe present"): callers fall through to
+	// their source of truth, so a missing filter costs load, never wrong answers.
+	FailClosed bool
 }
 
 // Snapshot is a verified version being served: immutable, published with one atomic store.
@@ -126,22 +130,25 @@ func NewReader(cfg Config, getter ConfigMapGetter) (*Reader, error) {
 // Current returns the snapshot served, or nil before the first load.
 func (r *Reader) Current() *Snapshot { return r.served.Load() }
 
-// MightContain asks the served filter about a String key; before the first load it answers
-// beforeFirst (true fails open: callers fall through to their source of truth).
-func (r *Reader) MightContain(key string, beforeFirst bool) bool {
+// Ready reports whether a snapshot is served.
+func (r *Reader) Ready() bool { return r.served.Load() != nil }
+
+// MightContain asks the served filter about a String key; before the first load it answers true,
+// or false with Config.FailClosed.
+func (r *Reader) MightContain(key string) bool {
 	if s := r.served.Load(); s != nil {
 		return s.Filter.MightContain(key)
 	}
-	return beforeFirst
+	return !r.cfg.FailClosed
 }
 
-// MightContainInt64 asks the served filter about a Long key, answering beforeFirst before the
-// first load.
-func (r *Reader) MightContainInt64(v int64, beforeFirst bool) bool {
+// MightContainInt64 asks the served filter about a Long key; before the first load as
+// MightContain.
+func (r *Reader) MightContainInt64(v int64) bool {
 	if s := r.served.Load(); s != nil {
 		return s.Filter.MightContainInt64(v)
 	}
-	return beforeFirst
+	return !r.cfg.FailClosed
 }
 
 // Sync reads the manifest ConfigMap and acts on it as Offer does. A missing manifest changes

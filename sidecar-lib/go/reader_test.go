@@ -465,3 +465,17 @@ func TestCreatedAtMatchesJava(t *testing.T) {
 		}
 	}
 }
+
+func TestBeforeFirstSnapshot(t *testing.T) {
+	for _, closed := range []bool{false, true} {
+		fx := setup(t, KeyString, false, func(c *Config) { c.FailClosed = closed })
+		if fx.r.Ready() || fx.r.MightContain("x") != !closed {
+			t.Fatalf("FailClosed=%v: answered %v before the first snapshot", closed, fx.r.MightContain("x"))
+		}
+		fx.pub.announce(t, fx.pub.whole(1, keysFilter(LayoutGuava, "a")))
+		fx.sync(t, Loaded, "")
+		if !fx.r.Ready() || !fx.r.MightContain("a") {
+			t.Fatal("the loaded filter forgot its key")
+		}
+	}
+}
