@@ -3,6 +3,7 @@ package reader
 import (
 	"context"
 	"encoding/binary"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -135,4 +136,39 @@ func TestWrongKeyTypePanics(t *testing.T) {
 		}
 	}()
 	keysFilter(LayoutGuava, "a").MightContainInt64(1)
+}
+
+// The batch lookups answer exactly as the single ones, present and absent keys alike.
+func TestBatchEqualsSingle(t *testing.T) {
+	for _, layout := range []Layout{LayoutGuava, LayoutSplitBlock} {
+		k := 4
+		if layout == LayoutSplitBlock {
+			k = 8
+		}
+		strs := newTestFilter(KeyString, layout, 4096, k)
+		longs := newTestFilter(KeyLong, layout, 4096, k)
+		var keys []string
+		var values []int64
+		for i := 0; i < 1000; i++ {
+			keys = append(keys, "k"+strconv.Itoa(i))
+			values = append(values, int64(i)*7919-3_000_000)
+			if i%3 == 0 {
+				strs.put(keys[i])
+				longs.putInt64(values[i])
+			}
+		}
+		got := make([]bool, len(keys))
+		strs.MightContainBatch(keys, got)
+		for i, key := range keys {
+			if got[i] != strs.MightContain(key) || i%3 == 0 && !got[i] {
+				t.Fatalf("%v: %q batch %v", layout, key, got[i])
+			}
+		}
+		longs.MightContainInt64Batch(values, got)
+		for i, v := range values {
+			if got[i] != longs.MightContainInt64(v) || i%3 == 0 && !got[i] {
+				t.Fatalf("%v: %d batch %v", layout, v, got[i])
+			}
+		}
+	}
 }

@@ -47,7 +47,7 @@ func (f *Filter) MightContain(key string) bool {
 		return f.blockHolds(xxhash.Sum64(b))
 	}
 	h1, h2 := murmur3.Sum128(b)
-	return f.guavaHolds(h1, h2)
+	return f.guavaHolds(h1, h2, f.k)
 }
 
 // MightContainInt64 reports whether the Long key v may have been added: false means it was not.
@@ -60,23 +60,72 @@ func (f *Filter) MightContainInt64(v int64) bool {
 		return f.blockHolds(xxhash.Sum64(b[:]))
 	}
 	h1, h2 := murmur3.Sum128(b[:])
-	return f.guavaHolds(h1, h2)
+	return f.guavaHolds(h1, h2, f.k)
 }
 
 // MightContainBatch answers MightContain for each key into results[i]; results must be at least
-// as long as keys.
+// as long as keys. Keys are hashed in groups and the first probe of every key in a group is read
+// before any is tested, so their cache misses overlap.
 func (f *Filter) MightContainBatch(keys []string, results []bool) {
+	f.requireType(KeyString)
 	_ = results[:len(keys)]
-	for i, k := range keys {
-		results[i] = f.MightContain(k)
+	var hashes [batchGroup][2]uint64
+	for from := 0; from < len(keys); from += batchGroup {
+		group := keys[from:min(from+batchGroup, len(keys))]
+		for i, key := range group {
+			b := unsafe.Slice(unsafe.StringData(key), len(key))
+			if f.layout == LayoutSplitBlock {
+				hashes[i][0] = xxhash.Sum64(b)
+			} else {
+				hashes[i][0], hashes[i][1] = murmur3.Sum128(b)
+			}
+		}
+		f.probeGroup(hashes[:len(group)], results[from:])
 	}
 }
 
-// MightContainInt64Batch answers MightContainInt64 for each key into results[i].
+// batchGroup keys are in flight at once: enough to overlap the memory latency of their first
+// probes, few enough to stay in registers and L1.
+const batchGroup = 16
+
+// probeGroup answers for a group of hashes (h1, h2 for Guava; the XXH64 hash for split-block).
+func (f *Filter) probeGroup(hashes [][2]uint64, results []bool) {
+	if f.layout == LayoutSplitBlock {
+		// One block per key and no early exit between its words: the loads of consecutive keys
+		// already overlap.
+		for i, h := range hashes {
+			results[i] = f.blockHolds(h[0])
+		}
+		return
+	}
+	var first [batchGroup]byte
+	for i, h := range hashes {
+		first[i] = f.bits[bitByte(LayoutGuava, guavaIndex(h[0], f.numBits))]
+	}
+	for i, h := range hashes {
+		p := guavaIndex(h[0], f.numBits)
+		results[i] = first[i]&(1<<(p&7)) != 0 && f.guavaHolds(h[0]+h[1], h[1], f.k-1)
+	}
+}
+
+// MightContainInt64Batch answers MightContainInt64 for each key into results[i], grouped as
+// MightContainBatch.
 func (f *Filter) MightContainInt64Batch(keys []int64, results []bool) {
+	f.requireType(KeyLong)
 	_ = results[:len(keys)]
-	for i, k := range keys {
-		results[i] = f.MightContainInt64(k)
+	var hashes [batchGroup][2]uint64
+	var b [8]byte
+	for from := 0; from < len(keys); from += batchGroup {
+		group := keys[from:min(from+batchGroup, len(keys))]
+		for i, v := range group {
+			binary.LittleEndian.PutUint64(b[:], uint64(v))
+			if f.layout == LayoutSplitBlock {
+				hashes[i][0] = xxhash.Sum64(b[:])
+			} else {
+				hashes[i][0], hashes[i][1] = murmur3.Sum128(b[:])
+			}
+		}
+		f.probeGroup(hashes[:len(group)], results[from:])
 	}
 }
 
@@ -88,9 +137,8 @@ func (f *Filter) requireType(t KeyType) {
 
 // guavaHolds is Guava's MURMUR128_MITZ_64 probe: bit ((h1 + i*h2) & MaxInt64) mod numBits for
 // i < k, with 64-bit wrapping arithmetic.
-func (f *Filter) guavaHolds(h1, h2 uint64) bool {
-	combined := h1
-	for i := 0; i < f.k; i++ {
+func (f *Filter) guavaHolds(combined, h2 uint64, k int) bool {
+	for i := 0; i < k; i++ {
 		if !f.bit(guavaIndex(combined, f.numBits)) {
 			return false
 		}
