@@ -6,6 +6,7 @@ import io.bloomoperator.api.Reasons;
 import io.bloomoperator.snapshot.Manifest;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
@@ -57,6 +58,14 @@ public final class BuildMetrics {
 
   public BuildMetrics(MeterRegistry registry) {
     this.registry = registry;
+    Gauge.builder(MetricCatalogue.BUILD_INFO.name(), () -> 1)
+        .description(MetricCatalogue.BUILD_INFO.meaning())
+        .tags(
+            MetricCatalogue.TAG_VERSION,
+            version(),
+            MetricCatalogue.TAG_JAVA,
+            Integer.toString(Runtime.version().feature()))
+        .register(registry);
     this.keys = summary(MetricCatalogue.BUILD_KEYS);
     this.snapshotBytes = summary(MetricCatalogue.SNAPSHOT_BYTES);
     this.published = counter(MetricCatalogue.PUBLISHED, Tags.empty());
@@ -74,6 +83,12 @@ public final class BuildMetrics {
         counter(MetricCatalogue.STREAM_EVENTS, Tags.of(MetricCatalogue.TAG_KIND, "delete"));
     this.streamMalformed =
         counter(MetricCatalogue.STREAM_EVENTS, Tags.of(MetricCatalogue.TAG_KIND, "malformed"));
+  }
+
+  /** The jar's Implementation-Version, or {@code dev} when run from classes (tests, IDE). */
+  static String version() {
+    String version = BuildMetrics.class.getPackage().getImplementationVersion();
+    return version == null ? "dev" : version;
   }
 
   /**

@@ -25,23 +25,38 @@ public final class MetricCatalogue {
   /** Tag: the BloomFilter's name. */
   public static final String TAG_FILTER = "filter";
 
+  /** Tag: the operator's version (its jar's Implementation-Version; {@code dev} from classes). */
+  public static final String TAG_VERSION = "version";
+
+  /** Tag: the Java runtime's feature version, e.g. {@code 17}. */
+  public static final String TAG_JAVA = "java";
+
   /** Tag: what a change-stream event or failure was (a fixed set of values). */
   public static final String TAG_KIND = "kind";
 
+  public static final Metric BUILD_INFO =
+      new Metric(
+          "bloomoperator.build.info",
+          Metric.Type.GAUGE,
+          null,
+          List.of(TAG_VERSION, TAG_JAVA),
+          "always 1: which operator version runs (and whether any is scraped at all)");
+
   public static final Metric BUILD_DURATION =
       new Metric(
-          "bloom.build.duration",
+          "bloomoperator.build.duration",
           Metric.Type.HISTOGRAM,
           null,
           List.of(TAG_NAMESPACE, TAG_FILTER),
           "time to read the source and build the filter, per build");
 
   public static final Metric BUILD_KEYS =
-      new Metric("bloom.build.keys", Metric.Type.SUMMARY, null, List.of(), "keys read per build");
+      new Metric(
+          "bloomoperator.build.keys", Metric.Type.SUMMARY, null, List.of(), "keys read per build");
 
   public static final Metric PUBLISH_DURATION =
       new Metric(
-          "bloom.publish.duration",
+          "bloomoperator.publish.duration",
           Metric.Type.HISTOGRAM,
           null,
           List.of(TAG_NAMESPACE, TAG_FILTER),
@@ -49,29 +64,34 @@ public final class MetricCatalogue {
 
   public static final Metric SNAPSHOT_BYTES =
       new Metric(
-          "bloom.snapshot.bytes",
+          "bloomoperator.snapshot.bytes",
           Metric.Type.SUMMARY,
           "bytes",
           List.of(),
           "payload bytes per published version (`_sum`: bytes published)");
 
   public static final Metric PUBLISHED =
-      new Metric("bloom.published", Metric.Type.COUNTER, null, List.of(), "new versions published");
+      new Metric(
+          "bloomoperator.published",
+          Metric.Type.COUNTER,
+          null,
+          List.of(),
+          "new versions published");
 
   public static final Metric ETCD_WRITTEN =
       new Metric(
-          "bloom.etcd.written.bytes",
+          "bloomoperator.etcd.written.bytes",
           Metric.Type.COUNTER,
           null,
           List.of(),
           "bytes charged to the etcd write budgets: new versions (chunks and manifests, 2 KiB"
               + " per object for its metadata) and status writes (the whole BloomFilter each);"
-              + " refusals count in bloom_publish_failures_total"
+              + " refusals count in bloomoperator_publish_failures_total"
               + "{reason=\"WriteBudgetExceeded\"}");
 
   public static final Metric REBUILDS_UNCHANGED =
       new Metric(
-          "bloom.rebuilds.unchanged",
+          "bloomoperator.rebuilds.unchanged",
           Metric.Type.COUNTER,
           null,
           List.of(),
@@ -79,7 +99,7 @@ public final class MetricCatalogue {
 
   public static final Metric FAILURES =
       new Metric(
-          "bloom.failures",
+          "bloomoperator.failures",
           Metric.Type.COUNTER,
           null,
           List.of(TAG_REASON),
@@ -87,7 +107,7 @@ public final class MetricCatalogue {
 
   public static final Metric PUBLISH_FAILURES =
       new Metric(
-          "bloom.publish.failures",
+          "bloomoperator.publish.failures",
           Metric.Type.COUNTER,
           null,
           List.of(TAG_REASON),
@@ -96,7 +116,7 @@ public final class MetricCatalogue {
 
   public static final Metric SOURCE_ERRORS =
       new Metric(
-          "bloom.source.errors",
+          "bloomoperator.source.errors",
           Metric.Type.COUNTER,
           null,
           List.of(TAG_REASON),
@@ -105,7 +125,7 @@ public final class MetricCatalogue {
 
   public static final Metric BUILD_CRASHES =
       new Metric(
-          "bloom.build.crashes",
+          "bloomoperator.build.crashes",
           Metric.Type.COUNTER,
           null,
           List.of(),
@@ -114,7 +134,7 @@ public final class MetricCatalogue {
 
   public static final Metric FILTER_READY =
       new Metric(
-          "bloom.filter.ready",
+          "bloomoperator.filter.ready",
           Metric.Type.GAUGE,
           null,
           List.of(TAG_NAMESPACE, TAG_FILTER),
@@ -122,7 +142,7 @@ public final class MetricCatalogue {
 
   public static final Metric FILTER_SNAPSHOT_VERSION =
       new Metric(
-          "bloom.filter.snapshot.version",
+          "bloomoperator.filter.snapshot.version",
           Metric.Type.GAUGE,
           null,
           List.of(TAG_NAMESPACE, TAG_FILTER),
@@ -130,7 +150,7 @@ public final class MetricCatalogue {
 
   public static final Metric FILTER_BASE_VERSION =
       new Metric(
-          "bloom.filter.base.version",
+          "bloomoperator.filter.base.version",
           Metric.Type.GAUGE,
           null,
           List.of(TAG_NAMESPACE, TAG_FILTER),
@@ -139,7 +159,7 @@ public final class MetricCatalogue {
 
   public static final Metric FILTER_DELTAS =
       new Metric(
-          "bloom.filter.deltas",
+          "bloomoperator.filter.deltas",
           Metric.Type.GAUGE,
           null,
           List.of(TAG_NAMESPACE, TAG_FILTER),
@@ -147,7 +167,7 @@ public final class MetricCatalogue {
 
   public static final Metric FILTER_LAST_PUBLISH =
       new Metric(
-          "bloom.filter.last.publish",
+          "bloomoperator.filter.last.publish",
           Metric.Type.GAUGE,
           "bytes",
           List.of(TAG_NAMESPACE, TAG_FILTER),
@@ -155,7 +175,7 @@ public final class MetricCatalogue {
 
   public static final Metric FILTER_SNAPSHOT_TIMESTAMP =
       new Metric(
-          "bloom.filter.snapshot.timestamp",
+          "bloomoperator.filter.snapshot.timestamp",
           Metric.Type.GAUGE,
           "seconds",
           List.of(TAG_NAMESPACE, TAG_FILTER),
@@ -163,7 +183,7 @@ public final class MetricCatalogue {
 
   public static final Metric FILTER_VERIFIED_TIMESTAMP =
       new Metric(
-          "bloom.filter.verified.timestamp",
+          "bloomoperator.filter.verified.timestamp",
           Metric.Type.GAUGE,
           "seconds",
           List.of(TAG_NAMESPACE, TAG_FILTER),
@@ -172,7 +192,7 @@ public final class MetricCatalogue {
 
   public static final Metric FILTER_REFRESH_INTERVAL =
       new Metric(
-          "bloom.filter.refresh.interval",
+          "bloomoperator.filter.refresh.interval",
           Metric.Type.GAUGE,
           "seconds",
           List.of(TAG_NAMESPACE, TAG_FILTER),
@@ -180,7 +200,7 @@ public final class MetricCatalogue {
 
   public static final Metric ROLLOUT_DURATION =
       new Metric(
-          "bloom.rollout.duration",
+          "bloomoperator.rollout.duration",
           Metric.Type.HISTOGRAM,
           null,
           List.of(),
@@ -189,7 +209,7 @@ public final class MetricCatalogue {
 
   public static final Metric FILTER_READERS =
       new Metric(
-          "bloom.filter.readers",
+          "bloomoperator.filter.readers",
           Metric.Type.GAUGE,
           null,
           List.of(TAG_NAMESPACE, TAG_FILTER),
@@ -197,7 +217,7 @@ public final class MetricCatalogue {
 
   public static final Metric FILTER_READERS_CURRENT =
       new Metric(
-          "bloom.filter.readers.current",
+          "bloomoperator.filter.readers.current",
           Metric.Type.GAUGE,
           null,
           List.of(TAG_NAMESPACE, TAG_FILTER),
@@ -205,7 +225,7 @@ public final class MetricCatalogue {
 
   public static final Metric FILTER_READERS_STALE =
       new Metric(
-          "bloom.filter.readers.stale",
+          "bloomoperator.filter.readers.stale",
           Metric.Type.GAUGE,
           null,
           List.of(TAG_NAMESPACE, TAG_FILTER),
@@ -213,7 +233,7 @@ public final class MetricCatalogue {
 
   public static final Metric FILTER_READERS_FAILING =
       new Metric(
-          "bloom.filter.readers.failing",
+          "bloomoperator.filter.readers.failing",
           Metric.Type.GAUGE,
           null,
           List.of(TAG_NAMESPACE, TAG_FILTER),
@@ -221,7 +241,7 @@ public final class MetricCatalogue {
 
   public static final Metric STREAM_EVENTS =
       new Metric(
-          "bloom.stream.events",
+          "bloomoperator.stream.events",
           Metric.Type.COUNTER,
           null,
           List.of(TAG_KIND),
@@ -230,7 +250,7 @@ public final class MetricCatalogue {
 
   public static final Metric STREAM_FAILURES =
       new Metric(
-          "bloom.stream.failures",
+          "bloomoperator.stream.failures",
           Metric.Type.COUNTER,
           null,
           List.of(TAG_KIND),
@@ -239,7 +259,7 @@ public final class MetricCatalogue {
 
   public static final Metric STREAM_PUBLISH_DELAY =
       new Metric(
-          "bloom.stream.publish.delay",
+          "bloomoperator.stream.publish.delay",
           Metric.Type.HISTOGRAM,
           null,
           List.of(),
@@ -248,7 +268,7 @@ public final class MetricCatalogue {
 
   public static final Metric FILTER_STREAM_LAG =
       new Metric(
-          "bloom.filter.stream.lag",
+          "bloomoperator.filter.stream.lag",
           Metric.Type.GAUGE,
           null,
           List.of(TAG_NAMESPACE, TAG_FILTER),
@@ -302,6 +322,7 @@ public final class MetricCatalogue {
   /** Every metric above, in declaration order. */
   public static List<Metric> all() {
     return List.of(
+        BUILD_INFO,
         BUILD_DURATION,
         BUILD_KEYS,
         PUBLISH_DURATION,

@@ -48,7 +48,8 @@ class MonitoringRulesTest {
           "BloomFilterFalsePositiveRateHigh");
 
   /** Every metric of the project starts with this; PromQL functions and labels do not. */
-  private static final Pattern METRIC = Pattern.compile("\\bbloom_[a-z0-9_]+\\b");
+  private static final Pattern METRIC =
+      Pattern.compile("\\b(?:bloomoperator|bloomreader)_[a-z0-9_]+\\b");
 
   private static final Path DIR = RealKubernetesExtension.repoRoot().resolve("deploy/monitoring");
 
@@ -94,7 +95,8 @@ class MonitoringRulesTest {
                 READER_METRICS.stream())
             .collect(Collectors.toSet());
     JsonNode dashboard = new ObjectMapper().readTree(DIR.resolve("bloom-dashboard.json").toFile());
-    Pattern selector = Pattern.compile("\\b(bloom_[a-z0-9_]+)\\b(\\{[^}]*})?");
+    Pattern selector =
+        Pattern.compile("\\b((?:bloomoperator|bloomreader)_[a-z0-9_]+)\\b(\\{[^}]*})?");
     int checked = 0;
     for (JsonNode panel : dashboard.path("panels")) {
       for (JsonNode target : panel.path("targets")) {
@@ -133,18 +135,21 @@ class MonitoringRulesTest {
       }
     }
     assertThat(expressions)
-        .as("an alert that does not depend on the operator's own series")
-        .contains("up{job=\"bloom-operator\"} == 0", "absent(up{job=\"bloom-operator\"})");
+        .as("the operator-down alerts, found by the series the operator exports, any job name")
+        .contains(
+            "absent(bloomoperator_build_info)",
+            "up == 0 and on(job, instance) max_over_time(bloomoperator_build_info[1h])")
+        .noneMatch(expression -> expression.contains("job="));
     assertThat(alerts).containsExactlyInAnyOrderElementsOf(ALERTS);
     assertThat(metricNames(expressions))
         .isSubsetOf(knownSeries())
         .contains(
-            "bloom_filter_ready",
-            "bloom_filter_verified_timestamp_seconds",
-            "bloom_filter_refresh_interval_seconds",
-            "bloom_reader_load_failures_total",
-            "bloom_reader_fpp_observed",
-            "bloom_reader_fpp_expected");
+            "bloomoperator_filter_ready",
+            "bloomoperator_filter_verified_timestamp_seconds",
+            "bloomoperator_filter_refresh_interval_seconds",
+            "bloomreader_load_failures_total",
+            "bloomreader_fpp_observed",
+            "bloomreader_fpp_expected");
   }
 
   /**

@@ -56,10 +56,10 @@ import org.junit.jupiter.api.Test;
  * operator writes chunks into the gap until etcd refuses one and raises its alarm again.
  *
  * <p>Checked: the operator logs the failure as one line with reason StorageFull and no stack trace,
- * counts it in {@code bloom_publish_failures_total{reason="StorageFull"}}, removes the chunks it
- * wrote, keeps the published version (the manifest is untouched, a reader answers every lookup of
- * its keys throughout), and once space is freed (fillers deleted, compact, defragment, disarm)
- * records Ready=False StorageFull with a Warning event, then publishes the new version.
+ * counts it in {@code bloomoperator_publish_failures_total{reason="StorageFull"}}, removes the
+ * chunks it wrote, keeps the published version (the manifest is untouched, a reader answers every
+ * lookup of its keys throughout), and once space is freed (fillers deleted, compact, defragment,
+ * disarm) records Ready=False StorageFull with a Warning event, then publishes the new version.
  */
 @Tag("fault")
 class EtcdFullFaultTest {
@@ -298,7 +298,7 @@ class EtcdFullFaultTest {
     return Integer.parseInt(port.group(1));
   }
 
-  /** {@code bloom_publish_failures_total{reason=...}} scraped from the operator. */
+  /** {@code bloomoperator_publish_failures_total{reason=...}} scraped from the operator. */
   private static double publishFailures(int port, String reason) throws Exception {
     String body =
         HttpClient.newHttpClient()
@@ -308,7 +308,9 @@ class EtcdFullFaultTest {
             .body();
     Matcher value =
         Pattern.compile(
-                "^bloom_publish_failures_total\\{reason=\"" + reason + "\"\\} ([0-9.eE+]+)$",
+                "^bloomoperator_publish_failures_total\\{reason=\""
+                    + reason
+                    + "\"\\} ([0-9.eE+]+)$",
                 Pattern.MULTILINE)
             .matcher(body);
     return value.find() ? Double.parseDouble(value.group(1)) : 0;

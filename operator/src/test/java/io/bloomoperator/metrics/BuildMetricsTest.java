@@ -53,12 +53,15 @@ class BuildMetricsTest {
     metrics.snapshot(filter, chained, Instant.ofEpochSecond(1_000));
     metrics.ready(filter, true, Instant.ofEpochSecond(2_000));
     assertThat(filterMeters()).hasSize(8);
-    assertThat(registry.get("bloom.filter.snapshot.version").gauge().value()).isEqualTo(3.0);
-    assertThat(registry.get("bloom.filter.base.version").gauge().value()).isEqualTo(1.0);
-    assertThat(registry.get("bloom.filter.deltas").gauge().value()).isEqualTo(2.0);
-    assertThat(registry.get("bloom.filter.last.publish").gauge().value()).isEqualTo(16.0);
-    assertThat(registry.get("bloom.filter.refresh.interval").gauge().value()).isEqualTo(300.0);
-    assertThat(registry.get("bloom.filter.verified.timestamp").gauge().value()).isEqualTo(2000.0);
+    assertThat(registry.get("bloomoperator.filter.snapshot.version").gauge().value())
+        .isEqualTo(3.0);
+    assertThat(registry.get("bloomoperator.filter.base.version").gauge().value()).isEqualTo(1.0);
+    assertThat(registry.get("bloomoperator.filter.deltas").gauge().value()).isEqualTo(2.0);
+    assertThat(registry.get("bloomoperator.filter.last.publish").gauge().value()).isEqualTo(16.0);
+    assertThat(registry.get("bloomoperator.filter.refresh.interval").gauge().value())
+        .isEqualTo(300.0);
+    assertThat(registry.get("bloomoperator.filter.verified.timestamp").gauge().value())
+        .isEqualTo(2000.0);
 
     metrics.forget("shop", "ids", "uid-1");
     metrics.ready(filter, false, Instant.ofEpochSecond(3_000)); // a reconcile still running
@@ -88,11 +91,11 @@ class BuildMetricsTest {
     String scrape = prometheus.scrape();
     String idsTags = "filter=\"ids\",namespace=\"shop\"";
     assertThat(scrape)
-        .contains("bloom_build_duration_seconds_bucket{" + idsTags + ",le=\"0.5\"} 1")
-        .contains("bloom_build_duration_seconds_bucket{" + idsTags + ",le=\"30.0\"} 2")
-        .contains("bloom_build_duration_seconds_bucket{" + idsTags + ",le=\"+Inf\"} 2")
-        .contains("bloom_build_duration_seconds_count{" + idsTags + "} 2")
-        .contains("bloom_publish_duration_seconds_bucket{" + idsTags + ",le=\"0.1\"} 1");
+        .contains("bloomoperator_build_duration_seconds_bucket{" + idsTags + ",le=\"0.5\"} 1")
+        .contains("bloomoperator_build_duration_seconds_bucket{" + idsTags + ",le=\"30.0\"} 2")
+        .contains("bloomoperator_build_duration_seconds_bucket{" + idsTags + ",le=\"+Inf\"} 2")
+        .contains("bloomoperator_build_duration_seconds_count{" + idsTags + "} 2")
+        .contains("bloomoperator_publish_duration_seconds_bucket{" + idsTags + ",le=\"0.1\"} 1");
     int perHistogram = 10 + 4; // bounds, +Inf, _count, _sum, _max
     assertThat(MetricCatalogue.durationBuckets(MetricCatalogue.BUILD_DURATION)).hasSize(10);
     assertThat(MetricCatalogue.durationBuckets(MetricCatalogue.PUBLISH_DURATION)).hasSize(10);
@@ -111,7 +114,7 @@ class BuildMetricsTest {
     BloomFilter filter = filter("ids", "uid-1");
     metrics.refreshInterval(filter, Duration.ofMinutes(5));
     metrics.refreshInterval(filter, null);
-    assertThat(registry.find("bloom.filter.refresh.interval").meters()).isEmpty();
+    assertThat(registry.find("bloomoperator.filter.refresh.interval").meters()).isEmpty();
   }
 
   private List<String> reasons(Metric metric) {
@@ -123,14 +126,17 @@ class BuildMetricsTest {
   private static List<String> durationSeries(String scrape, String filter) {
     return scrape
         .lines()
-        .filter(l -> l.startsWith("bloom_build_duration") || l.startsWith("bloom_publish_duration"))
+        .filter(
+            l ->
+                l.startsWith("bloomoperator_build_duration")
+                    || l.startsWith("bloomoperator_publish_duration"))
         .filter(l -> l.contains("filter=\"" + filter + "\""))
         .toList();
   }
 
   private List<Meter> filterMeters() {
     return registry.getMeters().stream()
-        .filter(m -> m.getId().getName().startsWith("bloom.filter."))
+        .filter(m -> m.getId().getName().startsWith("bloomoperator.filter."))
         .toList();
   }
 

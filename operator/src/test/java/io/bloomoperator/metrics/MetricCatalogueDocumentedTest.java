@@ -17,7 +17,7 @@ import org.junit.jupiter.api.Test;
 class MetricCatalogueDocumentedTest {
 
   private static final Pattern ROW =
-      Pattern.compile("^\\| `(bloom_[a-z_]+)` \\| ([a-z]+) \\| ([^|]+) \\|");
+      Pattern.compile("^\\| `(bloomoperator_[a-z_]+)` \\| ([a-z]+) \\| ([^|]+) \\|");
 
   @Test
   void everyCataloguedMetricHasARowAndEveryRowIsCatalogued() throws IOException {

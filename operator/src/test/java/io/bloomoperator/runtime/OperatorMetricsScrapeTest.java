@@ -134,8 +134,9 @@ class OperatorMetricsScrapeTest {
               .until(
                   () -> scrape(health),
                   s ->
-                      s.contains("bloom_filter_ready{" + filterTags(ns, "missing") + "} 0.0")
-                          && s.contains("bloom_filter_readers_current{" + good + "} 1.0"));
+                      s.contains(
+                              "bloomoperator_filter_ready{" + filterTags(ns, "missing") + "} 0.0")
+                          && s.contains("bloomoperator_filter_readers_current{" + good + "} 1.0"));
 
       long streamedVersion =
           client
@@ -153,32 +154,33 @@ class OperatorMetricsScrapeTest {
         }
       }
       assertThat(scrape)
-          .contains("bloom_filter_stream_lag{" + filterTags(ns, "streamed") + "} 0.0")
-          .containsPattern("(?m)^bloom_stream_events_total\\{kind=\"add\"} [1-9]")
-          .containsPattern("(?m)^bloom_stream_failures_total\\{kind=\"refused\"} [1-9]")
-          .containsPattern("(?m)^bloom_stream_publish_delay_seconds_count [1-9]")
-          .contains("bloom_filter_ready{" + good + "} 1.0")
-          .contains("bloom_filter_ready{" + filterTags(ns, "taken") + "} 0.0")
-          .contains("bloom_filter_snapshot_version{" + good + "} 1.0")
-          .contains("bloom_filter_readers{" + good + "} 1.0")
-          .contains("bloom_filter_readers_stale{" + good + "} 0.0")
-          .contains("bloom_filter_refresh_interval_seconds{" + good + "} 60.0")
-          .contains("bloom_source_errors_total{reason=\"SourceNotFound\"}")
-          .contains("bloom_publish_failures_total{reason=\"NameConflict\"}")
-          .contains("bloom_failures_total{reason=\"NameConflict\"}")
-          .containsPattern("(?m)^bloom_build_keys_sum [1-9]")
-          .containsPattern("(?m)^bloom_snapshot_bytes_sum [1-9]")
+          .contains("bloomoperator_filter_stream_lag{" + filterTags(ns, "streamed") + "} 0.0")
+          .containsPattern("(?m)^bloomoperator_stream_events_total\\{kind=\"add\"} [1-9]")
+          .containsPattern("(?m)^bloomoperator_stream_failures_total\\{kind=\"refused\"} [1-9]")
+          .containsPattern("(?m)^bloomoperator_stream_publish_delay_seconds_count [1-9]")
+          .contains("bloomoperator_filter_ready{" + good + "} 1.0")
+          .contains("bloomoperator_filter_ready{" + filterTags(ns, "taken") + "} 0.0")
+          .contains("bloomoperator_filter_snapshot_version{" + good + "} 1.0")
+          .contains("bloomoperator_filter_readers{" + good + "} 1.0")
+          .contains("bloomoperator_filter_readers_stale{" + good + "} 0.0")
+          .contains("bloomoperator_filter_refresh_interval_seconds{" + good + "} 60.0")
+          .contains("bloomoperator_source_errors_total{reason=\"SourceNotFound\"}")
+          .contains("bloomoperator_publish_failures_total{reason=\"NameConflict\"}")
+          .contains("bloomoperator_failures_total{reason=\"NameConflict\"}")
+          .containsPattern("(?m)^bloomoperator_build_keys_sum [1-9]")
+          .containsPattern("(?m)^bloomoperator_snapshot_bytes_sum [1-9]")
           // good, refused (a full build each) and every version of streamed (its build and the
           // delta of the one event): the others never published.
-          .containsPattern("(?m)^bloom_published_total " + (2 + streamedVersion) + "\\.0$")
+          .containsPattern("(?m)^bloomoperator_published_total " + (2 + streamedVersion) + "\\.0$")
           .doesNotContain(SOURCE_MARKER);
       assertThat(scrape)
           .as("inline keys have no refresh interval")
-          .doesNotContain("bloom_filter_refresh_interval_seconds{" + filterTags(ns, "taken"));
-      assertThat(value(scrape, "bloom_filter_verified_timestamp_seconds{" + good + "}"))
+          .doesNotContain(
+              "bloomoperator_filter_refresh_interval_seconds{" + filterTags(ns, "taken"));
+      assertThat(value(scrape, "bloomoperator_filter_verified_timestamp_seconds{" + good + "}"))
           .isCloseTo(
               System.currentTimeMillis() / 1000.0, org.assertj.core.data.Offset.offset(60.0));
-      assertThat(value(scrape, "bloom_filter_snapshot_timestamp_seconds{" + good + "}"))
+      assertThat(value(scrape, "bloomoperator_filter_snapshot_timestamp_seconds{" + good + "}"))
           .isCloseTo(
               System.currentTimeMillis() / 1000.0, org.assertj.core.data.Offset.offset(60.0));
 

@@ -64,7 +64,7 @@ class OperatorRuntimeTest {
     double published() throws Exception {
       return get("/metrics")
           .lines()
-          .filter(l -> l.startsWith("bloom_published_total"))
+          .filter(l -> l.startsWith("bloomoperator_published_total"))
           .mapToDouble(l -> Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1)))
           .sum();
     }

@@ -98,8 +98,8 @@ class ActuatorOverHttpTest {
         assertThat(scrape).as(name).containsPattern("(?m)^" + name + "\\{");
       }
       String tags = "filter=\"product-ids\",namespace=\"" + ns.name() + "\"";
-      assertThat(scrape).contains("bloom_reader_snapshot_version{" + tags + "} 1.0");
-      assertThat(scrape).contains("bloom_reader_fpp_expected{" + tags + "} " + v1.expectedFpp());
+      assertThat(scrape).contains("bloomreader_snapshot_version{" + tags + "} 1.0");
+      assertThat(scrape).contains("bloomreader_fpp_expected{" + tags + "} " + v1.expectedFpp());
 
       // A hostile manifest (another filter's, with text in its name) is refused: the health
       // shows the reason, never the content; the filter keeps serving v1.
@@ -114,7 +114,7 @@ class ActuatorOverHttpTest {
       assertThat(get(base + "/health").body()).doesNotContain(SECRET);
       assertThat(get(base + "/prometheus").body())
           .doesNotContain(SECRET)
-          .contains("bloom_reader_load_failures_total{" + tags + ",reason=\"wrong_filter\"} 1.0");
+          .contains("bloomreader_load_failures_total{" + tags + ",reason=\"wrong_filter\"} 1.0");
 
       publisher.publish(TestKeys.stringFilter(100, List.of("a", "b", "c")), 3, 2);
       await()
@@ -123,9 +123,9 @@ class ActuatorOverHttpTest {
               () ->
                   get(base + "/prometheus")
                       .body()
-                      .contains("bloom_reader_snapshot_version{" + tags + "} 2.0"));
+                      .contains("bloomreader_snapshot_version{" + tags + "} 2.0"));
       assertThat(get(base + "/prometheus").body())
-          .contains("bloom_reader_swaps_total{" + tags + "} 2.0");
+          .contains("bloomreader_swaps_total{" + tags + "} 2.0");
     }
   }
 

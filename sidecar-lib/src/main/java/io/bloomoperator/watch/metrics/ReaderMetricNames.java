@@ -15,53 +15,53 @@ import java.util.Map;
 public final class ReaderMetricNames {
 
   /** Gauge: version of the served snapshot; -1 before the first. */
-  public static final String SNAPSHOT_VERSION = "bloom.reader.snapshot.version";
+  public static final String SNAPSHOT_VERSION = "bloomreader.snapshot.version";
 
   /** Gauge, seconds: time since the served snapshot was built (manifest createdAt); NaN before. */
-  public static final String SNAPSHOT_AGE = "bloom.reader.snapshot.age";
+  public static final String SNAPSHOT_AGE = "bloomreader.snapshot.age";
 
   /** Counter: snapshots swapped in (the first one and one read from the local directory count). */
-  public static final String SWAPS = "bloom.reader.swaps";
+  public static final String SWAPS = "bloomreader.swaps";
 
   /** Counter, tag {@value #TAG_REASON}: failed load attempts. */
-  public static final String LOAD_FAILURES = "bloom.reader.load.failures";
+  public static final String LOAD_FAILURES = "bloomreader.load.failures";
 
   /** Counter: mightContain calls. */
-  public static final String LOOKUPS = "bloom.reader.lookups";
+  public static final String LOOKUPS = "bloomreader.lookups";
 
   /** Counter: mightContain calls that answered "maybe present". */
-  public static final String MAYBE_PRESENT = "bloom.reader.maybe.present";
+  public static final String MAYBE_PRESENT = "bloomreader.maybe.present";
 
   /**
    * Gauge: the served snapshot's expected false-positive probability at its actual key count (the
    * manifest's {@code expectedFpp}); NaN before the first snapshot.
    */
-  public static final String FPP_EXPECTED = "bloom.reader.fpp.expected";
+  public static final String FPP_EXPECTED = "bloomreader.fpp.expected";
 
   /**
    * Gauge: the false-positive rate estimated from the outcomes the application reported for the
    * served version ({@link io.bloomoperator.watch.FalsePositiveObservation#rate()}); NaN until
    * there is data.
    */
-  public static final String FPP_OBSERVED = "bloom.reader.fpp.observed";
+  public static final String FPP_OBSERVED = "bloomreader.fpp.observed";
 
   /** Counter, tag {@value #TAG_RESULT}: outcomes reported with recordOutcome, all versions. */
-  public static final String OUTCOMES = "bloom.reader.outcomes";
+  public static final String OUTCOMES = "bloomreader.outcomes";
 
   /** Gauge: keys added with addLocal that no served version has shown yet (held in the overlay). */
-  public static final String LOCAL_ADDS = "bloom.reader.local.adds";
+  public static final String LOCAL_ADDS = "bloomreader.local.adds";
 
   /** Counter: addLocal calls refused because the overlay's bound was reached. */
-  public static final String LOCAL_ADDS_REFUSED = "bloom.reader.local.adds.refused";
+  public static final String LOCAL_ADDS_REFUSED = "bloomreader.local.adds.refused";
 
   /**
    * Counter: keys added with addLocal and dropped when their TTL passed before a served version
    * showed them. Above zero, IDs created in this pod do not reach the published filter in time.
    */
-  public static final String LOCAL_ADDS_EXPIRED = "bloom.reader.local.adds.expired";
+  public static final String LOCAL_ADDS_EXPIRED = "bloomreader.local.adds.expired";
 
   /** Counter: keys added with addLocal and dropped because a served version showed them. */
-  public static final String LOCAL_ADDS_ARRIVED = "bloom.reader.local.adds.arrived";
+  public static final String LOCAL_ADDS_ARRIVED = "bloomreader.local.adds.arrived";
 
   /** Tag on every meter: namespace of the BloomFilter. */
   public static final String TAG_NAMESPACE = "namespace";
@@ -98,19 +98,19 @@ public final class ReaderMetricNames {
 
   private static Map<String, String> prometheusNames() {
     Map<String, String> names = new LinkedHashMap<>();
-    names.put(SNAPSHOT_VERSION, "bloom_reader_snapshot_version");
-    names.put(SNAPSHOT_AGE, "bloom_reader_snapshot_age_seconds");
-    names.put(SWAPS, "bloom_reader_swaps_total");
-    names.put(LOAD_FAILURES, "bloom_reader_load_failures_total");
-    names.put(LOOKUPS, "bloom_reader_lookups_total");
-    names.put(MAYBE_PRESENT, "bloom_reader_maybe_present_total");
-    names.put(FPP_EXPECTED, "bloom_reader_fpp_expected");
-    names.put(FPP_OBSERVED, "bloom_reader_fpp_observed");
-    names.put(OUTCOMES, "bloom_reader_outcomes_total");
-    names.put(LOCAL_ADDS, "bloom_reader_local_adds");
-    names.put(LOCAL_ADDS_REFUSED, "bloom_reader_local_adds_refused_total");
-    names.put(LOCAL_ADDS_EXPIRED, "bloom_reader_local_adds_expired_total");
-    names.put(LOCAL_ADDS_ARRIVED, "bloom_reader_local_adds_arrived_total");
+    names.put(SNAPSHOT_VERSION, "bloomreader_snapshot_version");
+    names.put(SNAPSHOT_AGE, "bloomreader_snapshot_age_seconds");
+    names.put(SWAPS, "bloomreader_swaps_total");
+    names.put(LOAD_FAILURES, "bloomreader_load_failures_total");
+    names.put(LOOKUPS, "bloomreader_lookups_total");
+    names.put(MAYBE_PRESENT, "bloomreader_maybe_present_total");
+    names.put(FPP_EXPECTED, "bloomreader_fpp_expected");
+    names.put(FPP_OBSERVED, "bloomreader_fpp_observed");
+    names.put(OUTCOMES, "bloomreader_outcomes_total");
+    names.put(LOCAL_ADDS, "bloomreader_local_adds");
+    names.put(LOCAL_ADDS_REFUSED, "bloomreader_local_adds_refused_total");
+    names.put(LOCAL_ADDS_EXPIRED, "bloomreader_local_adds_expired_total");
+    names.put(LOCAL_ADDS_ARRIVED, "bloomreader_local_adds_arrived_total");
     return java.util.Collections.unmodifiableMap(names);
   }
 }

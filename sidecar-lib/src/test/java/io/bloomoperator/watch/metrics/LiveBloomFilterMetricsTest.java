@@ -150,7 +150,7 @@ class LiveBloomFilterMetricsTest {
           .containsExactlyInAnyOrderElementsOf(ReaderMetricNames.PROMETHEUS_NAMES.values());
       assertThat(scrape)
           .contains(
-              "bloom_reader_snapshot_version{filter=\"ids\",namespace=\"" + ns.name() + "\"} 1.0");
+              "bloomreader_snapshot_version{filter=\"ids\",namespace=\"" + ns.name() + "\"} 1.0");
     }
   }
 

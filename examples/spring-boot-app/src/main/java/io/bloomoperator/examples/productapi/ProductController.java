@@ -34,7 +34,7 @@ public class ProductController {
       return absent(id, "filter"); // definitely not published: the store is not asked
     }
     Optional<Product> product = store.find(id);
-    // Feeds the observed false-positive rate (bloom_reader_fpp_observed).
+    // Feeds the observed false-positive rate (bloomreader_fpp_observed).
     productIds.recordOutcome(id, product.isPresent());
     return product
         .<ResponseEntity<?>>map(p -> ResponseEntity.ok().header(ANSWERED_BY, "store").body(p))
