@@ -1,6 +1,7 @@
 package io.bloomoperator.deploy;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -52,6 +53,12 @@ class HelmChartTest {
                 "metrics.serviceMonitor.enabled=true",
                 "--set",
                 "metrics.prometheusRule.enabled=true",
+                "--set",
+                "metrics.readerPodMonitor.enabled=true",
+                "--set",
+                "metrics.readerPodMonitor.selector.app=product-service",
+                "--set",
+                "metrics.dashboard.enabled=true",
                 "--set",
                 "operator.signingKeySecret.enabled=true",
                 "--set-json",
@@ -512,6 +519,80 @@ class HelmChartTest {
     }
     assertThat(links).isPositive();
     assertThat(rendered).as("all but the links as in %s", ALERTS).isEqualTo(groups.path("groups"));
+  }
+
+  /**
+   * The reader PodMonitor scrapes the pods the user names, in the namespaces named (any without),
+   * keeping the readers' own namespace and filter labels; enabled without a selector it refuses to
+   * render rather than scrape every pod.
+   */
+  @Test
+  void readerPodMonitorSelectsTheNamedReaderPods() throws IOException {
+    JsonNode monitor =
+        YAML.readTree(
+            helm.templateYaml(
+                "bloom-operator",
+                "monitoring",
+                "--set",
+                "metrics.readerPodMonitor.enabled=true",
+                "--set",
+                "metrics.readerPodMonitor.selector.app=product-service",
+                "--set",
+                "metrics.readerPodMonitor.namespaces={shop}",
+                "--show-only",
+                "templates/podmonitor.yaml"));
+    assertThat(monitor.path("kind").asText()).isEqualTo("PodMonitor");
+    assertThat(fields(monitor.path("spec").path("selector").path("matchLabels")))
+        .containsExactlyEntriesOf(Map.of("app", "product-service"));
+    assertThat(monitor.path("spec").path("namespaceSelector").path("matchNames").get(0).asText())
+        .isEqualTo("shop");
+    JsonNode endpoint = monitor.path("spec").path("podMetricsEndpoints").get(0);
+    assertThat(endpoint.path("path").asText()).isEqualTo("/actuator/prometheus");
+    assertThat(endpoint.path("port").asText()).isEqualTo("http");
+    assertThat(endpoint.path("honorLabels").asBoolean()).isTrue();
+    JsonNode anyNamespace =
+        YAML.readTree(
+            helm.templateYaml(
+                "x",
+                "monitoring",
+                "--set",
+                "metrics.readerPodMonitor.enabled=true",
+                "--set",
+                "metrics.readerPodMonitor.selector.app=a",
+                "--show-only",
+                "templates/podmonitor.yaml"));
+    assertThat(anyNamespace.path("spec").path("namespaceSelector").path("any").asBoolean())
+        .isTrue();
+    assertThatThrownBy(
+            () ->
+                helm.templateYaml(
+                    "x", "monitoring", "--set", "metrics.readerPodMonitor.enabled=true"))
+        .hasMessageContaining("metrics.readerPodMonitor.selector");
+  }
+
+  /** The dashboard ConfigMap carries the canonical dashboard, labelled for Grafana's sidecar. */
+  @Test
+  void dashboardConfigMapCarriesTheDashboard() throws IOException {
+    JsonNode configMap =
+        YAML.readTree(
+            helm.templateYaml(
+                "x",
+                "monitoring",
+                "--set",
+                "metrics.dashboard.enabled=true",
+                "--show-only",
+                "templates/dashboard.yaml"));
+    assertThat(configMap.path("metadata").path("labels").path("grafana_dashboard").asText())
+        .isEqualTo("1");
+    Path canonical =
+        RealKubernetesExtension.repoRoot().resolve("deploy/monitoring/bloom-dashboard.json");
+    assertThat(
+            new ObjectMapper()
+                .readTree(configMap.path("data").path("bloom-dashboard.json").asText()))
+        .isEqualTo(new ObjectMapper().readTree(canonical.toFile()));
+    assertThat(Files.readString(HelmCli.chart().resolve("files").resolve("bloom-dashboard.json")))
+        .as("files/bloom-dashboard.json differs from deploy/monitoring/: copy it over")
+        .isEqualTo(Files.readString(canonical));
   }
 
   /**
