@@ -12,6 +12,11 @@ import io.fabric8.generator.annotation.Size;
 import io.fabric8.generator.annotation.ValidationRule;
 
 /** What a user asks for: the key source, the accuracy, and how the snapshot is refreshed. */
+@ValidationRule(
+    value =
+        "!has(self.splitBlockSize) || self.splitBlockSize == 'Fit'"
+            + " || (has(self.format) && self.format == 'SplitBlock')",
+    message = "splitBlockSize PowerOfTwo applies to format SplitBlock only")
 public class BloomFilterSpec {
 
   /** Go-style durations as Kubernetes users write them: 30s, 10m, 1h30m, 500ms. */
@@ -67,6 +72,15 @@ public class BloomFilterSpec {
           + "SplitBlock snapshots (and keep serving what they have); changing it publishes a new "
           + "whole snapshot.")
   private FilterFormat format = FilterFormat.GUAVA;
+
+  @Default("Fit")
+  @JsonPropertyDescription(
+      "SplitBlock only: how many 32-byte blocks the filter has. Fit (default): what the keys need "
+          + "at falsePositiveRate. PowerOfTwo: that count rounded up to a power of two, at most "
+          + "128 MiB, for readers of Parquet Bloom filters that accept only such bitsets (Arrow "
+          + "C++, so pyarrow and Velox); up to twice the bytes of Fit, and a filter that would need "
+          + "more than 128 MiB is not built (FilterTooLarge).")
+  private SplitBlockSize splitBlockSize = SplitBlockSize.FIT;
 
   @Required
   @JsonPropertyDescription("Where the keys come from: exactly one source kind.")
@@ -133,6 +147,14 @@ public class BloomFilterSpec {
 
   public void setFormat(FilterFormat format) {
     this.format = format;
+  }
+
+  public SplitBlockSize getSplitBlockSize() {
+    return splitBlockSize;
+  }
+
+  public void setSplitBlockSize(SplitBlockSize splitBlockSize) {
+    this.splitBlockSize = splitBlockSize;
   }
 
   public SourceSpec getSource() {

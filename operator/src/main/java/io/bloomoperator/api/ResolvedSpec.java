@@ -11,6 +11,7 @@ import java.time.Duration;
  * @param refresh how often the source is checked, or null (inline keys change with the resource)
  * @param maxMalformedKeys the spec's tolerance, or null for the operator's default
  * @param format the bit layout to build
+ * @param splitBlockSize how a split-block filter's block count is chosen
  */
 public record ResolvedSpec(
     KeyType keyType,
@@ -20,7 +21,8 @@ public record ResolvedSpec(
     int chunkSize,
     Duration retainPrevious,
     Long maxMalformedKeys,
-    FilterFormat format) {
+    FilterFormat format,
+    SplitBlockSize splitBlockSize) {
 
   /**
    * How often a source outside the resource is checked when no refreshInterval is given: such
@@ -92,6 +94,7 @@ public record ResolvedSpec(
         chunkSize,
         retain,
         spec.getMaxMalformedKeys(),
-        spec.getFormat() == null ? FilterFormat.GUAVA : spec.getFormat());
+        spec.getFormat() == null ? FilterFormat.GUAVA : spec.getFormat(),
+        spec.getSplitBlockSize() == null ? SplitBlockSize.FIT : spec.getSplitBlockSize());
   }
 }

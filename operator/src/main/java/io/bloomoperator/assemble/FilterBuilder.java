@@ -84,6 +84,8 @@ public final class FilterBuilder {
    *
    * @param maxPayloadBytes largest serialized filter allowed; checked before allocating
    * @param format the bit layout to build
+   * @param powerOfTwoBlocks split-block only: round the block count up to a power of two (at most
+   *     2^22 blocks, 128 MiB) for readers that accept nothing else
    * @param published the geometry (bits, hash functions) of the published version in {@code
    *     format}, or null: kept while it still holds the keys at the target rate and is at most
    *     {@link #MAX_OVERSIZE} times the bits they need, so that a key count (or {@code
@@ -97,7 +99,28 @@ public final class FilterBuilder {
       long maxMalformed,
       long maxPayloadBytes,
       BloomFilterSizing published,
-      FilterFormat format) {
+      FilterFormat format,
+      boolean powerOfTwoBlocks) {
+
+    /** A request in {@code format}, sized to fit. */
+    public Request(
+        KeyType keyType,
+        double falsePositiveRate,
+        Long expectedInsertions,
+        long maxMalformed,
+        long maxPayloadBytes,
+        BloomFilterSizing published,
+        FilterFormat format) {
+      this(
+          keyType,
+          falsePositiveRate,
+          expectedInsertions,
+          maxMalformed,
+          maxPayloadBytes,
+          published,
+          format,
+          false);
+    }
 
     /** A request in the Guava layout. */
     public Request(

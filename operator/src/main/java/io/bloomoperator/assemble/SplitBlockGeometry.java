@@ -1,5 +1,6 @@
 package io.bloomoperator.assemble;
 
+import io.bloomoperator.api.SplitBlockSize;
 import io.bloomoperator.snapshot.BloomFilterBits;
 import io.bloomoperator.snapshot.BloomFilterSizing;
 import io.bloomoperator.snapshot.FilterFormat;
@@ -23,6 +24,9 @@ final class SplitBlockGeometry {
     // SplitBlockSizing stops at 0.5: a stricter rate than asked for is still within the target.
     double fpp = Math.min(request.falsePositiveRate(), 0.5);
     SplitBlockSizing needed = SplitBlockSizing.forKeys(keys, fpp);
+    if (request.powerOfTwoBlocks()) {
+      return powerOfTwo(request, keys, fpp, needed.numBlocks());
+    }
     BloomFilterSizing published = request.published();
     if (published != null
         && published.numHashFunctions() == FilterFormat.SPLIT_BLOCK_BITS_PER_KEY
@@ -46,6 +50,46 @@ final class SplitBlockGeometry {
       }
     }
     return of(keys, fpp, needed.numBlocks());
+  }
+
+  /**
+   * The next power of two at or above {@code neededBlocks}; the published count while it is a power
+   * of two that holds the keys and is at most {@link FilterBuilder#MAX_OVERSIZE} times that (so a
+   * key count that moves a little keeps the geometry, and a delta is possible).
+   *
+   * @throws IllegalArgumentException beyond 2^22 blocks (128 MiB), the readers' own limit
+   */
+  private static BloomFilterSizing powerOfTwo(
+      FilterBuilder.Request request, long keys, double fpp, long neededBlocks) {
+    long blocks = Long.highestOneBit(neededBlocks);
+    if (blocks < neededBlocks) {
+      blocks <<= 1;
+    }
+    if (blocks > SplitBlockSize.MAX_POWER_OF_TWO_BLOCKS) {
+      throw new IllegalArgumentException(
+          String.format(
+              java.util.Locale.ROOT,
+              "%d keys at false-positive rate %s need %,d split-block bytes; splitBlockSize"
+                  + " PowerOfTwo publishes at most %,d (128 MiB, the limit of the readers that need"
+                  + " it): use splitBlockSize Fit or a higher falsePositiveRate",
+              keys,
+              request.falsePositiveRate(),
+              neededBlocks * SplitBlockSizing.BYTES_PER_BLOCK,
+              SplitBlockSize.MAX_POWER_OF_TWO_BLOCKS * SplitBlockSizing.BYTES_PER_BLOCK));
+    }
+    BloomFilterSizing published = request.published();
+    if (published != null
+        && published.numHashFunctions() == FilterFormat.SPLIT_BLOCK_BITS_PER_KEY
+        && published.numBits() % BITS_PER_BLOCK == 0) {
+      long kept = published.numBits() / BITS_PER_BLOCK;
+      if (Long.bitCount(kept) == 1
+          && kept >= neededBlocks
+          && kept <= (long) FilterBuilder.MAX_OVERSIZE * blocks
+          && kept <= SplitBlockSize.MAX_POWER_OF_TWO_BLOCKS) {
+        return of(keys, fpp, kept);
+      }
+    }
+    return of(keys, fpp, blocks);
   }
 
   static BloomFilterBits.Builder builder(KeyType keyType, BloomFilterSizing sizing) {

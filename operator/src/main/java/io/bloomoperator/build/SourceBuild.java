@@ -2,6 +2,7 @@ package io.bloomoperator.build;
 
 import io.bloomoperator.api.Reasons;
 import io.bloomoperator.api.ResolvedSpec;
+import io.bloomoperator.api.SplitBlockSize;
 import io.bloomoperator.assemble.BuildWorkers;
 import io.bloomoperator.assemble.FilterBuilder;
 import io.bloomoperator.assemble.FilterTooLargeException;
@@ -62,7 +63,8 @@ final class SourceBuild {
                                   : settings.sources().maxMalformedKeys(),
                               limit.bytes(),
                               publishedGeometry(current, spec),
-                              spec.format()),
+                              spec.format(),
+                              spec.splitBlockSize() == SplitBlockSize.POWER_OF_TWO),
                           slot));
       metrics.built(ctx.filter(), built.keys(), built.took());
       return built;

@@ -122,6 +122,16 @@ class BloomFilterApiTest {
             0,
             "spec.expectedInsertions: Invalid value"),
         Arguments.of(
+            "splitBlockSize PowerOfTwo with the Guava layout",
+            "/spec/splitBlockSize",
+            "PowerOfTwo",
+            "splitBlockSize PowerOfTwo applies to format SplitBlock only"),
+        Arguments.of(
+            "unknown splitBlockSize",
+            "/spec/splitBlockSize",
+            "Square",
+            "spec.splitBlockSize: Unsupported value: \"Square\""),
+        Arguments.of(
             "unknown keyType",
             "/spec/keyType",
             "Integer",

@@ -27,7 +27,8 @@ class ResolvedSpecTest {
                 SnapshotSpec.DEFAULT_CHUNK_BYTES,
                 Duration.ofMinutes(2),
                 null,
-                FilterFormat.GUAVA));
+                FilterFormat.GUAVA,
+                SplitBlockSize.FIT));
     assertThat(ResolvedSpec.of(spec(0.01, null, null, false), MIN_REFRESH).refresh())
         .as("a source outside the resource is checked every minute")
         .isEqualTo(ResolvedSpec.DEFAULT_SOURCE_CHECK);

@@ -72,6 +72,42 @@ class SplitBlockGeometryTest {
         .isEqualTo(bytes * 8);
   }
 
+  /**
+   * PowerOfTwo: the block count a power of two at or above what the keys need (so a reader that
+   * takes only such bitsets, Arrow C++, reads it), kept while it holds them, refused beyond 128
+   * MiB.
+   */
+  @Test
+  void powerOfTwoRoundsUpKeepsAndStopsAt128MiB() throws Exception {
+    long needed = SplitBlockSizing.forKeys(10_000, 0.01).numBlocks();
+    long rounded = Long.highestOneBit(needed) << (Long.bitCount(needed) == 1 ? 0 : 1);
+    assertThat(blocks(powerOfTwo(0.01, null), 10_000)).isEqualTo(rounded).isGreaterThan(needed);
+    assertThat(Long.bitCount(rounded)).isEqualTo(1);
+    // Kept while it holds (a key count that moves a little keeps the geometry)...
+    assertThat(blocks(powerOfTwo(0.01, published(rounded * 2)), 10_000)).isEqualTo(rounded * 2);
+    // ...but not a count that is no power of two, nor one that no longer holds the keys.
+    assertThat(blocks(powerOfTwo(0.01, published(rounded + 4)), 10_000)).isEqualTo(rounded);
+    assertThat(blocks(powerOfTwo(0.01, published(rounded / 4)), 10_000)).isEqualTo(rounded);
+    // The filter built holds every key.
+    FilterBuilder.Result result =
+        new FilterBuilder().build(new GeneratedSource("key-", 10_000), powerOfTwo(0.01, null));
+    assertThat(result.bits().numBits()).isEqualTo(rounded * BLOCK_BITS);
+    assertThat(LongStream.range(0, 10_000).mapToObj(i -> "key-" + i))
+        .allMatch(result.bits()::mightContainString);
+    // 100M keys at 1e-4 need more than 128 MiB: not built, and the message says what to do.
+    assertThatThrownBy(() -> SplitBlockGeometry.size(powerOfTwo(1e-4, null), 100_000_000))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("at most 134,217,728")
+        .hasMessageContaining("splitBlockSize Fit");
+    // Up to 2^22 blocks is fine.
+    assertThat(blocks(powerOfTwo(0.01, null), 4_000_000)).isLessThanOrEqualTo(1L << 22);
+  }
+
+  private static FilterBuilder.Request powerOfTwo(double fpp, BloomFilterSizing published) {
+    return new FilterBuilder.Request(
+        KeyType.STRING, fpp, null, 0, Long.MAX_VALUE, published, FilterFormat.SPLIT_BLOCK, true);
+  }
+
   private static long blocks(FilterBuilder.Request request, long keys) {
     return SplitBlockGeometry.size(request, keys).numBits() / BLOCK_BITS;
   }
