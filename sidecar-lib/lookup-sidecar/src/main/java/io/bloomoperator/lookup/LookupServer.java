@@ -168,6 +168,9 @@ final class LookupServer implements AutoCloseable {
           exchange.getResponseHeaders().set("Connection", "close");
         }
         sendError(exchange, e.status(), e.getMessage());
+        if (e.status() == 413) {
+          linger(exchange.getRequestBody());
+        }
       } catch (IOException e) {
         LOG.debug("request failed: {}", e.toString());
       } catch (RuntimeException e) {
@@ -176,6 +179,30 @@ final class LookupServer implements AutoCloseable {
       }
     } catch (IOException e) {
       LOG.debug("answer not sent: {}", e.toString());
+    }
+  }
+
+  /** Discarded after a 413 at most: four times the body bound. */
+  static final int LINGER_BYTES = 4 * KeyBatch.MAX_BODY_BYTES;
+
+  /**
+   * Reads and discards a bounded part of a refused body after the 413 went out. Closing a socket
+   * whose peer is still sending makes the kernel answer with a reset, which can destroy the 413
+   * before the client read it; a client that is still sending gets this much time to read it
+   * (bounded in bytes here, and in time by the request timeout), then the connection is closed.
+   */
+  private static void linger(InputStream body) {
+    byte[] discard = new byte[64 * 1024];
+    try {
+      for (long read = 0; read < LINGER_BYTES; ) {
+        int n = body.read(discard, 0, (int) Math.min(discard.length, LINGER_BYTES - read));
+        if (n < 0) {
+          return;
+        }
+        read += n;
+      }
+    } catch (IOException e) {
+      // the client went away: nothing left to protect
     }
   }
 
@@ -387,6 +414,9 @@ final class LookupServer implements AutoCloseable {
     exchange.getResponseHeaders().set("Cache-Control", "no-store");
     exchange.sendResponseHeaders(status, bytes.length);
     exchange.getResponseBody().write(bytes);
+    // Out now: closing the exchange first drains what is left of the request and may close the
+    // connection before a buffered answer was written.
+    exchange.getResponseBody().flush();
   }
 
   @Override

@@ -122,6 +122,12 @@ public record SidecarConfig(
         name = name.substring(0, eq);
       }
       if (BOOLEAN_FLAGS.contains(name)) {
+        // "--flag", "--flag=false" and "--flag false": no positional arguments exist to confuse.
+        if (value == null
+            && i + 1 < args.length
+            && args[i + 1].toLowerCase(Locale.ROOT).matches("true|false")) {
+          value = args[++i];
+        }
         value = value == null ? "true" : value;
       } else if (VALUE_FLAGS.contains(name)) {
         if (value == null) {
