@@ -8,6 +8,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.bloomoperator.snapshot.Ed25519Keys;
+import io.bloomoperator.snapshot.ManifestSigner;
+import io.bloomoperator.snapshot.SnapshotConfigMaps;
+import io.bloomoperator.snapshot.SnapshotNames;
 import io.bloomoperator.testing.RealKubernetes;
 import io.bloomoperator.testing.TestNamespace;
 import io.bloomoperator.watch.BloomFilterWatcher;
@@ -15,6 +19,7 @@ import io.bloomoperator.watch.LiveBloomFilter;
 import io.bloomoperator.watch.LiveKeyType;
 import io.bloomoperator.watch.SnapshotPublisher;
 import io.bloomoperator.watch.TestKeys;
+import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
@@ -22,6 +27,9 @@ import java.net.URI;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.KeyPair;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -30,6 +38,7 @@ import java.util.Random;
 import java.util.stream.Collectors;
 import java.util.stream.LongStream;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The sidecar against a real kube-apiserver: snapshots published as the operator publishes them,
@@ -319,6 +328,55 @@ class LookupSidecarTest {
       assertThat(http.post(contains, "application/json", bigJson).statusCode()).isEqualTo(413);
 
       // The server still answers after all of that.
+      assertThat(present(http.contains("ids", "a"))).isTrue();
+    }
+  }
+
+  @Test
+  void withATrustedKeyFileOnlySignedSnapshotsAreServed(
+      KubernetesClient client, TestNamespace ns, @TempDir Path dir) throws Exception {
+    KeyPair operatorKey = Ed25519Keys.generate();
+    Path keyFile = dir.resolve("operator.pem");
+    Files.writeString(keyFile, Ed25519Keys.toPem(operatorKey.getPublic()));
+    SnapshotPublisher publisher = new SnapshotPublisher(client, ns.name(), "ids");
+    try (LookupSidecar sidecar =
+        LookupSidecar.start(
+            config(
+                "--filter",
+                ns.name() + "/ids:fail-closed",
+                "--trusted-key-file",
+                keyFile.toString(),
+                "--resync",
+                "200ms"),
+            client,
+            Map.of())) {
+      LookupClient http = new LookupClient(sidecar.address());
+      SnapshotPublisher.Published unsigned =
+          publisher.publish(TestKeys.stringFilter(100, List.of("a")), 1, 1);
+      // Refused by sidecar-lib (UNSIGNED): still not loaded after several resyncs.
+      await()
+          .pollDelay(Duration.ofSeconds(2))
+          .atMost(READY)
+          .until(() -> sidecar.filters().get(0).failures() > 0);
+      assertThat(http.get("/readyz").statusCode()).isEqualTo(503);
+      assertThat(http.contains("ids", "a").statusCode()).isEqualTo(503);
+
+      // The same version, now signed for this namespace by the trusted key.
+      ConfigMap current =
+          client
+              .configMaps()
+              .inNamespace(ns.name())
+              .withName(SnapshotNames.manifestName("ids"))
+              .get();
+      ConfigMap signed =
+          SnapshotConfigMaps.manifest(
+              ns.name(),
+              unsigned.manifest(),
+              new ManifestSigner(operatorKey.getPrivate()),
+              Map.of());
+      signed.getMetadata().setResourceVersion(current.getMetadata().getResourceVersion());
+      client.configMaps().inNamespace(ns.name()).resource(signed).update();
+      await().atMost(READY).until(() -> http.get("/readyz").statusCode() == 200);
       assertThat(present(http.contains("ids", "a"))).isTrue();
     }
   }
