@@ -50,6 +50,7 @@ final class LookupServer implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(LookupServer.class);
   private static final String PREFIX = "/v1/filters/";
   private static final String CONTAINS = "/contains";
+  private static final String ADD = "/add";
   private static final String JSON = "application/json";
   private static final ThreadLocal<Boolean> OVERFLOW = ThreadLocal.withInitial(() -> false);
 
@@ -227,14 +228,16 @@ final class LookupServer implements AutoCloseable {
         list(exchange);
       }
       default -> {
+        if (path.startsWith(PREFIX) && path.endsWith(ADD)) {
+          LiveBloomFilter<?> filter = filter(path, ADD);
+          requireMethod(exchange, "POST");
+          add(exchange, filter, batch(exchange, filter));
+          return;
+        }
         if (!path.startsWith(PREFIX) || !path.endsWith(CONTAINS)) {
           throw new LookupException(404, "no such path");
         }
-        String name = path.substring(PREFIX.length(), path.length() - CONTAINS.length());
-        LiveBloomFilter<?> filter = filters.get(name);
-        if (filter == null) {
-          throw new LookupException(404, "no filter '" + name + "' is served here");
-        }
+        LiveBloomFilter<?> filter = filter(path, CONTAINS);
         long start = System.nanoTime();
         if (method.equals("GET")) {
           contains(exchange, filter, single(exchange, filter), false);
@@ -247,6 +250,44 @@ final class LookupServer implements AutoCloseable {
         lookups.record(System.nanoTime() - start, TimeUnit.NANOSECONDS);
       }
     }
+  }
+
+  private LiveBloomFilter<?> filter(String path, String suffix) {
+    String name = path.substring(PREFIX.length(), path.length() - suffix.length());
+    LiveBloomFilter<?> filter = filters.get(name);
+    if (filter == null) {
+      throw new LookupException(404, "no filter '" + name + "' is served here");
+    }
+    return filter;
+  }
+
+  /**
+   * Local adds ({@link LiveBloomFilter#addLocal}): the keys are answered "maybe present" at once by
+   * this sidecar, until a published version holds them or their TTL passes. All keys are checked
+   * before any is added; beyond the overlay's bound they are refused and counted, never evicting.
+   */
+  @SuppressWarnings("unchecked") // the key type was checked against the filter's when parsing
+  private static void add(HttpExchange exchange, LiveBloomFilter<?> filter, KeyBatch keys)
+      throws IOException {
+    int accepted;
+    try {
+      if (filter.keyType().keyType() == KeyType.LONG) {
+        List<Long> longs = new java.util.ArrayList<>(keys.size());
+        for (long key : keys.longs()) {
+          longs.add(key);
+        }
+        accepted = ((LiveBloomFilter<Long>) filter).addLocal(longs);
+      } else {
+        accepted = ((LiveBloomFilter<String>) filter).addLocal(List.of(keys.strings()));
+      }
+    } catch (IllegalArgumentException e) {
+      throw LookupException.badRequest(e.getMessage()); // a key over the local-add key length
+    }
+    send(
+        exchange,
+        200,
+        JSON,
+        "{\"accepted\":" + accepted + ",\"refused\":" + (keys.size() - accepted) + "}");
   }
 
   private static void requireMethod(HttpExchange exchange, String method) {

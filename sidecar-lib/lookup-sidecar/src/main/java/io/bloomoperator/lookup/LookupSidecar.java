@@ -133,6 +133,12 @@ public final class LookupSidecar implements AutoCloseable {
     config.resync().ifPresent(builder::resync);
     config.localCacheDir().ifPresent(builder::localSnapshotDirectory);
     builder.memoryMapped(config.memoryMapped());
+    if (config.localAddsMaxEntries().isPresent() || config.localAddsTtl().isPresent()) {
+      builder.localAdds(
+          config.localAddsMaxEntries().orElse(BloomFilterWatcher.DEFAULT_LOCAL_ADDS_MAX_ENTRIES),
+          config.localAddsTtl().orElse(BloomFilterWatcher.DEFAULT_LOCAL_ADDS_TTL));
+    }
+    config.localAddsMaxKeyLength().ifPresent(builder::localAddsMaxKeyLength);
     return builder.start();
   }
 

@@ -43,6 +43,10 @@ import java.util.regex.Pattern;
  * @param queue requests that may wait for a thread; beyond, 503
  * @param requestTimeout the longest a request may take to arrive and to be answered
  * @param maxConnections open connections at most; further ones are not accepted until one closes
+ * @param localAddsMaxEntries keys held by local adds at once per filter (0: off), empty for
+ *     sidecar-lib's default
+ * @param localAddsTtl how long a local add is held if no version shows it, empty for the default
+ * @param localAddsMaxKeyLength the longest String key a local add takes, empty for the default
  */
 public record SidecarConfig(
     List<FilterSpec> filters,
@@ -62,7 +66,10 @@ public record SidecarConfig(
     int threads,
     int queue,
     Duration requestTimeout,
-    int maxConnections) {
+    int maxConnections,
+    Optional<Integer> localAddsMaxEntries,
+    Optional<Duration> localAddsTtl,
+    Optional<Integer> localAddsMaxKeyLength) {
 
   /** The default port: unassigned by IANA and clear of the usual 8080/8443/9090. */
   public static final int DEFAULT_PORT = 8471;
@@ -88,7 +95,10 @@ public record SidecarConfig(
           "threads",
           "queue",
           "request-timeout",
-          "max-connections");
+          "max-connections",
+          "local-adds-max-entries",
+          "local-adds-ttl",
+          "local-adds-max-key-length");
 
   private static final Set<String> BOOLEAN_FLAGS =
       Set.of("allow-non-loopback", "memory-mapped", "reader-reports");
@@ -201,7 +211,10 @@ public record SidecarConfig(
         s.integer("threads", 4, 1, 256),
         s.integer("queue", 64, 0, 10_000),
         s.one("request-timeout").map(v -> duration(v)).orElse(Duration.ofSeconds(10)),
-        s.integer("max-connections", 256, 1, 65_536));
+        s.integer("max-connections", 256, 1, 65_536),
+        s.one("local-adds-max-entries").map(v -> nonNegativeInt("local-adds-max-entries", v)),
+        s.one("local-adds-ttl").map(v -> duration(v)),
+        s.one("local-adds-max-key-length").map(v -> positiveInt("local-adds-max-key-length", v)));
   }
 
   /**
@@ -276,6 +289,10 @@ public record SidecarConfig(
     } catch (NumberFormatException e) {
       throw new IllegalArgumentException("'" + value + "' is not a positive size in range");
     }
+  }
+
+  private static int nonNegativeInt(String name, String value) {
+    return value.strip().equals("0") ? 0 : positiveInt(name, value);
   }
 
   private static int positiveInt(String name, String value) {

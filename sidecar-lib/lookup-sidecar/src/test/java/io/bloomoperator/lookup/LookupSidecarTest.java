@@ -382,6 +382,47 @@ class LookupSidecarTest {
   }
 
   @Test
+  void localAddsAreAnsweredAtOnceWithinTheirBounds(KubernetesClient client, TestNamespace ns)
+      throws Exception {
+    new SnapshotPublisher(client, ns.name(), "ids")
+        .publish(TestKeys.stringFilter(100, List.of("a")), 1, 1);
+    try (LookupSidecar sidecar =
+        LookupSidecar.start(
+            config(
+                "--filter",
+                ns.name() + "/ids",
+                "--local-adds-max-entries",
+                "3",
+                "--local-adds-max-key-length",
+                "10"),
+            client,
+            Map.of())) {
+      LookupClient http = new LookupClient(sidecar.address());
+      await().atMost(READY).until(() -> http.get("/readyz").statusCode() == 200);
+      String add = "/v1/filters/ids/add";
+      assertThat(present(http.contains("ids", "new-1"))).isFalse();
+
+      HttpResponse<String> added = http.post(add, "text/plain", "new-1\nnew-2\n");
+      assertThat(added.body()).isEqualTo("{\"accepted\":2,\"refused\":0}");
+      assertThat(present(http.contains("ids", "new-1"))).isTrue();
+      assertThat(presentAll(http.post("/v1/filters/ids/contains", "text/plain", "new-2\nnew-9")))
+          .containsExactly(true, false);
+
+      // The bound refuses, never evicts: new-1 and new-2 stay.
+      assertThat(http.post(add, "application/json", "[\"new-3\",\"new-4\"]").body())
+          .isEqualTo("{\"accepted\":1,\"refused\":1}");
+      assertThat(present(http.contains("ids", "new-4"))).isFalse();
+      assertThat(present(http.contains("ids", "new-1"))).isTrue();
+
+      // A key over the local-add key length is refused as a whole batch, before any is added.
+      assertThat(http.post(add, "text/plain", "b\n" + "k".repeat(11)).statusCode()).isEqualTo(400);
+      assertThat(http.get(add).statusCode()).isEqualTo(405);
+      assertThat(http.post("/v1/filters/other/add", "text/plain", "x").statusCode()).isEqualTo(404);
+      assertThat(sidecar.filters().get(0).localAdds()).isEqualTo(3);
+    }
+  }
+
+  @Test
   void aNonLoopbackBindIsRefusedWithoutTheExplicitFlag(KubernetesClient client, TestNamespace ns) {
     for (String address : List.of("0.0.0.0", "10.1.2.3", "::")) {
       assertThatThrownBy(
@@ -430,7 +471,10 @@ class LookupSidecarTest {
             2,
             2,
             Duration.ofSeconds(2),
-            16);
+            16,
+            java.util.Optional.empty(),
+            java.util.Optional.empty(),
+            java.util.Optional.empty());
     assertThatThrownBy(() -> LookupSidecar.start(notParsed, client, Map.of()))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("not a loopback address");
