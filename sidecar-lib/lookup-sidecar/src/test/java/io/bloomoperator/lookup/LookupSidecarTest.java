@@ -382,6 +382,32 @@ class LookupSidecarTest {
   }
 
   @Test
+  void readinessWaitsForEveryConfiguredFilter(KubernetesClient client, TestNamespace ns)
+      throws Exception {
+    new SnapshotPublisher(client, ns.name(), "first")
+        .publish(TestKeys.stringFilter(100, List.of("a")), 1, 1);
+    try (LookupSidecar sidecar =
+        LookupSidecar.start(
+            config("--filter", "first", "--filter", "second:Long", "--namespace", ns.name()),
+            client,
+            Map.of())) {
+      LookupClient http = new LookupClient(sidecar.address());
+      await().atMost(READY).until(() -> present(http.contains("first", "a")));
+      assertThat(version(http.contains("first", "a"))).isEqualTo(1);
+      HttpResponse<String> waiting = http.get("/readyz");
+      assertThat(waiting.statusCode()).isEqualTo(503);
+      assertThat(waiting.body()).contains("second").doesNotContain("first");
+
+      new SnapshotPublisher(client, ns.name(), "second")
+          .publish(TestKeys.longFilter(100, new long[] {7}), 1, 1);
+      await().atMost(READY).until(() -> http.get("/readyz").statusCode() == 200);
+      assertThat(present(http.contains("second", "7"))).isTrue();
+      assertThat(http.get("/v1/filters").body())
+          .contains("\"name\":\"first\"", "\"name\":\"second\"", "\"keyType\":\"Long\"");
+    }
+  }
+
+  @Test
   void localAddsAreAnsweredAtOnceWithinTheirBounds(KubernetesClient client, TestNamespace ns)
       throws Exception {
     new SnapshotPublisher(client, ns.name(), "ids")
