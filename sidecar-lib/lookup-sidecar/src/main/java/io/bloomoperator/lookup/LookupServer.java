@@ -87,12 +87,12 @@ final class LookupServer implements AutoCloseable {
     this.filters = Map.copyOf(filters);
     this.registry = registry;
     this.overloaded =
-        Counter.builder("bloom.lookup.overloaded")
+        Counter.builder("bloomlookup.overloaded")
             .description(
                 "Requests answered 503 because every request thread and queue slot was taken")
             .register(registry);
     this.lookups =
-        Timer.builder("bloom.lookup.requests")
+        Timer.builder("bloomlookup.requests")
             .description("Membership requests answered (single and batch)")
             .register(registry);
     this.workers =

@@ -58,7 +58,7 @@ class LookupSidecarPackagedJarTest {
           new LookupClient(new InetSocketAddress("127.0.0.1", Integer.parseInt(address.group(2))));
       await().atMost(Duration.ofSeconds(30)).until(() -> http.get("/readyz").statusCode() == 200);
       assertThat(present(http.contains("ids", "a"))).isTrue();
-      assertThat(http.get("/metrics").body()).contains("bloom_reader_snapshot_version{");
+      assertThat(http.get("/metrics").body()).contains("bloomreader_snapshot_version{");
 
       process.destroy(); // SIGTERM, as the kubelet sends
       assertThat(process.waitFor(20, TimeUnit.SECONDS)).as("stopped after SIGTERM").isTrue();

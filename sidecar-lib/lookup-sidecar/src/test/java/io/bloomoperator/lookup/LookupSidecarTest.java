@@ -107,9 +107,9 @@ class LookupSidecarTest {
       String metrics = http.get("/metrics").body();
       assertThat(metrics)
           .contains(
-              "bloom_reader_snapshot_version{filter=\"ids\",namespace=\"" + ns.name() + "\"} 2.0")
-          .contains("bloom_reader_lookups_total{filter=\"ids\"")
-          .contains("bloom_lookup_requests_seconds_count");
+              "bloomreader_snapshot_version{filter=\"ids\",namespace=\"" + ns.name() + "\"} 2.0")
+          .contains("bloomreader_lookups_total{filter=\"ids\"")
+          .contains("bloomlookup_requests_seconds_count");
       assertThat(http.get("/v1/filters").body())
           .isEqualTo(
               "{\"filters\":[{\"name\":\"ids\",\"namespace\":\""

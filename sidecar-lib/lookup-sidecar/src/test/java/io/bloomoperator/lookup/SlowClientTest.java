@@ -97,7 +97,7 @@ class SlowClientTest {
       // Once the holder is cut, answers come back, and the refusals were counted.
       assertThat(http.contains("ids", "a").statusCode()).isEqualTo(200);
       assertThat(http.get("/metrics").body())
-          .containsPattern("bloom_lookup_overloaded_total ([3-9]|[1-9][0-9]+)\\.0");
+          .containsPattern("bloomlookup_overloaded_total ([3-9]|[1-9][0-9]+)\\.0");
     }
   }
 
