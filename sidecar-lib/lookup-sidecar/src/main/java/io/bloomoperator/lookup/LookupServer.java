@@ -54,6 +54,7 @@ final class LookupServer implements AutoCloseable {
   private static final String JSON = "application/json";
   private static final ThreadLocal<Boolean> OVERFLOW = ThreadLocal.withInitial(() -> false);
 
+  private final boolean answersKeys;
   private final Map<String, LiveBloomFilter<?>> filters;
   private final PrometheusMeterRegistry registry;
   private final HttpServer server;
@@ -84,6 +85,23 @@ final class LookupServer implements AutoCloseable {
       int threads,
       int queue)
       throws IOException {
+    this(address, filters, registry, threads, queue, true);
+  }
+
+  /**
+   * @param answersKeys false for the health listener: {@code /livez}, {@code /readyz} and {@code
+   *     /metrics} only, which reveal no key, so it may listen where the kubelet and Prometheus
+   *     reach it; every other path is 404 there
+   */
+  LookupServer(
+      InetSocketAddress address,
+      Map<String, LiveBloomFilter<?>> filters,
+      PrometheusMeterRegistry registry,
+      int threads,
+      int queue,
+      boolean answersKeys)
+      throws IOException {
+    this.answersKeys = answersKeys;
     this.filters = Map.copyOf(filters);
     this.registry = registry;
     this.overloaded =
@@ -223,11 +241,15 @@ final class LookupServer implements AutoCloseable {
         requireMethod(exchange, "GET");
         send(exchange, 200, "text/plain; version=0.0.4; charset=utf-8", registry.scrape());
       }
-      case "/v1/filters" -> {
-        requireMethod(exchange, "GET");
-        list(exchange);
-      }
       default -> {
+        if (!answersKeys) {
+          throw new LookupException(404, "this listener serves /livez, /readyz and /metrics only");
+        }
+        if (path.equals("/v1/filters")) {
+          requireMethod(exchange, "GET");
+          list(exchange);
+          return;
+        }
         if (path.startsWith(PREFIX) && path.endsWith(ADD)) {
           LiveBloomFilter<?> filter = filter(path, ADD);
           requireMethod(exchange, "POST");

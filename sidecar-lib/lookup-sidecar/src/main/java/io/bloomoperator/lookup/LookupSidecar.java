@@ -37,9 +37,13 @@ public final class LookupSidecar implements AutoCloseable {
   private final List<LiveBloomFilter<?>> filters;
   private final LookupServer server;
 
-  private LookupSidecar(List<LiveBloomFilter<?>> filters, LookupServer server) {
+  private final LookupServer health; // null without --health-port
+
+  private LookupSidecar(
+      List<LiveBloomFilter<?>> filters, LookupServer server, LookupServer health) {
     this.filters = filters;
     this.server = server;
+    this.health = health;
   }
 
   /**
@@ -82,7 +86,25 @@ public final class LookupSidecar implements AutoCloseable {
               config.threads(),
               config.queue());
       server.start();
-      return new LookupSidecar(List.copyOf(started), server);
+      LookupServer health = null;
+      if (config.healthPort().isPresent()) {
+        try {
+          health =
+              new LookupServer(
+                  new InetSocketAddress(
+                      InetAddress.getByName(config.healthBindAddress()), config.healthPort().get()),
+                  byName,
+                  registry,
+                  2,
+                  16,
+                  false);
+        } catch (IOException | RuntimeException e) {
+          server.close();
+          throw e;
+        }
+        health.start();
+      }
+      return new LookupSidecar(List.copyOf(started), server, health);
     } catch (IOException | RuntimeException e) {
       started.forEach(LiveBloomFilter::close);
       throw e;
@@ -165,6 +187,11 @@ public final class LookupSidecar implements AutoCloseable {
     return server.address();
   }
 
+  /** The address of the health listener ({@code --health-port}), if there is one. */
+  public java.util.Optional<InetSocketAddress> healthAddress() {
+    return java.util.Optional.ofNullable(health).map(LookupServer::address);
+  }
+
   /** The filters served, in the order configured. */
   public List<LiveBloomFilter<?>> filters() {
     return filters;
@@ -174,6 +201,9 @@ public final class LookupSidecar implements AutoCloseable {
   @Override
   public void close() {
     server.close();
+    if (health != null) {
+      health.close();
+    }
     filters.forEach(LiveBloomFilter::close);
   }
 }

@@ -47,6 +47,10 @@ import java.util.regex.Pattern;
  *     sidecar-lib's default
  * @param localAddsTtl how long a local add is held if no version shows it, empty for the default
  * @param localAddsMaxKeyLength the longest String key a local add takes, empty for the default
+ * @param healthPort the port of a second listener serving only {@code /livez}, {@code /readyz} and
+ *     {@code /metrics} (for the kubelet and Prometheus, which cannot reach loopback); empty for
+ *     none
+ * @param healthBindAddress where that listener binds (any address: it reveals no key)
  */
 public record SidecarConfig(
     List<FilterSpec> filters,
@@ -69,7 +73,9 @@ public record SidecarConfig(
     int maxConnections,
     Optional<Integer> localAddsMaxEntries,
     Optional<Duration> localAddsTtl,
-    Optional<Integer> localAddsMaxKeyLength) {
+    Optional<Integer> localAddsMaxKeyLength,
+    Optional<Integer> healthPort,
+    String healthBindAddress) {
 
   /** The default port: unassigned by IANA and clear of the usual 8080/8443/9090. */
   public static final int DEFAULT_PORT = 8471;
@@ -98,7 +104,9 @@ public record SidecarConfig(
           "max-connections",
           "local-adds-max-entries",
           "local-adds-ttl",
-          "local-adds-max-key-length");
+          "local-adds-max-key-length",
+          "health-port",
+          "health-bind-address");
 
   private static final Set<String> BOOLEAN_FLAGS =
       Set.of("allow-non-loopback", "memory-mapped", "reader-reports");
@@ -214,7 +222,9 @@ public record SidecarConfig(
         s.integer("max-connections", 256, 1, 65_536),
         s.one("local-adds-max-entries").map(v -> nonNegativeInt("local-adds-max-entries", v)),
         s.one("local-adds-ttl").map(v -> duration(v)),
-        s.one("local-adds-max-key-length").map(v -> positiveInt("local-adds-max-key-length", v)));
+        s.one("local-adds-max-key-length").map(v -> positiveInt("local-adds-max-key-length", v)),
+        s.one("health-port").map(v -> s.integer("health-port", 0, 0, 65535)),
+        s.one("health-bind-address").orElse("0.0.0.0"));
   }
 
   /**

@@ -408,6 +408,41 @@ class LookupSidecarTest {
   }
 
   @Test
+  void theHealthListenerServesProbesAndMetricsButNoAnswers(
+      KubernetesClient client, TestNamespace ns) throws Exception {
+    try (LookupSidecar sidecar =
+        LookupSidecar.start(
+            config(
+                "--filter",
+                ns.name() + "/ids:fail-closed",
+                "--health-port",
+                "0",
+                "--health-bind-address",
+                "127.0.0.1"),
+            client,
+            Map.of())) {
+      LookupClient health = new LookupClient(sidecar.healthAddress().orElseThrow());
+      assertThat(sidecar.healthAddress().get().getPort()).isNotEqualTo(sidecar.address().getPort());
+      assertThat(health.get("/livez").statusCode()).isEqualTo(200);
+      assertThat(health.get("/readyz").statusCode()).isEqualTo(503);
+      new SnapshotPublisher(client, ns.name(), "ids")
+          .publish(TestKeys.stringFilter(100, List.of("a")), 1, 1);
+      await().atMost(READY).until(() -> health.get("/readyz").statusCode() == 200);
+      assertThat(health.get("/metrics").body()).contains("bloomreader_snapshot_version{");
+      // No answer, no list, no add: nothing that tells which keys exist.
+      assertThat(health.contains("ids", "a").statusCode()).isEqualTo(404);
+      assertThat(health.get("/v1/filters").statusCode()).isEqualTo(404);
+      assertThat(health.post("/v1/filters/ids/add", "text/plain", "x").statusCode()).isEqualTo(404);
+      assertThat(present(new LookupClient(sidecar.address()).contains("ids", "a"))).isTrue();
+    }
+    assertThat(
+            SidecarConfig.parse(new String[] {"--filter", "a/b", "--health-port", "8472"}, Map.of())
+                .healthBindAddress())
+        .as("probes and Prometheus come from outside the pod")
+        .isEqualTo("0.0.0.0");
+  }
+
+  @Test
   void localAddsAreAnsweredAtOnceWithinTheirBounds(KubernetesClient client, TestNamespace ns)
       throws Exception {
     new SnapshotPublisher(client, ns.name(), "ids")
@@ -500,7 +535,9 @@ class LookupSidecarTest {
             16,
             java.util.Optional.empty(),
             java.util.Optional.empty(),
-            java.util.Optional.empty());
+            java.util.Optional.empty(),
+            java.util.Optional.empty(),
+            "127.0.0.1");
     assertThatThrownBy(() -> LookupSidecar.start(notParsed, client, Map.of()))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("not a loopback address");
