@@ -1,0 +1,115 @@
+"""The watcher against a real kube-apiserver, driven by the Java test that publishes the snapshots
+(``io.bloomoperator.watch.PythonReaderClusterTest`` in sidecar-lib).
+
+The Java side sets ``KUBECONFIG``, ``BLOOM_CLUSTER_NAMESPACE``, ``BLOOM_CLUSTER_FILTER`` and
+``BLOOM_CLUSTER_DIR``, a directory the two sides meet in: Java writes ``v<N>.keys`` (one key and
+Java's answer per line) and ``v<N>.published``; this side writes ``v<N>.seen`` once it has checked
+a version, which lets Java publish the next one. Without that environment the test is skipped, so
+``test.sh`` stays offline.
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import time
+
+import pytest
+
+from bloomoperator_reader import LoadFailureReason, SnapshotReader
+from bloomoperator_reader.watch import FilterWatcher
+
+_ENV = ("KUBECONFIG", "BLOOM_CLUSTER_NAMESPACE", "BLOOM_CLUSTER_FILTER", "BLOOM_CLUSTER_DIR")
+_MISSING = [name for name in _ENV if not os.environ.get(name)]
+
+pytestmark = pytest.mark.skipif(
+    bool(_MISSING),
+    reason="needs a real API server; run by sidecar-lib's PythonReaderClusterTest "
+    f"(missing {', '.join(_MISSING)})",
+)
+
+WAIT = 60.0
+
+
+def _until(condition, what: str, timeout: float = WAIT) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(0.05)
+
+
+def _expected(directory: pathlib.Path, version: int) -> tuple[list[str], list[bool]]:
+    path = directory / f"v{version}.keys"
+    _until(lambda: (directory / f"v{version}.published").exists(), f"v{version} to be published")
+    keys, answers = [], []
+    for line in path.read_text("utf-8").splitlines():
+        key, answer = line.rsplit("\t", 1)
+        keys.append(key)
+        answers.append(answer == "1")
+    return keys, answers
+
+
+def _assert_answers(watcher: FilterWatcher, keys: list[str], answers: list[bool]) -> None:
+    single = [watcher.might_contain(k) for k in keys]
+    assert single == answers, "one-key answers differ from Java's"
+    assert watcher.might_contain_many(keys).tolist() == answers, "batch answers differ from Java's"
+    # The key sets hold present and absent keys: a filter answering all True would not pass.
+    assert any(answers) and not all(answers)
+
+
+def test_follows_base_delta_and_refuses_tampered_chunk():
+    from kubernetes import client, config
+
+    directory = pathlib.Path(os.environ["BLOOM_CLUSTER_DIR"])
+    api = client.CoreV1Api(config.new_client_from_config(os.environ["KUBECONFIG"]))
+    reader = SnapshotReader(
+        os.environ["BLOOM_CLUSTER_NAMESPACE"],
+        os.environ["BLOOM_CLUSTER_FILTER"],
+        "String",
+        before_first=False,  # fail closed: an answer before the first load would be a guess
+    )
+    calls: list[str] = []
+    watcher = FilterWatcher(
+        reader, api, resync_seconds=2.0, backoff_seconds=0.2, max_backoff_seconds=1.0, start=False
+    )
+    getter = watcher.configmaps
+
+    def counting(namespace: str, name: str):
+        calls.append(name)
+        return getter(namespace, name)
+
+    watcher.configmaps = counting  # type: ignore[assignment]
+    assert watcher.might_contain("anything") is False and not watcher.ready
+    with watcher.start():
+        keys, answers = _expected(directory, 1)
+        assert watcher.wait_ready(WAIT), f"no load; last outcome {watcher.last_outcome}"
+        assert watcher.version == 1
+        _assert_answers(watcher, keys, answers)
+        (directory / "v1.seen").touch()
+
+        # v2: a delta on v1, loaded onto a copy of v1's bits.
+        keys, answers = _expected(directory, 2)
+        _until(lambda: watcher.version == 2, f"v2 (now v{watcher.version}, {watcher.last_outcome})")
+        _assert_answers(watcher, keys, answers)
+        # Fetched as a delta (its chunks are GETs of "-v2-d<i>"), never as a list or a base.
+        assert [n for n in calls if "-v2-" in n] and all("-v2-d" in n for n in calls if "-v2-" in n)
+        (directory / "v2.seen").touch()
+
+        # v3: a chunk changed after its digest went into the manifest. Refused, retried, and
+        # v2 keeps answering meanwhile.
+        _expected(directory, 3)
+        _until(
+            lambda: watcher.last_failure is not None and watcher.last_failure.version == 3
+            and watcher.failures >= 2,
+            f"v3 to be refused twice ({watcher.last_outcome})",
+        )
+        assert watcher.last_failure.reason in (
+            LoadFailureReason.VERIFICATION, LoadFailureReason.CHUNK,
+        ), watcher.last_failure  # fmt: skip
+        assert "sha" in str(watcher.last_failure.error).lower(), watcher.last_failure.error
+        assert watcher.version == 2
+        _assert_answers(watcher, keys, answers)
+        assert watcher.loads == 2
+        (directory / "v3.seen").touch()
+    assert not watcher._thread.is_alive()
