@@ -39,7 +39,11 @@ done
 out="${1:-target/release}"
 
 export LC_ALL=C TZ=UTC
-export SOURCE_DATE_EPOCH="${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct)}"
+if [ -z "${SOURCE_DATE_EPOCH:-}" ]; then
+  SOURCE_DATE_EPOCH="$(git log -1 --format=%ct 2>/dev/null)" ||
+    { echo "release.sh: not a git checkout: set SOURCE_DATE_EPOCH" >&2; exit 1; }
+fi
+export SOURCE_DATE_EPOCH
 # The parent POM's version: the first <version> at two spaces' indent, before <packaging>.
 version="$(sed -n '/<packaging>/q; s|^  <version>\(.*\)</version>$|\1|p' pom.xml)"
 [ -n "$version" ] || { echo "release.sh: no version in pom.xml" >&2; exit 1; }
