@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Produces a release's artifacts into one directory, offline (Maven with -o, helm built by
-# hack/build-helm.sh), from the checked-out commit:
+# Produces a release's artifacts into one directory from the checked-out commit, without
+# downloads once ~/.m2 and the Go module cache hold the build's dependencies (helm is built by
+# hack/build-helm.sh):
 #   bash hack/release.sh [--no-build] [--only PART,...] [OUTDIR]      (OUTDIR default target/release)
 #
 #   bloom-operator-image-<version>.tar   the operator image, an OCI layout tarred (docs/image.md)
@@ -53,7 +54,13 @@ chart_version="$(sed -n 's/^version: *//p' "$chart_dir/Chart.yaml")"
 maven_modules=(sidecar-lib/snapshot-format sidecar-lib sidecar-lib/s3 sidecar-lib/spring-boot-starter)
 
 want() { case ",$parts," in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
-need() { [ -f "$1" ] || { echo "release.sh: $1 is missing; build first (without --no-build)" >&2; exit 1; }; }
+need() {
+  [ -f "$1" ] && return
+  echo "release.sh: $1 is missing; build first (without --no-build)" >&2
+  [ "$1" != operator/target/bom.json ] ||
+    echo "  (the SBOM is made by a Maven build without -o: cyclonedx-maven-plugin needs online mode)" >&2
+  exit 1
+}
 
 # A gzipped tar of the named paths under $1, the same bytes for the same contents: entries in the
 # given order, fixed mtime and owners, permissions without group/other write, no gzip timestamp.
@@ -140,8 +147,11 @@ if $build; then
   want image || skip_image=(-DskipImage)
   modules="$(IFS=,; echo "${maven_modules[*]}"),operator"
   # -DskipTests: the image is still built (pre-integration-test), the SBOM at package.
+  # Not -o: cyclonedx-maven-plugin's goals declare that they need Maven's online mode, and Maven
+  # skips them under -o. Once ~/.m2 holds the build's artifacts nothing is downloaded; -nsu keeps
+  # Maven from asking remote repositories for newer snapshots.
   # shellcheck disable=SC2086
-  mvn -B -o -q -pl "$modules" -am -DskipTests "${skip_image[@]}" ${RELEASE_MVN_ARGS:-} verify
+  mvn -B -q -nsu -pl "$modules" -am -DskipTests "${skip_image[@]}" ${RELEASE_MVN_ARGS:-} verify
 fi
 
 rm -rf "$out"
