@@ -2,12 +2,18 @@
 # Installs the kubectl plugin: kubectl-bloom and bloom-operator.jar into one directory on PATH.
 #   bash deploy/kubectl-plugin/install.sh            # into ~/.local/bin
 #   BINDIR=/usr/local/bin bash deploy/kubectl-plugin/install.sh
+# From the release archive kubectl-bloom-<version>.tar.gz: bash install.sh (the jar is beside it).
 # Needs the jar: `mvn -B package -DskipTests` (or BLOOM_OPERATOR_JAR=/path/to/bloom-operator.jar).
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
 bindir="${BINDIR:-$HOME/.local/bin}"
-jar="${BLOOM_OPERATOR_JAR:-$here/../../operator/target/bloom-operator.jar}"
+# Beside this script in the release archive (hack/release.sh), else this checkout's build.
+jar="${BLOOM_OPERATOR_JAR:-}"
+if [ -z "$jar" ]; then
+  jar="$here/bloom-operator.jar"
+  [ -f "$jar" ] || jar="$here/../../operator/target/bloom-operator.jar"
+fi
 if [ ! -f "$jar" ]; then
   echo "install.sh: $jar not found; build it first: mvn -B package -DskipTests" >&2
   exit 1

@@ -70,6 +70,11 @@ final class HelmCli {
     }
   }
 
+  /** The helm executable, for scripts that run helm themselves (as {@code BLOOM_HELM}). */
+  Path binary() {
+    return binary;
+  }
+
   /** The chart under test. */
   static Path chart() {
     return RealKubernetesExtension.repoRoot().resolve("deploy/helm/bloom-operator");

@@ -94,7 +94,7 @@ class ThirdPartyNoticePackagedJarTest {
   }
 
   /** Coordinates (group:artifact:version) to the SPDX identifier of the section they are in. */
-  private static Map<String, String> notice() throws IOException {
+  static Map<String, String> notice() throws IOException {
     Map<String, String> entries = new TreeMap<>();
     String licence = null;
     for (String line : Files.readAllLines(NOTICE, StandardCharsets.UTF_8)) {
