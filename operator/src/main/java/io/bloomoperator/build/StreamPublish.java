@@ -29,8 +29,17 @@ final class StreamPublish {
     if (ctx.changes() == null) {
       return null;
     }
+    if (ctx.changes().waiting(ctx.now()).isPresent()) {
+      // Failing lately (the status says so): the build does not wait on a broker that likely
+      // does not answer; the stream resumes after the next full build.
+      LOG.debug(
+          "{}/{}: change stream backing off; built without a position",
+          ctx.namespace(),
+          ctx.name());
+      return null;
+    }
     try {
-      return ctx.changes().startFor(ctx.now()).text();
+      return ctx.changes().startFor(ctx.now(), ctx.now()).text();
     } catch (StreamException e) {
       metrics.streamFailed(e.tag());
       LOG.warn(

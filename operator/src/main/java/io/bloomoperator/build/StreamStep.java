@@ -5,6 +5,7 @@ import io.bloomoperator.changes.ChangeStream;
 import io.bloomoperator.changes.FilterChanges;
 import io.bloomoperator.changes.StreamException;
 import io.bloomoperator.changes.StreamPosition;
+import io.bloomoperator.changes.StreamRead;
 import io.bloomoperator.metrics.BuildMetrics;
 import io.bloomoperator.publish.PublishException;
 import io.bloomoperator.publish.PublishedSnapshot;
@@ -63,15 +64,36 @@ public final class StreamStep implements Step {
               + " writes; the next full build records a new one",
           true);
     }
-    ChangeStream.Batch batch;
-    try {
-      batch = changes.read(from);
-    } catch (StreamException e) {
-      metrics.streamFailed(e.tag());
-      metrics.streamLag(run.filter(), null);
-      return failed(
-          run, state, status, e.getMessage(), e.kind() == StreamException.Kind.POSITION_LOST);
+    try (StreamRead<ChangeStream.Batch> read = changes.read(from, run.now())) {
+      if (read instanceof StreamRead.Deferred<ChangeStream.Batch> deferred) {
+        // Not a failure: the status and events stay as they are; read again next time.
+        metrics.streamDeferred(deferred.reason().tag());
+        return Next.go(state);
+      }
+      if (read instanceof StreamRead.Failed<ChangeStream.Batch> failure) {
+        metrics.streamFailed(failure.error().tag());
+        metrics.streamLag(run.filter(), null);
+        return failed(
+            run,
+            state,
+            status,
+            failure,
+            failure.error().kind() == StreamException.Kind.POSITION_LOST);
+      }
+      return publish(
+          run, state, status, from, ((StreamRead.Done<ChangeStream.Batch>) read).value());
     }
+  }
+
+  /** Publishes what one read found, while the heap it reserved is still held. */
+  private Next publish(
+      FilterRun run,
+      RunState state,
+      StreamStatus status,
+      StreamPosition from,
+      ChangeStream.Batch batch)
+      throws PublishException {
+    PublishedSnapshot current = state.current();
     status.setMessage(null);
     status.setLag(batch.lag() >= 0 ? batch.lag() : null);
     metrics.streamLag(run.filter(), status.getLag());
@@ -106,11 +128,15 @@ public final class StreamStep implements Step {
    */
   private Next withoutPosition(
       FilterRun run, RunState state, FilterChanges changes, StreamStatus status) {
-    try {
-      changes.startFor(run.now());
-    } catch (StreamException e) {
-      metrics.streamFailed(e.tag());
-      return failed(run, state, status, e.getMessage(), false);
+    try (StreamRead<StreamPosition> probe = changes.probeStart(run.now(), run.now())) {
+      if (probe instanceof StreamRead.Deferred<StreamPosition> deferred) {
+        metrics.streamDeferred(deferred.reason().tag());
+        return Next.go(state);
+      }
+      if (probe instanceof StreamRead.Failed<StreamPosition> failure) {
+        metrics.streamFailed(failure.error().tag());
+        return failed(run, state, status, failure, false);
+      }
     }
     return failed(
         run,
@@ -120,11 +146,35 @@ public final class StreamStep implements Step {
         true);
   }
 
+  /**
+   * A failed read: said in the status at every attempt (with when it is tried again), and in a
+   * Warning event only when the stream starts failing (or fails otherwise), not at every attempt of
+   * its backoff; nor again after a restart when the status already says it.
+   */
+  private static Next failed(
+      FilterRun run,
+      RunState state,
+      StreamStatus status,
+      StreamRead.Failed<?> failure,
+      boolean rebuild) {
+    String reason = failure.error().getMessage();
+    boolean said = status.getMessage() != null && status.getMessage().startsWith(reason);
+    if (failure.news() && !said) {
+      run.events().warning(run.filter(), StreamPublish.EVENT_STREAM_FAILED, reason);
+    }
+    return record(run, state, status, failure.message(), rebuild);
+  }
+
   private static Next failed(
       FilterRun run, RunState state, StreamStatus status, String message, boolean rebuild) {
     if (!Objects.equals(message, status.getMessage())) {
       run.events().warning(run.filter(), StreamPublish.EVENT_STREAM_FAILED, message);
     }
+    return record(run, state, status, message, rebuild);
+  }
+
+  private static Next record(
+      FilterRun run, RunState state, StreamStatus status, String message, boolean rebuild) {
     status.setMessage(message);
     run.report().stream(status);
     if (!rebuild) {

@@ -25,6 +25,16 @@ public interface ChangeStream extends AutoCloseable {
    */
   Batch read(StreamPosition from) throws StreamException;
 
+  /**
+   * {@link #read(StreamPosition)}, collecting at most {@code maxKeyBytes} of keys (as {@link
+   * StreamLimits#keyBytes} counts them; at least one key is always collected): what the read
+   * reserved of the operator's read heap. A stream that collects keys must honour it; the default
+   * is for streams whose reads are small anyway (tests).
+   */
+  default Batch read(StreamPosition from, long maxKeyBytes) throws StreamException {
+    return read(from);
+  }
+
   /** Releases the stream's connections and threads. */
   @Override
   void close();

@@ -28,10 +28,12 @@ public final class ChangeStreams implements AutoCloseable {
   private final StreamLimits limits;
   private final Opener opener;
   private final Map<String, Open> byUid = new HashMap<>();
+  private final StreamReads reads;
 
   public ChangeStreams(StreamLimits limits, Opener opener) {
     this.limits = limits;
     this.opener = opener;
+    this.reads = new StreamReads(limits);
   }
 
   /** Kafka streams, connecting where {@code egress} allows. */
@@ -45,6 +47,11 @@ public final class ChangeStreams implements AutoCloseable {
   /** The limits every stream is read within. */
   public StreamLimits limits() {
     return limits;
+  }
+
+  /** The backoff, read places and read heap every stream is read within. */
+  public StreamReads reads() {
+    return reads;
   }
 
   /**
@@ -67,8 +74,8 @@ public final class ChangeStreams implements AutoCloseable {
       close(uid);
       open = null;
     }
+    String namespace = filter.getMetadata().getNamespace();
     if (open == null) {
-      String namespace = filter.getMetadata().getNamespace();
       long inNamespace =
           byUid.values().stream().filter(o -> o.namespace().equals(namespace)).count();
       if (inNamespace >= limits.streamsPerNamespace()) {
@@ -87,11 +94,13 @@ public final class ChangeStreams implements AutoCloseable {
       open = new Open(namespace, specText, opener.open(spec, keyType, clientId));
       byUid.put(uid, open);
     }
-    return new FilterChanges(spec, open.stream());
+    return new FilterChanges(spec, open.stream(), uid, namespace, reads);
   }
 
   /** Closes the stream of the filter {@code uid}, if one is open (the filter was deleted). */
   public synchronized void close(String uid) {
+    // A new spec (or a new filter of the uid) starts without the old one's backoff.
+    reads.backoff().forget(uid);
     Open open = byUid.remove(Objects.requireNonNull(uid));
     if (open != null) {
       open.stream().close();

@@ -2,16 +2,28 @@ package io.bloomoperator.changes;
 
 import io.bloomoperator.api.ChangesSpec;
 import java.time.Instant;
+import java.util.Optional;
 
-/** One filter's change stream, as one reconcile uses it. */
+/**
+ * One filter's change stream, as one reconcile uses it: every read goes through the filter's
+ * backoff, its namespace's read places and the operator's read heap ({@link StreamReads}), so what
+ * one tenant's stream costs the threads and the heap every tenant shares stays within its share.
+ */
 public final class FilterChanges {
 
   private final ChangesSpec spec;
   private final ChangeStream stream;
+  private final String uid;
+  private final String namespace;
+  private final StreamReads reads;
 
-  FilterChanges(ChangesSpec spec, ChangeStream stream) {
+  FilterChanges(
+      ChangesSpec spec, ChangeStream stream, String uid, String namespace, StreamReads reads) {
     this.spec = spec;
     this.stream = stream;
+    this.uid = uid;
+    this.namespace = namespace;
+    this.reads = reads;
   }
 
   /** The filter's {@code spec.changes}. */
@@ -20,16 +32,60 @@ public final class FilterChanges {
   }
 
   /**
-   * Where a full build whose scan starts at {@code scanStart} resumes the stream: at the events of
-   * {@code spec.changes.overlap} before it, so an event written to the stream before its key was
-   * committed to the source (and so missed by the scan) is read again.
+   * Until when the stream is left alone after failures; empty when it may be asked at {@code now}.
    */
-  public StreamPosition startFor(Instant scanStart) throws StreamException {
-    return stream.positionAt(scanStart.minus(spec.overlapInterval()));
+  public Optional<Instant> waiting(Instant now) {
+    return reads.backoff().waiting(uid, now);
   }
 
-  /** The events after {@code from}. */
-  public ChangeStream.Batch read(StreamPosition from) throws StreamException {
-    return stream.read(from);
+  /**
+   * Where a full build whose scan starts at {@code scanStart} resumes the stream: at the events of
+   * {@code spec.changes.overlap} before it, so an event written to the stream before its key was
+   * committed to the source (and so missed by the scan) is read again. Asked on the build's thread,
+   * which its namespace's build place already bounds, without a read place; a failure counts for
+   * the backoff like a read's.
+   *
+   * @throws StreamException also, of kind UNAVAILABLE, while the stream is left alone after
+   *     failures
+   */
+  public StreamPosition startFor(Instant scanStart, Instant now) throws StreamException {
+    Optional<Instant> until = waiting(now);
+    if (until.isPresent()) {
+      throw new StreamException(
+          StreamException.Kind.UNAVAILABLE,
+          "the stream failed lately and is not asked again before " + until.get());
+    }
+    try {
+      StreamPosition position = stream.positionAt(scanStart.minus(spec.overlapInterval()));
+      reads.backoff().succeeded(uid);
+      return position;
+    } catch (StreamException e) {
+      reads.backoff().failed(uid, spec.publishInterval(), now, e.kind());
+      throw e;
+    }
+  }
+
+  /**
+   * {@link #startFor} on a reconcile that holds no build place: within the namespace's read places
+   * and the backoff, reported like a read.
+   */
+  public StreamRead<StreamPosition> probeStart(Instant scanStart, Instant now) {
+    return reads.ask(
+        uid,
+        namespace,
+        spec.publishInterval(),
+        now,
+        false,
+        bytes -> stream.positionAt(scanStart.minus(spec.overlapInterval())));
+  }
+
+  /**
+   * The events after {@code from}, read within the backoff, a read place and a reservation of the
+   * read heap; the keys collected are bounded by that reservation. Close the answer once its keys
+   * are published.
+   */
+  public StreamRead<ChangeStream.Batch> read(StreamPosition from, Instant now) {
+    return reads.ask(
+        uid, namespace, spec.publishInterval(), now, true, keyBytes -> stream.read(from, keyBytes));
   }
 }

@@ -62,6 +62,12 @@ public final class KafkaChangeStream implements ChangeStream {
   /** How often partitions (and the topic's batch limit) are looked at again. */
   static final Duration RELIST_EVERY = Duration.ofSeconds(30);
 
+  /**
+   * How long closing the clients may wait: nothing of theirs is worth waiting for (no group, no
+   * commits), and a failed read closes them on its reconcile thread.
+   */
+  private static final Duration CLOSE_TIMEOUT = Duration.ofMillis(200);
+
   private final String topic;
   private final StreamLimits limits;
   private final EventFormat format;
@@ -107,12 +113,18 @@ public final class KafkaChangeStream implements ChangeStream {
     p.put(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, Integer.toString(limits.fetchBytes()));
     p.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "10000");
     p.put(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, "200");
+    // Every wait of the client is the operator's and small: a read holds a reconcile thread that
+    // every namespace shares, and a broker that accepts connections and never answers must cost
+    // it no more than maxCallTime (the calls are also given what is left of it).
     int timeout = (int) limits.requestTimeout().toMillis();
     p.put(ConsumerConfig.REQUEST_TIMEOUT_MS_CONFIG, Integer.toString(timeout));
     p.put(ConsumerConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, Integer.toString(timeout));
-    p.put(ConsumerConfig.SOCKET_CONNECTION_SETUP_TIMEOUT_MS_CONFIG, "5000");
-    p.put(ConsumerConfig.SOCKET_CONNECTION_SETUP_TIMEOUT_MAX_MS_CONFIG, "10000");
-    p.put(ConsumerConfig.RECONNECT_BACKOFF_MAX_MS_CONFIG, "10000");
+    p.put(ConsumerConfig.SOCKET_CONNECTION_SETUP_TIMEOUT_MS_CONFIG, Integer.toString(timeout / 2));
+    p.put(ConsumerConfig.SOCKET_CONNECTION_SETUP_TIMEOUT_MAX_MS_CONFIG, Integer.toString(timeout));
+    p.put(ConsumerConfig.RECONNECT_BACKOFF_MS_CONFIG, "200");
+    p.put(ConsumerConfig.RECONNECT_BACKOFF_MAX_MS_CONFIG, Integer.toString(timeout));
+    p.put(ConsumerConfig.RETRY_BACKOFF_MS_CONFIG, "100");
+    p.put(ConsumerConfig.RETRY_BACKOFF_MAX_MS_CONFIG, Integer.toString(timeout));
     p.put(ConsumerConfig.METADATA_MAX_AGE_CONFIG, Long.toString(RELIST_EVERY.toMillis()));
     // The client would otherwise push its metrics to the broker (KIP-714): not the tenant's data.
     p.put(ConsumerConfig.ENABLE_METRICS_PUSH_CONFIG, "false");
@@ -146,13 +158,13 @@ public final class KafkaChangeStream implements ChangeStream {
   @Override
   public StreamPosition positionAt(Instant time) throws StreamException {
     return guarded(
-        () -> {
-          List<TopicPartition> partitions = open();
+        deadline -> {
+          List<TopicPartition> partitions = open(deadline);
           Map<TopicPartition, Long> query = new HashMap<>();
           partitions.forEach(tp -> query.put(tp, time.toEpochMilli()));
           Map<TopicPartition, OffsetAndTimestamp> found =
-              consumer.offsetsForTimes(query, limits.requestTimeout());
-          Map<TopicPartition, Long> ends = consumer.endOffsets(partitions, limits.requestTimeout());
+              consumer.offsetsForTimes(query, deadline.call());
+          Map<TopicPartition, Long> ends = consumer.endOffsets(partitions, deadline.call());
           TreeMap<Integer, Long> offsets = new TreeMap<>();
           for (TopicPartition tp : partitions) {
             OffsetAndTimestamp at = found.get(tp);
@@ -164,9 +176,15 @@ public final class KafkaChangeStream implements ChangeStream {
 
   @Override
   public Batch read(StreamPosition from) throws StreamException {
+    return read(from, limits.maxReadBytes());
+  }
+
+  @Override
+  public Batch read(StreamPosition from, long maxKeyBytes) throws StreamException {
+    long cap = Math.min(maxKeyBytes, limits.maxReadBytes());
     return guarded(
-        () -> {
-          List<TopicPartition> partitions = open();
+        deadline -> {
+          List<TopicPartition> partitions = open(deadline);
           if (!from.equals(at)) {
             seek(partitions, from);
           }
@@ -175,33 +193,50 @@ public final class KafkaChangeStream implements ChangeStream {
           long malformed = 0;
           long bytes = 0;
           long oldest = Long.MAX_VALUE;
-          long deadline = System.nanoTime() + limits.maxReadTime().toNanos();
+          // Polling ends at maxReadTime, or sooner when connecting took most of maxCallTime.
+          long pollUntil =
+              System.nanoTime() + Math.min(limits.maxReadTime().toNanos(), deadline.left());
+          boolean full = false;
           do {
-            long left = Math.max(0, deadline - System.nanoTime());
+            long left = Math.max(0, pollUntil - System.nanoTime());
             ConsumerRecords<byte[], byte[]> records =
                 consumer.poll(Duration.ofNanos(Math.min(left, TimeUnit.MILLISECONDS.toNanos(200))));
-            for (ConsumerRecord<byte[], byte[]> record : records) {
-              if (record.timestamp() > 0) {
-                oldest = Math.min(oldest, record.timestamp());
-              }
-              EventFormat.Event event = format.read(record.value());
-              if (event instanceof EventFormat.Event.Add add) {
-                adds.add(add.key());
-                bytes += 2L * add.key().length() + 48;
-              } else if (event instanceof EventFormat.Event.Delete) {
-                deletes++;
-              } else {
-                malformed++;
+            for (TopicPartition tp : records.partitions()) {
+              for (ConsumerRecord<byte[], byte[]> record : records.records(tp)) {
+                if (full) {
+                  // Past the reservation: this partition resumes here, on this read's position
+                  // and the next read's.
+                  consumer.seek(tp, record.offset());
+                  break;
+                }
+                EventFormat.Event event = format.read(record.value());
+                if (event instanceof EventFormat.Event.Add add) {
+                  long more = StreamLimits.keyBytes(add.key().length());
+                  if (bytes + more > cap && !adds.isEmpty()) {
+                    full = true;
+                    consumer.seek(tp, record.offset());
+                    break;
+                  }
+                  adds.add(add.key());
+                  bytes += more;
+                } else if (event instanceof EventFormat.Event.Delete) {
+                  deletes++;
+                } else {
+                  malformed++;
+                }
+                if (record.timestamp() > 0) {
+                  oldest = Math.min(oldest, record.timestamp());
+                }
               }
             }
             if (records.isEmpty() && !adds.isEmpty()) {
               break; // caught up: publish what was read rather than wait for more
             }
-          } while (bytes < limits.maxReadBytes() && System.nanoTime() < deadline);
+          } while (!full && bytes < cap && System.nanoTime() < pollUntil);
           TreeMap<Integer, Long> next = new TreeMap<>();
           long lag = 0;
           for (TopicPartition tp : partitions) {
-            next.put(tp.partition(), consumer.position(tp, limits.requestTimeout()));
+            next.put(tp.partition(), consumer.position(tp, deadline.call()));
             OptionalLong behind = consumer.currentLag(tp);
             lag = lag < 0 || behind.isEmpty() ? -1 : lag + behind.getAsLong();
           }
@@ -217,7 +252,7 @@ public final class KafkaChangeStream implements ChangeStream {
   }
 
   /** Connects (once), checks the topic and lists its partitions (again every RELIST_EVERY). */
-  private List<TopicPartition> open() throws StreamException {
+  private List<TopicPartition> open(Deadline deadline) throws StreamException {
     if (consumer == null) {
       consumer =
           new KafkaConsumer<>(config, new ByteArrayDeserializer(), new ByteArrayDeserializer());
@@ -240,8 +275,8 @@ public final class KafkaChangeStream implements ChangeStream {
         && !assigned.isEmpty()) {
       return assigned;
     }
-    checkBatchLimit();
-    List<PartitionInfo> infos = consumer.partitionsFor(topic, limits.requestTimeout());
+    checkBatchLimit(deadline);
+    List<PartitionInfo> infos = consumer.partitionsFor(topic, deadline.call());
     if (infos == null || infos.isEmpty()) {
       throw new StreamException(
           StreamException.Kind.UNAVAILABLE, "the topic of spec.changes.kafka does not exist");
@@ -291,7 +326,7 @@ public final class KafkaChangeStream implements ChangeStream {
     at = from;
   }
 
-  private void checkBatchLimit() throws StreamException {
+  private void checkBatchLimit(Deadline deadline) throws StreamException {
     ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, topic);
     Config config;
     try {
@@ -299,7 +334,7 @@ public final class KafkaChangeStream implements ChangeStream {
           admin
               .describeConfigs(List.of(resource))
               .all()
-              .get(limits.requestTimeout().toMillis(), TimeUnit.MILLISECONDS)
+              .get(deadline.call().toMillis(), TimeUnit.MILLISECONDS)
               .get(resource);
     } catch (ExecutionException e) {
       if (e.getCause() instanceof SecurityException refused) {
@@ -338,7 +373,26 @@ public final class KafkaChangeStream implements ChangeStream {
 
   @FunctionalInterface
   private interface Call<T> {
-    T run() throws StreamException;
+    T run(Deadline deadline) throws StreamException;
+  }
+
+  /**
+   * The end of one read or position query ({@link StreamLimits#maxCallTime()} after it started):
+   * each call to the broker gets what is left of it, at most {@link StreamLimits#requestTimeout()},
+   * so all of them together hold the thread no longer.
+   */
+  private final class Deadline {
+    private final long end = System.nanoTime() + limits.maxCallTime().toNanos();
+
+    /** Nanoseconds left. */
+    long left() {
+      return Math.max(0, end - System.nanoTime());
+    }
+
+    /** The timeout of the next call; when none is left, the call fails at once (a timeout). */
+    Duration call() {
+      return Duration.ofNanos(Math.min(left(), limits.requestTimeout().toNanos()));
+    }
   }
 
   /**
@@ -353,7 +407,8 @@ public final class KafkaChangeStream implements ChangeStream {
               + " (Java 17, or -Djava.security.manager=allow up to Java 23)");
     }
     try {
-      return ConnectGuard.call(guard, call::run);
+      Deadline deadline = new Deadline();
+      return ConnectGuard.call(guard, () -> call.run(deadline));
     } catch (StreamException e) {
       if (e.kind() != StreamException.Kind.POSITION_LOST) {
         closeClients();
@@ -415,8 +470,7 @@ public final class KafkaChangeStream implements ChangeStream {
     listedAt = null;
     if (consumer != null) {
       try {
-        consumer.close(
-            org.apache.kafka.clients.consumer.CloseOptions.timeout(Duration.ofSeconds(1)));
+        consumer.close(org.apache.kafka.clients.consumer.CloseOptions.timeout(CLOSE_TIMEOUT));
       } catch (RuntimeException e) {
         LOG.debug("closing a change stream's consumer failed", e);
       }
@@ -424,7 +478,7 @@ public final class KafkaChangeStream implements ChangeStream {
     }
     if (admin != null) {
       try {
-        admin.close(Duration.ofSeconds(1));
+        admin.close(CLOSE_TIMEOUT);
       } catch (RuntimeException e) {
         LOG.debug("closing a change stream's admin client failed", e);
       }

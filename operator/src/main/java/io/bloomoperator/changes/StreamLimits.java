@@ -1,5 +1,6 @@
 package io.bloomoperator.changes;
 
+import io.bloomoperator.env.EnvDurations;
 import io.bloomoperator.env.EnvNumbers;
 import java.time.Duration;
 import java.util.Map;
@@ -25,6 +26,17 @@ import java.util.Map;
  *     the installs mount as an {@code emptyDir})
  * @param maxHeldBytes those payloads together at most (BLOOM_STREAM_HELD_BYTES)
  * @param maxHeldNamespaceBytes one namespace's payloads at most (BLOOM_STREAM_NAMESPACE_HELD_BYTES)
+ * @param maxCallTime how long one read or position query may hold its thread, every call to the
+ *     broker in it together (each call also within {@code requestTimeout})
+ * @param readsPerNamespace reads of one namespace's streams under way at once
+ *     (BLOOM_STREAM_READS_PER_NAMESPACE): each holds a reconcile thread shared by every namespace
+ * @param readBytes heap all reads under way may hold together, from the start of a read to the end
+ *     of its publish (BLOOM_STREAM_READ_BYTES); a read reserves {@link #readOverhead()} plus the
+ *     keys it may collect
+ * @param namespaceReadBytes of {@code readBytes}, what one namespace's reads may hold
+ *     (BLOOM_STREAM_NAMESPACE_READ_BYTES)
+ * @param maxBackoff longest wait between reads of a stream that keeps failing
+ *     (BLOOM_STREAM_MAX_BACKOFF); the wait starts at the filter's {@code publishEvery} and doubles
  */
 public record StreamLimits(
     int maxTopicBatchBytes,
@@ -38,9 +50,57 @@ public record StreamLimits(
     int streams,
     java.nio.file.Path heldDir,
     long maxHeldBytes,
-    long maxHeldNamespaceBytes) {
+    long maxHeldNamespaceBytes,
+    Duration maxCallTime,
+    int readsPerNamespace,
+    long readBytes,
+    long namespaceReadBytes,
+    Duration maxBackoff) {
 
   public static final int DEFAULT_MAX_TOPIC_BATCH_BYTES = 1024 * 1024 + 64;
+
+  /** The defaults of the read bounds: a few full reads fit beside the build slots' heap. */
+  public static final long DEFAULT_READ_BYTES = 24L * 1024 * 1024;
+
+  public static final long DEFAULT_NAMESPACE_READ_BYTES = 12L * 1024 * 1024;
+
+  public static final Duration DEFAULT_MAX_CALL_TIME = Duration.ofSeconds(3);
+
+  public static final Duration DEFAULT_MAX_BACKOFF = Duration.ofMinutes(5);
+
+  /** These limits with the default read bounds (thread, heap and backoff). */
+  public StreamLimits(
+      int maxTopicBatchBytes,
+      int fetchBytes,
+      int maxEventBytes,
+      long maxReadBytes,
+      int maxPartitions,
+      Duration maxReadTime,
+      Duration requestTimeout,
+      int streamsPerNamespace,
+      int streams,
+      java.nio.file.Path heldDir,
+      long maxHeldBytes,
+      long maxHeldNamespaceBytes) {
+    this(
+        maxTopicBatchBytes,
+        fetchBytes,
+        maxEventBytes,
+        maxReadBytes,
+        maxPartitions,
+        maxReadTime,
+        requestTimeout,
+        streamsPerNamespace,
+        streams,
+        heldDir,
+        maxHeldBytes,
+        maxHeldNamespaceBytes,
+        DEFAULT_MAX_CALL_TIME,
+        2,
+        DEFAULT_READ_BYTES,
+        DEFAULT_NAMESPACE_READ_BYTES,
+        DEFAULT_MAX_BACKOFF);
+  }
 
   public StreamLimits {
     if (maxTopicBatchBytes < 1024
@@ -53,9 +113,75 @@ public record StreamLimits(
         || streams < streamsPerNamespace
         || heldDir == null
         || maxHeldBytes < 0
-        || maxHeldNamespaceBytes < 0) {
+        || maxHeldNamespaceBytes < 0
+        || maxCallTime == null
+        || maxCallTime.compareTo(maxReadTime) <= 0
+        || requestTimeout.compareTo(maxCallTime) > 0
+        || readsPerNamespace < 1
+        || namespaceReadBytes > readBytes
+        || maxBackoff == null
+        || maxBackoff.isNegative()) {
       throw new IllegalArgumentException("stream limits out of range");
     }
+    if (namespaceReadBytes < minReadBytes(fetchBytes, maxTopicBatchBytes, maxEventBytes)) {
+      throw new IllegalArgumentException(
+          "BLOOM_STREAM_NAMESPACE_READ_BYTES (and BLOOM_STREAM_READ_BYTES) must hold one read of"
+              + " at least "
+              + minReadBytes(fetchBytes, maxTopicBatchBytes, maxEventBytes)
+              + " bytes");
+    }
+  }
+
+  /** These limits with other read bounds: reads per namespace, read heap and its share. */
+  public StreamLimits withReads(int readsPerNamespace, long readBytes, long namespaceReadBytes) {
+    return new StreamLimits(
+        maxTopicBatchBytes,
+        fetchBytes,
+        maxEventBytes,
+        maxReadBytes,
+        maxPartitions,
+        maxReadTime,
+        requestTimeout,
+        streamsPerNamespace,
+        streams,
+        heldDir,
+        maxHeldBytes,
+        maxHeldNamespaceBytes,
+        maxCallTime,
+        readsPerNamespace,
+        readBytes,
+        namespaceReadBytes,
+        maxBackoff);
+  }
+
+  /**
+   * Heap a read may hold besides the keys it collects: the consumer's fetched records, one fetch
+   * and one record batch the broker returns whole.
+   */
+  public long readOverhead() {
+    return (long) fetchBytes + maxTopicBatchBytes;
+  }
+
+  /** The least a read reserves: its overhead and one key of the largest event. */
+  public long minReadBytes() {
+    return minReadBytes(fetchBytes, maxTopicBatchBytes, maxEventBytes);
+  }
+
+  /** The most a read reserves: its overhead and {@link #maxReadBytes()} of keys. */
+  public long fullReadBytes() {
+    return readOverhead() + maxReadBytes;
+  }
+
+  private static long minReadBytes(int fetchBytes, int maxTopicBatchBytes, int maxEventBytes) {
+    return (long) fetchBytes + maxTopicBatchBytes + keyBytes(maxEventBytes);
+  }
+
+  /**
+   * What a collected key of {@code chars} characters is counted as on the heap: its characters at
+   * two bytes each (a key outside Latin-1) and the objects around them.
+   */
+  public static long keyBytes(int chars) {
+    return 2L * chars + 48;
   }
 
   public static StreamLimits defaults() {
@@ -72,7 +198,7 @@ public record StreamLimits(
         8L * 1024 * 1024,
         (int) EnvNumbers.positive(env, "BLOOM_STREAM_MAX_PARTITIONS", 256),
         Duration.ofMillis(500),
-        Duration.ofSeconds(10),
+        Duration.ofSeconds(2),
         (int) EnvNumbers.positive(env, "BLOOM_STREAMS_PER_NAMESPACE", 4),
         (int) EnvNumbers.positive(env, "BLOOM_MAX_STREAMS", 64),
         java.nio.file.Path.of(
@@ -81,6 +207,11 @@ public record StreamLimits(
                 java.nio.file.Path.of(System.getProperty("java.io.tmpdir"), "stream-payloads")
                     .toString())),
         EnvNumbers.positiveOrZero(env, "BLOOM_STREAM_HELD_BYTES", 512L * 1024 * 1024),
-        EnvNumbers.positiveOrZero(env, "BLOOM_STREAM_NAMESPACE_HELD_BYTES", 256L * 1024 * 1024));
+        EnvNumbers.positiveOrZero(env, "BLOOM_STREAM_NAMESPACE_HELD_BYTES", 256L * 1024 * 1024),
+        DEFAULT_MAX_CALL_TIME,
+        (int) EnvNumbers.positive(env, "BLOOM_STREAM_READS_PER_NAMESPACE", 2),
+        EnvNumbers.positive(env, "BLOOM_STREAM_READ_BYTES", DEFAULT_READ_BYTES),
+        EnvNumbers.positive(env, "BLOOM_STREAM_NAMESPACE_READ_BYTES", DEFAULT_NAMESPACE_READ_BYTES),
+        EnvDurations.positiveOrZero(env, "BLOOM_STREAM_MAX_BACKOFF", DEFAULT_MAX_BACKOFF));
   }
 }

@@ -15,6 +15,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Collections;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -83,6 +84,28 @@ public final class BuildMetrics {
         counter(MetricCatalogue.STREAM_EVENTS, Tags.of(MetricCatalogue.TAG_KIND, "delete"));
     this.streamMalformed =
         counter(MetricCatalogue.STREAM_EVENTS, Tags.of(MetricCatalogue.TAG_KIND, "malformed"));
+    for (String reason : List.of("backoff", "reads", "bytes")) {
+      streamDeferred(reason, 0);
+    }
+  }
+
+  /** Reports {@code reserved} (read when scraped) as the heap the stream reads hold. */
+  public void streamReadBytes(java.util.function.LongSupplier reserved) {
+    io.micrometer.core.instrument.Gauge.builder(
+            MetricCatalogue.STREAM_READ_BYTES.name(), () -> (double) reserved.getAsLong())
+        .description(MetricCatalogue.STREAM_READ_BYTES.meaning())
+        .baseUnit(MetricCatalogue.STREAM_READ_BYTES.unit())
+        .register(registry);
+  }
+
+  /** A stream read put off to a later reconcile, by its reason (a fixed set of values). */
+  public void streamDeferred(String reason) {
+    streamDeferred(reason, 1);
+  }
+
+  private void streamDeferred(String reason, long count) {
+    counter(MetricCatalogue.STREAM_READS_DEFERRED, Tags.of(MetricCatalogue.TAG_REASON, reason))
+        .increment(count);
   }
 
   /** The jar's Implementation-Version, or {@code dev} when run from classes (tests, IDE). */

@@ -257,6 +257,25 @@ public final class MetricCatalogue {
           "change-stream reads that failed, by kind: refused (spec, topic or egress),"
               + " position_lost (a full build follows), unavailable");
 
+  public static final Metric STREAM_READS_DEFERRED =
+      new Metric(
+          "bloomoperator.stream.reads.deferred",
+          Metric.Type.COUNTER,
+          null,
+          List.of(TAG_REASON),
+          "change-stream reads put off to a later reconcile, by reason: backoff (the stream failed"
+              + " lately), reads (the namespace has its share of reads under way), bytes (too"
+              + " little of the read heap is free)");
+
+  public static final Metric STREAM_READ_BYTES =
+      new Metric(
+          "bloomoperator.stream.read",
+          Metric.Type.GAUGE,
+          "bytes",
+          List.of(),
+          "heap reserved by the change-stream reads under way, from each read's start to its"
+              + " publish (at most BLOOM_STREAM_READ_BYTES)");
+
   public static final Metric STREAM_PUBLISH_DELAY =
       new Metric(
           "bloomoperator.stream.publish.delay",
@@ -349,6 +368,8 @@ public final class MetricCatalogue {
         FILTER_READERS_FAILING,
         STREAM_EVENTS,
         STREAM_FAILURES,
+        STREAM_READS_DEFERRED,
+        STREAM_READ_BYTES,
         STREAM_PUBLISH_DELAY,
         FILTER_STREAM_LAG);
   }

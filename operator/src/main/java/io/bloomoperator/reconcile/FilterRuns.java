@@ -78,6 +78,7 @@ final class FilterRuns {
     this.chunkWriters = ChunkWriters.of(settings.builds().limits().publishWriters());
     this.changeStreams =
         ChangeStreams.kafka(settings.sources().streams(), settings.sources().http().egress());
+    metrics.streamReadBytes(changeStreams.reads().budget()::used);
   }
 
   /** Forgets what this process holds for a deleted filter: its own writes, its change stream. */

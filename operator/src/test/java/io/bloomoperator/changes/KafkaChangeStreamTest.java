@@ -246,6 +246,75 @@ class KafkaChangeStreamTest {
     }
   }
 
+  /**
+   * A broker that accepts connections and never answers (a black-holed address): a read and a
+   * position query each fail within the stream's maxCallTime, not at the client's own defaults (60
+   * s for an API call), so they hold their reconcile thread no longer.
+   */
+  @Test
+  void aBrokerThatNeverAnswersHoldsAReadNoLongerThanItsCallTime() throws Exception {
+    StreamLimits limits = StreamLimits.defaults();
+    Duration bound = limits.maxCallTime().plusSeconds(1); // and closing the clients
+    try (ConnectionCounter hanging = ConnectionCounter.silent("127.0.0.1")) {
+      KafkaChangesSpec spec = new KafkaChangesSpec();
+      spec.setBootstrapServers(List.of(hanging.address()));
+      spec.setTopic(topic());
+      try (KafkaChangeStream stream = stream(spec, KeyType.STRING, LOOPBACK_ONLY)) {
+        for (int i = 0; i < 2; i++) {
+          long start = System.nanoTime();
+          assertThatThrownBy(() -> stream.read(StreamPosition.start()))
+              .isInstanceOfSatisfying(
+                  StreamException.class,
+                  e -> assertThat(e.kind()).isEqualTo(StreamException.Kind.UNAVAILABLE));
+          Duration read = Duration.ofNanos(System.nanoTime() - start);
+          start = System.nanoTime();
+          assertThatThrownBy(() -> stream.positionAt(Instant.now()))
+              .isInstanceOfSatisfying(
+                  StreamException.class,
+                  e -> assertThat(e.kind()).isEqualTo(StreamException.Kind.UNAVAILABLE));
+          Duration position = Duration.ofNanos(System.nanoTime() - start);
+          System.out.printf(
+              "hanging broker: read failed after %d ms, position query after %d ms%n",
+              read.toMillis(), position.toMillis());
+          assertThat(read).isLessThan(bound);
+          assertThat(position).isLessThan(bound);
+        }
+      }
+      assertThat(hanging.count()).as("the client did connect: its timeouts ended it").isPositive();
+    }
+  }
+
+  /**
+   * A read collects no more keys than it reserved heap for, stopping inside a fetched batch if it
+   * must; the next read resumes exactly after the last key collected, so none is lost or read
+   * twice.
+   */
+  @Test
+  void aReadCollectsNoMoreKeysThanItReservedAndTheNextResumesWhereItStopped() throws Exception {
+    KafkaServer kafka = KafkaServer.shared();
+    String topic = topic();
+    kafka.createTopic(topic, 2, Map.of());
+    List<String> keys = IntStream.range(0, 3000).mapToObj(i -> "key-%08d".formatted(i)).toList();
+    kafka.produce(topic, keys);
+    long cap = 100 * StreamLimits.keyBytes("key-00000000".length());
+    List<String> read = new ArrayList<>();
+    int batches = 0;
+    try (KafkaChangeStream stream = stream(spec(kafka, topic), KeyType.STRING, LOOPBACK_ONLY)) {
+      StreamPosition at = StreamPosition.start();
+      long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+      while (read.size() < keys.size() && System.nanoTime() < deadline) {
+        ChangeStream.Batch batch = stream.read(at, cap);
+        assertThat(batch.adds()).hasSizeLessThanOrEqualTo(100);
+        assertThat(batch.next().eventsSince(at)).isEqualTo(batch.adds().size());
+        read.addAll(batch.adds());
+        at = batch.next();
+        batches++;
+      }
+    }
+    assertThat(read).hasSameSizeAs(keys).containsExactlyInAnyOrderElementsOf(keys);
+    assertThat(batches).isGreaterThanOrEqualTo(30);
+  }
+
   private static Admin admin(KafkaServer kafka) {
     Properties p = new Properties();
     p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrap());

@@ -9,6 +9,7 @@ import io.bloomoperator.testing.KubeCluster;
 import io.bloomoperator.testing.RequestLog;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.javaoperatorsdk.operator.Operator;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 import org.junit.jupiter.api.extension.AfterAllCallback;
@@ -40,6 +41,7 @@ public final class InProcessOperator implements BeforeAllCallback, AfterAllCallb
   private Operator operator;
   private ReaderSettings readers = ReaderSettings.defaults();
   private RequestLog requests;
+  private MeterRegistry registry;
 
   private InProcessOperator(Supplier<OperatorSettings> settings) {
     this.settings = settings;
@@ -74,6 +76,12 @@ public final class InProcessOperator implements BeforeAllCallback, AfterAllCallb
   /** Records every request of the operator's client into {@code requests}. */
   public InProcessOperator withRequestLog(RequestLog requests) {
     this.requests = requests;
+    return this;
+  }
+
+  /** Sends the operator's metrics to {@code registry} (default: nowhere), for tests to read. */
+  public InProcessOperator withRegistry(MeterRegistry registry) {
+    this.registry = registry;
     return this;
   }
 
@@ -120,7 +128,7 @@ public final class InProcessOperator implements BeforeAllCallback, AfterAllCallb
             client,
             settings.get(),
             stores,
-            null,
+            registry,
             new RuntimeOptions(0, false, null, "embedded", false),
             readers);
   }
