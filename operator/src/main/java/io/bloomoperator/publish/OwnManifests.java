@@ -3,10 +3,18 @@ package io.bloomoperator.publish;
 import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.api.BloomFilterStatus;
 import io.bloomoperator.snapshot.Manifest;
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Decides whether the published manifest ConfigMap is the one this operator wrote, before anything
@@ -25,10 +33,21 @@ import java.util.Map;
  *       so the filter is rebuilt (an identical payload only writes the build record again).
  * </ul>
  *
+ * <p>A manifest is written before the status that records it. A process killed between the two
+ * (found by the fault suite: an operator SIGKILLed mid stream publish) would take its own last
+ * manifest for a foreign one after the restart, replace it with a full build and restart the stream
+ * from that build's position; so, with a directory, the digests of every manifest are written there
+ * just before the manifest itself ({@link #writing}) and, after a restart, the manifest they name
+ * is ours too when its version is above the status's. The directory is the pod's own ({@code
+ * BLOOM_STREAM_DIR}, an {@code emptyDir} that survives a container restart): whoever can edit
+ * ConfigMaps cannot write there. Without it (or in a new pod) the status alone judges, as before.
+ *
  * <p>Memory: two digests per filter, for at most {@link #MAX_REMEMBERED} filters (the least
  * recently used is forgotten; the status still holds its record).
  */
 public final class OwnManifests {
+
+  private static final Logger LOG = LoggerFactory.getLogger(OwnManifests.class);
 
   /** The Warning event's reason when the published manifest is not the one this operator wrote. */
   public static final String EVENT_REASON = "ManifestNotOurs";
@@ -84,6 +103,90 @@ public final class OwnManifests {
     }
   }
 
+  private final Path intentDir;
+
+  /** Records in memory and in the status only. */
+  public OwnManifests() {
+    this(null);
+  }
+
+  /**
+   * Records also in {@code intentDir} (null: none), where each manifest's digests are written
+   * before the manifest.
+   */
+  public OwnManifests(Path intentDir) {
+    this.intentDir = intentDir;
+  }
+
+  /**
+   * Records, before it is written, that {@code desired} (of {@code version}) is about to be written
+   * as {@code owner}'s manifest ConfigMap. A failure to record is logged and changes nothing else:
+   * the status still judges.
+   */
+  public void writing(BloomFilter owner, ConfigMap desired, long version) {
+    if (intentDir == null || owner.getMetadata().getUid() == null) {
+      return;
+    }
+    String text =
+        version
+            + "\n"
+            + ManifestRecord.manifestDigest(desired)
+            + "\n"
+            + ManifestRecord.buildRecordDigest(desired)
+            + "\n";
+    Path file = intentFile(owner);
+    try {
+      Files.createDirectories(intentDir);
+      Path tmp = Files.createTempFile(intentDir, file.getFileName().toString(), ".tmp");
+      try {
+        Files.writeString(tmp, text, StandardCharsets.US_ASCII);
+        Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+      } finally {
+        Files.deleteIfExists(tmp);
+      }
+    } catch (IOException | RuntimeException e) {
+      LOG.debug("the manifest digests could not be recorded in {}", intentDir, e);
+    }
+  }
+
+  /** Forgets what is recorded on disk for {@code uid} (the filter is gone). */
+  public void forget(String uid) {
+    synchronized (this) {
+      lastWritten.remove(uid);
+    }
+    if (intentDir != null && uid != null) {
+      try {
+        Files.deleteIfExists(intentDir.resolve(uid + ".manifest"));
+      } catch (IOException | RuntimeException e) {
+        LOG.debug("the manifest digests of {} could not be removed", uid, e);
+      }
+    }
+  }
+
+  private Path intentFile(BloomFilter owner) {
+    return intentDir.resolve(owner.getMetadata().getUid() + ".manifest");
+  }
+
+  /** The digests recorded on disk before the last manifest write for {@code owner}, or null. */
+  private Written intended(BloomFilter owner) {
+    if (intentDir == null || owner.getMetadata().getUid() == null) {
+      return null;
+    }
+    try {
+      Path file = intentFile(owner);
+      if (!Files.isRegularFile(file) || Files.size(file) > 512) {
+        return null;
+      }
+      String[] lines = Files.readString(file, StandardCharsets.US_ASCII).split("\n", -1);
+      if (lines.length < 3) {
+        return null;
+      }
+      return new Written(lines[1], lines[2], Long.parseLong(lines[0]));
+    } catch (IOException | RuntimeException e) {
+      return null;
+    }
+  }
+
   /** Remembers that this process wrote {@code written} as {@code owner}'s manifest ConfigMap. */
   public synchronized void wrote(BloomFilter owner, PublishedSnapshot written) {
     if (written != null && written.manifest() != null) {
@@ -112,6 +215,17 @@ public final class OwnManifests {
         recorded == null
             ? legacyMatch(owner.getStatus(), manifest)
             : manifestDigest.equals(recorded.manifest());
+    if (!manifestOurs) {
+      // Written just before a kill, its status write never made: ours, if newer than the record.
+      Written intended = intended(owner);
+      if (intended != null
+          && intended.version() == manifest.version()
+          && (recorded == null || intended.version() > recorded.version())
+          && manifestDigest.equals(intended.manifest())) {
+        manifestOurs = true;
+        recorded = intended;
+      }
+    }
     if (!manifestOurs || manifest.created().isAfter(now.plus(MAX_CLOCK_SKEW))) {
       return new Checked(published.withoutManifest(), NOT_OURS, Math.max(0, manifest.version()));
     }

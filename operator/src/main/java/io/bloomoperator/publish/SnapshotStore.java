@@ -52,6 +52,8 @@ public final class SnapshotStore {
   /** Composes every manifest ConfigMap this store writes. */
   private final ManifestComposer composer;
 
+  private final OwnManifests intents;
+
   /**
    * The signer, loaded at most once per store (one reconcile), before the first write needing it.
    */
@@ -71,6 +73,7 @@ public final class SnapshotStore {
     this.manifests = ManifestWriter.of(client);
     this.backend = ConfigMapBackend.of(client, owner);
     this.writers = ChunkWriters.sequential();
+    this.intents = null;
   }
 
   private SnapshotStore(
@@ -78,6 +81,16 @@ public final class SnapshotStore {
       ManifestWriter manifests,
       SnapshotBackend backend,
       ChunkWriters writers) {
+    this(store, manifests, backend, writers, store.intents);
+  }
+
+  private SnapshotStore(
+      SnapshotStore store,
+      ManifestWriter manifests,
+      SnapshotBackend backend,
+      ChunkWriters writers,
+      OwnManifests intents) {
+    this.intents = intents;
     this.client = store.client;
     this.owner = store.owner;
     this.namespace = store.namespace;
@@ -126,6 +139,15 @@ public final class SnapshotStore {
     String stamp = ManifestWriter.boundedPublisher(publisher);
     return new SnapshotStore(
         this, manifests.fencedAs(stamp, fence), backend.stampedAs(stamp), writers);
+  }
+
+  /**
+   * This store telling {@code own} of every manifest ConfigMap it is about to write, before it
+   * writes it ({@link OwnManifests#writing}): a process killed between that write and the status
+   * write recording it knows the manifest as its own when it starts again.
+   */
+  public SnapshotStore recordingIntentsIn(OwnManifests own) {
+    return new SnapshotStore(this, manifests, backend, writers, own);
   }
 
   /**
@@ -566,6 +588,9 @@ public final class SnapshotStore {
 
   /** Writes {@code desired}, whose published manifest is {@code manifest}. */
   private PublishedSnapshot writeManifest(ConfigMap desired, Manifest manifest) {
+    if (intents != null) {
+      intents.writing(owner, desired, manifest.version());
+    }
     return new PublishedSnapshot(manifests.write(desired), manifest);
   }
 

@@ -57,7 +57,7 @@ final class FilterRuns {
   private final ChunkWriters chunkWriters;
   private final StorageFullFailures storageFull = new StorageFullFailures();
   private final OwnWrites ownWrites = new OwnWrites();
-  private final OwnManifests ownManifests = new OwnManifests();
+  private final OwnManifests ownManifests;
   private final Failures failures;
   private final ChangeStreams changeStreams;
 
@@ -73,6 +73,10 @@ final class FilterRuns {
     this.publisher = identity.publisher();
     this.fence = identity.fence();
     this.backends = backends;
+    // Beside the stream payloads, on the pod's own disk: a manifest written just before a kill is
+    // still known as this operator's after the restart (OwnManifests).
+    this.ownManifests =
+        new OwnManifests(settings.sources().streams().heldDir().resolve("manifests"));
     this.act = new BuildAndPublish(settings, metrics, ownManifests);
     this.failures = new Failures(metrics);
     this.chunkWriters = ChunkWriters.of(settings.builds().limits().publishWriters());
@@ -84,6 +88,7 @@ final class FilterRuns {
   /** Forgets what this process holds for a deleted filter: its own writes, its change stream. */
   void forget(BloomFilter filter) {
     ownWrites.forget(filter);
+    ownManifests.forget(filter.getMetadata().getUid());
     changeStreams.close(filter.getMetadata().getUid());
     act.forget(filter.getMetadata().getUid());
   }
@@ -172,7 +177,8 @@ final class FilterRuns {
             .on(backends.configMaps(client, filter))
             .writingAs(publisher, fence)
             .writingChunksWith(chunkWriters)
-            .chargingManifestsTo(act.etcdWrites(), clock);
+            .chargingManifestsTo(act.etcdWrites(), clock)
+            .recordingIntentsIn(ownManifests);
     return new FilterRun(
         filter,
         client,

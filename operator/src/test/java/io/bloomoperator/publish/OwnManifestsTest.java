@@ -11,10 +11,12 @@ import io.bloomoperator.snapshot.SnapshotConfigMaps;
 import io.bloomoperator.snapshot.SnapshotEncoder;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
+import java.nio.file.Path;
 import java.time.Instant;
 import java.util.HashMap;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /** Which published manifests the operator builds on: only its own, by its records. */
 class OwnManifestsTest {
@@ -103,6 +105,41 @@ class OwnManifestsTest {
     legacy.setVersion(4L);
     assertThat(new OwnManifests().check(owner(legacy), v3, NOW).foreign()).isTrue();
     assertThat(new OwnManifests().check(owner(null), v3, NOW).foreign()).isTrue();
+  }
+
+  @Test
+  void aManifestWrittenJustBeforeAKillIsOursAfterTheRestart(@TempDir Path dir) throws Exception {
+    // The killed process recorded v2 on its disk and wrote it; the status write of v2 never made.
+    PublishedSnapshot v1 = snapshot(1, "a", NOW, "t1");
+    PublishedSnapshot v2 = snapshot(2, "b", NOW, "t1");
+    BloomFilter owner = owner(recorded(v1));
+    new OwnManifests(dir).writing(owner, v2.configMap(), 2);
+
+    OwnManifests restarted = new OwnManifests(dir);
+    OwnManifests.Checked checked = restarted.check(owner, v2, NOW);
+    assertThat(checked.foreign()).isFalse();
+    assertThat(checked.usable()).isSameAs(v2);
+    assertThat(new OwnManifests().check(owner, v2, NOW).foreign())
+        .as("the status alone cannot tell")
+        .isTrue();
+    // Nothing else gets in that way: an older version of its own, an edited v2, a forged record.
+    assertThat(restarted.check(owner(recorded(v2)), v1, NOW).foreign()).as("v1 replayed").isTrue();
+    assertThat(restarted.check(owner, snapshot(2, "c", NOW, "t1"), NOW).foreign()).isTrue();
+    assertThat(
+            restarted.check(owner, snapshot(2, "b", NOW, "t-forged"), NOW).usable().sourceToken())
+        .as("build record not as recorded: ignored")
+        .isNull();
+  }
+
+  @Test
+  void aRecordOnDiskNoNewerThanTheStatusIsNotUsed(@TempDir Path dir) throws Exception {
+    // This replica recorded v2, lost the Lease; another published v3 and its status; v2 restored.
+    PublishedSnapshot v2 = snapshot(2, "b", NOW, "t2");
+    PublishedSnapshot v3 = snapshot(3, "c", NOW, "t3");
+    new OwnManifests(dir).writing(owner(null), v2.configMap(), 2);
+    OwnManifests restarted = new OwnManifests(dir);
+    assertThat(restarted.check(owner(recorded(v3)), v2, NOW).foreign()).isTrue();
+    assertThat(restarted.check(owner(recorded(v3)), v3, NOW).foreign()).isFalse();
   }
 
   private static BloomFilterStatus recorded(PublishedSnapshot snapshot) {
