@@ -224,6 +224,13 @@ public final class OwnManifests {
           && manifestDigest.equals(intended.manifest())) {
         manifestOurs = true;
         recorded = intended;
+        LOG.info(
+            "{}/{}: version {} is the one this operator wrote before it stopped (its status write"
+                + " was lost); recorded before the write in {}",
+            owner.getMetadata().getNamespace(),
+            owner.getMetadata().getName(),
+            manifest.version(),
+            intentDir);
       }
     }
     if (!manifestOurs || manifest.created().isAfter(now.plus(MAX_CLOCK_SKEW))) {
