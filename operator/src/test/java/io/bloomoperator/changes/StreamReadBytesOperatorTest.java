@@ -166,7 +166,8 @@ class StreamReadBytesOperatorTest {
                 + (System.nanoTime() - start) / 1_000_000
                 + " ms");
       }
-      Counter bytes = METRICS.find("bloomoperator.stream.reads.deferred").tag("reason", "bytes").counter();
+      Counter bytes =
+          METRICS.find("bloomoperator.stream.reads.deferred").tag("reason", "bytes").counter();
       System.out.printf(
           "read budget %d bytes (namespace share %d): all 6 streams published 40,000 keys each"
               + " (%s); most reserved at once %d bytes; reads deferred for bytes: %.0f%n",
