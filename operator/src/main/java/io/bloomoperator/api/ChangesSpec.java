@@ -80,7 +80,7 @@ public class ChangesSpec {
 
   /** {@code overlap}, or its default. */
   public java.time.Duration overlapInterval() {
-    return Durations.parse(overlap == null ? DEFAULT_OVERLAP : overlap);
+    return Durations.parseAllowingZero(overlap == null ? DEFAULT_OVERLAP : overlap);
   }
 
   public String getPublishEvery() {

@@ -15,6 +15,22 @@ public final class Durations {
    * @throws IllegalArgumentException when {@code text} is not such a duration or is zero
    */
   public static Duration parse(String text) {
+    double millis = millis(text);
+    if (millis < 1) {
+      throw new IllegalArgumentException("duration must be positive: \"" + text + "\"");
+    }
+    return Duration.ofMillis(Math.round(millis));
+  }
+
+  /**
+   * {@link #parse}, where zero ({@code 0s}) is a meaningful value (e.g. {@code
+   * spec.changes.overlap}: no overlap).
+   */
+  public static Duration parseAllowingZero(String text) {
+    return Duration.ofMillis(Math.round(millis(text)));
+  }
+
+  private static double millis(String text) {
     if (text == null || text.isEmpty()) {
       throw new IllegalArgumentException("empty duration");
     }
@@ -36,10 +52,7 @@ public final class Durations {
           };
       at = m.end();
     }
-    if (millis < 1) {
-      throw new IllegalArgumentException("duration must be positive: \"" + text + "\"");
-    }
-    return Duration.ofMillis(Math.round(millis));
+    return millis;
   }
 
   /** The shortest text {@link #parse} reads back as {@code d}, e.g. {@code 1h30m}, {@code 10s}. */

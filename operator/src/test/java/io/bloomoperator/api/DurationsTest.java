@@ -28,4 +28,21 @@ class DurationsTest {
   void rejectsAnythingElse(String text) {
     assertThatThrownBy(() -> Durations.parse(text)).isInstanceOf(IllegalArgumentException.class);
   }
+
+  /** spec.changes.overlap: 0s means no overlap (the CRD admits it), not a malformed value. */
+  @ParameterizedTest
+  @CsvSource({"0s, 0", "0m, 0", "30s, 30000"})
+  void zeroWhereZeroMeansSomething(String text, long millis) {
+    assertThat(Durations.parseAllowingZero(text)).isEqualTo(Duration.ofMillis(millis));
+    ChangesSpec changes = new ChangesSpec();
+    changes.setOverlap(text);
+    assertThat(changes.overlapInterval()).isEqualTo(Duration.ofMillis(millis));
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"", "-1s", "5d"})
+  void zeroAllowedButNothingMalformed(String text) {
+    assertThatThrownBy(() -> Durations.parseAllowingZero(text))
+        .isInstanceOf(IllegalArgumentException.class);
+  }
 }
