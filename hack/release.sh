@@ -5,6 +5,7 @@
 #   bash hack/release.sh [--no-build] [--only PART,...] [OUTDIR]      (OUTDIR default target/release)
 #
 #   bloom-operator-image-<version>.tar   the operator image, an OCI layout tarred (docs/image.md)
+#   bloom-lookup-sidecar-image-<version>.tar  the lookup sidecar's image, the same way
 #   bloom-operator-<chart version>.tgz   the Helm chart, as `helm package` makes it
 #   bloom-operator-crds-<version>.yaml   both CRDs in one file, for `kubectl apply --server-side -f`
 #   kubectl-bloom-<version>.tar.gz       the kubectl plugin: kubectl-bloom, bloom-operator.jar,
@@ -73,7 +74,10 @@ fixed_tgz() {
 
 release_image() {
   need operator/target/bloom-operator-image.tar
+  need sidecar-lib/lookup-sidecar/target/bloom-lookup-sidecar-image.tar
   cp operator/target/bloom-operator-image.tar "$out/bloom-operator-image-$version.tar"
+  cp sidecar-lib/lookup-sidecar/target/bloom-lookup-sidecar-image.tar \
+    "$out/bloom-lookup-sidecar-image-$version.tar"
 }
 
 release_chart() {
@@ -145,7 +149,7 @@ fi
 if $build; then
   skip_image=()
   want image || skip_image=(-DskipImage)
-  modules="$(IFS=,; echo "${maven_modules[*]}"),operator"
+  modules="$(IFS=,; echo "${maven_modules[*]}"),sidecar-lib/lookup-sidecar,operator"
   # -DskipTests: the image is still built (pre-integration-test), the SBOM at package.
   # Not -o: cyclonedx-maven-plugin's goals declare that they need Maven's online mode, and Maven
   # skips them under -o. Once ~/.m2 holds the build's artifacts nothing is downloaded; -nsu keeps

@@ -2,6 +2,8 @@ package io.bloomoperator.deploy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import io.bloomoperator.testing.RealKubernetesExtension;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -9,20 +11,21 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The operator image as built by {@code mvn verify} (Jib, {@code
- * operator/target/bloom-operator-image.tar}: an OCI image layout), pushed to a throwaway {@code
- * crane registry serve} and read back through the registry API, as a cluster's runtime would pull
- * it.
+ * An image tarball the build made (Jib: an OCI image layout; by default the operator's, {@code
+ * operator/target/bloom-operator-image.tar}), pushed to a throwaway {@code crane registry serve}
+ * and read back through the registry API, as a cluster's runtime would pull it.
  */
 final class OperatorImage implements AutoCloseable {
 
   static final String TARBALL = "operator/target/bloom-operator-image.tar";
   private static final ObjectMapper JSON = new ObjectMapper();
+  private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
 
   private final Crane crane;
   private final Crane.Registry registry;
@@ -42,7 +45,16 @@ final class OperatorImage implements AutoCloseable {
    * @throws IllegalStateException naming the command that builds the tarball when it is missing
    */
   static OperatorImage push(Path work) throws IOException, InterruptedException {
-    Path tarball = RealKubernetesExtension.repoRoot().resolve(TARBALL);
+    return push(work, TARBALL, "bloom-operator");
+  }
+
+  /**
+   * Unpacks the tarball at {@code tarballPath} (relative to the repository) into {@code work} and
+   * pushes it to a new local registry as {@code repository}.
+   */
+  static OperatorImage push(Path work, String tarballPath, String repository)
+      throws IOException, InterruptedException {
+    Path tarball = RealKubernetesExtension.repoRoot().resolve(tarballPath);
     if (!Files.isRegularFile(tarball)) {
       throw new IllegalStateException(
           tarball
@@ -65,7 +77,7 @@ final class OperatorImage implements AutoCloseable {
     Crane.Registry registry = crane.serve();
     try {
       String tag = reference.substring(reference.lastIndexOf(':') + 1);
-      String pulled = registry.host() + "/bloom-operator:" + tag;
+      String pulled = registry.host() + "/" + repository + ":" + tag;
       crane.run("push", layout.toString(), pulled);
       return new OperatorImage(crane, registry, reference, pulled);
     } catch (IOException | InterruptedException | RuntimeException e) {
@@ -139,6 +151,29 @@ final class OperatorImage implements AutoCloseable {
                 "--wd=" + workingDir));
     sandboxed.addAll(command);
     return sandboxed;
+  }
+
+  /**
+   * The kubeconfig with the files it names (CA, client certificate and key) inlined as data: inside
+   * an unpacked image only the image's files exist.
+   */
+  static JsonNode selfContainedKubeconfig(Path kubeconfig) throws IOException {
+    JsonNode root = YAML.readTree(kubeconfig.toFile());
+    for (JsonNode entry : root.findParents("server")) {
+      inline((ObjectNode) entry, "certificate-authority");
+    }
+    for (JsonNode entry : root.findParents("client-key")) {
+      inline((ObjectNode) entry, "client-certificate");
+      inline((ObjectNode) entry, "client-key");
+    }
+    return root;
+  }
+
+  private static void inline(ObjectNode node, String field) throws IOException {
+    if (node.hasNonNull(field)) {
+      byte[] bytes = Files.readAllBytes(Path.of(node.remove(field).asText()));
+      node.put(field + "-data", Base64.getEncoder().encodeToString(bytes));
+    }
   }
 
   /** Runs {@code command} to completion; returns its output or throws with it. */

@@ -8,7 +8,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import io.bloomoperator.api.Reasons;
 import io.bloomoperator.testing.KubeCluster;
@@ -17,13 +16,11 @@ import io.bloomoperator.testing.RealKubernetesExtension;
 import io.bloomoperator.testing.TestNamespace;
 import io.bloomoperator.testing.process.OperatorProcess;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Base64;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -165,7 +162,9 @@ class OperatorImageTest {
   void operatorStartedFromTheUnpackedImageReconcilesToReady(
       KubernetesClient client, TestNamespace ns, KubeCluster cluster) throws Exception {
     // Inside the image only the image's files exist: the credentials go in the kubeconfig.
-    YAML.writeValue(rootfs.resolve("tmp/kubeconfig").toFile(), selfContained(cluster.kubeconfig()));
+    YAML.writeValue(
+        rootfs.resolve("tmp/kubeconfig").toFile(),
+        OperatorImage.selfContainedKubeconfig(cluster.kubeconfig()));
     List<String> entrypoint = strings(config.path("config").path("Entrypoint"));
     Map<String, String> env = new HashMap<>();
     for (JsonNode e : config.path("config").path("Env")) {
@@ -205,26 +204,6 @@ class OperatorImageTest {
     }
     // The JVM resolved the image's user through the image's /etc/passwd.
     assertThat(rootfs.resolve("tmp/hsperfdata_nonroot")).isDirectory();
-  }
-
-  /** The kubeconfig with the files it names (CA, client certificate and key) inlined as data. */
-  private static JsonNode selfContained(Path kubeconfig) throws IOException {
-    JsonNode root = YAML.readTree(kubeconfig.toFile());
-    for (JsonNode entry : root.findParents("server")) {
-      inline((ObjectNode) entry, "certificate-authority");
-    }
-    for (JsonNode entry : root.findParents("client-key")) {
-      inline((ObjectNode) entry, "client-certificate");
-      inline((ObjectNode) entry, "client-key");
-    }
-    return root;
-  }
-
-  private static void inline(ObjectNode node, String field) throws IOException {
-    if (node.hasNonNull(field)) {
-      byte[] bytes = Files.readAllBytes(Path.of(node.remove(field).asText()));
-      node.put(field + "-data", Base64.getEncoder().encodeToString(bytes));
-    }
   }
 
   private static String operatorImage(JsonNode deployment) {

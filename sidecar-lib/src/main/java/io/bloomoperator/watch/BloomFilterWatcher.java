@@ -122,6 +122,7 @@ public final class BloomFilterWatcher {
     private final LiveKeyType<K> keyType;
     private BeforeFirstSnapshot beforeFirstSnapshot = BeforeFirstSnapshot.FAIL_OPEN;
     private Path localSnapshotDirectory;
+    private Duration sharedLocalSnapshotInterval; // null: the local snapshot is this reader's own
     private Duration resync = DEFAULT_RESYNC;
     private Duration backoffInitial = DEFAULT_BACKOFF_INITIAL;
     private Duration backoffMax = DEFAULT_BACKOFF_MAX;
@@ -236,6 +237,29 @@ public final class BloomFilterWatcher {
      */
     public Builder<K> localSnapshotDirectory(Path directory) {
       this.localSnapshotDirectory = Objects.requireNonNull(directory, "directory");
+      return this;
+    }
+
+    /**
+     * File mode: the {@link #localSnapshotDirectory} is shared with other processes of the pod
+     * (e.g. an {@code emptyDir} mounted in several containers), which memory-map the payload file
+     * it holds. Its files are then readable by every user (0644), forced to disk before they are
+     * renamed into place, and rewritten at most once per {@code minInterval}: each write is the
+     * whole payload, and a change stream publishes a small delta every second or two. A version
+     * served within the interval after a write is written when the interval has passed (only the
+     * newest of those), so the file lags what this reader serves by at most {@code minInterval}
+     * plus the write. The reader's side of the contract is in the lookup sidecar's README (file
+     * mode). Needs a {@link #localSnapshotDirectory}; not with {@link #memoryMapped}, whose served
+     * file is rewritten for every version.
+     *
+     * @param minInterval the least time between two writes; {@link Duration#ZERO}: every version
+     * @throws IllegalArgumentException if {@code minInterval} is negative
+     */
+    public Builder<K> shareLocalSnapshot(Duration minInterval) {
+      if (minInterval.isNegative()) {
+        throw new IllegalArgumentException("minInterval must not be negative, got " + minInterval);
+      }
+      this.sharedLocalSnapshotInterval = minInterval;
       return this;
     }
 
@@ -469,7 +493,8 @@ public final class BloomFilterWatcher {
      * local snapshot, if configured, is already being served when this returns.
      *
      * @throws IllegalStateException if {@link #maxManifestAge} is set without a {@link
-     *     #trustedKey}, or {@link #memoryMapped} without a {@link #localSnapshotDirectory}
+     *     #trustedKey}, {@link #memoryMapped} or {@link #shareLocalSnapshot} without a {@link
+     *     #localSnapshotDirectory}, or both of those two
      */
     public LiveBloomFilter<K> start() {
       if (maxManifestAge != null && trustedKeys.isEmpty()) {
@@ -479,6 +504,15 @@ public final class BloomFilterWatcher {
       if (memoryMapped && localSnapshotDirectory == null) {
         throw new IllegalStateException(
             "memoryMapped needs a localSnapshotDirectory to keep the mapped file in");
+      }
+      if (sharedLocalSnapshotInterval != null && localSnapshotDirectory == null) {
+        throw new IllegalStateException(
+            "shareLocalSnapshot needs a localSnapshotDirectory to share");
+      }
+      if (sharedLocalSnapshotInterval != null && memoryMapped) {
+        throw new IllegalStateException(
+            "shareLocalSnapshot is for heap mode: a memoryMapped reader rewrites its file for every"
+                + " version");
       }
       SnapshotLimits limits =
           memoryMapped && !maxSnapshotBytesSet
@@ -497,7 +531,10 @@ public final class BloomFilterWatcher {
           localSnapshotDirectory == null
               ? null
               : new LocalSnapshotCache(
-                  localSnapshotDirectory, acceptance, memoryMapped ? usableSpace : null);
+                  localSnapshotDirectory,
+                  acceptance,
+                  memoryMapped ? usableSpace : null,
+                  sharedLocalSnapshotInterval != null);
       ReaderCounters counters = new ReaderCounters();
       LocalAdds<K> localAdds =
           new LocalAdds<>(
@@ -530,7 +567,14 @@ public final class BloomFilterWatcher {
                   objectStores,
                   cache == null ? null : cache.mapped()),
               cache,
-              new Pacing(thread, new Backoff(backoffInitial, backoffMax, jitter), resync, clock),
+              new Pacing(
+                  thread,
+                  new Backoff(backoffInitial, backoffMax, jitter),
+                  resync,
+                  clock,
+                  sharedLocalSnapshotInterval == null
+                      ? Duration.ZERO
+                      : sharedLocalSnapshotInterval),
               new Listeners(withCounters),
               canaryPodName());
       counters.attach(loop);

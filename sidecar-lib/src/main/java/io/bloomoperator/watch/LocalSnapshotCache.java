@@ -14,14 +14,20 @@ import java.io.BufferedOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.nio.channels.Channels;
+import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Instant;
 import java.util.Optional;
+import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -54,6 +60,8 @@ final class LocalSnapshotCache {
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final String MANIFEST_SUFFIX = ".manifest.json";
   private static final String PAYLOAD_SUFFIX = ".payload";
+  private static final Set<PosixFilePermission> SHARED_PERMISSIONS =
+      PosixFilePermissions.fromString("rw-r--r--");
 
   /** A manifest ConfigMap holds at most 1 MiB; its file here, with a signature, stays far below. */
   private static final long MAX_MANIFEST_FILE_BYTES = 4L * 1024 * 1024;
@@ -64,6 +72,7 @@ final class LocalSnapshotCache {
   private final String prefix;
   private final Acceptance acceptance;
   private final MappedPayloads mapped; // null: snapshots are served from the heap
+  private final boolean shared; // file mode: readable by the pod's other processes, and durable
 
   /**
    * @param acceptance the reader's rule: a stored snapshot is served only if it would be accepted
@@ -79,6 +88,21 @@ final class LocalSnapshotCache {
    */
   LocalSnapshotCache(
       Path directory, Acceptance acceptance, MappedPayloads.UsableSpace usableSpace) {
+    this(directory, acceptance, usableSpace, false);
+  }
+
+  /**
+   * @param shared file mode: files readable by every user of the pod (0644, so other containers
+   *     with other user ids can map them) and forced to disk before each rename, so that after a
+   *     node restart that kept the volume a reader that does not verify finds an old complete
+   *     version or the new one, never a torn file
+   */
+  LocalSnapshotCache(
+      Path directory,
+      Acceptance acceptance,
+      MappedPayloads.UsableSpace usableSpace,
+      boolean shared) {
+    this.shared = shared;
     this.acceptance = acceptance.withoutMaxAge();
     this.directory = directory;
     this.namespace = acceptance.namespace();
@@ -213,13 +237,18 @@ final class LocalSnapshotCache {
   private void writePayload(ServedSnapshot snapshot, Path payload) throws IOException {
     Path payloadTemp = Files.createTempFile(directory, prefix, ".payload.tmp");
     try {
-      try (OutputStream out =
-          new BufferedOutputStream(Files.newOutputStream(payloadTemp), 1 << 16)) {
+      try (FileChannel channel = FileChannel.open(payloadTemp, StandardOpenOption.WRITE);
+          OutputStream out = new BufferedOutputStream(Channels.newOutputStream(channel), 1 << 16)) {
         SnapshotEncoder.writeTo(snapshot.heapBits(), out);
+        out.flush();
+        // Alone, no fsync: the directory is meant to survive container restarts, which keep the
+        // page cache, and after a node crash a torn file fails this reader's verification. Shared,
+        // the pod's other readers may not verify: the bytes are on disk before the name is.
+        if (shared) {
+          channel.force(true);
+        }
       }
-      // No fsync: the directory is meant to survive container restarts, which keep the page cache;
-      // after
-      // a node crash a torn file fails verification and is ignored.
+      shareIfShared(payloadTemp);
       Files.move(
           payloadTemp,
           payload,
@@ -244,13 +273,36 @@ final class LocalSnapshotCache {
           manifestTemp,
           JSON.writerWithDefaultPrettyPrinter().writeValueAsString(root),
           StandardCharsets.UTF_8);
+      if (shared) {
+        try (FileChannel channel = FileChannel.open(manifestTemp, StandardOpenOption.WRITE)) {
+          channel.force(true);
+        }
+      }
+      shareIfShared(manifestTemp);
       Files.move(
           manifestTemp,
           manifestFile(),
           StandardCopyOption.ATOMIC_MOVE,
           StandardCopyOption.REPLACE_EXISTING);
+      if (shared) {
+        // The renames themselves: the directory entry of the new manifest (and payload) on disk.
+        try (FileChannel dir = FileChannel.open(directory, StandardOpenOption.READ)) {
+          dir.force(true);
+        }
+      }
     } finally {
       Files.deleteIfExists(manifestTemp);
+    }
+  }
+
+  /**
+   * Temporary files are created 0600; shared, the pod's other containers (other user ids, the same
+   * volume) must be able to read and map them. Nothing in them is secret: any reader of the
+   * namespace's ConfigMaps may read the same snapshot.
+   */
+  private void shareIfShared(Path file) throws IOException {
+    if (shared) {
+      Files.setPosixFilePermissions(file, SHARED_PERMISSIONS);
     }
   }
 

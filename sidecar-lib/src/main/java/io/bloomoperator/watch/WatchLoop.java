@@ -43,6 +43,7 @@ final class WatchLoop implements SnapshotSource {
   private final ManifestFeed feed;
   private final SnapshotFetcher fetcher;
   private final LocalSnapshotCache cache; // null without a local snapshot directory
+  private final CacheWrites cacheWrites; // null without a local snapshot directory
   private final Pacing pacing;
   private final BloomFilterListener listener;
   private final String filter; // namespace/name, for logs
@@ -92,6 +93,15 @@ final class WatchLoop implements SnapshotSource {
     this.fetcher = fetcher;
     this.cache = cache;
     this.pacing = pacing;
+    this.cacheWrites =
+        cache == null
+            ? null
+            : new CacheWrites(
+                cache,
+                pacing.localSnapshotInterval(),
+                pacing.thread(),
+                () -> closed,
+                acceptance.namespace() + "/" + acceptance.filterName());
     this.listener = listener;
     this.filter = acceptance.namespace() + "/" + acceptance.filterName();
   }
@@ -314,12 +324,8 @@ final class WatchLoop implements SnapshotSource {
     pending = null;
     pacing.retryBackoff().reset();
     install(loaded, Duration.ofNanos(System.nanoTime() - started));
-    if (cache != null) {
-      try {
-        cache.write(loaded); // after the swap: the disk must never delay serving
-      } catch (IOException | RuntimeException e) {
-        LOG.warn("could not write local snapshot of {}: {}", filter, e.toString());
-      }
+    if (cacheWrites != null) {
+      cacheWrites.offer(loaded);
     }
   }
 

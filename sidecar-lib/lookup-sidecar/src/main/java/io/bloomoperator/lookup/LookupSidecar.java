@@ -155,6 +155,9 @@ public final class LookupSidecar implements AutoCloseable {
     config.resync().ifPresent(builder::resync);
     config.localCacheDir().ifPresent(builder::localSnapshotDirectory);
     builder.memoryMapped(config.memoryMapped());
+    if (config.fileMode()) {
+      builder.shareLocalSnapshot(config.fileInterval());
+    }
     if (config.localAddsMaxEntries().isPresent() || config.localAddsTtl().isPresent()) {
       builder.localAdds(
           config.localAddsMaxEntries().orElse(BloomFilterWatcher.DEFAULT_LOCAL_ADDS_MAX_ENTRIES),

@@ -37,6 +37,9 @@ import java.util.regex.Pattern;
  * @param maxChunks the most chunks a manifest may list, empty for sidecar-lib's default
  * @param localCacheDir where the last verified snapshots are kept across restarts
  * @param memoryMapped serve from memory-mapped files in {@code localCacheDir}
+ * @param fileMode share {@code localCacheDir} with the pod's other processes (file mode): files
+ *     readable by every user, forced to disk, rewritten at most once per {@code fileInterval}
+ * @param fileInterval the least time between two rewrites of a filter's file in file mode
  * @param resync interval of the direct manifest read, empty for sidecar-lib's default
  * @param readerReports whether readers report to the operator (when the pod is known)
  * @param threads the request threads
@@ -65,6 +68,8 @@ public record SidecarConfig(
     Optional<Integer> maxChunks,
     Optional<Path> localCacheDir,
     boolean memoryMapped,
+    boolean fileMode,
+    Duration fileInterval,
     Optional<Duration> resync,
     boolean readerReports,
     int threads,
@@ -79,6 +84,12 @@ public record SidecarConfig(
 
   /** The default port: unassigned by IANA and clear of the usual 8080/8443/9090. */
   public static final int DEFAULT_PORT = 8471;
+
+  /**
+   * File mode's default least time between two rewrites of a file: each is the whole payload, and a
+   * change stream publishes a delta every second or two.
+   */
+  public static final Duration DEFAULT_FILE_INTERVAL = Duration.ofSeconds(10);
 
   /** Loopback only unless {@code --allow-non-loopback}: answers reveal which IDs exist. */
   public static final String DEFAULT_BIND_ADDRESS = "127.0.0.1";
@@ -97,6 +108,7 @@ public record SidecarConfig(
           "max-snapshot-bytes",
           "max-chunks",
           "local-cache-dir",
+          "file-interval",
           "resync",
           "threads",
           "queue",
@@ -109,7 +121,7 @@ public record SidecarConfig(
           "health-bind-address");
 
   private static final Set<String> BOOLEAN_FLAGS =
-      Set.of("allow-non-loopback", "memory-mapped", "reader-reports");
+      Set.of("allow-non-loopback", "memory-mapped", "file-mode", "reader-reports");
 
   private static final Map<String, String> REPEATABLE_ENV =
       Map.of("filter", "FILTERS", "trusted-key-file", "TRUSTED_KEY_FILES");
@@ -201,6 +213,20 @@ public record SidecarConfig(
     if (mapped && cacheDir.isEmpty()) {
       throw new IllegalArgumentException("--memory-mapped needs --local-cache-dir");
     }
+    boolean fileMode = s.bool("file-mode", false);
+    if (fileMode && cacheDir.isEmpty()) {
+      throw new IllegalArgumentException(
+          "--file-mode needs --local-cache-dir: the directory (a volume the pod's containers"
+              + " share) the files are written to");
+    }
+    if (fileMode && mapped) {
+      throw new IllegalArgumentException(
+          "--file-mode with --memory-mapped: a mapped filter's file is rewritten for every"
+              + " version; file mode serves from the heap and rewrites the file at most every"
+              + " --file-interval");
+    }
+    Duration fileInterval =
+        s.one("file-interval").map(v -> duration(v)).orElse(DEFAULT_FILE_INTERVAL);
     return new SidecarConfig(
         filters,
         s.one("namespace"),
@@ -214,6 +240,8 @@ public record SidecarConfig(
         s.one("max-chunks").map(v -> positiveInt("max-chunks", v)),
         cacheDir,
         mapped,
+        fileMode,
+        fileInterval,
         s.one("resync").map(v -> duration(v)),
         s.bool("reader-reports", true),
         s.integer("threads", 4, 1, 256),

@@ -527,6 +527,8 @@ class LookupSidecarTest {
             java.util.Optional.empty(),
             java.util.Optional.empty(),
             false,
+            false,
+            Duration.ZERO,
             java.util.Optional.empty(),
             false,
             2,
