@@ -10,6 +10,7 @@
 #   bloom-operator-crds-<version>.yaml   both CRDs in one file, for `kubectl apply --server-side -f`
 #   kubectl-bloom-<version>.tar.gz       the kubectl plugin: kubectl-bloom, bloom-operator.jar,
 #                                        install.sh, LICENSE, THIRD-PARTY.txt
+#   kubectl-bloom-<version>.krew.yaml    its krew manifest: the archive at $BLOOM_RELEASE_URL, its sha256
 #   bloom-operator-<version>.cdx.json    CycloneDX SBOM of the operator's runtime dependencies
 #   maven/                               the library modules and their parent POM in a Maven
 #                                        repository layout, each jar with -sources and -javadoc
@@ -22,7 +23,9 @@
 # no name or time. docs/release.md says what is and is not byte-for-byte repeatable, and how each
 # artifact is published.
 # Environment: RELEASE_MVN_ARGS (extra Maven arguments, e.g. -Dimage.repository=...), BLOOM_HELM,
-# BLOOM_HELM_DIR, HELM_VERSION (as for hack/build-helm.sh).
+# BLOOM_HELM_DIR, HELM_VERSION (as for hack/build-helm.sh), BLOOM_RELEASE_URL (where the release's
+# files will be downloaded from, written into the krew manifest; default the GitHub release
+# https://github.com/bloom-operator/bloom-operator/releases/download/v<version>).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$PWD"
@@ -50,6 +53,7 @@ export SOURCE_DATE_EPOCH
 version="$(sed -n '/<packaging>/q; s|^  <version>\(.*\)</version>$|\1|p' pom.xml)"
 [ -n "$version" ] || { echo "release.sh: no version in pom.xml" >&2; exit 1; }
 chart_dir=deploy/helm/bloom-operator
+release_url="${BLOOM_RELEASE_URL:-https://github.com/bloom-operator/bloom-operator/releases/download/v$version}"
 chart_version="$(sed -n 's/^version: *//p' "$chart_dir/Chart.yaml")"
 # The library modules published to Maven repositories (the operator ships as image and plugin).
 maven_modules=(sidecar-lib/snapshot-format sidecar-lib sidecar-lib/s3 sidecar-lib/spring-boot-starter)
@@ -117,6 +121,16 @@ release_plugin() {
   fixed_tgz "$tmp" "$out/kubectl-bloom-$version.tar.gz" \
     kubectl-bloom install.sh bloom-operator.jar LICENSE THIRD-PARTY.txt
   rm -rf "$tmp"
+  # The krew manifest names the archive where it will be published, and pins its bytes. The
+  # template's own header comment is replaced by one for the release.
+  local sha uri
+  sha="$(sha256sum "$out/kubectl-bloom-$version.tar.gz" | cut -c1-64)"
+  uri="$(printf '%s' "${release_url%/}/kubectl-bloom-$version.tar.gz" | sed 's/[&|\\]/\\&/g')"
+  {
+    echo "# krew manifest of kubectl-bloom $version: kubectl krew install --manifest=<this file>"
+    sed -e '/^#/d' -e "s|@VERSION@|$version|g" -e "s|@URI@|$uri|g" -e "s|@SHA256@|$sha|g" \
+      deploy/kubectl-plugin/krew-manifest.yaml.in
+  } >"$out/kubectl-bloom-$version.krew.yaml"
 }
 
 release_sbom() {

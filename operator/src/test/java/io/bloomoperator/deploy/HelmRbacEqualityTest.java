@@ -21,9 +21,9 @@ import io.fabric8.kubernetes.api.model.rbac.RoleRef;
 import io.fabric8.kubernetes.api.model.rbac.Subject;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.io.IOException;
-import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashSet;
 import java.util.List;
@@ -33,6 +33,7 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The chart grants exactly what the kustomize install grants, variant by variant: the same RBAC
@@ -50,6 +51,11 @@ class HelmRbacEqualityTest {
   private static final String NAMESPACE = "bloom-operator";
 
   private static final String AGGREGATE_TO = "rbac.authorization.k8s.io/aggregate-to-";
+
+  /** Two applications reading filters: namespace and ServiceAccount. */
+  private static final String[] ORDERS = {"orders", "order-service"};
+
+  private static final String[] PAYMENTS = {"payments", "payment-service"};
 
   /** Cluster-scoped: what a ClusterRoleBinding grants. */
   private static final String EVERY_NAMESPACE = "*";
@@ -102,14 +108,15 @@ class HelmRbacEqualityTest {
     assertThat(grants(two)).isEqualTo(expected);
   }
 
+  /**
+   * The chart's {@code readers} grant what deploy/reader-rbac/ grants: as shipped (shop,
+   * product-service), and pointed at two other namespaces and accounts as its kustomization.yaml
+   * says.
+   */
   @Test
-  void readerRoleIsTheAppReaderRbac(KubernetesClient admin) throws IOException {
-    List<HasMetadata> kustomize;
-    try (InputStream in =
-        Files.newInputStream(
-            RealKubernetesExtension.repoRoot().resolve("deploy/app-reader-rbac.yaml"))) {
-      kustomize = admin.load(in).items();
-    }
+  void readerRolesAreTheReaderRbacKustomization(
+      KubernetesClient admin, KubeCluster cluster, @TempDir Path work) throws IOException {
+    List<HasMetadata> kustomize = kustomize(cluster, admin, "deploy/reader-rbac");
     List<HasMetadata> chart =
         helm.template(
             admin,
@@ -121,6 +128,32 @@ class HelmRbacEqualityTest {
             "templates/readers.yaml");
     assertThat(rulesByRole(chart)).isNotEmpty().isEqualTo(rulesByRole(kustomize));
     assertThat(grants(chart)).isNotEmpty().isEqualTo(grants(kustomize));
+
+    List<HasMetadata> two = new ArrayList<>();
+    for (String[] reader : List.of(ORDERS, PAYMENTS)) {
+      Path dir = Files.createDirectory(work.resolve(reader[0]));
+      two.addAll(
+          InstallManifests.render(
+                  cluster, admin, InstallManifests.readerRbacOverlay(dir, reader[0], reader[1]))
+              .items());
+    }
+    List<HasMetadata> chartTwo =
+        helm.template(
+            admin,
+            RELEASE,
+            NAMESPACE,
+            "--set-json",
+            String.format(
+                "readers=[{\"namespace\":\"%s\",\"serviceAccount\":\"%s\"},"
+                    + "{\"namespace\":\"%s\",\"serviceAccount\":\"%s\"}]",
+                ORDERS[0], ORDERS[1], PAYMENTS[0], PAYMENTS[1]),
+            "--show-only",
+            "templates/readers.yaml");
+    assertThat(grants(chartTwo)).isNotEmpty().isEqualTo(grants(two));
+    assertThat(grants(two))
+        .extracting(Grant::subject)
+        .containsOnly(
+            "ServiceAccount:orders/order-service", "ServiceAccount:payments/payment-service");
   }
 
   private void assertSameInstall(List<HasMetadata> kustomize, List<HasMetadata> chart) {
@@ -302,7 +335,15 @@ class HelmRbacEqualityTest {
               : roleKey("ClusterRole", "", ref.getName());
       assertThat(roles).as("role bound by %s", item.getMetadata().getName()).containsKey(key);
       for (Subject subject : subjects) {
-        String who = subject.getKind() + ":" + subject.getNamespace() + "/" + subject.getName();
+        // A RoleBinding's ServiceAccount without a namespace is the account of the binding's
+        // namespace, as the API server's authorizer reads it (deploy/reader-rbac/ leaves it out).
+        String subjectNamespace =
+            subject.getNamespace() == null
+                    && subject.getKind().equals("ServiceAccount")
+                    && item instanceof RoleBinding
+                ? scope
+                : subject.getNamespace();
+        String who = subject.getKind() + ":" + subjectNamespace + "/" + subject.getName();
         for (Permission p : roles.get(key)) {
           grants.add(new Grant(who, scope, p.apiGroup(), p.resource(), p.resourceName(), p.verb()));
         }

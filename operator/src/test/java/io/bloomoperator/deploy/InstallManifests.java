@@ -1,6 +1,7 @@
 package io.bloomoperator.deploy;
 
 import io.bloomoperator.testing.KubeCluster;
+import io.bloomoperator.testing.RealKubernetesExtension;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
@@ -53,6 +54,43 @@ final class InstallManifests {
       Thread.currentThread().interrupt();
       throw new IllegalStateException(e);
     }
+  }
+
+  /**
+   * The reader RBAC pointed at an application as deploy/reader-rbac/kustomization.yaml tells users
+   * to: that file copied into {@code dir} with its namespace, ServiceAccount and path to {@code
+   * base/} changed, and one {@code add} operation per further account. Returns {@code dir}, for
+   * {@link #render} or {@code kubectl apply -k}.
+   */
+  static Path readerRbacOverlay(Path dir, String namespace, String... accounts) {
+    try {
+      Path shipped = RealKubernetesExtension.repoRoot().resolve("deploy/reader-rbac");
+      // kustomize takes a base by relative path only.
+      String base = dir.toRealPath().relativize(shipped.resolve("base").toRealPath()).toString();
+      String yaml = Files.readString(shipped.resolve("kustomization.yaml"));
+      yaml = replaceOnce(yaml, "namespace: shop ", "namespace: " + namespace + " ");
+      yaml = replaceOnce(yaml, "\n  - base\n", "\n  - " + base + "\n");
+      yaml = replaceOnce(yaml, "value: product-service}", "value: " + accounts[0] + "}");
+      StringBuilder more = new StringBuilder(yaml.stripTrailing());
+      for (int i = 1; i < accounts.length; i++) {
+        more.append("\n      - {op: add, path: /subjects/-, value: {kind: ServiceAccount, name: ")
+            .append(accounts[i])
+            .append("}}");
+      }
+      Files.writeString(dir.resolve("kustomization.yaml"), more.append('\n').toString());
+      return dir;
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  private static String replaceOnce(String text, String from, String to) {
+    int at = text.indexOf(from);
+    if (at < 0 || text.indexOf(from, at + 1) >= 0) {
+      throw new IllegalStateException(
+          "deploy/reader-rbac/kustomization.yaml no longer holds '" + from + "' once");
+    }
+    return text.replace(from, to);
   }
 
   List<HasMetadata> items() {

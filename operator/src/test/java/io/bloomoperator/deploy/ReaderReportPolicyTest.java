@@ -23,15 +23,17 @@ import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The reader's Lease rights, as deploy/app-reader-rbac.yaml grants them, reach every Lease of the
- * namespace (RBAC cannot name Leases by prefix): an application using sidecar-lib could overwrite a
+ * The reader's Lease rights, as deploy/reader-rbac/ grants them, reach every Lease of the namespace
+ * (RBAC cannot name Leases by prefix): an application using sidecar-lib could overwrite a
  * co-located leader-election Lease. deploy/reader-report-policy.yaml confines them to the reader's
  * own reports, on a real API server enforcing RBAC and admission: the attack works with the Role
  * alone and is refused with the policy, while a real report is still written and renewed and
@@ -46,7 +48,8 @@ class ReaderReportPolicyTest {
 
   @Test
   void readersMayWriteTheirReportsButNoOtherLease(
-      KubernetesClient admin, TestNamespace ns, KubeCluster cluster) throws IOException {
+      KubernetesClient admin, TestNamespace ns, KubeCluster cluster, @TempDir Path work)
+      throws IOException {
     String namespace = ns.name();
     for (String account : List.of(READER, OTHER)) {
       admin
@@ -56,15 +59,12 @@ class ReaderReportPolicyTest {
               new ServiceAccountBuilder().withNewMetadata().withName(account).endMetadata().build())
           .create();
     }
-    // The reader's Role and binding as shipped, and the same Lease rights for the other account.
-    admin
-        .resourceList(readerRbac(admin, namespace, READER))
-        .inNamespace(namespace)
-        .createOrReplace();
-    admin
-        .resourceList(readerRbac(admin, namespace, OTHER))
-        .inNamespace(namespace)
-        .createOrReplace();
+    // The reader's Role and binding as shipped, pointed at this namespace, and the same Lease
+    // rights for the other account (bound as a second subject, as deploy/reader-rbac/ says).
+    cluster.kubectl(
+        "apply",
+        "-k",
+        InstallManifests.readerRbacOverlay(work, namespace, READER, OTHER).toString());
     admin
         .leases()
         .inNamespace(namespace)
@@ -192,16 +192,6 @@ class ReaderReportPolicyTest {
     assertThatThrownBy(write::run)
         .isInstanceOfSatisfying(
             KubernetesClientException.class, e -> assertThat(e.getCode()).isIn(403, 422));
-  }
-
-  private static List<HasMetadata> readerRbac(
-      KubernetesClient admin, String namespace, String account) throws IOException {
-    String yaml =
-        read("deploy/app-reader-rbac.yaml")
-            .replace("namespace: shop", "namespace: " + namespace)
-            .replace("name: product-service", "name: " + account)
-            .replace("name: bloom-operator-reader", "name: bloom-operator-reader-" + account);
-    return load(admin, yaml);
   }
 
   private static List<HasMetadata> policy(KubernetesClient admin, String namespace)

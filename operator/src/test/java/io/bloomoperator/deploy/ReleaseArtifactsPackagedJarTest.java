@@ -19,6 +19,7 @@ import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
@@ -42,16 +43,21 @@ import org.junit.jupiter.api.io.TempDir;
  * SHA256SUMS names and verifies every file, a second packaging of the same commit gives the same
  * bytes, the CRD bundle applies and both CRDs become Established, the chart installs from its
  * {@code .tgz} on the real API server and creates every object it renders, the kubectl plugin
- * archive installs with its own install.sh and runs, and the SBOM names every artifact of
- * THIRD-PARTY.txt. The image tarball and the Maven jars are not re-made here (they are what {@code
- * mvn verify} builds and OperatorImageTest checks); the release runs with {@code --no-build --only
- * chart,crds,plugin,sbom} on what {@code package} left in target/, hence a packaged-jar test.
+ * archive installs with its own install.sh and through krew with its krew manifest, and runs, and
+ * the SBOM names every artifact of THIRD-PARTY.txt. The image tarball and the Maven jars are not
+ * re-made here (they are what {@code mvn verify} builds and OperatorImageTest checks); the release
+ * runs with {@code --no-build --only chart,crds,plugin,sbom} on what {@code package} left in
+ * target/, hence a packaged-jar test.
  */
 @RealKubernetes
 @Tag("packaged-jar")
 class ReleaseArtifactsPackagedJarTest {
 
   private static final String PARTS = "chart,crds,plugin,sbom";
+
+  /** Where the test says the release is published (BLOOM_RELEASE_URL): the krew manifest's base. */
+  private static final String RELEASE_URL = "https://downloads.example/bloom-operator/v-test";
+
   private static final Duration ESTABLISHED = Duration.ofSeconds(30);
 
   private static final HelmCli HELM = HelmCli.find();
@@ -78,6 +84,7 @@ class ReleaseArtifactsPackagedJarTest {
             "bloom-operator-" + chartVersion() + ".tgz",
             "bloom-operator-crds-" + version() + ".yaml",
             "kubectl-bloom-" + version() + ".tar.gz",
+            "kubectl-bloom-" + version() + ".krew.yaml",
             "bloom-operator-" + version() + ".cdx.json");
     for (Map.Entry<String, String> entry : listed.entrySet()) {
       assertThat(sha256(release.resolve(entry.getKey())))
@@ -189,6 +196,77 @@ class ReleaseArtifactsPackagedJarTest {
     assertThat(help).startsWith("Usage: kubectl bloom").contains("size");
   }
 
+  /**
+   * The krew manifest, used as a user of krew would: krew (built from its Go module by
+   * hack/build-krew.sh) installs the plugin from the manifest and the local archive into a fresh
+   * KREW_ROOT, with every proxy pointing at a closed port, so any download would fail; then {@code
+   * kubectl bloom} runs from krew's bin directory. krew checks the archive against the manifest's
+   * sha256: an archive with one byte more is refused.
+   */
+  @Test
+  void theKrewManifestInstallsThePluginFromTheArchiveOffline(
+      KubeCluster cluster, @TempDir Path work) throws Exception {
+    Path archive = release.resolve("kubectl-bloom-" + version() + ".tar.gz");
+    Path manifest = release.resolve("kubectl-bloom-" + version() + ".krew.yaml");
+    Map<?, ?> plugin = (Map<?, ?>) yaml(manifest);
+    assertThat(plugin.get("apiVersion")).isEqualTo("krew.googlecontainertools.github.com/v1alpha2");
+    assertThat(plugin.get("kind")).isEqualTo("Plugin");
+    assertThat(((Map<?, ?>) plugin.get("metadata")).get("name")).isEqualTo("bloom");
+    Map<?, ?> spec = (Map<?, ?>) plugin.get("spec");
+    assertThat(spec.get("version")).isEqualTo("v" + version());
+    // The archive holds a bash wrapper and a jar: the caveats say what that needs.
+    assertThat((String) spec.get("caveats")).contains("Java 17").contains("bash");
+    List<?> platforms = (List<?>) spec.get("platforms");
+    assertThat(platforms).hasSize(1);
+    Map<?, ?> platform = (Map<?, ?>) platforms.get(0);
+    assertThat(platform.get("uri"))
+        .isEqualTo(RELEASE_URL + "/kubectl-bloom-" + version() + ".tar.gz");
+    assertThat(platform.get("sha256")).isEqualTo(sha256(archive));
+    assertThat(platform.get("bin")).isEqualTo("kubectl-bloom");
+
+    Path krew = krew();
+    Path shims = Files.createDirectories(work.resolve("shims"));
+    // kubectl finds krew as a plugin itself: kubectl-krew on PATH (a script, not a link out of
+    // the temporary directory, which JUnit warns about when it cleans up).
+    Path shim = shims.resolve("kubectl-krew");
+    Files.writeString(shim, "#!/bin/sh\nexec '" + krew + "' \"$@\"\n");
+    assertThat(shim.toFile().setExecutable(true)).isTrue();
+    Path root = work.resolve("krew-root");
+    Map<String, String> env = krewEnvironment(root, shims);
+    String installed =
+        run(
+            work,
+            env,
+            cluster.kubectl(),
+            "krew",
+            "install",
+            "--manifest=" + manifest,
+            "--archive=" + archive);
+    assertThat(installed).contains("Installed plugin: bloom").contains("Java 17");
+    Path bin = root.resolve("bin").resolve("kubectl-bloom");
+    assertThat(bin).isSymbolicLink().isExecutable();
+    String help = run(work, env, cluster.kubectl(), "bloom", "--help");
+    assertThat(help).startsWith("Usage: kubectl bloom").contains("size");
+
+    // The manifest pins the archive's bytes.
+    Path tampered = work.resolve("tampered.tar.gz");
+    Files.write(tampered, Files.readAllBytes(archive));
+    Files.write(tampered, new byte[] {0}, StandardOpenOption.APPEND);
+    Path other = work.resolve("krew-root-2");
+    Result refused =
+        tryRun(
+            work,
+            krewEnvironment(other, shims),
+            cluster.kubectl(),
+            "krew",
+            "install",
+            "--manifest=" + manifest,
+            "--archive=" + tampered);
+    assertThat(refused.exitCode()).as(refused.output()).isNotZero();
+    assertThat(refused.output()).contains("checksum does not match");
+    assertThat(other.resolve("bin").resolve("kubectl-bloom")).doesNotExist();
+  }
+
   @Test
   void theSbomListsEveryArtifactOfTheThirdPartyNotice() throws Exception {
     JsonNode bom =
@@ -258,11 +336,46 @@ class ReleaseArtifactsPackagedJarTest {
             .anyMatch(c -> c.getType().equals("Established") && c.getStatus().equals("True"));
   }
 
+  /**
+   * What krew runs with: its own root, krew's bin directory and the kubectl-krew shim first on
+   * PATH, no upgrade check, this JVM as the plugin's Java, and every proxy a closed port, so a
+   * download attempt fails instead of reaching the network.
+   */
+  private static Map<String, String> krewEnvironment(Path root, Path shims) {
+    String closed = "http://127.0.0.1:9";
+    Map<String, String> env = new TreeMap<>();
+    env.put("KREW_ROOT", root.toString());
+    env.put("KREW_NO_UPGRADE_CHECK", "1");
+    env.put("PATH", shims + ":" + root.resolve("bin") + ":" + System.getenv("PATH"));
+    env.put("JAVA_HOME", System.getProperty("java.home"));
+    for (String proxy : List.of("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")) {
+      env.put(proxy, closed);
+    }
+    env.put("NO_PROXY", "");
+    env.put("no_proxy", "");
+    return env;
+  }
+
+  /** krew as hack/build-krew.sh builds it (the script owns the version); never skipped. */
+  private static Path krew() throws Exception {
+    String out =
+        run(RealKubernetesExtension.repoRoot(), Map.of(), "bash", "hack/build-krew.sh", "--path")
+            .trim();
+    Path krew = Path.of(out);
+    assertThat(Files.isExecutable(krew))
+        .as(
+            "krew not found at %s: run `bash hack/build-krew.sh` (needs Go; `mvn verify` runs it"
+                + " unless -DskipKubeBinaries)",
+            krew)
+        .isTrue();
+    return krew;
+  }
+
   private static void runRelease(Path out) throws Exception {
     Path root = RealKubernetesExtension.repoRoot();
     run(
         root,
-        Map.of("BLOOM_HELM", HELM.binary().toString()),
+        Map.of("BLOOM_HELM", HELM.binary().toString(), "BLOOM_RELEASE_URL", RELEASE_URL),
         "bash",
         "hack/release.sh",
         "--no-build",
@@ -273,6 +386,18 @@ class ReleaseArtifactsPackagedJarTest {
 
   /** Runs a command in a directory; returns its output, or fails with it when it exits non-zero. */
   private static String run(Path dir, Map<String, String> env, String... command) throws Exception {
+    Result result = tryRun(dir, env, command);
+    assertThat(result.exitCode())
+        .as("%s exit code; output:%n%s", List.of(command), result.output())
+        .isZero();
+    return result.output();
+  }
+
+  private record Result(int exitCode, String output) {}
+
+  /** Runs a command in a directory; returns its exit code and output (stderr included). */
+  private static Result tryRun(Path dir, Map<String, String> env, String... command)
+      throws Exception {
     ProcessBuilder builder = new ProcessBuilder(command).directory(dir.toFile());
     builder.redirectErrorStream(true);
     builder.environment().putAll(env);
@@ -280,8 +405,7 @@ class ReleaseArtifactsPackagedJarTest {
     process.getOutputStream().close();
     String out = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
     assertThat(process.waitFor(300, TimeUnit.SECONDS)).as("%s finished", List.of(command)).isTrue();
-    assertThat(process.exitValue()).as("%s exit code; output:%n%s", List.of(command), out).isZero();
-    return out;
+    return new Result(process.exitValue(), out);
   }
 
   private static List<HasMetadata> load(KubernetesClient client, String yaml) {

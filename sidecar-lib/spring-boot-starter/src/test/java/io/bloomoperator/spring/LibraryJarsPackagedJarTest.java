@@ -4,17 +4,22 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.watch.LiveBloomFilter;
+import io.micrometer.core.instrument.binder.MeterBinder;
 import java.io.IOException;
+import java.io.InputStream;
 import java.lang.module.ModuleFinder;
 import java.lang.module.ModuleReference;
 import java.net.URISyntaxException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Properties;
+import java.util.jar.JarEntry;
 import java.util.jar.JarFile;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.springframework.boot.health.contributor.HealthIndicator;
 
 /**
  * The three library jars an application puts on its class or module path, as `package` built them
@@ -46,6 +51,31 @@ class LibraryJarsPackagedJarTest {
         }
       }
     }
+  }
+
+  /**
+   * Spring Boot's autoconfigure processor ran (as Boot's guide to writing a starter asks): the
+   * starter jar carries the conditions Boot's import filters read without loading the classes.
+   */
+  @Test
+  void starterJarCarriesTheAutoConfigurationMetadata() throws Exception {
+    Properties metadata = new Properties();
+    try (JarFile jar = new JarFile(ownJar().toFile())) {
+      JarEntry entry = jar.getJarEntry("META-INF/spring-autoconfigure-metadata.properties");
+      assertThat(entry)
+          .as("spring-autoconfigure-metadata.properties in %s", jar.getName())
+          .isNotNull();
+      try (InputStream in = jar.getInputStream(entry)) {
+        metadata.load(in);
+      }
+    }
+    assertThat(metadata)
+        .containsEntry(
+            BloomFilterAutoConfiguration.Health.class.getName() + ".ConditionalOnClass",
+            HealthIndicator.class.getName())
+        .containsEntry(
+            BloomFilterAutoConfiguration.Metrics.class.getName() + ".ConditionalOnClass",
+            MeterBinder.class.getName());
   }
 
   private static void assertModule(Path jar, String name) throws IOException {

@@ -22,6 +22,7 @@ import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.utils.Serialization;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.URI;
@@ -34,6 +35,8 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import java.util.stream.LongStream;
 import java.util.stream.Stream;
@@ -48,8 +51,9 @@ import org.springframework.context.ConfigurableApplicationContext;
  * The product API end to end, deployed as deployment.yaml says: a real API server with the operator
  * in-process building the filter of bloomfilter.yaml, the service running as the manifest's
  * ServiceAccount with only the manifest's Role, configured by the manifest's ConfigMap (snapshot
- * cache directory included), probed over HTTP as the kubelet would; then restarted with the API
- * server unreachable, served from the snapshot cache alone.
+ * cache directory included), probed over HTTP as the kubelet would and scraped as the chart's
+ * reader PodMonitor would; then restarted with the API server unreachable, served from the snapshot
+ * cache alone.
  */
 @RealKubernetes(crdDirs = "crds")
 class ProductApiIntegrationTest {
@@ -59,6 +63,7 @@ class ProductApiIntegrationTest {
   private static final Duration READY = Duration.ofSeconds(60);
   private static final Path EXAMPLE =
       RealKubernetesExtension.repoRoot().resolve("examples/spring-boot-app");
+  private static final String PROMETHEUS_PATH = "/actuator/prometheus";
 
   /** Builds and publishes the filter the service follows. */
   @RegisterExtension static final InProcessOperator OPERATOR = InProcessOperator.withDefaults();
@@ -140,6 +145,8 @@ class ProductApiIntegrationTest {
         List<Long> absent =
             LongStream.rangeClosed(CATALOGUE + 1, CATALOGUE + ABSENT_LOOKUPS).boxed().toList();
         long falsePositives = absent.stream().filter(filter::mightContain).count();
+        String tags = "filter=\"product-ids\",namespace=\"" + ns.name() + "\"";
+        double lookupsBefore = metric(port, "bloomreader_lookups_total{" + tags + "}");
         Map<String, Long> answeredBy = new TreeMap<>();
         for (long id : absent) {
           HttpResponse<String> response = get(port, "/products/" + id);
@@ -156,6 +163,26 @@ class ProductApiIntegrationTest {
         assertThat(present.statusCode()).isEqualTo(200);
         assertThat(answeredBy(present)).isEqualTo("store");
         assertThat(present.body()).contains("\"name\":\"Product 42\"");
+
+        // What the chart's reader PodMonitor scrapes (its default port name and path, which the
+        // Deployment's container and application.yaml serve): the reader metrics of exactly these
+        // requests, the observed false-positive rate's inputs included.
+        Map<?, ?> podMonitor = readerPodMonitorDefaults();
+        assertThat(container.getPorts())
+            .extracting(p -> p.getName())
+            .contains((String) podMonitor.get("port"));
+        assertThat(podMonitor.get("path")).isEqualTo(PROMETHEUS_PATH);
+        assertThat(metric(port, "bloomreader_lookups_total{" + tags + "}") - lookupsBefore)
+            .isEqualTo(ABSENT_LOOKUPS + 1);
+        assertThat(
+                metric(port, "bloomreader_outcomes_total{" + tags + ",result=\"false_positive\"}"))
+            .isEqualTo(falsePositives);
+        assertThat(
+                metric(port, "bloomreader_outcomes_total{" + tags + ",result=\"true_positive\"}"))
+            .isEqualTo(1);
+        assertThat(metric(port, "bloomreader_fpp_expected{" + tags + "}")).isBetween(0.0, 0.02);
+        assertThat(get(port, PROMETHEUS_PATH).body())
+            .containsPattern("(?m)^bloomreader_fpp_observed\\{" + Pattern.quote(tags) + "\\} ");
 
         // The emptyDir got the verified snapshot.
         await().atMost(Duration.ofSeconds(10)).until(() -> hasFiles(cache));
@@ -181,6 +208,27 @@ class ProductApiIntegrationTest {
       HttpResponse<String> present = get(port, "/products/7");
       assertThat(present.statusCode()).isEqualTo(200);
     }
+  }
+
+  /** One sample of the scrape, by its exact name and labels as Prometheus' text format has them. */
+  private double metric(int port, String series) throws IOException, InterruptedException {
+    HttpResponse<String> scrape = get(port, PROMETHEUS_PATH);
+    assertThat(scrape.statusCode()).isEqualTo(200);
+    Matcher sample =
+        Pattern.compile("(?m)^" + Pattern.quote(series) + " (\\S+)$").matcher(scrape.body());
+    assertThat(sample.find()).as("%s in the scrape", series).isTrue();
+    return Double.parseDouble(sample.group(1));
+  }
+
+  /** metrics.readerPodMonitor of the chart's values.yaml: where it scrapes reader pods. */
+  private static Map<?, ?> readerPodMonitorDefaults() throws IOException {
+    Map<?, ?> values =
+        Serialization.unmarshal(
+            Files.readString(
+                RealKubernetesExtension.repoRoot()
+                    .resolve("deploy/helm/bloom-operator/values.yaml")),
+            Map.class);
+    return (Map<?, ?>) ((Map<?, ?>) values.get("metrics")).get("readerPodMonitor");
   }
 
   private static ConfigurableApplicationContext start(KubernetesClient client, Path configDir) {
