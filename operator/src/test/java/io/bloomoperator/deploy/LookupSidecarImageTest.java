@@ -68,7 +68,12 @@ class LookupSidecarImageTest {
   static void pullAndUnpack() throws Exception {
     work = RealKubernetesExtension.repoRoot().resolve("operator/target/lookup-image-test");
     Files.createDirectories(work);
-    image = OperatorImage.push(work, TARBALL, "bloom-lookup-sidecar");
+    image =
+        OperatorImage.push(
+            work,
+            TARBALL,
+            "bloom-lookup-sidecar",
+            "`mvn package` of sidecar-lib/lookup-sidecar builds it");
     image.validate();
     config = image.config();
     rootfs = image.unpack(work.resolve("rootfs"));

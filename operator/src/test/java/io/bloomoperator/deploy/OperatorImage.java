@@ -45,21 +45,26 @@ final class OperatorImage implements AutoCloseable {
    * @throws IllegalStateException naming the command that builds the tarball when it is missing
    */
   static OperatorImage push(Path work) throws IOException, InterruptedException {
-    return push(work, TARBALL, "bloom-operator");
+    return push(
+        work,
+        TARBALL,
+        "bloom-operator",
+        "`mvn verify` builds it before the image tests (pre-integration-test);"
+            + " alone: `bash hack/build-image.sh`");
   }
 
   /**
-   * Unpacks the tarball at {@code tarballPath} (relative to the repository) into {@code work} and
-   * pushes it to a new local registry as {@code repository}.
+   * Unpacks the OCI layout tarball {@code tarballPath} (relative to the repository) into {@code
+   * work} and pushes it to a new local registry as {@code repository}: an image, or an image index
+   * with its images.
+   *
+   * @param howToBuild what builds the tarball, for the message when it is missing
    */
-  static OperatorImage push(Path work, String tarballPath, String repository)
+  static OperatorImage push(Path work, String tarballPath, String repository, String howToBuild)
       throws IOException, InterruptedException {
     Path tarball = RealKubernetesExtension.repoRoot().resolve(tarballPath);
     if (!Files.isRegularFile(tarball)) {
-      throw new IllegalStateException(
-          tarball
-              + " is missing: `mvn verify` builds it before the image tests (pre-integration-test);"
-              + " alone: `bash hack/build-image.sh`");
+      throw new IllegalStateException(tarball + " is missing: " + howToBuild);
     }
     Path layout = work.resolve("layout");
     deleteTree(layout);
@@ -107,14 +112,40 @@ final class OperatorImage implements AutoCloseable {
   }
 
   /**
+   * The image a runtime on {@code platform} ("linux/arm64") pulls when this is an image index:
+   * {@code crane --platform} resolves the index as a runtime does, then validates every blob of
+   * that image and returns its manifest.
+   */
+  JsonNode manifest(String platform) throws IOException, InterruptedException {
+    crane.run("validate", "--remote", pulled, "--platform", platform);
+    return JSON.readTree(crane.run("manifest", pulled, "--platform", platform));
+  }
+
+  /** The config of {@code platform}'s image; see {@link #manifest(String)}. */
+  JsonNode config(String platform) throws IOException, InterruptedException {
+    return JSON.readTree(crane.run("config", pulled, "--platform", platform));
+  }
+
+  /**
    * The image's filesystem in {@code dir}: its layers flattened in order by {@code crane export}
    * (whiteouts applied), then unpacked with their modes.
    */
   Path unpack(Path dir) throws IOException, InterruptedException {
+    return unpack(dir, List.of());
+  }
+
+  /** {@link #unpack(Path)} of {@code platform}'s image, when this is an image index. */
+  Path unpack(Path dir, String platform) throws IOException, InterruptedException {
+    return unpack(dir, List.of("--platform", platform));
+  }
+
+  private Path unpack(Path dir, List<String> platform) throws IOException, InterruptedException {
     deleteTree(dir);
     Files.createDirectories(dir);
     Path flat = dir.resolveSibling(dir.getFileName() + ".tar");
-    crane.run("export", pulled, flat.toString());
+    List<String> export = new ArrayList<>(List.of("export", pulled, flat.toString()));
+    export.addAll(platform);
+    crane.run(export.toArray(String[]::new));
     run(
         List.of(
             "tar", "--warning=no-unknown-keyword", "-xpf", flat.toString(), "-C", dir.toString()));
