@@ -16,7 +16,7 @@ import software.amazon.awssdk.auth.credentials.ProfileCredentialsProvider;
 import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
 import software.amazon.awssdk.core.checksums.RequestChecksumCalculation;
 import software.amazon.awssdk.core.checksums.ResponseChecksumValidation;
-import software.amazon.awssdk.http.urlconnection.UrlConnectionHttpClient;
+import software.amazon.awssdk.http.apache5.Apache5HttpClient;
 import software.amazon.awssdk.regions.Region;
 import software.amazon.awssdk.services.s3.S3Client;
 
@@ -107,8 +107,11 @@ final class StoreOptions {
     if (!("https".equals(scheme) || "http".equals(scheme)) || endpoint.getHost() == null) {
       throw new CliException("--store-endpoint must be an http(s) URL");
     }
-    UrlConnectionHttpClient.Builder http =
-        UrlConnectionHttpClient.builder()
+    // The operator's HTTP stack (Apache HttpClient 5), without its egress policy: the CLI runs with
+    // the rights of whoever runs it, on an endpoint they chose, so there is nothing to confine;
+    // the SDK's defaults apply, including the JVM's and the environment's proxy settings.
+    Apache5HttpClient.Builder http =
+        Apache5HttpClient.builder()
             .connectionTimeout(Duration.ofSeconds(10))
             .socketTimeout(Duration.ofSeconds(30));
     if (caFile != null) {

@@ -8,13 +8,13 @@ import io.bloomoperator.publish.StoreBudget;
 import io.bloomoperator.publish.StoreReservations;
 import io.bloomoperator.publish.WriteBudget;
 import io.bloomoperator.snapshot.CaCertificates;
+import io.bloomoperator.source.EgressCheckedDns;
 import io.bloomoperator.source.EgressPolicy;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.Namespace;
 import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
-import java.net.InetAddress;
 import java.net.URI;
 import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
@@ -24,6 +24,8 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
 import javax.net.ssl.TrustManager;
+import org.apache.hc.client5.http.impl.DefaultSchemePortResolver;
+import org.apache.hc.client5.http.impl.routing.DefaultRoutePlanner;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
@@ -47,9 +49,9 @@ import software.amazon.awssdk.services.s3.S3Client;
  * <p><b>Where a client connects.</b> The endpoint's host is judged when the client is built (a
  * clear reason at once), and again on every new connection, since DNS answers change (rebinding):
  * the client's HTTP stack (Apache HttpClient 5) resolves names only through {@link
- * EgressCheckedDns} and connects only to the addresses it returned, never through a proxy (the
- * JVM's and the environment's proxy settings are ignored; a proxy would connect to addresses the
- * policy never sees).
+ * EgressCheckedDns} (shared with the http sources) and connects only to the addresses it returned,
+ * never through a proxy (the JVM's and the environment's proxy settings are ignored and every route
+ * is planned direct; a proxy would connect to addresses the policy never sees).
  *
  * <p><b>TLS.</b> Without {@code spec.tls} the store's certificate is verified by the JVM's default
  * CAs; with {@code spec.tls.caBundle}, by that bundle's CAs instead ({@link CaCertificates}), read
@@ -308,28 +310,20 @@ public final class ObjectStores implements AutoCloseable {
 
   /** The endpoint is the administrator's, but a compromised definition must not reach the node. */
   private void checkEgress(URI endpoint) throws Refusal {
-    String host = endpoint.getHost();
-    Optional<EgressPolicy.Refusal> refused = egress.checkLiteral(host);
-    if (refused.isEmpty()) {
-      try {
-        for (InetAddress address : settings.resolver().resolve(host)) {
-          refused = egress.check(host, address);
-          if (refused.isPresent()) {
-            break;
-          }
-        }
-      } catch (UnknownHostException e) {
-        LOG.warn("object store endpoint host does not resolve: {}", e.getMessage());
-        throw new Refusal("endpoint unresolvable", e);
-      }
-    }
-    if (refused.isPresent()) {
-      LOG.warn(
-          "object store endpoint {} {}; refused (BLOOM_STORE_ALLOW, else BLOOM_HTTP_ALLOW)",
-          host,
-          refused.get().text());
+    try {
+      // The resolution every connection of the client makes, made once now.
+      dns().resolve(endpoint.getHost());
+    } catch (EgressCheckedDns.Refused e) {
+      // Logged with the host and the address by EgressCheckedDns.
       throw new Refusal("endpoint refused by the egress policy", null);
+    } catch (UnknownHostException e) {
+      LOG.warn("object store endpoint host does not resolve: {}", e.getMessage());
+      throw new Refusal("endpoint unresolvable", e);
     }
+  }
+
+  private EgressCheckedDns dns() {
+    return EgressCheckedDns.forStores(egress, settings.resolver());
   }
 
   /** The CA bundle's trust managers and the version of the object they were read from. */
@@ -469,12 +463,15 @@ public final class ObjectStores implements AutoCloseable {
         Apache5HttpClient.builder()
             .connectionTimeout(CONNECT_TIMEOUT)
             .socketTimeout(SOCKET_TIMEOUT)
-            .dnsResolver(new EgressCheckedDns(egress, settings.resolver()))
+            .dnsResolver(dns())
+            // No proxy from the JVM's or the environment's settings (the SDK reads both by
+            // default), and every route planned direct to the target whatever a request says.
             .proxyConfiguration(
                 ProxyConfiguration.builder()
                     .useSystemPropertyValues(false)
                     .useEnvironmentVariableValues(false)
-                    .build());
+                    .build())
+            .httpRoutePlanner(new DefaultRoutePlanner(DefaultSchemePortResolver.INSTANCE));
     if (trustManagers != null) {
       http.tlsTrustManagersProvider(() -> trustManagers);
     }

@@ -1,5 +1,6 @@
 package io.bloomoperator.objectstore;
 
+import io.bloomoperator.source.EgressCheckedDns;
 import java.net.UnknownHostException;
 import java.security.cert.CertificateException;
 import java.util.Optional;

@@ -1,19 +1,16 @@
 package io.bloomoperator.objectstore;
 
+import io.bloomoperator.source.EgressCheckedDns;
 import java.net.InetAddress;
-import java.net.UnknownHostException;
 
-/** Resolves the host name of a store's endpoint to the addresses a connection may go to. */
+/**
+ * Resolves the host name of a store's endpoint to the addresses a connection may go to: the
+ * resolver behind the stores' {@link EgressCheckedDns}, under the name the store settings and the
+ * test harness have always used.
+ */
 @FunctionalInterface
-public interface StoreResolver {
+public interface StoreResolver extends EgressCheckedDns.Lookup {
 
   /** The JVM's resolver. */
   StoreResolver SYSTEM = InetAddress::getAllByName;
-
-  /**
-   * Every address of {@code host}.
-   *
-   * @throws UnknownHostException if it has none
-   */
-  InetAddress[] resolve(String host) throws UnknownHostException;
 }

@@ -134,7 +134,7 @@ public final class EgressPolicy {
     }
   }
 
-  /** What OkHttp (and the JDK) take as an IP address instead of a name to resolve. */
+  /** What HTTP clients (and the JDK) take as an IP address instead of a name to resolve. */
   private static final Pattern IP_LITERAL =
       Pattern.compile("([0-9a-fA-F]*:[0-9a-fA-F:.]*)|([\\d.]+)");
 
@@ -271,11 +271,11 @@ public final class EgressPolicy {
   }
 
   /**
-   * Why a URL host that is an IP literal is refused, checked before any connection (OkHttp connects
-   * to literals without asking its {@code Dns}); empty for an allowed literal and for a host name,
-   * which is checked when it is resolved. Digits and dots that are no dotted quad ({@code 127.1},
-   * {@code 2130706433}, {@code 1.2.3.4.5}) are refused: the JDK reads some as addresses and looks
-   * others up in DNS, and neither is worth the ambiguity.
+   * Why a URL host that is an IP literal is refused, checked before any connection (by {@link
+   * EgressCheckedDns}, to which the HTTP client hands literals like names); empty for an allowed
+   * literal and for a host name, which is checked when it is resolved. Digits and dots that are no
+   * dotted quad ({@code 127.1}, {@code 2130706433}, {@code 1.2.3.4.5}) are refused: the JDK reads
+   * some as addresses and looks others up in DNS, and neither is worth the ambiguity.
    */
   public Optional<Refusal> checkLiteral(String host) {
     String bare =

@@ -31,11 +31,12 @@ import java.util.zip.GZIPInputStream;
 import java.util.zip.ZipException;
 import javax.net.ssl.SSLException;
 import javax.net.ssl.SSLPeerUnverifiedException;
-import okhttp3.Call;
-import okhttp3.HttpUrl;
-import okhttp3.OkHttpClient;
-import okhttp3.Request;
-import okhttp3.Response;
+import org.apache.hc.client5.http.impl.classic.CloseableHttpClient;
+import org.apache.hc.core5.http.ConnectionClosedException;
+import org.apache.hc.core5.http.HttpException;
+import org.apache.hc.core5.http.MalformedChunkCodingException;
+import org.apache.hc.core5.http.MessageConstraintException;
+import org.apache.hc.core5.http.NoHttpResponseException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -120,16 +121,16 @@ public final class HttpSource implements KeySource {
   private static final Logger LOG = LoggerFactory.getLogger(HttpSource.class);
 
   private final SecretAccess secrets;
-  private final HttpUrl url;
+  private final HttpTarget url;
   private final String shownUrl;
   private final String headersSecret;
   private final Duration connectTimeout;
   private final Duration readTimeout;
   private final HttpSourceSettings settings;
-  private final OkHttpClient http;
+  private final CloseableHttpClient http;
 
   /** The call whose body is being read, for {@link #cancel} from another thread. */
-  private volatile Call reading;
+  private volatile HttpCall reading;
 
   /** The Secret's headers, read once per source instance (that is, once per reconcile). */
   private Map<String, String> headers;
@@ -139,7 +140,7 @@ public final class HttpSource implements KeySource {
    * @throws IllegalArgumentException when the URL or a timeout is invalid (an invalid spec)
    */
   public HttpSource(SecretAccess secrets, HttpSourceSpec spec, HttpSourceSettings settings) {
-    this(secrets, spec, settings, HttpClients.SYSTEM);
+    this(secrets, spec, settings, EgressCheckedDns.Lookup.SYSTEM);
   }
 
   /** With another resolver, for tests of what happens after resolution. */
@@ -147,13 +148,13 @@ public final class HttpSource implements KeySource {
       SecretAccess secrets,
       HttpSourceSpec spec,
       HttpSourceSettings settings,
-      HttpClients.Resolver resolver) {
+      EgressCheckedDns.Lookup resolver) {
     if (spec == null || spec.getUrl() == null || spec.getUrl().isBlank()) {
       throw new IllegalArgumentException("spec.source.http.url is required");
     }
     this.secrets = secrets;
     URI uri = parseUrl(spec.getUrl().strip());
-    this.url = httpUrl(uri);
+    this.url = target(uri);
     this.shownUrl = shown(uri);
     this.headersSecret =
         spec.getHeadersSecret() == null || spec.getHeadersSecret().isBlank()
@@ -163,7 +164,7 @@ public final class HttpSource implements KeySource {
         duration(spec.getConnectTimeout(), DEFAULT_CONNECT_TIMEOUT, "connectTimeout");
     this.readTimeout = duration(spec.getReadTimeout(), DEFAULT_READ_TIMEOUT, "readTimeout");
     this.settings = settings;
-    this.http = HttpClients.client(settings.egress(), resolver, connectTimeout, readTimeout);
+    this.http = HttpClients.client(settings.egress(), resolver);
   }
 
   @Override
@@ -175,15 +176,15 @@ public final class HttpSource implements KeySource {
   public String changeToken() throws SourceException {
     long deadline = deadline();
     try (Fetched head = send("HEAD", deadline)) {
-      if (successful(head.response().code())) {
-        return tokenOf(head.response());
+      if (successful(head.call().status())) {
+        return tokenOf(head.call());
       }
     }
     try (Fetched get = send("GET", deadline)) {
-      if (!successful(get.response().code())) {
+      if (!successful(get.call().status())) {
         throw statusError(get);
       }
-      return tokenOf(get.response());
+      return tokenOf(get.call());
     }
   }
 
@@ -192,7 +193,7 @@ public final class HttpSource implements KeySource {
     Fetched fetched = send("GET", deadline());
     reading = fetched.call();
     try {
-      if (!successful(fetched.response().code())) {
+      if (!successful(fetched.call().status())) {
         throw statusError(fetched);
       }
       InputStream body =
@@ -211,7 +212,7 @@ public final class HttpSource implements KeySource {
               + ")");
     } catch (IOException e) {
       LOG.debug("{}: download failed", shownUrl, e);
-      if (fetched.call().isCanceled()) {
+      if (fetched.call().cancelled()) {
         throw tookTooLong();
       }
       if (e instanceof SocketTimeoutException) {
@@ -225,7 +226,8 @@ public final class HttpSource implements KeySource {
                 + " ms (readTimeout)");
       }
       if (e instanceof ZipException || e instanceof EOFException) {
-        // Only GZIPInputStream throws EOFException here: a body cut short is a ProtocolException.
+        // Only GZIPInputStream throws EOFException here: a body cut short is a
+        // ConnectionClosedException or a MalformedChunkCodingException.
         throw new SourceException(
             Reasons.SOURCE_UNREADABLE, "body of " + shownUrl + " is not valid gzip");
       }
@@ -240,25 +242,25 @@ public final class HttpSource implements KeySource {
   /** Cancels the download under way: a body read blocked on a stalled server ends now. */
   @Override
   public void cancel() {
-    Call call = reading;
+    HttpCall call = reading;
     if (call != null) {
       call.cancel();
     }
   }
 
-  /** A response and the call it belongs to; closing it releases the connection. */
-  private record Fetched(Call call, Response response, int hops) implements AutoCloseable {
+  /** A response and how many redirects led to it; closing it ends the exchange. */
+  private record Fetched(HttpCall call, int hops) implements AutoCloseable {
     @Override
     public void close() {
-      response.close();
+      call.close();
     }
   }
 
   /** The body with every gzip layer removed (Content-Encoding, then a gzip file as such). */
   private InputStream decode(Fetched fetched) throws IOException, SourceException {
-    InputStream in = fetched.response().body().byteStream();
+    InputStream in = fetched.call().body();
     String encoding =
-        Optional.ofNullable(fetched.response().header("Content-Encoding"))
+        Optional.ofNullable(fetched.call().header("Content-Encoding"))
             .orElse("identity")
             .strip()
             .toLowerCase(Locale.ROOT);
@@ -284,19 +286,19 @@ public final class HttpSource implements KeySource {
   }
 
   /**
-   * Sends the request, following up to {@value #MAX_REDIRECTS} redirects itself: OkHttp's own
-   * redirects would skip the address check of {@link #sendOnce} for IP literals, and would forward
-   * the Secret's headers to whatever host a redirect names (object stores also reject a pre-signed
-   * URL that carries an Authorization header). Here the Secret's headers only go to the URL's own
-   * origin (scheme, host and port), like curl without {@code --location-trusted}; HTTPS never
-   * redirects to HTTP.
+   * Sends the request, following up to {@value #MAX_REDIRECTS} redirects itself: the client's own
+   * redirect handling would forward the Secret's headers to whatever host a redirect names (object
+   * stores also reject a pre-signed URL that carries an Authorization header), and would hide from
+   * the messages which hop was refused. Here the Secret's headers only go to the URL's own origin
+   * (scheme, host and port), like curl without {@code --location-trusted}; HTTPS never redirects to
+   * HTTP.
    */
   private Fetched send(String method, long deadline) throws SourceException {
-    HttpUrl target = url;
+    HttpTarget target = url;
     for (int hops = 0; ; hops++) {
-      Fetched fetched = sendOnce(method, target, hops, sameOrigin(target, url), deadline);
-      int status = fetched.response().code();
-      String location = fetched.response().header("Location");
+      Fetched fetched = sendOnce(method, target, hops, target.sameOrigin(url), deadline);
+      int status = fetched.call().status();
+      String location = fetched.call().header("Location");
       if (!REDIRECTS.contains(status) || location == null) {
         return fetched;
       }
@@ -306,7 +308,7 @@ public final class HttpSource implements KeySource {
             Reasons.SOURCE_UNREADABLE,
             "more than " + MAX_REDIRECTS + " redirects from " + shownUrl);
       }
-      HttpUrl next = target.resolve(location.strip());
+      HttpTarget next = target.resolve(location.strip()).orElse(null);
       if (next == null) {
         LOG.debug("{}: HTTP {} redirects to an invalid Location {}", shownUrl, status, location);
         throw new SourceException(
@@ -317,8 +319,8 @@ public final class HttpSource implements KeySource {
                 + where(hops)
                 + " redirects to a Location that is not an http(s) URL");
       }
-      LOG.debug("{}: HTTP {} redirects to {}", shownUrl, status, shown(next));
-      if (target.isHttps() && !next.isHttps()) {
+      LOG.debug("{}: HTTP {} redirects to {}", shownUrl, status, next.shown());
+      if (target.https() && !next.https()) {
         throw new SourceException(
             Reasons.SOURCE_UNREADABLE,
             "HTTP "
@@ -331,47 +333,42 @@ public final class HttpSource implements KeySource {
     }
   }
 
+  /**
+   * One request. IP literals and names alike are judged by the client's resolver ({@link
+   * EgressCheckedDns}), and the connection's address again before anything is sent ({@link
+   * ConnectedAddressCheck}).
+   */
   private Fetched sendOnce(
-      String method, HttpUrl target, int hops, boolean withSecret, long deadline)
+      String method, HttpTarget target, int hops, boolean withSecret, long deadline)
       throws SourceException {
-    Optional<EgressPolicy.Refusal> literal = settings.egress().checkLiteral(target.host());
-    if (literal.isPresent()) {
-      throw refused(hops, literal.get());
-    }
-    HttpClients.ConnectWatch watch = new HttpClients.ConnectWatch();
-    Request.Builder request =
-        new Request.Builder()
-            .url(target)
-            .method(method, null)
+    HttpCall call =
+        new HttpCall(http, method, target)
             .header("Accept-Encoding", "gzip")
-            .header("User-Agent", "bloom-operator")
-            .tag(HttpClients.ConnectWatch.class, watch);
+            .header("User-Agent", "bloom-operator");
     if (withSecret) {
       for (Map.Entry<String, String> header : headers().entrySet()) {
-        setHeader(request, header.getKey(), header.getValue());
+        setHeader(call, header.getKey(), header.getValue());
       }
     }
     long remaining = deadline - System.nanoTime();
     if (remaining <= 0) {
       throw tookTooLong();
     }
-    // A derived client costs no thread and shares the pool; its callTimeout is what is left of
-    // the total read time.
-    Call call =
-        http.newBuilder().callTimeout(Duration.ofNanos(remaining)).build().newCall(request.build());
     try {
-      return new Fetched(call, call.execute(), hops);
+      // The shared client costs no thread; the deadline is what is left of the total read time.
+      call.execute(connectTimeout, readTimeout, remaining);
+      return new Fetched(call, hops);
     } catch (IOException e) {
-      LOG.debug("{}: {} {} failed", shownUrl, method, shown(target), e);
+      LOG.debug("{}: {} {} failed", shownUrl, method, target.shown(), e);
       Optional<EgressPolicy.Refusal> refusal = refusalOf(e);
       if (refusal.isPresent()) {
         throw refused(hops, refusal.get());
       }
-      if (call.isCanceled()) {
+      if (call.cancelled()) {
         throw tookTooLong();
       }
       if (e instanceof InterruptedIOException && !Thread.currentThread().isInterrupted()) {
-        throw watch.connected()
+        throw call.connected()
             ? new SourceException(
                 Reasons.SOURCE_TIMEOUT,
                 "no response from "
@@ -392,14 +389,13 @@ public final class HttpSource implements KeySource {
     }
   }
 
-  private void setHeader(Request.Builder request, String name, String value)
-      throws SourceException {
+  private void setHeader(HttpCall call, String name, String value) throws SourceException {
     String problem = null;
     if (RESTRICTED_HEADERS.contains(name.toLowerCase(Locale.ROOT))) {
       problem = "it describes the connection, which the operator controls";
     } else {
       try {
-        request.header(name, value);
+        call.header(name, value);
       } catch (IllegalArgumentException e) {
         // The message may quote the value; only the name is shown.
         problem = "it is not a valid HTTP header";
@@ -419,7 +415,7 @@ public final class HttpSource implements KeySource {
 
   private static Optional<EgressPolicy.Refusal> refusalOf(Throwable e) {
     for (Throwable t = e; t != null; t = t.getCause()) {
-      if (t instanceof HttpClients.AddressRefused refused) {
+      if (t instanceof EgressCheckedDns.Refused refused) {
         return Optional.of(refused.refusal());
       }
     }
@@ -460,10 +456,6 @@ public final class HttpSource implements KeySource {
         : shownUrl + " (after " + hops + " redirect" + (hops == 1 ? "" : "s") + ")";
   }
 
-  private static boolean sameOrigin(HttpUrl a, HttpUrl b) {
-    return a.scheme().equals(b.scheme()) && a.host().equals(b.host()) && a.port() == b.port();
-  }
-
   private Map<String, String> headers() throws SourceException {
     if (headers != null) {
       return headers;
@@ -494,7 +486,7 @@ public final class HttpSource implements KeySource {
 
   /** The exception for a non-2xx response: the status code only, never the body. */
   private SourceException statusError(Fetched fetched) {
-    int status = fetched.response().code();
+    int status = fetched.call().status();
     String from = "HTTP " + status + " from " + where(fetched.hops());
     if (status == 404 || status == 410) {
       return new SourceException(Reasons.SOURCE_NOT_FOUND, from);
@@ -510,7 +502,7 @@ public final class HttpSource implements KeySource {
   }
 
   /** The validator as an opaque digest: it changes when the value does, and quotes nothing. */
-  private static String tokenOf(Response response) {
+  private static String tokenOf(HttpCall response) {
     String etag = Optional.ofNullable(response.header("ETag")).map(String::strip).orElse("");
     if (!etag.isEmpty()) {
       return "etag:" + digest(etag);
@@ -556,7 +548,14 @@ public final class HttpSource implements KeySource {
       if (t instanceof SSLException) {
         return "TLS handshake failed";
       }
-      if (t instanceof ProtocolException) {
+      if (t instanceof MessageConstraintException) {
+        return "the response's head is longer than the operator reads (16 KiB a line, 100 lines)";
+      }
+      if (t instanceof ProtocolException
+          || t instanceof HttpException
+          || t instanceof NoHttpResponseException
+          || t instanceof ConnectionClosedException
+          || t instanceof MalformedChunkCodingException) {
         return "not a valid HTTP response, or the connection closed before it ended";
       }
       if (t instanceof EOFException) {
@@ -584,12 +583,12 @@ public final class HttpSource implements KeySource {
     return parsed;
   }
 
-  private static HttpUrl httpUrl(URI uri) {
-    HttpUrl parsed = HttpUrl.parse(uri.toString());
-    if (parsed == null) {
+  private static HttpTarget target(URI uri) {
+    try {
+      return HttpTarget.of(uri);
+    } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException("spec.source.http.url is not a valid http(s) URL");
     }
-    return parsed;
   }
 
   /** The URL without user info and with the query string elided: both may hold credentials. */
@@ -604,18 +603,6 @@ public final class HttpSource implements KeySource {
       text.append("?…");
     }
     return text.toString();
-  }
-
-  /** As {@link #shown(URI)}, for the URLs of redirects (logged at DEBUG only). */
-  static String shown(HttpUrl url) {
-    String host = url.host().contains(":") ? "[" + url.host() + "]" : url.host();
-    return url.scheme()
-        + "://"
-        + host
-        + ":"
-        + url.port()
-        + url.encodedPath()
-        + (url.encodedQuery() == null ? "" : "?…");
   }
 
   private static Duration duration(String text, Duration fallback, String field) {

@@ -24,7 +24,7 @@ import org.junit.jupiter.api.Test;
  * The shaded jar (target/bloom-operator.jar, after package) ships THIRD-PARTY.txt, and that notice
  * lists exactly the third-party artifacts the jar bundles, each under a licence. What is bundled is
  * known two ways: Maven's runtime dependency list (target/bundled-artifacts.txt, what the shade
- * plugin includes; it also names artifacts built without Maven metadata, such as Kotlin's) and the
+ * plugin includes; it also names artifacts built without Maven metadata, e.g. by Gradle) and the
  * META-INF/maven/.../pom.properties the shaded jar carries from each Maven-built dependency. A
  * dependency added or upgraded without its notice entry fails here, naming it.
  */

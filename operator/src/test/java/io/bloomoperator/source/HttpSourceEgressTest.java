@@ -154,7 +154,7 @@ class HttpSourceEgressTest {
           refused(source("http://" + host + ":" + target.port() + "/ids", settings), target);
       assertThat(e.getMessage()).as(host).contains("not a dotted-quad IPv4 address");
     }
-    // java.net.URI rejects 127.2 in a spec, but a redirect is parsed by OkHttp.
+    // java.net.URI rejects 127.2 in a spec, but a redirect's Location is read as HTTP reads a host.
     server.on(
         "/short",
         ex -> {
@@ -205,11 +205,11 @@ class HttpSourceEgressTest {
   void nameResolvingToLoopbackIsRefusedAfterResolution() {
     serveIds();
     AtomicInteger lookups = new AtomicInteger();
-    HttpClients.Resolver resolver =
+    EgressCheckedDns.Lookup resolver =
         host -> {
           lookups.incrementAndGet();
           assertThat(host).isEqualTo("exports.example.com");
-          return List.of(InetAddress.getLoopbackAddress());
+          return new InetAddress[] {InetAddress.getLoopbackAddress()};
         };
     HttpSource source =
         new HttpSource(
@@ -228,8 +228,11 @@ class HttpSourceEgressTest {
   void nameWithOneRefusedAddressAmongAllowedOnesIsRefused() throws IOException {
     HttpTestServer allowed = serverOn("127.0.0.2");
     allowed.on("/ids", ex -> send(ex, 200, text(List.of("a"))));
-    HttpClients.Resolver resolver =
-        host -> List.of(InetAddress.getByName("127.0.0.2"), InetAddress.getByName("127.0.0.1"));
+    EgressCheckedDns.Lookup resolver =
+        host ->
+            new InetAddress[] {
+              InetAddress.getByName("127.0.0.2"), InetAddress.getByName("127.0.0.1")
+            };
     HttpSource source =
         new HttpSource(
             null,
@@ -251,8 +254,11 @@ class HttpSourceEgressTest {
         Collections.synchronizedList(
             new ArrayList<>(
                 List.of(InetAddress.getByName("127.0.0.2"), InetAddress.getByName("127.0.0.1"))));
-    HttpClients.Resolver resolver =
-        host -> List.of(answers.isEmpty() ? InetAddress.getByName("127.0.0.1") : answers.remove(0));
+    EgressCheckedDns.Lookup resolver =
+        host ->
+            new InetAddress[] {
+              answers.isEmpty() ? InetAddress.getByName("127.0.0.1") : answers.remove(0)
+            };
     HttpSource source =
         new HttpSource(
             null,
@@ -299,7 +305,8 @@ class HttpSourceEgressTest {
     assertThat(refused(source(server.url("/metadata"), settings), target).getMessage())
         .contains("link-local");
     // A redirect to a name is judged on what the name resolves to.
-    HttpClients.Resolver resolver = host -> List.of(InetAddress.getByName("127.0.0.2"));
+    EgressCheckedDns.Lookup resolver =
+        host -> new InetAddress[] {InetAddress.getByName("127.0.0.2")};
     HttpSource byName = new HttpSource(null, spec(server.url("/name"), null), settings, resolver);
     assertThat(refused(byName, target).getMessage())
         .startsWith("not following the redirect")

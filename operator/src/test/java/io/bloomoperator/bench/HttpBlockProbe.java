@@ -1,34 +1,36 @@
 package io.bloomoperator.bench;
 
 import com.sun.net.httpserver.HttpServer;
+import io.bloomoperator.api.HttpSourceSpec;
 import io.bloomoperator.assemble.BuildWorkers;
 import io.bloomoperator.assemble.FilterBuilder;
 import io.bloomoperator.snapshot.KeyType;
-import io.bloomoperator.source.BodySource;
+import io.bloomoperator.source.EgressPolicy;
 import io.bloomoperator.source.GeneratedLines;
+import io.bloomoperator.source.HttpSource;
+import io.bloomoperator.source.HttpSourceSettings;
 import io.bloomoperator.source.KeySink;
 import io.bloomoperator.source.KeySource;
 import io.bloomoperator.source.LineBlock;
 import io.bloomoperator.source.SourceException;
 import java.io.OutputStream;
-import java.io.UncheckedIOException;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.net.InetSocketAddress;
-import okhttp3.OkHttpClient;
-import okhttp3.Request;
 
 /**
- * An http body of N generated keys read by OkHttp (the operator's http client, which returns a few
- * KiB per read and reports nothing more available) into a 2-thread build: keys/s, the blocks the
- * source handed over (how many, lines each) and the CPU of the reading thread and of the build
- * helpers, i.e. whether the build uses both cores.
+ * An http body of N generated keys read by the operator's http source ({@link HttpSource}: its HTTP
+ * client, gzip sniffing, size bound and line splitting, as a BloomFilter's build reads it) into a
+ * 2-thread build: keys/s, the blocks the source handed over (how many, lines each) and the CPU of
+ * the reading thread and of the build helpers, i.e. whether the build uses both cores. Only
+ * HttpSource's public API is used, so the same probe measures any version of the source (the OkHttp
+ * one before issue 32, Apache HttpClient 5 after).
  *
  * <p>Run (see docs/benchmarks.md): {@code java -Xmx512m -cp $CP
- * io.bloomoperator.bench.OkHttpBlockProbe 10000000}.
+ * io.bloomoperator.bench.HttpBlockProbe 10000000}.
  */
-public final class OkHttpBlockProbe {
-  private OkHttpBlockProbe() {}
+public final class HttpBlockProbe {
+  private HttpBlockProbe() {}
 
   public static void main(String[] args) throws Exception {
     long n = Long.parseLong(args[0]);
@@ -43,21 +45,13 @@ public final class OkHttpBlockProbe {
         });
     export.start();
     String url = "http://127.0.0.1:" + export.getAddress().getPort() + "/ids.txt";
-    OkHttpClient client = new OkHttpClient();
-    BodySource body =
-        BodySource.of(
-            () -> {
-              try {
-                return client
-                    .newCall(new Request.Builder().url(url).build())
-                    .execute()
-                    .body()
-                    .byteStream();
-              } catch (java.io.IOException e) {
-                throw new UncheckedIOException(e);
-              }
-            },
-            64 * 1024);
+    HttpSourceSpec spec = new HttpSourceSpec();
+    spec.setUrl(url);
+    HttpSource body =
+        new HttpSource(
+            null,
+            spec,
+            HttpSourceSettings.defaults().withEgress(EgressPolicy.of("127.0.0.1/32", null)));
     ThreadMXBean mx = ManagementFactory.getThreadMXBean();
     for (int round = 0; round < 3; round++) {
       long[] stats = new long[4]; // blocks, lines, blocks < 2048, blocks < 256
@@ -109,7 +103,7 @@ public final class OkHttpBlockProbe {
                   counting, new FilterBuilder.Request(KeyType.STRING, 0.01, n, 0, Long.MAX_VALUE));
       double s = (System.nanoTime() - start) / 1e9;
       System.out.printf(
-          "okhttp+build 2 threads: %,d keys %.2f s = %.2f M keys/s | blocks %,d, mean %.0f lines, <2048: %.1f%%, <256: %.1f%% | reader cpu %.2f s, helper cpu %.2f s%n",
+          "http source+build 2 threads: %,d keys %.2f s = %.2f M keys/s | blocks %,d, mean %.0f lines, <2048: %.1f%%, <256: %.1f%% | reader cpu %.2f s, helper cpu %.2f s%n",
           r.keys(),
           s,
           r.keys() / s / 1e6,
