@@ -14,14 +14,12 @@ import io.bloomoperator.testing.servers.LogicalPostgres;
 import io.bloomoperator.testing.servers.PostgresServer;
 import java.lang.management.ManagementFactory;
 import java.sql.Connection;
-import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -105,24 +103,13 @@ class PostgresLogicalStreamTest {
     return adds;
   }
 
-  private static boolean slotExists(String slot) throws Exception {
-    try (Connection c = pg.connect();
-        Statement s = c.createStatement();
-        ResultSet r =
-            s.executeQuery(
-                "SELECT count(*) FROM pg_replication_slots WHERE slot_name = '" + slot + "'")) {
-      r.next();
-      return r.getInt(1) == 1;
-    }
-  }
-
   @Test
   void readsInsertsUpdatesAndDeletesFromAPositionAndResumesThere() throws Exception {
     String table = table();
     PostgresLogicalChangesSpec spec = spec(table);
     try (PostgresLogicalStream stream = stream(spec)) {
       StreamPosition start = stream.positionAt(Instant.now());
-      assertThat(slotExists(spec.getSlot())).isTrue();
+      assertThat(LogicalPostgres.slotExists(spec.getSlot())).isTrue();
       StreamStatus status = new StreamStatus();
       stream.describe(status);
       assertThat(status.getSlot()).endsWith("/bloom/" + spec.getSlot());
@@ -231,7 +218,7 @@ class PostgresLogicalStreamTest {
                 assertThat(e.getMessage()).contains("2 column(s)").contains("keyColumn");
               });
     }
-    assertThat(slotExists(spec.getSlot())).isFalse();
+    assertThat(LogicalPostgres.slotExists(spec.getSlot())).isFalse();
   }
 
   @Test
@@ -271,7 +258,7 @@ class PostgresLogicalStreamTest {
           .isInstanceOf(StreamException.class);
       assertThat(stream.dropSlot()).isTrue();
     }
-    assertThat(slotExists(spec.getSlot())).isTrue();
+    assertThat(LogicalPostgres.slotExists(spec.getSlot())).isTrue();
     pg.executeAsSuperuser("SELECT pg_drop_replication_slot('" + spec.getSlot() + "')");
   }
 
@@ -294,7 +281,7 @@ class PostgresLogicalStreamTest {
       assertThat(again.read(at).adds()).isEmpty();
       assertThat(again.dropSlot()).isTrue();
     }
-    assertThat(slotExists(spec.getSlot())).isFalse();
+    assertThat(LogicalPostgres.slotExists(spec.getSlot())).isFalse();
   }
 
   @Test
@@ -318,7 +305,7 @@ class PostgresLogicalStreamTest {
       stream.describe(status);
       assertThat(status.getSlot()).isNull();
     }
-    assertThat(slotExists(spec.getSlot())).isFalse();
+    assertThat(LogicalPostgres.slotExists(spec.getSlot())).isFalse();
   }
 
   @Test
@@ -372,9 +359,5 @@ class PostgresLogicalStreamTest {
       long allocated = threads.getCurrentThreadAllocatedBytes() - before;
       assertThat(allocated).as("bytes allocated reading a 32 MiB row").isLessThan(8L << 20);
     }
-  }
-
-  static String keys(List<String> keys) {
-    return keys.stream().collect(Collectors.joining(","));
   }
 }

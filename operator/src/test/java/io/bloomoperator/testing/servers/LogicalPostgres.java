@@ -1,5 +1,10 @@
 package io.bloomoperator.testing.servers;
 
+import io.bloomoperator.source.SecretAccess;
+import io.fabric8.kubernetes.api.model.SecretBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import java.util.Map;
+
 /**
  * The PostgreSQL server of this JVM for logical replication tests: a {@link
  * PostgresServer#dedicated} one started with {@code wal_level = logical} (the shared server cannot
@@ -15,6 +20,40 @@ public final class LogicalPostgres {
   private static PostgresServer server;
 
   private LogicalPostgres() {}
+
+  /** Whether the server has a replication slot named {@code slot}. */
+  public static boolean slotExists(String slot) throws java.sql.SQLException {
+    try (java.sql.Connection c = shared().connect();
+        java.sql.PreparedStatement s =
+            c.prepareStatement("SELECT count(*) FROM pg_replication_slots WHERE slot_name = ?")) {
+      s.setString(1, slot);
+      try (java.sql.ResultSet r = s.executeQuery()) {
+        r.next();
+        return r.getInt(1) == 1;
+      }
+    }
+  }
+
+  /**
+   * A Secret {@code name} in {@code namespace} with {@link #ROLE}'s credentials, which lets every
+   * filter of the namespace send them to this server.
+   */
+  public static void replicationSecret(KubernetesClient client, String namespace, String name) {
+    client
+        .secrets()
+        .inNamespace(namespace)
+        .resource(
+            new SecretBuilder()
+                .withNewMetadata()
+                .withName(name)
+                .withNamespace(namespace)
+                .addToAnnotations(SecretAccess.ALLOWED_FILTERS, "*")
+                .addToAnnotations(SecretAccess.ALLOWED_HOSTS, "127.0.0.1:" + shared().port())
+                .endMetadata()
+                .withStringData(Map.of("username", ROLE, "password", PASSWORD))
+                .build())
+        .serverSideApply();
+  }
 
   /** The server, started on first call and stopped at JVM exit. */
   public static synchronized PostgresServer shared() {
