@@ -148,35 +148,32 @@ final class PgSlot {
       default:
         return List.of();
     }
-    List<String> names = new ArrayList<>();
-    try (PreparedStatement s =
-        c.prepareStatement(
-            "SELECT a.attname FROM pg_index i"
-                + " JOIN pg_class c ON c.oid = i.indrelid"
-                + " JOIN pg_namespace n ON n.oid = c.relnamespace"
-                + " JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey)"
-                + " WHERE n.nspname = ? AND c.relname = ? "
-                + sql
-                + " ORDER BY a.attnum LIMIT 2")) {
-      s.setString(1, table.schema());
-      s.setString(2, table.name());
-      try (ResultSet r = s.executeQuery()) {
-        while (r.next()) {
-          names.add(r.getString(1));
-        }
-      }
-    }
-    return names;
+    return names(
+        c,
+        "SELECT a.attname FROM pg_index i"
+            + " JOIN pg_class c ON c.oid = i.indrelid"
+            + " JOIN pg_namespace n ON n.oid = c.relnamespace"
+            + " JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey)"
+            + " WHERE n.nspname = ? AND c.relname = ? "
+            + sql
+            + " ORDER BY a.attnum LIMIT 2",
+        table);
   }
 
   private static List<String> columnsOf(Connection c, Table table) throws SQLException {
+    return names(
+        c,
+        "SELECT a.attname FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid"
+            + " JOIN pg_namespace n ON n.oid = c.relnamespace"
+            + " WHERE n.nspname = ? AND c.relname = ? AND a.attnum > 0 AND NOT a.attisdropped"
+            + " LIMIT 2",
+        table);
+  }
+
+  /** The first column of {@code sql}'s rows, its parameters the table's schema and name. */
+  private static List<String> names(Connection c, String sql, Table table) throws SQLException {
     List<String> names = new ArrayList<>();
-    try (PreparedStatement s =
-        c.prepareStatement(
-            "SELECT a.attname FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid"
-                + " JOIN pg_namespace n ON n.oid = c.relnamespace"
-                + " WHERE n.nspname = ? AND c.relname = ? AND a.attnum > 0 AND NOT a.attisdropped"
-                + " LIMIT 2")) {
+    try (PreparedStatement s = c.prepareStatement(sql)) {
       s.setString(1, table.schema());
       s.setString(2, table.name());
       try (ResultSet r = s.executeQuery()) {

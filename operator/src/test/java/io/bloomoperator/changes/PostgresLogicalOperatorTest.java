@@ -126,35 +126,16 @@ class PostgresLogicalOperatorTest {
     assertThat(sorted).hasSize(rows);
     // No full build: the build record keeps the first build's time; only the position moved.
     assertThat(builtAt(client, ns.name())).isEqualTo(builtAt);
-    BloomFilter resource =
-        client.resources(BloomFilter.class).inNamespace(ns.name()).withName("products").get();
+    BloomFilter resource = products(client, ns).get();
     assertThat(resource.getStatus().getStream().getSlot()).endsWith("/" + slot);
     assertThat(resource.getStatus().getStream().getMessage()).isNull();
     await()
         .atMost(Duration.ofSeconds(60))
         .until(
-            () ->
-                client
-                        .resources(BloomFilter.class)
-                        .inNamespace(ns.name())
-                        .withName("products")
-                        .get()
-                        .getStatus()
-                        .getStream()
-                        .getRetainedWalBytes()
-                    != null);
+            () -> products(client, ns).get().getStatus().getStream().getRetainedWalBytes() != null);
 
-    client.resources(BloomFilter.class).inNamespace(ns.name()).withName("products").delete();
-    await()
-        .atMost(Duration.ofSeconds(60))
-        .until(
-            () ->
-                client
-                        .resources(BloomFilter.class)
-                        .inNamespace(ns.name())
-                        .withName("products")
-                        .get()
-                    == null);
+    products(client, ns).delete();
+    await().atMost(Duration.ofSeconds(60)).until(() -> products(client, ns).get() == null);
     assertThat(LogicalPostgres.slotExists(slot))
         .as("the slot is dropped with the filter")
         .isFalse();
@@ -182,6 +163,11 @@ class PostgresLogicalOperatorTest {
     refused(client, ns, both, "exactly one of kafka and postgresLogical");
     // Nothing reached the database: the table is still there.
     pg.execute("SELECT count(*) FROM " + table);
+  }
+
+  private static io.fabric8.kubernetes.client.dsl.Resource<BloomFilter> products(
+      KubernetesClient client, TestNamespace ns) {
+    return client.resources(BloomFilter.class).inNamespace(ns.name()).withName("products");
   }
 
   private static void refused(

@@ -172,22 +172,9 @@ public final class PostgresServer implements AutoCloseable {
         "-t",
         "60",
         "start");
-    runAsServerUser(
-        bin("psql"),
-        "-h",
-        dir.toString(),
-        "-p",
-        Integer.toString(port),
-        "-U",
+    psqlAsSuperuser(
         "postgres",
-        "-d",
-        "postgres",
-        "-v",
-        "ON_ERROR_STOP=1",
-        "-q",
-        "-c",
         "create user " + USER + " password '" + PASSWORD + "'",
-        "-c",
         "create database " + DATABASE + " owner " + USER);
   }
 
@@ -196,6 +183,10 @@ public final class PostgresServer implements AutoCloseable {
    * with REPLICATION, which the database owner may not grant.
    */
   public void executeAsSuperuser(String... sql) {
+    psqlAsSuperuser(DATABASE, sql);
+  }
+
+  private void psqlAsSuperuser(String database, String... sql) {
     List<String> command =
         new ArrayList<>(
             List.of(
@@ -207,7 +198,7 @@ public final class PostgresServer implements AutoCloseable {
                 "-U",
                 "postgres",
                 "-d",
-                DATABASE,
+                database,
                 "-v",
                 "ON_ERROR_STOP=1",
                 "-q"));
