@@ -9,7 +9,8 @@ import java.util.Map;
  * The PostgreSQL server of this JVM for logical replication tests: a {@link
  * PostgresServer#dedicated} one started with {@code wal_level = logical} (the shared server cannot
  * be restarted with it), with a role {@link #ROLE} that has REPLICATION and one {@link
- * #ROLE_WITHOUT_REPLICATION} that has not, both with password {@link #PASSWORD}.
+ * #ROLE_WITHOUT_REPLICATION} that has not, both with password {@link #PASSWORD}. TLS is on, so
+ * clients speak TLS unless their URL says {@code sslmode=disable} (both paths are tested).
  */
 public final class LogicalPostgres {
 
@@ -62,6 +63,7 @@ public final class LogicalPostgres {
       server.executeAsSuperuser(
           "CREATE ROLE " + ROLE + " LOGIN REPLICATION PASSWORD '" + PASSWORD + "'",
           "CREATE ROLE " + ROLE_WITHOUT_REPLICATION + " LOGIN PASSWORD '" + PASSWORD + "'");
+      server.enableTls();
     }
     return server;
   }

@@ -209,6 +209,34 @@ public final class PostgresServer implements AutoCloseable {
     runAsServerUser(command.toArray(String[]::new));
   }
 
+  /**
+   * Turns TLS on (a self-signed certificate for 127.0.0.1, made with {@code openssl}; a reload, not
+   * a restart): clients with {@code sslmode=prefer} (PgJDBC's default) or {@code require} then
+   * speak TLS, those with {@code disable} plain text.
+   */
+  public void enableTls() {
+    run(
+        "openssl",
+        "req",
+        "-new",
+        "-x509",
+        "-days",
+        "2",
+        "-nodes",
+        "-subj",
+        "/CN=127.0.0.1",
+        "-keyout",
+        data.resolve("server.key").toString(),
+        "-out",
+        data.resolve("server.crt").toString());
+    if (asPostgresUser) {
+      run("chown", "postgres:postgres", data.resolve("server.key").toString());
+      run("chown", "postgres:postgres", data.resolve("server.crt").toString());
+    }
+    run("chmod", "600", data.resolve("server.key").toString());
+    psqlAsSuperuser("postgres", "ALTER SYSTEM SET ssl = on", "SELECT pg_reload_conf()");
+  }
+
   /** A connection as {@code user}, for a role a test created. */
   public Connection connect(String user, String password) throws SQLException {
     return DriverManager.getConnection(url(), user, password);
