@@ -583,7 +583,11 @@ public final class PostgresLogicalStream implements ChangeStream {
 
   @Override
   public void describe(StreamStatus status) {
-    status.setSlot(owned);
+    // A record is only replaced, never cleared here: a slot the status names and this stream does
+    // not own (yet) is one a former spec created, which FilterRuns still has to drop.
+    if (owned != null) {
+      status.setSlot(owned);
+    }
     status.setRetainedWalBytes(retainedBytes);
   }
 
