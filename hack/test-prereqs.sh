@@ -16,9 +16,11 @@ ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || missing+=(postgresql)
 { [ -x /usr/sbin/mariadbd ] || command -v mariadbd >/dev/null; } || missing+=(mariadb-server)
 { [ -x /usr/bin/redis-server ] || command -v redis-server >/dev/null; } || missing+=(redis-server)
 python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || missing+=(python3-venv)
+# The logical-replication tests turn TLS on in their PostgreSQL with a certificate made by openssl.
+command -v openssl >/dev/null || missing+=(openssl)
 
 if [ ${#missing[@]} -eq 0 ]; then
-  echo "test prerequisites: PostgreSQL, MariaDB, Redis and python3-venv are installed"
+  echo "test prerequisites: PostgreSQL, MariaDB, Redis, python3-venv and openssl are installed"
   exit 0
 fi
 

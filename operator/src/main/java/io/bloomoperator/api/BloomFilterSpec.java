@@ -17,6 +17,11 @@ import io.fabric8.generator.annotation.ValidationRule;
         "!has(self.splitBlockSize) || self.splitBlockSize == 'Fit'"
             + " || (has(self.format) && self.format == 'SplitBlock')",
     message = "splitBlockSize PowerOfTwo applies to format SplitBlock only")
+@ValidationRule(
+    value =
+        "!has(self.changes) || !has(self.changes.postgresLogical) || (has(self.source.jdbc)"
+            + " && self.source.jdbc.url.startsWith('jdbc:postgresql:'))",
+    message = "changes.postgresLogical needs a jdbc source with a jdbc:postgresql: URL")
 public class BloomFilterSpec {
 
   /** Go-style durations as Kubernetes users write them: 30s, 10m, 1h30m, 500ms. */

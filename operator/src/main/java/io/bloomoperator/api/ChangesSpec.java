@@ -4,7 +4,6 @@ import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 import io.fabric8.generator.annotation.Default;
 import io.fabric8.generator.annotation.Pattern;
-import io.fabric8.generator.annotation.Required;
 import io.fabric8.generator.annotation.Size;
 import io.fabric8.generator.annotation.ValidationRule;
 
@@ -14,6 +13,9 @@ import io.fabric8.generator.annotation.ValidationRule;
  * build on {@code refreshInterval} stays what compacts the filter and applies deletions.
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
+@ValidationRule(
+    value = "has(self.kafka) != has(self.postgresLogical)",
+    message = "exactly one of kafka and postgresLogical must be set")
 public class ChangesSpec {
 
   /** Below this every publish is a manifest write more than the API server and readers need. */
@@ -69,9 +71,13 @@ public class ChangesSpec {
           + " for a live key.")
   private Deletions deletions;
 
-  @Required
   @JsonPropertyDescription("A Kafka topic of key events, read without a consumer group.")
   private KafkaChangesSpec kafka;
+
+  @JsonPropertyDescription(
+      "PostgreSQL logical replication of the JDBC source's table (a jdbc source with a"
+          + " jdbc:postgresql: URL only): the key column of the rows inserted and updated.")
+  private PostgresLogicalChangesSpec postgresLogical;
 
   /** {@code publishEvery}, or its default. */
   public java.time.Duration publishInterval() {
@@ -113,5 +119,13 @@ public class ChangesSpec {
 
   public void setKafka(KafkaChangesSpec kafka) {
     this.kafka = kafka;
+  }
+
+  public PostgresLogicalChangesSpec getPostgresLogical() {
+    return postgresLogical;
+  }
+
+  public void setPostgresLogical(PostgresLogicalChangesSpec postgresLogical) {
+    this.postgresLogical = postgresLogical;
   }
 }

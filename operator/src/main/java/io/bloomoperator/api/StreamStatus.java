@@ -32,6 +32,16 @@ public class StreamStatus {
       "Why the stream is not being read, when it is not (the operator's own text).")
   private String message;
 
+  @JsonPropertyDescription(
+      "postgresLogical: the replication slot the operator created for this filter, as"
+          + " <system identifier>/<database>/<slot>; only a slot recorded here is used or dropped.")
+  private String slot;
+
+  @JsonPropertyDescription(
+      "postgresLogical: write-ahead log the database keeps for the slot (bytes, when last"
+          + " measured); beyond BLOOM_PG_SLOT_MAX_RETAINED_BYTES the operator drops the slot.")
+  private Long retainedWalBytes;
+
   public String getPosition() {
     return position;
   }
@@ -86,5 +96,21 @@ public class StreamStatus {
 
   public void setMessage(String message) {
     this.message = message;
+  }
+
+  public String getSlot() {
+    return slot;
+  }
+
+  public void setSlot(String slot) {
+    this.slot = slot;
+  }
+
+  public Long getRetainedWalBytes() {
+    return retainedWalBytes;
+  }
+
+  public void setRetainedWalBytes(Long retainedWalBytes) {
+    this.retainedWalBytes = retainedWalBytes;
   }
 }

@@ -168,6 +168,8 @@ public final class BuildAndPublish {
         // A full build applied every delete and malformed event before it: the stream starts over.
         StreamStatus stream = new StreamStatus();
         stream.setPosition(position);
+        // What the stream holds outside the operator (a replication slot) outlives a build.
+        ctx.changes().describe(stream);
         ctx.report().stream(stream);
       }
       ownManifests.wrote(ctx.filter(), outcome.state());

@@ -99,7 +99,7 @@ public final class StreamStep implements Step {
     metrics.streamLag(run.filter(), status.getLag());
     if (batch.next().equals(from)) {
       status.setPosition(from.text());
-      run.report().stream(status);
+      report(run, status);
       return Next.go(state);
     }
     // Deletes and malformed events move the position too: it is published even without adds, so
@@ -107,7 +107,7 @@ public final class StreamStep implements Step {
     Optional<BuildAndPublish.Published> published =
         act.publishAdds(run, current, batch.adds(), batch.next().text());
     if (published.isEmpty()) {
-      run.report().stream(status);
+      report(run, status);
       return Next.go(state); // the namespace's builds are running; read again next time
     }
     metrics.streamPublished(
@@ -117,7 +117,7 @@ public final class StreamStep implements Step {
     status.setAddsApplied(plus(status.getAddsApplied(), batch.adds().size()));
     status.setDeletionsPending(plus(status.getDeletionsPending(), batch.deletes()));
     status.setMalformedEvents(plus(status.getMalformedEvents(), batch.malformed()));
-    run.report().stream(status);
+    report(run, status);
     return Next.go(state.publishing(published.get().state()));
   }
 
@@ -176,7 +176,7 @@ public final class StreamStep implements Step {
   private static Next record(
       FilterRun run, RunState state, StreamStatus status, String message, boolean rebuild) {
     status.setMessage(message);
-    run.report().stream(status);
+    report(run, status);
     if (!rebuild) {
       return Next.go(state);
     }
@@ -187,6 +187,14 @@ public final class StreamStep implements Step {
             state.graceLeft(),
             state.token(),
             new Decision(Decision.Action.BUILD, Duration.ZERO, false)));
+  }
+
+  /** Writes {@code status}, with what the stream holds outside the operator (its slot, its log). */
+  private static void report(FilterRun run, StreamStatus status) {
+    if (run.changes() != null) {
+      run.changes().describe(status);
+    }
+    run.report().stream(status);
   }
 
   private static long plus(Long total, long more) {
@@ -203,6 +211,8 @@ public final class StreamStep implements Step {
       now.setDeletionsPending(was.getDeletionsPending());
       now.setMalformedEvents(was.getMalformedEvents());
       now.setMessage(was.getMessage());
+      now.setSlot(was.getSlot());
+      now.setRetainedWalBytes(was.getRetainedWalBytes());
     }
     return now;
   }

@@ -35,6 +35,12 @@ public interface ChangeStream extends AutoCloseable {
     return read(from);
   }
 
+  /**
+   * Writes what the stream holds outside the operator into {@code status}: a PostgreSQL stream's
+   * replication slot and the log it retains. Nothing for streams that hold nothing.
+   */
+  default void describe(io.bloomoperator.api.StreamStatus status) {}
+
   /** Releases the stream's connections and threads. */
   @Override
   void close();

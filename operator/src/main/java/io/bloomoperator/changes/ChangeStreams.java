@@ -2,8 +2,14 @@ package io.bloomoperator.changes;
 
 import io.bloomoperator.api.BloomFilter;
 import io.bloomoperator.api.ChangesSpec;
+import io.bloomoperator.api.JdbcSourceSpec;
+import io.bloomoperator.api.PostgresLogicalChangesSpec;
+import io.bloomoperator.api.StreamStatus;
 import io.bloomoperator.snapshot.KeyType;
 import io.bloomoperator.source.EgressPolicy;
+import io.bloomoperator.source.JdbcSourceSettings;
+import io.bloomoperator.source.PostgresConnector;
+import io.bloomoperator.source.SecretAccess;
 import io.fabric8.kubernetes.client.utils.Serialization;
 import java.util.HashMap;
 import java.util.Map;
@@ -17,10 +23,14 @@ import java.util.Objects;
  */
 public final class ChangeStreams implements AutoCloseable {
 
-  /** Opens a stream; the Kafka one in production, others in tests. */
+  /** Opens a filter's stream; Kafka or PostgreSQL in production, others in tests. */
   @FunctionalInterface
   public interface Opener {
-    ChangeStream open(ChangesSpec spec, KeyType keyType, String clientId) throws StreamException;
+    /**
+     * @param secrets the filter's namespace's Secrets, as its source reads them (null in tests)
+     */
+    ChangeStream open(BloomFilter filter, KeyType keyType, String clientId, SecretAccess secrets)
+        throws StreamException;
   }
 
   private record Open(String namespace, String specText, ChangeStream stream) {}
@@ -40,8 +50,60 @@ public final class ChangeStreams implements AutoCloseable {
   public static ChangeStreams kafka(StreamLimits limits, EgressPolicy egress) {
     return new ChangeStreams(
         limits,
-        (spec, keyType, clientId) ->
-            new KafkaChangeStream(spec.getKafka(), keyType, limits, egress, clientId));
+        (filter, keyType, clientId, secrets) ->
+            new KafkaChangeStream(
+                filter.getSpec().getChanges().getKafka(), keyType, limits, egress, clientId));
+  }
+
+  /**
+   * Kafka streams connecting where {@code egress} allows, and PostgreSQL logical replication on the
+   * filter's jdbc source where {@code jdbc} allows its connections (the source's own policy).
+   */
+  public static ChangeStreams of(
+      StreamLimits limits, EgressPolicy egress, JdbcSourceSettings jdbc) {
+    return new ChangeStreams(
+        limits,
+        (filter, keyType, clientId, secrets) -> {
+          ChangesSpec spec = filter.getSpec().getChanges();
+          if (spec.getPostgresLogical() != null) {
+            return postgres(filter, spec.getPostgresLogical(), keyType, limits, jdbc, secrets);
+          }
+          return new KafkaChangeStream(spec.getKafka(), keyType, limits, egress, clientId);
+        });
+  }
+
+  /**
+   * The PostgreSQL stream of {@code spec} on {@code filter}'s jdbc source, knowing the slot its
+   * status records; nothing is connected yet.
+   */
+  public static PostgresLogicalStream postgres(
+      BloomFilter filter,
+      PostgresLogicalChangesSpec spec,
+      KeyType keyType,
+      StreamLimits limits,
+      JdbcSourceSettings jdbc,
+      SecretAccess secrets)
+      throws StreamException {
+    JdbcSourceSpec source =
+        filter.getSpec().getSource() == null ? null : filter.getSpec().getSource().getJdbc();
+    if (source == null || source.getUrl() == null) {
+      throw new StreamException(
+          StreamException.Kind.REFUSED, "spec.changes.postgresLogical needs a jdbc source");
+    }
+    PostgresConnector connector;
+    try {
+      connector = PostgresConnector.of(secrets, source, jdbc);
+    } catch (IllegalArgumentException e) {
+      throw new StreamException(StreamException.Kind.REFUSED, e.getMessage());
+    }
+    StreamStatus status = filter.getStatus() == null ? null : filter.getStatus().getStream();
+    String recorded = status == null ? null : status.getSlot();
+    return new PostgresLogicalStream(
+        spec,
+        keyType,
+        limits,
+        connector,
+        recorded != null && recorded.endsWith("/" + spec.getSlot()) ? recorded : null);
   }
 
   /** The limits every stream is read within. */
@@ -62,13 +124,26 @@ public final class ChangeStreams implements AutoCloseable {
    *     streams it may have open
    */
   public synchronized FilterChanges of(BloomFilter filter, KeyType keyType) throws StreamException {
+    return of(filter, keyType, null);
+  }
+
+  /** {@link #of(BloomFilter, KeyType)}, reading the filter's Secrets through {@code secrets}. */
+  public synchronized FilterChanges of(BloomFilter filter, KeyType keyType, SecretAccess secrets)
+      throws StreamException {
     String uid = filter.getMetadata().getUid();
     ChangesSpec spec = filter.getSpec().getChanges();
     if (spec == null) {
       close(uid);
       return null;
     }
-    String specText = Serialization.asJson(spec) + "|" + keyType;
+    // A PostgreSQL stream connects with the source's settings: a new URL or Secret is a new stream.
+    String specText =
+        Serialization.asJson(spec)
+            + "|"
+            + keyType
+            + (spec.getPostgresLogical() == null
+                ? ""
+                : "|" + Serialization.asJson(filter.getSpec().getSource()));
     Open open = byUid.get(uid);
     if (open != null && !open.specText().equals(specText)) {
       close(uid);
@@ -91,10 +166,16 @@ public final class ChangeStreams implements AutoCloseable {
             "the operator has " + byUid.size() + " change streams open (BLOOM_MAX_STREAMS)");
       }
       String clientId = "bloom-operator-" + namespace + "-" + filter.getMetadata().getName();
-      open = new Open(namespace, specText, opener.open(spec, keyType, clientId));
+      open = new Open(namespace, specText, opener.open(filter, keyType, clientId, secrets));
       byUid.put(uid, open);
     }
     return new FilterChanges(spec, open.stream(), uid, namespace, reads);
+  }
+
+  /** The stream open for the filter {@code uid}, if any. */
+  public synchronized java.util.Optional<ChangeStream> stream(String uid) {
+    Open open = byUid.get(uid);
+    return open == null ? java.util.Optional.empty() : java.util.Optional.of(open.stream());
   }
 
   /** Closes the stream of the filter {@code uid}, if one is open (the filter was deleted). */

@@ -26,6 +26,11 @@ public final class FilterChanges {
     this.reads = reads;
   }
 
+  /** Writes what the stream holds outside the operator into {@code status} (its slot, its log). */
+  public void describe(io.bloomoperator.api.StreamStatus status) {
+    stream.describe(status);
+  }
+
   /** The filter's {@code spec.changes}. */
   public ChangesSpec spec() {
     return spec;

@@ -37,6 +37,9 @@ import java.util.Map;
  *     (BLOOM_STREAM_NAMESPACE_READ_BYTES)
  * @param maxBackoff longest wait between reads of a stream that keeps failing
  *     (BLOOM_STREAM_MAX_BACKOFF); the wait starts at the filter's {@code publishEvery} and doubles
+ * @param maxSlotRetainedBytes write-ahead log a PostgreSQL replication slot of the operator may
+ *     make the database keep (BLOOM_PG_SLOT_MAX_RETAINED_BYTES); beyond it the operator drops the
+ *     slot: a slot nobody advances fills the database's disk
  */
 public record StreamLimits(
     int maxTopicBatchBytes,
@@ -55,7 +58,11 @@ public record StreamLimits(
     int readsPerNamespace,
     long readBytes,
     long namespaceReadBytes,
-    Duration maxBackoff) {
+    Duration maxBackoff,
+    long maxSlotRetainedBytes) {
+
+  /** 1 GiB: hours of a busy database's log, far from a disk's size. */
+  public static final long DEFAULT_MAX_SLOT_RETAINED_BYTES = 1L << 30;
 
   public static final int DEFAULT_MAX_TOPIC_BATCH_BYTES = 1024 * 1024 + 64;
 
@@ -99,7 +106,8 @@ public record StreamLimits(
         2,
         DEFAULT_READ_BYTES,
         DEFAULT_NAMESPACE_READ_BYTES,
-        DEFAULT_MAX_BACKOFF);
+        DEFAULT_MAX_BACKOFF,
+        DEFAULT_MAX_SLOT_RETAINED_BYTES);
   }
 
   public StreamLimits {
@@ -120,7 +128,8 @@ public record StreamLimits(
         || readsPerNamespace < 1
         || namespaceReadBytes > readBytes
         || maxBackoff == null
-        || maxBackoff.isNegative()) {
+        || maxBackoff.isNegative()
+        || maxSlotRetainedBytes < 1) {
       throw new IllegalArgumentException("stream limits out of range");
     }
     if (namespaceReadBytes < minReadBytes(fetchBytes, maxTopicBatchBytes, maxEventBytes)) {
@@ -151,7 +160,31 @@ public record StreamLimits(
         readsPerNamespace,
         readBytes,
         namespaceReadBytes,
-        maxBackoff);
+        maxBackoff,
+        maxSlotRetainedBytes);
+  }
+
+  /** These limits with another bound on a replication slot's retained log (tests). */
+  public StreamLimits withSlotRetainedBytes(long bytes) {
+    return new StreamLimits(
+        maxTopicBatchBytes,
+        fetchBytes,
+        maxEventBytes,
+        maxReadBytes,
+        maxPartitions,
+        maxReadTime,
+        requestTimeout,
+        streamsPerNamespace,
+        streams,
+        heldDir,
+        maxHeldBytes,
+        maxHeldNamespaceBytes,
+        maxCallTime,
+        readsPerNamespace,
+        readBytes,
+        namespaceReadBytes,
+        maxBackoff,
+        bytes);
   }
 
   /**
@@ -212,6 +245,8 @@ public record StreamLimits(
         (int) EnvNumbers.positive(env, "BLOOM_STREAM_READS_PER_NAMESPACE", 2),
         EnvNumbers.positive(env, "BLOOM_STREAM_READ_BYTES", DEFAULT_READ_BYTES),
         EnvNumbers.positive(env, "BLOOM_STREAM_NAMESPACE_READ_BYTES", DEFAULT_NAMESPACE_READ_BYTES),
-        EnvDurations.positiveOrZero(env, "BLOOM_STREAM_MAX_BACKOFF", DEFAULT_MAX_BACKOFF));
+        EnvDurations.positiveOrZero(env, "BLOOM_STREAM_MAX_BACKOFF", DEFAULT_MAX_BACKOFF),
+        EnvNumbers.positive(
+            env, "BLOOM_PG_SLOT_MAX_RETAINED_BYTES", DEFAULT_MAX_SLOT_RETAINED_BYTES));
   }
 }

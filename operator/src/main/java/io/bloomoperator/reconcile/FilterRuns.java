@@ -1,6 +1,7 @@
 package io.bloomoperator.reconcile;
 
 import io.bloomoperator.api.BloomFilter;
+import io.bloomoperator.api.PostgresLogicalChangesSpec;
 import io.bloomoperator.api.ResolvedSpec;
 import io.bloomoperator.api.StreamStatus;
 import io.bloomoperator.backend.SnapshotBackends;
@@ -9,6 +10,7 @@ import io.bloomoperator.build.BuildStep;
 import io.bloomoperator.build.StreamStep;
 import io.bloomoperator.changes.ChangeStreams;
 import io.bloomoperator.changes.FilterChanges;
+import io.bloomoperator.changes.PostgresLogicalStream;
 import io.bloomoperator.changes.StreamException;
 import io.bloomoperator.events.EventRecorder;
 import io.bloomoperator.metrics.BuildMetrics;
@@ -47,6 +49,8 @@ import java.util.function.Supplier;
  */
 final class FilterRuns {
 
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(FilterRuns.class);
+
   private final OperatorSettings settings;
   private final Clock clock;
   private final BuildMetrics metrics;
@@ -81,7 +85,10 @@ final class FilterRuns {
     this.failures = new Failures(metrics);
     this.chunkWriters = ChunkWriters.of(settings.builds().limits().publishWriters());
     this.changeStreams =
-        ChangeStreams.kafka(settings.sources().streams(), settings.sources().http().egress());
+        ChangeStreams.of(
+            settings.sources().streams(),
+            settings.sources().http().egress(),
+            settings.sources().jdbc());
     metrics.streamReadBytes(changeStreams.reads().budget()::used);
   }
 
@@ -188,7 +195,7 @@ final class FilterRuns {
         store,
         report.draft(),
         events,
-        changes(filter, spec, report, events));
+        changes(filter, spec, report, events, client));
   }
 
   /**
@@ -196,20 +203,47 @@ final class FilterRuns {
    * status and an event; the filter is served from full builds meanwhile).
    */
   private FilterChanges changes(
-      BloomFilter filter, ResolvedSpec spec, StatusReport report, EventRecorder events) {
-    if (filter.getSpec().getChanges() == null && report.draft().stream() != null) {
+      BloomFilter filter,
+      ResolvedSpec spec,
+      StatusReport report,
+      EventRecorder events,
+      KubernetesClient client) {
+    String leftSlot = leftSlot(filter, report.draft().stream());
+    if (leftSlot != null) {
+      // The spec no longer names the slot the operator created: drop it now, not at deletion
+      // (the status would forget it). Until that works, the status keeps the record.
+      try {
+        if (dropSlot(filter, client)) {
+          report.draft().stream().setSlot(null);
+          report.draft().stream().setRetainedWalBytes(null);
+        }
+      } catch (StreamException | RuntimeException e) {
+        LOG.warn(
+            "{}/{}: the replication slot of a former spec.changes is not dropped yet: {}",
+            filter.getMetadata().getNamespace(),
+            filter.getMetadata().getName(),
+            e.getMessage());
+      }
+    }
+    if (filter.getSpec().getChanges() == null
+        && report.draft().stream() != null
+        && report.draft().stream().getSlot() == null) {
       report.draft().stream(null);
       act.forgetStream(filter.getMetadata().getUid());
       metrics.streamLag(filter, null);
     }
     try {
-      return changeStreams.of(filter, spec.keyType());
+      return changeStreams.of(filter, spec.keyType(), secrets(filter, client));
     } catch (StreamException e) {
       metrics.streamFailed(e.tag());
       StreamStatus status = new StreamStatus();
       StreamStatus was = report.draft().stream();
       if (was == null || !e.getMessage().equals(was.getMessage())) {
         events.warning(filter, "ChangeStreamFailed", e.getMessage());
+      }
+      if (was != null) {
+        // The slot the operator created stays recorded: only a recorded slot is ever dropped.
+        status.setSlot(was.getSlot());
       }
       status.setMessage(e.getMessage());
       report.draft().stream(status);
@@ -218,13 +252,65 @@ final class FilterRuns {
   }
 
   private KeySource source(BloomFilter filter, KubernetesClient client) {
-    String namespace = filter.getMetadata().getNamespace();
     return KeySources.from(
         filter.getSpec().getSource(),
         client,
-        new SecretAccess(
-            client, namespace, filter.getMetadata().getName(), settings.sources().secretAccess()),
+        secrets(filter, client),
         settings.sources().http(),
         settings.sources().jdbc());
+  }
+
+  /** The slot the status records that the spec no longer names, or null. */
+  private static String leftSlot(BloomFilter filter, StreamStatus stream) {
+    String recorded = stream == null ? null : stream.getSlot();
+    if (recorded == null) {
+      return null;
+    }
+    var changes = filter.getSpec().getChanges();
+    var postgres = changes == null ? null : changes.getPostgresLogical();
+    return postgres != null && recorded.endsWith("/" + postgres.getSlot()) ? null : recorded;
+  }
+
+  /** The filter's Secrets, as its source (and its PostgreSQL stream) may read them. */
+  private SecretAccess secrets(BloomFilter filter, KubernetesClient client) {
+    return new SecretAccess(
+        client,
+        filter.getMetadata().getNamespace(),
+        filter.getMetadata().getName(),
+        settings.sources().secretAccess());
+  }
+
+  /**
+   * Drops the replication slot the operator created for {@code filter} (being deleted), through its
+   * open stream or a new one on its recorded slot; true when no slot of it is left.
+   */
+  boolean dropSlot(BloomFilter filter, KubernetesClient client) throws StreamException {
+    String uid = filter.getMetadata().getUid();
+    java.util.Optional<io.bloomoperator.changes.ChangeStream> open = changeStreams.stream(uid);
+    if (open.isPresent() && open.get() instanceof PostgresLogicalStream stream) {
+      boolean done = stream.dropSlot();
+      changeStreams.close(uid);
+      return done;
+    }
+    String recorded =
+        filter.getStatus() == null || filter.getStatus().getStream() == null
+            ? null
+            : filter.getStatus().getStream().getSlot();
+    if (recorded == null) {
+      return true; // the operator never recorded a slot of this filter
+    }
+    // The recorded identity names the slot, whatever the spec says now (it may have no stream).
+    PostgresLogicalChangesSpec spec = new PostgresLogicalChangesSpec();
+    spec.setSlot(recorded.substring(recorded.lastIndexOf('/') + 1));
+    try (PostgresLogicalStream stream =
+        ChangeStreams.postgres(
+            filter,
+            spec,
+            io.bloomoperator.snapshot.KeyType.STRING,
+            settings.sources().streams(),
+            settings.sources().jdbc(),
+            secrets(filter, client))) {
+      return stream.dropSlot();
+    }
   }
 }

@@ -50,14 +50,33 @@ final class JdbcConnectionGuard {
   private volatile EgressPolicy.Refusal refusal;
   private volatile boolean batchExceeded;
 
+  /** PostgreSQL messages larger than this are refused (0: not parsed); see {@link PgFrameBound}. */
+  private final long frameLimit;
+
+  private final boolean sslRequested;
+
   /**
    * @param host the host as the URL names it, for the policy's host name rules
    */
   JdbcConnectionGuard(EgressPolicy policy, String host, long batchBytes) {
+    this(policy, host, batchBytes, 0, false);
+  }
+
+  /**
+   * A guard whose sockets also refuse any PostgreSQL message announcing more than {@code
+   * frameLimit} bytes ({@link PgFrameBound}): for replication connections, whose messages PgJDBC
+   * allocates whole.
+   *
+   * @param sslRequested whether the driver asks for TLS first (its one-byte answer is no message)
+   */
+  JdbcConnectionGuard(
+      EgressPolicy policy, String host, long batchBytes, long frameLimit, boolean sslRequested) {
     this.policy = policy;
     this.host = host;
     this.batchBytes = batchBytes;
     this.remaining = batchBytes;
+    this.frameLimit = frameLimit;
+    this.sslRequested = sslRequested;
   }
 
   /** A JDBC call with this guard bound to the current thread. */
@@ -165,6 +184,7 @@ final class JdbcConnectionGuard {
   /** A plain TCP socket that connects only where the guard allows and counts what it reads. */
   private static final class GuardedSocket extends Socket {
     private final JdbcConnectionGuard guard;
+    private InputStream input;
 
     GuardedSocket(JdbcConnectionGuard guard) {
       this.guard = guard;
@@ -178,9 +198,17 @@ final class JdbcConnectionGuard {
       super.connect(guard.check(endpoint), timeout);
     }
 
+    /** One stream per socket: the message parser's state must survive a second call. */
     @Override
-    public InputStream getInputStream() throws IOException {
-      return new CountingInput(super.getInputStream(), guard);
+    public synchronized InputStream getInputStream() throws IOException {
+      if (input == null) {
+        InputStream counted = new CountingInput(super.getInputStream(), guard);
+        input =
+            guard != null && guard.frameLimit > 0
+                ? new PgFrameBound(counted, guard.frameLimit, guard.sslRequested)
+                : counted;
+      }
+      return input;
     }
   }
 

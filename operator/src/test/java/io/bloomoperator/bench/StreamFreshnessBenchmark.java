@@ -8,7 +8,10 @@ import io.bloomoperator.runtime.RuntimeOptions;
 import io.bloomoperator.settings.OperatorSettings;
 import io.bloomoperator.testing.KubeCluster;
 import io.bloomoperator.testing.RealKubernetesExtension;
+import io.bloomoperator.testing.ServedLatencies;
 import io.bloomoperator.testing.servers.KafkaServer;
+import io.bloomoperator.testing.servers.LogicalPostgres;
+import io.bloomoperator.testing.servers.PostgresServer;
 import io.bloomoperator.watch.BloomFilterWatcher;
 import io.bloomoperator.watch.LiveBloomFilter;
 import io.bloomoperator.watch.LiveKeyType;
@@ -18,11 +21,9 @@ import io.fabric8.kubernetes.client.utils.Serialization;
 import io.javaoperatorsdk.operator.Operator;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Freshness of a change stream (issue 29): the time from a key's produce (acknowledged by the
@@ -33,9 +34,13 @@ import java.util.concurrent.ConcurrentHashMap;
  * produced one by one at {@code rate} per second for {@code seconds}; a checker looks at every
  * reader every 10 ms, so figures are at most that much late.
  *
+ * <p>With {@code source=postgres} the keys are rows inserted (one committed transaction each) into
+ * a table of a real PostgreSQL 15 started with {@code wal_level = logical}, streamed with {@code
+ * spec.changes.postgresLogical}: "produce" is then the insert's commit.
+ *
  * <pre>
  * java ... io.bloomoperator.bench.StreamFreshnessBenchmark [readers=50] [rate=10] [seconds=60]
- *     [expected=1000000] [publishEvery=1s]
+ *     [expected=1000000] [publishEvery=1s] [source=kafka|postgres]
  * </pre>
  */
 public final class StreamFreshnessBenchmark {
@@ -52,10 +57,9 @@ public final class StreamFreshnessBenchmark {
     int seconds = args.length > 2 ? Integer.parseInt(args[2]) : 60;
     long expected = args.length > 3 ? Long.parseLong(args[3]) : 1_000_000;
     String publishEvery = args.length > 4 ? args[4] : "1s";
+    boolean postgres = args.length > 5 && args[5].equals("postgres");
 
-    KafkaServer kafka = KafkaServer.shared();
-    String topic = "fresh-ids";
-    kafka.createTopic(topic, 3, Map.of());
+    Source source = postgres ? new PostgresSource() : new KafkaSource();
     KubeCluster cluster = KubeCluster.shared();
     cluster.installCrds(RealKubernetesExtension.repoRoot().resolve("crds"));
     KubernetesClient admin = cluster.newClient();
@@ -72,6 +76,7 @@ public final class StreamFreshnessBenchmark {
             null,
             new RuntimeOptions(0, false, null, "embedded", false),
             ReaderSettings.defaults());
+    source.prepare(admin);
     admin
         .resource(
             Serialization.unmarshal(
@@ -82,12 +87,9 @@ public final class StreamFreshnessBenchmark {
                 spec:
                   falsePositiveRate: 0.01
                   expectedInsertions: %d
-                  source: {inline: [seed]}
-                  changes:
-                    publishEvery: %s
-                    kafka: {bootstrapServers: ["%s"], topic: %s}
+                %s
                 """
-                    .formatted(FILTER, NS, expected, publishEvery, kafka.bootstrap(), topic),
+                    .formatted(FILTER, NS, expected, source.spec(publishEvery).indent(2)),
                 BloomFilter.class))
         .create();
     List<KubernetesClient> clients = new ArrayList<>();
@@ -106,50 +108,30 @@ public final class StreamFreshnessBenchmark {
       Thread.sleep(50);
     }
     // Wait for the stream to be running: one key through it first (not measured).
-    kafka.produce(topic, List.of("warm-up"));
+    source.produce(0, "warm-up");
     while (!live.stream().allMatch(r -> r.mightContain("warm-up"))) {
       Thread.sleep(20);
     }
     System.out.printf(
         Locale.ROOT,
-        "%d readers, %d keys/s for %d s, filter of %,d expected keys (%s), publishEvery %s%n",
+        "%d readers, %d keys/s for %d s, filter of %,d expected keys (%s), publishEvery %s, %s%n",
         readers,
         rate,
         seconds,
         expected,
         "ConfigMaps",
-        publishEvery);
+        publishEvery,
+        postgres ? "postgresLogical" : "kafka");
 
-    Map<String, Long> pending = new ConcurrentHashMap<>();
-    List<Long> latencies = Collections.synchronizedList(new ArrayList<>());
-    Thread checker =
-        new Thread(
-            () -> {
-              while (!Thread.currentThread().isInterrupted()) {
-                long now = System.nanoTime();
-                pending.forEach(
-                    (key, at) -> {
-                      if (live.stream().allMatch(r -> r.mightContain(key))) {
-                        latencies.add(now - at);
-                        pending.remove(key);
-                      }
-                    });
-                try {
-                  Thread.sleep(10);
-                } catch (InterruptedException e) {
-                  return;
-                }
-              }
-            },
-            "checker");
-    checker.start();
+    ServedLatencies served =
+        new ServedLatencies(key -> live.stream().allMatch(r -> r.mightContain(key)));
     long periodNanos = 1_000_000_000L / rate;
     long start = System.nanoTime();
     int produced = 0;
     while (System.nanoTime() - start < Duration.ofSeconds(seconds).toNanos()) {
       String key = "key-" + produced;
-      kafka.produce(topic, produced % 3, null, key);
-      pending.put(key, System.nanoTime());
+      source.produce(produced, key);
+      served.produced(key);
       produced++;
       long next = start + produced * periodNanos;
       long sleep = next - System.nanoTime();
@@ -158,27 +140,19 @@ public final class StreamFreshnessBenchmark {
       }
     }
     long drain = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-    while (!pending.isEmpty() && System.nanoTime() < drain) {
+    while (served.pending() > 0 && System.nanoTime() < drain) {
       Thread.sleep(50);
     }
-    checker.interrupt();
-    List<Long> sorted = new ArrayList<>(latencies);
-    Collections.sort(sorted);
+    served.close();
     System.out.printf(
         Locale.ROOT,
         "produced %d keys, served by all %d readers: %d, never: %d%n",
         produced,
         readers,
-        sorted.size(),
-        pending.size());
+        served.sorted().size(),
+        served.pending());
     System.out.printf(
-        Locale.ROOT,
-        "produce (acked) -> served by all readers: p50 %.0f ms, p90 %.0f ms, p99 %.0f ms, max %.0f"
-            + " ms%n",
-        ms(sorted, 0.50),
-        ms(sorted, 0.90),
-        ms(sorted, 0.99),
-        ms(sorted, 1.0));
+        Locale.ROOT, "produce (acked) -> served by all readers: %s%n", served.summary());
     BloomFilter after = admin.resources(BloomFilter.class).inNamespace(NS).withName(FILTER).get();
     System.out.printf(
         Locale.ROOT,
@@ -190,11 +164,77 @@ public final class StreamFreshnessBenchmark {
     System.exit(0);
   }
 
-  private static double ms(List<Long> sorted, double q) {
-    if (sorted.isEmpty()) {
-      return Double.NaN;
+  /** Where the keys come from: a Kafka topic, or rows of a PostgreSQL table. */
+  private interface Source {
+    /** Creates what the filter reads (and what it needs in its namespace). */
+    void prepare(KubernetesClient admin) throws Exception;
+
+    /** The filter's {@code source} and {@code changes}, as YAML under {@code spec}. */
+    String spec(String publishEvery);
+
+    /** Produces {@code key}, acknowledged (Kafka) or committed (PostgreSQL) on return. */
+    void produce(int index, String key) throws Exception;
+  }
+
+  private static final class KafkaSource implements Source {
+    private final KafkaServer kafka = KafkaServer.shared();
+    private final String topic = "fresh-ids";
+
+    @Override
+    public void prepare(KubernetesClient admin) {
+      kafka.createTopic(topic, 3, Map.of());
     }
-    int i = (int) Math.min(sorted.size() - 1, Math.ceil(q * sorted.size()) - 1);
-    return sorted.get(Math.max(0, i)) / 1e6;
+
+    @Override
+    public String spec(String publishEvery) {
+      return """
+          source: {inline: [seed]}
+          changes:
+            publishEvery: %s
+            kafka: {bootstrapServers: ["%s"], topic: %s}
+          """
+          .formatted(publishEvery, kafka.bootstrap(), topic);
+    }
+
+    @Override
+    public void produce(int index, String key) {
+      kafka.produce(topic, index % 3, null, key);
+    }
+  }
+
+  private static final class PostgresSource implements Source {
+    private final PostgresServer pg = LogicalPostgres.shared();
+    private java.sql.Connection writer;
+    private java.sql.PreparedStatement insert;
+
+    @Override
+    public void prepare(KubernetesClient admin) throws Exception {
+      pg.execute(
+          "CREATE TABLE fresh_ids (id text PRIMARY KEY)",
+          "INSERT INTO fresh_ids VALUES ('seed')",
+          "GRANT SELECT ON fresh_ids TO " + LogicalPostgres.ROLE);
+      pg.executeAsSuperuser("CREATE PUBLICATION fresh_ids FOR TABLE fresh_ids (id)");
+      LogicalPostgres.replicationSecret(admin, NS, "pg-repl");
+      writer = pg.connect();
+      insert = writer.prepareStatement("INSERT INTO fresh_ids VALUES (?)");
+    }
+
+    @Override
+    public String spec(String publishEvery) {
+      return """
+          source:
+            jdbc: {url: "%s", query: select id from fresh_ids, credentialsSecret: pg-repl}
+          changes:
+            publishEvery: %s
+            postgresLogical: {publication: fresh_ids, slot: fresh_ids, keyColumn: id}
+          """
+          .formatted(pg.url(), publishEvery);
+    }
+
+    @Override
+    public void produce(int index, String key) throws Exception {
+      insert.setString(1, key);
+      insert.executeUpdate();
+    }
   }
 }

@@ -63,7 +63,7 @@ class ChangeStreamsTest {
             defaults.maxHeldNamespaceBytes());
     return new ChangeStreams(
         limits,
-        (spec, keyType, clientId) -> {
+        (filter, keyType, clientId, secrets) -> {
           Opened o = new Opened(clientId);
           opened.add(o);
           return o;

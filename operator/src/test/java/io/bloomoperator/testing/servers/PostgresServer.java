@@ -15,6 +15,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
 /**
@@ -27,7 +28,7 @@ import java.util.stream.Stream;
  * {@code postgres} OS user (created by the package). Durability is switched off; the data is
  * throwaway.
  */
-public final class PostgresServer {
+public final class PostgresServer implements AutoCloseable {
 
   public static final String DATABASE = "bloom";
   public static final String USER = "bloom_reader";
@@ -40,6 +41,7 @@ public final class PostgresServer {
   private final Path data;
   private final int port;
   private final boolean asPostgresUser;
+  private final List<String> extraOptions;
 
   /** The server of this JVM, started on first call. */
   public static synchronized PostgresServer shared() {
@@ -51,7 +53,25 @@ public final class PostgresServer {
     return shared;
   }
 
+  /**
+   * A server of its own, separate from {@link #shared()}, started now with the extra {@code -c}
+   * settings {@code settings} (e.g. {@code wal_level=logical}, which needs its own server: the
+   * shared one cannot be restarted, its stop deletes its data directory). {@link #close()} stops it
+   * and deletes its directory; it is also stopped at JVM exit.
+   */
+  public static PostgresServer dedicated(String... settings) {
+    PostgresServer server = new PostgresServer(List.of(settings));
+    server.start();
+    Runtime.getRuntime().addShutdownHook(new Thread(server::stop, "postgres-stop"));
+    return server;
+  }
+
   private PostgresServer() {
+    this(List.of());
+  }
+
+  private PostgresServer(List<String> extraOptions) {
+    this.extraOptions = List.copyOf(extraOptions);
     this.binDir = findBinDir();
     this.asPostgresUser = "root".equals(System.getProperty("user.name"));
     try {
@@ -138,7 +158,8 @@ public final class PostgresServer {
             "-c",
             "max_connections=50",
             "-c",
-            "password_encryption=scram-sha-256");
+            "password_encryption=scram-sha-256",
+            extraOptions.stream().map(o -> "-c " + o).collect(Collectors.joining(" ")));
     runAsServerUser(
         bin("pg_ctl"),
         "-D",
@@ -151,26 +172,91 @@ public final class PostgresServer {
         "-t",
         "60",
         "start");
-    runAsServerUser(
-        bin("psql"),
-        "-h",
-        dir.toString(),
-        "-p",
-        Integer.toString(port),
-        "-U",
+    psqlAsSuperuser(
         "postgres",
-        "-d",
-        "postgres",
-        "-v",
-        "ON_ERROR_STOP=1",
-        "-q",
-        "-c",
         "create user " + USER + " password '" + PASSWORD + "'",
-        "-c",
         "create database " + DATABASE + " owner " + USER);
   }
 
-  private void stop() {
+  /**
+   * Runs statements as the superuser {@code postgres} (over the Unix socket), e.g. to create a role
+   * with REPLICATION, which the database owner may not grant.
+   */
+  public void executeAsSuperuser(String... sql) {
+    psqlAsSuperuser(DATABASE, sql);
+  }
+
+  private void psqlAsSuperuser(String database, String... sql) {
+    List<String> command =
+        new ArrayList<>(
+            List.of(
+                bin("psql"),
+                "-h",
+                dir.toString(),
+                "-p",
+                Integer.toString(port),
+                "-U",
+                "postgres",
+                "-d",
+                database,
+                "-v",
+                "ON_ERROR_STOP=1",
+                "-q"));
+    for (String statement : sql) {
+      command.add("-c");
+      command.add(statement);
+    }
+    runAsServerUser(command.toArray(String[]::new));
+  }
+
+  /**
+   * Turns TLS on (a self-signed certificate for 127.0.0.1, made with {@code openssl}; a reload, not
+   * a restart): clients with {@code sslmode=prefer} (PgJDBC's default) or {@code require} then
+   * speak TLS, those with {@code disable} plain text.
+   */
+  public void enableTls() {
+    run(
+        "openssl",
+        "req",
+        "-new",
+        "-x509",
+        "-days",
+        "2",
+        "-nodes",
+        "-subj",
+        "/CN=127.0.0.1",
+        "-keyout",
+        data.resolve("server.key").toString(),
+        "-out",
+        data.resolve("server.crt").toString());
+    if (asPostgresUser) {
+      run("chown", "postgres:postgres", data.resolve("server.key").toString());
+      run("chown", "postgres:postgres", data.resolve("server.crt").toString());
+    }
+    run("chmod", "600", data.resolve("server.key").toString());
+    psqlAsSuperuser("postgres", "ALTER SYSTEM SET ssl = on", "SELECT pg_reload_conf()");
+  }
+
+  /** A connection as {@code user}, for a role a test created. */
+  public Connection connect(String user, String password) throws SQLException {
+    return DriverManager.getConnection(url(), user, password);
+  }
+
+  /** Stops a {@link #dedicated} server and deletes its directory (the shared one: at JVM exit). */
+  @Override
+  public synchronized void close() {
+    if (this != shared && !stopped) {
+      stop();
+    }
+  }
+
+  private boolean stopped;
+
+  private synchronized void stop() {
+    if (stopped) {
+      return;
+    }
+    stopped = true;
     try {
       runAsServerUser(bin("pg_ctl"), "-D", data.toString(), "-m", "immediate", "-w", "stop");
     } catch (RuntimeException e) {

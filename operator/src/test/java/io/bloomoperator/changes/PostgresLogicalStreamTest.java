@@ -1,0 +1,399 @@
+package io.bloomoperator.changes;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.bloomoperator.api.JdbcSourceSpec;
+import io.bloomoperator.api.PostgresLogicalChangesSpec;
+import io.bloomoperator.api.StreamStatus;
+import io.bloomoperator.snapshot.KeyType;
+import io.bloomoperator.source.EgressPolicy;
+import io.bloomoperator.source.JdbcSourceSettings;
+import io.bloomoperator.source.PostgresConnector;
+import io.bloomoperator.testing.servers.LogicalPostgres;
+import io.bloomoperator.testing.servers.PostgresServer;
+import java.lang.management.ManagementFactory;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The PostgreSQL logical replication stream against a real PostgreSQL 15 of its own, started with
+ * {@code wal_level = logical} (the shared test server cannot be restarted with it), read by a role
+ * with REPLICATION as a user would set it up (docs/changes.md).
+ */
+class PostgresLogicalStreamTest {
+
+  static final String ROLE = LogicalPostgres.ROLE;
+  static final String ROLE_PASSWORD = LogicalPostgres.PASSWORD;
+
+  private static final EgressPolicy LOOPBACK_ONLY = EgressPolicy.of("127.0.0.1/32", null);
+  private static final AtomicInteger NAMES = new AtomicInteger();
+
+  private static PostgresServer pg;
+
+  @BeforeAll
+  static void start() {
+    pg = LogicalPostgres.shared();
+  }
+
+  /** A fresh table {@code name(id text primary key, note text)} and its key-only publication. */
+  private static String table() {
+    String name = "s" + NAMES.incrementAndGet() + "_products";
+    pg.execute("CREATE TABLE " + name + " (id text PRIMARY KEY, note text)");
+    pg.executeAsSuperuser("CREATE PUBLICATION pub_" + name + " FOR TABLE " + name + " (id)");
+    return name;
+  }
+
+  private static PostgresLogicalChangesSpec spec(String table) {
+    PostgresLogicalChangesSpec spec = new PostgresLogicalChangesSpec();
+    spec.setPublication("pub_" + table);
+    spec.setSlot("slot_" + table);
+    spec.setKeyColumn("id");
+    return spec;
+  }
+
+  static PostgresConnector connector(PostgresServer server, String user) {
+    return connector(server.url(), user);
+  }
+
+  /** A connector to {@code url} (the server's, with parameters such as sslmode) as {@code user}. */
+  static PostgresConnector connector(String url, String user) {
+    JdbcSourceSpec source = new JdbcSourceSpec();
+    source.setUrl(url);
+    return PostgresConnector.forUser(
+        source, JdbcSourceSettings.defaults().withEgress(LOOPBACK_ONLY), user, ROLE_PASSWORD);
+  }
+
+  private static PostgresLogicalStream stream(PostgresLogicalChangesSpec spec) {
+    return stream(spec, StreamLimits.defaults(), ROLE);
+  }
+
+  private static PostgresLogicalStream stream(
+      PostgresLogicalChangesSpec spec, StreamLimits limits, String user) {
+    return new PostgresLogicalStream(spec, KeyType.STRING, limits, connector(pg, user), null);
+  }
+
+  /** Reads until {@code expected} adds arrived or ten seconds passed; the last batch. */
+  private static ChangeStream.Batch readAll(
+      ChangeStream stream, StreamPosition from, int expected, List<String> into, long[] deletes)
+      throws StreamException {
+    long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+    ChangeStream.Batch batch = null;
+    StreamPosition at = from;
+    while ((batch == null || into.size() < expected) && System.nanoTime() < deadline) {
+      batch = stream.read(at);
+      into.addAll(batch.adds());
+      deletes[0] += batch.deletes();
+      at = batch.next();
+    }
+    return batch;
+  }
+
+  /**
+   * The message of the StreamException of {@code kind} that {@code call} throws, which contains
+   * each of {@code parts}.
+   */
+  private static String fails(
+      org.assertj.core.api.ThrowableAssert.ThrowingCallable call,
+      StreamException.Kind kind,
+      String... parts) {
+    Throwable thrown = org.assertj.core.api.Assertions.catchThrowable(call);
+    assertThat(thrown).isInstanceOf(StreamException.class);
+    assertThat(((StreamException) thrown).kind()).isEqualTo(kind);
+    assertThat(thrown.getMessage()).contains(parts);
+    return thrown.getMessage();
+  }
+
+  /** Reads on from {@code start}, 20 reads (about 10 s when nothing comes), each from the last. */
+  private static void readOn(ChangeStream stream, StreamPosition start) throws StreamException {
+    StreamPosition at = start;
+    for (int i = 0; i < 20; i++) {
+      at = stream.read(at).next();
+    }
+  }
+
+  /** Reads from {@code from} (the published position) until a read brings adds. */
+  private static List<String> readSame(ChangeStream stream, StreamPosition from)
+      throws StreamException {
+    long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+    List<String> adds = List.of();
+    while (adds.isEmpty() && System.nanoTime() < deadline) {
+      adds = stream.read(from).adds();
+    }
+    return adds;
+  }
+
+  @Test
+  void readsInsertsUpdatesAndDeletesFromAPositionAndResumesThere() throws Exception {
+    String table = table();
+    PostgresLogicalChangesSpec spec = spec(table);
+    try (PostgresLogicalStream stream = stream(spec)) {
+      StreamPosition start = stream.positionAt(Instant.now());
+      assertThat(LogicalPostgres.slotExists(spec.getSlot())).isTrue();
+      StreamStatus status = new StreamStatus();
+      stream.describe(status);
+      assertThat(status.getSlot()).endsWith("/bloom/" + spec.getSlot());
+
+      pg.execute(
+          "INSERT INTO " + table + " VALUES ('a', 'x'), ('b', 'x'), ('c', 'x')",
+          "UPDATE " + table + " SET id = 'b2' WHERE id = 'b'",
+          "UPDATE " + table + " SET note = 'y' WHERE id = 'c'",
+          "DELETE FROM " + table + " WHERE id = 'a'");
+      List<String> adds = new ArrayList<>();
+      long[] deletes = {0};
+      ChangeStream.Batch last = readAll(stream, start, 5, adds, deletes);
+      assertThat(adds).containsExactly("a", "b", "c", "b2", "c");
+      assertThat(deletes[0]).isEqualTo(1);
+      StreamPosition end = last.next();
+      assertThat(end.of(0)).isGreaterThan(start.of(0));
+
+      // From the end: nothing new.
+      ChangeStream.Batch none = stream.read(end);
+      assertThat(none.adds()).isEmpty();
+      assertThat(none.next().of(0)).isGreaterThanOrEqualTo(end.of(0));
+
+      // A read whose publish failed is read again from the published position: the same adds.
+      pg.execute("INSERT INTO " + table + " VALUES ('d', 'x'), ('e', 'x')");
+      assertThat(readSame(stream, end)).containsExactly("d", "e");
+      assertThat(readSame(stream, end)).containsExactly("d", "e");
+    }
+  }
+
+  @Test
+  void thePositionAdvancesOnlyAtACommit() throws Exception {
+    String table = table();
+    PostgresLogicalChangesSpec spec = spec(table);
+    try (PostgresLogicalStream stream = stream(spec);
+        Connection writer = pg.connect()) {
+      StreamPosition start = stream.positionAt(Instant.now());
+      writer.setAutoCommit(false);
+      try (Statement s = writer.createStatement()) {
+        s.execute("INSERT INTO " + table + " VALUES ('open-1', 'x')");
+      }
+      // Written but not committed: nothing to add, and the position read leaves it ahead.
+      ChangeStream.Batch during = stream.read(start);
+      assertThat(during.adds()).isEmpty();
+      writer.commit();
+      List<String> adds = new ArrayList<>();
+      StreamPosition before = readAll(stream, during.next(), 1, adds, new long[1]).next();
+      assertThat(adds).containsExactly("open-1");
+
+      // Two transactions, the second larger than the read's share: the read stops at the first
+      // one's commit, never inside the second, and the next read has the second whole.
+      pg.execute("INSERT INTO " + table + " VALUES ('small', 'x')");
+      pg.execute("INSERT INTO " + table + " SELECT 'big-' || g, 'x' FROM generate_series(1, 50) g");
+      long share = 10 * StreamLimits.keyBytes("big-10".length());
+      List<String> first = new ArrayList<>();
+      StreamPosition at = before;
+      long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+      while (first.isEmpty() && System.nanoTime() < deadline) {
+        ChangeStream.Batch batch = stream.read(at, share);
+        first.addAll(batch.adds());
+        at = batch.next();
+      }
+      assertThat(first).contains("small").noneMatch(k -> k.startsWith("big-"));
+      List<String> second = new ArrayList<>();
+      readAll(stream, at, 50, second, new long[1]);
+      assertThat(second)
+          .containsExactlyElementsOf(
+              IntStream.rangeClosed(1, 50).mapToObj(i -> "big-" + i).toList());
+    }
+  }
+
+  @Test
+  void aTruncateOfTheTableIsALostPosition() throws Exception {
+    String table = table();
+    try (PostgresLogicalStream stream = stream(spec(table))) {
+      StreamPosition start = stream.positionAt(Instant.now());
+      pg.execute("INSERT INTO " + table + " VALUES ('t1', 'x')", "TRUNCATE " + table);
+      assertThat(
+              fails(() -> readOn(stream, start), StreamException.Kind.POSITION_LOST, "truncated"))
+          .doesNotContain("t1");
+    }
+  }
+
+  @Test
+  void aPublicationOfMoreThanTheKeyColumnIsRefused() throws Exception {
+    String table = table();
+    pg.executeAsSuperuser(
+        "CREATE PUBLICATION wide_" + table + " FOR TABLE " + table + " (id, note)");
+    PostgresLogicalChangesSpec spec = spec(table);
+    spec.setPublication("wide_" + table);
+    try (PostgresLogicalStream stream = stream(spec)) {
+      fails(
+          () -> stream.positionAt(Instant.now()),
+          StreamException.Kind.REFUSED,
+          "2 column(s)",
+          "keyColumn");
+    }
+    assertThat(LogicalPostgres.slotExists(spec.getSlot())).isFalse();
+  }
+
+  @Test
+  void aRoleWithoutReplicationIsRefusedWithAClearMessage() throws Exception {
+    String table = table();
+    PostgresLogicalChangesSpec spec = spec(table);
+    try (PostgresLogicalStream stream =
+        stream(spec, StreamLimits.defaults(), LogicalPostgres.ROLE_WITHOUT_REPLICATION)) {
+      fails(
+          () -> stream.positionAt(Instant.now()),
+          StreamException.Kind.REFUSED,
+          "no REPLICATION attribute");
+    }
+  }
+
+  @Test
+  void aSlotThatIsNotOursIsRefusedAndNotDropped() throws Exception {
+    String table = table();
+    PostgresLogicalChangesSpec spec = spec(table);
+    spec.setSlot("other_app_" + table);
+    pg.executeAsSuperuser(
+        "SELECT pg_create_logical_replication_slot('" + spec.getSlot() + "', 'pgoutput')");
+    try (PostgresLogicalStream stream = stream(spec)) {
+      fails(
+          () -> stream.positionAt(Instant.now()),
+          StreamException.Kind.REFUSED,
+          "not",
+          "created by the operator");
+      StreamPosition any = new StreamPosition(new java.util.TreeMap<>(java.util.Map.of(0, 1L)));
+      fails(() -> stream.read(any), StreamException.Kind.REFUSED, "created by the operator");
+      assertThat(stream.dropSlot()).isTrue();
+    }
+    assertThat(LogicalPostgres.slotExists(spec.getSlot())).isTrue();
+    pg.executeAsSuperuser("SELECT pg_drop_replication_slot('" + spec.getSlot() + "')");
+  }
+
+  @Test
+  void theSlotIsDroppedByItsOwnerOnly() throws Exception {
+    String table = table();
+    PostgresLogicalChangesSpec spec = spec(table);
+    String recorded;
+    try (PostgresLogicalStream stream = stream(spec)) {
+      stream.positionAt(Instant.now());
+      StreamStatus status = new StreamStatus();
+      stream.describe(status);
+      recorded = status.getSlot();
+    }
+    // A new operator process knows the slot from the status only.
+    try (PostgresLogicalStream again =
+        new PostgresLogicalStream(
+            spec, KeyType.STRING, StreamLimits.defaults(), connector(pg, ROLE), recorded)) {
+      StreamPosition at = again.positionAt(Instant.now());
+      assertThat(again.read(at).adds()).isEmpty();
+      assertThat(again.dropSlot()).isTrue();
+    }
+    assertThat(LogicalPostgres.slotExists(spec.getSlot())).isFalse();
+  }
+
+  @Test
+  void aSlotRetainingMoreThanTheBoundIsDropped() throws Exception {
+    String table = table();
+    PostgresLogicalChangesSpec spec = spec(table);
+    StreamLimits limits = StreamLimits.defaults().withSlotRetainedBytes(1024 * 1024);
+    try (PostgresLogicalStream stream = stream(spec, limits, ROLE)) {
+      StreamPosition start = stream.positionAt(Instant.now());
+      pg.execute(
+          "CREATE TABLE filler_" + table + " (v text)",
+          "INSERT INTO filler_" + table + " SELECT md5(g::text) FROM generate_series(1, 40000) g");
+      fails(
+          () -> stream.read(start),
+          StreamException.Kind.REFUSED,
+          "BLOOM_PG_SLOT_MAX_RETAINED_BYTES");
+      StreamStatus status = new StreamStatus();
+      stream.describe(status);
+      assertThat(status.getSlot()).isNull();
+    }
+    assertThat(LogicalPostgres.slotExists(spec.getSlot())).isFalse();
+  }
+
+  @Test
+  void namesThatTryInjectionAreQuotedAsIdentifiers() throws Exception {
+    String table = table();
+    PostgresLogicalChangesSpec spec = spec(table);
+    // Past the schema's patterns (as if they failed): still only names to the database.
+    spec.setPublication("x\"; DROP TABLE " + table + "; --");
+    try (PostgresLogicalStream stream = stream(spec)) {
+      fails(() -> stream.positionAt(Instant.now()), StreamException.Kind.REFUSED, "does not exist");
+    }
+    PostgresLogicalChangesSpec slotted = spec(table);
+    slotted.setSlot("s\" LOGICAL pgoutput; DROP TABLE " + table + "; --");
+    try (PostgresLogicalStream stream = stream(slotted)) {
+      assertThatThrownBy(() -> stream.positionAt(Instant.now()))
+          .isInstanceOf(StreamException.class);
+    }
+    pg.execute("SELECT count(*) FROM " + table); // the table is still there
+    assertThat(PgSlot.identifier("a\"b")).isEqualTo("\"a\"\"b\"");
+  }
+
+  @Test
+  void aWideColumnPublishedBehindTheOperatorsBackIsRefusedWithoutBeingHeld() throws Exception {
+    assertWideRowRefused(pg.url() + "?sslmode=disable", 8L << 20);
+    // The server speaks TLS to the default sslmode (prefer): the bound applies above TLS. Closing
+    // the TLS connection then decrypts and drops what the server had sent already, one record
+    // (16 KiB) at a time: allocated and freed, never held together, so only less than the row.
+    assertWideRowRefused(pg.url(), 32L << 20);
+  }
+
+  @Test
+  void theStreamSpeaksTlsWhenTheSourceDoes() throws Exception {
+    String table = table();
+    PostgresLogicalChangesSpec spec = spec(table);
+    try (PostgresLogicalStream stream =
+            new PostgresLogicalStream(
+                spec,
+                KeyType.STRING,
+                StreamLimits.defaults(),
+                connector(pg.url() + "?sslmode=require", ROLE),
+                null);
+        // As the stream's role: pg_stat_ssl shows another role's sessions without their TLS.
+        Connection c = pg.connect(ROLE, ROLE_PASSWORD);
+        Statement s = c.createStatement()) {
+      StreamPosition start = stream.positionAt(Instant.now());
+      pg.execute("INSERT INTO " + table + " VALUES ('tls-1', 'x')");
+      assertThat(readSame(stream, start)).containsExactly("tls-1");
+      try (ResultSet ssl =
+          s.executeQuery(
+              "SELECT count(*) FROM pg_stat_ssl s JOIN pg_stat_activity a USING (pid)"
+                  + " WHERE s.ssl AND a.backend_type = 'walsender'")) {
+        ssl.next();
+        assertThat(ssl.getInt(1)).as("walsenders speaking TLS").isPositive();
+      }
+    }
+  }
+
+  private static void assertWideRowRefused(String url, long maxAllocated) throws Exception {
+    String table = table();
+    PostgresLogicalChangesSpec spec = spec(table);
+    try (PostgresLogicalStream stream =
+        new PostgresLogicalStream(
+            spec, KeyType.STRING, StreamLimits.defaults(), connector(url, ROLE), null)) {
+      StreamPosition start = stream.positionAt(Instant.now());
+      assertThat(stream.read(start).adds()).isEmpty(); // streaming, checks passed
+      // After the checks, the publication gains another table's 32 MiB column.
+      pg.execute("CREATE TABLE wide_" + table + " (id text PRIMARY KEY, blob text)");
+      pg.executeAsSuperuser("ALTER PUBLICATION pub_" + table + " ADD TABLE wide_" + table);
+      pg.execute("INSERT INTO wide_" + table + " VALUES ('w', repeat(md5('x'), 1024 * 1024))");
+      com.sun.management.ThreadMXBean threads =
+          (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+      long before = threads.getCurrentThreadAllocatedBytes();
+      fails(
+          () -> readOn(stream, start),
+          StreamException.Kind.REFUSED,
+          "larger than the operator's bound");
+      long allocated = threads.getCurrentThreadAllocatedBytes() - before;
+      assertThat(allocated)
+          .as("bytes allocated reading a 32 MiB row (" + url + ")")
+          .isLessThan(maxAllocated);
+      System.out.printf("a 32 MiB row refused (%s): %,d bytes allocated%n", url, allocated);
+    }
+  }
+}

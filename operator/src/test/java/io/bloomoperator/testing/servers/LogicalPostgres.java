@@ -1,0 +1,70 @@
+package io.bloomoperator.testing.servers;
+
+import io.bloomoperator.source.SecretAccess;
+import io.fabric8.kubernetes.api.model.SecretBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import java.util.Map;
+
+/**
+ * The PostgreSQL server of this JVM for logical replication tests: a {@link
+ * PostgresServer#dedicated} one started with {@code wal_level = logical} (the shared server cannot
+ * be restarted with it), with a role {@link #ROLE} that has REPLICATION and one {@link
+ * #ROLE_WITHOUT_REPLICATION} that has not, both with password {@link #PASSWORD}. TLS is on, so
+ * clients speak TLS unless their URL says {@code sslmode=disable} (both paths are tested).
+ */
+public final class LogicalPostgres {
+
+  public static final String ROLE = "bloom_repl";
+  public static final String ROLE_WITHOUT_REPLICATION = "bloom_norepl";
+  public static final String PASSWORD = "Repl-s3cret";
+
+  private static PostgresServer server;
+
+  private LogicalPostgres() {}
+
+  /** Whether the server has a replication slot named {@code slot}. */
+  public static boolean slotExists(String slot) throws java.sql.SQLException {
+    try (java.sql.Connection c = shared().connect();
+        java.sql.PreparedStatement s =
+            c.prepareStatement("SELECT count(*) FROM pg_replication_slots WHERE slot_name = ?")) {
+      s.setString(1, slot);
+      try (java.sql.ResultSet r = s.executeQuery()) {
+        r.next();
+        return r.getInt(1) == 1;
+      }
+    }
+  }
+
+  /**
+   * A Secret {@code name} in {@code namespace} with {@link #ROLE}'s credentials, which lets every
+   * filter of the namespace send them to this server.
+   */
+  public static void replicationSecret(KubernetesClient client, String namespace, String name) {
+    client
+        .secrets()
+        .inNamespace(namespace)
+        .resource(
+            new SecretBuilder()
+                .withNewMetadata()
+                .withName(name)
+                .withNamespace(namespace)
+                .addToAnnotations(SecretAccess.ALLOWED_FILTERS, "*")
+                .addToAnnotations(SecretAccess.ALLOWED_HOSTS, "127.0.0.1:" + shared().port())
+                .endMetadata()
+                .withStringData(Map.of("username", ROLE, "password", PASSWORD))
+                .build())
+        .serverSideApply();
+  }
+
+  /** The server, started on first call and stopped at JVM exit. */
+  public static synchronized PostgresServer shared() {
+    if (server == null) {
+      server = PostgresServer.dedicated("wal_level=logical", "max_replication_slots=32");
+      server.executeAsSuperuser(
+          "CREATE ROLE " + ROLE + " LOGIN REPLICATION PASSWORD '" + PASSWORD + "'",
+          "CREATE ROLE " + ROLE_WITHOUT_REPLICATION + " LOGIN PASSWORD '" + PASSWORD + "'");
+      server.enableTls();
+    }
+    return server;
+  }
+}
