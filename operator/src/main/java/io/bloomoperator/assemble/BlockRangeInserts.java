@@ -22,7 +22,7 @@ import java.util.ArrayDeque;
  * the others would wait for it. No thread ever waits for a claim while it holds one, and applying a
  * queue waits for nothing, so the hand-off cannot deadlock.
  *
- * <p>Bounded in bytes per build slot: at most {@link #maxBuffers} = ranges × (threads + 1) buffers
+ * <p>Bounded in bytes per build slot: at most {@code maxBuffers} = ranges × (threads + 1) buffers
  * of {@link #BUFFER_HASHES} hashes (8 KiB), allocated as needed and recycled, so with ranges ≤
  * threads a build holds at most threads × (threads + 1) × 8 KiB of hashes: 48 KiB at 2 threads, 160
  * KiB at 4, 33 MiB at the limit of 64 ({@link #peakHeldBytes()}). Why that many suffice: a lane
@@ -97,20 +97,10 @@ final class BlockRangeInserts implements SharedInserts {
     return unchanged;
   }
 
-  /** The most hash buffers allocated at once, in bytes: at most {@link #maxBuffers()} of them. */
+  /** The most hash buffers allocated at once, in bytes: at most ranges × (threads + 1) of them. */
   @Override
   public synchronized long peakHeldBytes() {
     return (long) peakAllocated * BUFFER_HASHES * Long.BYTES;
-  }
-
-  /** The most buffers this build may allocate: ranges × (threads + 1). */
-  int maxBuffers() {
-    return maxBuffers;
-  }
-
-  /** The ranges keys are routed to. */
-  BlockRanges ranges() {
-    return ranges;
   }
 
   /** Queues a buffer for its range and applies the range's queue if no thread holds its claim. */
@@ -168,7 +158,7 @@ final class BlockRangeInserts implements SharedInserts {
   }
 
   /**
-   * An empty buffer for a lane: a free one, a new one while under {@link #maxBuffers}, else the
+   * An empty buffer for a lane: a free one, a new one while under {@code maxBuffers}, else the
    * first one this thread frees by applying an unclaimed queue, else the first one another thread
    * frees.
    */

@@ -238,6 +238,7 @@ public final class ParallelFill implements KeySink, AutoCloseable {
       // From now on a helper may insert too; the reader's plain writes so far reach it through
       // the queue below.
       readerShares = true;
+      inserter.flush();
       inserter = shared.lane();
     }
     unclaimed.add(added);
@@ -257,8 +258,10 @@ public final class ParallelFill implements KeySink, AutoCloseable {
     while (!pending.isEmpty()) {
       workOrWait();
     }
-    if (readerShares) {
+    if (inserter != null) {
       inserter.flush();
+    }
+    if (readerShares) {
       shared.finish();
     }
   }
@@ -355,7 +358,12 @@ public final class ParallelFill implements KeySink, AutoCloseable {
         Inserters ways = target.open();
         shared = ways.shared();
         readerShares = ways.exclusive() == null;
-        inserter = readerShares ? shared.lane() : exclusive(ways.exclusive());
+        // Plain writes while the reader alone inserts; its unchanged count is handed on at each
+        // batch it parses, at the hand-over (before its lane changes) and at finish().
+        inserter =
+            readerShares
+                ? shared.lane()
+                : new CountingLane(ways.exclusive(), same -> unchanged += same);
       } catch (InterruptedException e) {
         throw new Interrupted(e);
       }
@@ -364,37 +372,6 @@ public final class ParallelFill implements KeySink, AutoCloseable {
       }
     }
     return inserter;
-  }
-
-  /** The reader's way in while it alone inserts: plain writes, unchanged keys counted here. */
-  private SharedInserts.Lane exclusive(KeyInserter into) {
-    return new SharedInserts.Lane() {
-      @Override
-      public void putString(String key) {
-        counted(into.putString(key));
-      }
-
-      @Override
-      public void putLong(long key) {
-        counted(into.putLong(key));
-      }
-
-      @Override
-      public void putUtf8(byte[] utf8, int offset, int length) {
-        counted(into.putUtf8(utf8, offset, length));
-      }
-
-      private void counted(boolean changed) {
-        if (!changed) {
-          unchanged++;
-        }
-      }
-
-      @Override
-      public void flush() {
-        // nothing held
-      }
-    };
   }
 
   private void help() {

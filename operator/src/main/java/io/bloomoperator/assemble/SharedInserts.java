@@ -19,7 +19,8 @@ interface SharedInserts {
 
   /**
    * Sets the bits of every key put through a lane and flushed; on the reader, once every helper's
-   * lane is flushed. Those writes happen-before the return.
+   * lane is flushed. Those writes happen-before the return (also when, as in {@link
+   * BlockRangeInserts}, flushing already set them all: this is where the reader is sure of it).
    *
    * @throws ParallelFill.Interrupted if interrupted while another thread still writes
    */
