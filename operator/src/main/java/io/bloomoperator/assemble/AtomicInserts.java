@@ -19,7 +19,37 @@ final class AtomicInserts implements SharedInserts {
 
   @Override
   public Lane lane() {
-    return new CountingLane(shared, unchanged::addAndGet);
+    return new Lane() {
+      /** Counted here and added at {@link #flush()}: one atomic add per batch, not per key. */
+      private long same;
+
+      @Override
+      public void putString(String key) {
+        if (!shared.putString(key)) {
+          same++;
+        }
+      }
+
+      @Override
+      public void putLong(long key) {
+        if (!shared.putLong(key)) {
+          same++;
+        }
+      }
+
+      @Override
+      public void putUtf8(byte[] utf8, int offset, int length) {
+        if (!shared.putUtf8(utf8, offset, length)) {
+          same++;
+        }
+      }
+
+      @Override
+      public void flush() {
+        unchanged.addAndGet(same);
+        same = 0;
+      }
+    };
   }
 
   @Override

@@ -363,7 +363,7 @@ public final class ParallelFill implements KeySink, AutoCloseable {
         inserter =
             readerShares
                 ? shared.lane()
-                : new CountingLane(ways.exclusive(), same -> unchanged += same);
+                : new ExclusiveLane(ways.exclusive(), same -> unchanged += same);
       } catch (InterruptedException e) {
         throw new Interrupted(e);
       }
