@@ -294,13 +294,19 @@ public final class FilterBuilder {
   }
 
   /**
-   * How keys go into the filter: straight into the builder while one thread inserts, through its
+   * How keys go into the filter. Split-block: hashes go to the owner of their block range, plain
+   * writes on any number of threads (on one, the buffered hashes let its cache misses overlap).
+   * Guava layout, whose bits land anywhere: straight into the builder while one thread inserts, its
    * atomic view once helpers insert too.
    */
   private ParallelFill.Inserters insertersFor(BloomFilterBits.Builder builder) {
-    return workers.threadsPerBuild() > 1
-        ? new ParallelFill.Inserters(builder, builder.concurrent())
-        : ParallelFill.Inserters.of(builder);
+    int threads = workers.threadsPerBuild();
+    if (builder.format() == FilterFormat.SPLIT_BLOCK) {
+      return ParallelFill.Inserters.partitioned(new BlockRangeInserts(builder, threads));
+    }
+    return threads == 1
+        ? ParallelFill.Inserters.of(builder)
+        : new ParallelFill.Inserters(builder, builder.concurrent());
   }
 
   /**

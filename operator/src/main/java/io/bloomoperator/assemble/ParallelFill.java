@@ -17,13 +17,15 @@ import java.util.concurrent.LinkedBlockingQueue;
 /**
  * The sink of one build's fill: the source's thread (the reader) hands over {@link LineBlock}s,
  * which the reader and up to {@link BuildWorkers#threadsPerBuild()} − 1 helpers parse, hash and
- * insert at once; keys that come one by one ({@link #line}, {@link #value}) are inserted on the
+ * insert at once; keys that come one by one ({@link #line}, {@link #value}) are parsed on the
  * reader.
  *
- * <p>Same result as one thread: the bits, because every insert is an OR (into a {@link KeyInserter}
- * safe for all the threads); the counts, malformed-key limit and positions, because each block's
- * {@link LineParser.Tally} is merged into one {@link LineParser} by the reader in source order;
- * progress, reported at the same key counts from the merged total.
+ * <p>Same result as one thread: the bits, because every insert is an OR and each thread inserts
+ * through a {@link SharedInserts.Lane} that keeps them those of one thread (split-block: hashes
+ * routed to the owner of their block range, plain writes, {@link BlockRangeInserts}; Guava layout:
+ * atomic ORs, {@link AtomicInserts}); the counts, malformed-key limit and positions, because each
+ * block's {@link LineParser.Tally} is merged into one {@link LineParser} by the reader in source
+ * order; progress, reported at the same key counts from the merged total.
  *
  * <p>Blocks go to the helpers in batches ({@link BlockBatch}) of at least 2,048 lines or 1 MiB,
  * whichever comes first: alone, a small block (a client that returns a few KiB per read and reports
@@ -36,7 +38,9 @@ import java.util.concurrent.LinkedBlockingQueue;
  * the block the source is filling. A block of an http body takes at most 512 KiB (256 KiB of text,
  * or twice {@code BLOOM_HTTP_MAX_LINE_BYTES} if more, and at most 256 KiB of line offsets), so with
  * 2 threads a build holds under 4 × 1.5 + 0.5 = 6.5 MiB ({@link #peakHeldBytes()}). Counting
- * batches in lines only, 2,048 lines of 64 KiB made a batch of 256 MiB.
+ * batches in lines only, 2,048 lines of 64 KiB made a batch of 256 MiB. Keys hashed but not yet in
+ * the split-block filter add at most threads × (threads + 1) × 8 KiB of hash buffers (48 KiB at 2
+ * threads, {@link #peakHashBytes()}, {@link BlockRangeInserts}); the Guava layout holds none.
  *
  * <p>The filter is allocated ({@link Target#open()}) by the reader at the first key, as a build on
  * one thread does; helpers start then. {@link #close()} ends them before the build returns, also
@@ -52,16 +56,35 @@ public final class ParallelFill implements KeySink, AutoCloseable {
 
   /**
    * Two ways into one filter: {@code exclusive} for one thread alone (plain writes), {@code shared}
-   * safe for all the build's threads at once (atomic ORs, which cost a locked instruction per word
-   * and keep a key's cache misses from overlapping). The reader uses {@code exclusive} until it
-   * first hands a block to a helper; the hand-over (a queue) makes its writes visible to the
-   * helpers, and from then on every thread uses {@code shared}. A source that sends keys one by one
-   * (JDBC rows) never hands a block over, so its whole build runs on plain writes.
+   * for all the build's threads at once, a {@link SharedInserts.Lane} each. The reader uses {@code
+   * exclusive} until it first hands a block to a helper; the hand-over (a queue) makes its writes
+   * visible to the helpers, and from then on every thread uses its lane, the reader too (its rows
+   * as well as the blocks it parses). A source that sends keys one by one (JDBC rows) never hands a
+   * block over, so its whole build runs on plain writes. {@code exclusive} is null when the shared
+   * way writes plainly already ({@link #partitioned}): the reader then uses a lane from its first
+   * key.
    */
-  record Inserters(KeyInserter exclusive, KeyInserter shared) {
+  record Inserters(KeyInserter exclusive, SharedInserts shared) {
+    /**
+     * {@code shared} safe for all threads at once (atomic ORs, which cost a locked instruction per
+     * word and keep a key's cache misses from overlapping).
+     */
+    Inserters(KeyInserter exclusive, KeyInserter shared) {
+      this(exclusive, new AtomicInserts(shared));
+    }
+
     /** One inserter that is safe for every thread. */
     static Inserters of(KeyInserter safeForAll) {
       return new Inserters(safeForAll, safeForAll);
+    }
+
+    /**
+     * Every thread, the reader from its first key, through {@code plain}, which costs one thread
+     * nothing over plain writes ({@link BlockRangeInserts}: its buffered hashes even let one
+     * thread's cache misses overlap).
+     */
+    static Inserters partitioned(SharedInserts plain) {
+      return new Inserters(null, plain);
     }
   }
 
@@ -91,14 +114,24 @@ public final class ParallelFill implements KeySink, AutoCloseable {
   private long held;
 
   private long peakHeld;
+
+  /**
+   * Whether the reader inserts through a lane of the shared way: from its first hand-over, or from
+   * its first key when there is no exclusive way.
+   */
+  private boolean readerShares;
+
   private final Object lock = new Object();
   private boolean closed;
   private int running;
 
-  /** What this fill inserts through now: the exclusive way until a helper may insert too. */
-  private KeyInserter inserter;
+  /**
+   * What the reader inserts through: the exclusive way, until its first hand-over, then a lane of
+   * the shared way; null until the filter is allocated.
+   */
+  private SharedInserts.Lane inserter;
 
-  private KeyInserter shared;
+  private SharedInserts shared;
   private long inserted;
   private long unchanged;
   private SourceException failure;
@@ -120,23 +153,19 @@ public final class ParallelFill implements KeySink, AutoCloseable {
             new LineParser.KeyConsumer() {
               @Override
               public void putString(String key) {
-                counted(open().putString(key));
+                open().putString(key);
+                advance(1);
               }
 
               @Override
               public void putLong(long key) {
-                counted(open().putLong(key));
+                open().putLong(key);
+                advance(1);
               }
 
               @Override
               public void putUtf8(byte[] utf8, int offset, int length) {
-                counted(open().putUtf8(utf8, offset, length));
-              }
-
-              private void counted(boolean changed) {
-                if (!changed) {
-                  unchanged++;
-                }
+                open().putUtf8(utf8, offset, length);
                 advance(1);
               }
             },
@@ -205,8 +234,13 @@ public final class ParallelFill implements KeySink, AutoCloseable {
     Pending added = new Pending(batch);
     batch = new BlockBatch();
     pending.addLast(added);
-    // Written before the hand-over, so the helper that takes the batch sees it too.
-    inserter = shared;
+    if (!readerShares) {
+      // From now on a helper may insert too; the reader's plain writes so far reach it through
+      // the queue below.
+      readerShares = true;
+      inserter.flush();
+      inserter = shared.lane();
+    }
     unclaimed.add(added);
     mergeDone();
     while (pending.size() >= maxPending) {
@@ -224,6 +258,12 @@ public final class ParallelFill implements KeySink, AutoCloseable {
     while (!pending.isEmpty()) {
       workOrWait();
     }
+    if (inserter != null) {
+      inserter.flush();
+    }
+    if (readerShares) {
+      shared.finish();
+    }
   }
 
   /** Parses the blocks still gathering on this thread, after those in flight (source order). */
@@ -234,7 +274,7 @@ public final class ParallelFill implements KeySink, AutoCloseable {
     Pending last = new Pending(batch);
     batch = new BlockBatch();
     pending.addLast(last);
-    insert(last);
+    insert(last, inserter);
     mergeDone();
   }
 
@@ -266,9 +306,17 @@ public final class ParallelFill implements KeySink, AutoCloseable {
     return peakHeld;
   }
 
-  /** Keys whose bits were all set already. */
+  /**
+   * The most bytes of hashes this fill held at once on their way to the filter's threads (see
+   * {@link SharedInserts#peakHeldBytes()}); 0 if no block was handed over.
+   */
+  long peakHashBytes() {
+    return shared == null ? 0 : shared.peakHeldBytes();
+  }
+
+  /** Keys whose bits were all set already; complete after {@link #finish()}. */
   long unchanged() {
-    return unchanged;
+    return unchanged + (shared == null ? 0 : shared.unchanged());
   }
 
   /** Whether the filter was allocated (the source held a key). */
@@ -304,12 +352,18 @@ public final class ParallelFill implements KeySink, AutoCloseable {
     }
   }
 
-  private KeyInserter open() {
+  private SharedInserts.Lane open() {
     if (inserter == null) {
       try {
         Inserters ways = target.open();
-        inserter = ways.exclusive();
         shared = ways.shared();
+        readerShares = ways.exclusive() == null;
+        // Plain writes while the reader alone inserts; its unchanged count is handed on at each
+        // batch it parses, at the hand-over (before its lane changes) and at finish().
+        inserter =
+            readerShares
+                ? shared.lane()
+                : new ExclusiveLane(ways.exclusive(), same -> unchanged += same);
       } catch (InterruptedException e) {
         throw new Interrupted(e);
       }
@@ -328,12 +382,14 @@ public final class ParallelFill implements KeySink, AutoCloseable {
       running++;
     }
     try {
+      // Taken once: a lane is this thread's for the build (what it may hold is bounded per lane).
+      SharedInserts.Lane lane = shared.lane();
       while (true) {
         Pending next = unclaimed.take();
         if (next == STOP) {
           return;
         }
-        insert(next);
+        insert(next, lane);
       }
     } catch (InterruptedException e) {
       // the pool is shutting down; the reader does the rest
@@ -349,7 +405,7 @@ public final class ParallelFill implements KeySink, AutoCloseable {
   private void workOrWait() throws SourceException {
     Pending mine = unclaimed.poll();
     if (mine != null) {
-      insert(mine);
+      insert(mine, inserter);
     } else {
       try {
         pending.peekFirst().done.await();
@@ -368,7 +424,6 @@ public final class ParallelFill implements KeySink, AutoCloseable {
       if (head.error != null) {
         throw head.error;
       }
-      unchanged += head.unchanged;
       for (int i = 0; i < head.blocks.size(); i++) {
         try {
           parser.merge(head.blocks.get(i), head.tallies[i]);
@@ -381,48 +436,28 @@ public final class ParallelFill implements KeySink, AutoCloseable {
     }
   }
 
-  /** Any thread: parses a batch of blocks into the filter. */
-  private void insert(Pending block) {
-    KeyInserter into = inserter;
-    long[] same = {0};
+  /**
+   * Any thread: parses a batch of blocks into the filter through {@code lane}, flushed before the
+   * batch is reported done (so that {@link #finish()} finds every key handed over), also when it
+   * failed.
+   */
+  private void insert(Pending block, SharedInserts.Lane lane) {
     try {
       for (int i = 0; i < block.blocks.size(); i++) {
-        block.tallies[i] = parse(block.blocks.get(i), into, same);
+        block.tallies[i] = LineParser.parse(block.blocks.get(i), keyType, lane);
       }
-      block.unchanged = same[0];
     } catch (RuntimeException e) {
       block.error = e;
     } finally {
+      try {
+        lane.flush();
+      } catch (RuntimeException e) {
+        if (block.error == null) {
+          block.error = e;
+        }
+      }
       block.done.countDown();
     }
-  }
-
-  private LineParser.Tally parse(LineBlock block, KeyInserter into, long[] same) {
-    return LineParser.parse(
-        block,
-        keyType,
-        new LineParser.KeyConsumer() {
-          @Override
-          public void putString(String key) {
-            if (!into.putString(key)) {
-              same[0]++;
-            }
-          }
-
-          @Override
-          public void putLong(long key) {
-            if (!into.putLong(key)) {
-              same[0]++;
-            }
-          }
-
-          @Override
-          public void putUtf8(byte[] utf8, int offset, int length) {
-            if (!into.putUtf8(utf8, offset, length)) {
-              same[0]++;
-            }
-          }
-        });
   }
 
   /** Reports progress at every multiple of {@link FilterBuilder#PROGRESS_EVERY} passed. */
@@ -445,7 +480,6 @@ public final class ParallelFill implements KeySink, AutoCloseable {
     final long bytes;
     final LineParser.Tally[] tallies;
     final CountDownLatch done = new CountDownLatch(1);
-    long unchanged;
     RuntimeException error;
 
     Pending(BlockBatch batch) {

@@ -157,7 +157,7 @@ class ParallelBuildTest {
   /**
    * {@code body} read as the operator's http client gives a body: 1 KiB per read, none available.
    */
-  private static BodySource smallReads(Supplier<InputStream> body) {
+  static BodySource smallReads(Supplier<InputStream> body) {
     return BodySource.of(
         () ->
             new FilterInputStream(body.get()) {
@@ -178,18 +178,7 @@ class ParallelBuildTest {
   void aFailingSourceLeavesNoHelperWorking() throws Exception {
     AtomicLong puts = new AtomicLong();
     KeyInserter recording = recording(ConcurrentHashMap.newKeySet(), puts);
-    KeySource failing =
-        BodySource.of(
-            () ->
-                new SequenceInputStream(
-                    new GeneratedLines("key-", 2_000_000),
-                    new InputStream() {
-                      @Override
-                      public int read() throws IOException {
-                        throw new IOException("connection reset");
-                      }
-                    }),
-            1024);
+    KeySource failing = resetAfter(2_000_000);
     FilterBuilder.Request request =
         new FilterBuilder.Request(KeyType.STRING, 0.01, 3_000_000L, 0, 1L << 30);
     ParallelFill fill =
@@ -207,6 +196,21 @@ class ParallelBuildTest {
     assertThat(puts.get()).isEqualTo(atClose);
     assertThat(failure(new FilterBuilder(k -> {}, BuildWorkers.of(4, 1)), failing, request))
         .contains("connection reset");
+  }
+
+  /** {@code key-0} … {@code key-(lines - 1)}, then the connection is reset. */
+  static KeySource resetAfter(int lines) {
+    return BodySource.of(
+        () ->
+            new SequenceInputStream(
+                new GeneratedLines("key-", lines),
+                new InputStream() {
+                  @Override
+                  public int read() throws IOException {
+                    throw new IOException("connection reset");
+                  }
+                }),
+        1024);
   }
 
   /**
@@ -260,7 +264,7 @@ class ParallelBuildTest {
    * A source sending {@code count} typed values as a JDBC source does (every 1000th a NULL, longs
    * for Long filters, text for String filters), then {@code body} in blocks if not null.
    */
-  private static KeySource rows(KeyType type, int count, byte[] body) {
+  static KeySource rows(KeyType type, int count, byte[] body) {
     return new KeySource() {
       @Override
       public String description() {
@@ -316,7 +320,7 @@ class ParallelBuildTest {
     };
   }
 
-  private static String failure(FilterBuilder builder, KeySource source, FilterBuilder.Request r)
+  static String failure(FilterBuilder builder, KeySource source, FilterBuilder.Request r)
       throws Exception {
     try {
       builder.build(source, r);
@@ -327,7 +331,7 @@ class ParallelBuildTest {
   }
 
   /** Keys, duplicates, blank and comment lines, CR LF, non-ASCII and a few non-numbers. */
-  private static byte[] body(Random random, int lines) {
+  static byte[] body(Random random, int lines) {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     for (int i = 0; i < lines; i++) {
       int r = random.nextInt(1000);
@@ -352,7 +356,7 @@ class ParallelBuildTest {
   }
 
   /** {@code source} with its lines handed over one by one as Strings, as before blocks. */
-  private static KeySource lineByLine(KeySource source) {
+  static KeySource lineByLine(KeySource source) {
     return new KeySource() {
       @Override
       public String description() {

@@ -456,6 +456,44 @@ public final class BloomFilterBits implements BloomLookup {
     }
 
     /**
+     * Split-block only: the number of 32-byte blocks, over which {@link SplitBlockBits#blockOf}
+     * spreads the keys.
+     *
+     * @throws IllegalStateException in the Guava layout
+     */
+    public long numBlocks() {
+      requireSplitBlock();
+      return numBlocks;
+    }
+
+    /**
+     * Split-block only: adds the keys whose hashes ({@link SplitBlockBits#hashString}, {@link
+     * SplitBlockBits#hashUtf8}, {@link SplitBlockBits#hashLong}) are {@code hashes[from, from +
+     * count)}, with plain writes to the four words of each key's block ({@link
+     * SplitBlockBits#blockOf}) and nothing else. Several threads may therefore call this at once,
+     * without atomic instructions, as long as no two of them hold hashes of the same block at the
+     * same time (each owns its own range of blocks, say); the caller makes every call happen-before
+     * {@link #build()}. The bits are those of adding the keys one by one, in any order.
+     *
+     * @return how many of the keys changed no bit (all their bits were set already)
+     * @throws IllegalStateException in the Guava layout, or if already built
+     */
+    public int putHashes(long[] hashes, int from, int count) {
+      requireSplitBlock();
+      requireOpen();
+      Objects.checkFromIndexSize(from, count, hashes.length);
+      final long[] w = words;
+      final long blocks = numBlocks;
+      int unchanged = 0;
+      for (int i = from, end = from + count; i < end; i++) {
+        if (!SplitBlockBits.put(w, blocks, hashes[i])) {
+          unchanged++;
+        }
+      }
+      return unchanged;
+    }
+
+    /**
      * A view of this builder that any number of threads may add keys through at once, until {@link
      * #build()}: each bit is set with an atomic OR, so the words are the same whatever the order or
      * interleaving of the keys (OR is commutative), bit for bit those of adding them one by one.
@@ -534,6 +572,13 @@ public final class BloomFilterBits implements BloomLookup {
       long[] built = words;
       words = null;
       return new BloomFilterBits(keyType, format, numHashFunctions, built);
+    }
+
+    private void requireSplitBlock() {
+      if (format != FilterFormat.SPLIT_BLOCK) {
+        throw new IllegalStateException(
+            "only a split-block filter has blocks; this one is " + format.crdName());
+      }
     }
 
     private void requireOpen() {

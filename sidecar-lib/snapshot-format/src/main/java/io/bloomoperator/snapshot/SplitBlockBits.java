@@ -262,6 +262,16 @@ public final class SplitBlockBits {
     return "SplitBlockBits[" + keyType + ", " + numBlocks + " blocks]";
   }
 
+  /**
+   * The block a key's hash (from {@link #hashString}, {@link #hashUtf8} or {@link #hashLong}) sets
+   * its bits in, among {@code numBlocks}: Parquet's {@code ((hash >>> 32) * z) >>> 32}. It depends
+   * on the top 32 bits of the hash only and grows with them, so keys can be routed by block to
+   * whoever owns a contiguous range of blocks before any bit is set.
+   */
+  public static int blockOf(long hash, long numBlocks) {
+    return blockBase(hash, numBlocks) >>> 2;
+  }
+
   /** The index of the block's first long: Parquet's {@code ((hash >>> 32) * z) >>> 32}, times 4. */
   static int blockBase(long hash, long numBlocks) {
     // Both factors are below 2^32, so the 64-bit product is exact.

@@ -7,6 +7,7 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
+import java.util.Random;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -126,6 +127,52 @@ class SplitBlockLayoutTest {
     assertThat(built.mightContainString("other")).isTrue();
     assertThat(built.mightContainString("third")).isTrue();
     assertThat(built.bitCount()).isLessThanOrEqualTo(24);
+  }
+
+  /**
+   * What a build partitioned by block range relies on: {@code blockOf} is the block {@code put}
+   * writes, it grows with the hash's high half, and {@code putHashes} sets the bits (and counts the
+   * unchanged keys) of putting the keys one by one.
+   */
+  @Test
+  void putHashesSetsTheBitsOfPutsOneByOneInTheBlockThatBlockOfNames() {
+    Random random = new Random(5);
+    for (long blocks : new long[] {1, 3, 10, 1001}) {
+      long[] hashes = new long[3000];
+      for (int i = 0; i < hashes.length; i++) {
+        hashes[i] = i % 7 == 0 && i > 0 ? hashes[i / 2] : random.nextLong();
+      }
+      int unchanged = 0;
+      long[] words = new long[(int) blocks * 4];
+      for (long hash : hashes) {
+        long[] before = words.clone();
+        SplitBlockBits.put(words, blocks, hash);
+        int block = SplitBlockBits.blockOf(hash, blocks);
+        for (int w = 0; w < words.length; w++) {
+          if (w / 4 != block) {
+            assertThat(words[w]).as("word %d outside block %d", w, block).isEqualTo(before[w]);
+          }
+        }
+        if (Arrays.equals(before, words)) {
+          unchanged++;
+        }
+      }
+      BloomFilterBits.Builder batched = BloomFilterBits.splitBlockBuilder(KeyType.LONG, blocks);
+      int counted = batched.putHashes(hashes, 0, 1000) + batched.putHashes(hashes, 1000, 2000);
+      assertThat(batched.numBlocks()).isEqualTo(blocks);
+      assertThat(counted).as("%d blocks", blocks).isEqualTo(unchanged);
+      assertThat(batched.build().words()).containsExactly(words);
+    }
+    long previous = 0;
+    for (long high = 0; high <= 0xffffffffL; high += 0x1000001L) {
+      int block = SplitBlockBits.blockOf(high << 32 | 0xdeadL, 1001);
+      assertThat(block).isBetween((int) previous, 1000);
+      previous = block;
+    }
+    BloomFilterBits.Builder guava = BloomFilterBits.builder(KeyType.LONG, 1024, 3);
+    assertThatThrownBy(guava::numBlocks).isInstanceOf(IllegalStateException.class);
+    assertThatThrownBy(() -> guava.putHashes(new long[1], 0, 1))
+        .isInstanceOf(IllegalStateException.class);
   }
 
   @Test
