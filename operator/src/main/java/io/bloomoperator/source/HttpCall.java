@@ -28,14 +28,21 @@ import org.apache.hc.core5.util.Timeout;
 final class HttpCall implements AutoCloseable {
 
   private final CloseableHttpClient client;
+  private final String namespace;
   private final HttpTarget target;
   private final HttpUriRequestBase request;
   private final HttpClientContext context = HttpClientContext.create();
   private ScheduledFuture<?> deadline;
   private ClassicHttpResponse response;
+  private HostShares.Held share;
 
-  HttpCall(CloseableHttpClient client, String method, HttpTarget target) {
+  /**
+   * @param namespace whose share of the connections to the target's host ({@link HostShares}) the
+   *     request holds
+   */
+  HttpCall(CloseableHttpClient client, String namespace, String method, HttpTarget target) {
     this.client = client;
+    this.namespace = namespace;
     this.target = target;
     this.request = new HttpUriRequestBase(method, target.uri());
     request.setAuthority(target.authority());
@@ -60,7 +67,11 @@ final class HttpCall implements AutoCloseable {
 
   /**
    * Sends the request and reads the response head; the exchange is aborted once {@code
-   * remainingNanos} have passed, the body included.
+   * remainingNanos} have passed, the body included, and so is the wait for the namespace's share of
+   * the host's connections.
+   *
+   * @throws HostShares.Exhausted when the namespace's requests to the host held all of its share
+   *     until the deadline
    */
   @SuppressWarnings("deprecation") // see below
   void execute(Duration connectTimeout, Duration readTimeout, long remainingNanos)
@@ -80,7 +91,9 @@ final class HttpCall implements AutoCloseable {
             .setExpectContinueEnabled(false)
             .setContentCompressionEnabled(false)
             .build());
-    deadline = HttpClients.after(remainingNanos, request::cancel);
+    long start = System.nanoTime();
+    share = HostShares.SHARED.take(namespace, target, remainingNanos);
+    deadline = HttpClients.after(remainingNanos - (System.nanoTime() - start), request::cancel);
     try {
       response = client.executeOpen(target.httpHost(), request, context);
     } catch (CancellationException e) {
@@ -134,6 +147,9 @@ final class HttpCall implements AutoCloseable {
     }
     if (response instanceof ModalCloseable closeable) {
       closeable.close(CloseMode.IMMEDIATE);
+    }
+    if (share != null) {
+      share.close();
     }
   }
 

@@ -121,6 +121,7 @@ public final class HttpSource implements KeySource {
   private static final Logger LOG = LoggerFactory.getLogger(HttpSource.class);
 
   private final SecretAccess secrets;
+  private final String namespace;
   private final HttpTarget url;
   private final String shownUrl;
   private final String headersSecret;
@@ -149,10 +150,24 @@ public final class HttpSource implements KeySource {
       HttpSourceSpec spec,
       HttpSourceSettings settings,
       EgressCheckedDns.Lookup resolver) {
+    this(secrets, spec, settings, resolver, secrets == null ? "" : secrets.namespace());
+  }
+
+  /**
+   * @param namespace the filter's, whose share of a host's connections ({@link HostShares}) its
+   *     requests take
+   */
+  HttpSource(
+      SecretAccess secrets,
+      HttpSourceSpec spec,
+      HttpSourceSettings settings,
+      EgressCheckedDns.Lookup resolver,
+      String namespace) {
     if (spec == null || spec.getUrl() == null || spec.getUrl().isBlank()) {
       throw new IllegalArgumentException("spec.source.http.url is required");
     }
     this.secrets = secrets;
+    this.namespace = namespace;
     URI uri = parseUrl(spec.getUrl().strip());
     this.url = target(uri);
     this.shownUrl = shown(uri);
@@ -342,7 +357,7 @@ public final class HttpSource implements KeySource {
       String method, HttpTarget target, int hops, boolean withSecret, long deadline)
       throws SourceException {
     HttpCall call =
-        new HttpCall(http, method, target)
+        new HttpCall(http, namespace, method, target)
             .header("Accept-Encoding", "gzip")
             .header("User-Agent", "bloom-operator");
     if (withSecret) {
@@ -363,6 +378,19 @@ public final class HttpSource implements KeySource {
       Optional<EgressPolicy.Refusal> refusal = refusalOf(e);
       if (refusal.isPresent()) {
         throw refused(hops, refusal.get());
+      }
+      if (e instanceof HostShares.Exhausted) {
+        throw new SourceException(
+            Reasons.SOURCE_TIMEOUT,
+            "no connection to "
+                + where(hops)
+                + " within "
+                + settings.maxReadTime().toMillis()
+                + " ms (the operator's BLOOM_HTTP_MAX_READ_TIME): this namespace's sources already"
+                + " hold "
+                + HostShares.PER_NAMESPACE
+                + " connections to that host, its share of "
+                + HttpClients.MAX_PER_ROUTE);
       }
       if (call.cancelled()) {
         throw tookTooLong();
