@@ -17,6 +17,8 @@ import io.fabric8.kubernetes.api.model.admissionregistration.v1.ValidatingAdmiss
 import io.fabric8.kubernetes.api.model.admissionregistration.v1.ValidatingAdmissionPolicySpec;
 import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
 import io.fabric8.kubernetes.api.model.coordination.v1.LeaseBuilder;
+import io.fabric8.kubernetes.api.model.rbac.RoleBindingBuilder;
+import io.fabric8.kubernetes.api.model.rbac.RoleBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import java.io.ByteArrayInputStream;
@@ -59,25 +61,47 @@ class ReaderReportPolicyTest {
               new ServiceAccountBuilder().withNewMetadata().withName(account).endMetadata().build())
           .create();
     }
-    // The reader's Role and binding as shipped, pointed at this namespace, and the same Lease
-    // rights for the other account (bound as a second subject, as deploy/reader-rbac/ says).
+    // The reader's Role and binding as shipped, pointed at this namespace; the other account has
+    // the same Lease verbs from a Role of its own, as a leader-elector would.
     cluster.kubectl(
-        "apply",
-        "-k",
-        InstallManifests.readerRbacOverlay(work, namespace, READER, OTHER).toString());
+        "apply", "-k", InstallManifests.readerRbacOverlay(work, namespace, READER).toString());
+    admin
+        .rbac()
+        .roles()
+        .inNamespace(namespace)
+        .resource(
+            new RoleBuilder()
+                .withNewMetadata()
+                .withName(OTHER)
+                .endMetadata()
+                .addNewRule()
+                .withApiGroups("coordination.k8s.io")
+                .withResources("leases")
+                .withVerbs("get", "create", "update")
+                .endRule()
+                .build())
+        .create();
+    admin
+        .rbac()
+        .roleBindings()
+        .inNamespace(namespace)
+        .resource(
+            new RoleBindingBuilder()
+                .withNewMetadata()
+                .withName(OTHER)
+                .endMetadata()
+                .withNewRoleRef("rbac.authorization.k8s.io", "Role", OTHER)
+                .addNewSubject()
+                .withKind("ServiceAccount")
+                .withName(OTHER)
+                .withNamespace(namespace)
+                .endSubject()
+                .build())
+        .create();
     admin
         .leases()
         .inNamespace(namespace)
-        .resource(
-            new LeaseBuilder()
-                .withNewMetadata()
-                .withName("payments-leader")
-                .endMetadata()
-                .withNewSpec()
-                .withHolderIdentity("payments-0")
-                .withLeaseDurationSeconds(15)
-                .endSpec()
-                .build())
+        .resource(leaderLease("payments-leader", "payments-0"))
         .create();
 
     try (KubernetesClient reader = InstallManifests.asServiceAccount(cluster, namespace, READER);
@@ -105,15 +129,7 @@ class ReaderReportPolicyTest {
                 reader
                     .leases()
                     .inNamespace(namespace)
-                    .resource(
-                        new LeaseBuilder()
-                            .withNewMetadata()
-                            .withName("orders-leader")
-                            .endMetadata()
-                            .withNewSpec()
-                            .withHolderIdentity("attacker")
-                            .endSpec()
-                            .build())
+                    .resource(leaderLease("orders-leader", "attacker"))
                     .create());
 
         // What sidecar-lib writes still goes through: a report, created and renewed.
@@ -145,9 +161,17 @@ class ReaderReportPolicyTest {
                         .get()))
             .isPresent();
 
-        // An account the policy does not list keeps its Lease rights.
+        // An account not bound to the reader Role keeps its Lease rights, and so does an
+        // administrator, who holds the reader's marker right only through a wildcard.
         assertThat(takeOver(other, namespace, "payments-leader").getSpec().getHolderIdentity())
             .isEqualTo("attacker");
+        assertThat(takeOver(admin, namespace, "payments-leader").getSpec().getHolderIdentity())
+            .isEqualTo("attacker");
+        admin
+            .leases()
+            .inNamespace(namespace)
+            .resource(leaderLease("orders-leader", "orders-0"))
+            .create();
       } finally {
         admin.resourceList(policy).delete();
       }
@@ -181,6 +205,19 @@ class ReaderReportPolicyTest {
                 .getName());
   }
 
+  /** A leader-election Lease as client-go's elector writes it. */
+  private static Lease leaderLease(String name, String holder) {
+    return new LeaseBuilder()
+        .withNewMetadata()
+        .withName(name)
+        .endMetadata()
+        .withNewSpec()
+        .withHolderIdentity(holder)
+        .withLeaseDurationSeconds(15)
+        .endSpec()
+        .build();
+  }
+
   /** Get and update, the verbs the reader Role grants (no patch). */
   private static Lease takeOver(KubernetesClient client, String namespace, String name) {
     Lease lease = client.leases().inNamespace(namespace).withName(name).get();
@@ -196,12 +233,9 @@ class ReaderReportPolicyTest {
 
   private static List<HasMetadata> policy(KubernetesClient admin, String namespace)
       throws IOException {
+    // As shipped (no account to fill in); cluster-scoped, so a name of this test's own.
     String yaml =
         read("deploy/reader-report-policy.yaml")
-            .replace(
-                "system:serviceaccount:shop:product-service",
-                "system:serviceaccount:" + namespace + ":" + READER)
-            // Cluster-scoped: a name of this test's own.
             .replace("bloom-operator-reader-reports", namespace + "-reader-reports");
     return load(admin, yaml);
   }
