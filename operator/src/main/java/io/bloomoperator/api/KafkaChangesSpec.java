@@ -21,6 +21,9 @@ import java.util.List;
 @ValidationRule(
     value = "!has(self.operationField) || self.value == 'Json'",
     message = "operationField needs value: Json")
+@ValidationRule(
+    value = "!has(self.sasl) || self.sasl.mechanism != 'PLAIN' || has(self.tls)",
+    message = "sasl mechanism PLAIN sends the password: it needs tls")
 public class KafkaChangesSpec {
 
   /** host:port, the host a DNS name, an IPv4 address or a bracketed IPv6 address. */
@@ -72,6 +75,29 @@ public class KafkaChangesSpec {
   @JsonPropertyDescription(
       "Operation values that mean delete (default [\"delete\"]); see spec.changes.deletions.")
   private List<@Size(min = 1, max = 64) String> deleteOperations;
+
+  @JsonPropertyDescription(
+      "TLS to every broker, the certificate verified (set it, even empty, to use TLS).")
+  private KafkaTlsSpec tls;
+
+  @JsonPropertyDescription("SASL authentication with a user name and password from a Secret.")
+  private KafkaSaslSpec sasl;
+
+  public KafkaTlsSpec getTls() {
+    return tls;
+  }
+
+  public void setTls(KafkaTlsSpec tls) {
+    this.tls = tls;
+  }
+
+  public KafkaSaslSpec getSasl() {
+    return sasl;
+  }
+
+  public void setSasl(KafkaSaslSpec sasl) {
+    this.sasl = sasl;
+  }
 
   public List<String> getBootstrapServers() {
     return bootstrapServers;

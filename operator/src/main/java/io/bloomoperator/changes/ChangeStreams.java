@@ -52,7 +52,12 @@ public final class ChangeStreams implements AutoCloseable {
         limits,
         (filter, keyType, clientId, secrets) ->
             new KafkaChangeStream(
-                filter.getSpec().getChanges().getKafka(), keyType, limits, egress, clientId));
+                filter.getSpec().getChanges().getKafka(),
+                keyType,
+                limits,
+                egress,
+                clientId,
+                secrets));
   }
 
   /**
@@ -68,7 +73,7 @@ public final class ChangeStreams implements AutoCloseable {
           if (spec.getPostgresLogical() != null) {
             return postgres(filter, spec.getPostgresLogical(), keyType, limits, jdbc, secrets);
           }
-          return new KafkaChangeStream(spec.getKafka(), keyType, limits, egress, clientId);
+          return new KafkaChangeStream(spec.getKafka(), keyType, limits, egress, clientId, secrets);
         });
   }
 

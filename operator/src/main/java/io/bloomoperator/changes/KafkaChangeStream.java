@@ -3,6 +3,7 @@ package io.bloomoperator.changes;
 import io.bloomoperator.api.KafkaChangesSpec;
 import io.bloomoperator.snapshot.KeyType;
 import io.bloomoperator.source.EgressPolicy;
+import io.bloomoperator.source.SecretAccess;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -15,7 +16,6 @@ import java.util.Properties;
 import java.util.TreeMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import org.apache.kafka.clients.CommonClientConfigs;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.Config;
@@ -30,6 +30,9 @@ import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.errors.AuthenticationException;
+import org.apache.kafka.common.errors.SaslAuthenticationException;
+import org.apache.kafka.common.errors.SslAuthenticationException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -80,7 +83,8 @@ public final class KafkaChangeStream implements ChangeStream {
   private Duration relistEvery = RELIST_EVERY;
 
   /**
-   * A stream of {@code spec}'s topic for a filter of {@code keyType}; nothing is connected yet.
+   * A stream of {@code spec}'s topic for a filter of {@code keyType}, without TLS or SASL; nothing
+   * is connected yet.
    *
    * @param clientId names the operator's connections in the broker's logs and quotas
    * @throws StreamException of kind REFUSED when a bootstrap server is refused by {@code egress}
@@ -92,12 +96,32 @@ public final class KafkaChangeStream implements ChangeStream {
       EgressPolicy egress,
       String clientId)
       throws StreamException {
+    this(spec, keyType, limits, egress, clientId, null);
+  }
+
+  /**
+   * A stream of {@code spec}'s topic, with the TLS and SASL settings of {@code spec} and the
+   * Secrets they name read through {@code secrets} ({@link KafkaSecurity}); nothing is connected
+   * yet.
+   *
+   * @throws StreamException of kind REFUSED when a bootstrap server is refused by {@code egress},
+   *     or a Secret is missing, not allowed or unusable
+   */
+  public KafkaChangeStream(
+      KafkaChangesSpec spec,
+      KeyType keyType,
+      StreamLimits limits,
+      EgressPolicy egress,
+      String clientId,
+      SecretAccess secrets)
+      throws StreamException {
     this.topic = spec.getTopic();
     this.limits = limits;
     this.format = new EventFormat(spec, keyType, limits.maxEventBytes());
     this.guard = new ConnectGuard.Guard(egress);
     checkBootstrap(spec.getBootstrapServers(), egress);
     this.config = config(spec, limits, clientId);
+    config.putAll(KafkaSecurity.properties(spec, secrets));
   }
 
   /** The client properties: every one is the operator's choice, none comes from the spec. */
@@ -128,7 +152,6 @@ public final class KafkaChangeStream implements ChangeStream {
     p.put(ConsumerConfig.METADATA_MAX_AGE_CONFIG, Long.toString(RELIST_EVERY.toMillis()));
     // The client would otherwise push its metrics to the broker (KIP-714): not the tenant's data.
     p.put(ConsumerConfig.ENABLE_METRICS_PUSH_CONFIG, "false");
-    p.put(CommonClientConfigs.SECURITY_PROTOCOL_CONFIG, "PLAINTEXT");
     return p;
   }
 
@@ -340,6 +363,9 @@ public final class KafkaChangeStream implements ChangeStream {
       if (e.getCause() instanceof SecurityException refused) {
         throw refused;
       }
+      if (e.getCause() instanceof AuthenticationException failed) {
+        throw failed;
+      }
       throw new StreamException(
           StreamException.Kind.UNAVAILABLE,
           "the topic's configuration could not be read ("
@@ -422,6 +448,9 @@ public final class KafkaChangeStream implements ChangeStream {
     } catch (SecurityException e) {
       closeClients();
       throw refusedOr(new StreamException(StreamException.Kind.REFUSED, "connection refused"));
+    } catch (AuthenticationException e) {
+      closeClients();
+      throw refusedOr(new StreamException(StreamException.Kind.UNAVAILABLE, authFailure(e)));
     } catch (KafkaException e) {
       closeClients();
       throw refusedOr(
@@ -435,6 +464,22 @@ public final class KafkaChangeStream implements ChangeStream {
               StreamException.Kind.UNAVAILABLE,
               "the stream failed (" + e.getClass().getSimpleName() + ")"));
     }
+  }
+
+  /**
+   * What failed, in the operator's words: the client's message may quote the broker's, which is not
+   * the operator's to repeat.
+   */
+  static String authFailure(AuthenticationException e) {
+    if (e instanceof SslAuthenticationException) {
+      return "the TLS handshake with a broker failed: its certificate is not signed by the CA of"
+          + " tls.caSecret (or the default trust store), or does not name the host connected to";
+    }
+    if (e instanceof SaslAuthenticationException) {
+      return "a broker refused the SASL login: check the user name, password and mechanism of"
+          + " sasl.credentialsSecret";
+    }
+    return "a broker could not be authenticated with (" + e.getClass().getSimpleName() + ")";
   }
 
   /** A failure after a refused connection is that refusal, whatever the client made of it. */

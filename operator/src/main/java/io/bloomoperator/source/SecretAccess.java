@@ -93,6 +93,22 @@ public final class SecretAccess {
    *     Reasons#SECRET_NOT_ALLOWED} when it does not allow this filter
    */
   public Secret forPublishing(String name, String field) throws SourceException {
+    return allowingFilter(name, field);
+  }
+
+  /**
+   * A Secret the operator uses itself, neither publishing nor sending its values (e.g. a CA
+   * certificate to verify a server with).
+   *
+   * @param field the spec field naming it, for messages (e.g. {@code changes.kafka.tls.caSecret})
+   * @throws SourceException {@link SourceException#NOT_FOUND} when it does not exist, {@value
+   *     Reasons#SECRET_NOT_ALLOWED} when it does not allow this filter
+   */
+  public Secret forUse(String name, String field) throws SourceException {
+    return allowingFilter(name, field);
+  }
+
+  private Secret allowingFilter(String name, String field) throws SourceException {
     Secret secret = fetch(name, field);
     checkFilter(secret, name, field);
     return secret;

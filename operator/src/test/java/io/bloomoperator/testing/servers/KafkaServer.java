@@ -23,7 +23,10 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewPartitions;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.ScramCredentialInfo;
+import org.apache.kafka.clients.admin.ScramMechanism;
 import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.clients.admin.UserScramCredentialUpsertion;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -71,6 +74,9 @@ public final class KafkaServer implements AutoCloseable {
   private final int controllerPort;
   private final String advertisedHost;
   private final int advertisedPort;
+  private final Secured secured;
+  private final int sslPort;
+  private final int saslSslPort;
   private Process process;
   private Admin admin;
   private KafkaProducer<String, String> producer;
@@ -83,11 +89,22 @@ public final class KafkaServer implements AutoCloseable {
    * @param advertisedPort the port advertised with {@code advertisedHost}; 0 to pick a free one of
    *     that host
    */
-  public record Options(String advertisedHost, int advertisedPort) {
+  public record Options(String advertisedHost, int advertisedPort, Secured secured) {
 
     /** A broker that advertises the address it listens on. */
     public static Options defaults() {
-      return new Options(null, 0);
+      return new Options(null, 0, null);
+    }
+
+    /**
+     * A broker with two more listeners on 127.0.0.1: {@code SSL} and {@code SASL_SSL}
+     * (SCRAM-SHA-512, SCRAM-SHA-256 and PLAIN), both serving {@code certificate} ({@link
+     * #sslBootstrap()}, {@link #saslSslBootstrap()}). SCRAM users are added with {@link
+     * #addScramUser}; the PLAIN user is {@code plainUser} with {@code plainPassword}.
+     */
+    public static Options secured(
+        TestCertificates.ServerCertificate certificate, String plainUser, String plainPassword) {
+      return new Options(null, 0, new Secured(certificate, plainUser, plainPassword));
     }
 
     /**
@@ -97,22 +114,31 @@ public final class KafkaServer implements AutoCloseable {
      * with addresses a broker hands it.
      */
     public static Options advertising(String host, int port) {
-      return new Options(host, port);
+      return new Options(host, port, null);
     }
   }
+
+  /** The TLS and SASL listeners' certificate and PLAIN user. */
+  public record Secured(
+      TestCertificates.ServerCertificate certificate, String plainUser, String plainPassword) {}
 
   private KafkaServer(String classpath, Options options) {
     this.classpath = classpath;
     this.advertisedHost = options.advertisedHost();
+    this.secured = options.secured();
     try {
       this.dir = Files.createTempDirectory("bloom-kafka-");
-      // Held open together so that the three ports differ.
+      // Held open together so that the five ports differ.
       try (ServerSocket a = new ServerSocket(0, 1, InetAddress.getByName(LOOPBACK));
           ServerSocket b = new ServerSocket(0, 1, InetAddress.getByName(LOOPBACK));
-          ServerSocket c = new ServerSocket(0, 1, InetAddress.getByName(LOOPBACK))) {
+          ServerSocket c = new ServerSocket(0, 1, InetAddress.getByName(LOOPBACK));
+          ServerSocket d = new ServerSocket(0, 1, InetAddress.getByName(LOOPBACK));
+          ServerSocket e = new ServerSocket(0, 1, InetAddress.getByName(LOOPBACK))) {
         this.port = a.getLocalPort();
         this.brokerPort = b.getLocalPort();
         this.controllerPort = c.getLocalPort();
+        this.sslPort = d.getLocalPort();
+        this.saslSslPort = e.getLocalPort();
       }
       if (advertisedHost != null && options.advertisedPort() == 0) {
         try (ServerSocket q = new ServerSocket(0, 1, InetAddress.getByName(advertisedHost))) {
@@ -164,6 +190,31 @@ public final class KafkaServer implements AutoCloseable {
   /** {@code 127.0.0.1:<port>} of the {@code PLAINTEXT} listener, for {@code bootstrap.servers}. */
   public String bootstrap() {
     return LOOPBACK + ":" + port;
+  }
+
+  /** {@code 127.0.0.1:<port>} of the {@code SSL} listener (a broker started {@code secured}). */
+  public String sslBootstrap() {
+    return LOOPBACK + ":" + sslPort;
+  }
+
+  /**
+   * {@code 127.0.0.1:<port>} of the {@code SASL_SSL} listener (a broker started {@code secured}).
+   */
+  public String saslSslBootstrap() {
+    return LOOPBACK + ":" + saslSslPort;
+  }
+
+  /** Adds (or replaces) a SCRAM user, {@code mechanism} {@code SCRAM-SHA-512} or {@code -256}. */
+  public void addScramUser(String mechanism, String user, String password) {
+    ScramMechanism scram = ScramMechanism.fromMechanismName(mechanism);
+    await(
+        admin()
+            .alterUserScramCredentials(
+                List.of(
+                    new UserScramCredentialUpsertion(
+                        user, new ScramCredentialInfo(scram, 4096), password)))
+            .all(),
+        "adding SCRAM user " + user);
   }
 
   /** The broker's data directory ({@code log.dirs}); it survives {@link #restart()}. */
@@ -315,6 +366,52 @@ public final class KafkaServer implements AutoCloseable {
         advertisedHost == null ? bootstrap() : advertisedHost + ":" + advertisedPort;
     String broker = LOOPBACK + ":" + brokerPort;
     String controller = LOOPBACK + ":" + controllerPort;
+    List<String> listeners =
+        new ArrayList<>(
+            List.of(
+                "PLAINTEXT://" + bootstrap(), "BROKER://" + broker, "CONTROLLER://" + controller));
+    List<String> advertised =
+        new ArrayList<>(
+            List.of(
+                "PLAINTEXT://" + plainAdvertised,
+                "BROKER://" + broker,
+                "CONTROLLER://" + controller));
+    String protocols = "PLAINTEXT:PLAINTEXT,BROKER:PLAINTEXT,CONTROLLER:PLAINTEXT";
+    List<String> security = new ArrayList<>();
+    if (secured != null) {
+      listeners.addAll(List.of("SSL://" + sslBootstrap(), "SASL_SSL://" + saslSslBootstrap()));
+      advertised.addAll(List.of("SSL://" + sslBootstrap(), "SASL_SSL://" + saslSslBootstrap()));
+      protocols += ",SSL:SSL,SASL_SSL:SASL_SSL";
+      Path keystore = dir.resolve("broker-keystore.pem");
+      try {
+        // Kafka's PEM key store file: the private key (PKCS#8), then the certificate chain.
+        Files.writeString(
+            keystore,
+            Files.readString(secured.certificate().key())
+                + Files.readString(secured.certificate().certificate()));
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+      for (String listener : List.of("ssl", "sasl_ssl")) {
+        security.add("listener.name." + listener + ".ssl.keystore.type=PEM");
+        security.add("listener.name." + listener + ".ssl.keystore.location=" + keystore);
+      }
+      security.add("sasl.enabled.mechanisms=SCRAM-SHA-512,SCRAM-SHA-256,PLAIN");
+      for (String scram : List.of("scram-sha-512", "scram-sha-256")) {
+        security.add(
+            "listener.name.sasl_ssl."
+                + scram
+                + ".sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule"
+                + " required;");
+      }
+      security.add(
+          "listener.name.sasl_ssl.plain.sasl.jaas.config="
+              + "org.apache.kafka.common.security.plain.PlainLoginModule required user_"
+              + secured.plainUser()
+              + "=\""
+              + secured.plainPassword()
+              + "\";");
+    }
     String server =
         String.join(
             "\n",
@@ -322,21 +419,11 @@ public final class KafkaServer implements AutoCloseable {
             "node.id=1",
             "controller.quorum.bootstrap.servers=" + controller,
             "controller.listener.names=CONTROLLER",
-            "listeners="
-                + String.join(
-                    ",",
-                    "PLAINTEXT://" + bootstrap(),
-                    "BROKER://" + broker,
-                    "CONTROLLER://" + controller),
-            "advertised.listeners="
-                + String.join(
-                    ",",
-                    "PLAINTEXT://" + plainAdvertised,
-                    "BROKER://" + broker,
-                    "CONTROLLER://" + controller),
+            "listeners=" + String.join(",", listeners),
+            "advertised.listeners=" + String.join(",", advertised),
             "inter.broker.listener.name=BROKER",
-            "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,BROKER:PLAINTEXT,"
-                + "CONTROLLER:PLAINTEXT",
+            "listener.security.protocol.map=" + protocols,
+            String.join("\n", security),
             "log.dirs=" + logDir(),
             "num.partitions=1",
             "default.replication.factor=1",

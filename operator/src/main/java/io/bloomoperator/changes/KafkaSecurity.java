@@ -1,0 +1,192 @@
+package io.bloomoperator.changes;
+
+import io.bloomoperator.api.KafkaChangesSpec;
+import io.bloomoperator.api.KafkaSaslSpec;
+import io.bloomoperator.source.SecretAccess;
+import io.bloomoperator.source.SourceException;
+import io.bloomoperator.source.UserPassword;
+import io.fabric8.kubernetes.api.model.Secret;
+import java.io.ByteArrayInputStream;
+import java.nio.charset.StandardCharsets;
+import java.security.cert.CertificateException;
+import java.security.cert.CertificateFactory;
+import java.util.Base64;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.kafka.common.config.SaslConfigs;
+import org.apache.kafka.common.config.SslConfigs;
+
+/**
+ * The Kafka client's security properties, written by the operator from {@code spec.changes.kafka}'s
+ * {@code tls} and {@code sasl} and the Secrets they name; nothing of the spec or the Secrets is
+ * passed through as a property. In particular {@code sasl.jaas.config}, which names a login module
+ * class and its options, is composed here with the user name and password as quoted, escaped values
+ * of the one module the mechanism needs, so a password cannot add an option or a module.
+ */
+final class KafkaSecurity {
+
+  /** Far beyond any user name or password; what is sent in the SASL exchange stays small. */
+  static final int MAX_CREDENTIAL_CHARS = 1024;
+
+  /** Far beyond a CA bundle a broker needs (a public bundle of ~140 roots is ~220 KiB). */
+  static final int MAX_CA_BYTES = 256 * 1024;
+
+  private KafkaSecurity() {}
+
+  /**
+   * The security properties for {@code spec}: {@code security.protocol} and what it needs.
+   *
+   * @param secrets the filter's Secrets; may be null only when neither tls.caSecret nor sasl is set
+   * @throws StreamException of kind REFUSED when a Secret is missing, does not allow this filter or
+   *     a bootstrap host, or holds something unusable (the message names the Secret and key, never
+   *     a value)
+   */
+  static Map<String, String> properties(KafkaChangesSpec spec, SecretAccess secrets)
+      throws StreamException {
+    boolean needsSecrets =
+        spec.getSasl() != null || spec.getTls() != null && spec.getTls().getCaSecret() != null;
+    if (needsSecrets && secrets == null) {
+      throw refused("this stream cannot read the Secrets spec.changes.kafka names");
+    }
+    Map<String, String> p = new LinkedHashMap<>();
+    boolean tls = spec.getTls() != null;
+    KafkaSaslSpec sasl = spec.getSasl();
+    p.put(
+        "security.protocol",
+        tls
+            ? (sasl != null ? "SASL_SSL" : "SSL")
+            : (sasl != null ? "SASL_PLAINTEXT" : "PLAINTEXT"));
+    if (tls) {
+      // Kafka's default, set so that no other default can turn host name checks off.
+      p.put(SslConfigs.SSL_ENDPOINT_IDENTIFICATION_ALGORITHM_CONFIG, "https");
+      String ca = spec.getTls().getCaSecret();
+      if (ca != null) {
+        p.put(SslConfigs.SSL_TRUSTSTORE_TYPE_CONFIG, "PEM");
+        p.put(SslConfigs.SSL_TRUSTSTORE_CERTIFICATES_CONFIG, caCertificates(secrets, ca));
+      }
+    }
+    if (sasl != null) {
+      if (sasl.getMechanism() == KafkaSaslSpec.Mechanism.PLAIN && !tls) {
+        throw refused("sasl mechanism PLAIN sends the password: it needs tls");
+      }
+      UserPassword user = credentials(spec, sasl, secrets);
+      p.put(SaslConfigs.SASL_MECHANISM, sasl.getMechanism().kafkaName());
+      p.put(SaslConfigs.SASL_JAAS_CONFIG, jaas(sasl.getMechanism(), user));
+    }
+    return p;
+  }
+
+  /** The JAAS configuration of the mechanism's own login module with this user. */
+  static String jaas(KafkaSaslSpec.Mechanism mechanism, UserPassword user) {
+    String module =
+        mechanism == KafkaSaslSpec.Mechanism.PLAIN
+            ? "org.apache.kafka.common.security.plain.PlainLoginModule"
+            : "org.apache.kafka.common.security.scram.ScramLoginModule";
+    return module
+        + " required username="
+        + quoted(user.username())
+        + " password="
+        + quoted(user.password())
+        + ";";
+  }
+
+  /**
+   * A JAAS option value: Kafka's parser reads a double-quoted string with backslash escapes, so a
+   * backslash and a quote are escaped and the value cannot end early. Control characters were
+   * refused before (the parser would end the string at a line break).
+   */
+  private static String quoted(String value) {
+    return '"' + value.replace("\\", "\\\\").replace("\"", "\\\"") + '"';
+  }
+
+  private static UserPassword credentials(
+      KafkaChangesSpec spec, KafkaSaslSpec sasl, SecretAccess secrets) throws StreamException {
+    String name = sasl.getCredentialsSecret();
+    String field = "changes.kafka.sasl.credentialsSecret";
+    UserPassword user = null;
+    // The values go to every bootstrap server (and the brokers they advertise): each must be a
+    // host the Secret allows.
+    for (String server : bootstrapServers(spec)) {
+      int colon = server.lastIndexOf(':');
+      String host = server.substring(0, colon);
+      if (host.startsWith("[") && host.endsWith("]")) {
+        host = host.substring(1, host.length() - 1);
+      }
+      int port = Integer.parseInt(server.substring(colon + 1));
+      try {
+        user = UserPassword.fromSecret(secrets, name, field, host, port);
+      } catch (SourceException e) {
+        throw refused(e.getMessage());
+      }
+    }
+    if (user == null) {
+      throw refused("spec.changes.kafka needs bootstrap servers");
+    }
+    checkCredential(name, "username", user.username());
+    checkCredential(name, "password", user.password());
+    return user;
+  }
+
+  private static void checkCredential(String secret, String key, String value)
+      throws StreamException {
+    if (value.isEmpty() || value.length() > MAX_CREDENTIAL_CHARS) {
+      throw refused(
+          "Secret "
+              + secret
+              + " key "
+              + key
+              + " must hold 1 to "
+              + MAX_CREDENTIAL_CHARS
+              + " characters");
+    }
+    if (value.chars().anyMatch(c -> c < 0x20 || c == 0x7f)) {
+      throw refused("Secret " + secret + " key " + key + " holds a control character");
+    }
+  }
+
+  private static String caCertificates(SecretAccess secrets, String name) throws StreamException {
+    String field = "changes.kafka.tls.caSecret";
+    Secret secret;
+    try {
+      secret = secrets.forUse(name, field);
+    } catch (SourceException e) {
+      throw refused(e.getMessage());
+    }
+    String encoded = secret.getData() == null ? null : secret.getData().get("ca.crt");
+    if (encoded == null) {
+      throw refused("Secret " + name + " (" + field + ") has no key ca.crt");
+    }
+    if (encoded.length() > (MAX_CA_BYTES / 3 + 1) * 4) {
+      throw refused("Secret " + name + " key ca.crt is larger than " + MAX_CA_BYTES + " bytes");
+    }
+    byte[] pem;
+    try {
+      pem = Base64.getDecoder().decode(encoded);
+    } catch (IllegalArgumentException e) {
+      throw refused("Secret " + name + " key ca.crt is not valid base64");
+    }
+    if (!new String(pem, StandardCharsets.US_ASCII).contains("-----BEGIN CERTIFICATE-----")) {
+      throw refused("Secret " + name + " key ca.crt holds no PEM certificate");
+    }
+    // Parsed here so that a wrong value fails with a message of the operator's, naming no content.
+    try {
+      if (CertificateFactory.getInstance("X.509")
+          .generateCertificates(new ByteArrayInputStream(pem))
+          .isEmpty()) {
+        throw new CertificateException("no certificate");
+      }
+    } catch (CertificateException e) {
+      throw refused("Secret " + name + " key ca.crt holds no PEM certificate");
+    }
+    return new String(pem, StandardCharsets.US_ASCII);
+  }
+
+  private static List<String> bootstrapServers(KafkaChangesSpec spec) {
+    return spec.getBootstrapServers() == null ? List.of() : spec.getBootstrapServers();
+  }
+
+  private static StreamException refused(String message) {
+    return new StreamException(StreamException.Kind.REFUSED, message);
+  }
+}
