@@ -22,6 +22,24 @@ public class KafkaTlsSpec {
           + " bloomoperator.io/allowed-filters).")
   private String caSecret;
 
+  @Size(min = 1, max = 253)
+  @Pattern(KeyRef.NAME_PATTERN)
+  @JsonPropertyDescription(
+      "Optional Secret in the same namespace with a client certificate (tls.crt, PEM) and its"
+          + " unencrypted PKCS#8 key (tls.key), for brokers that authenticate clients by"
+          + " certificate. The Secret must allow this BloomFilter (annotation"
+          + " bloomoperator.io/allowed-filters) and every bootstrap server's host"
+          + " (bloomoperator.io/allowed-hosts).")
+  private String clientSecret;
+
+  public String getClientSecret() {
+    return clientSecret;
+  }
+
+  public void setClientSecret(String clientSecret) {
+    this.clientSecret = clientSecret;
+  }
+
   public String getCaSecret() {
     return caSecret;
   }

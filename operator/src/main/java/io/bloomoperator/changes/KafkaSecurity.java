@@ -29,8 +29,13 @@ final class KafkaSecurity {
   /** Far beyond any user name or password; what is sent in the SASL exchange stays small. */
   static final int MAX_CREDENTIAL_CHARS = 1024;
 
-  /** Far beyond a CA bundle a broker needs (a public bundle of ~140 roots is ~220 KiB). */
-  static final int MAX_CA_BYTES = 256 * 1024;
+  /**
+   * One PEM value (a CA bundle, a certificate chain, a key): far beyond what a broker needs (a
+   * public bundle of ~140 roots is ~220 KiB).
+   */
+  static final int MAX_PEM_BYTES = 256 * 1024;
+
+  private static final String CERTIFICATE = "-----BEGIN CERTIFICATE-----";
 
   private KafkaSecurity() {}
 
@@ -45,7 +50,9 @@ final class KafkaSecurity {
   static Map<String, String> properties(KafkaChangesSpec spec, SecretAccess secrets)
       throws StreamException {
     boolean needsSecrets =
-        spec.getSasl() != null || spec.getTls() != null && spec.getTls().getCaSecret() != null;
+        spec.getSasl() != null
+            || spec.getTls() != null
+                && (spec.getTls().getCaSecret() != null || spec.getTls().getClientSecret() != null);
     if (needsSecrets && secrets == null) {
       throw refused("this stream cannot read the Secrets spec.changes.kafka names");
     }
@@ -64,6 +71,23 @@ final class KafkaSecurity {
       if (ca != null) {
         p.put(SslConfigs.SSL_TRUSTSTORE_TYPE_CONFIG, "PEM");
         p.put(SslConfigs.SSL_TRUSTSTORE_CERTIFICATES_CONFIG, caCertificates(secrets, ca));
+      }
+      String client = spec.getTls().getClientSecret();
+      if (client != null) {
+        Secret secret =
+            forEveryBootstrapHost(spec, secrets, client, "changes.kafka.tls.clientSecret");
+        p.put(SslConfigs.SSL_KEYSTORE_TYPE_CONFIG, "PEM");
+        p.put(
+            SslConfigs.SSL_KEYSTORE_CERTIFICATE_CHAIN_CONFIG,
+            pem(secret, client, "tls.crt", CERTIFICATE, "PEM certificate"));
+        p.put(
+            SslConfigs.SSL_KEYSTORE_KEY_CONFIG,
+            pem(
+                secret,
+                client,
+                "tls.key",
+                "-----BEGIN PRIVATE KEY-----",
+                "unencrypted PKCS#8 private key in PEM (-----BEGIN PRIVATE KEY-----)"));
       }
     }
     if (sasl != null) {
@@ -103,10 +127,27 @@ final class KafkaSecurity {
   private static UserPassword credentials(
       KafkaChangesSpec spec, KafkaSaslSpec sasl, SecretAccess secrets) throws StreamException {
     String name = sasl.getCredentialsSecret();
-    String field = "changes.kafka.sasl.credentialsSecret";
-    UserPassword user = null;
-    // The values go to every bootstrap server (and the brokers they advertise): each must be a
-    // host the Secret allows.
+    Secret secret =
+        forEveryBootstrapHost(spec, secrets, name, "changes.kafka.sasl.credentialsSecret");
+    UserPassword user;
+    try {
+      user = UserPassword.of(secret, name);
+    } catch (SourceException e) {
+      throw refused(e.getMessage());
+    }
+    checkCredential(name, "username", user.username());
+    checkCredential(name, "password", user.password());
+    return user;
+  }
+
+  /**
+   * Secret {@code name}, which must allow being sent to every bootstrap server: its values go to
+   * each of them (and to the brokers they advertise).
+   */
+  private static Secret forEveryBootstrapHost(
+      KafkaChangesSpec spec, SecretAccess secrets, String name, String field)
+      throws StreamException {
+    Secret secret = null;
     for (String server : bootstrapServers(spec)) {
       int colon = server.lastIndexOf(':');
       String host = server.substring(0, colon);
@@ -115,17 +156,38 @@ final class KafkaSecurity {
       }
       int port = Integer.parseInt(server.substring(colon + 1));
       try {
-        user = UserPassword.fromSecret(secrets, name, field, host, port);
+        secret = secrets.forSending(name, field, host, port);
       } catch (SourceException e) {
         throw refused(e.getMessage());
       }
     }
-    if (user == null) {
+    if (secret == null) {
       throw refused("spec.changes.kafka needs bootstrap servers");
     }
-    checkCredential(name, "username", user.username());
-    checkCredential(name, "password", user.password());
-    return user;
+    return secret;
+  }
+
+  /** Key {@code key} of the Secret as PEM text holding {@code header} (else: "holds no what"). */
+  private static String pem(Secret secret, String name, String key, String header, String what)
+      throws StreamException {
+    String encoded = secret.getData() == null ? null : secret.getData().get(key);
+    if (encoded == null) {
+      throw refused("Secret " + name + " has no key " + key);
+    }
+    if (encoded.length() > (MAX_PEM_BYTES / 3 + 1) * 4) {
+      throw refused(
+          "Secret " + name + " key " + key + " is larger than " + MAX_PEM_BYTES + " bytes");
+    }
+    String text;
+    try {
+      text = new String(Base64.getDecoder().decode(encoded), StandardCharsets.US_ASCII);
+    } catch (IllegalArgumentException e) {
+      throw refused("Secret " + name + " key " + key + " is not valid base64");
+    }
+    if (!text.contains(header)) {
+      throw refused("Secret " + name + " key " + key + " holds no " + what);
+    }
+    return text;
   }
 
   private static void checkCredential(String secret, String key, String value)
@@ -153,22 +215,8 @@ final class KafkaSecurity {
     } catch (SourceException e) {
       throw refused(e.getMessage());
     }
-    String encoded = secret.getData() == null ? null : secret.getData().get("ca.crt");
-    if (encoded == null) {
-      throw refused("Secret " + name + " (" + field + ") has no key ca.crt");
-    }
-    if (encoded.length() > (MAX_CA_BYTES / 3 + 1) * 4) {
-      throw refused("Secret " + name + " key ca.crt is larger than " + MAX_CA_BYTES + " bytes");
-    }
-    byte[] pem;
-    try {
-      pem = Base64.getDecoder().decode(encoded);
-    } catch (IllegalArgumentException e) {
-      throw refused("Secret " + name + " key ca.crt is not valid base64");
-    }
-    if (!new String(pem, StandardCharsets.US_ASCII).contains("-----BEGIN CERTIFICATE-----")) {
-      throw refused("Secret " + name + " key ca.crt holds no PEM certificate");
-    }
+    String text = pem(secret, name, "ca.crt", CERTIFICATE, "PEM certificate");
+    byte[] pem = text.getBytes(StandardCharsets.US_ASCII);
     // Parsed here so that a wrong value fails with a message of the operator's, naming no content.
     try {
       if (CertificateFactory.getInstance("X.509")
@@ -179,7 +227,7 @@ final class KafkaSecurity {
     } catch (CertificateException e) {
       throw refused("Secret " + name + " key ca.crt holds no PEM certificate");
     }
-    return new String(pem, StandardCharsets.US_ASCII);
+    return text;
   }
 
   private static List<String> bootstrapServers(KafkaChangesSpec spec) {

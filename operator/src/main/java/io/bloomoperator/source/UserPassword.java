@@ -31,7 +31,11 @@ public record UserPassword(String username, String password) {
   public static UserPassword fromSecret(
       SecretAccess secrets, String name, String field, String host, int port)
       throws SourceException {
-    Secret secret = secrets.forSending(name, field, host, port);
+    return of(secrets.forSending(name, field, host, port), name);
+  }
+
+  /** The keys {@code username} and {@code password} of {@code secret}, named {@code name}. */
+  public static UserPassword of(Secret secret, String name) throws SourceException {
     return new UserPassword(key(secret, name, USERNAME_KEY), key(secret, name, PASSWORD_KEY));
   }
 

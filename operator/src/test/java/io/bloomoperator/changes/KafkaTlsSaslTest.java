@@ -56,7 +56,10 @@ class KafkaTlsSaslTest {
     kafka =
         KafkaServer.start(
             KafkaServer.Options.secured(
-                ca.issue("broker", "IP:127.0.0.1"), "plain-user", "plain-password"));
+                ca.issue("broker", "IP:127.0.0.1"),
+                ca.certificate(),
+                "plain-user",
+                "plain-password"));
     kafka.addScramUser("SCRAM-SHA-512", "scram-user", AWKWARD_PASSWORD);
   }
 
@@ -125,6 +128,50 @@ class KafkaTlsSaslTest {
             readAll(
                 stream(spec(kafka.sslBootstrap(), topic, "kafka-ca", null, null), client, ns), 3))
         .hasSize(3);
+  }
+
+  @Test
+  void aClientCertificateFromASecretAuthenticatesTheStream(
+      KubernetesClient client, TestNamespace ns) throws Exception {
+    caSecret(client, ns, "kafka-ca", ca.certificatePem(), FILTER);
+    TestCertificates.ServerCertificate cert = ca.issueClient("bloom-operator");
+    secret(
+        client,
+        ns,
+        "client-cert",
+        Map.of(
+            "tls.crt", Files.readString(cert.certificate()),
+            "tls.key", Files.readString(cert.key())),
+        FILTER,
+        "127.0.0.1");
+    String topic = topic(4);
+    KafkaChangesSpec without = spec(kafka.mtlsBootstrap(), topic, "kafka-ca", null, null);
+    try (KafkaChangeStream stream = stream(without, client, ns)) {
+      assertThatThrownBy(() -> stream.read(StreamPosition.start()))
+          .isInstanceOf(StreamException.class)
+          .hasMessageStartingWith("the TLS handshake with a broker failed");
+    }
+    KafkaChangesSpec with = spec(kafka.mtlsBootstrap(), topic, "kafka-ca", null, null);
+    with.getTls().setClientSecret("client-cert");
+    assertThat(readAll(stream(with, client, ns), 4)).hasSize(4);
+
+    // A key in another encoding is refused with the operator's words, naming no content.
+    secret(
+        client,
+        ns,
+        "sec1-key",
+        Map.of(
+            "tls.crt",
+            Files.readString(cert.certificate()),
+            "tls.key",
+            "-----BEGIN EC PRIVATE KEY-----\nS3CRET\n-----END EC PRIVATE KEY-----\n"),
+        FILTER,
+        "127.0.0.1");
+    with.getTls().setClientSecret("sec1-key");
+    assertThatThrownBy(() -> stream(with, client, ns))
+        .hasMessage(
+            "Secret sec1-key key tls.key holds no unencrypted PKCS#8 private key in PEM"
+                + " (-----BEGIN PRIVATE KEY-----)");
   }
 
   @Test

@@ -77,6 +77,7 @@ public final class KafkaServer implements AutoCloseable {
   private final Secured secured;
   private final int sslPort;
   private final int saslSslPort;
+  private final int mtlsPort;
   private Process process;
   private Admin admin;
   private KafkaProducer<String, String> producer;
@@ -103,8 +104,11 @@ public final class KafkaServer implements AutoCloseable {
      * #addScramUser}; the PLAIN user is {@code plainUser} with {@code plainPassword}.
      */
     public static Options secured(
-        TestCertificates.ServerCertificate certificate, String plainUser, String plainPassword) {
-      return new Options(null, 0, new Secured(certificate, plainUser, plainPassword));
+        TestCertificates.ServerCertificate certificate,
+        Path clientCa,
+        String plainUser,
+        String plainPassword) {
+      return new Options(null, 0, new Secured(certificate, clientCa, plainUser, plainPassword));
     }
 
     /**
@@ -120,7 +124,10 @@ public final class KafkaServer implements AutoCloseable {
 
   /** The TLS and SASL listeners' certificate and PLAIN user. */
   public record Secured(
-      TestCertificates.ServerCertificate certificate, String plainUser, String plainPassword) {}
+      TestCertificates.ServerCertificate certificate,
+      Path clientCa,
+      String plainUser,
+      String plainPassword) {}
 
   private KafkaServer(String classpath, Options options) {
     this.classpath = classpath;
@@ -128,17 +135,19 @@ public final class KafkaServer implements AutoCloseable {
     this.secured = options.secured();
     try {
       this.dir = Files.createTempDirectory("bloom-kafka-");
-      // Held open together so that the five ports differ.
+      // Held open together so that the six ports differ.
       try (ServerSocket a = new ServerSocket(0, 1, InetAddress.getByName(LOOPBACK));
           ServerSocket b = new ServerSocket(0, 1, InetAddress.getByName(LOOPBACK));
           ServerSocket c = new ServerSocket(0, 1, InetAddress.getByName(LOOPBACK));
           ServerSocket d = new ServerSocket(0, 1, InetAddress.getByName(LOOPBACK));
-          ServerSocket e = new ServerSocket(0, 1, InetAddress.getByName(LOOPBACK))) {
+          ServerSocket e = new ServerSocket(0, 1, InetAddress.getByName(LOOPBACK));
+          ServerSocket f = new ServerSocket(0, 1, InetAddress.getByName(LOOPBACK))) {
         this.port = a.getLocalPort();
         this.brokerPort = b.getLocalPort();
         this.controllerPort = c.getLocalPort();
         this.sslPort = d.getLocalPort();
         this.saslSslPort = e.getLocalPort();
+        this.mtlsPort = f.getLocalPort();
       }
       if (advertisedHost != null && options.advertisedPort() == 0) {
         try (ServerSocket q = new ServerSocket(0, 1, InetAddress.getByName(advertisedHost))) {
@@ -202,6 +211,14 @@ public final class KafkaServer implements AutoCloseable {
    */
   public String saslSslBootstrap() {
     return LOOPBACK + ":" + saslSslPort;
+  }
+
+  /**
+   * {@code 127.0.0.1:<port>} of the {@code MTLS} listener (TLS that requires a client certificate
+   * the broker's CA signed; a broker started {@code secured}).
+   */
+  public String mtlsBootstrap() {
+    return LOOPBACK + ":" + mtlsPort;
   }
 
   /** Adds (or replaces) a SCRAM user, {@code mechanism} {@code SCRAM-SHA-512} or {@code -256}. */
@@ -379,9 +396,14 @@ public final class KafkaServer implements AutoCloseable {
     String protocols = "PLAINTEXT:PLAINTEXT,BROKER:PLAINTEXT,CONTROLLER:PLAINTEXT";
     List<String> security = new ArrayList<>();
     if (secured != null) {
-      listeners.addAll(List.of("SSL://" + sslBootstrap(), "SASL_SSL://" + saslSslBootstrap()));
-      advertised.addAll(List.of("SSL://" + sslBootstrap(), "SASL_SSL://" + saslSslBootstrap()));
-      protocols += ",SSL:SSL,SASL_SSL:SASL_SSL";
+      List<String> more =
+          List.of(
+              "SSL://" + sslBootstrap(),
+              "SASL_SSL://" + saslSslBootstrap(),
+              "MTLS://" + mtlsBootstrap());
+      listeners.addAll(more);
+      advertised.addAll(more);
+      protocols += ",SSL:SSL,SASL_SSL:SASL_SSL,MTLS:SSL";
       Path keystore = dir.resolve("broker-keystore.pem");
       try {
         // Kafka's PEM key store file: the private key (PKCS#8), then the certificate chain.
@@ -392,10 +414,13 @@ public final class KafkaServer implements AutoCloseable {
       } catch (IOException e) {
         throw new UncheckedIOException(e);
       }
-      for (String listener : List.of("ssl", "sasl_ssl")) {
+      for (String listener : List.of("ssl", "sasl_ssl", "mtls")) {
         security.add("listener.name." + listener + ".ssl.keystore.type=PEM");
         security.add("listener.name." + listener + ".ssl.keystore.location=" + keystore);
       }
+      security.add("listener.name.mtls.ssl.client.auth=required");
+      security.add("listener.name.mtls.ssl.truststore.type=PEM");
+      security.add("listener.name.mtls.ssl.truststore.location=" + secured.clientCa());
       security.add("sasl.enabled.mechanisms=SCRAM-SHA-512,SCRAM-SHA-256,PLAIN");
       for (String scram : List.of("scram-sha-512", "scram-sha-256")) {
         security.add(

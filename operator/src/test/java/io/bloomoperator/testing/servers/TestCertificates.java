@@ -73,13 +73,24 @@ public final class TestCertificates {
    * IP:127.0.0.1}, {@code DNS:store.example}).
    */
   public ServerCertificate issue(String server, String... sans) {
+    return signed(server, "serverAuth", sans);
+  }
+
+  /** A client certificate {@code client} (TLS client authentication) signed by this CA. */
+  public ServerCertificate issueClient(String client) {
+    return signed(client, "clientAuth", "DNS:" + client);
+  }
+
+  private ServerCertificate signed(String server, String usage, String... sans) {
     try {
       Files.writeString(
           dir.resolve(server + ".ext"),
           "subjectAltName="
               + String.join(",", sans)
               + "\nbasicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature"
-              + "\nextendedKeyUsage=serverAuth\n",
+              + "\nextendedKeyUsage="
+              + usage
+              + "\n",
           StandardCharsets.UTF_8);
     } catch (IOException e) {
       throw new UncheckedIOException(e);
