@@ -63,7 +63,7 @@ final class SlotFinalizer {
     }
     String failure;
     try {
-      if (runs.dropSlot(filter, context.getClient())) {
+      if (runs.dropSlot(filter, context.getClient(), events, now)) {
         PrimaryUpdateAndCacheUtils.removeFinalizer(context, NAME);
         return null;
       }
