@@ -35,6 +35,7 @@ import io.bloomoperator.status.OwnWrites;
 import io.bloomoperator.status.StatusReport;
 import io.bloomoperator.status.StorageFullFailures;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.javaoperatorsdk.operator.api.reconciler.Context;
 import io.javaoperatorsdk.operator.api.reconciler.EventSourceContext;
 import java.time.Clock;
 import java.time.Instant;
@@ -65,6 +66,7 @@ final class FilterRuns {
   private final Failures failures;
   private final ChangeStreams changeStreams;
   private final OwnSlots ownSlots;
+  private final SlotFinalizer slots;
 
   FilterRuns(
       OperatorSettings settings,
@@ -91,6 +93,7 @@ final class FilterRuns {
             settings.sources().http().egress(),
             settings.sources().jdbc());
     this.ownSlots = new OwnSlots(ownManifests, changeStreams);
+    this.slots = new SlotFinalizer(this, backends);
     metrics.streamReadBytes(changeStreams.reads().budget()::used);
   }
 
@@ -104,6 +107,11 @@ final class FilterRuns {
 
   /** Who this replica is: the stamp on what it writes, and the fence of its writes. */
   record Identity(String publisher, WriteFence fence) {}
+
+  /** The deletion of a filter: its replication slot dropped, then its snapshot backends'. */
+  SlotFinalizer slots() {
+    return slots;
+  }
 
   /** Publishes whose failure (etcd full) the status could not say yet. */
   StorageFullFailures storageFull() {
@@ -166,16 +174,20 @@ final class FilterRuns {
   }
 
   /**
-   * Everything one reconcile works with, composed once; its backend is resolved by the caller.
+   * Everything one reconcile works with, composed once; its backend is resolved by the caller. A
+   * filter with a PostgreSQL stream gets the slot finalizer first ({@link SlotFinalizer#ensure}).
    *
    * @throws IllegalArgumentException for what the schema could not reject
    */
   FilterRun open(
-      BloomFilter filter,
-      KubernetesClient client,
+      BloomFilter handed,
+      Context<BloomFilter> context,
       Instant now,
       StatusReport report,
       EventRecorder events) {
+    KubernetesClient client = context.getClient();
+    // Before the stream may create a slot: no slot without the finalizer that drops it.
+    BloomFilter filter = SlotFinalizer.ensure(handed, context);
     ResolvedSpec spec = ResolvedSpec.of(filter.getSpec(), settings.sources().minRefreshInterval());
     Rollout.validate(filter);
     metrics.refreshInterval(filter, spec.refresh());
