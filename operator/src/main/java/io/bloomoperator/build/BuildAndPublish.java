@@ -162,7 +162,8 @@ public final class BuildAndPublish {
       long start = System.nanoTime();
       BuildRecord record =
           new BuildRecord(token, ctx.filter().getMetadata().getGeneration(), ctx.now())
-              .at(position);
+              .at(position)
+              .inSlot(ctx.changes() == null ? null : ctx.changes().slot());
       Published outcome = publish(ctx, built, current, record, true);
       if (ctx.changes() != null && outcome.canary() == null) {
         // A full build applied every delete and malformed event before it: the stream starts over.
@@ -210,7 +211,8 @@ public final class BuildAndPublish {
       FilterBuilder.Result built = StreamPublish.withAdds(base, current.manifest(), adds, start);
       BuildRecord record =
           new BuildRecord(
-              current.sourceToken(), current.specGeneration(), current.builtAt(), position);
+                  current.sourceToken(), current.specGeneration(), current.builtAt(), position)
+              .inSlot(ctx.changes() == null ? null : ctx.changes().slot());
       Published outcome = publish(ctx, built, current, record, false);
       ownManifests.wrote(ctx.filter(), outcome.state());
       if (outcome.plan().newVersion()) {

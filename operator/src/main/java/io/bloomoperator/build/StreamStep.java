@@ -64,6 +64,12 @@ public final class StreamStep implements Step {
               + " writes; the next full build records a new one",
           true);
     }
+    if (run.now().isBefore(state.streamSlot(run.now(), changes.spec().publishInterval()))) {
+      // Within publishEvery of the last publish (this reconcile came early: a manifest or status
+      // write, a reader report). Nothing is read: the events stay in the stream after the
+      // published position and go into the delta at the slot, when the next reconcile is due.
+      return Next.go(state);
+    }
     try (StreamRead<ChangeStream.Batch> read = changes.read(from, run.now())) {
       if (read instanceof StreamRead.Deferred<ChangeStream.Batch> deferred) {
         // Not a failure: the status and events stay as they are; read again next time.

@@ -31,6 +31,17 @@ public final class FilterChanges {
     stream.describe(status);
   }
 
+  /**
+   * The replication slot the stream created, or was opened with as the operator's own ({@code
+   * <system identifier>/<database>/<slot>}); null for none (or a stream without slots): what the
+   * next published version records as the filter's slot.
+   */
+  public String slot() {
+    io.bloomoperator.api.StreamStatus held = new io.bloomoperator.api.StreamStatus();
+    stream.describe(held);
+    return held.getSlot();
+  }
+
   /** The filter's {@code spec.changes}. */
   public ChangesSpec spec() {
     return spec;

@@ -75,41 +75,6 @@ public record StreamLimits(
 
   public static final Duration DEFAULT_MAX_BACKOFF = Duration.ofMinutes(5);
 
-  /** These limits with the default read bounds (thread, heap and backoff). */
-  public StreamLimits(
-      int maxTopicBatchBytes,
-      int fetchBytes,
-      int maxEventBytes,
-      long maxReadBytes,
-      int maxPartitions,
-      Duration maxReadTime,
-      Duration requestTimeout,
-      int streamsPerNamespace,
-      int streams,
-      java.nio.file.Path heldDir,
-      long maxHeldBytes,
-      long maxHeldNamespaceBytes) {
-    this(
-        maxTopicBatchBytes,
-        fetchBytes,
-        maxEventBytes,
-        maxReadBytes,
-        maxPartitions,
-        maxReadTime,
-        requestTimeout,
-        streamsPerNamespace,
-        streams,
-        heldDir,
-        maxHeldBytes,
-        maxHeldNamespaceBytes,
-        DEFAULT_MAX_CALL_TIME,
-        2,
-        DEFAULT_READ_BYTES,
-        DEFAULT_NAMESPACE_READ_BYTES,
-        DEFAULT_MAX_BACKOFF,
-        DEFAULT_MAX_SLOT_RETAINED_BYTES);
-  }
-
   public StreamLimits {
     if (maxTopicBatchBytes < 1024
         || fetchBytes < 1024
@@ -143,48 +108,187 @@ public record StreamLimits(
 
   /** These limits with other read bounds: reads per namespace, read heap and its share. */
   public StreamLimits withReads(int readsPerNamespace, long readBytes, long namespaceReadBytes) {
-    return new StreamLimits(
-        maxTopicBatchBytes,
-        fetchBytes,
-        maxEventBytes,
-        maxReadBytes,
-        maxPartitions,
-        maxReadTime,
-        requestTimeout,
-        streamsPerNamespace,
-        streams,
-        heldDir,
-        maxHeldBytes,
-        maxHeldNamespaceBytes,
-        maxCallTime,
-        readsPerNamespace,
-        readBytes,
-        namespaceReadBytes,
-        maxBackoff,
-        maxSlotRetainedBytes);
+    return toBuilder()
+        .readsPerNamespace(readsPerNamespace)
+        .readBytes(readBytes)
+        .namespaceReadBytes(namespaceReadBytes)
+        .build();
   }
 
   /** These limits with another bound on a replication slot's retained log (tests). */
   public StreamLimits withSlotRetainedBytes(long bytes) {
-    return new StreamLimits(
-        maxTopicBatchBytes,
-        fetchBytes,
-        maxEventBytes,
-        maxReadBytes,
-        maxPartitions,
-        maxReadTime,
-        requestTimeout,
-        streamsPerNamespace,
-        streams,
-        heldDir,
-        maxHeldBytes,
-        maxHeldNamespaceBytes,
-        maxCallTime,
-        readsPerNamespace,
-        readBytes,
-        namespaceReadBytes,
-        maxBackoff,
-        bytes);
+    return toBuilder().maxSlotRetainedBytes(bytes).build();
+  }
+
+  /** A builder starting from these limits: change some, {@link Builder#build()} checks them all. */
+  public Builder toBuilder() {
+    return new Builder(this);
+  }
+
+  /**
+   * Limits changed one named component at a time; the one place that lists every component of the
+   * record (a with-method would otherwise copy all 18). Each setter sets the record component of
+   * its name; a new {@code Builder} starts from the default read bounds.
+   */
+  public static final class Builder {
+    private int maxTopicBatchBytes;
+    private int fetchBytes;
+    private int maxEventBytes;
+    private long maxReadBytes;
+    private int maxPartitions;
+    private Duration maxReadTime;
+    private Duration requestTimeout;
+    private int streamsPerNamespace;
+    private int streams;
+    private java.nio.file.Path heldDir;
+    private long maxHeldBytes;
+    private long maxHeldNamespaceBytes;
+    private Duration maxCallTime = DEFAULT_MAX_CALL_TIME;
+    private int readsPerNamespace = 2;
+    private long readBytes = DEFAULT_READ_BYTES;
+    private long namespaceReadBytes = DEFAULT_NAMESPACE_READ_BYTES;
+    private Duration maxBackoff = DEFAULT_MAX_BACKOFF;
+    private long maxSlotRetainedBytes = DEFAULT_MAX_SLOT_RETAINED_BYTES;
+
+    private Builder() {}
+
+    private Builder(StreamLimits from) {
+      maxTopicBatchBytes = from.maxTopicBatchBytes;
+      fetchBytes = from.fetchBytes;
+      maxEventBytes = from.maxEventBytes;
+      maxReadBytes = from.maxReadBytes;
+      maxPartitions = from.maxPartitions;
+      maxReadTime = from.maxReadTime;
+      requestTimeout = from.requestTimeout;
+      streamsPerNamespace = from.streamsPerNamespace;
+      streams = from.streams;
+      heldDir = from.heldDir;
+      maxHeldBytes = from.maxHeldBytes;
+      maxHeldNamespaceBytes = from.maxHeldNamespaceBytes;
+      maxCallTime = from.maxCallTime;
+      readsPerNamespace = from.readsPerNamespace;
+      readBytes = from.readBytes;
+      namespaceReadBytes = from.namespaceReadBytes;
+      maxBackoff = from.maxBackoff;
+      maxSlotRetainedBytes = from.maxSlotRetainedBytes;
+    }
+
+    public Builder maxTopicBatchBytes(int value) {
+      maxTopicBatchBytes = value;
+      return this;
+    }
+
+    public Builder fetchBytes(int value) {
+      fetchBytes = value;
+      return this;
+    }
+
+    public Builder maxEventBytes(int value) {
+      maxEventBytes = value;
+      return this;
+    }
+
+    public Builder maxReadBytes(long value) {
+      maxReadBytes = value;
+      return this;
+    }
+
+    public Builder maxPartitions(int value) {
+      maxPartitions = value;
+      return this;
+    }
+
+    public Builder maxReadTime(Duration value) {
+      maxReadTime = value;
+      return this;
+    }
+
+    public Builder requestTimeout(Duration value) {
+      requestTimeout = value;
+      return this;
+    }
+
+    public Builder streamsPerNamespace(int value) {
+      streamsPerNamespace = value;
+      return this;
+    }
+
+    public Builder streams(int value) {
+      streams = value;
+      return this;
+    }
+
+    public Builder heldDir(java.nio.file.Path value) {
+      heldDir = value;
+      return this;
+    }
+
+    public Builder maxHeldBytes(long value) {
+      maxHeldBytes = value;
+      return this;
+    }
+
+    public Builder maxHeldNamespaceBytes(long value) {
+      maxHeldNamespaceBytes = value;
+      return this;
+    }
+
+    public Builder maxCallTime(Duration value) {
+      maxCallTime = value;
+      return this;
+    }
+
+    public Builder readsPerNamespace(int value) {
+      readsPerNamespace = value;
+      return this;
+    }
+
+    public Builder readBytes(long value) {
+      readBytes = value;
+      return this;
+    }
+
+    public Builder namespaceReadBytes(long value) {
+      namespaceReadBytes = value;
+      return this;
+    }
+
+    public Builder maxBackoff(Duration value) {
+      maxBackoff = value;
+      return this;
+    }
+
+    public Builder maxSlotRetainedBytes(long value) {
+      maxSlotRetainedBytes = value;
+      return this;
+    }
+
+    /**
+     * The limits as set.
+     *
+     * @throws IllegalArgumentException for limits out of range (the record's checks)
+     */
+    public StreamLimits build() {
+      return new StreamLimits(
+          maxTopicBatchBytes,
+          fetchBytes,
+          maxEventBytes,
+          maxReadBytes,
+          maxPartitions,
+          maxReadTime,
+          requestTimeout,
+          streamsPerNamespace,
+          streams,
+          heldDir,
+          maxHeldBytes,
+          maxHeldNamespaceBytes,
+          maxCallTime,
+          readsPerNamespace,
+          readBytes,
+          namespaceReadBytes,
+          maxBackoff,
+          maxSlotRetainedBytes);
+    }
   }
 
   /**
@@ -223,30 +327,38 @@ public record StreamLimits(
 
   /** Reads the settings named in the record's comment; the rest are fixed. */
   public static StreamLimits fromEnvironment(Map<String, String> env) {
-    return new StreamLimits(
-        (int)
-            EnvNumbers.positive(env, "BLOOM_STREAM_MAX_BATCH_BYTES", DEFAULT_MAX_TOPIC_BATCH_BYTES),
-        512 * 1024,
-        (int) EnvNumbers.positive(env, "BLOOM_STREAM_MAX_EVENT_BYTES", 64 * 1024),
-        8L * 1024 * 1024,
-        (int) EnvNumbers.positive(env, "BLOOM_STREAM_MAX_PARTITIONS", 256),
-        Duration.ofMillis(500),
-        Duration.ofSeconds(2),
-        (int) EnvNumbers.positive(env, "BLOOM_STREAMS_PER_NAMESPACE", 4),
-        (int) EnvNumbers.positive(env, "BLOOM_MAX_STREAMS", 64),
-        java.nio.file.Path.of(
-            env.getOrDefault(
-                "BLOOM_STREAM_DIR",
-                java.nio.file.Path.of(System.getProperty("java.io.tmpdir"), "stream-payloads")
-                    .toString())),
-        EnvNumbers.positiveOrZero(env, "BLOOM_STREAM_HELD_BYTES", 512L * 1024 * 1024),
-        EnvNumbers.positiveOrZero(env, "BLOOM_STREAM_NAMESPACE_HELD_BYTES", 256L * 1024 * 1024),
-        DEFAULT_MAX_CALL_TIME,
-        (int) EnvNumbers.positive(env, "BLOOM_STREAM_READS_PER_NAMESPACE", 2),
-        EnvNumbers.positive(env, "BLOOM_STREAM_READ_BYTES", DEFAULT_READ_BYTES),
-        EnvNumbers.positive(env, "BLOOM_STREAM_NAMESPACE_READ_BYTES", DEFAULT_NAMESPACE_READ_BYTES),
-        EnvDurations.positiveOrZero(env, "BLOOM_STREAM_MAX_BACKOFF", DEFAULT_MAX_BACKOFF),
-        EnvNumbers.positive(
-            env, "BLOOM_PG_SLOT_MAX_RETAINED_BYTES", DEFAULT_MAX_SLOT_RETAINED_BYTES));
+    return new Builder()
+        .maxTopicBatchBytes(
+            (int)
+                EnvNumbers.positive(
+                    env, "BLOOM_STREAM_MAX_BATCH_BYTES", DEFAULT_MAX_TOPIC_BATCH_BYTES))
+        .fetchBytes(512 * 1024)
+        .maxEventBytes((int) EnvNumbers.positive(env, "BLOOM_STREAM_MAX_EVENT_BYTES", 64 * 1024))
+        .maxReadBytes(8L * 1024 * 1024)
+        .maxPartitions((int) EnvNumbers.positive(env, "BLOOM_STREAM_MAX_PARTITIONS", 256))
+        .maxReadTime(Duration.ofMillis(500))
+        .requestTimeout(Duration.ofSeconds(2))
+        .streamsPerNamespace((int) EnvNumbers.positive(env, "BLOOM_STREAMS_PER_NAMESPACE", 4))
+        .streams((int) EnvNumbers.positive(env, "BLOOM_MAX_STREAMS", 64))
+        .heldDir(
+            java.nio.file.Path.of(
+                env.getOrDefault(
+                    "BLOOM_STREAM_DIR",
+                    java.nio.file.Path.of(System.getProperty("java.io.tmpdir"), "stream-payloads")
+                        .toString())))
+        .maxHeldBytes(EnvNumbers.positiveOrZero(env, "BLOOM_STREAM_HELD_BYTES", 512L * 1024 * 1024))
+        .maxHeldNamespaceBytes(
+            EnvNumbers.positiveOrZero(env, "BLOOM_STREAM_NAMESPACE_HELD_BYTES", 256L * 1024 * 1024))
+        .readsPerNamespace((int) EnvNumbers.positive(env, "BLOOM_STREAM_READS_PER_NAMESPACE", 2))
+        .readBytes(EnvNumbers.positive(env, "BLOOM_STREAM_READ_BYTES", DEFAULT_READ_BYTES))
+        .namespaceReadBytes(
+            EnvNumbers.positive(
+                env, "BLOOM_STREAM_NAMESPACE_READ_BYTES", DEFAULT_NAMESPACE_READ_BYTES))
+        .maxBackoff(
+            EnvDurations.positiveOrZero(env, "BLOOM_STREAM_MAX_BACKOFF", DEFAULT_MAX_BACKOFF))
+        .maxSlotRetainedBytes(
+            EnvNumbers.positive(
+                env, "BLOOM_PG_SLOT_MAX_RETAINED_BYTES", DEFAULT_MAX_SLOT_RETAINED_BYTES))
+        .build();
   }
 }

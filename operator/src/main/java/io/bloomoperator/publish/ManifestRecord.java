@@ -13,9 +13,10 @@ import java.util.Map;
  * BloomFilter status (which whoever may only write ConfigMaps cannot change): {@link
  * #manifestDigest} over what readers act on ({@code manifest.json} exactly as stored and {@code
  * manifest.sig}), {@link #buildRecordDigest} over what the operator decides rebuilds by (source
- * token, spec generation, built-at). The janitor's bookkeeping annotations are left out: the
- * janitor rewrites them without a publish. Lower-case hex SHA-256, fields length-prefixed and an
- * absent one distinct from an empty one, so no two different contents digest alike.
+ * token, spec generation, built-at) and resumes a stream from (its position and slot). The
+ * janitor's bookkeeping annotations are left out: the janitor rewrites them without a publish.
+ * Lower-case hex SHA-256, fields length-prefixed and an absent one distinct from an empty one, so
+ * no two different contents digest alike.
  */
 public final class ManifestRecord {
 
@@ -50,6 +51,11 @@ public final class ManifestRecord {
     if (position != null) {
       field(sha256, "stream-position");
       field(sha256, position);
+    }
+    String slot = annotations == null ? null : annotations.get(BuildRecord.ANNOTATION_STREAM_SLOT);
+    if (slot != null) {
+      field(sha256, "stream-slot");
+      field(sha256, slot);
     }
     return HexFormat.of().formatHex(sha256.digest());
   }

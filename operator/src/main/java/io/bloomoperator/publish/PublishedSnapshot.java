@@ -113,6 +113,15 @@ public record PublishedSnapshot(ConfigMap configMap, Manifest manifest) {
   }
 
   /**
+   * The replication slot the operator created for the filter's stream, as the build record names it
+   * ({@link BuildRecord#ANNOTATION_STREAM_SLOT}), or null. Trusted as far as the build record is
+   * ({@link OwnManifests}); compared, never parsed.
+   */
+  public String streamSlot() {
+    return annotation(BuildRecord.ANNOTATION_STREAM_SLOT);
+  }
+
+  /**
    * The change-stream position recorded with the version (its text form), or null. Trusted as far
    * as the build record is ({@link OwnManifests}); the text is parsed with bounds by its user.
    */
@@ -191,6 +200,10 @@ public record PublishedSnapshot(ConfigMap configMap, Manifest manifest) {
     Map<String, String> annotations = new HashMap<>();
     build.annotate(annotations);
     if (current != null && current.manifest() != null) {
+      // A slot outlives versions: kept until a record names another (what OwnManifests trusts).
+      if (build.streamSlot() == null && current.streamSlot() != null) {
+        annotations.put(BuildRecord.ANNOTATION_STREAM_SLOT, current.streamSlot());
+      }
       List<Long> dropped = superseded;
       List<Long> previous = current.previousVersions();
       if (!dropped.isEmpty()) {
@@ -236,6 +249,7 @@ public record PublishedSnapshot(ConfigMap configMap, Manifest manifest) {
               a.remove(SnapshotConfigMaps.ANNOTATION_SPEC_GENERATION);
               a.remove(SnapshotConfigMaps.ANNOTATION_BUILT_AT);
               a.remove(SnapshotConfigMaps.ANNOTATION_STREAM_POSITION);
+              a.remove(BuildRecord.ANNOTATION_STREAM_SLOT);
             }),
         manifest);
   }

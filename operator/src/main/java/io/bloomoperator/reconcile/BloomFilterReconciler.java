@@ -57,7 +57,6 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
   private final SnapshotBackends backends;
   private final FilterRuns runs;
   private final Guards guards;
-  private final SlotFinalizer slots;
   private ReaderSettings readerSettings = ReaderSettings.defaults();
   private Pipeline pipeline;
 
@@ -84,7 +83,6 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
         new FilterRuns(
             settings, clock, metrics, new FilterRuns.Identity(publisher, fence), backends);
     this.guards = new Guards(runs, new BuildCrashes(clock.instant(), metrics, settings.builds()));
-    this.slots = new SlotFinalizer(runs);
     this.pipeline = runs.pipeline(readerSettings, () -> readerRollouts);
   }
 
@@ -116,19 +114,16 @@ public class BloomFilterReconciler implements Reconciler<BloomFilter> {
     Instant now = clock.instant();
     EventRecorder events = new EventRecorder(client, clock);
     if (filter.isMarkedForDeletion()) {
-      UpdateControl<BloomFilter> waiting = slots.finish(filter, context, events, now);
-      return waiting != null ? waiting : backends.finish(filter, context, events, now);
+      return runs.slots().finish(filter, context, events, now); // then the backends' finalizer
     }
     Guards.Passed guarded = guards.check(filter, client, events, now);
     if (guarded.stop() != null) {
       return guarded.stop();
     }
     StatusReport report = guarded.report();
-    // Before the stream may create a slot: no slot without the finalizer that drops it.
-    filter = SlotFinalizer.ensure(filter, context);
     FilterRun run;
     try {
-      run = runs.open(filter, client, now, report, events);
+      run = runs.open(filter, context, now, report, events);
     } catch (IllegalArgumentException e) { // what the schema could not reject: no retry helps
       return report.record(Outcome.failed(Reasons.INVALID_SPEC, e.getMessage(), false));
     }

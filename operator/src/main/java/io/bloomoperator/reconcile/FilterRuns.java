@@ -35,6 +35,7 @@ import io.bloomoperator.status.OwnWrites;
 import io.bloomoperator.status.StatusReport;
 import io.bloomoperator.status.StorageFullFailures;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.javaoperatorsdk.operator.api.reconciler.Context;
 import io.javaoperatorsdk.operator.api.reconciler.EventSourceContext;
 import java.time.Clock;
 import java.time.Instant;
@@ -64,6 +65,8 @@ final class FilterRuns {
   private final OwnManifests ownManifests;
   private final Failures failures;
   private final ChangeStreams changeStreams;
+  private final OwnSlots ownSlots;
+  private final SlotFinalizer slots;
 
   FilterRuns(
       OperatorSettings settings,
@@ -89,6 +92,8 @@ final class FilterRuns {
             settings.sources().streams(),
             settings.sources().http().egress(),
             settings.sources().jdbc());
+    this.ownSlots = new OwnSlots(ownManifests, changeStreams);
+    this.slots = new SlotFinalizer(this, backends);
     metrics.streamReadBytes(changeStreams.reads().budget()::used);
   }
 
@@ -102,6 +107,11 @@ final class FilterRuns {
 
   /** Who this replica is: the stamp on what it writes, and the fence of its writes. */
   record Identity(String publisher, WriteFence fence) {}
+
+  /** The deletion of a filter: its replication slot dropped, then its snapshot backends'. */
+  SlotFinalizer slots() {
+    return slots;
+  }
 
   /** Publishes whose failure (etcd full) the status could not say yet. */
   StorageFullFailures storageFull() {
@@ -164,16 +174,20 @@ final class FilterRuns {
   }
 
   /**
-   * Everything one reconcile works with, composed once; its backend is resolved by the caller.
+   * Everything one reconcile works with, composed once; its backend is resolved by the caller. A
+   * filter with a PostgreSQL stream gets the slot finalizer first ({@link SlotFinalizer#ensure}).
    *
    * @throws IllegalArgumentException for what the schema could not reject
    */
   FilterRun open(
-      BloomFilter filter,
-      KubernetesClient client,
+      BloomFilter handed,
+      Context<BloomFilter> context,
       Instant now,
       StatusReport report,
       EventRecorder events) {
+    KubernetesClient client = context.getClient();
+    // Before the stream may create a slot: no slot without the finalizer that drops it.
+    BloomFilter filter = SlotFinalizer.ensure(handed, context);
     ResolvedSpec spec = ResolvedSpec.of(filter.getSpec(), settings.sources().minRefreshInterval());
     Rollout.validate(filter);
     metrics.refreshInterval(filter, spec.refresh());
@@ -195,7 +209,7 @@ final class FilterRuns {
         store,
         report.draft(),
         events,
-        changes(filter, spec, report, events, client));
+        changes(filter, spec, report, events, client, now));
   }
 
   /**
@@ -207,13 +221,17 @@ final class FilterRuns {
       ResolvedSpec spec,
       StatusReport report,
       EventRecorder events,
-      KubernetesClient client) {
-    String leftSlot = leftSlot(filter, report.draft().stream());
+      KubernetesClient client,
+      Instant now) {
+    // Only a slot record the operator vouches for opens, reads or drops a slot (OwnSlots).
+    BloomFilter vouched = ownSlots.checked(filter, client, report.draft(), events, now);
+    String leftSlot =
+        leftSlot(vouched, vouched.getStatus() == null ? null : vouched.getStatus().getStream());
     if (leftSlot != null) {
       // The spec no longer names the slot the operator created: drop it now, not at deletion
       // (the status would forget it). Until that works, the status keeps the record.
       try {
-        if (dropSlot(filter, client)) {
+        if (dropSlot(vouched, client, events, now)) {
           report.draft().stream().setSlot(null);
           report.draft().stream().setRetainedWalBytes(null);
         }
@@ -233,7 +251,7 @@ final class FilterRuns {
       metrics.streamLag(filter, null);
     }
     try {
-      return changeStreams.of(filter, spec.keyType(), secrets(filter, client));
+      return changeStreams.of(vouched, spec.keyType(), secrets(filter, client));
     } catch (StreamException e) {
       metrics.streamFailed(e.tag());
       StreamStatus status = new StreamStatus();
@@ -282,9 +300,12 @@ final class FilterRuns {
 
   /**
    * Drops the replication slot the operator created for {@code filter} (being deleted), through its
-   * open stream or a new one on its recorded slot; true when no slot of it is left.
+   * open stream or a new one on the slot the operator vouches for ({@link OwnSlots}: never the
+   * status's word alone, said in a Warning event when they differ); true when no slot of it is
+   * left.
    */
-  boolean dropSlot(BloomFilter filter, KubernetesClient client) throws StreamException {
+  boolean dropSlot(BloomFilter filter, KubernetesClient client, EventRecorder events, Instant now)
+      throws StreamException {
     String uid = filter.getMetadata().getUid();
     java.util.Optional<io.bloomoperator.changes.ChangeStream> open = changeStreams.stream(uid);
     if (open.isPresent() && open.get() instanceof PostgresLogicalStream stream) {
@@ -292,10 +313,11 @@ final class FilterRuns {
       changeStreams.close(uid);
       return done;
     }
-    String recorded =
-        filter.getStatus() == null || filter.getStatus().getStream() == null
-            ? null
-            : filter.getStatus().getStream().getSlot();
+    String recorded = ownSlots.vouched(filter, client, now);
+    String inStatus = OwnSlots.recorded(filter);
+    if (inStatus != null && !inStatus.equals(recorded)) {
+      events.warning(filter, OwnSlots.EVENT_REASON, OwnSlots.REFUSED);
+    }
     if (recorded == null) {
       return true; // the operator never recorded a slot of this filter
     }
@@ -304,7 +326,7 @@ final class FilterRuns {
     spec.setSlot(recorded.substring(recorded.lastIndexOf('/') + 1));
     try (PostgresLogicalStream stream =
         ChangeStreams.postgres(
-            filter,
+            OwnSlots.withRecord(filter, recorded),
             spec,
             io.bloomoperator.snapshot.KeyType.STRING,
             settings.sources().streams(),

@@ -1,6 +1,7 @@
 package io.bloomoperator.reconcile;
 
 import io.bloomoperator.api.BloomFilter;
+import io.bloomoperator.backend.SnapshotBackends;
 import io.bloomoperator.changes.StreamException;
 import io.bloomoperator.events.EventRecorder;
 import io.javaoperatorsdk.operator.api.reconciler.Context;
@@ -18,7 +19,9 @@ import org.slf4j.LoggerFactory;
  * spec.changes.postgresLogical} gets this finalizer before its slot is created; when the filter is
  * deleted, the slot it recorded is dropped, then the finalizer removed. It never blocks a deletion
  * for ever: while the database cannot be reached it retries, and after {@link #GIVE_UP} it lets the
- * deletion proceed with a Warning event that names the slot to drop by hand.
+ * deletion proceed with a Warning event that names the slot to drop by hand. The deletion then goes
+ * on to the snapshot backends' finalizer ({@link SnapshotBackends#finish}): one call finishes a
+ * deletion.
  */
 final class SlotFinalizer {
 
@@ -35,12 +38,17 @@ final class SlotFinalizer {
   private static final Logger LOG = LoggerFactory.getLogger(SlotFinalizer.class);
 
   private final FilterRuns runs;
+  private final SnapshotBackends backends;
 
-  SlotFinalizer(FilterRuns runs) {
+  SlotFinalizer(FilterRuns runs, SnapshotBackends backends) {
     this.runs = runs;
+    this.backends = backends;
   }
 
-  /** {@code filter} with the finalizer when it has a PostgreSQL stream (added when missing). */
+  /**
+   * {@code filter} with the finalizer when it has a PostgreSQL stream (added when missing): called
+   * before its stream is opened, so no slot exists without the finalizer that drops it.
+   */
   static BloomFilter ensure(BloomFilter filter, Context<BloomFilter> context) {
     boolean streams =
         filter.getSpec() != null
@@ -53,19 +61,19 @@ final class SlotFinalizer {
   }
 
   /**
-   * The deletion of {@code filter}: its slot dropped, then the finalizer removed; null when there
-   * is nothing (more) to wait for here, else what to return from the reconcile.
+   * The deletion of {@code filter}: its slot dropped, then the finalizer removed, then the snapshot
+   * backends' deletion; what to return from the reconcile.
    */
   UpdateControl<BloomFilter> finish(
       BloomFilter filter, Context<BloomFilter> context, EventRecorder events, Instant now) {
     if (!filter.hasFinalizer(NAME)) {
-      return null;
+      return backends.finish(filter, context, events, now);
     }
     String failure;
     try {
-      if (runs.dropSlot(filter, context.getClient())) {
+      if (runs.dropSlot(filter, context.getClient(), events, now)) {
         PrimaryUpdateAndCacheUtils.removeFinalizer(context, NAME);
-        return null;
+        return backends.finish(filter, context, events, now);
       }
       failure = "the slot was not dropped";
     } catch (StreamException e) {
@@ -92,7 +100,7 @@ final class SlotFinalizer {
             + "); the deletion proceeds. Drop it by hand (SELECT pg_drop_replication_slot(...)):"
             + " until then the database keeps its write-ahead log");
     PrimaryUpdateAndCacheUtils.removeFinalizer(context, NAME);
-    return null;
+    return backends.finish(filter, context, events, now);
   }
 
   private static boolean expired(BloomFilter filter, Instant now) {

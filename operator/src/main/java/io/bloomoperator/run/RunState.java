@@ -51,8 +51,27 @@ public record RunState(
     if (changes == null) {
       return next;
     }
-    // A change stream is read on every reconcile: the next one is due when a delta may go out.
+    // A change stream is read at every slot: the next reconcile is due when a delta may go out,
+    // which is the published version's slot when it is still ahead (a reconcile that came early),
+    // else publishEvery from now.
     Duration every = changes.publishInterval();
-    return Optional.of(next.filter(d -> d.compareTo(every) < 0).orElse(every));
+    Duration untilSlot = Duration.between(now, streamSlot(now, every));
+    Duration stream = untilSlot.isNegative() || untilSlot.isZero() ? every : untilSlot;
+    return Optional.of(next.filter(d -> d.compareTo(stream) < 0).orElse(stream));
+  }
+
+  /**
+   * When the next stream delta may be published: {@code every} ({@code spec.changes.publishEvery})
+   * after the published version was written, so a filter publishes at most once per interval
+   * whatever triggers its reconciles (its own manifest and status writes, reader reports). A
+   * version written later than {@code now} (another replica's clock) counts as written now, so the
+   * slot is never more than {@code every} away.
+   */
+  public Instant streamSlot(Instant now, Duration every) {
+    Instant written = current == null ? null : current.publishedAt();
+    if (written == null) {
+      return now;
+    }
+    return (written.isAfter(now) ? now : written).plus(every);
   }
 }

@@ -120,6 +120,49 @@ public final class DraftStatus implements StatusDraft {
     return status.getStream();
   }
 
+  /** Whether the condition {@code type} is False for the generation this status is written for. */
+  public boolean problemOfThisGeneration(String type) {
+    return status.getConditions().stream()
+        .anyMatch(
+            c ->
+                type.equals(c.getType())
+                    && "False".equals(c.getStatus())
+                    && java.util.Objects.equals(
+                        c.getObservedGeneration(), filter.getMetadata().getGeneration()));
+  }
+
+  /**
+   * Sets the condition {@code type} to False with {@code reason} and {@code message} (its
+   * transition time kept while it stays False), or removes it when {@code message} is null: for
+   * conditions that only ever report a problem beside Ready.
+   *
+   * @return whether the condition turned False now (it was absent or not False before)
+   */
+  public boolean problem(String type, String reason, String message) {
+    java.util.Optional<io.fabric8.kubernetes.api.model.Condition> was =
+        status.getConditions().stream().filter(c -> type.equals(c.getType())).findFirst();
+    status.getConditions().removeIf(c -> type.equals(c.getType()));
+    if (message == null) {
+      return false;
+    }
+    boolean turned = was.map(c -> !"False".equals(c.getStatus())).orElse(true);
+    status
+        .getConditions()
+        .add(
+            new io.fabric8.kubernetes.api.model.ConditionBuilder()
+                .withType(type)
+                .withStatus("False")
+                .withReason(reason)
+                .withMessage(message)
+                .withObservedGeneration(filter.getMetadata().getGeneration())
+                .withLastTransitionTime(
+                    turned
+                        ? now.truncatedTo(java.time.temporal.ChronoUnit.SECONDS).toString()
+                        : was.get().getLastTransitionTime())
+                .build());
+    return turned;
+  }
+
   @Override
   public void held(HeldBuild held) {
     status.setHeld(held);

@@ -46,21 +46,11 @@ class ChangeStreamsTest {
   private final List<Opened> opened = new ArrayList<>();
 
   private ChangeStreams streams(int perNamespace, int total) {
-    StreamLimits defaults = StreamLimits.defaults();
     StreamLimits limits =
-        new StreamLimits(
-            defaults.maxTopicBatchBytes(),
-            defaults.fetchBytes(),
-            defaults.maxEventBytes(),
-            defaults.maxReadBytes(),
-            defaults.maxPartitions(),
-            defaults.maxReadTime(),
-            defaults.requestTimeout(),
-            perNamespace,
-            total,
-            defaults.heldDir(),
-            defaults.maxHeldBytes(),
-            defaults.maxHeldNamespaceBytes());
+        StreamLimits.defaults().toBuilder()
+            .streamsPerNamespace(perNamespace)
+            .streams(total)
+            .build();
     return new ChangeStreams(
         limits,
         (filter, keyType, clientId, secrets) -> {
