@@ -206,8 +206,8 @@ class InPlaceDeltasTest {
   private static BloomFilterBits build(FilterFormat format, List<String> keys) {
     BloomFilterBits.Builder builder =
         format == FilterFormat.GUAVA
-            ? BloomFilterBits.builder(KeyType.STRING, BloomFilterSizing.forKeys(80_000, 0.01))
-            : BloomFilterBits.builder(KeyType.STRING, SplitBlockSizing.forKeys(80_000, 0.01));
+            ? BloomFilterBits.builder(KeyType.STRING, BloomFilterSizing.forKeys(200_000, 0.01))
+            : BloomFilterBits.builder(KeyType.STRING, SplitBlockSizing.forKeys(200_000, 0.01));
     for (String key : keys) {
       builder.putString(key);
     }
