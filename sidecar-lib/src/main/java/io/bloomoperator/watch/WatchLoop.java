@@ -287,6 +287,9 @@ final class WatchLoop implements SnapshotSource {
       return;
     }
     if (verdict instanceof Acceptance.Verdict.Same) {
+      if (reloadFromScratch) {
+        return; // the served bits failed their payload check: their reload goes on
+      }
       // Re-announced (annotation edit, relist, resync): nothing to load, nothing older to retry.
       cancelRetry();
       pending = null;
