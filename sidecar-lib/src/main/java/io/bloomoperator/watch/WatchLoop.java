@@ -425,7 +425,10 @@ final class WatchLoop implements SnapshotSource {
       // only one that changes served bits. Lookups meanwhile see each bit old or new.
       loaded.inPlace().setBits();
     }
-    install(loaded.snapshot(), Duration.ofNanos(System.nanoTime() - started));
+    install(
+        loaded.snapshot(),
+        Duration.ofNanos(System.nanoTime() - started),
+        loaded.inPlace() == null ? "loaded" : "delta set in place");
     if (loaded.inPlace() != null) {
       checks.appliedInPlace();
     } else {
@@ -440,14 +443,23 @@ final class WatchLoop implements SnapshotSource {
 
   /** Serves {@code snapshot} from now on: one volatile write. */
   private void install(ServedSnapshot snapshot, Duration loadDuration) {
+    install(snapshot, loadDuration, "loaded");
+  }
+
+  /**
+   * As {@link #install(ServedSnapshot, Duration)}; {@code how} says in the log whether the version
+   * was loaded or set in place.
+   */
+  private void install(ServedSnapshot snapshot, Duration loadDuration, String how) {
     long oldVersion = servedVersion();
     current = snapshot;
     loads.increment();
     LOG.info(
-        "{}: serving v{} (was v{}), loaded in {} ms",
+        "{}: serving v{} (was v{}), {} in {} ms",
         filter,
         snapshot.version(),
         oldVersion,
+        how,
         loadDuration.toMillis());
     listener.onUpdate(oldVersion, snapshot.version(), loadDuration);
     // After the listeners: whoever waited for readiness finds them up to date (e.g. the
