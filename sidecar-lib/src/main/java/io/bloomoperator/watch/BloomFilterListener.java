@@ -10,8 +10,12 @@ import java.time.Duration;
 public interface BloomFilterListener {
 
   /**
-   * A verified snapshot is now being served. For the first snapshot this runs before {@link
-   * LiveBloomFilter#awaitReady(Duration)} returns, so a listener must not wait for readiness.
+   * A verified snapshot is now being served: swapped in, or set in the served bits in place (an
+   * add-only delta of the stable chain, {@link LiveBloomFilter#deltasAppliedInPlace()}: its chunks
+   * and signature verified, its whole payload checked on a copy within {@link
+   * BloomFilterWatcher.Builder#inPlaceDeltas the check interval}). For the first snapshot this runs
+   * before {@link LiveBloomFilter#awaitReady(Duration)} returns, so a listener must not wait for
+   * readiness.
    *
    * @param oldVersion the version served before, or {@link LiveBloomFilter#NO_VERSION} for the
    *     first one

@@ -73,6 +73,15 @@ public final class BloomFilterWatcher {
    */
   public static final Duration DEFAULT_LOCAL_ADDS_TTL = Duration.ofMinutes(10);
 
+  /**
+   * Default least time between two checks of the whole payload of a filter changed in place by
+   * deltas (see {@link Builder#inPlaceDeltas}).
+   */
+  public static final Duration DEFAULT_IN_PLACE_CHECK_INTERVAL = Duration.ofMinutes(1);
+
+  /** The longest check interval {@link Builder#inPlaceDeltas} accepts. */
+  public static final Duration MAX_IN_PLACE_CHECK_INTERVAL = Duration.ofHours(1);
+
   /** Default bound, in chars, of a String key added with {@link LiveBloomFilter#addLocal}. */
   public static final int DEFAULT_LOCAL_ADDS_MAX_KEY_LENGTH = 256;
 
@@ -130,6 +139,7 @@ public final class BloomFilterWatcher {
     private SnapshotLimits limits = SnapshotLimits.forThisHeap();
     private boolean maxSnapshotBytesSet;
     private boolean memoryMapped;
+    private Duration inPlaceCheckInterval = DEFAULT_IN_PLACE_CHECK_INTERVAL;
     private MappedPayloads.UsableSpace usableSpace = MappedPayloads.FILE_STORE;
     private final List<PublicKey> trustedKeys = new ArrayList<>();
     private Consumer<SharedIndexInformer<ConfigMap>> onInformerCreated = informer -> {};
@@ -322,6 +332,43 @@ public final class BloomFilterWatcher {
      */
     public Builder<K> memoryMapped(boolean enabled) {
       this.memoryMapped = enabled;
+      return this;
+    }
+
+    /**
+     * How deltas that only add keys are applied; default on, with the payload checked at most every
+     * {@link BloomFilterWatcher#DEFAULT_IN_PLACE_CHECK_INTERVAL}.
+     *
+     * <p>A change stream publishes a delta every second or two. Swapping each in copies the whole
+     * filter and hashes the whole payload (seconds of CPU at 1B keys); instead, a delta of the
+     * stable manifest's chain whose every changed bit is 0 in the served version is set in the
+     * served bits in place, with atomic ORs, in time proportional to the delta ({@link
+     * LiveBloomFilter#deltasAppliedInPlace()}). Before a bit is set, every chunk of the delta is
+     * fetched and its size and SHA-256 checked, and, with trusted keys, the manifest's signature.
+     * The SHA-256 of the whole payload that results is checked on a copy of the bits, taken between
+     * two deltas and hashed on a background thread, at most once per {@code checkInterval} and
+     * within {@code checkInterval} of the first delta applied in place after the last verified
+     * version; a mismatch reloads the version from scratch ({@link
+     * LiveBloomFilter#inPlaceDigestMismatches()}). A delta that clears bits, a canary, a pinned or
+     * withdrawn version, a memory-mapped filter and the first version after the local snapshot are
+     * swapped in and verified whole as before.
+     *
+     * @param checkInterval the least time between two payload checks, up to {@link
+     *     BloomFilterWatcher#MAX_IN_PLACE_CHECK_INTERVAL}; {@link Duration#ZERO} turns in-place
+     *     deltas off (every version is swapped in and its whole payload verified before it is
+     *     served)
+     * @throws IllegalArgumentException if {@code checkInterval} is negative or above the maximum
+     */
+    public Builder<K> inPlaceDeltas(Duration checkInterval) {
+      Objects.requireNonNull(checkInterval, "checkInterval");
+      if (checkInterval.isNegative() || checkInterval.compareTo(MAX_IN_PLACE_CHECK_INTERVAL) > 0) {
+        throw new IllegalArgumentException(
+            "checkInterval must be in 0.."
+                + MAX_IN_PLACE_CHECK_INTERVAL
+                + ", got "
+                + checkInterval);
+      }
+      this.inPlaceCheckInterval = checkInterval;
       return this;
     }
 
@@ -576,7 +623,8 @@ public final class BloomFilterWatcher {
                       ? Duration.ZERO
                       : sharedLocalSnapshotInterval),
               new Listeners(withCounters),
-              canaryPodName());
+              canaryPodName(),
+              inPlaceCheckInterval);
       counters.attach(loop);
       localAdds.attach(loop);
       LiveBloomFilter<K> filter =

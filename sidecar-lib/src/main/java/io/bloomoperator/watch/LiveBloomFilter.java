@@ -42,9 +42,17 @@ import java.util.concurrent.atomic.LongAdder;
  *   <li>Only verified snapshots are served: every chunk's SHA-256, the total digest, the header,
  *       the key type and, when keys are trusted, the manifest signature are checked first. A
  *       snapshot that fails is never served; the previous one stays, and the failure is counted
- *       ({@link #failures()}) and reported to the {@link BloomFilterListener}s.
+ *       ({@link #failures()}) and reported to the {@link BloomFilterListener}s. A delta applied in
+ *       place ({@link #deltasAppliedInPlace()}) has its chunks, header and signature checked first;
+ *       the total digest of the result is checked on a copy within {@link
+ *       BloomFilterWatcher.Builder#inPlaceDeltas the check interval}, and a mismatch reloads the
+ *       version from scratch ({@link #inPlaceDigestMismatches()}).
  *   <li>Each lookup sees one complete version, the old or the new, never a mix: the served snapshot
- *       is one immutable object behind a volatile reference, replaced in a single write.
+ *       is one immutable object behind a volatile reference, replaced in a single write. The one
+ *       exception is a delta of the stable chain that only turns bits on: it is set in the served
+ *       bits in place, so a lookup meanwhile may see some of its bits and not others; every key of
+ *       the older version is answered "maybe present" throughout, and a key it adds once its
+ *       version is served.
  *   <li>Before the first snapshot, lookups answer according to {@link BeforeFirstSnapshot}.
  *   <li>Failures of the API server never reach callers of {@link #mightContain}: they only delay
  *       the next version.
@@ -503,6 +511,28 @@ public final class LiveBloomFilter<K> implements AutoCloseable {
     return loop.loads();
   }
 
+  /**
+   * Versions so far that were not swapped in but applied to the served bits in place: deltas of the
+   * stable chain that only turn bits on, as a change stream publishes every second or two. Each is
+   * also counted in {@link #loads()}, and for everything else (version, manifest, listeners,
+   * metrics) it is a new version like a swapped one. Its chunks' digests (and, with trusted keys,
+   * the manifest's signature) are checked before a bit is set; the whole payload's SHA-256 is
+   * checked on a copy at a bounded rate ({@link BloomFilterWatcher.Builder#inPlaceDeltas}).
+   */
+  public long deltasAppliedInPlace() {
+    return loop.deltasInPlace();
+  }
+
+  /**
+   * Checks so far that found the payload of bits changed in place not to be the one its manifest
+   * describes; each reloaded the version from scratch (its base and every delta, verified whole)
+   * and is also counted as a failed load of reason {@code VERIFICATION}. Anything above zero means
+   * memory or a writer that cannot be trusted.
+   */
+  public long inPlaceDigestMismatches() {
+    return loop.inPlaceMismatches();
+  }
+
   /** Failed load attempts so far (each retry that fails counts). */
   public long failures() {
     return loop.failures();
@@ -549,6 +579,11 @@ public final class LiveBloomFilter<K> implements AutoCloseable {
               Duration age = Duration.between(manifest.created(), Instant.now());
               return age.isNegative() ? Duration.ZERO : age;
             });
+  }
+
+  /** The snapshot served now, or null: for tests of this package. */
+  ServedSnapshot servedSnapshot() {
+    return loop.serving();
   }
 
   /** What lookups answer before the first snapshot. */

@@ -2,6 +2,7 @@ package io.bloomoperator.watch;
 
 import io.bloomoperator.snapshot.AnnouncedManifest;
 import io.bloomoperator.snapshot.BloomFilterBits;
+import io.bloomoperator.snapshot.InPlaceDeltas;
 import io.bloomoperator.snapshot.LoadFailureReason;
 import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.snapshot.SnapshotDecoder;
@@ -9,6 +10,7 @@ import io.bloomoperator.snapshot.SnapshotRefusedException;
 import io.bloomoperator.snapshot.SnapshotVerificationException;
 import java.io.IOException;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * Fetches and verifies the bits of an accepted announcement through a chunk source (the API server
@@ -55,6 +57,12 @@ final class SnapshotFetcher {
   }
 
   /**
+   * What a load produced: the snapshot to serve and, when {@code inPlace} is not null, the deltas
+   * to set in the served bits (which {@code snapshot} shares) just before it is installed.
+   */
+  record Fetched(ServedSnapshot snapshot, InPlaceDeltas inPlace) {}
+
+  /**
    * The snapshot of {@code announced}: when {@code held} (served now, or null) is a version of the
    * announced chain, only the deltas after it are fetched and applied to a copy of its bits;
    * otherwise the base and every delta.
@@ -65,9 +73,22 @@ final class SnapshotFetcher {
    */
   ServedSnapshot fetch(AnnouncedManifest announced, ServedSnapshot held)
       throws SnapshotVerificationException, IOException {
+    return fetch(announced, held, false).snapshot();
+  }
+
+  /**
+   * As {@link #fetch(AnnouncedManifest, ServedSnapshot)}; with {@code inPlace}, deltas after a
+   * {@code held} snapshot on the heap that only turn bits on are not applied to a copy but returned
+   * verified ({@link InPlaceDeltas}: every chunk's size and digest, header and positions checked,
+   * nothing set yet) for the caller to set in the held bits. Deltas that clear a bit are applied to
+   * a copy from the positions already fetched and verified whole, as without {@code inPlace}.
+   * Mapped snapshots are never changed in place: their file is the local snapshot of one version.
+   */
+  Fetched fetch(AnnouncedManifest announced, ServedSnapshot held, boolean inPlace)
+      throws SnapshotVerificationException, IOException {
     Manifest manifest = announced.manifest();
     if (!manifest.inObjectStore()) {
-      return load(announced, held, chunks);
+      return load(announced, held, inPlace, chunks);
     }
     ObjectStore store = stores.get(manifest.store());
     if (store == null) {
@@ -77,17 +98,32 @@ final class SnapshotFetcher {
     }
     try (StoreChunkSource download =
         StoreChunkSource.open(store, namespace, filterName, manifest)) {
-      return load(announced, held, download);
+      return load(announced, held, inPlace, download);
     }
   }
 
-  private ServedSnapshot load(
-      AnnouncedManifest announced, ServedSnapshot held, SnapshotDecoder.ChunkSource source)
+  private Fetched load(
+      AnnouncedManifest announced,
+      ServedSnapshot held,
+      boolean inPlace,
+      SnapshotDecoder.ChunkSource source)
       throws SnapshotVerificationException, IOException {
     if (mapped != null) {
-      return mapped.load(announced, held, source);
+      return new Fetched(mapped.load(announced, held, source), null);
     }
-    return new ServedSnapshot(announced, decode(announced.manifest(), held, source));
+    BloomFilterBits heldBits = held == null ? null : held.heapBits();
+    if (inPlace && heldBits != null) {
+      Optional<InPlaceDeltas> deltas =
+          InPlaceDeltas.fetch(
+              announced.manifest(), heldBits, held.version(), held.manifest().sha256(), source);
+      if (deltas.isPresent()) {
+        return deltas.get().addOnly()
+            ? new Fetched(new ServedSnapshot(announced, heldBits), deltas.get())
+            : new Fetched(new ServedSnapshot(announced, deltas.get().applyToCopy()), null);
+      }
+    }
+    return new Fetched(
+        new ServedSnapshot(announced, decode(announced.manifest(), held, source)), null);
   }
 
   private static BloomFilterBits decode(

@@ -20,6 +20,16 @@ interface SnapshotSource {
   /** Failed load attempts so far. */
   long failures();
 
+  /** Deltas set in the served bits in place so far (each also counts as a load). */
+  default long deltasInPlace() {
+    return 0;
+  }
+
+  /** Payload checks so far that found bits changed in place not to match their manifest. */
+  default long inPlaceMismatches() {
+    return 0;
+  }
+
   /** Stops following; the served snapshot stays. Idempotent. */
   void close();
 }

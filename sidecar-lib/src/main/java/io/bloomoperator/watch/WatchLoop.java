@@ -32,6 +32,16 @@ import org.slf4j.LoggerFactory;
  * load is reported once as a failure of that version (the operator halts the canary on it) and the
  * reader follows the stable manifest meanwhile.
  *
+ * <p>A delta of the stable chain that only turns bits on (a change stream's adds) is not swapped in
+ * but set in the served bits in place ({@link SnapshotFetcher#fetch(AnnouncedManifest,
+ * ServedSnapshot, boolean)}), and the new version installed exactly as a swapped one would be: a
+ * new {@link ServedSnapshot} sharing the bits, one volatile write, the same counters and listeners.
+ * Only between two versions of the stable manifest: a canary, a version loaded while or after
+ * serving a canary, the local snapshot served at start and anything after a failed payload check
+ * are swapped in; a pin or a withdrawn canary (an empty delta on a retained chain) is swapped in by
+ * {@link io.bloomoperator.snapshot.InPlaceDeltas}' own rule. {@link PayloadChecks} checks the whole
+ * payload of a filter changed in place at a bounded rate and has a mismatch reloaded from scratch.
+ *
  * <p>Manifest events, polls, loads and swaps all run on the one {@link WatcherThread}; only {@link
  * #start()}, {@link #close()} and the read-only accessors are called from other threads.
  */
@@ -48,6 +58,7 @@ final class WatchLoop implements SnapshotSource {
   private final BloomFilterListener listener;
   private final String filter; // namespace/name, for logs
   private final String podName; // null: never in a canary share
+  private final PayloadChecks checks;
 
   // What is served: written on the watcher thread (or by start() for the local snapshot), read
   // anywhere.
@@ -58,6 +69,12 @@ final class WatchLoop implements SnapshotSource {
 
   // Confined to the watcher thread.
   private AnnouncedManifest pending; // accepted but not loaded yet (loading or waiting to retry)
+  private boolean pendingCanary; // pending came from canary.json
+  // What is served may not be changed in place: a canary, or of unknown origin (the local
+  // snapshot, which may have been one). Nothing served yet counts as stable: the first load is
+  // whole anyway.
+  private boolean servedOffStableChain;
+  private boolean reloadFromScratch; // a payload check failed: the next load ignores what is held
   private ScheduledFuture<?> retry;
   private AnnouncedManifest refusedCanary; // reported once, not on every resync
 
@@ -87,6 +104,31 @@ final class WatchLoop implements SnapshotSource {
       Pacing pacing,
       BloomFilterListener listener,
       String podName) {
+    this(
+        acceptance,
+        feed,
+        fetcher,
+        cache,
+        pacing,
+        listener,
+        podName,
+        BloomFilterWatcher.DEFAULT_IN_PLACE_CHECK_INTERVAL);
+  }
+
+  /**
+   * @param inPlaceCheckInterval the least time between two checks of the whole payload of a filter
+   *     changed in place ({@link PayloadChecks}); {@link Duration#ZERO}: every version is swapped
+   *     in
+   */
+  WatchLoop(
+      Acceptance acceptance,
+      ManifestFeed feed,
+      SnapshotFetcher fetcher,
+      LocalSnapshotCache cache,
+      Pacing pacing,
+      BloomFilterListener listener,
+      String podName,
+      Duration inPlaceCheckInterval) {
     this.podName = podName;
     this.acceptance = acceptance;
     this.feed = feed;
@@ -104,6 +146,9 @@ final class WatchLoop implements SnapshotSource {
                 acceptance.namespace() + "/" + acceptance.filterName());
     this.listener = listener;
     this.filter = acceptance.namespace() + "/" + acceptance.filterName();
+    this.checks =
+        new PayloadChecks(
+            inPlaceCheckInterval, pacing.thread(), () -> current, this::reloadServed, filter);
   }
 
   /**
@@ -121,7 +166,9 @@ final class WatchLoop implements SnapshotSource {
                     "serving local snapshot v{} of {} until the API server answers",
                     snapshot.version(),
                     filter);
+                servedOffStableChain = true; // it may have been a canary
                 install(snapshot, Duration.ofNanos(System.nanoTime() - started));
+                checks.verifiedWhole();
               });
     }
     feed.start(this::onManifest, () -> onManifestDeleted(true));
@@ -176,6 +223,21 @@ final class WatchLoop implements SnapshotSource {
     return failures.sum();
   }
 
+  @Override
+  public long deltasInPlace() {
+    return checks.inPlace();
+  }
+
+  @Override
+  public long inPlaceMismatches() {
+    return checks.mismatches();
+  }
+
+  /** Payload checks of a filter changed in place that ran to the end. */
+  long inPlaceChecks() {
+    return checks.checked();
+  }
+
   /** Waits until a snapshot is served. */
   @Override
   public boolean awaitReady(Duration timeout) throws InterruptedException {
@@ -225,6 +287,9 @@ final class WatchLoop implements SnapshotSource {
       return;
     }
     if (verdict instanceof Acceptance.Verdict.Same) {
+      if (reloadFromScratch) {
+        return; // the served bits failed their payload check: their reload goes on
+      }
       // Re-announced (annotation edit, relist, resync): nothing to load, nothing older to retry.
       cancelRetry();
       pending = null;
@@ -243,6 +308,32 @@ final class WatchLoop implements SnapshotSource {
     cancelRetry();
     pacing.retryBackoff().reset();
     pending = announced;
+    pendingCanary = canary != null;
+    attemptLoad();
+  }
+
+  /**
+   * A payload check found the served bits, changed in place, not to be the payload their manifest
+   * describes: counted as a failed load of that version, then the newest accepted version (the
+   * served one unless a newer one is pending) is loaded again from its base and every delta,
+   * ignoring what is held, and swapped in. Until it is, the served bits keep answering: every delta
+   * applied to them only turned bits on after its chunks were verified, so keys of the last
+   * verified version are still answered "maybe present".
+   */
+  private void reloadServed(String message) {
+    ServedSnapshot serving = current;
+    if (closed || serving == null) {
+      return;
+    }
+    LOG.warn("{}: {}", filter, message);
+    reportFailure(serving.version(), new SnapshotVerificationException(message));
+    reloadFromScratch = true;
+    if (pending == null) {
+      pending = serving.announced();
+      pendingCanary = false;
+    }
+    cancelRetry();
+    pacing.retryBackoff().reset();
     attemptLoad();
   }
 
@@ -290,10 +381,14 @@ final class WatchLoop implements SnapshotSource {
     }
     Manifest manifest = announced.manifest();
     long started = System.nanoTime();
-    ServedSnapshot loaded;
+    SnapshotFetcher.Fetched loaded;
+    // In place only from a version of the stable manifest to the next: never into or out of a
+    // canary (withdrawing it must not leave its bits behind), nor after a failed payload check.
+    boolean inPlace =
+        checks.enabled() && !pendingCanary && !servedOffStableChain && !reloadFromScratch;
     try {
       try {
-        loaded = fetcher.fetch(announced, current);
+        loaded = fetcher.fetch(announced, reloadFromScratch ? null : current, inPlace);
       } catch (OutOfMemoryError e) {
         // The new filter did not fit beside the current one (old + new + one chunk): report it
         // and retry like any other failed load; the old filter is still complete and served.
@@ -323,22 +418,48 @@ final class WatchLoop implements SnapshotSource {
     }
     pending = null;
     pacing.retryBackoff().reset();
-    install(loaded, Duration.ofNanos(System.nanoTime() - started));
+    servedOffStableChain = pendingCanary;
+    reloadFromScratch = false;
+    if (loaded.inPlace() != null) {
+      // Verified and add-only: set just before the new version is published, on this thread, the
+      // only one that changes served bits. Lookups meanwhile see each bit old or new.
+      loaded.inPlace().setBits();
+    }
+    install(
+        loaded.snapshot(),
+        Duration.ofNanos(System.nanoTime() - started),
+        loaded.inPlace() == null ? "loaded" : "delta set in place");
+    if (loaded.inPlace() != null) {
+      checks.appliedInPlace();
+    } else {
+      checks.verifiedWhole();
+    }
     if (cacheWrites != null) {
-      cacheWrites.offer(loaded);
+      // After a change in place too: the local snapshot is written from the served bits on this
+      // thread, so it holds exactly the version it is named after.
+      cacheWrites.offer(loaded.snapshot());
     }
   }
 
   /** Serves {@code snapshot} from now on: one volatile write. */
   private void install(ServedSnapshot snapshot, Duration loadDuration) {
+    install(snapshot, loadDuration, "loaded");
+  }
+
+  /**
+   * As {@link #install(ServedSnapshot, Duration)}; {@code how} says in the log whether the version
+   * was loaded or set in place.
+   */
+  private void install(ServedSnapshot snapshot, Duration loadDuration, String how) {
     long oldVersion = servedVersion();
     current = snapshot;
     loads.increment();
     LOG.info(
-        "{}: serving v{} (was v{}), loaded in {} ms",
+        "{}: serving v{} (was v{}), {} in {} ms",
         filter,
         snapshot.version(),
         oldVersion,
+        how,
         loadDuration.toMillis());
     listener.onUpdate(oldVersion, snapshot.version(), loadDuration);
     // After the listeners: whoever waited for readiness finds them up to date (e.g. the

@@ -92,31 +92,46 @@ public final class SnapshotPublisher {
       BloomFilterBits bits,
       long keyCount,
       long version) {
+    Manifest manifest =
+        createDelta(
+            previous, previousBits, bits, keyCount, version, OPERATOR_CHUNK_SIZE, Tamper.NONE);
+    writeManifest(manifest);
+    return manifest;
+  }
+
+  /**
+   * Step one of a delta publish: the delta chunks of {@code version} (in {@code chunkSize} bytes,
+   * each stored as {@code tamper} makes it), and the manifest that names them, not written.
+   */
+  Manifest createDelta(
+      Manifest previous,
+      BloomFilterBits previousBits,
+      BloomFilterBits bits,
+      long keyCount,
+      long version,
+      int chunkSize,
+      Tamper tamper) {
     try {
       SnapshotDelta.Result delta =
           SnapshotDelta.encode(
               previousBits,
               bits,
-              OPERATOR_CHUNK_SIZE,
+              chunkSize,
               (index, data, length, sha) ->
                   client
                       .configMaps()
                       .inNamespace(namespace)
                       .resource(
                           SnapshotConfigMaps.deltaChunk(
-                              namespace, filterName, version, index, data, length))
+                              namespace,
+                              filterName,
+                              version,
+                              index,
+                              tamper.apply(index, Arrays.copyOf(data, length)),
+                              length))
                       .create());
-      Manifest manifest =
-          Manifest.withDelta(
-              previous,
-              version,
-              bits,
-              keyCount,
-              SnapshotEncoder.sha256(bits),
-              delta,
-              Instant.now());
-      writeManifest(manifest);
-      return manifest;
+      return Manifest.withDelta(
+          previous, version, bits, keyCount, SnapshotEncoder.sha256(bits), delta, Instant.now());
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }

@@ -14,9 +14,13 @@ import java.util.Objects;
  * for {@code i < k} set/test bit {@code (combined & Long.MAX_VALUE) % numBits} with {@code combined
  * = h1 + i * h2}. Bit {@code b} is word {@code b >>> 6}, mask {@code 1L << b}.
  *
- * <p>Immutable: no method changes a bit, and the words are only written before the instance exists
- * (by the builder or the decoder, which hand them over). Its final fields publish it safely, so any
- * number of threads may call the {@code mightContain*} methods concurrently, without locks.
+ * <p>No method of its own changes a bit: the words are written before the instance exists (by the
+ * builder or the decoder, which hand them over), and afterwards only by {@link
+ * InPlaceDeltas#setBits}, which a reader uses to add a stream delta to the filter it serves: it
+ * only turns bits on, with atomic ORs, so a lookup sees each bit either before or after, never a
+ * bit turned off. Its final fields publish it safely, so any number of threads may call the {@code
+ * mightContain*} methods concurrently, without locks. {@link #equals}, {@link #hashCode} and {@link
+ * #bitCount} read the words as they are at that moment.
  *
  * <p>Every filter has one {@link KeyType}; asking about a key of the other type throws instead of
  * answering from hashes of the wrong bytes.

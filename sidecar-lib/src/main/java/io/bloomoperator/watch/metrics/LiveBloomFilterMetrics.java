@@ -1,7 +1,9 @@
 package io.bloomoperator.watch.metrics;
 
+import static io.bloomoperator.watch.metrics.ReaderMetricNames.DELTAS_IN_PLACE;
 import static io.bloomoperator.watch.metrics.ReaderMetricNames.FPP_EXPECTED;
 import static io.bloomoperator.watch.metrics.ReaderMetricNames.FPP_OBSERVED;
+import static io.bloomoperator.watch.metrics.ReaderMetricNames.IN_PLACE_DIGEST_MISMATCHES;
 import static io.bloomoperator.watch.metrics.ReaderMetricNames.LOAD_FAILURES;
 import static io.bloomoperator.watch.metrics.ReaderMetricNames.LOCAL_ADDS;
 import static io.bloomoperator.watch.metrics.ReaderMetricNames.LOCAL_ADDS_ARRIVED;
@@ -125,6 +127,18 @@ public final class LiveBloomFilterMetrics implements MeterBinder {
             LOCAL_ADDS_ARRIVED,
             "Keys added locally and dropped because a served version showed them",
             LiveBloomFilter::localAddsArrived,
+            tags)
+        .register(registry);
+    counter(
+            DELTAS_IN_PLACE,
+            "Versions applied to the served bits in place instead of swapped in",
+            LiveBloomFilter::deltasAppliedInPlace,
+            tags)
+        .register(registry);
+    counter(
+            IN_PLACE_DIGEST_MISMATCHES,
+            "Payload checks of bits changed in place that did not match the manifest",
+            LiveBloomFilter::inPlaceDigestMismatches,
             tags)
         .register(registry);
     for (LoadFailureReason reason : LoadFailureReason.values()) {

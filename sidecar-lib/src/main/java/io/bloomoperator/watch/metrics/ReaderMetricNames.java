@@ -63,6 +63,19 @@ public final class ReaderMetricNames {
   /** Counter: keys added with addLocal and dropped because a served version showed them. */
   public static final String LOCAL_ADDS_ARRIVED = "bloomreader.local.adds.arrived";
 
+  /**
+   * Counter: versions applied to the served bits in place (deltas that only add keys) instead of
+   * swapped in; each is also counted in {@link #SWAPS}.
+   */
+  public static final String DELTAS_IN_PLACE = "bloomreader.deltas.in.place";
+
+  /**
+   * Counter: checks that found the payload of bits changed in place not to match its manifest's
+   * SHA-256; each reloaded the version from scratch. Above zero, memory or the writer is not to be
+   * trusted.
+   */
+  public static final String IN_PLACE_DIGEST_MISMATCHES = "bloomreader.in.place.digest.mismatches";
+
   /** Tag on every meter: namespace of the BloomFilter. */
   public static final String TAG_NAMESPACE = "namespace";
 
@@ -111,6 +124,8 @@ public final class ReaderMetricNames {
     names.put(LOCAL_ADDS_REFUSED, "bloomreader_local_adds_refused_total");
     names.put(LOCAL_ADDS_EXPIRED, "bloomreader_local_adds_expired_total");
     names.put(LOCAL_ADDS_ARRIVED, "bloomreader_local_adds_arrived_total");
+    names.put(DELTAS_IN_PLACE, "bloomreader_deltas_in_place_total");
+    names.put(IN_PLACE_DIGEST_MISMATCHES, "bloomreader_in_place_digest_mismatches_total");
     return java.util.Collections.unmodifiableMap(names);
   }
 }
