@@ -4,7 +4,9 @@
 The Java side sets ``KUBECONFIG``, ``BLOOM_CLUSTER_NAMESPACE``, ``BLOOM_CLUSTER_FILTER`` and
 ``BLOOM_CLUSTER_DIR``, a directory the two sides meet in: Java writes ``v<N>.keys`` (one key and
 Java's answer per line) and ``v<N>.published``; this side writes ``v<N>.seen`` once it has checked
-a version, which lets Java publish the next one. Without that environment the test is skipped, so
+a version, which lets Java publish the next one, and keeps running (its reader report renewed every
+second) until Java, having read the report with the operator's parser after each step, writes
+``done``. ``POD_NAME`` and ``POD_UID`` name the Pod Java made for the report. Without that environment the test is skipped, so
 ``test.sh`` stays offline.
 """
 
@@ -17,9 +19,13 @@ import time
 import pytest
 
 from bloomoperator_reader import LoadFailureReason, SnapshotReader
+from bloomoperator_reader.reports import ReaderReporter
 from bloomoperator_reader.watch import FilterWatcher
 
-_ENV = ("KUBECONFIG", "BLOOM_CLUSTER_NAMESPACE", "BLOOM_CLUSTER_FILTER", "BLOOM_CLUSTER_DIR")
+_ENV = (
+    "KUBECONFIG", "BLOOM_CLUSTER_NAMESPACE", "BLOOM_CLUSTER_FILTER", "BLOOM_CLUSTER_DIR",
+    "POD_NAME", "POD_UID",
+)  # fmt: skip
 _MISSING = [name for name in _ENV if not os.environ.get(name)]
 
 pytestmark = pytest.mark.skipif(
@@ -58,11 +64,18 @@ def _assert_answers(watcher: FilterWatcher, keys: list[str], answers: list[bool]
     assert any(answers) and not all(answers)
 
 
-def test_follows_base_delta_and_refuses_tampered_chunk():
+def test_follows_base_delta_refuses_tampered_chunk_and_reports():
     from kubernetes import client, config
 
     directory = pathlib.Path(os.environ["BLOOM_CLUSTER_DIR"])
-    api = client.CoreV1Api(config.new_client_from_config(os.environ["KUBECONFIG"]))
+    api_client = config.new_client_from_config(os.environ["KUBECONFIG"])
+    api = client.CoreV1Api(api_client)
+    reporter = ReaderReporter(
+        client.CoordinationV1Api(api_client),
+        os.environ["BLOOM_CLUSTER_NAMESPACE"],
+        os.environ["BLOOM_CLUSTER_FILTER"],
+        heartbeat_seconds=1.0,  # POD_NAME and POD_UID from the environment
+    )
     reader = SnapshotReader(
         os.environ["BLOOM_CLUSTER_NAMESPACE"],
         os.environ["BLOOM_CLUSTER_FILTER"],
@@ -71,8 +84,9 @@ def test_follows_base_delta_and_refuses_tampered_chunk():
     )
     calls: list[str] = []
     watcher = FilterWatcher(
-        reader, api, resync_seconds=2.0, backoff_seconds=0.2, max_backoff_seconds=1.0, start=False
-    )
+        reader, api, resync_seconds=2.0, backoff_seconds=0.2, max_backoff_seconds=1.0,
+        reporter=reporter, start=False,
+    )  # fmt: skip
     getter = watcher.configmaps
 
     def counting(namespace: str, name: str):
@@ -111,5 +125,8 @@ def test_follows_base_delta_and_refuses_tampered_chunk():
         assert watcher.version == 2
         _assert_answers(watcher, keys, answers)
         assert watcher.loads == 2
+        assert reporter.failing_version == 3 and not reporter.refused
         (directory / "v3.seen").touch()
+        # Heartbeats go on meanwhile; the Java side reads them before it says done.
+        _until(lambda: (directory / "done").exists(), "the Java side to finish")
     assert not watcher._thread.is_alive()
