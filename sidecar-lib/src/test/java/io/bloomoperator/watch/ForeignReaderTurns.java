@@ -7,9 +7,15 @@ import io.bloomoperator.snapshot.BloomFilterBits;
 import io.bloomoperator.snapshot.ReaderReport;
 import io.bloomoperator.snapshot.ReaderReports;
 import io.bloomoperator.snapshot.SnapshotNames;
+import io.bloomoperator.testing.KubeCluster;
 import io.bloomoperator.testing.ReaderPod;
+import io.bloomoperator.testing.RealKubernetesExtension;
+import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.ServiceAccountBuilder;
 import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
+import io.fabric8.kubernetes.api.model.rbac.RoleBinding;
+import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -90,6 +96,80 @@ final class ForeignReaderTurns {
   }
 
   /**
+   * A kubeconfig for ServiceAccount {@code reader} of {@code namespace} (a token from the API
+   * server's TokenRequest), bound to the Role of deploy/reader-rbac/base as shipped: the rights the
+   * docs tell users to grant, and no more.
+   */
+  static Path readerKubeconfig(
+      KubernetesClient client, KubeCluster cluster, String namespace, Path dir) throws IOException {
+    client
+        .serviceAccounts()
+        .inNamespace(namespace)
+        .resource(
+            new ServiceAccountBuilder().withNewMetadata().withName("reader").endMetadata().build())
+        .create();
+    Path rbac =
+        RealKubernetesExtension.repoRoot().resolve("deploy/reader-rbac/base/reader-rbac.yaml");
+    try (var in = Files.newInputStream(rbac)) {
+      for (HasMetadata item : client.load(in).items()) {
+        if (item instanceof RoleBinding binding) {
+          binding.getSubjects().get(0).setName("reader");
+        }
+        client.resource(item).inNamespace(namespace).create();
+      }
+    }
+    // TokenRequest by hand: the slim client leaves out the authentication model module.
+    String response =
+        client.raw(
+            client.getMasterUrl()
+                + "api/v1/namespaces/"
+                + namespace
+                + "/serviceaccounts/reader/token",
+            "POST",
+            java.util.Map.of(
+                "apiVersion",
+                "authentication.k8s.io/v1",
+                "kind",
+                "TokenRequest",
+                "spec",
+                java.util.Map.of("expirationSeconds", 3_600)));
+    assertThat(response).as("TokenRequest answer").isNotNull();
+    @SuppressWarnings("unchecked")
+    java.util.Map<String, Object> status =
+        (java.util.Map<String, Object>)
+            client
+                .getKubernetesSerialization()
+                .unmarshal(response, java.util.Map.class)
+                .get("status");
+    String token = (String) status.get("token");
+    Config admin = cluster.clientConfig();
+    String ca =
+        admin.getCaCertData() != null
+            ? admin.getCaCertData()
+            : java.util.Base64.getEncoder()
+                .encodeToString(Files.readAllBytes(Path.of(admin.getCaCertFile())));
+    Path kubeconfig = dir.resolve("reader-kubeconfig.yaml");
+    Files.writeString(
+        kubeconfig,
+        """
+        apiVersion: v1
+        kind: Config
+        clusters:
+          - name: test
+            cluster: {server: "%s", certificate-authority-data: "%s"}
+        users:
+          - name: reader
+            user: {token: "%s"}
+        contexts:
+          - name: reader
+            context: {cluster: test, user: reader, namespace: "%s"}
+        current-context: reader
+        """
+            .formatted(admin.getMasterUrl(), ca, token, namespace));
+    return kubeconfig;
+  }
+
+  /**
    * Waits for the report of {@code pod} about {@code filter} that the operator would count (it
    * parses, its owner is this live pod, it is not stale) and that satisfies {@code condition}.
    */
@@ -161,11 +241,13 @@ final class ForeignReaderTurns {
       String namespace,
       String filter,
       Path dir,
-      Path kubeconfig,
+      KubeCluster cluster,
       Duration step,
       java.util.function.BiFunction<java.util.Map<String, String>, Path, ProcessBuilder> reader)
       throws Exception {
     Pod pod = ReaderPod.create(client, namespace, "app-0");
+    // The reader runs with the shipped reader RBAC only, as an application's pod would.
+    Path kubeconfig = readerKubeconfig(client, cluster, namespace, dir);
     SnapshotPublisher publisher = new SnapshotPublisher(client, namespace, filter);
     List<String> common = TestKeys.strings("common", 4_000);
     List<String> onlyV1 = TestKeys.strings("v1", 1_000);

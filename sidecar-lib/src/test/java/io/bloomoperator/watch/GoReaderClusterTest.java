@@ -29,14 +29,12 @@ class GoReaderClusterTest {
   void goWatcherFollowsBaseDeltaRefusesTamperedChunkAndReports(
       KubernetesClient client, TestNamespace ns, @TempDir Path dir) throws Exception {
     Path go = RealKubernetesExtension.repoRoot().resolve("sidecar-lib/go");
-    Path kubeconfig = dir.resolve("kubeconfig.yaml");
-    Files.copy(KubeCluster.shared().kubeconfig(), kubeconfig);
     ForeignReaderTurns.followBaseDeltaAndTamperedChunk(
         client,
         ns.name(),
         "go-ids",
         dir,
-        kubeconfig,
+        KubeCluster.shared(),
         STEP,
         (env, log) ->
             new ProcessBuilder(

@@ -32,14 +32,12 @@ class PythonReaderClusterTest {
       KubernetesClient client, TestNamespace ns, @TempDir Path dir) throws Exception {
     Path python = RealKubernetesExtension.repoRoot().resolve("sidecar-lib/python");
     ensureVenv(python, dir);
-    Path kubeconfig = dir.resolve("kubeconfig.yaml");
-    Files.copy(KubeCluster.shared().kubeconfig(), kubeconfig);
     ForeignReaderTurns.followBaseDeltaAndTamperedChunk(
         client,
         ns.name(),
         "py-ids",
         dir,
-        kubeconfig,
+        KubeCluster.shared(),
         STEP,
         (env, log) ->
             new ProcessBuilder(
