@@ -2,10 +2,13 @@ package kube
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -23,7 +26,7 @@ import (
 // line) and v<N>.published; this side writes v<N>.seen once it has checked a version. Without
 // that environment the test is skipped, so check.sh stays offline.
 var clusterEnv = []string{"KUBECONFIG", "BLOOM_CLUSTER_NAMESPACE", "BLOOM_CLUSTER_FILTER",
-	"BLOOM_CLUSTER_DIR", "POD_NAME", "POD_UID"}
+	"BLOOM_CLUSTER_DIR", "POD_NAME", "POD_UID", "BLOOM_CLUSTER_KUBECONFIG_NO_LEASES"}
 
 const clusterWait = 60 * time.Second
 
@@ -67,10 +70,15 @@ func TestClusterFollowsBaseDeltaRefusesTamperedChunkAndReports(t *testing.T) {
 	if r.MightContain("anything") || r.Ready() {
 		t.Fatal("answered before the first load")
 	}
+	// A second reader whose account lacks the optional Lease rule: it must serve the same and
+	// say once, not at every heartbeat, that it does not report.
+	var logged lockedBuffer
+	unreported := noLeasesWatcher(t, &logged)
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { w.Run(ctx); close(done) }()
-	defer func() { cancel(); <-done }()
+	done := make(chan struct{}, 2)
+	go func() { w.Run(ctx); done <- struct{}{} }()
+	go func() { unreported.Run(ctx); done <- struct{}{} }()
+	defer func() { cancel(); <-done; <-done }()
 
 	keys, answers := expected(t, dir, 1)
 	waitCtx, stop := context.WithTimeout(ctx, clusterWait)
@@ -82,6 +90,11 @@ func TestClusterFollowsBaseDeltaRefusesTamperedChunkAndReports(t *testing.T) {
 		t.Fatalf("serves v%d, want v1", v)
 	}
 	assertAnswers(t, r, keys, answers)
+	until(t, "the reader without Lease rights to load v1", func() bool {
+		s := unreported.Reader().Current()
+		return s != nil && s.Version == 1
+	})
+	assertAnswers(t, unreported.Reader(), keys, answers)
 	seen(t, dir, 1)
 
 	// v2: a delta on v1.
@@ -101,6 +114,11 @@ func TestClusterFollowsBaseDeltaRefusesTamperedChunkAndReports(t *testing.T) {
 	assertAnswers(t, r, keys, answers)
 	if w.Loads() != 2 {
 		t.Fatalf("%d loads, want 2", w.Loads())
+	}
+	// Several 1 s heartbeats have passed since it started: still one line.
+	if n := strings.Count(logged.String(), "not reporting which version this pod serves"); n != 1 ||
+		!strings.Contains(logged.String(), "code=403") {
+		t.Fatalf("the reader without Lease rights said %d times that it does not report:\n%s", n, logged.String())
 	}
 	seen(t, dir, 3)
 	// Heartbeats go on meanwhile; the Java side reads them before it says done.
@@ -169,4 +187,53 @@ func until(t *testing.T, what string, condition func() bool) {
 func exists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
+}
+
+// noLeasesWatcher follows the same filter as the account of BLOOM_CLUSTER_KUBECONFIG_NO_LEASES
+// (ConfigMap rights only), reporting as a pod of its own, logging into log.
+func noLeasesWatcher(t *testing.T, log *lockedBuffer) *Watcher {
+	t.Helper()
+	config, err := clientcmd.BuildConfigFromFlags("", os.Getenv("BLOOM_CLUSTER_KUBECONFIG_NO_LEASES"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	core, err := corev1client.NewForConfig(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leases, err := coordinationclient.NewForConfig(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := NewWatcher(reader.Config{
+		Namespace: os.Getenv("BLOOM_CLUSTER_NAMESPACE"), Filter: os.Getenv("BLOOM_CLUSTER_FILTER"),
+		KeyType: reader.KeyString, FailClosed: true,
+	}, core, Options{
+		Resync: 2 * time.Second, Backoff: 200 * time.Millisecond, MaxBackoff: time.Second,
+		Reports: &Reports{Leases: leases, PodName: "app-1", PodUID: "00000000-0000-4000-8000-000000000001",
+			Heartbeat: time.Second},
+		Logger: slog.New(slog.NewTextHandler(log, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// lockedBuffer is a log destination the watcher's goroutine writes while the test reads it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

@@ -14,6 +14,7 @@ import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.ServiceAccountBuilder;
 import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
+import io.fabric8.kubernetes.api.model.rbac.Role;
 import io.fabric8.kubernetes.api.model.rbac.RoleBinding;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -98,22 +99,35 @@ final class ForeignReaderTurns {
   /**
    * A kubeconfig for ServiceAccount {@code reader} of {@code namespace} (a token from the API
    * server's TokenRequest), bound to the Role of deploy/reader-rbac/base as shipped: the rights the
-   * docs tell users to grant, and no more.
+   * docs tell users to grant, and no more. Without {@code leases}, the Role loses its optional rule
+   * for reader reports (and is named after the account), as a user who leaves it out.
    */
   static Path readerKubeconfig(
-      KubernetesClient client, KubeCluster cluster, String namespace, Path dir) throws IOException {
+      KubernetesClient client,
+      KubeCluster cluster,
+      String namespace,
+      Path dir,
+      String account,
+      boolean leases)
+      throws IOException {
     client
         .serviceAccounts()
         .inNamespace(namespace)
         .resource(
-            new ServiceAccountBuilder().withNewMetadata().withName("reader").endMetadata().build())
+            new ServiceAccountBuilder().withNewMetadata().withName(account).endMetadata().build())
         .create();
     Path rbac =
         RealKubernetesExtension.repoRoot().resolve("deploy/reader-rbac/base/reader-rbac.yaml");
     try (var in = Files.newInputStream(rbac)) {
       for (HasMetadata item : client.load(in).items()) {
+        item.getMetadata().setName(account);
         if (item instanceof RoleBinding binding) {
-          binding.getSubjects().get(0).setName("reader");
+          binding.getSubjects().get(0).setName(account);
+          binding.getRoleRef().setName(account);
+        }
+        if (item instanceof Role role && !leases) {
+          role.getRules().removeIf(rule -> rule.getResources().contains("leases"));
+          assertThat(role.getRules()).singleElement();
         }
         client.resource(item).inNamespace(namespace).create();
       }
@@ -124,7 +138,9 @@ final class ForeignReaderTurns {
             client.getMasterUrl()
                 + "api/v1/namespaces/"
                 + namespace
-                + "/serviceaccounts/reader/token",
+                + "/serviceaccounts/"
+                + account
+                + "/token",
             "POST",
             java.util.Map.of(
                 "apiVersion",
@@ -148,7 +164,7 @@ final class ForeignReaderTurns {
             ? admin.getCaCertData()
             : java.util.Base64.getEncoder()
                 .encodeToString(Files.readAllBytes(Path.of(admin.getCaCertFile())));
-    Path kubeconfig = dir.resolve("reader-kubeconfig.yaml");
+    Path kubeconfig = dir.resolve(account + "-kubeconfig.yaml");
     Files.writeString(
         kubeconfig,
         """
@@ -247,7 +263,10 @@ final class ForeignReaderTurns {
       throws Exception {
     Pod pod = ReaderPod.create(client, namespace, "app-0");
     // The reader runs with the shipped reader RBAC only, as an application's pod would.
-    Path kubeconfig = readerKubeconfig(client, cluster, namespace, dir);
+    Path kubeconfig = readerKubeconfig(client, cluster, namespace, dir, "reader", true);
+    // A second reader in the same process, as another account without the Lease rule: it must
+    // serve the same and say once that it does not report.
+    Path withoutLeases = readerKubeconfig(client, cluster, namespace, dir, "no-leases", false);
     SnapshotPublisher publisher = new SnapshotPublisher(client, namespace, filter);
     List<String> common = TestKeys.strings("common", 4_000);
     List<String> onlyV1 = TestKeys.strings("v1", 1_000);
@@ -267,7 +286,8 @@ final class ForeignReaderTurns {
             "BLOOM_CLUSTER_FILTER", filter,
             "BLOOM_CLUSTER_DIR", dir.toString(),
             "POD_NAME", pod.getMetadata().getName(),
-            "POD_UID", pod.getMetadata().getUid());
+            "POD_UID", pod.getMetadata().getUid(),
+            "BLOOM_CLUSTER_KUBECONFIG_NO_LEASES", withoutLeases.toString());
     ProcessBuilder builder = reader.apply(env, log).redirectErrorStream(true);
     builder.redirectOutput(log.toFile());
     builder.environment().putAll(env);
@@ -314,6 +334,10 @@ final class ForeignReaderTurns {
       assertThat(renewed.loadedAt()).isEqualTo(failing.loadedAt());
       assertThat(renewed.failingVersion()).isEqualTo(3);
       assertLive(client, pod);
+      // The reader without the Lease rule wrote nothing: app-0's is the only report.
+      assertThat(client.resources(Lease.class).inNamespace(namespace).list().getItems())
+          .extracting(l -> l.getMetadata().getName())
+          .containsExactly(SnapshotNames.readerReportName(filter, pod.getMetadata().getUid()));
       turns.done();
 
       assertThat(process.waitFor(step.toSeconds(), java.util.concurrent.TimeUnit.SECONDS)).isTrue();
