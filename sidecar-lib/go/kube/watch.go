@@ -128,7 +128,9 @@ func (w *Watcher) Run(ctx context.Context) {
 		} else {
 			rep = newReporter(w.opts.Reports, cfg.Namespace, cfg.Filter, w.log)
 			rep.write(ctx) // counted from its start, before it serves anything
-			heartbeat.Reset(rep.nextHeartbeat())
+			if !rep.refused {
+				heartbeat.Reset(rep.nextHeartbeat())
+			}
 		}
 	}
 	retry := time.NewTimer(time.Hour)
@@ -140,7 +142,9 @@ func (w *Watcher) Run(ctx context.Context) {
 			return
 		case <-heartbeat.C:
 			rep.write(ctx)
-			heartbeat.Reset(rep.nextHeartbeat())
+			if !rep.refused { // stopped for good: no more heartbeats
+				heartbeat.Reset(rep.nextHeartbeat())
+			}
 			continue
 		case <-kick:
 		case <-retry.C:

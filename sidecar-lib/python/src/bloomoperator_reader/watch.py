@@ -179,7 +179,7 @@ class FilterWatcher:
         resource_version: str | None = None
         if self.reporter is not None:
             self.reporter.write()  # counted from its start, before it serves anything
-            self._heartbeat_at = time.monotonic() + self.reporter.next_heartbeat_seconds()
+            self._schedule_heartbeat()
         while not self._stop.is_set():
             try:
                 if resource_version is None:
@@ -324,7 +324,16 @@ class FilterWatcher:
     def _heartbeat_if_due(self) -> None:
         if self.reporter is not None and self._heartbeat_due():
             self.reporter.write()
-            self._heartbeat_at = time.monotonic() + self.reporter.next_heartbeat_seconds()
+            self._schedule_heartbeat()
+
+    def _schedule_heartbeat(self) -> None:
+        # A reporter that stopped for good (no identity, no RBAC) needs no heartbeat, and the
+        # watch then need not wake up for one.
+        reporter = self.reporter
+        if reporter is None or reporter.refused:
+            self._heartbeat_at = None
+        else:
+            self._heartbeat_at = time.monotonic() + reporter.next_heartbeat_seconds()
 
     def _due(self) -> bool:
         """Whether a resync or a retry is due (heartbeats write a report, never read)."""
