@@ -42,30 +42,7 @@ func TestClusterFollowsBaseDeltaRefusesTamperedChunkAndReports(t *testing.T) {
 			strings.Join(missing, ", "))
 	}
 	dir := os.Getenv("BLOOM_CLUSTER_DIR")
-	config, err := clientcmd.BuildConfigFromFlags("", os.Getenv("KUBECONFIG"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	core, err := corev1client.NewForConfig(config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	leases, err := coordinationclient.NewForConfig(config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := NewWatcher(reader.Config{
-		Namespace: os.Getenv("BLOOM_CLUSTER_NAMESPACE"), Filter: os.Getenv("BLOOM_CLUSTER_FILTER"),
-		KeyType: reader.KeyString, PodName: os.Getenv("POD_NAME"),
-		FailClosed: true, // an answer before the first load would be a guess
-	}, core, Options{
-		Resync: 2 * time.Second, Backoff: 200 * time.Millisecond, MaxBackoff: time.Second,
-		Reports: &Reports{Leases: leases, PodName: os.Getenv("POD_NAME"), PodUID: os.Getenv("POD_UID"),
-			Heartbeat: time.Second},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := clusterWatcher(t, os.Getenv("KUBECONFIG"), os.Getenv("POD_NAME"), os.Getenv("POD_UID"), nil)
 	r := w.Reader()
 	if r.MightContain("anything") || r.Ready() {
 		t.Fatal("answered before the first load")
@@ -73,7 +50,8 @@ func TestClusterFollowsBaseDeltaRefusesTamperedChunkAndReports(t *testing.T) {
 	// A second reader whose account lacks the optional Lease rule: it must serve the same and
 	// say once, not at every heartbeat, that it does not report.
 	var logged lockedBuffer
-	unreported := noLeasesWatcher(t, &logged)
+	unreported := clusterWatcher(t, os.Getenv("BLOOM_CLUSTER_KUBECONFIG_NO_LEASES"), "app-1",
+		"00000000-0000-4000-8000-000000000001", slog.New(slog.NewTextHandler(&logged, nil)))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{}, 2)
 	go func() { w.Run(ctx); done <- struct{}{} }()
@@ -189,11 +167,11 @@ func exists(path string) bool {
 	return err == nil
 }
 
-// noLeasesWatcher follows the same filter as the account of BLOOM_CLUSTER_KUBECONFIG_NO_LEASES
-// (ConfigMap rights only), reporting as a pod of its own, logging into log.
-func noLeasesWatcher(t *testing.T, log *lockedBuffer) *Watcher {
+// clusterWatcher follows the test's filter as the account of kubeconfig, reporting as pod
+// podName/podUID with a 1 s heartbeat; log nil means slog.Default().
+func clusterWatcher(t *testing.T, kubeconfig, podName, podUID string, log *slog.Logger) *Watcher {
 	t.Helper()
-	config, err := clientcmd.BuildConfigFromFlags("", os.Getenv("BLOOM_CLUSTER_KUBECONFIG_NO_LEASES"))
+	config, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,12 +185,12 @@ func noLeasesWatcher(t *testing.T, log *lockedBuffer) *Watcher {
 	}
 	w, err := NewWatcher(reader.Config{
 		Namespace: os.Getenv("BLOOM_CLUSTER_NAMESPACE"), Filter: os.Getenv("BLOOM_CLUSTER_FILTER"),
-		KeyType: reader.KeyString, FailClosed: true,
+		KeyType: reader.KeyString, PodName: podName,
+		FailClosed: true, // an answer before the first load would be a guess
 	}, core, Options{
 		Resync: 2 * time.Second, Backoff: 200 * time.Millisecond, MaxBackoff: time.Second,
-		Reports: &Reports{Leases: leases, PodName: "app-1", PodUID: "00000000-0000-4000-8000-000000000001",
-			Heartbeat: time.Second},
-		Logger: slog.New(slog.NewTextHandler(log, nil)),
+		Reports: &Reports{Leases: leases, PodName: podName, PodUID: podUID, Heartbeat: time.Second},
+		Logger:  log,
 	})
 	if err != nil {
 		t.Fatal(err)
