@@ -33,8 +33,8 @@ var ErrNotFound = errors.New("configmap not found")
 
 // ConfigMapGetter reads one ConfigMap by namespace and name: the reader's only access to the
 // cluster. Implementations return an error wrapping ErrNotFound when it does not exist; any
-// other error is reported with reason API. A client-go implementation can GET the raw body
-// (RESTClient().Get()...DoRaw) and json.Unmarshal it into ConfigMap, keeping binaryData as text.
+// other error is reported with reason API. Package kube has the client-go one (kube.ConfigMaps:
+// the raw body of a GET unmarshalled into ConfigMap, keeping binaryData as text).
 type ConfigMapGetter interface {
 	GetConfigMap(ctx context.Context, namespace, name string) (*ConfigMap, error)
 }

@@ -66,3 +66,46 @@ func shortHash(filter string) string {
 func isASCIIAlnum(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }
+
+// Reader reports (docs/reader-protocol.md): one Lease per pod and filter that the operator counts
+// into the filter's status.readers. The names and labels follow the Java side
+// (SnapshotNames.readerReportName, filterLabelValue) exactly, as the operator compares them.
+const (
+	// LabelRole and LabelFilter are the labels the operator selects reader reports by.
+	LabelRole   = "bloomoperator.io/role"
+	LabelFilter = "bloomoperator.io/filter"
+	// RoleReaderReport is the LabelRole value of a reader report.
+	RoleReaderReport = "reader-report"
+	// AnnotationFilter holds the filter's full name (its label may be cut).
+	AnnotationFilter = "bloomoperator.io/filter"
+	// AnnotationServed is the version served, decimal; absent before the first load.
+	AnnotationServed = "bloomoperator.io/served-version"
+	// AnnotationFailingVersion and AnnotationFailingReason name a newer version the reader fails
+	// to load and why (a Reason), both or neither.
+	AnnotationFailingVersion = "bloomoperator.io/failing-version"
+	AnnotationFailingReason  = "bloomoperator.io/failing-reason"
+
+	maxLabelValueLength = 63
+	cutLabelMarker      = "_"
+)
+
+// ReaderReportName is the name of the reader report of the pod with UID podUID about filter:
+// <filter>-bloom-ack-<16 hex digits of SHA-256 of the UID>, cut like the snapshot names when too
+// long.
+func ReaderReportName(filter, podUID string) string {
+	return objectName(filter, "-ack-"+shortHash(podUID))
+}
+
+// FilterLabelValue is the LabelFilter value of filter: its name, or when over 63 characters its
+// start, '_' and a hash (a value no filter name can have).
+func FilterLabelValue(filter string) string {
+	if len(filter) <= maxLabelValueLength {
+		return filter
+	}
+	tail := cutLabelMarker + shortHash(filter)
+	keep := maxLabelValueLength - len(tail)
+	for keep > 0 && !isASCIIAlnum(filter[keep-1]) {
+		keep--
+	}
+	return filter[:keep] + tail
+}

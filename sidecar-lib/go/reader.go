@@ -90,7 +90,7 @@ type Result struct {
 // Reader follows one filter's manifest and serves the last snapshot it verified. Lookups
 // (Current, MightContain…) are lock-free and may run concurrently with Sync/Offer, which are
 // serialised. A Reader does not watch by itself: call Sync when the manifest may have changed (a
-// watch event, a resync timer) and again after a failure.
+// watch event, a resync timer) and again after a failure, or let a kube.Watcher do it.
 type Reader struct {
 	cfg    Config
 	getter ConfigMapGetter

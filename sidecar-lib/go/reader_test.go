@@ -479,3 +479,22 @@ func TestBeforeFirstSnapshot(t *testing.T) {
 		}
 	}
 }
+
+// testdata/java-reports.tsv: reader report names and filter label values as the Java
+// SnapshotNames writes them (filter, pod UID, report name, label value), cut names included: the
+// operator counts a report only under exactly these.
+func TestReaderReportNamesMatchJava(t *testing.T) {
+	data, err := os.ReadFile("testdata/java-reports.tsv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		f := strings.Split(line, "\t")
+		if got := ReaderReportName(f[0], f[1]); got != f[2] {
+			t.Errorf("report name of a filter of %d chars: %q, want %q", len(f[0]), got, f[2])
+		}
+		if got := FilterLabelValue(f[0]); got != f[3] {
+			t.Errorf("label value of a filter of %d chars: %q, want %q", len(f[0]), got, f[3])
+		}
+	}
+}

@@ -1,6 +1,8 @@
 """Object names and the canary bucket against values printed by Java's SnapshotNames and
 CanaryShare."""
 
+import pathlib
+
 import pytest
 
 from bloomoperator_reader import canary, names
@@ -47,3 +49,16 @@ def test_canary_share_edges():
     assert [canary.parse_percent(t) for t in ["1", "100", "050", "0", "101", "1000", "+5", "5 ", "", None, "٥"]] == [
         1, 100, 50, 0, 0, 0, 0, 0, 0, 0, 0
     ]
+
+
+def _java_reports():
+    # Reader report names and filter label values printed by Java's SnapshotNames
+    # (sidecar-lib/go/testdata/java/Reports.java, shared with the Go reader's tests).
+    path = pathlib.Path(__file__).parents[2] / "go" / "testdata" / "java-reports.tsv"
+    return [tuple(line.split("\t")) for line in path.read_text("utf-8").splitlines() if line]
+
+
+@pytest.mark.parametrize(("filter_name", "pod_uid", "report", "label"), _java_reports())
+def test_reader_report_names_are_javas_including_cut_ones(filter_name, pod_uid, report, label):
+    assert names.reader_report_name(filter_name, pod_uid) == report
+    assert names.filter_label_value(filter_name) == label

@@ -11,8 +11,9 @@ classes=${BLOOM_JAVA_CLASSES:-$root/sidecar-lib/snapshot-format/target/classes}
 cp="$classes:$jackson/jackson-databind/$v/jackson-databind-$v.jar:$jackson/jackson-core/$v/jackson-core-$v.jar:$jackson/jackson-annotations/${v%.*}/jackson-annotations-${v%.*}.jar"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-javac -d "$tmp" -cp "$cp" Names.java Times.java Sigs.java Manifests.java
+javac -d "$tmp" -cp "$cp" Names.java Reports.java Times.java Sigs.java Manifests.java
 java -cp "$cp:$tmp" Names > ../java-names.tsv
+java -cp "$cp:$tmp" Reports > ../java-reports.tsv
 java -cp "$cp:$tmp" Times > ../java-created-at.tsv
 java -cp "$cp:$tmp" Sigs > ../java-signatures.tsv
 (cd "$tmp" && python3 "$OLDPWD/manifests.py" "$root/sidecar-lib/test-vectors" && java -cp "$cp:$tmp" Manifests) | gzip -9n > ../java-manifests.tsv.gz

@@ -71,3 +71,33 @@ def _cut(filter_name: str, keep: int) -> str:
     while cut > 0 and not filter_name[cut - 1].isalnum():
         cut -= 1
     return filter_name[:cut]
+
+
+# Reader reports (docs/reader-protocol.md): one Lease per pod and filter, which the operator counts
+# into the filter's status.readers only under exactly these names, labels and annotations
+# (``SnapshotNames.readerReportName`` / ``filterLabelValue`` and ``ReaderReports`` in Java).
+LABEL_ROLE = "bloomoperator.io/role"
+LABEL_FILTER = "bloomoperator.io/filter"
+ROLE_READER_REPORT = "reader-report"
+ANNOTATION_FILTER = "bloomoperator.io/filter"
+ANNOTATION_SERVED = "bloomoperator.io/served-version"
+ANNOTATION_FAILING_VERSION = "bloomoperator.io/failing-version"
+ANNOTATION_FAILING_REASON = "bloomoperator.io/failing-reason"
+MAX_LABEL_VALUE_LENGTH = 63
+
+
+def reader_report_name(filter_name: str, pod_uid: str) -> str:
+    """``<filter>-bloom-ack-<16 hex digits of SHA-256 of the pod UID>``, cut like the others."""
+    if not pod_uid:
+        raise ValueError("pod UID must not be empty")
+    return _object_name(filter_name, "-ack-" + short_hash(pod_uid))
+
+
+def filter_label_value(filter_name: str) -> str:
+    """The filter name, or if over 63 characters its start, ``_`` and a hash."""
+    if not filter_name:
+        raise ValueError("filter name must not be empty")
+    if len(filter_name) <= MAX_LABEL_VALUE_LENGTH:
+        return filter_name
+    tail = "_" + short_hash(filter_name)
+    return _cut(filter_name, MAX_LABEL_VALUE_LENGTH - len(tail)) + tail

@@ -7,9 +7,11 @@ the manifest ConfigMap ``<filter>-bloom`` (``fieldSelector=metadata.name=...``),
 to the core (:meth:`SnapshotReader.on_manifest`), polls the manifest every ``resync_seconds``,
 lists again when the watch's resourceVersion is gone (410), and retries failed loads with
 exponential backoff. The swap itself is the core's: lookups on any thread see either the old or the
-new snapshot, never a mix.
+new snapshot, never a mix. Given a :class:`~bloomoperator_reader.reports.ReaderReporter`, the same
+thread writes the pod's reader report (docs/reader-protocol.md) at start, after each swap, when a
+newer version starts failing, and as a heartbeat.
 
-Not here yet: reader reports (the Java reader's status ConfigMaps) and metrics.
+Not here yet: metrics.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import numpy as np
 
 from .configmaps import ConfigMap
 from .reader import Action, Outcome, SnapshotReader
+from .reports import ReaderReporter
 
 _log = logging.getLogger(__name__)
 
@@ -81,6 +84,7 @@ class FilterWatcher:
     :param resync_seconds: the manifest is also read (GET) this often, whatever the watch says
     :param backoff_seconds: the first retry delay of a failed load or a failed API call,
         doubled up to ``max_backoff_seconds``
+    :param reporter: writes this pod's reader report (docs/reader-protocol.md); None: none
     :param start: start the thread now (else call :meth:`start`)
     """
 
@@ -93,6 +97,7 @@ class FilterWatcher:
         backoff_seconds: float = 0.5,
         max_backoff_seconds: float = 60.0,
         request_timeout_seconds: float = 30.0,
+        reporter: ReaderReporter | None = None,
         start: bool = True,
     ):
         if resync_seconds <= 0 or backoff_seconds <= 0 or max_backoff_seconds < backoff_seconds:
@@ -107,6 +112,8 @@ class FilterWatcher:
         self._backoff = backoff_seconds
         self._retry_at: float | None = None
         self._resync_at = 0.0
+        self.reporter = reporter
+        self._heartbeat_at: float | None = None
         self._stop = threading.Event()
         self._ready = threading.Event()
         self._response: Any = None
@@ -170,11 +177,15 @@ class FilterWatcher:
 
     def _run(self) -> None:
         resource_version: str | None = None
+        if self.reporter is not None:
+            self.reporter.write()  # counted from its start, before it serves anything
+            self._schedule_heartbeat()
         while not self._stop.is_set():
             try:
                 if resource_version is None:
                     resource_version = self._list()
                 resource_version = self._watch(resource_version)
+                self._heartbeat_if_due()
                 if self._due():
                     self._act(self.reader.refresh(self.configmaps))
             except _WatchGone:
@@ -237,7 +248,7 @@ class FilterWatcher:
                     self._act(self.reader.on_manifest(obj, self.configmaps))
                 elif kind == "DELETED":
                     self._act(self.reader.on_manifest(None, self.configmaps))
-                if self._stop.is_set() or self._due():
+                if self._stop.is_set() or self._due() or self._heartbeat_due():
                     break
         except Exception:
             if self._stop.is_set():
@@ -250,7 +261,23 @@ class FilterWatcher:
         return resource_version
 
     def _act(self, outcome: Outcome) -> None:
-        """Counts an outcome and schedules what comes next (a resync, or a retry)."""
+        """Counts an outcome, schedules what comes next (a resync, or a retry) and reports it."""
+        self._count(outcome)
+        reporter = self.reporter
+        if reporter is None:
+            return
+        changed = False
+        if outcome.action is Action.LOAD and outcome.version is not None:
+            reporter.loaded(outcome.version)
+            changed = True
+        elif outcome.action is Action.REFUSE:
+            changed = reporter.failed(outcome.version, outcome.reason)
+        if outcome.canary_failure is not None:
+            changed = reporter.failed(*outcome.canary_failure) or changed
+        if changed:
+            reporter.write()
+
+    def _count(self, outcome: Outcome) -> None:
         now = time.monotonic()
         self.last_outcome = outcome
         self._resync_at = now + self._resync
@@ -281,12 +308,36 @@ class FilterWatcher:
         self._backoff = min(self._backoff * 2, self._backoff_max)
         return delay
 
+    def _refresh_at(self) -> float:
+        return self._resync_at if self._retry_at is None else min(self._resync_at, self._retry_at)
+
     def _seconds_until_due(self) -> float:
-        due = self._resync_at if self._retry_at is None else min(self._resync_at, self._retry_at)
+        """Until the next resync, retry or heartbeat: how long the watch may wait."""
+        due = self._refresh_at()
+        if self._heartbeat_at is not None:
+            due = min(due, self._heartbeat_at)
         return max(0.0, due - time.monotonic())
 
+    def _heartbeat_due(self) -> bool:
+        return self._heartbeat_at is not None and self._heartbeat_at <= time.monotonic()
+
+    def _heartbeat_if_due(self) -> None:
+        if self.reporter is not None and self._heartbeat_due():
+            self.reporter.write()
+            self._schedule_heartbeat()
+
+    def _schedule_heartbeat(self) -> None:
+        # A reporter that stopped for good (no identity, no RBAC) needs no heartbeat, and the
+        # watch then need not wake up for one.
+        reporter = self.reporter
+        if reporter is None or reporter.refused:
+            self._heartbeat_at = None
+        else:
+            self._heartbeat_at = time.monotonic() + reporter.next_heartbeat_seconds()
+
     def _due(self) -> bool:
-        return self._seconds_until_due() <= 0
+        """Whether a resync or a retry is due (heartbeats write a report, never read)."""
+        return self._refresh_at() <= time.monotonic()
 
     def _name(self) -> str:
         return f"{self.reader.acceptance.namespace}/{self.reader.acceptance.filter_name}"

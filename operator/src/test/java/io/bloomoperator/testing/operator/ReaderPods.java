@@ -2,9 +2,8 @@ package io.bloomoperator.testing.operator;
 
 import io.bloomoperator.snapshot.ReaderReport;
 import io.bloomoperator.snapshot.ReaderReports;
+import io.bloomoperator.testing.ReaderPod;
 import io.fabric8.kubernetes.api.model.Pod;
-import io.fabric8.kubernetes.api.model.PodBuilder;
-import io.fabric8.kubernetes.api.model.ServiceAccountBuilder;
 import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.time.Duration;
@@ -20,31 +19,7 @@ public final class ReaderPods {
 
   /** Creates Pod {@code name} (and the namespace's default ServiceAccount it needs). */
   public static Pod pod(KubernetesClient client, String namespace, String name) {
-    // The ServiceAccount admission plugin wants the namespace's default account, which no
-    // controller manager creates here.
-    client
-        .serviceAccounts()
-        .inNamespace(namespace)
-        .resource(
-            new ServiceAccountBuilder().withNewMetadata().withName("default").endMetadata().build())
-        .createOr(existing -> existing.update());
-    return client
-        .pods()
-        .inNamespace(namespace)
-        .resource(
-            new PodBuilder()
-                .withNewMetadata()
-                .withName(name)
-                .endMetadata()
-                .withNewSpec()
-                .withAutomountServiceAccountToken(false)
-                .addNewContainer()
-                .withName("app")
-                .withImage("app")
-                .endContainer()
-                .endSpec()
-                .build())
-        .create();
+    return ReaderPod.create(client, namespace, name);
   }
 
   /** A well-formed report of {@code podName}/{@code podUid} serving {@code version} of a filter. */
