@@ -64,8 +64,19 @@ public final class PostgresLogicalStream implements ChangeStream {
   /** Socket read timeout of every connection: no call may hold a reconcile thread longer. */
   private static final Duration SOCKET_TIMEOUT = Duration.ofSeconds(PgSlot.STATEMENT_SECONDS);
 
-  /** How long a full build's position waits for transactions running when it was read. */
-  private static final Duration RUNNING_WAIT = Duration.ofSeconds(1);
+  /**
+   * How long a full build waits for a slot to take its consistent snapshot: the creation waits for
+   * the transactions running when it starts. The build's thread, which a build place bounds.
+   */
+  static final Duration EXPORT_WAIT = Duration.ofSeconds(30);
+
+  /** Socket reads of the exporting connection: longer than the creation may take. */
+  private static final Duration EXPORT_SOCKET_TIMEOUT = EXPORT_WAIT.plusSeconds(5);
+
+  /** Names of the temporary slots that export a full build's snapshot. */
+  static final String SCAN_SLOT_PREFIX = "bloom_scan_";
+
+  private static final java.security.SecureRandom RANDOM = new java.security.SecureRandom();
 
   /** Largest message besides a key: a table description of names and types, and headers. */
   private static final int MESSAGE_OVERHEAD = 64 * 1024;
@@ -91,6 +102,9 @@ public final class PostgresLogicalStream implements ChangeStream {
   private PostgresConnector.Link session;
 
   private PGReplicationStream replication;
+
+  /** The replication connection holding a full build's exported snapshot, until its scan ends. */
+  private PostgresConnector.Link exporting;
 
   /** Where the open replication stands: the position after the last read, or -1. */
   private long at = -1;
@@ -127,68 +141,112 @@ public final class PostgresLogicalStream implements ChangeStream {
   /**
    * {@inheritDoc}
    *
-   * <p>The log position now ({@code pg_current_wal_lsn()}), whatever {@code time}: a full build
-   * asks for it before its scan takes its snapshot, and a transaction committed before that
-   * position is visible to the scan while one committed after it is read from the stream. An LSN is
-   * the server's own order of commits, so there is no producer clock to allow for and {@code
-   * spec.changes.overlap} does not apply. A transaction whose commit is written but not yet visible
-   * when the position is read would be in neither; so the position is returned only once the
-   * transactions running when it was read are visible, or are still running after {@link
-   * #RUNNING_WAIT} (they commit after the position), waiting at most {@link
-   * StreamLimits#maxCallTime()} ({@link #settled}).
+   * <p>The log position now ({@code pg_current_wal_lsn()}), whatever {@code time}, once the slot is
+   * checked: what a read started now would begin at. A full build does not use it: a position read
+   * before a scan takes its snapshot is not consistent with it (a transaction whose commit is in
+   * the log before the position may become visible only after the scan's snapshot, e.g. one waiting
+   * for a synchronous standby, and would be in neither); it asks {@link #scanStart}.
    */
   @Override
   public synchronized StreamPosition positionAt(Instant time) throws StreamException {
     ensureSlot();
-    long deadline = System.nanoTime() + limits.maxCallTime().toNanos();
-    try (PostgresConnector.Link link = connect(false)) {
-      Connection c = link.connection();
-      long lsn;
-      String snapshot;
-      try (Statement s = c.createStatement();
-          var r =
-              s.executeQuery(
-                  "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint,"
-                      + " pg_current_snapshot()::text")) {
-        r.next();
-        lsn = r.getLong(1);
-        snapshot = r.getString(2);
-      }
-      long read = System.nanoTime();
-      while (!settled(c, snapshot, System.nanoTime() - read >= RUNNING_WAIT.toNanos())) {
-        if (System.nanoTime() > deadline) {
-          throw new StreamException(
-              StreamException.Kind.UNAVAILABLE,
-              "transactions committed before the stream position did not become visible in time");
-        }
-        sleep(20);
-      }
-      return position(lsn);
+    try (PostgresConnector.Link link = connect(false);
+        Statement s = link.connection().createStatement();
+        var r = s.executeQuery("SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint")) {
+      r.next();
+      return position(r.getLong(1));
     } catch (SQLException e) {
       throw failure(e);
     }
   }
 
   /**
-   * Whether the transactions running in {@code snapshot} (read with the position) can no longer be
-   * missed by both the scan and the stream: none is committed but still invisible (its commit
-   * record may lie before the position: a synchronous standby is awaited after the commit is
-   * recorded), and, until {@link #RUNNING_WAIT} has passed, none is still running (its commit
-   * record may be written before the position and not yet flushed). One still running after that is
-   * taken for a long transaction, whose commit comes after the position.
+   * {@inheritDoc}
+   *
+   * <p>A replication slot's consistent point, and the snapshot the slot exported there: every
+   * transaction whose commit is in the log before the point is visible in the snapshot, and every
+   * one after it is sent by the slot, so a scan reading in the snapshot and the stream resumed at
+   * the point hold every committed key between them, whenever each became visible. On the first
+   * build the filter's slot itself is created and exports; once it exists, a {@code TEMPORARY} slot
+   * ({@value #SCAN_SLOT_PREFIX}…) exports, and the filter's slot is later started at that point:
+   * PostgreSQL starts a logical slot at the greater of the requested position and the slot's
+   * confirmed one, skipping every transaction whose commit lies before it ({@code
+   * CreateDecodingContext}, {@code DecodeTXNNeedSkip}), so nothing the scan saw is read twice and
+   * nothing after it is skipped.
+   *
+   * <p>The exporting connection takes the place of the stream's replication connection (closed
+   * first), so a stream never holds more connections than it does while reading; it stays open and
+   * idle until the answer is closed, which the build does once its scan is done. Creating a slot
+   * waits for the transactions running at that moment to end, at most {@link #EXPORT_WAIT}: a
+   * longer one fails this call (the build is published without a position and the stream backs off
+   * until a later full build).
    */
-  private static boolean settled(Connection c, String snapshot, boolean runningWaited)
-      throws SQLException {
-    try (var s =
-        c.prepareStatement(
-            "SELECT count(*) FILTER (WHERE pg_xact_status(x.id) = 'committed'"
-                + " AND NOT pg_visible_in_snapshot(x.id, pg_current_snapshot())),"
-                + " count(*) FILTER (WHERE pg_xact_status(x.id) = 'in progress')"
-                + " FROM pg_snapshot_xip(CAST(? AS pg_snapshot)) AS x(id)")) {
-      s.setString(1, snapshot);
-      try (var r = s.executeQuery()) {
-        return r.next() && r.getLong(1) == 0 && (runningWaited || r.getLong(2) == 0);
+  @Override
+  public synchronized ScanStart scanStart(Instant time) throws StreamException {
+    if (dropped) {
+      throw droppedForRetention();
+    }
+    closeSession();
+    releaseExport();
+    PostgresConnector.Link link;
+    try {
+      link = connect(true, EXPORT_SOCKET_TIMEOUT);
+    } catch (SQLException e) {
+      throw failure(e);
+    }
+    try {
+      Connection c = link.connection();
+      table = slot.check(c);
+      String identity = slot.identity(c);
+      Optional<PgSlot.Slot> existing = ours(c, identity);
+      int seconds = (int) EXPORT_WAIT.toSeconds();
+      PgSlot.Export export;
+      if (existing.isEmpty()) {
+        attempted = identity;
+        export = slot.createExporting(c, spec.getSlot(), false, seconds);
+        owned = identity;
+        LOG.info("created replication slot {} for a change stream", spec.getSlot());
+      } else {
+        export = slot.createExporting(c, scanSlotName(), true, seconds);
       }
+      exporting = link;
+      return ScanStart.inSnapshot(
+          position(export.consistentPoint()), export.snapshot(), () -> release(link));
+    } catch (SQLException e) {
+      link.close();
+      if ("57014".equals(e.getSQLState())) {
+        throw new StreamException(
+            StreamException.Kind.UNAVAILABLE,
+            "a transaction of the database ran longer than "
+                + EXPORT_WAIT.toSeconds()
+                + " s past the full build's start, so no replication slot could take a consistent"
+                + " snapshot; the stream resumes after a later full build");
+      }
+      throw failure(e);
+    } catch (StreamException | RuntimeException e) {
+      link.close();
+      throw e;
+    }
+  }
+
+  /** A fresh name for a temporary slot that exports a full build's snapshot. */
+  private static String scanSlotName() {
+    return SCAN_SLOT_PREFIX + Long.toHexString(RANDOM.nextLong() & Long.MAX_VALUE);
+  }
+
+  /** Ends the connection holding a full build's snapshot (and its temporary slot). */
+  private synchronized void release(PostgresConnector.Link link) {
+    if (exporting == link) {
+      exporting = null;
+    }
+    link.close();
+  }
+
+  private void releaseExport() {
+    PostgresConnector.Link link = exporting;
+    exporting = null;
+    if (link != null) {
+      link.close();
     }
   }
 
@@ -395,6 +453,11 @@ public final class PostgresLogicalStream implements ChangeStream {
     if (dropped) {
       throw droppedForRetention();
     }
+    if (exporting != null) {
+      // One replication connection per stream: a full build's scan holds it for its snapshot.
+      throw new StreamException(
+          StreamException.Kind.UNAVAILABLE, "a full build's scan holds the stream's connection");
+    }
     PostgresConnector.Link link = connect(true);
     try {
       Connection c = link.connection();
@@ -443,21 +506,8 @@ public final class PostgresLogicalStream implements ChangeStream {
   private void openSlot(Connection c, boolean streaming) throws SQLException, StreamException {
     table = slot.check(c);
     String identity = slot.identity(c);
-    Optional<PgSlot.Slot> existing = slot.find(c);
+    Optional<PgSlot.Slot> existing = ours(c, identity);
     if (existing.isPresent()) {
-      if (!identity.equals(owned) && !identity.equals(attempted)) {
-        throw new StreamException(
-            StreamException.Kind.REFUSED,
-            "a replication slot named spec.changes.postgresLogical.slot exists and was not"
-                + " created by the operator for this filter; it is neither read nor dropped"
-                + " (name another slot, or drop that one if nothing uses it)");
-      }
-      if (!existing.get().logicalPgoutput() || !existing.get().thisDatabase()) {
-        throw new StreamException(
-            StreamException.Kind.REFUSED,
-            "the replication slot is not a pgoutput slot of this database");
-      }
-      owned = identity;
       if (existing.get().active() && streaming && !released(c)) {
         throw new StreamException(
             StreamException.Kind.UNAVAILABLE, "the replication slot is in use by a connection");
@@ -468,6 +518,33 @@ public final class PostgresLogicalStream implements ChangeStream {
     slot.create(c);
     owned = identity;
     LOG.info("created replication slot {} for a change stream", spec.getSlot());
+  }
+
+  /**
+   * The slot of the spec's name when there is one and it is this filter's ({@code identity} is the
+   * one recorded or attempted); refuses one that is not, or is not a pgoutput slot of this
+   * database.
+   */
+  private Optional<PgSlot.Slot> ours(Connection c, String identity)
+      throws SQLException, StreamException {
+    Optional<PgSlot.Slot> existing = slot.find(c);
+    if (existing.isEmpty()) {
+      return existing;
+    }
+    if (!identity.equals(owned) && !identity.equals(attempted)) {
+      throw new StreamException(
+          StreamException.Kind.REFUSED,
+          "a replication slot named spec.changes.postgresLogical.slot exists and was not"
+              + " created by the operator for this filter; it is neither read nor dropped"
+              + " (name another slot, or drop that one if nothing uses it)");
+    }
+    if (!existing.get().logicalPgoutput() || !existing.get().thisDatabase()) {
+      throw new StreamException(
+          StreamException.Kind.REFUSED,
+          "the replication slot is not a pgoutput slot of this database");
+    }
+    owned = identity;
+    return existing;
   }
 
   /**
@@ -561,6 +638,7 @@ public final class PostgresLogicalStream implements ChangeStream {
    */
   public synchronized boolean dropSlot() throws StreamException {
     closeSession();
+    releaseExport();
     if (owned == null) {
       return true;
     }
@@ -593,8 +671,13 @@ public final class PostgresLogicalStream implements ChangeStream {
 
   private PostgresConnector.Link connect(boolean forReplication)
       throws SQLException, StreamException {
+    return connect(forReplication, SOCKET_TIMEOUT);
+  }
+
+  private PostgresConnector.Link connect(boolean forReplication, Duration socketTimeout)
+      throws SQLException, StreamException {
     try {
-      return connector.connect(forReplication, messageLimit, SOCKET_TIMEOUT);
+      return connector.connect(forReplication, messageLimit, socketTimeout);
     } catch (SourceException e) {
       throw new StreamException(StreamException.Kind.REFUSED, e.getMessage());
     }
@@ -676,5 +759,6 @@ public final class PostgresLogicalStream implements ChangeStream {
   @Override
   public synchronized void close() {
     closeSession();
+    releaseExport();
   }
 }

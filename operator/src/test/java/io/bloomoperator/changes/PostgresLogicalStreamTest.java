@@ -9,6 +9,8 @@ import io.bloomoperator.api.StreamStatus;
 import io.bloomoperator.snapshot.KeyType;
 import io.bloomoperator.source.EgressPolicy;
 import io.bloomoperator.source.JdbcSourceSettings;
+import io.bloomoperator.source.JdbcTestSettings;
+import io.bloomoperator.source.LineParser;
 import io.bloomoperator.source.PostgresConnector;
 import io.bloomoperator.testing.servers.LogicalPostgres;
 import io.bloomoperator.testing.servers.PostgresServer;
@@ -165,6 +167,106 @@ class PostgresLogicalStreamTest {
       pg.execute("INSERT INTO " + table + " VALUES ('d', 'x'), ('e', 'x')");
       assertThat(readSame(stream, end)).containsExactly("d", "e");
       assertThat(readSame(stream, end)).containsExactly("d", "e");
+    }
+  }
+
+  /**
+   * A full build's scan and the stream meet exactly at a slot's consistent point: the scan reads in
+   * the snapshot the slot exported, the stream starts at the point. On the first build the filter's
+   * slot exports; later a temporary slot does, and the filter's slot, confirmed at an older
+   * position, is started at the newer point: the server skips what committed before it (in the
+   * scan) and sends what committed after (not in it), each key once.
+   */
+  @Test
+  void aFullBuildsScanAndTheStreamMeetAtTheSlotsConsistentPoint() throws Exception {
+    String table = table();
+    pg.execute("INSERT INTO " + table + " VALUES ('before', 'x')");
+    PostgresLogicalChangesSpec spec = spec(table);
+    try (PostgresLogicalStream stream = stream(spec)) {
+      StreamPosition first;
+      try (ScanStart start = stream.scanStart(Instant.now())) {
+        assertThat(LogicalPostgres.slotExists(spec.getSlot())).isTrue();
+        assertThat(scanSlots()).as("the filter's own slot exported").isZero();
+        pg.execute("INSERT INTO " + table + " VALUES ('after-first', 'x')");
+        assertThat(scan(table, start)).containsExactly("before");
+        first = start.position().orElseThrow();
+      }
+      List<String> streamed = new ArrayList<>();
+      StreamPosition confirmed = readAll(stream, first, 1, streamed, new long[1]).next();
+      assertThat(streamed).containsExactly("after-first");
+      stream.read(confirmed); // confirms it: the slot now keeps the log from there only
+
+      pg.execute("INSERT INTO " + table + " VALUES ('between', 'x')");
+      StreamPosition second;
+      try (ScanStart start = stream.scanStart(Instant.now())) {
+        assertThat(scanSlots()).as("a temporary slot exported").isEqualTo(1);
+        assertThat(walsenders())
+            .as("the exporting connection is the stream's only replication connection")
+            .isEqualTo(1);
+        pg.execute("INSERT INTO " + table + " VALUES ('after-second', 'x')");
+        assertThat(scan(table, start))
+            .containsExactlyInAnyOrder("before", "after-first", "between");
+        second = start.position().orElseThrow();
+        assertThat(second.of(0)).isGreaterThan(confirmed.of(0));
+        StreamPosition from = second;
+        fails(() -> stream.read(from), StreamException.Kind.UNAVAILABLE, "holds the stream's");
+      }
+      // The temporary slot goes with its connection (the server ends the session a moment later).
+      org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> scanSlots() == 0);
+      List<String> after = new ArrayList<>();
+      StreamPosition end = readAll(stream, second, 1, after, new long[1]).next();
+      readOn(stream, end);
+      assertThat(after).containsExactly("after-second");
+    }
+  }
+
+  /** The keys a jdbc source of {@code table} reads in {@code start}'s snapshot. */
+  private static List<String> scan(String table, ScanStart start) throws Exception {
+    JdbcSourceSpec source = new JdbcSourceSpec();
+    source.setUrl(pg.url());
+    source.setQuery("select id from " + table);
+    List<String> keys = new ArrayList<>();
+    JdbcTestSettings.source(source, ROLE, ROLE_PASSWORD)
+        .inSnapshot(start.snapshot().orElseThrow())
+        .readKeys(
+            new LineParser(
+                KeyType.STRING,
+                new LineParser.KeyConsumer() {
+                  @Override
+                  public void putString(String key) {
+                    keys.add(key);
+                  }
+
+                  @Override
+                  public void putLong(long key) {
+                    keys.add(Long.toString(key));
+                  }
+                },
+                0));
+    return keys;
+  }
+
+  /** Temporary slots of full builds on the server now. */
+  private static int scanSlots() throws Exception {
+    return count(
+        "SELECT count(*) FROM pg_replication_slots WHERE slot_name LIKE '"
+            + PostgresLogicalStream.SCAN_SLOT_PREFIX
+            + "%'");
+  }
+
+  /** Replication connections of the operator's streams on the server now. */
+  private static int walsenders() throws Exception {
+    return count(
+        "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'walsender'"
+            + " AND application_name = 'bloom-operator-stream'");
+  }
+
+  private static int count(String sql) throws Exception {
+    try (Connection c = pg.connect();
+        Statement s = c.createStatement();
+        ResultSet r = s.executeQuery(sql)) {
+      r.next();
+      return r.getInt(1);
     }
   }
 
