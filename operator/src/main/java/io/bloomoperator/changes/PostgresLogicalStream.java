@@ -73,6 +73,9 @@ public final class PostgresLogicalStream implements ChangeStream {
   /** Socket reads of the exporting connection: longer than the creation may take. */
   private static final Duration EXPORT_SOCKET_TIMEOUT = EXPORT_WAIT.plusSeconds(5);
 
+  /** What a read leaves of its deadline when it stops collecting by itself. */
+  private static final Duration DEADLINE_MARGIN = Duration.ofMillis(100);
+
   /** Names of the temporary slots that export a full build's snapshot. */
   static final String SCAN_SLOT_PREFIX = "bloom_scan_";
 
@@ -102,6 +105,9 @@ public final class PostgresLogicalStream implements ChangeStream {
   private PostgresConnector.Link session;
 
   private PGReplicationStream replication;
+
+  /** The deadline of the read (or position query) under way, or null: none. */
+  private PgReadDeadline deadline;
 
   /** The replication connection holding a full build's exported snapshot, until its scan ends. */
   private PostgresConnector.Link exporting;
@@ -149,14 +155,27 @@ public final class PostgresLogicalStream implements ChangeStream {
    */
   @Override
   public synchronized StreamPosition positionAt(Instant time) throws StreamException {
-    ensureSlot();
-    try (PostgresConnector.Link link = connect(false);
-        Statement s = link.connection().createStatement();
-        var r = s.executeQuery("SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint")) {
-      r.next();
-      return position(r.getLong(1));
-    } catch (SQLException e) {
-      throw failure(e);
+    try (PgReadDeadline d = within()) {
+      try {
+        ensureSlot();
+        try (PostgresConnector.Link link = connect(false);
+            Statement s = link.connection().createStatement();
+            var r = s.executeQuery("SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint")) {
+          r.next();
+          StreamPosition now = position(r.getLong(1));
+          d.close();
+          if (d.passed()) {
+            closeSession(); // its sockets were closed just as the query ended
+          }
+          return now;
+        }
+      } catch (SQLException e) {
+        throw afterDeadline(d).orElseGet(() -> failure(e));
+      } catch (StreamException e) {
+        throw afterDeadline(d).orElse(e);
+      } finally {
+        deadline = null;
+      }
     }
   }
 
@@ -264,27 +283,71 @@ public final class PostgresLogicalStream implements ChangeStream {
           "the published version records no log position of this stream; a full build starts it");
     }
     long cap = Math.min(maxKeyBytes, limits.maxReadBytes());
-    try {
-      measure();
-      stream(start);
-      confirm(start);
-      return collect(start, cap);
-    } catch (SQLException e) {
-      closeSession();
-      throw failure(e);
-    } catch (StreamException e) {
-      closeSession();
-      throw e;
-    } catch (RuntimeException e) {
-      closeSession();
-      throw new StreamException(
-          StreamException.Kind.UNAVAILABLE,
-          "the replication stream failed (" + e.getClass().getSimpleName() + ")");
+    try (PgReadDeadline d = within()) {
+      try {
+        measure();
+        stream(start);
+        confirm(start);
+        Batch batch = collect(start, cap, d.at());
+        d.close();
+        if (d.passed()) {
+          closeSession(); // its sockets were closed just as the read ended
+        }
+        return batch;
+      } catch (SQLException e) {
+        closeSession();
+        throw afterDeadline(d).orElseGet(() -> failure(e));
+      } catch (StreamException e) {
+        closeSession();
+        throw afterDeadline(d).orElse(e);
+      } catch (RuntimeException e) {
+        closeSession();
+        throw afterDeadline(d)
+            .orElseGet(
+                () ->
+                    new StreamException(
+                        StreamException.Kind.UNAVAILABLE,
+                        "the replication stream failed (" + e.getClass().getSimpleName() + ")"));
+      } finally {
+        deadline = null;
+      }
     }
   }
 
+  /**
+   * The deadline of a read or position query starting now: {@link StreamLimits#maxCallTime()} over
+   * everything it does, the replication connection it finds open included.
+   */
+  private PgReadDeadline within() {
+    PgReadDeadline d = new PgReadDeadline(limits.maxCallTime());
+    deadline = d;
+    PostgresConnector.Link open = session;
+    if (open != null) {
+      d.add(open::abort);
+    }
+    return d;
+  }
+
+  /**
+   * The failure to report when {@code d} passed: whatever the blocked call threw then is the
+   * operator closing its sockets, not the database's answer. The session is closed with them.
+   */
+  private Optional<StreamException> afterDeadline(PgReadDeadline d) {
+    if (!d.passed()) {
+      return Optional.empty();
+    }
+    closeSession();
+    return Optional.of(
+        new StreamException(
+            StreamException.Kind.UNAVAILABLE,
+            "the database did not answer within "
+                + limits.maxCallTime().toMillis()
+                + " ms, the bound of one stream read (connecting, checks and changes together)"));
+  }
+
   /** Reads whole transactions from {@code start} until the read's time or key bytes run out. */
-  private Batch collect(long start, long cap) throws SQLException, StreamException {
+  private Batch collect(long start, long cap, long deadlineAt)
+      throws SQLException, StreamException {
     List<String> adds = new ArrayList<>();
     List<String> pending = new ArrayList<>();
     long deletes = 0;
@@ -297,10 +360,13 @@ public final class PostgresLogicalStream implements ChangeStream {
     long next = start;
     Instant oldest = null;
     long began = System.nanoTime();
-    long until = began + limits.maxReadTime().toNanos();
+    // Within what the read's deadline leaves (connecting and the checks took their part), with a
+    // margin: a read that ends by itself keeps its session.
+    long last = deadlineAt - DEADLINE_MARGIN.toNanos();
+    long until = Math.min(began + limits.maxReadTime().toNanos(), last);
     // A transaction still arriving at the read's end may finish within the call's bound: else a
     // transaction longer to send than one read would be started over for ever.
-    long latest = began + limits.maxCallTime().toNanos() / 2;
+    long latest = Math.min(began + limits.maxCallTime().toNanos() / 2, last);
     boolean full = false;
     while (!full && (System.nanoTime() < until || inTransaction && System.nanoTime() < latest)) {
       ByteBuffer message = replication.readPending();
@@ -677,7 +743,17 @@ public final class PostgresLogicalStream implements ChangeStream {
   private PostgresConnector.Link connect(boolean forReplication, Duration socketTimeout)
       throws SQLException, StreamException {
     try {
-      return connector.connect(forReplication, messageLimit, socketTimeout);
+      // Each connection of a read is closed when the read's deadline passes, whatever it waits on.
+      return connector.connect(
+          forReplication,
+          messageLimit,
+          socketTimeout,
+          abort -> {
+            PgReadDeadline d = deadline;
+            if (d != null) {
+              d.add(abort);
+            }
+          });
     } catch (SourceException e) {
       throw new StreamException(StreamException.Kind.REFUSED, e.getMessage());
     }

@@ -229,6 +229,44 @@ class PostgresLogicalOperatorTest {
     }
   }
 
+  /**
+   * A database that stops answering (every server process stopped) shows in the filter's status as
+   * a failing stream, in the operator's words (no server text), once a read needs the database: at
+   * the latest the retained-log measurement, every 30 s, connects anew. Each such read gives its
+   * thread back within the stream read bound (PostgresLogicalStreamTest measures it).
+   */
+  @Test
+  void aSilentDatabaseShowsAsAFailingStream(KubernetesClient client, TestNamespace ns)
+      throws Exception {
+    String table = table(3);
+    LogicalPostgres.replicationSecret(client, ns.name(), "pg-repl");
+    apply(client, ns.name(), filter("products", table, pg.url(), "pub_" + table, "slot_" + table));
+    awaitStatus(client, ns.name(), "products", f -> ready(f, "True", "Published"));
+    String message;
+    pg.pause();
+    try {
+      message =
+          await()
+              .atMost(Duration.ofSeconds(90))
+              .until(
+                  () -> {
+                    BloomFilter f = products(client, ns).get();
+                    return f.getStatus().getStream() == null
+                        ? null
+                        : f.getStatus().getStream().getMessage();
+                  },
+                  m -> m != null && m.contains("did not answer within"));
+    } finally {
+      pg.resume();
+    }
+    assertThat(message)
+        .contains("did not answer within 3000 ms")
+        .doesNotContain("FATAL", "ERROR", "PSQLException", "Connection");
+    // The published version keeps serving.
+    assertThat(products(client, ns).get().getStatus().getConditions())
+        .anyMatch(c -> c.getType().equals("Ready") && c.getStatus().equals("True"));
+  }
+
   private static int backendPid(Connection c) throws java.sql.SQLException {
     try (Statement s = c.createStatement();
         ResultSet r = s.executeQuery("SELECT pg_backend_pid()")) {

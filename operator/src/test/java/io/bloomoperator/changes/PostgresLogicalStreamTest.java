@@ -270,6 +270,72 @@ class PostgresLogicalStreamTest {
     }
   }
 
+  /**
+   * A database that stops answering (every server process stopped: the kernel still accepts
+   * connections, nothing answers them or the open session) holds a read, and a position query, no
+   * longer than one deadline over the whole call, connecting and checks included; the failure says
+   * so in the operator's words only. Before the deadline, connecting alone could take 5 s.
+   */
+  @Test
+  void aSilentDatabaseHoldsAReadNoLongerThanItsDeadline() throws Exception {
+    String table = table();
+    PostgresLogicalChangesSpec spec = spec(table);
+    StreamLimits limits = StreamLimits.defaults();
+    long bound = limits.maxCallTime().toMillis();
+    String recorded;
+    StreamPosition start;
+    try (PostgresLogicalStream stream = stream(spec)) {
+      start = stream.positionAt(Instant.now());
+      stream.read(start);
+      StreamStatus status = new StreamStatus();
+      stream.describe(status);
+      recorded = status.getSlot();
+    }
+    List<Long> took = new ArrayList<>();
+    List<Throwable> failures = new ArrayList<>();
+    try (PostgresLogicalStream open = stream(spec);
+        PostgresLogicalStream fresh =
+            new PostgresLogicalStream(spec, KeyType.STRING, limits, connector(pg, ROLE), recorded);
+        PostgresLogicalStream probed =
+            new PostgresLogicalStream(
+                spec, KeyType.STRING, limits, connector(pg, ROLE), recorded)) {
+      assertThat(open.read(start).adds()).isEmpty(); // its session is open when the server stops
+      pg.pause();
+      try {
+        List<org.assertj.core.api.ThrowableAssert.ThrowingCallable> calls =
+            List.of(
+                // From another position: the open session is closed and a new one connects.
+                () -> open.read(start.with(0, start.of(0) + 1)),
+                () -> fresh.read(start),
+                () -> probed.positionAt(Instant.now()));
+        for (var call : calls) {
+          long began = System.nanoTime();
+          failures.add(org.assertj.core.api.Assertions.catchThrowable(call));
+          took.add((System.nanoTime() - began) / 1_000_000);
+        }
+      } finally {
+        pg.resume();
+      }
+      System.out.printf(
+          "a silent database: a read that reconnects, a read of a new stream, a position query"
+              + " failed after %s ms (bound %d ms)%n",
+          took, bound);
+      assertThat(took).allMatch(ms -> ms <= bound + 300, "within the bound and 300 ms");
+      for (Throwable thrown : failures) {
+        assertThat(thrown).isInstanceOf(StreamException.class);
+        assertThat(((StreamException) thrown).kind()).isEqualTo(StreamException.Kind.UNAVAILABLE);
+        assertThat(thrown.getMessage())
+            .contains("did not answer within " + bound)
+            .doesNotContain("FATAL", "ERROR", "PSQLException", "Connection");
+      }
+      // Answering again: reads work (once the server has ended the sessions closed meanwhile).
+      org.awaitility.Awaitility.await()
+          .atMost(Duration.ofSeconds(20))
+          .ignoreExceptions()
+          .until(() -> fresh.read(start).next().of(0) >= start.of(0));
+    }
+  }
+
   @Test
   void thePositionAdvancesOnlyAtACommit() throws Exception {
     String table = table();
