@@ -289,7 +289,8 @@ class PostgresLogicalOperatorTest {
 
   /** Whether a walsender waits for a transaction to end (a slot being created). */
   private static boolean walsenderWaits() throws java.sql.SQLException {
-    try (Connection c = pg.connect();
+    // As the walsenders' role: pg_stat_activity hides other roles' wait events.
+    try (Connection c = pg.connect(LogicalPostgres.ROLE, LogicalPostgres.PASSWORD);
         Statement s = c.createStatement();
         ResultSet r =
             s.executeQuery(

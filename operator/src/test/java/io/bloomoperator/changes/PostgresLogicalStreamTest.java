@@ -222,6 +222,8 @@ class PostgresLogicalStreamTest {
 
   /** The keys a jdbc source of {@code table} reads in {@code start}'s snapshot. */
   private static List<String> scan(String table, ScanStart start) throws Exception {
+    // As the stream's role, as the operator scans: the source and the stream share a Secret.
+    pg.execute("GRANT SELECT ON " + table + " TO " + ROLE);
     JdbcSourceSpec source = new JdbcSourceSpec();
     source.setUrl(pg.url());
     source.setQuery("select id from " + table);
@@ -293,7 +295,8 @@ class PostgresLogicalStreamTest {
     }
     List<Long> took = new ArrayList<>();
     List<Throwable> failures = new ArrayList<>();
-    try (PostgresLogicalStream open = stream(spec);
+    try (PostgresLogicalStream open =
+            new PostgresLogicalStream(spec, KeyType.STRING, limits, connector(pg, ROLE), recorded);
         PostgresLogicalStream fresh =
             new PostgresLogicalStream(spec, KeyType.STRING, limits, connector(pg, ROLE), recorded);
         PostgresLogicalStream probed =
