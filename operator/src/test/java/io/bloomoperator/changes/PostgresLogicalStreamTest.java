@@ -263,8 +263,9 @@ class PostgresLogicalStreamTest {
             + " AND application_name = 'bloom-operator-stream'");
   }
 
+  /** {@code sql}'s count, as the streams' role: pg_stat_activity hides other roles' sessions. */
   private static int count(String sql) throws Exception {
-    try (Connection c = pg.connect();
+    try (Connection c = pg.connect(ROLE, ROLE_PASSWORD);
         Statement s = c.createStatement();
         ResultSet r = s.executeQuery(sql)) {
       r.next();

@@ -384,8 +384,15 @@ class JdbcSourceTest {
    */
   @Test
   void readsInAnExportedSnapshotAndOnlyInOne() throws Exception {
-    pg.execute("create table snapshotted (k text)", "insert into snapshotted values ('old')");
+    pg.execute(
+        "create table snapshotted (k text)",
+        "insert into snapshotted values ('old')",
+        "create table snapshotted_ids (k bigint)",
+        "insert into snapshotted_ids values (1)");
     JdbcSource plain = source(spec("select k from snapshotted"));
+    // An integer column is described before the query (JdbcDriver.checked): that must not open
+    // the transaction the snapshot is imported into.
+    JdbcSource ids = source(spec("select k from snapshotted_ids"));
     try (Connection exporter = pg.connect();
         java.sql.Statement s = exporter.createStatement()) {
       exporter.setAutoCommit(false);
@@ -393,7 +400,11 @@ class JdbcSourceTest {
       java.sql.ResultSet r = s.executeQuery("SELECT pg_export_snapshot()");
       r.next();
       ExportedSnapshot snapshot = new ExportedSnapshot(r.getString(1));
-      pg.execute("insert into snapshotted values ('new')");
+      pg.execute(
+          "insert into snapshotted values ('new')", "insert into snapshotted_ids values (2)");
+      CollectedKeys longs = new CollectedKeys();
+      ids.inSnapshot(snapshot).readKeys(new LineParser(KeyType.LONG, longs, 0));
+      assertThat(longs.keys).containsExactly(1L);
       JdbcSource inSnapshot = plain.inSnapshot(snapshot);
       for (int read = 0; read < 2; read++) {
         CollectedKeys seen = new CollectedKeys();
