@@ -57,16 +57,35 @@ final class PgSlotKeeper {
   /** The published table, as the last check found it. */
   private PgSlot.Table table;
 
+  /** How long a slot's creation may wait for running transactions ({@link #EXPORT_WAIT}). */
+  private final Duration exportWait;
+
+  /** Transactions recorded at most as blockers of an export (the server's running ones). */
+  static final int MAX_BLOCKERS = 4096;
+
+  /**
+   * The transactions (ids as text) that were running when an export last waited in vain, or empty:
+   * while one of them still runs, another export would likely wait in vain too.
+   */
+  private java.util.List<String> blockers = java.util.List.of();
+
   PgSlotKeeper(
       PostgresLogicalChangesSpec spec,
       StreamLimits limits,
       PgConnections connections,
-      String recordedSlot) {
+      String recordedSlot,
+      Duration exportWait) {
     this.spec = spec;
     this.limits = limits;
     this.connections = connections;
     this.slot = new PgSlot(spec);
     this.owned = recordedSlot;
+    this.exportWait = exportWait;
+  }
+
+  /** How long a slot's creation may wait for running transactions. */
+  Duration exportWait() {
+    return exportWait;
   }
 
   /** The published table, as the last check found it (null before any). */
@@ -110,24 +129,83 @@ final class PgSlotKeeper {
   }
 
   /**
+   * Refuses, at once, while a transaction that made the last export wait in vain still runs: the
+   * next export would wait in vain too, and a full build tried again and again would scan the
+   * source for nothing. A stream probed while it runs fails, so the stream backs off rather than
+   * starting full builds.
+   */
+  void checkNotBlocked(Connection c) throws SQLException, StreamException {
+    if (blockers.isEmpty()) {
+      return;
+    }
+    // Each transaction holds the lock of its own id until it ends (pg_locks, which every role
+    // may read): exact, whatever the ids' wraparound.
+    try (java.sql.PreparedStatement s =
+        c.prepareStatement(
+            "SELECT count(*) FROM pg_locks WHERE locktype = 'transactionid'"
+                + " AND mode = 'ExclusiveLock' AND granted"
+                + " AND transactionid::text = ANY(string_to_array(?, ','))")) {
+      s.setString(1, String.join(",", blockers));
+      try (java.sql.ResultSet r = s.executeQuery()) {
+        if (r.next() && r.getLong(1) > 0) {
+          throw new StreamException(
+              StreamException.Kind.UNAVAILABLE,
+              "a transaction that kept the last full build from taking a consistent snapshot is"
+                  + " still running; the stream resumes after a full build once it ends");
+        }
+      }
+    }
+    blockers = java.util.List.of();
+  }
+
+  /**
+   * The transactions running now (their ids as text), at most {@link #MAX_BLOCKERS}; empty when
+   * there are more (then none is recorded as blocking).
+   */
+  private static java.util.List<String> running(Connection c) throws SQLException {
+    java.util.List<String> ids = new java.util.ArrayList<>();
+    try (java.sql.Statement s = c.createStatement();
+        java.sql.ResultSet r =
+            s.executeQuery(
+                "SELECT transactionid::text FROM pg_locks WHERE locktype = 'transactionid'"
+                    + " AND mode = 'ExclusiveLock' AND granted LIMIT "
+                    + (MAX_BLOCKERS + 1))) {
+      while (r.next()) {
+        ids.add(r.getString(1));
+      }
+    }
+    return ids.size() > MAX_BLOCKERS ? java.util.List.of() : java.util.List.copyOf(ids);
+  }
+
+  /**
    * Checks the database and creates a slot that exports its snapshot, on a replication connection
    * that must then stay open and idle while the snapshot is used: the filter's slot when there is
    * none yet, else a temporary one ({@value #SCAN_SLOT_PREFIX}…). Waits at most {@link
-   * #EXPORT_WAIT} for the transactions running when the creation starts.
+   * #exportWait()} for the transactions running when the creation starts; while one that made an
+   * earlier export wait in vain still runs, refuses at once ({@link #checkNotBlocked}).
    */
   PgSlot.Export export(Connection c) throws SQLException, StreamException {
     table = slot.check(c);
     String identity = slot.identity(c);
     Optional<PgSlot.Slot> existing = ours(c, identity);
-    int seconds = (int) EXPORT_WAIT.toSeconds();
-    if (existing.isPresent()) {
-      return slot.createExporting(c, scanSlotName(), true, seconds);
+    checkNotBlocked(c);
+    java.util.List<String> runningAtStart = running(c);
+    int seconds = (int) Math.max(1, exportWait.toSeconds());
+    try {
+      if (existing.isPresent()) {
+        return slot.createExporting(c, scanSlotName(), true, seconds);
+      }
+      attempted = identity;
+      PgSlot.Export export = slot.createExporting(c, spec.getSlot(), false, seconds);
+      owned = identity;
+      LOG.info("created replication slot {} for a change stream", spec.getSlot());
+      return export;
+    } catch (SQLException e) {
+      if ("57014".equals(e.getSQLState())) {
+        blockers = runningAtStart; // one of the transactions running then did not end in time
+      }
+      throw e;
     }
-    attempted = identity;
-    PgSlot.Export export = slot.createExporting(c, spec.getSlot(), false, seconds);
-    owned = identity;
-    LOG.info("created replication slot {} for a change stream", spec.getSlot());
-    return export;
   }
 
   /** A fresh name for a temporary slot that exports a full build's snapshot. */

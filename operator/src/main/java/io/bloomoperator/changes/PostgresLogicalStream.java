@@ -33,9 +33,6 @@ public final class PostgresLogicalStream implements ChangeStream {
   /** Names of the temporary slots that export a full build's snapshot. */
   static final String SCAN_SLOT_PREFIX = PgSlotKeeper.SCAN_SLOT_PREFIX;
 
-  /** Socket reads of the exporting connection: longer than the creation may take. */
-  private static final Duration EXPORT_SOCKET_TIMEOUT = PgSlotKeeper.EXPORT_WAIT.plusSeconds(5);
-
   private final StreamLimits limits;
   private final PgConnections connections;
   private final PgSlotKeeper slot;
@@ -57,9 +54,20 @@ public final class PostgresLogicalStream implements ChangeStream {
       StreamLimits limits,
       PostgresConnector connector,
       String recordedSlot) {
+    this(spec, keyType, limits, connector, recordedSlot, PgSlotKeeper.EXPORT_WAIT);
+  }
+
+  /** With how long a full build's slot may wait for running transactions (tests: shorter). */
+  PostgresLogicalStream(
+      PostgresLogicalChangesSpec spec,
+      KeyType keyType,
+      StreamLimits limits,
+      PostgresConnector connector,
+      String recordedSlot,
+      Duration exportWait) {
     this.limits = limits;
     this.connections = new PgConnections(connector, limits);
-    this.slot = new PgSlotKeeper(spec, limits, connections, recordedSlot);
+    this.slot = new PgSlotKeeper(spec, limits, connections, recordedSlot, exportWait);
     this.session = new PgReplicationSession(spec);
     this.decoding = new PgDecoding(spec.getKeyColumn(), keyType, limits);
   }
@@ -78,16 +86,20 @@ public final class PostgresLogicalStream implements ChangeStream {
     try (PgReadDeadline d = within()) {
       try {
         slot.ensure(session.isOpen());
-        try (PostgresConnector.Link link = connections.connect(false);
-            Statement s = link.connection().createStatement();
-            var r = s.executeQuery("SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint")) {
-          r.next();
-          StreamPosition now = PgReplicationSession.position(r.getLong(1));
-          d.close();
-          if (d.passed()) {
-            session.close(); // its sockets were closed just as the query ended
+        try (PostgresConnector.Link link = connections.connect(false)) {
+          // A probe before a full build: not while that build would wait for a snapshot in vain.
+          slot.checkNotBlocked(link.connection());
+          try (Statement s = link.connection().createStatement();
+              var r =
+                  s.executeQuery("SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint")) {
+            r.next();
+            StreamPosition now = PgReplicationSession.position(r.getLong(1));
+            d.close();
+            if (d.passed()) {
+              session.close(); // its sockets were closed just as the query ended
+            }
+            return now;
           }
-          return now;
         }
       } catch (SQLException e) {
         throw afterDeadline(d).orElseGet(() -> connections.failure(e));
@@ -118,7 +130,9 @@ public final class PostgresLogicalStream implements ChangeStream {
    * idle until the answer is closed, which the build does once its scan is done. Creating a slot
    * waits for the transactions running at that moment to end, at most {@link
    * PgSlotKeeper#EXPORT_WAIT}: a longer one fails this call (the build is published without a
-   * position and the stream backs off until a later full build).
+   * position), and until that transaction ends this call and {@link #positionAt} (the probe before
+   * a full build) fail at once, so the stream backs off instead of starting full builds that would
+   * wait in vain.
    */
   @Override
   public synchronized ScanStart scanStart(Instant time) throws StreamException {
@@ -127,7 +141,8 @@ public final class PostgresLogicalStream implements ChangeStream {
     releaseExport();
     PostgresConnector.Link link;
     try {
-      link = connections.connect(true, EXPORT_SOCKET_TIMEOUT);
+      // Socket reads of the exporting connection: longer than the creation may wait.
+      link = connections.connect(true, slot.exportWait().plusSeconds(5));
     } catch (SQLException e) {
       throw connections.failure(e);
     }
@@ -144,9 +159,9 @@ public final class PostgresLogicalStream implements ChangeStream {
         throw new StreamException(
             StreamException.Kind.UNAVAILABLE,
             "a transaction of the database ran longer than "
-                + PgSlotKeeper.EXPORT_WAIT.toSeconds()
+                + slot.exportWait().toSeconds()
                 + " s past the full build's start, so no replication slot could take a consistent"
-                + " snapshot; the stream resumes after a later full build");
+                + " snapshot; the stream resumes after a full build once it ends");
       }
       throw connections.failure(e);
     } catch (StreamException | RuntimeException e) {

@@ -200,9 +200,11 @@ class PostgresLogicalStreamTest {
       StreamPosition second;
       try (ScanStart start = stream.scanStart(Instant.now())) {
         assertThat(scanSlots()).as("a temporary slot exported").isEqualTo(1);
-        assertThat(walsenders())
-            .as("the exporting connection is the stream's only replication connection")
-            .isEqualTo(1);
+        // The exporting connection is the stream's only replication connection (the server ends
+        // sessions closed just before, the stream's own and earlier tests', a moment later).
+        org.awaitility.Awaitility.await()
+            .atMost(Duration.ofSeconds(5))
+            .until(() -> walsenders() == 1);
         pg.execute("INSERT INTO " + table + " VALUES ('after-second', 'x')");
         assertThat(scan(table, start))
             .containsExactlyInAnyOrder("before", "after-first", "between");
@@ -217,6 +219,51 @@ class PostgresLogicalStreamTest {
       StreamPosition end = readAll(stream, second, 1, after, new long[1]).next();
       readOn(stream, end);
       assertThat(after).containsExactly("after-second");
+    }
+  }
+
+  /**
+   * A transaction running longer than a full build may wait for its snapshot fails that build's
+   * position; until it ends, further builds and the probe before one fail at once (no 30 s wait, no
+   * full scan for nothing, so the stream backs off rather than rebuilding in a loop); once it ends,
+   * the next build's scan and stream meet again.
+   */
+  @Test
+  void aLongTransactionFailsTheSnapshotOnceAndFullBuildsWaitForItsEnd() throws Exception {
+    String table = table();
+    PostgresLogicalChangesSpec spec = spec(table);
+    try (PostgresLogicalStream stream =
+            new PostgresLogicalStream(
+                spec,
+                KeyType.STRING,
+                StreamLimits.defaults(),
+                connector(pg, ROLE),
+                null,
+                Duration.ofSeconds(2));
+        Connection batch = pg.connect()) {
+      stream.scanStart(Instant.now()).close(); // the filter's slot exists: later builds export
+      batch.setAutoCommit(false);
+      try (Statement s = batch.createStatement()) {
+        s.execute("INSERT INTO " + table + " VALUES ('long-running', 'x')");
+      }
+      long began = System.nanoTime();
+      fails(() -> stream.scanStart(Instant.now()), StreamException.Kind.UNAVAILABLE, "ran longer");
+      long waited = (System.nanoTime() - began) / 1_000_000;
+      began = System.nanoTime();
+      fails(() -> stream.scanStart(Instant.now()), StreamException.Kind.UNAVAILABLE, "still");
+      fails(() -> stream.positionAt(Instant.now()), StreamException.Kind.UNAVAILABLE, "still");
+      long refused = (System.nanoTime() - began) / 1_000_000;
+      System.out.printf(
+          "a long transaction: the first export waited %d ms, a build and a probe after it were"
+              + " refused in %d ms%n",
+          waited, refused);
+      assertThat(waited).isBetween(1900L, 3000L);
+      assertThat(refused).isLessThan(1000L);
+      batch.commit();
+      stream.positionAt(Instant.now());
+      try (ScanStart start = stream.scanStart(Instant.now())) {
+        assertThat(scan(table, start)).containsExactly("long-running");
+      }
     }
   }
 
