@@ -146,13 +146,20 @@ public final class BuildAndPublish {
     BuildEvents events = new BuildEvents(ctx.events(), ctx.filter());
     String source = ctx.source().description();
     events.started(source, routine);
-    // Taken before the scan: the stream resumes from there, so nothing between is missed.
-    String position = StreamPublish.startPosition(ctx, metrics);
+    // Taken before the scan: the stream resumes from there, so nothing between is missed (for
+    // PostgreSQL, the scan reads in the snapshot taken at that position).
+    StreamPublish.Scan scan = StreamPublish.scan(ctx, metrics);
+    String position = scan.position();
     // The slot is taken inside the build, once the source delivers keys, and held until the
     // publish is done: the bit array lives that long.
-    try (NamespaceBuilds.Entry entry = place.get();
+    try (scan;
+        NamespaceBuilds.Entry entry = place.get();
         BuildSlots.Slot slot = buildSlots.slot(ctx.namespace())) {
-      FilterBuilder.Result built = sourceBuild.build(ctx, current, slot);
+      FilterBuilder.Result built;
+      try (scan) {
+        // The snapshot is held (an idle replication connection) for the scan only.
+        built = sourceBuild.build(ctx, scan.source(), current, slot);
+      }
       Optional<HeldBuild> held = hold(ctx, current, built, token);
       if (held.isPresent()) {
         ctx.report().published(current);

@@ -15,6 +15,7 @@ import io.bloomoperator.run.FilterRun;
 import io.bloomoperator.settings.OperatorSettings;
 import io.bloomoperator.snapshot.BloomFilterSizing;
 import io.bloomoperator.snapshot.Manifest;
+import io.bloomoperator.source.KeySource;
 import io.bloomoperator.source.SourceException;
 
 /**
@@ -40,14 +41,19 @@ final class SourceBuild {
     this.statusBudget = statusBudget;
   }
 
-  FilterBuilder.Result build(FilterRun ctx, PublishedSnapshot current, BuildSlots.Slot slot)
+  /**
+   * Builds from {@code source}: the filter's, or the same reading in its change stream's snapshot
+   * ({@link StreamPublish#scanned}).
+   */
+  FilterBuilder.Result build(
+      FilterRun ctx, KeySource source, PublishedSnapshot current, BuildSlots.Slot slot)
       throws SourceException, PublishException {
     ResolvedSpec spec = ctx.spec();
     SnapshotBackend.SizeLimit limit = ctx.store().backend().sizeLimit();
     BuildProgressReporter progress =
         new BuildProgressReporter(ctx.client(), ctx.filter(), statusBudget);
     progress.started(ctx.report().buildStarting());
-    try (BuildGuard guard = new BuildGuard(ctx.source(), settings.builds().limits(), slot)) {
+    try (BuildGuard guard = new BuildGuard(source, settings.builds().limits(), slot)) {
       FilterBuilder.Result built =
           guard.run(
               guarded ->

@@ -18,6 +18,16 @@ public interface ChangeStream extends AutoCloseable {
   StreamPosition positionAt(Instant time) throws StreamException;
 
   /**
+   * Where a full build whose scan starts at {@code scanStart} resumes the stream, and the snapshot
+   * (if any) its scan must read in for nothing to fall between the scan and the stream. The default
+   * is {@link #positionAt}, for streams whose position a time alone makes consistent (Kafka, with
+   * the overlap). Close the answer once the scan is done.
+   */
+  default ScanStart scanStart(Instant scanStart) throws StreamException {
+    return ScanStart.at(positionAt(scanStart));
+  }
+
+  /**
    * The events from {@code from} on, as many as arrive within the read time and byte bound.
    *
    * @throws StreamException of kind {@link StreamException.Kind#POSITION_LOST} when {@code from} is

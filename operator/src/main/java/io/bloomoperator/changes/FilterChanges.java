@@ -55,16 +55,18 @@ public final class FilterChanges {
   }
 
   /**
-   * Where a full build whose scan starts at {@code scanStart} resumes the stream: at the events of
+   * Where a full build whose scan starts at {@code scanStart} resumes the stream, and how the scan
+   * must read to be consistent with it ({@link ChangeStream#scanStart}): Kafka, at the events of
    * {@code spec.changes.overlap} before it, so an event written to the stream before its key was
-   * committed to the source (and so missed by the scan) is read again. Asked on the build's thread,
-   * which its namespace's build place already bounds, without a read place; a failure counts for
-   * the backoff like a read's.
+   * committed to the source (and so missed by the scan) is read again; PostgreSQL, at a replication
+   * slot's consistent point, the scan reading in the snapshot the slot exported. Asked on the
+   * build's thread, which its namespace's build place already bounds, without a read place; a
+   * failure counts for the backoff like a read's. Close the answer once the scan is done.
    *
    * @throws StreamException also, of kind UNAVAILABLE, while the stream is left alone after
    *     failures
    */
-  public StreamPosition startFor(Instant scanStart, Instant now) throws StreamException {
+  public ScanStart startFor(Instant scanStart, Instant now) throws StreamException {
     Optional<Instant> until = waiting(now);
     if (until.isPresent()) {
       throw new StreamException(
@@ -72,9 +74,9 @@ public final class FilterChanges {
           "the stream failed lately and is not asked again before " + until.get());
     }
     try {
-      StreamPosition position = stream.positionAt(scanStart.minus(spec.overlapInterval()));
+      ScanStart start = stream.scanStart(scanStart.minus(spec.overlapInterval()));
       reads.backoff().succeeded(uid);
-      return position;
+      return start;
     } catch (StreamException e) {
       reads.backoff().failed(uid, spec.publishInterval(), now, e.kind());
       throw e;

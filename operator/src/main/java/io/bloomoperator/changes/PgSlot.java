@@ -1,6 +1,7 @@
 package io.bloomoperator.changes;
 
 import io.bloomoperator.api.PostgresLogicalChangesSpec;
+import io.bloomoperator.source.ExportedSnapshot;
 import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -10,6 +11,7 @@ import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import org.postgresql.replication.LogSequenceNumber;
 
 /**
  * What the operator asks of and does to the database around a logical replication stream, in SQL on
@@ -226,6 +228,51 @@ final class PgSlot {
           "CREATE_REPLICATION_SLOT "
               + identifier(spec.getSlot())
               + " LOGICAL pgoutput NOEXPORT_SNAPSHOT");
+    }
+  }
+
+  /** What a slot creation that exported its snapshot answered. */
+  record Export(long consistentPoint, ExportedSnapshot snapshot) {}
+
+  /**
+   * Creates a slot on a replication connection and exports its snapshot: the slot of the spec's
+   * name, or (with {@code temporary}) a temporary one named {@code name}, which the server drops
+   * when the connection ends. The snapshot stays usable while the connection stays open and idle:
+   * send it nothing more until the scan has imported it. The creation waits, within {@code
+   * seconds}, for the transactions running when it starts to end (that is what makes the point
+   * consistent).
+   */
+  Export createExporting(Connection replication, String name, boolean temporary, int seconds)
+      throws SQLException, StreamException {
+    try (Statement s = replication.createStatement()) {
+      s.setQueryTimeout(seconds);
+      try (ResultSet r =
+          s.executeQuery(
+              "CREATE_REPLICATION_SLOT "
+                  + identifier(name)
+                  + (temporary ? " TEMPORARY" : "")
+                  + " LOGICAL pgoutput (SNAPSHOT 'export')")) {
+        if (!r.next()) {
+          throw new SQLException("CREATE_REPLICATION_SLOT returned nothing", "08P01");
+        }
+        long point;
+        ExportedSnapshot snapshot;
+        try {
+          point = LogSequenceNumber.valueOf(r.getString("consistent_point")).asLong();
+          snapshot = new ExportedSnapshot(r.getString("snapshot_name"));
+        } catch (IllegalArgumentException | NullPointerException e) {
+          throw new StreamException(
+              StreamException.Kind.UNAVAILABLE,
+              "the server answered the slot's creation with a position or snapshot name this"
+                  + " operator does not read");
+        }
+        if (point <= 0) {
+          throw new StreamException(
+              StreamException.Kind.UNAVAILABLE,
+              "the server answered the slot's creation without a consistent point");
+        }
+        return new Export(point, snapshot);
+      }
     }
   }
 

@@ -55,6 +55,11 @@ final class JdbcConnectionGuard {
 
   private final boolean sslRequested;
 
+  /** This guard's sockets not closed yet, for {@link #abortSockets}. */
+  private final java.util.Set<Socket> sockets = ConcurrentHashMap.newKeySet();
+
+  private volatile boolean aborted;
+
   /**
    * @param host the host as the URL names it, for the policy's host name rules
    */
@@ -125,6 +130,22 @@ final class JdbcConnectionGuard {
     BY_TOKEN.remove(token);
   }
 
+  /**
+   * Closes every socket of this guard now, from any thread, and refuses to connect any made after:
+   * a connect, login or read blocked on a server that stopped answering ends at once (with an
+   * exception on the blocked thread) instead of at its own timeout.
+   */
+  void abortSockets() {
+    aborted = true;
+    for (Socket socket : sockets) {
+      try {
+        socket.close();
+      } catch (IOException | RuntimeException ignored) {
+        // Closed either way, or closing already.
+      }
+    }
+  }
+
   /** Starts a new fetch: the server may send {@code batchBytes} again. */
   void newFetch() {
     remaining = batchBytes;
@@ -188,6 +209,9 @@ final class JdbcConnectionGuard {
 
     GuardedSocket(JdbcConnectionGuard guard) {
       this.guard = guard;
+      if (guard != null) {
+        guard.sockets.add(this);
+      }
     }
 
     @Override
@@ -195,7 +219,21 @@ final class JdbcConnectionGuard {
       if (guard == null) {
         throw new ConnectException("no egress check is bound to this connection");
       }
+      if (guard.aborted) {
+        throw new SocketException("the connection's deadline passed");
+      }
       super.connect(guard.check(endpoint), timeout);
+    }
+
+    @Override
+    public synchronized void close() throws IOException {
+      try {
+        super.close();
+      } finally {
+        if (guard != null) {
+          guard.sockets.remove(this);
+        }
+      }
     }
 
     /** One stream per socket: the message parser's state must survive a second call. */

@@ -130,6 +130,9 @@ public final class JdbcSource implements KeySource {
 
   private final JdbcCredentials.Lookup credentialsLookup;
 
+  /** The exported snapshot every read runs in ({@link #inSnapshot}), or null: a fresh one. */
+  private final ExportedSnapshot snapshot;
+
   /** Read once per source instance (that is, once per reconcile). */
   private JdbcCredentials credentials;
 
@@ -182,6 +185,36 @@ public final class JdbcSource implements KeySource {
     this.queryTimeout =
         timeout.compareTo(settings.maxQueryTime()) > 0 ? settings.maxQueryTime() : timeout;
     this.credentialsLookup = credentialsLookup;
+    this.snapshot = null;
+  }
+
+  private JdbcSource(JdbcSource source, ExportedSnapshot snapshot) {
+    this.url = source.url;
+    this.driver = source.driver;
+    this.query = source.query;
+    this.settings = source.settings;
+    this.fetchSize = source.fetchSize;
+    this.queryTimeout = source.queryTimeout;
+    this.clampedQueryTimeout = source.clampedQueryTimeout;
+    this.credentialsLookup = source.credentialsLookup;
+    this.snapshot = snapshot;
+  }
+
+  /**
+   * This source, each read of it running in {@code snapshot} ({@code BEGIN ISOLATION LEVEL
+   * REPEATABLE READ; SET TRANSACTION SNAPSHOT …}, still read-only): what a full build scans when
+   * its change stream's position is a replication slot's consistent point, so the scan holds
+   * exactly what was committed before that point. The snapshot is the operator's own (exported by
+   * its replication connection to the same server, which must stay open until the reads are done);
+   * nothing of the spec chooses or changes it, and the URL, query and bounds stay the spec's.
+   *
+   * @throws IllegalStateException for a source that is not PostgreSQL, which has no such snapshots
+   */
+  public JdbcSource inSnapshot(ExportedSnapshot snapshot) {
+    if (driver != JdbcDriver.POSTGRESQL) {
+      throw new IllegalStateException("only a PostgreSQL source can read in an exported snapshot");
+    }
+    return new JdbcSource(this, java.util.Objects.requireNonNull(snapshot));
   }
 
   /**
@@ -385,6 +418,17 @@ public final class JdbcSource implements KeySource {
       guard.newFetch();
       driverFetchReset.run();
       JdbcDriver.Checked checked = driver.checked(connection, query, settings.maxValueBytes());
+      if (snapshot != null) {
+        // After the describe above (which sends no BEGIN, so it cannot abort this transaction)
+        // and before the query: an exported snapshot is imported first thing in a transaction.
+        try (Statement set = connection.createStatement()) {
+          set.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ");
+          set.execute(snapshot.importStatement());
+        } catch (SQLException e) {
+          abortQuietly(connection);
+          throw new SourceFailure(snapshotLost(e));
+        }
+      }
       guard.newFetch();
       driverFetchReset.run();
       ResultSet rows = driverCall(() -> statement.executeQuery(checked.sql()));
@@ -515,6 +559,25 @@ public final class JdbcSource implements KeySource {
             + " is longer than "
             + settings.maxValueBytes()
             + " bytes (BLOOM_JDBC_MAX_VALUE_BYTES)");
+  }
+
+  /**
+   * The stream's exported snapshot could not be imported: its exporting connection ended (or the
+   * server restarted) before this read began. Not the query's fault, so not reported as such.
+   */
+  private SourceException snapshotLost(SQLException e) {
+    String state = sqlState(e);
+    if (LOG.isDebugEnabled()) {
+      LOG.debug("jdbc source {}: snapshot import failed", url.server(), e);
+    }
+    String code =
+        state != null && SQLSTATE.matcher(state).matches() ? " (SQLState " + state + ")" : "";
+    return new SourceException(
+        Reasons.SOURCE_UNREADABLE,
+        "the snapshot of the change stream's replication slot could not be used on "
+            + url.server()
+            + code
+            + "; the next full build takes a new one");
   }
 
   private SourceException batchTooLarge() {

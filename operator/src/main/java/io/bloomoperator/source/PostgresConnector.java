@@ -83,12 +83,27 @@ public final class PostgresConnector {
    */
   public Link connect(boolean replication, long messageLimit, Duration socketTimeout)
       throws SQLException, SourceException {
+    return connect(replication, messageLimit, socketTimeout, abort -> {});
+  }
+
+  /**
+   * {@link #connect(boolean, long, Duration)}, handing {@code aborts} (before anything is sent) an
+   * action that closes the connection's sockets from any thread: a caller's deadline then ends a
+   * connect, login or read blocked on a server that stopped answering at once.
+   */
+  public Link connect(
+      boolean replication,
+      long messageLimit,
+      Duration socketTimeout,
+      java.util.function.Consumer<Runnable> aborts)
+      throws SQLException, SourceException {
     refusal = null;
     JdbcCredentials credentials = credentialsLookup.get();
     boolean tls = tls();
     JdbcConnectionGuard guard =
         new JdbcConnectionGuard(
             settings.egress(), url.host(), Long.MAX_VALUE / 4, messageLimit, tls);
+    aborts.accept(guard::abortSockets);
     Properties p =
         JdbcDriver.POSTGRESQL.properties(
             CONNECT_TIMEOUT,
@@ -151,6 +166,14 @@ public final class PostgresConnector {
 
     public Connection connection() {
       return connection;
+    }
+
+    /**
+     * Closes the connection's sockets now, from any thread (a call blocked on them fails at once);
+     * {@link #close()} still releases the rest.
+     */
+    public void abort() {
+      guard.abortSockets();
     }
 
     /** Closes the connection (nothing of it is worth an error) and ends the guard's token. */

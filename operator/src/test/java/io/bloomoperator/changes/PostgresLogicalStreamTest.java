@@ -9,6 +9,8 @@ import io.bloomoperator.api.StreamStatus;
 import io.bloomoperator.snapshot.KeyType;
 import io.bloomoperator.source.EgressPolicy;
 import io.bloomoperator.source.JdbcSourceSettings;
+import io.bloomoperator.source.JdbcTestSettings;
+import io.bloomoperator.source.LineParser;
 import io.bloomoperator.source.PostgresConnector;
 import io.bloomoperator.testing.servers.LogicalPostgres;
 import io.bloomoperator.testing.servers.PostgresServer;
@@ -165,6 +167,223 @@ class PostgresLogicalStreamTest {
       pg.execute("INSERT INTO " + table + " VALUES ('d', 'x'), ('e', 'x')");
       assertThat(readSame(stream, end)).containsExactly("d", "e");
       assertThat(readSame(stream, end)).containsExactly("d", "e");
+    }
+  }
+
+  /**
+   * A full build's scan and the stream meet exactly at a slot's consistent point: the scan reads in
+   * the snapshot the slot exported, the stream starts at the point. On the first build the filter's
+   * slot exports; later a temporary slot does, and the filter's slot, confirmed at an older
+   * position, is started at the newer point: the server skips what committed before it (in the
+   * scan) and sends what committed after (not in it), each key once.
+   */
+  @Test
+  void aFullBuildsScanAndTheStreamMeetAtTheSlotsConsistentPoint() throws Exception {
+    String table = table();
+    pg.execute("INSERT INTO " + table + " VALUES ('before', 'x')");
+    PostgresLogicalChangesSpec spec = spec(table);
+    try (PostgresLogicalStream stream = stream(spec)) {
+      StreamPosition first;
+      try (ScanStart start = stream.scanStart(Instant.now())) {
+        assertThat(LogicalPostgres.slotExists(spec.getSlot())).isTrue();
+        assertThat(scanSlots()).as("the filter's own slot exported").isZero();
+        pg.execute("INSERT INTO " + table + " VALUES ('after-first', 'x')");
+        assertThat(scan(table, start)).containsExactly("before");
+        first = start.position().orElseThrow();
+      }
+      List<String> streamed = new ArrayList<>();
+      StreamPosition confirmed = readAll(stream, first, 1, streamed, new long[1]).next();
+      assertThat(streamed).containsExactly("after-first");
+      stream.read(confirmed); // confirms it: the slot now keeps the log from there only
+
+      pg.execute("INSERT INTO " + table + " VALUES ('between', 'x')");
+      StreamPosition second;
+      try (ScanStart start = stream.scanStart(Instant.now())) {
+        assertThat(scanSlots()).as("a temporary slot exported").isEqualTo(1);
+        // The exporting connection is the stream's only replication connection (the server ends
+        // sessions closed just before, the stream's own and earlier tests', a moment later).
+        org.awaitility.Awaitility.await()
+            .atMost(Duration.ofSeconds(5))
+            .until(() -> walsenders() == 1);
+        pg.execute("INSERT INTO " + table + " VALUES ('after-second', 'x')");
+        assertThat(scan(table, start))
+            .containsExactlyInAnyOrder("before", "after-first", "between");
+        second = start.position().orElseThrow();
+        assertThat(second.of(0)).isGreaterThan(confirmed.of(0));
+        StreamPosition from = second;
+        fails(() -> stream.read(from), StreamException.Kind.UNAVAILABLE, "holds the stream's");
+      }
+      // The temporary slot goes with its connection (the server ends the session a moment later).
+      org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> scanSlots() == 0);
+      List<String> after = new ArrayList<>();
+      StreamPosition end = readAll(stream, second, 1, after, new long[1]).next();
+      readOn(stream, end);
+      assertThat(after).containsExactly("after-second");
+    }
+  }
+
+  /**
+   * A transaction running longer than a full build may wait for its snapshot fails that build's
+   * position; until it ends, further builds and the probe before one fail at once (no 30 s wait, no
+   * full scan for nothing, so the stream backs off rather than rebuilding in a loop); once it ends,
+   * the next build's scan and stream meet again.
+   */
+  @Test
+  void aLongTransactionFailsTheSnapshotOnceAndFullBuildsWaitForItsEnd() throws Exception {
+    String table = table();
+    PostgresLogicalChangesSpec spec = spec(table);
+    try (PostgresLogicalStream stream =
+            new PostgresLogicalStream(
+                spec,
+                KeyType.STRING,
+                StreamLimits.defaults(),
+                connector(pg, ROLE),
+                null,
+                Duration.ofSeconds(2));
+        Connection batch = pg.connect()) {
+      stream.scanStart(Instant.now()).close(); // the filter's slot exists: later builds export
+      batch.setAutoCommit(false);
+      try (Statement s = batch.createStatement()) {
+        s.execute("INSERT INTO " + table + " VALUES ('long-running', 'x')");
+      }
+      long began = System.nanoTime();
+      fails(() -> stream.scanStart(Instant.now()), StreamException.Kind.UNAVAILABLE, "ran longer");
+      long waited = (System.nanoTime() - began) / 1_000_000;
+      began = System.nanoTime();
+      fails(() -> stream.scanStart(Instant.now()), StreamException.Kind.UNAVAILABLE, "still");
+      fails(() -> stream.positionAt(Instant.now()), StreamException.Kind.UNAVAILABLE, "still");
+      long refused = (System.nanoTime() - began) / 1_000_000;
+      System.out.printf(
+          "a long transaction: the first export waited %d ms, a build and a probe after it were"
+              + " refused in %d ms%n",
+          waited, refused);
+      assertThat(waited).isBetween(1900L, 3000L);
+      assertThat(refused).isLessThan(1000L);
+      batch.commit();
+      stream.positionAt(Instant.now());
+      try (ScanStart start = stream.scanStart(Instant.now())) {
+        assertThat(scan(table, start)).containsExactly("long-running");
+      }
+    }
+  }
+
+  /** The keys a jdbc source of {@code table} reads in {@code start}'s snapshot. */
+  private static List<String> scan(String table, ScanStart start) throws Exception {
+    // As the stream's role, as the operator scans: the source and the stream share a Secret.
+    pg.execute("GRANT SELECT ON " + table + " TO " + ROLE);
+    JdbcSourceSpec source = new JdbcSourceSpec();
+    source.setUrl(pg.url());
+    source.setQuery("select id from " + table);
+    List<String> keys = new ArrayList<>();
+    JdbcTestSettings.source(source, ROLE, ROLE_PASSWORD)
+        .inSnapshot(start.snapshot().orElseThrow())
+        .readKeys(
+            new LineParser(
+                KeyType.STRING,
+                new LineParser.KeyConsumer() {
+                  @Override
+                  public void putString(String key) {
+                    keys.add(key);
+                  }
+
+                  @Override
+                  public void putLong(long key) {
+                    keys.add(Long.toString(key));
+                  }
+                },
+                0));
+    return keys;
+  }
+
+  /** Temporary slots of full builds on the server now. */
+  private static int scanSlots() throws Exception {
+    return count(
+        "SELECT count(*) FROM pg_replication_slots WHERE slot_name LIKE '"
+            + PostgresLogicalStream.SCAN_SLOT_PREFIX
+            + "%'");
+  }
+
+  /** Replication connections of the operator's streams on the server now. */
+  private static int walsenders() throws Exception {
+    return count(
+        "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'walsender'"
+            + " AND application_name = 'bloom-operator-stream'");
+  }
+
+  /** {@code sql}'s count, as the streams' role: pg_stat_activity hides other roles' sessions. */
+  private static int count(String sql) throws Exception {
+    try (Connection c = pg.connect(ROLE, ROLE_PASSWORD);
+        Statement s = c.createStatement();
+        ResultSet r = s.executeQuery(sql)) {
+      r.next();
+      return r.getInt(1);
+    }
+  }
+
+  /**
+   * A database that stops answering (every server process stopped: the kernel still accepts
+   * connections, nothing answers them or the open session) holds a read, and a position query, no
+   * longer than one deadline over the whole call, connecting and checks included; the failure says
+   * so in the operator's words only. Before the deadline, connecting alone could take 5 s.
+   */
+  @Test
+  void aSilentDatabaseHoldsAReadNoLongerThanItsDeadline() throws Exception {
+    String table = table();
+    PostgresLogicalChangesSpec spec = spec(table);
+    StreamLimits limits = StreamLimits.defaults();
+    long bound = limits.maxCallTime().toMillis();
+    String recorded;
+    StreamPosition start;
+    try (PostgresLogicalStream stream = stream(spec)) {
+      start = stream.positionAt(Instant.now());
+      stream.read(start);
+      StreamStatus status = new StreamStatus();
+      stream.describe(status);
+      recorded = status.getSlot();
+    }
+    List<Long> took = new ArrayList<>();
+    List<Throwable> failures = new ArrayList<>();
+    try (PostgresLogicalStream open =
+            new PostgresLogicalStream(spec, KeyType.STRING, limits, connector(pg, ROLE), recorded);
+        PostgresLogicalStream fresh =
+            new PostgresLogicalStream(spec, KeyType.STRING, limits, connector(pg, ROLE), recorded);
+        PostgresLogicalStream probed =
+            new PostgresLogicalStream(
+                spec, KeyType.STRING, limits, connector(pg, ROLE), recorded)) {
+      assertThat(open.read(start).adds()).isEmpty(); // its session is open when the server stops
+      pg.pause();
+      try {
+        List<org.assertj.core.api.ThrowableAssert.ThrowingCallable> calls =
+            List.of(
+                // From another position: the open session is closed and a new one connects.
+                () -> open.read(start.with(0, start.of(0) + 1)),
+                () -> fresh.read(start),
+                () -> probed.positionAt(Instant.now()));
+        for (var call : calls) {
+          long began = System.nanoTime();
+          failures.add(org.assertj.core.api.Assertions.catchThrowable(call));
+          took.add((System.nanoTime() - began) / 1_000_000);
+        }
+      } finally {
+        pg.resume();
+      }
+      System.out.printf(
+          "a silent database: a read that reconnects, a read of a new stream, a position query"
+              + " failed after %s ms (bound %d ms)%n",
+          took, bound);
+      assertThat(took).allMatch(ms -> ms <= bound + 300, "within the bound and 300 ms");
+      for (Throwable thrown : failures) {
+        assertThat(thrown).isInstanceOf(StreamException.class);
+        assertThat(((StreamException) thrown).kind()).isEqualTo(StreamException.Kind.UNAVAILABLE);
+        assertThat(thrown.getMessage())
+            .contains("did not answer within " + bound)
+            .doesNotContain("FATAL", "ERROR", "PSQLException", "Connection");
+      }
+      // Answering again: reads work (once the server has ended the sessions closed meanwhile).
+      org.awaitility.Awaitility.await()
+          .atMost(Duration.ofSeconds(20))
+          .ignoreExceptions()
+          .until(() -> fresh.read(start).next().of(0) >= start.of(0));
     }
   }
 

@@ -17,5 +17,11 @@ public final class JdbcTestSettings {
     return OperatorSettings.builder().jdbc(LOOPBACK).build();
   }
 
+  /** A jdbc source of {@code spec} under {@link #LOOPBACK}, logging in as {@code user}. */
+  public static JdbcSource source(
+      io.bloomoperator.api.JdbcSourceSpec spec, String user, String password) {
+    return new JdbcSource(spec, LOOPBACK, () -> new JdbcCredentials(user, password));
+  }
+
   private JdbcTestSettings() {}
 }

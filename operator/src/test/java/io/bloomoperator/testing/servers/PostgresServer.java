@@ -237,6 +237,35 @@ public final class PostgresServer implements AutoCloseable {
     psqlAsSuperuser("postgres", "ALTER SYSTEM SET ssl = on", "SELECT pg_reload_conf()");
   }
 
+  /**
+   * Stops every process of the server (SIGSTOP to the postmaster, then to each of its children:
+   * each backend is a session of its own): the kernel still accepts connections on its port, and
+   * nothing answers them, nor any open session, until {@link #resume()}. Always resume in a
+   * finally: a stopped server also ignores its stop at JVM exit.
+   */
+  public void pause() {
+    signalAll("STOP");
+  }
+
+  /** Continues a server {@link #pause()} stopped. */
+  public void resume() {
+    signalAll("CONT");
+  }
+
+  private void signalAll(String signal) {
+    long postmaster;
+    try {
+      postmaster = Long.parseLong(Files.readAllLines(data.resolve("postmaster.pid")).get(0).trim());
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    List<String> command =
+        new ArrayList<>(List.of("kill", "-" + signal, Long.toString(postmaster)));
+    ProcessHandle.of(postmaster)
+        .ifPresent(p -> p.children().forEach(c -> command.add(Long.toString(c.pid()))));
+    run(command.toArray(String[]::new));
+  }
+
   /** A connection as {@code user}, for a role a test created. */
   public Connection connect(String user, String password) throws SQLException {
     return DriverManager.getConnection(url(), user, password);
