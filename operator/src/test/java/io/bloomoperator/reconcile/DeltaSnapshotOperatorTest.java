@@ -243,9 +243,14 @@ class DeltaSnapshotOperatorTest {
     sourceConfigMap(client, ns.name(), "ids", "ids", List.copyOf(keys));
     var created = apply(client, ns.name(), FILTER_YAML);
     awaitStatus(client, ns.name(), "ids", f -> ready(f, "True", "Published"));
+    // In-place deltas off: this reader verifies each version's whole payload before serving it.
+    // With them on (the default) an add-only delta whose chunks match the manifest is set in place
+    // and its payload digest is checked within the check interval (InPlaceDeltaReaderTest, and
+    // docs/snapshot-protocol.md, "Deltas applied in place").
     try (LiveBloomFilter<String> warm =
         BloomFilterWatcher.builder(client, ns.name(), "ids", LiveKeyType.STRING)
             .retryBackoff(Duration.ofMillis(200), Duration.ofSeconds(1))
+            .inPlaceDeltas(Duration.ZERO)
             .start()) {
       assertThat(warm.awaitReady(READY)).isTrue();
 
