@@ -162,8 +162,7 @@ public final class KafkaChangeStream implements ChangeStream {
           StreamException.Kind.REFUSED, "spec.changes.kafka needs 1 to 8 bootstrap servers");
     }
     for (String server : servers) {
-      int colon = server.lastIndexOf(':');
-      String host = colon > 0 ? server.substring(0, colon) : server;
+      String host = BootstrapServer.parse(server).host();
       Optional<EgressPolicy.Refusal> refusal = egress.checkLiteral(host);
       if (refusal.isEmpty() && EgressPolicy.literalAddress(host).isEmpty()) {
         refusal = egress.checkName(host);

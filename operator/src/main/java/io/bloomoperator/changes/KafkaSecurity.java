@@ -148,15 +148,10 @@ final class KafkaSecurity {
       KafkaChangesSpec spec, SecretAccess secrets, String name, String field)
       throws StreamException {
     Secret secret = null;
-    for (String server : bootstrapServers(spec)) {
-      int colon = server.lastIndexOf(':');
-      String host = server.substring(0, colon);
-      if (host.startsWith("[") && host.endsWith("]")) {
-        host = host.substring(1, host.length() - 1);
-      }
-      int port = Integer.parseInt(server.substring(colon + 1));
+    for (String entry : bootstrapServers(spec)) {
+      BootstrapServer server = BootstrapServer.parse(entry);
       try {
-        secret = secrets.forSending(name, field, host, port);
+        secret = secrets.forSending(name, field, server.host(), server.port());
       } catch (SourceException e) {
         throw refused(e.getMessage());
       }
