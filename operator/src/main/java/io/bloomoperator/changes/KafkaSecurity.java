@@ -10,6 +10,7 @@ import java.io.ByteArrayInputStream;
 import java.nio.charset.StandardCharsets;
 import java.security.cert.CertificateException;
 import java.security.cert.CertificateFactory;
+import java.util.ArrayList;
 import java.util.Base64;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -147,19 +148,20 @@ final class KafkaSecurity {
   private static Secret forEveryBootstrapHost(
       KafkaChangesSpec spec, SecretAccess secrets, String name, String field)
       throws StreamException {
-    Secret secret = null;
+    List<SecretAccess.Destination> servers = new ArrayList<>();
     for (String entry : bootstrapServers(spec)) {
       BootstrapServer server = BootstrapServer.parse(entry);
-      try {
-        secret = secrets.forSending(name, field, server.host(), server.port());
-      } catch (SourceException e) {
-        throw refused(e.getMessage());
-      }
+      servers.add(new SecretAccess.Destination(server.host(), server.port()));
     }
-    if (secret == null) {
+    if (servers.isEmpty()) {
       throw refused("spec.changes.kafka needs bootstrap servers");
     }
-    return secret;
+    try {
+      // One read of the Secret for all of them: a stream lists up to 8 bootstrap servers.
+      return secrets.forSending(name, field, servers);
+    } catch (SourceException e) {
+      throw refused(e.getMessage());
+    }
   }
 
   /** Key {@code key} of the Secret as PEM text holding {@code header} (else: "holds no what"). */

@@ -114,6 +114,9 @@ public final class SecretAccess {
     return secret;
   }
 
+  /** A host and port a Secret's values are sent to. */
+  public record Destination(String host, int port) {}
+
   /**
    * A Secret whose values are sent to {@code host:port}.
    *
@@ -123,23 +126,42 @@ public final class SecretAccess {
    */
   public Secret forSending(String name, String field, String host, int port)
       throws SourceException {
+    return forSending(name, field, List.of(new Destination(host, port)));
+  }
+
+  /**
+   * A Secret whose values are sent to each of {@code destinations} (e.g. every bootstrap server of
+   * a Kafka stream), read with one request however many there are.
+   *
+   * @param field the spec field naming it, for messages (e.g. {@code http.headersSecret})
+   * @throws SourceException {@link SourceException#NOT_FOUND} when it does not exist, {@value
+   *     Reasons#SECRET_NOT_ALLOWED} when it does not allow this filter or one of the destinations
+   */
+  public Secret forSending(String name, String field, List<Destination> destinations)
+      throws SourceException {
     Secret secret = fetch(name, field);
     checkFilter(secret, name, field);
-    if (mode == Mode.ANNOTATION && !hostAllowed(annotation(secret, ALLOWED_HOSTS), host, port)) {
-      throw new SourceException(
-          Reasons.SECRET_NOT_ALLOWED,
-          "Secret "
-              + name
-              + " ("
-              + field
-              + ") may not be "
-              + "sent to "
-              + host
-              + ":"
-              + port
-              + ": its annotation "
-              + ALLOWED_HOSTS
-              + " does not list that host; nothing was sent");
+    if (mode != Mode.ANNOTATION) {
+      return secret;
+    }
+    String hosts = annotation(secret, ALLOWED_HOSTS);
+    for (Destination to : destinations) {
+      if (!hostAllowed(hosts, to.host(), to.port())) {
+        throw new SourceException(
+            Reasons.SECRET_NOT_ALLOWED,
+            "Secret "
+                + name
+                + " ("
+                + field
+                + ") may not be "
+                + "sent to "
+                + to.host()
+                + ":"
+                + to.port()
+                + ": its annotation "
+                + ALLOWED_HOSTS
+                + " does not list that host; nothing was sent");
+      }
     }
     return secret;
   }

@@ -7,6 +7,8 @@ import io.bloomoperator.api.Reasons;
 import io.fabric8.kubernetes.api.model.SecretBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
+import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -18,6 +20,7 @@ import org.junit.jupiter.params.provider.CsvSource;
 class SecretAccessTest {
 
   static KubernetesClient client;
+  static KubernetesMockServer server;
 
   @BeforeEach
   void secrets() {
@@ -94,6 +97,30 @@ class SecretAccessTest {
     // allowed-filters alone does not let a Secret travel.
     assertThatThrownBy(() -> ids.forSending("for-ids", "h", "exports.shop.internal", 443))
         .isInstanceOf(SourceException.class);
+  }
+
+  @Test
+  void aSecretSentToSeveralHostsIsReadOnceAndMustAllowEachOfThem() throws SourceException {
+    SecretAccess access = access("ids", SecretAccess.Mode.ANNOTATION);
+    List<SecretAccess.Destination> allowed =
+        List.of(
+            new SecretAccess.Destination("a.db.internal", 9093),
+            new SecretAccess.Destination("b.db.internal", 9093),
+            new SecretAccess.Destination("exports.shop.internal", 443));
+    int before = server.getRequestCount();
+    assertThat(access.forSending("token", "changes.kafka.sasl.credentialsSecret", allowed))
+        .isNotNull();
+    assertThat(server.getRequestCount() - before).as("API requests").isEqualTo(1);
+
+    List<SecretAccess.Destination> oneOutside =
+        List.of(
+            new SecretAccess.Destination("a.db.internal", 9093),
+            new SecretAccess.Destination("kafka.attacker.example", 9093));
+    assertThatThrownBy(() -> access.forSending("token", "f", oneOutside))
+        .isInstanceOfSatisfying(
+            SourceException.class,
+            e -> assertThat(e.reason()).isEqualTo(Reasons.SECRET_NOT_ALLOWED))
+        .hasMessageContaining("may not be sent to kafka.attacker.example:9093");
   }
 
   @Test

@@ -70,6 +70,15 @@ public class BloomFilterProperties {
   private Duration readerReportInterval;
 
   /**
+   * The least time between two checks of the whole payload of a filter whose stream deltas are set
+   * in the served bits in place ({@code BloomFilterWatcher.Builder.inPlaceDeltas}); default 1
+   * minute, at most 1 hour. 0 turns in-place deltas off: every version is swapped in and its whole
+   * payload verified before it is served, which costs a copy and a hash of the whole filter per
+   * delta.
+   */
+  private Duration inPlaceCheckInterval;
+
+  /**
    * The most keys {@code LiveBloomFilter.addLocal} holds at once (further adds are refused); 0
    * turns local adds off. Default 100,000.
    */
@@ -160,6 +169,14 @@ public class BloomFilterProperties {
 
   public void setMaxChunks(Integer maxChunks) {
     this.maxChunks = maxChunks;
+  }
+
+  public Duration getInPlaceCheckInterval() {
+    return inPlaceCheckInterval;
+  }
+
+  public void setInPlaceCheckInterval(Duration inPlaceCheckInterval) {
+    this.inPlaceCheckInterval = inPlaceCheckInterval;
   }
 
   public Duration getResync() {

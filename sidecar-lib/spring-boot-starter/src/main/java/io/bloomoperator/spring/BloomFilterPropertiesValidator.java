@@ -1,6 +1,8 @@
 package io.bloomoperator.spring;
 
 import io.bloomoperator.snapshot.KeyType;
+import io.bloomoperator.watch.BloomFilterWatcher;
+import java.time.Duration;
 import java.util.regex.Pattern;
 
 /**
@@ -64,6 +66,16 @@ final class BloomFilterPropertiesValidator {
     }
     if (properties.getResync() != null && properties.getResync().isNegative()) {
       throw new IllegalStateException(prefix(bean) + "resync must not be negative");
+    }
+    Duration inPlace = properties.getInPlaceCheckInterval();
+    if (inPlace != null
+        && (inPlace.isNegative()
+            || inPlace.compareTo(BloomFilterWatcher.MAX_IN_PLACE_CHECK_INTERVAL) > 0)) {
+      throw new IllegalStateException(
+          prefix(bean)
+              + "in-place-check-interval must be in 0s.."
+              + BloomFilterWatcher.MAX_IN_PLACE_CHECK_INTERVAL.toMinutes()
+              + "m (0s turns in-place deltas off)");
     }
     if (properties.getLocalAddsMaxEntries() != null && properties.getLocalAddsMaxEntries() < 0) {
       throw new IllegalStateException(prefix(bean) + "local-adds-max-entries must not be negative");

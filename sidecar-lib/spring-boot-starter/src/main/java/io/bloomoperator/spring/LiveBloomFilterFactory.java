@@ -98,6 +98,9 @@ public class LiveBloomFilterFactory implements DisposableBean {
     if (properties.getResync() != null) {
       builder.resync(properties.getResync());
     }
+    if (properties.getInPlaceCheckInterval() != null) {
+      builder.inPlaceDeltas(properties.getInPlaceCheckInterval());
+    }
     objectStores
         .get()
         .forEach(

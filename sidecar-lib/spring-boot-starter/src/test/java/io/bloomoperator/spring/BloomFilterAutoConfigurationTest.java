@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.bloomoperator.snapshot.BloomFilterBits;
+import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.testing.KubeCluster;
 import io.bloomoperator.testing.RealKubernetes;
 import io.bloomoperator.testing.TestNamespace;
@@ -132,6 +133,47 @@ class BloomFilterAutoConfigurationTest {
 
               // The application's client was used: the starter built none of its own.
               assertThat(context.getBean(LiveBloomFilterFactory.class).ownsClient()).isFalse();
+            });
+  }
+
+  @Test
+  void streamDeltasAreSetInPlaceUnlessTheCheckIntervalTurnsThemOff(
+      KubernetesClient client, TestNamespace ns, KubeCluster cluster) {
+    List<String> base = List.of("a", "b", "c");
+    List<String> added = List.of("d", "e");
+    BloomFilterBits v1 = TestKeys.stringFilter(1_000, base);
+    BloomFilterBits v2 = TestKeys.stringFilter(1_000, base, added);
+    Map<String, Manifest> firsts = new java.util.HashMap<>();
+    for (String name : List.of("in-place", "swapped")) {
+      SnapshotPublisher publisher = new SnapshotPublisher(client, ns.name(), name);
+      firsts.put(name, publisher.publish(v1, base.size(), 1).manifest());
+    }
+    KubernetesClient applicationClient = cluster.newClient(); // Spring closes it with the context
+    runner
+        .withBean(KubernetesClient.class, () -> applicationClient)
+        .withPropertyValues(
+            "bloom.filters.inPlace.name=in-place",
+            "bloom.filters.inPlace.namespace=" + ns.name(),
+            "bloom.filters.swapped.name=swapped",
+            "bloom.filters.swapped.namespace=" + ns.name(),
+            "bloom.filters.swapped.in-place-check-interval=0s")
+        .run(
+            context -> {
+              assertThat(context).hasNotFailed();
+              LiveBloomFilter<?> inPlace = context.getBean("inPlace", LiveBloomFilter.class);
+              LiveBloomFilter<?> swapped = context.getBean("swapped", LiveBloomFilter.class);
+              for (LiveBloomFilter<?> filter : List.of(inPlace, swapped)) {
+                assertThat(filter.awaitReady(READY)).isTrue();
+                new SnapshotPublisher(client, ns.name(), filter.filterName())
+                    .publishDelta(firsts.get(filter.filterName()), v1, v2, 5, 2);
+                await().atMost(READY).until(() -> filter.currentVersion() == 2);
+              }
+              // The default sets an add-only delta in the served bits; 0s swaps it in whole.
+              assertThat(inPlace.deltasAppliedInPlace()).isEqualTo(1);
+              assertThat(swapped.deltasAppliedInPlace()).isZero();
+              @SuppressWarnings("unchecked")
+              LiveBloomFilter<String> answers = (LiveBloomFilter<String>) swapped;
+              assertThat(answers.mightContain("e")).isTrue();
             });
   }
 

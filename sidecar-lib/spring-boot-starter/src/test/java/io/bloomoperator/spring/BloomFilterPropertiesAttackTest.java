@@ -75,6 +75,12 @@ class BloomFilterPropertiesAttackTest {
             P + "memory-mapped needs local-cache-dir"),
         Arguments.of(new String[] {P + "name=ids", P + "resync=-1s"}, P + "resync"),
         Arguments.of(
+            new String[] {P + "name=ids", P + "in-place-check-interval=-1s"},
+            P + "in-place-check-interval must be in 0s..60m"),
+        Arguments.of(
+            new String[] {P + "name=ids", P + "in-place-check-interval=61m"},
+            P + "in-place-check-interval must be in 0s..60m"),
+        Arguments.of(
             new String[] {P + "name=ids", P + "local-adds-max-entries=-1"},
             P + "local-adds-max-entries must not be negative"),
         Arguments.of(
