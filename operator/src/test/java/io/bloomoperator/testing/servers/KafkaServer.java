@@ -64,6 +64,7 @@ public final class KafkaServer implements AutoCloseable {
   private static final String LOOPBACK = "127.0.0.1";
   private static final long STARTUP_TIMEOUT_MILLIS = 90_000;
   private static final Duration CLIENT_TIMEOUT = Duration.ofSeconds(30);
+  private static final Duration PRODUCE_TIMEOUT = Duration.ofSeconds(120);
 
   private static KafkaServer shared;
 
@@ -269,7 +270,7 @@ public final class KafkaServer implements AutoCloseable {
     producer().flush();
     List<RecordMetadata> acknowledged = new ArrayList<>();
     for (Future<RecordMetadata> f : sent) {
-      acknowledged.add(await(f, "producing to " + topic));
+      acknowledged.add(await(f, "producing to " + topic, PRODUCE_TIMEOUT));
     }
     return acknowledged;
   }
@@ -278,7 +279,8 @@ public final class KafkaServer implements AutoCloseable {
   public RecordMetadata produce(String topic, int partition, String key, String value) {
     return await(
         producer().send(new ProducerRecord<>(topic, partition, key, value)),
-        "producing to " + topic + "-" + partition);
+        "producing to " + topic + "-" + partition,
+        PRODUCE_TIMEOUT);
   }
 
   /** Stops the broker (SIGTERM, SIGKILL after 60 s) and keeps its data for {@link #restart()}. */
@@ -564,8 +566,12 @@ public final class KafkaServer implements AutoCloseable {
       config.put(ProducerConfig.ACKS_CONFIG, "all");
       config.put(ProducerConfig.LINGER_MS_CONFIG, "0");
       config.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, Long.toString(CLIENT_TIMEOUT.toMillis()));
-      config.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, "30000");
-      config.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, "10000");
+      // Generous: a request that times out is sent again, and on a starved machine (a CI run
+      // under load) the idempotent producer's retries then ended in OutOfOrderSequenceException
+      // loops until the batch expired. Tests wait for acknowledgements, not for a deadline.
+      config.put(
+          ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, Long.toString(PRODUCE_TIMEOUT.toMillis()));
+      config.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, "60000");
       producer = new KafkaProducer<>(config, new StringSerializer(), new StringSerializer());
     }
     return producer;
@@ -583,12 +589,16 @@ public final class KafkaServer implements AutoCloseable {
   }
 
   private <T> T await(Future<T> future, String what) {
+    return await(future, what, CLIENT_TIMEOUT);
+  }
+
+  private <T> T await(Future<T> future, String what, Duration timeout) {
     try {
-      return future.get(CLIENT_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+      return future.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
     } catch (ExecutionException e) {
       throw failure(what + " failed: " + e.getCause(), e.getCause());
     } catch (TimeoutException e) {
-      throw failure(what + " timed out after " + CLIENT_TIMEOUT, e);
+      throw failure(what + " timed out after " + timeout, e);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("interrupted while " + what, e);
