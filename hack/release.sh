@@ -2,10 +2,13 @@
 # Produces a release's artifacts into one directory from the checked-out commit, without
 # downloads once ~/.m2 and the Go module cache hold the build's dependencies (helm is built by
 # hack/build-helm.sh):
-#   bash hack/release.sh [--no-build] [--only PART,...] [OUTDIR]      (OUTDIR default target/release)
+#   bash hack/release.sh [--no-build] [--only PART,...] [--multiarch] [OUTDIR]
+#                                                          (OUTDIR default target/release)
 #
 #   bloom-operator-image-<version>.tar   the operator image, an OCI layout tarred (docs/image.md)
 #   bloom-lookup-sidecar-image-<version>.tar  the lookup sidecar's image, the same way
+#   bloom-operator-image-multiarch-<version>.tar  with --multiarch: the operator image for
+#                                        linux/amd64 + linux/arm64, an OCI image index (docs/image.md)
 #   bloom-operator-<chart version>.tgz   the Helm chart, as `helm package` makes it
 #   bloom-operator-crds-<version>.yaml   both CRDs in one file, for `kubectl apply --server-side -f`
 #   kubectl-bloom-<version>.tar.gz       the kubectl plugin: kubectl-bloom, bloom-operator.jar,
@@ -16,6 +19,8 @@
 #                                        repository layout, each jar with -sources and -javadoc
 #   SHA256SUMS                           of every file above (`sha256sum -c SHA256SUMS`)
 #
+# --multiarch builds (-Pmultiarch) and adds the two-platform operator image; its arm64 Java runtime
+# comes from Debian's arm64 packages, fetched once (apt-get download) into the build's cache.
 # PARTs: image chart crds plugin sbom maven (default all). --no-build takes what an earlier build
 # left in target/ (ReleaseArtifactsPackagedJarTest runs `--no-build --only chart,crds,plugin,sbom`).
 # Reproducible: SOURCE_DATE_EPOCH (default: the last commit's time) fixes the archives' mtimes, the
@@ -31,11 +36,13 @@ cd "$(dirname "$0")/.."
 root="$PWD"
 
 build=true
+multiarch=false
 parts="image,chart,crds,plugin,sbom,maven"
 while [ $# -gt 0 ]; do
   case "$1" in
     --no-build) build=false; shift ;;
     --only) parts="${2:?--only needs a list of parts}"; shift 2 ;;
+    --multiarch) multiarch=true; shift ;;
     -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     -*) echo "release.sh: unknown option $1" >&2; exit 2 ;;
     *) break ;;
@@ -82,6 +89,11 @@ release_image() {
   cp operator/target/bloom-operator-image.tar "$out/bloom-operator-image-$version.tar"
   cp sidecar-lib/lookup-sidecar/target/bloom-lookup-sidecar-image.tar \
     "$out/bloom-lookup-sidecar-image-$version.tar"
+  if $multiarch; then
+    need operator/target/bloom-operator-image-multiarch.tar
+    cp operator/target/bloom-operator-image-multiarch.tar \
+      "$out/bloom-operator-image-multiarch-$version.tar"
+  fi
 }
 
 release_chart() {
@@ -161,15 +173,18 @@ if [ -e "$out" ] && [ -n "$(ls -A "$out")" ] && [ ! -f "$out/.bloom-release" ]; 
 fi
 
 if $build; then
-  skip_image=()
-  want image || skip_image=(-DskipImage)
+  image_args=()
+  want image || image_args=(-DskipImage)
+  if $multiarch && want image; then
+    image_args=(-Pmultiarch)
+  fi
   modules="$(IFS=,; echo "${maven_modules[*]}"),sidecar-lib/lookup-sidecar,operator"
   # -DskipTests: the image is still built (pre-integration-test), the SBOM at package.
   # Not -o: cyclonedx-maven-plugin's goals declare that they need Maven's online mode, and Maven
   # skips them under -o. Once ~/.m2 holds the build's artifacts nothing is downloaded; -nsu keeps
   # Maven from asking remote repositories for newer snapshots.
   # shellcheck disable=SC2086
-  mvn -B -q -nsu -pl "$modules" -am -DskipTests "${skip_image[@]}" ${RELEASE_MVN_ARGS:-} verify
+  mvn -B -q -nsu -pl "$modules" -am -DskipTests "${image_args[@]}" ${RELEASE_MVN_ARGS:-} verify
 fi
 
 rm -rf "$out"

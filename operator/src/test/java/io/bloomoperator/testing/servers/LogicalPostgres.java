@@ -40,6 +40,12 @@ public final class LogicalPostgres {
    * filter of the namespace send them to this server.
    */
   public static void replicationSecret(KubernetesClient client, String namespace, String name) {
+    replicationSecret(client, namespace, name, shared());
+  }
+
+  /** {@link #replicationSecret(KubernetesClient, String, String)} for {@code server}. */
+  public static void replicationSecret(
+      KubernetesClient client, String namespace, String name, PostgresServer server) {
     client
         .secrets()
         .inNamespace(namespace)
@@ -49,7 +55,7 @@ public final class LogicalPostgres {
                 .withName(name)
                 .withNamespace(namespace)
                 .addToAnnotations(SecretAccess.ALLOWED_FILTERS, "*")
-                .addToAnnotations(SecretAccess.ALLOWED_HOSTS, "127.0.0.1:" + shared().port())
+                .addToAnnotations(SecretAccess.ALLOWED_HOSTS, "127.0.0.1:" + server.port())
                 .endMetadata()
                 .withStringData(Map.of("username", ROLE, "password", PASSWORD))
                 .build())
@@ -59,12 +65,22 @@ public final class LogicalPostgres {
   /** The server, started on first call and stopped at JVM exit. */
   public static synchronized PostgresServer shared() {
     if (server == null) {
-      server = PostgresServer.dedicated("wal_level=logical", "max_replication_slots=32");
-      server.executeAsSuperuser(
-          "CREATE ROLE " + ROLE + " LOGIN REPLICATION PASSWORD '" + PASSWORD + "'",
-          "CREATE ROLE " + ROLE_WITHOUT_REPLICATION + " LOGIN PASSWORD '" + PASSWORD + "'");
-      server.enableTls();
+      server = startDedicated();
     }
     return server;
+  }
+
+  /**
+   * A server set up like {@link #shared()} but of the caller's own (e.g. to restart it), stopped by
+   * its {@link PostgresServer#close()} or at JVM exit.
+   */
+  public static PostgresServer startDedicated() {
+    PostgresServer started =
+        PostgresServer.dedicated("wal_level=logical", "max_replication_slots=32");
+    started.executeAsSuperuser(
+        "CREATE ROLE " + ROLE + " LOGIN REPLICATION PASSWORD '" + PASSWORD + "'",
+        "CREATE ROLE " + ROLE_WITHOUT_REPLICATION + " LOGIN PASSWORD '" + PASSWORD + "'");
+    started.enableTls();
+    return started;
   }
 }

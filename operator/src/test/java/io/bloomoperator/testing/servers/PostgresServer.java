@@ -140,6 +140,15 @@ public final class PostgresServer implements AutoCloseable {
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
+    startServer();
+    psqlAsSuperuser(
+        "postgres",
+        "create user " + USER + " password '" + PASSWORD + "'",
+        "create database " + DATABASE + " owner " + USER);
+  }
+
+  /** {@code pg_ctl start} on this server's data directory and port, waiting until it accepts. */
+  private void startServer() {
     String options =
         String.join(
             " ",
@@ -172,10 +181,19 @@ public final class PostgresServer implements AutoCloseable {
         "-t",
         "60",
         "start");
-    psqlAsSuperuser(
-        "postgres",
-        "create user " + USER + " password '" + PASSWORD + "'",
-        "create database " + DATABASE + " owner " + USER);
+  }
+
+  /**
+   * Crashes the server ({@code pg_ctl stop -m immediate}: no shutdown checkpoint, so the next start
+   * runs crash recovery, as after a killed server) and starts it again on the same port and data;
+   * returns once it accepts connections. What was committed stays (the WAL reached the OS; only an
+   * OS crash would lose it with {@code fsync=off}), but with {@code synchronous_commit=off} a
+   * commit can be acknowledged before its WAL is written: a writer that must not lose acknowledged
+   * rows sets {@code synchronous_commit = on} in its session.
+   */
+  public synchronized void restart() {
+    runAsServerUser(bin("pg_ctl"), "-D", data.toString(), "-m", "immediate", "-w", "stop");
+    startServer();
   }
 
   /**
