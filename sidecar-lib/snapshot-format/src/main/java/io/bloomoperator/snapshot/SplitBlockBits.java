@@ -206,6 +206,53 @@ public final class SplitBlockBits {
     }
   }
 
+  /**
+   * False if the string key whose UTF-8 encoding is {@code utf8[offset, offset + length)} was
+   * definitely never added; true if it might have been. Hashes the bytes as they are (no copy).
+   */
+  public boolean mightContainUtf8(byte[] utf8, int offset, int length) {
+    requireType(KeyType.STRING);
+    return mightContainHash(Xxh64.hashBytes(utf8, offset, length));
+  }
+
+  /**
+   * {@link #mightContainStrings} for keys given as UTF-8 byte ranges of {@code data}: key {@code i}
+   * is {@code data[offsets[from + i], offsets[from + i] + lengths[from + i])}. Every range is
+   * checked before any answer is written. Allocates nothing.
+   */
+  public void mightContainUtf8s(
+      byte[] data, int[] offsets, int[] lengths, int from, int count, boolean[] results) {
+    requireType(KeyType.STRING);
+    checkUtf8Ranges(data, offsets, lengths, from, count, results);
+    int i = from;
+    int end = from + count;
+    for (; end - i >= 4; i += 4) {
+      long h0 = Xxh64.hashBytes(data, offsets[i], lengths[i]);
+      long h1 = Xxh64.hashBytes(data, offsets[i + 1], lengths[i + 1]);
+      long h2 = Xxh64.hashBytes(data, offsets[i + 2], lengths[i + 2]);
+      long h3 = Xxh64.hashBytes(data, offsets[i + 3], lengths[i + 3]);
+      probe4(h0, h1, h2, h3, results, i - from);
+    }
+    for (; i < end; i++) {
+      results[i - from] = mightContainHash(Xxh64.hashBytes(data, offsets[i], lengths[i]));
+    }
+  }
+
+  /**
+   * Checks a batch of byte-range keys before any answer is written, so a bad range never leaves
+   * {@code results} half filled.
+   */
+  static void checkUtf8Ranges(
+      byte[] data, int[] offsets, int[] lengths, int from, int count, boolean[] results) {
+    Objects.checkFromIndexSize(from, count, offsets.length);
+    Objects.checkFromIndexSize(from, count, lengths.length);
+    Objects.checkFromIndexSize(0, count, results.length);
+    int size = data.length;
+    for (int i = from, end = from + count; i < end; i++) {
+      Objects.checkFromIndexSize(offsets[i], lengths[i], size);
+    }
+  }
+
   /** The probes of four hashed keys into {@code results[r, r + 4)}, after all four hashes. */
   private void probe4(long h0, long h1, long h2, long h3, boolean[] results, int r) {
     results[r] = mightContainHash(h0);
