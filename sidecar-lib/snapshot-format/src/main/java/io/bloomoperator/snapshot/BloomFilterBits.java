@@ -199,8 +199,8 @@ public final class BloomFilterBits implements BloomLookup {
   /**
    * {@inheritDoc}
    *
-   * <p>Allocates nothing (Guava-layout filters keep a small scratch object per thread, created at
-   * the thread's first batch).
+   * <p>Allocates nothing once the calling thread has its scratch object (created at its first
+   * batch: the split-block layout's 64 hashes in flight, the Guava layout's group of 4).
    *
    * @throws IllegalStateException if this is not a {@link KeyType#STRING} filter
    */
@@ -218,8 +218,8 @@ public final class BloomFilterBits implements BloomLookup {
   /**
    * Looks up {@code keys[from, from + count)}, the answer for {@code keys[from + i]} into {@code
    * results[i]}: hashes a group of keys before probing any of them, so their cache misses overlap.
-   * Allocates nothing (Guava-layout filters keep a small scratch object per thread, created at the
-   * thread's first batch).
+   * Allocates nothing once the calling thread has its scratch object (created at its first batch:
+   * the split-block layout's 64 hashes in flight, the Guava layout's group of 4).
    *
    * @throws IllegalStateException if this is not a {@link KeyType#STRING} filter
    * @throws IndexOutOfBoundsException if the range is outside {@code keys} or {@code results} is

@@ -129,6 +129,7 @@ public class HotKeyLookupBenchmark {
     int[] offsets = new int[BATCH];
     int[] lengths = new int[BATCH];
     String[] batchKeys = new String[BATCH];
+    long lastRead; // floorReadDependent's chain
 
     @Setup(Level.Trial)
     public void setUp() throws IOException {
@@ -394,6 +395,22 @@ public class HotKeyLookupBenchmark {
     long[] w = s.floorWords;
     int b = s.floorBlocks[s.nextIndex()];
     return w[b] ^ w[b + 1] ^ w[b + 2] ^ w[b + 3];
+  }
+
+  /**
+   * The latency of one miss: each read's block depends on the value the previous read returned, so
+   * no two are in flight at once. A lookup of an application (one per request, other work between)
+   * cannot overlap its miss with the next lookup's either; {@link #floorRead} lets the CPU run
+   * ahead through many independent reads, the floor of a batch.
+   */
+  @Benchmark
+  public long floorReadDependent(Strings s) {
+    long[] w = s.floorWords;
+    // Clearing bit 2 or not, as the last value read says, keeps the block random and in range.
+    int b = s.floorBlocks[s.nextIndex()] & ~((int) (s.lastRead >>> 63) << 2);
+    long x = w[b] ^ w[b + 1] ^ w[b + 2] ^ w[b + 3];
+    s.lastRead = x;
+    return x;
   }
 
   @Benchmark
