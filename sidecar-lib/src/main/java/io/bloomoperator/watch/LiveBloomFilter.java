@@ -8,6 +8,7 @@ import io.bloomoperator.snapshot.SnapshotDecoder;
 import io.bloomoperator.snapshot.SnapshotLimits;
 import io.bloomoperator.snapshot.SnapshotVerificationException;
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -427,6 +428,158 @@ public final class LiveBloomFilter<K> implements AutoCloseable {
       }
     }
     return countAnswers(count, results);
+  }
+
+  /**
+   * {@link #mightContain} for a String key given as its UTF-8 encoding {@code utf8[offset, offset +
+   * length)}, for callers that hold keys as bytes (a request body, a network buffer): the bytes are
+   * hashed as they are, without decoding or copying them, and the answer is the one {@code
+   * mightContain} gives for the decoded String. The bytes must be valid UTF-8 (other bytes are
+   * answered for exactly those bytes, as a Guava or Parquet filter hashing them would). Allocates
+   * nothing, except when the served bits answer "absent" while keys {@linkplain #addLocal added
+   * locally} are held and the key is not ASCII or passes the overlay's presence bitset: it is then
+   * decoded to look it up among them.
+   *
+   * @throws IllegalStateException if this filter's keys are not {@link LiveKeyType#STRING}
+   * @throws NullPointerException if {@code utf8} is null
+   * @throws IndexOutOfBoundsException if the range is outside {@code utf8}
+   */
+  public boolean mightContainUtf8(byte[] utf8, int offset, int length) {
+    requireStringKeys();
+    Objects.checkFromIndexSize(offset, length, utf8.length);
+    lookups.increment();
+    ServedSnapshot snapshot = loop.serving(); // one volatile read: the whole lookup uses it
+    boolean answer =
+        snapshot == null
+            ? answerBeforeFirstSnapshot
+            : snapshot.bits().mightContainUtf8(utf8, offset, length);
+    if (!answer && overlay != null) {
+      answer = overlay.mightHoldUtf8(utf8, offset, length);
+      if (!answer) {
+        // As addedLocally: a key dropped from the overlay is in the version that made it redundant.
+        ServedSnapshot now = loop.serving();
+        answer =
+            now != snapshot && now != null && now.bits().mightContainUtf8(utf8, offset, length);
+      }
+    }
+    if (answer) {
+      maybePresent.increment();
+    }
+    return answer;
+  }
+
+  /**
+   * {@link #mightContainUtf8(byte[], int, int)} for the bytes of {@code utf8} from its position to
+   * its limit, heap or direct, read-only or not: read by absolute index, so the buffer's position,
+   * limit, mark and byte order are left as they were.
+   *
+   * @throws IllegalStateException if this filter's keys are not {@link LiveKeyType#STRING}
+   * @throws NullPointerException if {@code utf8} is null
+   */
+  public boolean mightContainUtf8(ByteBuffer utf8) {
+    requireStringKeys();
+    int offset = utf8.position();
+    int length = utf8.limit() - offset;
+    lookups.increment();
+    ServedSnapshot snapshot = loop.serving();
+    boolean answer =
+        snapshot == null ? answerBeforeFirstSnapshot : snapshot.bits().mightContainUtf8(utf8);
+    if (!answer && overlay != null) {
+      answer = overlay.mightHoldUtf8(utf8, offset, length);
+      if (!answer) {
+        ServedSnapshot now = loop.serving();
+        answer = now != snapshot && now != null && now.bits().mightContainUtf8(utf8);
+      }
+    }
+    if (answer) {
+      maybePresent.increment();
+    }
+    return answer;
+  }
+
+  /**
+   * {@link #mightContain} for a String key held in any {@link CharSequence} (a {@link
+   * StringBuilder} or {@link java.nio.CharBuffer} a parser reuses, say): the answer {@code
+   * mightContain(key.toString())} gives. An ASCII sequence is hashed from its chars, without a copy
+   * and without allocating; any other is converted to a String first. As with {@link
+   * #mightContainUtf8(byte[], int, int)}, a key the served bits answer "absent" for is converted to
+   * a String if it passes the presence bitset of held {@linkplain #addLocal local adds}. The
+   * sequence must not change during the call.
+   *
+   * @throws IllegalStateException if this filter's keys are not {@link LiveKeyType#STRING}
+   * @throws NullPointerException if key is null
+   */
+  public boolean mightContainChars(CharSequence key) {
+    requireStringKeys();
+    Objects.requireNonNull(key, "key");
+    lookups.increment();
+    ServedSnapshot snapshot = loop.serving();
+    boolean answer =
+        snapshot == null ? answerBeforeFirstSnapshot : snapshot.bits().mightContainChars(key);
+    if (!answer && overlay != null) {
+      answer = overlay.mightHoldChars(key);
+      if (!answer) {
+        ServedSnapshot now = loop.serving();
+        answer = now != snapshot && now != null && now.bits().mightContainChars(key);
+      }
+    }
+    if (answer) {
+      maybePresent.increment();
+    }
+    return answer;
+  }
+
+  /**
+   * The batch form of {@link #mightContainUtf8(byte[], int, int)}, as {@link #mightContainAll} is
+   * of {@link #mightContain}: key {@code i} (for {@code 0 <= i < count}) is {@code
+   * data[offsets[from + i], offsets[from + i] + lengths[from + i])}, its answer goes into {@code
+   * results[i]}, and all answers come from the same served version (one volatile read for the
+   * batch). Hashes a group of keys before probing any of them, so their cache misses overlap. Every
+   * range is checked before any answer is written. Allocates nothing but as {@link
+   * #mightContainUtf8(byte[], int, int)} does for keys held locally.
+   *
+   * @return how many of the keys might be present (answered true)
+   * @throws IllegalStateException if this filter's keys are not {@link LiveKeyType#STRING}
+   * @throws NullPointerException if an array is null
+   * @throws IndexOutOfBoundsException if {@code [from, from + count)} is outside {@code offsets} or
+   *     {@code lengths}, a key's range is outside {@code data}, or {@code results} is shorter than
+   *     {@code count}
+   */
+  public int mightContainAllUtf8(
+      byte[] data, int[] offsets, int[] lengths, int from, int count, boolean[] results) {
+    requireStringKeys();
+    Objects.checkFromIndexSize(from, count, offsets.length);
+    Objects.checkFromIndexSize(from, count, lengths.length);
+    Objects.checkFromIndexSize(0, count, results.length);
+    for (int i = from; i < from + count; i++) {
+      Objects.checkFromIndexSize(offsets[i], lengths[i], data.length);
+    }
+    ServedSnapshot snapshot = loop.serving(); // one volatile read: the whole batch uses it
+    if (snapshot == null) {
+      java.util.Arrays.fill(results, 0, count, answerBeforeFirstSnapshot);
+    } else {
+      snapshot.bits().mightContainUtf8s(data, offsets, lengths, from, count, results);
+    }
+    if (overlay != null) {
+      for (int i = 0; i < count; i++) {
+        results[i] =
+            results[i] || overlay.mightHoldUtf8(data, offsets[from + i], lengths[from + i]);
+      }
+      ServedSnapshot now = loop.serving();
+      if (now != snapshot && now != null) { // as in lookUpAgainIfSwapped
+        for (int i = 0; i < count; i++) {
+          results[i] =
+              results[i] || now.bits().mightContainUtf8(data, offsets[from + i], lengths[from + i]);
+        }
+      }
+    }
+    return countAnswers(count, results);
+  }
+
+  private void requireStringKeys() {
+    if (keyType != LiveKeyType.STRING) {
+      throw new IllegalStateException("this filter holds " + keyType + " keys, not String keys");
+    }
   }
 
   /** Counts a batch's lookups and maybe-present answers as single lookups would be. */

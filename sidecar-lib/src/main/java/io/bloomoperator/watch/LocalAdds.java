@@ -2,6 +2,8 @@ package io.bloomoperator.watch;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Objects;
@@ -255,6 +257,91 @@ final class LocalAdds<K> implements BloomFilterListener {
       }
     }
     return addedAt.containsKey((K) Long.valueOf(key));
+  }
+
+  /**
+   * {@link #mightHold} for a String key given as its UTF-8 bytes {@code utf8[offset, offset +
+   * length)} (valid UTF-8), for an overlay of {@link LiveKeyType#STRING} keys: allocation-free
+   * while nothing is held and for ASCII keys whose presence bit is clear (the String hash code of
+   * ASCII bytes is computed from them); a key past the bitset, or not ASCII, is decoded to look it
+   * up.
+   */
+  boolean mightHoldUtf8(byte[] utf8, int offset, int length) {
+    if (size.get() == 0) {
+      return false;
+    }
+    long[] words = presence;
+    if (words != null) {
+      int hash = 0;
+      boolean ascii = true;
+      for (int i = offset, end = offset + length; i < end; i++) {
+        byte b = utf8[i];
+        if (b < 0) {
+          ascii = false;
+          break;
+        }
+        hash = 31 * hash + b; // String.hashCode: ASCII bytes are the chars
+      }
+      if (ascii && !present(words, hash)) {
+        return false;
+      }
+    }
+    return addedAt.containsKey(new String(utf8, offset, length, StandardCharsets.UTF_8));
+  }
+
+  /**
+   * {@link #mightHoldUtf8(byte[], int, int)} for the bytes {@code utf8[offset, offset + length)}.
+   */
+  boolean mightHoldUtf8(ByteBuffer utf8, int offset, int length) {
+    if (size.get() == 0) {
+      return false;
+    }
+    long[] words = presence;
+    if (words != null) {
+      int hash = 0;
+      boolean ascii = true;
+      for (int i = offset, end = offset + length; i < end; i++) {
+        byte b = utf8.get(i);
+        if (b < 0) {
+          ascii = false;
+          break;
+        }
+        hash = 31 * hash + b;
+      }
+      if (ascii && !present(words, hash)) {
+        return false;
+      }
+    }
+    byte[] copy = new byte[length];
+    utf8.get(offset, copy); // absolute: the buffer's position stays
+    return addedAt.containsKey(new String(copy, StandardCharsets.UTF_8));
+  }
+
+  /**
+   * {@link #mightHold} for a String key given as any char sequence: allocation-free unless its
+   * presence bit is set (its String hash code is computed from its chars).
+   */
+  boolean mightHoldChars(CharSequence key) {
+    if (size.get() == 0) {
+      return false;
+    }
+    long[] words = presence;
+    if (words != null) {
+      int hash = 0;
+      for (int i = 0, length = key.length(); i < length; i++) {
+        hash = 31 * hash + key.charAt(i); // String.hashCode
+      }
+      if (!present(words, hash)) {
+        return false;
+      }
+    }
+    return addedAt.containsKey(key.toString());
+  }
+
+  /** Whether the presence bit of a key with that hash code is set in {@code words}. */
+  private boolean present(long[] words, int hashCode) {
+    int bit = presenceBit(hashCode);
+    return ((long) WORDS.getAcquire(words, bit >>> 6) & (1L << bit)) != 0;
   }
 
   /**

@@ -2,6 +2,7 @@ package io.bloomoperator.snapshot;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.Objects;
 
@@ -152,10 +153,73 @@ public final class BloomFilterBits implements BloomLookup {
   }
 
   /**
+   * {@inheritDoc}
+   *
+   * @throws IllegalStateException if this is not a {@link KeyType#STRING} filter
+   */
+  @Override
+  public boolean mightContainUtf8(byte[] utf8, int offset, int length) {
+    requireType(keyType, KeyType.STRING);
+    SplitBlockBits split = blocked;
+    return split != null
+        ? split.mightContainHash(Xxh64.hashBytes(utf8, offset, length))
+        : Murmur3x64.hashBytes(utf8, offset, length, testBits);
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * @throws IllegalStateException if this is not a {@link KeyType#STRING} filter
+   */
+  @Override
+  public boolean mightContainUtf8(ByteBuffer utf8) {
+    requireType(keyType, KeyType.STRING);
+    int offset = utf8.position();
+    int length = utf8.limit() - offset;
+    SplitBlockBits split = blocked;
+    return split != null
+        ? split.mightContainHash(Xxh64.hashBuffer(utf8, offset, length))
+        : Murmur3x64.hashBuffer(utf8, offset, length, testBits);
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * @throws IllegalStateException if this is not a {@link KeyType#STRING} filter
+   */
+  @Override
+  public boolean mightContainChars(CharSequence key) {
+    requireType(keyType, KeyType.STRING);
+    SplitBlockBits split = blocked;
+    return split != null
+        ? split.mightContainHash(Xxh64.hashChars(key))
+        : Murmur3x64.hashChars(key, testBits);
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Allocates nothing once the calling thread has its scratch object (created at its first
+   * batch: the split-block layout's 64 hashes in flight, the Guava layout's group of 4).
+   *
+   * @throws IllegalStateException if this is not a {@link KeyType#STRING} filter
+   */
+  @Override
+  public void mightContainUtf8s(
+      byte[] data, int[] offsets, int[] lengths, int from, int count, boolean[] results) {
+    requireType(keyType, KeyType.STRING);
+    if (blocked != null) {
+      blocked.mightContainUtf8s(data, offsets, lengths, from, count, results);
+    } else {
+      GuavaBatch.utf8s(this, data, offsets, lengths, from, count, results);
+    }
+  }
+
+  /**
    * Looks up {@code keys[from, from + count)}, the answer for {@code keys[from + i]} into {@code
    * results[i]}: hashes a group of keys before probing any of them, so their cache misses overlap.
-   * Allocates nothing (Guava-layout filters keep a small scratch object per thread, created at the
-   * thread's first batch).
+   * Allocates nothing once the calling thread has its scratch object (created at its first batch:
+   * the split-block layout's 64 hashes in flight, the Guava layout's group of 4).
    *
    * @throws IllegalStateException if this is not a {@link KeyType#STRING} filter
    * @throws IndexOutOfBoundsException if the range is outside {@code keys} or {@code results} is

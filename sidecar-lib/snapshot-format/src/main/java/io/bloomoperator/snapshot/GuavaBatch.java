@@ -29,6 +29,19 @@ final class GuavaBatch implements Hash128Consumer {
     SCRATCH.get().lookUpLongs(bits, keys, from, count, results);
   }
 
+  /** {@link BloomFilterBits#mightContainUtf8s} in the Guava layout. */
+  static void utf8s(
+      BloomFilterBits bits,
+      byte[] data,
+      int[] offsets,
+      int[] lengths,
+      int from,
+      int count,
+      boolean[] results) {
+    SplitBlockBits.checkUtf8Ranges(data, offsets, lengths, from, count, results);
+    SCRATCH.get().lookUpUtf8s(bits, data, offsets, lengths, from, count, results);
+  }
+
   @Override
   public boolean accept(long first, long second) {
     h1[slot] = first;
@@ -63,6 +76,27 @@ final class GuavaBatch implements Hash128Consumer {
     }
     for (; i < count; i++) {
       results[i] = bits.mightContainLong(keys[from + i]);
+    }
+  }
+
+  private void lookUpUtf8s(
+      BloomFilterBits bits,
+      byte[] data,
+      int[] offsets,
+      int[] lengths,
+      int from,
+      int count,
+      boolean[] results) {
+    int i = 0;
+    for (; count - i >= GROUP; i += GROUP) {
+      for (slot = 0; slot < GROUP; slot++) {
+        int key = from + i + slot;
+        Murmur3x64.hashBytes(data, offsets[key], lengths[key], this);
+      }
+      probeGroup(bits, results, i);
+    }
+    for (; i < count; i++) {
+      results[i] = bits.mightContainUtf8(data, offsets[from + i], lengths[from + i]);
     }
   }
 

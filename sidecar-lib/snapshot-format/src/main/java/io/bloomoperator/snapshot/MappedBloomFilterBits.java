@@ -128,6 +128,43 @@ public final class MappedBloomFilterBits implements BloomLookup {
         : Murmur3x64.hashLong(key, testBits);
   }
 
+  @Override
+  public boolean mightContainUtf8(byte[] utf8, int offset, int length) {
+    requireType(KeyType.STRING);
+    return format == FilterFormat.SPLIT_BLOCK
+        ? splitBlockHas(Xxh64.hashBytes(utf8, offset, length))
+        : Murmur3x64.hashBytes(utf8, offset, length, testBits);
+  }
+
+  @Override
+  public boolean mightContainUtf8(ByteBuffer utf8) {
+    requireType(KeyType.STRING);
+    int offset = utf8.position();
+    int length = utf8.limit() - offset;
+    return format == FilterFormat.SPLIT_BLOCK
+        ? splitBlockHas(Xxh64.hashBuffer(utf8, offset, length))
+        : Murmur3x64.hashBuffer(utf8, offset, length, testBits);
+  }
+
+  @Override
+  public boolean mightContainChars(CharSequence key) {
+    requireType(KeyType.STRING);
+    return format == FilterFormat.SPLIT_BLOCK
+        ? splitBlockHas(Xxh64.hashChars(key))
+        : Murmur3x64.hashChars(key, testBits);
+  }
+
+  /** One key after the other, as {@link #mightContainStrings}. */
+  @Override
+  public void mightContainUtf8s(
+      byte[] data, int[] offsets, int[] lengths, int from, int count, boolean[] results) {
+    requireType(KeyType.STRING);
+    SplitBlockBits.checkUtf8Ranges(data, offsets, lengths, from, count, results);
+    for (int i = 0; i < count; i++) {
+      results[i] = mightContainUtf8(data, offsets[from + i], lengths[from + i]);
+    }
+  }
+
   /** One key after the other: a page fault, not a cache miss, is what a cold mapping costs. */
   @Override
   public void mightContainStrings(String[] keys, int from, int count, boolean[] results) {

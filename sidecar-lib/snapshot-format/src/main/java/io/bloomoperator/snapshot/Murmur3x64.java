@@ -2,6 +2,7 @@ package io.bloomoperator.snapshot;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 
@@ -23,6 +24,10 @@ final class Murmur3x64 {
   /** Reads 8 bytes little-endian from a byte[] at any offset without assembling them by hand. */
   private static final VarHandle LONG_LE =
       MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
+
+  /** The same little-endian reads from a ByteBuffer, whatever the buffer's own byte order. */
+  private static final VarHandle BUFFER_LONG_LE =
+      MethodHandles.byteBufferViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
 
   /**
    * Marks "a char was not ASCII": impossible as a real block since ASCII bytes never set bit 63.
@@ -111,6 +116,77 @@ final class Murmur3x64 {
     return finish(h1, h2, consumer);
   }
 
+  /**
+   * Hashes a char sequence exactly as {@link #hashString(String, Hash128Consumer)} hashes {@code
+   * s.toString()}: ASCII sequences straight from their chars, without a copy; any other through a
+   * String (as Guava's funnel encodes it).
+   */
+  static boolean hashChars(CharSequence s, Hash128Consumer consumer) {
+    if (s instanceof String string) {
+      return hashString(string, consumer);
+    }
+    // hashString's loop over CharSequence.charAt, kept apart so that the String path's charAt
+    // calls stay monomorphic (see Xxh64.hashChars).
+    final int len = s.length();
+    long h1 = 0;
+    long h2 = 0;
+    int i = 0;
+    for (; len - i >= 16; i += 16) {
+      long k1 = asciiLE(s, i, 8);
+      long k2 = asciiLE(s, i + 8, 8);
+      if ((k1 | k2) < 0) {
+        return hashNonAscii(s.toString(), consumer);
+      }
+      h1 = mixH1(h1, h2, k1);
+      h2 = mixH2(h2, h1, k2);
+    }
+    int rest = len - i;
+    if (rest > 0) {
+      long k1 = asciiLE(s, i, Math.min(rest, 8));
+      long k2 = rest > 8 ? asciiLE(s, i + 8, rest - 8) : 0;
+      if ((k1 | k2) < 0) {
+        return hashNonAscii(s.toString(), consumer);
+      }
+      h1 ^= mixK1(k1);
+      h2 ^= mixK2(k2);
+    }
+    h1 ^= len;
+    h2 ^= len;
+    return finish(h1, h2, consumer);
+  }
+
+  /**
+   * Hashes {@code buffer[offset, offset + length)} (absolute indexes: position, limit and byte
+   * order are neither used nor changed), as {@link #hashBytes(byte[], int, int, Hash128Consumer)}
+   * hashes the same bytes in an array.
+   */
+  static boolean hashBuffer(ByteBuffer buffer, int offset, int length, Hash128Consumer consumer) {
+    java.util.Objects.checkFromIndexSize(offset, length, buffer.capacity());
+    if (buffer.hasArray()) {
+      return hashBytes(buffer.array(), buffer.arrayOffset() + offset, length, consumer);
+    }
+    long h1 = 0;
+    long h2 = 0;
+    int i = offset;
+    int end = offset + length;
+    for (; end - i >= 16; i += 16) {
+      long k1 = (long) BUFFER_LONG_LE.get(buffer, i);
+      long k2 = (long) BUFFER_LONG_LE.get(buffer, i + 8);
+      h1 = mixH1(h1, h2, k1);
+      h2 = mixH2(h2, h1, k2);
+    }
+    int rest = end - i;
+    if (rest > 0) {
+      long k1 = rest >= 8 ? (long) BUFFER_LONG_LE.get(buffer, i) : tailBytesLE(buffer, i, rest);
+      long k2 = rest > 8 ? tailBytesLE(buffer, i + 8, rest - 8) : 0;
+      h1 ^= mixK1(k1);
+      h2 ^= mixK2(k2);
+    }
+    h1 ^= length;
+    h2 ^= length;
+    return finish(h1, h2, consumer);
+  }
+
   /** Allocating convenience: the hash of a long key. */
   static Hash128 hashLong(long value) {
     long[] out = new long[2];
@@ -157,6 +233,26 @@ final class Murmur3x64 {
       k = (k << 8) | c;
     }
     return (seen & 0xFF80) == 0 ? k : NOT_ASCII;
+  }
+
+  /** {@link #asciiLE(String, int, int)} for any char sequence. */
+  private static long asciiLE(CharSequence s, int from, int count) {
+    long k = 0;
+    int seen = 0;
+    for (int j = count - 1; j >= 0; j--) {
+      char c = s.charAt(from + j);
+      seen |= c;
+      k = (k << 8) | c;
+    }
+    return (seen & 0xFF80) == 0 ? k : NOT_ASCII;
+  }
+
+  private static long tailBytesLE(ByteBuffer bytes, int from, int count) {
+    long k = 0;
+    for (int j = count - 1; j >= 0; j--) {
+      k = (k << 8) | (bytes.get(from + j) & 0xFFL);
+    }
+    return k;
   }
 
   private static long tailBytesLE(byte[] bytes, int from, int count) {

@@ -41,6 +41,13 @@ public final class SplitBlockBits {
 
   private static final VarHandle WORDS = MethodHandles.arrayElementVarHandle(long[].class);
 
+  /** Keys hashed before their probes in a batch; 64 hashes are 512 bytes, in L1. */
+  private static final int CHUNK = 64;
+
+  /** The hashes of a batch's chunk in flight: one array per thread, holding no filter. */
+  private static final ThreadLocal<long[]> HASHES =
+      ThreadLocal.withInitial(() -> new long[CHUNK + 1]); // + 1: see probeAll
+
   private static final VarHandle LONG_LE =
       MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
 
@@ -166,24 +173,23 @@ public final class SplitBlockBits {
 
   /**
    * Looks up {@code keys[from, from + count)}, the answer for {@code keys[from + i]} into {@code
-   * results[i]}: hashes four keys before probing them, so their cache misses overlap. Allocates
-   * nothing.
+   * results[i]}: hashes up to {@value #CHUNK} keys, then probes them all, so the probes' cache
+   * misses overlap (the probe loop is short enough for the CPU to have many in flight; hashing
+   * between probes would fill its instruction window while the first miss is still waiting). Keeps
+   * a {@value #CHUNK}-long scratch array per thread for the hashes, created at the thread's first
+   * batch; allocates nothing afterwards.
    */
   public void mightContainLongs(long[] keys, int from, int count, boolean[] results) {
     requireType(KeyType.LONG);
     Objects.checkFromIndexSize(from, count, keys.length);
     Objects.checkFromIndexSize(0, count, results.length);
-    int i = from;
-    int end = from + count;
-    for (; end - i >= 4; i += 4) {
-      long h0 = Xxh64.hashLong(keys[i]);
-      long h1 = Xxh64.hashLong(keys[i + 1]);
-      long h2 = Xxh64.hashLong(keys[i + 2]);
-      long h3 = Xxh64.hashLong(keys[i + 3]);
-      probe4(h0, h1, h2, h3, results, i - from);
-    }
-    for (; i < end; i++) {
-      results[i - from] = mightContainHash(Xxh64.hashLong(keys[i]));
+    long[] hashes = HASHES.get();
+    for (int done = 0; done < count; done += CHUNK) {
+      int m = Math.min(CHUNK, count - done);
+      for (int j = 0, k = from + done; j < m; j++, k++) {
+        hashes[j] = Xxh64.hashLong(keys[k]);
+      }
+      probeAll(hashes, m, results, done);
     }
   }
 
@@ -192,26 +198,78 @@ public final class SplitBlockBits {
     requireType(KeyType.STRING);
     Objects.checkFromIndexSize(from, count, keys.length);
     Objects.checkFromIndexSize(0, count, results.length);
-    int i = from;
-    int end = from + count;
-    for (; end - i >= 4; i += 4) {
-      long h0 = Xxh64.hashString(keys[i]);
-      long h1 = Xxh64.hashString(keys[i + 1]);
-      long h2 = Xxh64.hashString(keys[i + 2]);
-      long h3 = Xxh64.hashString(keys[i + 3]);
-      probe4(h0, h1, h2, h3, results, i - from);
-    }
-    for (; i < end; i++) {
-      results[i - from] = mightContainHash(Xxh64.hashString(keys[i]));
+    long[] hashes = HASHES.get();
+    for (int done = 0; done < count; done += CHUNK) {
+      int m = Math.min(CHUNK, count - done);
+      for (int j = 0, k = from + done; j < m; j++, k++) {
+        hashes[j] = Xxh64.hashString(keys[k]);
+      }
+      probeAll(hashes, m, results, done);
     }
   }
 
-  /** The probes of four hashed keys into {@code results[r, r + 4)}, after all four hashes. */
-  private void probe4(long h0, long h1, long h2, long h3, boolean[] results, int r) {
-    results[r] = mightContainHash(h0);
-    results[r + 1] = mightContainHash(h1);
-    results[r + 2] = mightContainHash(h2);
-    results[r + 3] = mightContainHash(h3);
+  /**
+   * False if the string key whose UTF-8 encoding is {@code utf8[offset, offset + length)} was
+   * definitely never added; true if it might have been. Hashes the bytes as they are (no copy).
+   */
+  public boolean mightContainUtf8(byte[] utf8, int offset, int length) {
+    requireType(KeyType.STRING);
+    return mightContainHash(Xxh64.hashBytes(utf8, offset, length));
+  }
+
+  /**
+   * {@link #mightContainStrings} for keys given as UTF-8 byte ranges of {@code data}: key {@code i}
+   * is {@code data[offsets[from + i], offsets[from + i] + lengths[from + i])}. Every range is
+   * checked before any answer is written.
+   */
+  public void mightContainUtf8s(
+      byte[] data, int[] offsets, int[] lengths, int from, int count, boolean[] results) {
+    requireType(KeyType.STRING);
+    checkUtf8Ranges(data, offsets, lengths, from, count, results);
+    long[] hashes = HASHES.get();
+    for (int done = 0; done < count; done += CHUNK) {
+      int m = Math.min(CHUNK, count - done);
+      for (int j = 0, k = from + done; j < m; j++, k++) {
+        hashes[j] = Xxh64.hashBytes(data, offsets[k], lengths[k]);
+      }
+      probeAll(hashes, m, results, done);
+    }
+  }
+
+  /**
+   * Checks a batch of byte-range keys before any answer is written, so a bad range never leaves
+   * {@code results} half filled.
+   */
+  static void checkUtf8Ranges(
+      byte[] data, int[] offsets, int[] lengths, int from, int count, boolean[] results) {
+    Objects.checkFromIndexSize(from, count, offsets.length);
+    Objects.checkFromIndexSize(from, count, lengths.length);
+    Objects.checkFromIndexSize(0, count, results.length);
+    int size = data.length;
+    for (int i = from, end = from + count; i < end; i++) {
+      Objects.checkFromIndexSize(offsets[i], lengths[i], size);
+    }
+  }
+
+  /**
+   * The probes of {@code hashes[0, m)} into {@code results[r, r + m)}, after all the hashes, in two
+   * passes. The first only loads one word of each key's block: a loop of a few instructions per
+   * key, so the CPU has as many of those misses in flight as it can track (a full probe is ~40
+   * instructions, which would fill its instruction window after a few keys). The second probes the
+   * blocks, by then in the cache. Java has no prefetch instruction; this load is one.
+   */
+  private void probeAll(long[] hashes, int m, boolean[] results, int r) {
+    final long[] w = words;
+    final long blocks = numBlocks;
+    long touched = 0;
+    for (int j = 0; j < m; j++) {
+      touched += w[blockBase(hashes[j], blocks)];
+    }
+    // Stored where the JIT cannot prove it unused, so the loads above are not removed.
+    hashes[CHUNK] = touched;
+    for (int j = 0; j < m; j++) {
+      results[r + j] = mightContainHash(hashes[j]);
+    }
   }
 
   public KeyType keyType() {

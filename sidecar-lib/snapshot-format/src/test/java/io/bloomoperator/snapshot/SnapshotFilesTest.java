@@ -55,6 +55,16 @@ class SnapshotFilesTest {
         // Present keys all answer true, and many absent keys answer false.
         assertThat(maybe).isGreaterThanOrEqualTo(keys.size()).isLessThan(probes.size() / 2);
         assertBatchesAgree(heap, written, probes);
+        if (keyType == KeyType.STRING) {
+          // Keys given as bytes, buffers and char sequences, across 64-byte segments too.
+          List<String> strings = ByteKeyLookupTest.keys(new Random(5), 2_000);
+          for (BloomLookup mapped : List.of(written, small)) {
+            ByteKeyLookupTest.assertAgree(mapped, strings);
+          }
+          for (String key : strings) {
+            assertThat(written.mightContainString(key)).isEqualTo(heap.mightContainString(key));
+          }
+        }
         // It describes itself as the heap filter, and refuses keys of the other type.
         for (MappedBloomFilterBits mapped : List.of(written, small)) {
           assertThat(mapped.keyType()).isEqualTo(keyType);
