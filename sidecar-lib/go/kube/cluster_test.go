@@ -203,6 +203,20 @@ func clusterWatcher(t *testing.T, kubeconfig, podName, podUID string, log *slog.
 	return w
 }
 
+// coreClient is the core/v1 client of kubeconfig's cluster and user.
+func coreClient(t *testing.T, kubeconfig string) *corev1client.CoreV1Client {
+	t.Helper()
+	config, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	core, err := corev1client.NewForConfig(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return core
+}
+
 // lockedBuffer is a log destination the watcher's goroutine writes while the test reads it.
 type lockedBuffer struct {
 	mu  sync.Mutex

@@ -6,9 +6,6 @@ import (
 	"testing"
 	"time"
 
-	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
-	"k8s.io/client-go/tools/clientcmd"
-
 	"bloomoperator.io/reader"
 )
 
@@ -32,14 +29,7 @@ func TestClusterFaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	config, err := clientcmd.BuildConfigFromFlags("", os.Getenv("KUBECONFIG"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	core, err := corev1client.NewForConfig(config)
-	if err != nil {
-		t.Fatal(err)
-	}
+	core := coreClient(t, os.Getenv("KUBECONFIG"))
 	w, err := NewWatcher(reader.Config{
 		Namespace: os.Getenv("BLOOM_CLUSTER_NAMESPACE"), Filter: os.Getenv("BLOOM_CLUSTER_FILTER"),
 		KeyType: reader.KeyString, FailClosed: true, TrustedKeys: keys,

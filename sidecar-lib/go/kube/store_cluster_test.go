@@ -10,9 +10,6 @@ import (
 	"testing"
 	"time"
 
-	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
-	"k8s.io/client-go/tools/clientcmd"
-
 	"bloomoperator.io/reader"
 )
 
@@ -30,14 +27,7 @@ var storeEnv = []string{"KUBECONFIG", "BLOOM_CLUSTER_NAMESPACE", "BLOOM_CLUSTER_
 func TestClusterStore(t *testing.T) {
 	skipWithout(t, "a real API server and S3 store; run by the operator's ForeignReaderStoreTest", storeEnv)
 	dir := os.Getenv("BLOOM_CLUSTER_DIR")
-	config, err := clientcmd.BuildConfigFromFlags("", os.Getenv("KUBECONFIG"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	core, err := corev1client.NewForConfig(config)
-	if err != nil {
-		t.Fatal(err)
-	}
+	core := coreClient(t, os.Getenv("KUBECONFIG"))
 	store := func(credentials reader.S3Credentials) reader.ObjectStore {
 		s, err := reader.NewS3Store(reader.S3Config{
 			Endpoint: os.Getenv("BLOOM_STORE_ENDPOINT"), Bucket: os.Getenv("BLOOM_STORE_BUCKET"),
