@@ -9,8 +9,8 @@ import (
 	"bloomoperator.io/reader"
 )
 
-// The watcher through an API server restart past etcd compaction (a watch resumed from a
-// compacted resourceVersion is answered 410 Gone; the informer lists again) and a rollback,
+// The watcher through an API server restart past etcd compaction (the resourceVersion it held is
+// compacted away, so only a new list finds what was published meanwhile) and a rollback,
 // driven by the operator's ForeignReaderFaultTest on a RestartableCluster: step 1 a signed v1;
 // step 2 v2, published while this reader's API server was down and etcd compacted; step 3 the
 // genuinely signed v1 written back, to be refused as ROLLBACK while v2 keeps answering. The
