@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -28,6 +29,11 @@ type Config struct {
 	MaxManifestAge time.Duration
 	// Now is the clock for MaxManifestAge; nil means time.Now.
 	Now func() time.Time
+	// ObjectStores are the object stores this reader may read chunks from, by the name a manifest's
+	// "store" gives (the operator's BloomStore name); a manifest naming any other store is refused
+	// (UNKNOWN_STORE) before anything is fetched. Endpoint, bucket and credentials are the stores'
+	// own configuration (NewS3Store), never the manifest's.
+	ObjectStores map[string]ObjectStore
 	// FailClosed makes Reader.MightContain* answer false ("definitely absent") before the first
 	// snapshot is loaded. The default answers true ("maybe present"): callers fall through to
 	// their source of truth, so a missing filter costs load, never wrong answers.
@@ -96,6 +102,58 @@ type Reader struct {
 	getter ConfigMapGetter
 	mu     sync.Mutex
 	served atomic.Pointer[Snapshot]
+
+	// Counters behind Stats (and package metrics): lookups on the lookup path, the rest under mu.
+	lookups, maybePresent, swaps atomic.Uint64
+	failures                     map[Reason]*atomic.Uint64 // every Reason; read-only after NewReader
+}
+
+// Reasons are every Reason, in the Java reader's LoadFailureReason order.
+var Reasons = []Reason{ReasonAPI, ReasonChunk, ReasonHeap, ReasonStoreDenied, ReasonStoreUnavailable,
+	ReasonDisk, ReasonVerification, ReasonTooLarge, ReasonWrongFilter, ReasonForeignChunk, ReasonUnsigned,
+	ReasonUntrustedKey, ReasonBadSignature, ReasonRollback, ReasonTooOld, ReasonUnknownStore}
+
+// Stats are a reader's counters since it was made, the numbers behind the Java reader's metrics
+// (package metrics exports them for Prometheus under the same names).
+type Stats struct {
+	// Lookups counts MightContain and MightContainInt64 calls; MaybePresent those answering true.
+	Lookups, MaybePresent uint64
+	// Swaps counts snapshots loaded and served.
+	Swaps uint64
+	// LoadFailures counts refused announcements and failed loads by reason (a canary this reader
+	// may not follow included), each Sync or Offer that ended so once.
+	LoadFailures map[Reason]uint64
+}
+
+// Stats returns the reader's counters.
+func (r *Reader) Stats() Stats {
+	s := Stats{Lookups: r.lookups.Load(), MaybePresent: r.maybePresent.Load(), Swaps: r.swaps.Load(),
+		LoadFailures: make(map[Reason]uint64, len(r.failures))}
+	for reason, n := range r.failures {
+		s.LoadFailures[reason] = n.Load()
+	}
+	return s
+}
+
+func (r *Reader) counted(res Result) Result {
+	if res.Outcome == Refused {
+		r.failures[ReasonOf(res.Err)].Add(1)
+	}
+	if res.CanaryErr != nil {
+		r.failures[ReasonOf(res.CanaryErr)].Add(1)
+	}
+	if res.Outcome == Loaded {
+		r.swaps.Add(1)
+	}
+	return res
+}
+
+func (r *Reader) answer(maybe bool) bool {
+	r.lookups.Add(1)
+	if maybe {
+		r.maybePresent.Add(1)
+	}
+	return maybe
 }
 
 // NewReader returns a reader for cfg that reads ConfigMaps through getter.
@@ -124,7 +182,11 @@ func NewReader(cfg Config, getter ConfigMapGetter) (*Reader, error) {
 	if getter == nil {
 		return nil, errors.New("reader: a ConfigMapGetter is required")
 	}
-	return &Reader{cfg: cfg, getter: getter}, nil
+	failures := make(map[Reason]*atomic.Uint64, len(Reasons))
+	for _, reason := range Reasons {
+		failures[reason] = new(atomic.Uint64)
+	}
+	return &Reader{cfg: cfg, getter: getter, failures: failures}, nil
 }
 
 // Current returns the snapshot served, or nil before the first load.
@@ -137,18 +199,18 @@ func (r *Reader) Ready() bool { return r.served.Load() != nil }
 // or false with Config.FailClosed.
 func (r *Reader) MightContain(key string) bool {
 	if s := r.served.Load(); s != nil {
-		return s.Filter.MightContain(key)
+		return r.answer(s.Filter.MightContain(key))
 	}
-	return !r.cfg.FailClosed
+	return r.answer(!r.cfg.FailClosed)
 }
 
 // MightContainInt64 asks the served filter about a Long key; before the first load as
 // MightContain.
 func (r *Reader) MightContainInt64(v int64) bool {
 	if s := r.served.Load(); s != nil {
-		return s.Filter.MightContainInt64(v)
+		return r.answer(s.Filter.MightContainInt64(v))
 	}
-	return !r.cfg.FailClosed
+	return r.answer(!r.cfg.FailClosed)
 }
 
 // Sync reads the manifest ConfigMap and acts on it as Offer does. A missing manifest changes
@@ -159,8 +221,10 @@ func (r *Reader) Sync(ctx context.Context) Result {
 		return Result{Outcome: Kept}
 	}
 	if err != nil {
-		return Result{Outcome: Refused, Err: &Error{Reason: ReasonAPI, Chunk: -1,
-			msg: printable("GET manifest ConfigMap: " + err.Error()), cause: err}}
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		return r.counted(Result{Outcome: Refused, Err: &Error{Reason: ReasonAPI, Chunk: -1,
+			msg: printable("GET manifest ConfigMap: " + err.Error()), cause: err}})
 	}
 	return r.Offer(ctx, cm)
 }
@@ -183,6 +247,10 @@ func (a *announcement) sameAs(s *Snapshot) bool {
 func (r *Reader) Offer(ctx context.Context, cm *ConfigMap) Result {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	return r.counted(r.offer(ctx, cm))
+}
+
+func (r *Reader) offer(ctx context.Context, cm *ConfigMap) Result {
 	stable, err := readAnnouncement(cm, ManifestKey, SignatureKey)
 	if err != nil {
 		return Result{Outcome: Refused, Err: err}
@@ -207,7 +275,15 @@ func (r *Reader) Offer(ctx context.Context, cm *ConfigMap) Result {
 		res.Outcome, res.Err = Refused, err
 		return res
 	}
-	f, err := load(ctx, chosen.m, served, configMapChunks(r.getter, r.cfg.Namespace))
+	src := configMapChunks(r.getter, r.cfg.Namespace)
+	if chosen.m.HasStore {
+		// Every key is built before the first GET: a chunk without one refuses the manifest.
+		if src, err = storeChunks(r.cfg.ObjectStores[chosen.m.Store], r.cfg.Namespace, r.cfg.Filter, chosen.m); err != nil {
+			res.Outcome, res.Err = Refused, err
+			return res
+		}
+	}
+	f, err := load(ctx, chosen.m, served, src)
 	if err != nil {
 		res.Outcome, res.Err = Refused, err
 		return res
@@ -260,7 +336,7 @@ var errSame = errors.New("the snapshot served")
 
 // judge is the reader's one acceptance rule, before anything is fetched or allocated, in the
 // Java reader's order: a trusted signature (when keys are trusted); the filter name, limits and
-// canonical chunk names; an object store (this reader knows none); the snapshot served (errSame);
+// canonical chunk names; an object store this reader is configured for; the snapshot served (errSame);
 // the maximum age; with trusted keys, a manifest not published after the served one is a
 // rollback; last, the key type. Without trusted keys a lower version loads: it is the operator's
 // current truth (a re-created filter).
@@ -272,12 +348,21 @@ func (r *Reader) judge(a *announcement, served *Snapshot, now time.Time) error {
 	if err := r.cfg.Limits.check(m, r.cfg.Filter); err != nil {
 		return err
 	}
-	if m.HasStore {
-		// Where a store is and how to reach it is the reader's configuration, never the
-		// manifest's; this reader has none yet.
+	if _, known := r.cfg.ObjectStores[m.Store]; m.HasStore && !known {
+		// Only the name is in the manifest; where the store is and how to reach it is this
+		// reader's own configuration, so an unknown name cannot be resolved by anything it says.
+		known := "(it has no object store)"
+		if len(r.cfg.ObjectStores) > 0 {
+			names := make([]string, 0, len(r.cfg.ObjectStores))
+			for name := range r.cfg.ObjectStores {
+				names = append(names, name)
+			}
+			sort.Strings(names)
+			known = "(it knows [" + strings.Join(names, ", ") + "])"
+		}
 		return newError(ReasonUnknownStore, fmt.Sprintf(
-			"manifest of %s/%s v%d keeps its chunks in object store '%s', which this reader is not configured for (it has no object store)",
-			r.cfg.Namespace, r.cfg.Filter, m.Version, m.Store))
+			"manifest of %s/%s v%d keeps its chunks in object store '%s', which this reader is not configured for %s",
+			r.cfg.Namespace, r.cfg.Filter, m.Version, m.Store, known))
 	}
 	if a.sameAs(served) {
 		return errSame

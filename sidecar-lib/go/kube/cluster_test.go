@@ -31,16 +31,7 @@ var clusterEnv = []string{"KUBECONFIG", "BLOOM_CLUSTER_NAMESPACE", "BLOOM_CLUSTE
 const clusterWait = 60 * time.Second
 
 func TestClusterFollowsBaseDeltaRefusesTamperedChunkAndReports(t *testing.T) {
-	var missing []string
-	for _, name := range clusterEnv {
-		if os.Getenv(name) == "" {
-			missing = append(missing, name)
-		}
-	}
-	if len(missing) > 0 {
-		t.Skipf("needs a real API server; run by sidecar-lib's GoReaderClusterTest (missing %s)",
-			strings.Join(missing, ", "))
-	}
+	skipWithout(t, "a real API server; run by sidecar-lib's GoReaderClusterTest", clusterEnv)
 	dir := os.Getenv("BLOOM_CLUSTER_DIR")
 	w := clusterWatcher(t, os.Getenv("KUBECONFIG"), os.Getenv("POD_NAME"), os.Getenv("POD_UID"), nil)
 	r := w.Reader()
@@ -101,6 +92,20 @@ func TestClusterFollowsBaseDeltaRefusesTamperedChunkAndReports(t *testing.T) {
 	seen(t, dir, 3)
 	// Heartbeats go on meanwhile; the Java side reads them before it says done.
 	until(t, "the Java side to finish", func() bool { return exists(filepath.Join(dir, "done")) })
+}
+
+// skipWithout skips the test unless every variable of env is set (by the Java test that runs it).
+func skipWithout(t *testing.T, what string, env []string) {
+	t.Helper()
+	var missing []string
+	for _, name := range env {
+		if os.Getenv(name) == "" {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) > 0 {
+		t.Skipf("needs %s (missing %s)", what, strings.Join(missing, ", "))
+	}
 }
 
 func expected(t *testing.T, dir string, version int) ([]string, []bool) {
@@ -196,6 +201,20 @@ func clusterWatcher(t *testing.T, kubeconfig, podName, podUID string, log *slog.
 		t.Fatal(err)
 	}
 	return w
+}
+
+// coreClient is the core/v1 client of kubeconfig's cluster and user.
+func coreClient(t *testing.T, kubeconfig string) *corev1client.CoreV1Client {
+	t.Helper()
+	config, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	core, err := corev1client.NewForConfig(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return core
 }
 
 // lockedBuffer is a log destination the watcher's goroutine writes while the test reads it.

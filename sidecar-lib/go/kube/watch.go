@@ -9,7 +9,10 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/cache"
 
@@ -47,6 +50,8 @@ type Watcher struct {
 	ready    chan struct{}
 	loads    atomic.Int64
 	fails    atomic.Int64
+	lists    atomic.Int64
+	last     atomic.Pointer[reader.Result]
 }
 
 // NewWatcher returns a watcher of the filter cfg names, reading through core (e.g.
@@ -86,6 +91,19 @@ func (w *Watcher) Reader() *reader.Reader { return w.r }
 func (w *Watcher) Loads() int64    { return w.loads.Load() }
 func (w *Watcher) Failures() int64 { return w.fails.Load() }
 
+// Lists counts the lists of the manifest ConfigMap: the first, and each new one after the watch
+// was answered 410 Gone or its API server went away.
+func (w *Watcher) Lists() int64 { return w.lists.Load() }
+
+// LastFailure is the last announcement refused (Outcome Refused, its Version and Err), or the
+// zero Result before any.
+func (w *Watcher) LastFailure() reader.Result {
+	if r := w.last.Load(); r != nil {
+		return *r
+	}
+	return reader.Result{}
+}
+
 // WaitReady waits until the first snapshot is served or ctx ends, and reports whether one is.
 func (w *Watcher) WaitReady(ctx context.Context) bool {
 	select {
@@ -101,6 +119,21 @@ func (w *Watcher) Run(ctx context.Context) {
 	cfg := w.cfg
 	lw := cache.NewListWatchFromClient(w.core.RESTClient(), "configmaps", cfg.Namespace,
 		fields.OneTermEqualSelector("metadata.name", w.manifest))
+	// Counted: a relist (after 410 Gone or a restart) is what the watch does to recover. client-go
+	// lists with a List call, or (WatchListClient, on by default) with a watch that asks for the
+	// initial state (sendInitialEvents).
+	list, watchFrom := lw.ListWithContextFunc, lw.WatchFuncWithContext
+	lw.ListFunc, lw.WatchFunc = nil, nil // the calls without a context fall back to these
+	lw.ListWithContextFunc = func(ctx context.Context, options metav1.ListOptions) (runtime.Object, error) {
+		w.lists.Add(1)
+		return list(ctx, options)
+	}
+	lw.WatchFuncWithContext = func(ctx context.Context, options metav1.ListOptions) (watch.Interface, error) {
+		if options.SendInitialEvents != nil && *options.SendInitialEvents {
+			w.lists.Add(1)
+		}
+		return watchFrom(ctx, options)
+	}
 	informer := cache.NewSharedIndexInformer(lw, &corev1.ConfigMap{}, w.opts.Resync, cache.Indexers{})
 	// One pending kick is enough: the loop always offers the newest manifest the informer holds.
 	kick := make(chan struct{}, 1)
@@ -172,6 +205,7 @@ func (w *Watcher) Run(ctx context.Context) {
 			retry.Stop()
 		case reader.Refused:
 			w.fails.Add(1)
+			w.last.Store(&res)
 			reason := reader.ReasonOf(res.Err)
 			w.log.Warn("snapshot not loaded", "namespace", cfg.Namespace, "filter", cfg.Filter,
 				"version", res.Version, "reason", string(reason), "error", res.Err)

@@ -37,14 +37,24 @@ from .reader import (
     Verdict,
 )
 from .signature import TrustedKeys, key_id, read_public_key, signed_bytes
+from .store import (
+    ObjectStore,
+    S3ObjectStore,
+    StoreError,
+    access_key_files,
+    environment_credentials,
+    object_key,
+    static_credentials,
+)
 
 __all__ = [
     "Acceptance", "Action", "Announced", "AnnouncedCanary", "BloomFilter", "ChunkError",
     "ConfigMapGetter", "ConfigMapSet", "GuavaBits", "KeyType", "Layout", "LoadFailureReason",
-    "MAX_CHUNK_BYTES", "Manifest", "NotReadyError", "Outcome", "RefusedError", "ServedSnapshot",
-    "SnapshotError", "SnapshotLimits", "SnapshotReader", "SplitBlockBits", "TrustedKeys",
-    "VerificationError", "Verdict", "canary_bucket", "chunk_bytes", "chunk_name", "chunk_source",
-    "decode", "delta_chunk_name", "guava_bit_indexes", "in_share", "key_id", "manifest_name",
-    "parse_manifest", "read_canary", "read_manifest", "read_public_key", "signed_bytes",
-    "split_block_index", "update",
+    "MAX_CHUNK_BYTES", "Manifest", "NotReadyError", "ObjectStore", "Outcome", "RefusedError",
+    "S3ObjectStore", "ServedSnapshot", "SnapshotError", "SnapshotLimits", "SnapshotReader",
+    "SplitBlockBits", "StoreError", "TrustedKeys", "VerificationError", "Verdict",
+    "access_key_files", "canary_bucket", "chunk_bytes", "chunk_name", "chunk_source", "decode",
+    "delta_chunk_name", "environment_credentials", "guava_bit_indexes", "in_share", "key_id",
+    "manifest_name", "object_key", "parse_manifest", "read_canary", "read_manifest",
+    "read_public_key", "signed_bytes", "split_block_index", "static_credentials", "update",
 ]  # fmt: skip

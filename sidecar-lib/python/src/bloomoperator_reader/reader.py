@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 
 import numpy as np
 
@@ -31,6 +31,7 @@ from .errors import LoadFailureReason, RefusedError, SnapshotError, Verification
 from .limits import SnapshotLimits
 from .manifest import KeyType, Manifest
 from .signature import TrustedKeys
+from .store import ObjectStore, stores_by_name, store_chunk_source
 
 
 class Verdict(enum.Enum):
@@ -73,8 +74,9 @@ class Acceptance:
             # reader's own configuration.
             raise RefusedError(
                 LoadFailureReason.UNKNOWN_STORE,
-                f"{self._what(manifest)} keeps its chunks in an object store this reader is not "
-                "configured for",
+                f"{self._what(manifest)} keeps its chunks in object store '{manifest.store}', "
+                "which this reader is not configured for "
+                + (f"(it knows {sorted(self.stores)})" if self.stores else "(it has no object store)"),
             )
         if announced.same_snapshot(served):
             return Verdict.SAME
@@ -181,6 +183,9 @@ class SnapshotReader:
         Java's default ``FAIL_OPEN``), ``False`` (``FAIL_CLOSED``) or None to raise
         :class:`NotReadyError`
     :param clock: nanoseconds since the epoch, for the maximum age
+    :param object_stores: the object stores this reader reads chunks from, by the name a
+        manifest's ``store`` gives (e.g. ``{"primary": S3ObjectStore(...)}``); a manifest naming
+        another store is refused (``UNKNOWN_STORE``) before anything is fetched
     """
 
     def __init__(
@@ -195,8 +200,10 @@ class SnapshotReader:
         max_manifest_age_seconds: float | None = None,
         before_first: bool | None = True,
         clock: Callable[[], int] = time.time_ns,
+        object_stores: Mapping[str, ObjectStore] | None = None,
     ):
         keys = TrustedKeys(trusted_keys)  # type: ignore[arg-type]
+        self._stores = stores_by_name(object_stores)
         if max_manifest_age_seconds is not None and not keys:
             raise ValueError("a maximum manifest age needs a trusted key")
         self.acceptance = Acceptance(
@@ -206,12 +213,20 @@ class SnapshotReader:
             limits=limits or SnapshotLimits(),
             trusted_keys=keys,
             max_manifest_age_seconds=max_manifest_age_seconds,
+            stores=frozenset(self._stores),
         )
         self.pod_name = pod_name or None
         self._before_first = before_first
         self._clock = clock
         self._served: ServedSnapshot | None = None
         self._refused_canary: Announced | None = None
+        # The counters behind the metrics (module metrics), under the Java reader's meanings.
+        # Lookups are counted without a lock: under many threads at once an increment can be
+        # lost (a thread switch between read and write), never invented.
+        self.lookups = 0
+        self.maybe_present = 0
+        self.swaps = 0
+        self.load_failures: dict[LoadFailureReason, int] = dict.fromkeys(LoadFailureReason, 0)
 
     # ------------------------------------------------------------------------------ serving
 
@@ -227,17 +242,23 @@ class SnapshotReader:
     def might_contain(self, key: str | int) -> bool:
         """False: ``key`` is not in the served version. True: it probably is."""
         served = self._served
-        if served is None:
-            return self._not_ready()
-        return served.filter.might_contain(key)
+        answer = self._not_ready() if served is None else served.filter.might_contain(key)
+        self.lookups += 1
+        if answer:
+            self.maybe_present += 1
+        return answer
 
     def might_contain_many(self, keys: Iterable[str] | Iterable[int] | np.ndarray) -> np.ndarray:
         """Answers for many keys, all against the same version."""
         served = self._served
         if served is None:
             keys = keys if isinstance(keys, (list, tuple, np.ndarray)) else list(keys)
-            return np.full(len(keys), self._not_ready(), dtype=bool)
-        return served.filter.might_contain_many(keys)
+            answers = np.full(len(keys), self._not_ready(), dtype=bool)
+        else:
+            answers = served.filter.might_contain_many(keys)
+        self.lookups += len(answers)
+        self.maybe_present += int(np.count_nonzero(answers))
+        return answers
 
     def _not_ready(self) -> bool:
         if self._before_first is None:
@@ -251,8 +272,17 @@ class SnapshotReader:
         try:
             configmap = configmaps(self.acceptance.namespace, self.manifest_name)
         except Exception as e:  # noqa: BLE001 - whatever the getter raises is an API failure
-            return Outcome(Action.REFUSE, reason=reason_of(e), error=e, retry=True)
+            return self._counted(Outcome(Action.REFUSE, reason=reason_of(e), error=e, retry=True))
         return self.on_manifest(configmap, configmaps)
+
+    def _counted(self, outcome: Outcome) -> Outcome:
+        if outcome.action is Action.LOAD:
+            self.swaps += 1
+        elif outcome.action is Action.REFUSE and outcome.reason is not None:
+            self.load_failures[outcome.reason] += 1
+        if outcome.canary_failure is not None:
+            self.load_failures[outcome.canary_failure[1]] += 1
+        return outcome
 
     def on_manifest(self, configmap: ConfigMap | None, configmaps: ConfigMapGetter) -> Outcome:
         """Acts on the manifest ConfigMap as announced now (None: it is gone).
@@ -261,6 +291,10 @@ class SnapshotReader:
         what :class:`Acceptance` accepts, fetching its chunks through ``configmaps``; on any
         failure the served snapshot stays.
         """
+        return self._counted(self._on_manifest(configmap, configmaps))
+
+    def _on_manifest(self, configmap: ConfigMap | None, configmaps: ConfigMapGetter) -> Outcome:
+        """The work of :meth:`on_manifest`, its outcome not counted yet."""
         if configmap is None:
             # Its chunks went with it: nothing to load, and nothing served changes.
             return Outcome(Action.KEEP)
@@ -323,8 +357,17 @@ class SnapshotReader:
     def _fetch(
         self, announced: Announced, held: ServedSnapshot | None, configmaps: ConfigMapGetter
     ) -> ServedSnapshot:
-        source = chunk_source(configmaps, self.acceptance.namespace)
         manifest = announced.manifest
+        if manifest.store is None:
+            source = chunk_source(configmaps, self.acceptance.namespace)
+        else:
+            # Acceptance refused unknown names; every key is built before the first request.
+            source = store_chunk_source(
+                self._stores[manifest.store],
+                self.acceptance.namespace,
+                self.acceptance.filter_name,
+                manifest,
+            )
         if held is None:
             bits = decoder.decode(manifest, source)
         else:

@@ -40,7 +40,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
 import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
-import software.amazon.awssdk.services.s3.S3Client;
 
 /**
  * Issue 19 end to end on real servers: the operator publishes to a BloomStore (versitygw), and a
@@ -77,32 +76,11 @@ class StoreEndToEndTest {
     return IntStream.range(from, to).mapToObj(i -> tag + "-" + i).toList();
   }
 
-  /** A bucket whose only grant to the reader is GET under the store's prefix. */
-  private static String readOnlyBucket() {
-    String bucket = SERVER.createBucket("e2e");
-    try (S3Client root = SERVER.client()) {
-      root.putBucketPolicy(
-          b ->
-              b.bucket(bucket)
-                  .policy(
-                      "{\"Version\":\"2012-10-17\",\"Statement\":[{\"Effect\":\"Allow\","
-                          + "\"Principal\":{\"AWS\":[\""
-                          + READER
-                          + "\"]},\"Action\":[\"s3:GetObject\"],"
-                          + "\"Resource\":[\"arn:aws:s3:::"
-                          + bucket
-                          + "/"
-                          + PREFIX
-                          + "/*\"]}]}"));
-    }
-    return bucket;
-  }
-
   @Test
   void operatorPublishesToTheStoreAndAReadOnlyReaderLoadsAndSwapsWholeAndDelta(
       KubernetesClient client, TestNamespace ns) throws Exception {
     String storeName = "e2e-" + System.nanoTime() % 100000;
-    String bucket = readOnlyBucket();
+    String bucket = SERVER.createReadOnlyBucket("e2e", READER, PREFIX);
     TestStores.store(storeName)
         .on(SERVER, bucket)
         .allowing(ns.name())

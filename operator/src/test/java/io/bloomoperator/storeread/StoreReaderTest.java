@@ -76,20 +76,8 @@ class StoreReaderTest {
     String readerSecret = "reader-secret-" + System.nanoTime();
     try (S3Server server = S3Server.start(Map.of("bloomreader", readerSecret));
         S3Client root = server.client()) {
-      String bucket = server.createBucket("reads");
       // The reader's only right: GET under the store's prefix (what an IAM policy gives it on AWS).
-      root.putBucketPolicy(
-          b ->
-              b.bucket(bucket)
-                  .policy(
-                      "{\"Version\":\"2012-10-17\",\"Statement\":[{\"Effect\":\"Allow\","
-                          + "\"Principal\":{\"AWS\":[\"bloomreader\"]},"
-                          + "\"Action\":[\"s3:GetObject\"],"
-                          + "\"Resource\":[\"arn:aws:s3:::"
-                          + bucket
-                          + "/"
-                          + StoreSnapshots.PREFIX
-                          + "/*\"]}]}"));
+      String bucket = server.createReadOnlyBucket("reads", "bloomreader", StoreSnapshots.PREFIX);
       // A Secret of the application's namespace, mounted as files.
       Files.writeString(secret.resolve("accessKeyId"), "bloomreader\n", StandardCharsets.UTF_8);
       Files.writeString(secret.resolve("secretAccessKey"), readerSecret, StandardCharsets.UTF_8);

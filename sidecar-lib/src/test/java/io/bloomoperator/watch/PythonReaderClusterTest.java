@@ -53,8 +53,11 @@ class PythonReaderClusterTest {
     assertThat(output).as(output).contains("1 passed").doesNotContain("skipped");
   }
 
-  /** The venv test.sh makes (pinned requirements-dev.txt), without running the offline suite. */
-  private static void ensureVenv(Path python, Path dir) throws Exception {
+  /**
+   * The venv test.sh makes (pinned requirements-dev.txt), without running the offline suite; also
+   * used by the operator's tests of the foreign readers ({@code ForeignReaderProcesses}).
+   */
+  static void ensureVenv(Path python, Path dir) throws Exception {
     Path log = dir.resolve("venv.log");
     Process venv =
         new ProcessBuilder("bash", python.resolve("test.sh").toString(), "--co", "-q")

@@ -180,6 +180,30 @@ public final class S3Server implements AutoCloseable {
     return name;
   }
 
+  /**
+   * Creates a bucket (as {@link #createBucket}) whose only grant to {@code reader} is GET under
+   * {@code keyPrefix}: what an IAM policy gives a reader on AWS.
+   */
+  public String createReadOnlyBucket(String prefix, String reader, String keyPrefix) {
+    String bucket = createBucket(prefix);
+    try (S3Client root = client()) {
+      root.putBucketPolicy(
+          b ->
+              b.bucket(bucket)
+                  .policy(
+                      "{\"Version\":\"2012-10-17\",\"Statement\":[{\"Effect\":\"Allow\","
+                          + "\"Principal\":{\"AWS\":[\""
+                          + reader
+                          + "\"]},\"Action\":[\"s3:GetObject\"],"
+                          + "\"Resource\":[\"arn:aws:s3:::"
+                          + bucket
+                          + "/"
+                          + keyPrefix
+                          + "/*\"]}]}"));
+    }
+    return bucket;
+  }
+
   /** Whether the server process is running. */
   public boolean isAlive() {
     return process.isAlive();
