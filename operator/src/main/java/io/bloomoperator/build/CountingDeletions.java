@@ -174,8 +174,17 @@ final class CountingDeletions {
     CountingShadow.Applied applied = shadow.apply(batch.adds(), batch.deleted(), batch.next());
     // Deletes whose key the stream did not give, and those deferred, wait for the full build;
     // skipped ones were applied before, absent ones changed nothing.
-    long pending = batch.deletes() - batch.deleted().size() + applied.deferred();
-    return new Applied(shadow, applied.removed(), pending, shadow.clears(), COUNTING);
+    long keyless = batch.deletes() - batch.deleted().size();
+    long pending = keyless + applied.deferred();
+    return new Applied(
+        shadow,
+        applied.removed(),
+        pending,
+        shadow.clears(),
+        keyless > 0
+            ? "Rebuild until the next full build: this stream does not give the keys of deleted"
+                + " rows (postgresLogical)"
+            : COUNTING);
   }
 
   /** {@code applied}'s clears are in the version of payload {@code sha256}, now published. */

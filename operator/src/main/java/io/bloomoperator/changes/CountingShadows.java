@@ -29,10 +29,12 @@ public final class CountingShadows implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(CountingShadows.class);
 
   /**
-   * Bits to clear remembered across failed publishes, per shadow (8 bytes each: 2 MiB of heap at
-   * most, and at most {@link StreamLimits#streamsPerNamespace()} shadows a namespace).
+   * Bits to clear remembered until a publish carries them, per shadow: 8 bytes each, 8 MiB of heap
+   * at most, and at most {@link StreamLimits#streamsPerNamespace()} shadows a namespace. A full
+   * read of deletes (BLOOM_STREAM_READ_BYTES of short keys, k bits each) fits; beyond it a bit
+   * stays set until the next full build, a false positive only.
    */
-  static final int MAX_PENDING_CLEARS = 1 << 18;
+  static final int MAX_PENDING_CLEARS = 1 << 20;
 
   private record Entry(String namespace, CountingShadow shadow, boolean following) {}
 
