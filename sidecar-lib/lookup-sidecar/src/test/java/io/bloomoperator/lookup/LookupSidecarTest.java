@@ -539,7 +539,8 @@ class LookupSidecarTest {
             java.util.Optional.empty(),
             java.util.Optional.empty(),
             java.util.Optional.empty(),
-            "127.0.0.1");
+            "127.0.0.1",
+            List.of());
     assertThatThrownBy(() -> LookupSidecar.start(notParsed, client, Map.of()))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("not a loopback address");
