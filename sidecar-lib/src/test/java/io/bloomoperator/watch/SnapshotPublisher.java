@@ -86,7 +86,7 @@ public final class SnapshotPublisher {
    * (whose bits are {@code previousBits}), as the operator's delta publish does: delta chunks
    * first, then the manifest.
    */
-  Manifest publishDelta(
+  public Manifest publishDelta(
       Manifest previous,
       BloomFilterBits previousBits,
       BloomFilterBits bits,
