@@ -106,7 +106,8 @@ final class KeyBatch {
           try {
             builder.addLong(parser.getLongValue());
           } catch (InputCoercionException e) {
-            throw LookupException.badRequest("a Long key is out of range: " + parser.getText());
+            throw LookupException.badRequest(
+                "a Long key is out of range (-2^63 to 2^63-1)"); // the key is not repeated
           }
         } else if (token == null) {
           throw LookupException.badRequest("the JSON array is not closed");
@@ -121,7 +122,8 @@ final class KeyBatch {
         throw LookupException.badRequest("nothing may follow the JSON array");
       }
     } catch (JsonParseException e) {
-      throw LookupException.badRequest("the body is not a JSON array: " + e.getOriginalMessage());
+      // Jackson's message quotes the body's text, which is not repeated.
+      throw LookupException.badRequest("the body is not a JSON array of keys");
     }
     return builder.build();
   }

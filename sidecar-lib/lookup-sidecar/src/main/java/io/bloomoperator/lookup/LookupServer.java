@@ -278,7 +278,8 @@ final class LookupServer implements AutoCloseable {
     String name = path.substring(PREFIX.length(), path.length() - suffix.length());
     LiveBloomFilter<?> filter = filters.get(name);
     if (filter == null) {
-      throw new LookupException(404, "no filter '" + name + "' is served here");
+      // The name is not repeated: an answer carries nothing of the request but its result.
+      throw new LookupException(404, "no such filter is served here (GET /v1/filters lists them)");
     }
     return filter;
   }

@@ -4,6 +4,7 @@ import io.bloomoperator.snapshot.Ed25519Keys;
 import io.bloomoperator.watch.BloomFilterWatcher;
 import io.bloomoperator.watch.LiveBloomFilter;
 import io.bloomoperator.watch.LiveKeyType;
+import io.bloomoperator.watch.ObjectStore;
 import io.bloomoperator.watch.metrics.LiveBloomFilterMetrics;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
@@ -38,12 +39,17 @@ public final class LookupSidecar implements AutoCloseable {
   private final LookupServer server;
 
   private final LookupServer health; // null without --health-port
+  private final List<AutoCloseable> stores; // closed after the filters that read from them
 
   private LookupSidecar(
-      List<LiveBloomFilter<?>> filters, LookupServer server, LookupServer health) {
+      List<LiveBloomFilter<?>> filters,
+      LookupServer server,
+      LookupServer health,
+      List<AutoCloseable> stores) {
     this.filters = filters;
     this.server = server;
     this.health = health;
+    this.stores = stores;
   }
 
   /**
@@ -69,10 +75,16 @@ public final class LookupSidecar implements AutoCloseable {
     new JvmThreadMetrics().bindTo(registry);
     Map<String, LiveBloomFilter<?>> byName = new LinkedHashMap<>();
     List<LiveBloomFilter<?>> started = new ArrayList<>();
+    // One store client per configured store, shared by every filter (its fetch threads too).
+    Map<String, ObjectStore> stores = new LinkedHashMap<>();
     try {
+      for (ObjectStoreSpec spec : config.objectStores()) {
+        stores.put(spec.name(), S3Stores.open(spec));
+      }
       for (FilterSpec spec : config.filters()) {
         LiveBloomFilter<?> filter =
-            startFilter(spec, namespaceOf(spec, config, client, environment), config, keys, client);
+            startFilter(
+                spec, namespaceOf(spec, config, client, environment), config, keys, stores, client);
         started.add(filter);
         byName.put(spec.name(), filter);
         new LiveBloomFilterMetrics(filter).bindTo(registry);
@@ -104,10 +116,31 @@ public final class LookupSidecar implements AutoCloseable {
         }
         health.start();
       }
-      return new LookupSidecar(List.copyOf(started), server, health);
+      return new LookupSidecar(List.copyOf(started), server, health, closeables(stores));
     } catch (IOException | RuntimeException e) {
       started.forEach(LiveBloomFilter::close);
+      closeAll(closeables(stores));
       throw e;
+    }
+  }
+
+  private static List<AutoCloseable> closeables(Map<String, ObjectStore> stores) {
+    List<AutoCloseable> closeables = new ArrayList<>();
+    for (ObjectStore store : stores.values()) {
+      if (store instanceof AutoCloseable c) {
+        closeables.add(c);
+      }
+    }
+    return closeables;
+  }
+
+  private static void closeAll(List<AutoCloseable> closeables) {
+    for (AutoCloseable c : closeables) {
+      try {
+        c.close();
+      } catch (Exception e) {
+        // Stopping: nothing is read from a store any more; its threads are daemons.
+      }
     }
   }
 
@@ -143,12 +176,14 @@ public final class LookupSidecar implements AutoCloseable {
       String namespace,
       SidecarConfig config,
       List<PublicKey> keys,
+      Map<String, ObjectStore> stores,
       KubernetesClient client) {
     BloomFilterWatcher.Builder<?> builder =
         BloomFilterWatcher.builder(client, namespace, spec.name(), LiveKeyType.of(spec.keyType()))
             .beforeFirstSnapshot(spec.failMode().orElse(config.failMode()))
             .readerReports(config.readerReports());
     keys.forEach(builder::trustedKey);
+    stores.forEach(builder::objectStore);
     config.maxManifestAge().ifPresent(builder::maxManifestAge);
     config.maxSnapshotBytes().ifPresent(builder::maxSnapshotBytes);
     config.maxChunks().ifPresent(builder::maxChunks);
@@ -208,5 +243,6 @@ public final class LookupSidecar implements AutoCloseable {
       health.close();
     }
     filters.forEach(LiveBloomFilter::close);
+    closeAll(stores);
   }
 }

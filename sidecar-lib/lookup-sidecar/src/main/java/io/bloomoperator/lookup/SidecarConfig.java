@@ -54,6 +54,8 @@ import java.util.regex.Pattern;
  *     {@code /metrics} (for the kubelet and Prometheus, which cannot reach loopback); empty for
  *     none
  * @param healthBindAddress where that listener binds (any address: it reveals no key)
+ * @param objectStores the S3-compatible stores chunks are read from, by the names manifests give
+ *     (none: a manifest naming a store is refused, ConfigMap snapshots load as always)
  */
 public record SidecarConfig(
     List<FilterSpec> filters,
@@ -80,7 +82,8 @@ public record SidecarConfig(
     Optional<Duration> localAddsTtl,
     Optional<Integer> localAddsMaxKeyLength,
     Optional<Integer> healthPort,
-    String healthBindAddress) {
+    String healthBindAddress,
+    List<ObjectStoreSpec> objectStores) {
 
   /** The default port: unassigned by IANA and clear of the usual 8080/8443/9090. */
   public static final int DEFAULT_PORT = 8471;
@@ -118,17 +121,44 @@ public record SidecarConfig(
           "local-adds-ttl",
           "local-adds-max-key-length",
           "health-port",
-          "health-bind-address");
+          "health-bind-address",
+          "object-store");
 
   private static final Set<String> BOOLEAN_FLAGS =
       Set.of("allow-non-loopback", "memory-mapped", "file-mode", "reader-reports");
 
   private static final Map<String, String> REPEATABLE_ENV =
-      Map.of("filter", "FILTERS", "trusted-key-file", "TRUSTED_KEY_FILES");
+      Map.of(
+          "filter",
+          "FILTERS",
+          "trusted-key-file",
+          "TRUSTED_KEY_FILES",
+          "object-store",
+          "OBJECT_STORES");
+
+  /**
+   * What separates the values of a repeatable flag's variable: a comma, except for object stores,
+   * whose specs are themselves comma-separated settings.
+   */
+  private static final Map<String, String> ENV_SEPARATOR = Map.of("object-store", ";");
+
+  /**
+   * Bounds of what the command line and the environment may hold, checked before anything is taken
+   * apart: a flag's value is a name, a path, a URL or a number, and a pod has a few filters.
+   */
+  static final int MAX_ARGS = 1024;
+
+  static final int MAX_VALUE_CHARS = ObjectStoreSpec.MAX_SPEC_CHARS;
+  static final int MAX_FILTERS = 64;
+  static final int MAX_TRUSTED_KEYS = 16;
+  static final int MAX_OBJECT_STORES = 8;
+  static final int MAX_LOCAL_ADDS_ENTRIES = 10_000_000;
+  static final int MAX_CHUNKS = 1 << 20;
 
   public SidecarConfig {
     filters = List.copyOf(filters);
     trustedKeyFiles = List.copyOf(trustedKeyFiles);
+    objectStores = List.copyOf(objectStores);
   }
 
   /**
@@ -138,6 +168,23 @@ public record SidecarConfig(
    * @throws IllegalArgumentException with a message for the operator of the pod
    */
   public static SidecarConfig parse(String[] args, Map<String, String> env) {
+    if (args.length > MAX_ARGS) {
+      throw new IllegalArgumentException("more than " + MAX_ARGS + " arguments");
+    }
+    for (String arg : args) {
+      if (arg.length() > MAX_VALUE_CHARS) {
+        // Not quoted: it is long, and may be something that should not be in a log.
+        throw new IllegalArgumentException(
+            "an argument is longer than " + MAX_VALUE_CHARS + " characters");
+      }
+    }
+    env.forEach(
+        (name, value) -> {
+          if (name.startsWith(ENV_PREFIX) && value.length() > MAX_VALUE_CHARS * 8) {
+            throw new IllegalArgumentException(
+                name + " is longer than " + MAX_VALUE_CHARS * 8 + " characters");
+          }
+        });
     Map<String, List<String>> values = new LinkedHashMap<>();
     for (int i = 0; i < args.length; i++) {
       String arg = args[i];
@@ -179,7 +226,7 @@ public record SidecarConfig(
 
     List<FilterSpec> filters = new ArrayList<>();
     Set<String> names = new HashSet<>();
-    for (String spec : s.list("filter")) {
+    for (String spec : s.list("filter", MAX_FILTERS)) {
       FilterSpec filter = FilterSpec.parse(spec);
       if (!names.add(filter.name())) {
         throw new IllegalArgumentException(
@@ -201,8 +248,19 @@ public record SidecarConfig(
     boolean allowNonLoopback = s.bool("allow-non-loopback", false);
     checkBindAddress(bind, allowNonLoopback);
     int port = s.integer("port", DEFAULT_PORT, 0, 65535);
-    List<Path> keys = s.list("trusted-key-file").stream().map(Path::of).toList();
-    Optional<Duration> maxManifestAge = s.one("max-manifest-age").map(v -> duration(v));
+    List<Path> keys = s.list("trusted-key-file", MAX_TRUSTED_KEYS).stream().map(Path::of).toList();
+    Optional<Duration> maxManifestAge =
+        s.one("max-manifest-age")
+            .map(v -> duration("max-manifest-age", v, Duration.ofSeconds(1), Duration.ofDays(366)));
+    List<ObjectStoreSpec> stores = new ArrayList<>();
+    Set<String> storeNames = new HashSet<>();
+    for (String spec : s.list("object-store", MAX_OBJECT_STORES)) {
+      ObjectStoreSpec store = ObjectStoreSpec.parse(spec);
+      if (!storeNames.add(store.name())) {
+        throw new IllegalArgumentException("object store '" + store.name() + "' given twice");
+      }
+      stores.add(store);
+    }
     if (maxManifestAge.isPresent() && keys.isEmpty()) {
       throw new IllegalArgumentException(
           "--max-manifest-age needs --trusted-key-file: an unsigned createdAt can be set to"
@@ -226,7 +284,9 @@ public record SidecarConfig(
               + " --file-interval");
     }
     Duration fileInterval =
-        s.one("file-interval").map(v -> duration(v)).orElse(DEFAULT_FILE_INTERVAL);
+        s.one("file-interval")
+            .map(v -> duration("file-interval", v, Duration.ZERO, Duration.ofHours(1)))
+            .orElse(DEFAULT_FILE_INTERVAL);
     return new SidecarConfig(
         filters,
         s.one("namespace"),
@@ -237,22 +297,29 @@ public record SidecarConfig(
         keys,
         maxManifestAge,
         s.one("max-snapshot-bytes").map(SidecarConfig::bytes),
-        s.one("max-chunks").map(v -> positiveInt("max-chunks", v)),
+        s.one("max-chunks").map(v -> s.integer("max-chunks", 0, 1, MAX_CHUNKS)),
         cacheDir,
         mapped,
         fileMode,
         fileInterval,
-        s.one("resync").map(v -> duration(v)),
+        s.one("resync").map(v -> duration("resync", v, Duration.ZERO, Duration.ofDays(1))),
         s.bool("reader-reports", true),
         s.integer("threads", 4, 1, 256),
         s.integer("queue", 64, 0, 10_000),
-        s.one("request-timeout").map(v -> duration(v)).orElse(Duration.ofSeconds(10)),
+        s.one("request-timeout")
+            .map(
+                v -> duration("request-timeout", v, Duration.ofMillis(100), Duration.ofMinutes(10)))
+            .orElse(Duration.ofSeconds(10)),
         s.integer("max-connections", 256, 1, 65_536),
-        s.one("local-adds-max-entries").map(v -> nonNegativeInt("local-adds-max-entries", v)),
-        s.one("local-adds-ttl").map(v -> duration(v)),
-        s.one("local-adds-max-key-length").map(v -> positiveInt("local-adds-max-key-length", v)),
+        s.one("local-adds-max-entries")
+            .map(v -> s.integer("local-adds-max-entries", 0, 0, MAX_LOCAL_ADDS_ENTRIES)),
+        s.one("local-adds-ttl")
+            .map(v -> duration("local-adds-ttl", v, Duration.ofSeconds(1), Duration.ofDays(1))),
+        s.one("local-adds-max-key-length")
+            .map(v -> s.integer("local-adds-max-key-length", 0, 1, KeyBatch.MAX_KEY_BYTES)),
         s.one("health-port").map(v -> s.integer("health-port", 0, 0, 65535)),
-        s.one("health-bind-address").orElse("0.0.0.0"));
+        s.one("health-bind-address").orElse("0.0.0.0"),
+        stores);
   }
 
   /**
@@ -276,6 +343,16 @@ public record SidecarConfig(
               + " own containers, or add --allow-non-loopback (and a NetworkPolicy) if other pods"
               + " must ask");
     }
+  }
+
+  /** A duration from {@code min} to {@code max}, or an error naming the flag and the range. */
+  static Duration duration(String flag, String value, Duration min, Duration max) {
+    Duration d = duration(value);
+    if (d.compareTo(min) < 0 || d.compareTo(max) > 0) {
+      throw new IllegalArgumentException(
+          "--" + flag + " must be from " + min + " to " + max + ", got " + value.strip());
+    }
+    return d;
   }
 
   private static final Pattern DURATION = Pattern.compile("(\\d+)(ms|s|m|h)");
@@ -329,22 +406,6 @@ public record SidecarConfig(
     }
   }
 
-  private static int nonNegativeInt(String name, String value) {
-    return value.strip().equals("0") ? 0 : positiveInt(name, value);
-  }
-
-  private static int positiveInt(String name, String value) {
-    try {
-      int n = Integer.parseInt(value.strip());
-      if (n > 0) {
-        return n;
-      }
-    } catch (NumberFormatException e) {
-      // reported below
-    }
-    throw new IllegalArgumentException("--" + name + " must be a positive integer, got " + value);
-  }
-
   /** Flags first, then {@code BLOOM_LOOKUP_*}. */
   private record Settings(Map<String, List<String>> flags, Map<String, String> env) {
 
@@ -357,19 +418,23 @@ public record SidecarConfig(
       return fromEnv == null || fromEnv.isBlank() ? Optional.empty() : Optional.of(fromEnv);
     }
 
-    List<String> list(String name) {
-      List<String> given = flags.get(name);
-      if (given != null) {
-        return given;
+    List<String> list(String name, int max) {
+      List<String> values = flags.get(name);
+      if (values == null) {
+        String fromEnv = env.get(ENV_PREFIX + REPEATABLE_ENV.get(name));
+        values =
+            fromEnv == null || fromEnv.isBlank()
+                ? List.of()
+                : List.of(fromEnv.split(Pattern.quote(ENV_SEPARATOR.getOrDefault(name, ","))))
+                    .stream()
+                    .map(String::strip)
+                    .filter(v -> !v.isEmpty())
+                    .toList();
       }
-      String fromEnv = env.get(ENV_PREFIX + REPEATABLE_ENV.get(name));
-      if (fromEnv == null || fromEnv.isBlank()) {
-        return List.of();
+      if (values.size() > max) {
+        throw new IllegalArgumentException("--" + name + " given more than " + max + " times");
       }
-      return List.of(fromEnv.split(",")).stream()
-          .map(String::strip)
-          .filter(v -> !v.isEmpty())
-          .toList();
+      return values;
     }
 
     boolean bool(String name, boolean otherwise) {

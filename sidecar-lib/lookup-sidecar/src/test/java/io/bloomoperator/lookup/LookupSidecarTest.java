@@ -281,6 +281,10 @@ class LookupSidecarTest {
       assertThat(invalidUtf8.statusCode()).isEqualTo(400);
       assertThat(http.post(contains, "application/json", "[\"a\",").statusCode()).isEqualTo(400);
       assertThat(http.post(contains, "application/json", "[1]").statusCode()).isEqualTo(400);
+      // An answer repeats nothing of the request: not a filter name, a key or a body's text.
+      assertThat(http.contains("other-name-xyz", "a").body()).doesNotContain("other-name-xyz");
+      assertThat(http.post(contains, "application/json", "[\"a\", secretish]").body())
+          .doesNotContain("secretish");
 
       // Key length: 64 KiB in UTF-8 is the longest key, in a query, a line or JSON.
       String longest = "k".repeat(KeyBatch.MAX_KEY_BYTES);
@@ -539,7 +543,8 @@ class LookupSidecarTest {
             java.util.Optional.empty(),
             java.util.Optional.empty(),
             java.util.Optional.empty(),
-            "127.0.0.1");
+            "127.0.0.1",
+            List.of());
     assertThatThrownBy(() -> LookupSidecar.start(notParsed, client, Map.of()))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("not a loopback address");

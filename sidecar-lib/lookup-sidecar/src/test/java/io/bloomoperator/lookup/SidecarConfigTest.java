@@ -93,4 +93,54 @@ class SidecarConfigTest {
           .isInstanceOf(IllegalArgumentException.class);
     }
   }
+
+  @Test
+  void everyValueIsBoundedBeforeItIsUsed() {
+    String[][] refused = {
+      {"--filter", "a", "--request-timeout", "0s"},
+      {"--filter", "a", "--request-timeout", "11m"},
+      {"--filter", "a", "--file-interval", "2h"},
+      {"--filter", "a", "--resync", "2d"},
+      {"--filter", "a", "--local-adds-ttl", "0s"},
+      {"--filter", "a", "--local-adds-max-entries", "10000001"},
+      {"--filter", "a", "--local-adds-max-key-length", "65537"},
+      {"--filter", "a", "--max-chunks", "1048577"},
+      {"--filter", "a", "--namespace", "n".repeat(SidecarConfig.MAX_VALUE_CHARS + 1)},
+    };
+    for (String[] args : refused) {
+      assertThatThrownBy(() -> SidecarConfig.parse(args, Map.of()))
+          .as(String.join(" ", args).substring(0, Math.min(80, String.join(" ", args).length())))
+          .isInstanceOf(IllegalArgumentException.class);
+    }
+    String[] many = new String[SidecarConfig.MAX_ARGS + 1];
+    java.util.Arrays.fill(many, "--reader-reports");
+    assertThatThrownBy(() -> SidecarConfig.parse(many, Map.of()))
+        .hasMessageContaining("more than " + SidecarConfig.MAX_ARGS + " arguments");
+    String filters =
+        String.join(
+            ",",
+            java.util.stream.IntStream.rangeClosed(0, SidecarConfig.MAX_FILTERS)
+                .mapToObj(i -> "f" + i)
+                .toList());
+    assertThatThrownBy(
+            () -> SidecarConfig.parse(new String[0], Map.of("BLOOM_LOOKUP_FILTERS", filters)))
+        .hasMessageContaining("more than " + SidecarConfig.MAX_FILTERS);
+    // The bounds themselves are accepted.
+    SidecarConfig edge =
+        SidecarConfig.parse(
+            new String[] {
+              "--filter",
+              "a",
+              "--request-timeout",
+              "10m",
+              "--file-interval",
+              "1h",
+              "--resync",
+              "0s",
+              "--local-adds-max-key-length",
+              "65536"
+            },
+            Map.of());
+    assertThat(edge.requestTimeout()).isEqualTo(Duration.ofMinutes(10));
+  }
 }

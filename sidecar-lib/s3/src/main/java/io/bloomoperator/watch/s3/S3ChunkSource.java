@@ -36,6 +36,10 @@ public final class S3ChunkSource implements ObjectStore.Download {
 
   private static final Logger LOG = LoggerFactory.getLogger(S3ChunkSource.class);
 
+  /** What an S3 error code looks like; anything else a store sends is not repeated. */
+  private static final java.util.regex.Pattern ERROR_CODE =
+      java.util.regex.Pattern.compile("[A-Za-z0-9.]{1,64}");
+
   /** A failed attempt's pause before the next, times the attempt's number. */
   private static final long RETRY_PAUSE_MILLIS = 200;
 
@@ -218,6 +222,11 @@ public final class S3ChunkSource implements ObjectStore.Download {
   private IOException translate(String key, S3Exception e) {
     int status = e.statusCode();
     String code = e.awsErrorDetails() == null ? null : e.awsErrorDetails().errorCode();
+    if (code != null && !ERROR_CODE.matcher(code).matches()) {
+      // The code is the store's text and goes into logs and reader reports: only a plain S3
+      // error code (AccessDenied, SlowDown, ...) is kept, never whatever else a store may send.
+      code = null;
+    }
     String what =
         "object "
             + key
