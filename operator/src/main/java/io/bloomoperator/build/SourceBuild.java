@@ -43,15 +43,10 @@ final class SourceBuild {
 
   /**
    * Builds from {@code source}: the filter's, or the same reading in its change stream's snapshot
-   * ({@link StreamPublish#scanned}); every key also goes to what {@code beside} opens (null:
-   * nothing), a counting shadow.
+   * ({@link StreamPublish#scanned}).
    */
   FilterBuilder.Result build(
-      FilterRun ctx,
-      KeySource source,
-      PublishedSnapshot current,
-      BuildSlots.Slot slot,
-      FilterBuilder.Beside beside)
+      FilterRun ctx, KeySource source, PublishedSnapshot current, BuildSlots.Slot slot)
       throws SourceException, PublishException {
     ResolvedSpec spec = ctx.spec();
     SnapshotBackend.SizeLimit limit = ctx.store().backend().sizeLimit();
@@ -63,7 +58,6 @@ final class SourceBuild {
           guard.run(
               guarded ->
                   new FilterBuilder(progress, buildWorkers)
-                      .with(beside)
                       .build(
                           guarded,
                           new FilterBuilder.Request(
