@@ -178,7 +178,10 @@ class StoreReaderTest {
         assertThat(wrong.awaitFailure(WAIT))
             .isInstanceOf(ObjectStoreException.class)
             .hasMessageContaining("HTTP 403")
-            .hasMessageNotContaining("not-the-secret");
+            .hasMessageNotContaining("not-the-secret")
+            // The store's own text (its error message, request ids) stays out of the failure
+            // and its causes, which listeners and logs print.
+            .hasNoCause();
         assertThat(LoadFailureReason.of(wrong.failures.get(0)))
             .isEqualTo(LoadFailureReason.STORE_DENIED);
         assertThat(missing.awaitFailure(WAIT))

@@ -103,12 +103,14 @@ public record ObjectStoreSpec(
       int eq = part.indexOf('=');
       String key = eq < 0 ? part : part.substring(0, eq).strip().toLowerCase(Locale.ROOT);
       if (eq < 0 || !KEYS.contains(key)) {
+        // A part without '=' is not repeated: it may be a secret pasted as a bare value, and this
+        // message goes to the pod's log.
         throw new IllegalArgumentException(
             "object store '"
                 + name
-                + "': unknown setting '"
-                + (eq < 0 ? part : key)
-                + "' (one of "
+                + "': "
+                + (eq < 0 ? "setting " + i + " is not key=value" : "unknown setting '" + key + "'")
+                + " (one of "
                 + String.join(", ", KEYS.stream().sorted().toList())
                 + "; credentials only as files)");
       }

@@ -219,6 +219,11 @@ class ObjectStoreTransportTest {
         .hasMessageContaining("unknown setting 'secret-key'")
         .hasMessageContaining("credentials only as files")
         .hasMessageNotContaining("=x");
+    // A secret pasted without its key is not repeated into the pod's log.
+    assertThatThrownBy(
+            () -> config("--filter", "a/b", "--object-store", base + ",wJalrXUtnFEMI-S3CRET"))
+        .hasMessageContaining("is not key=value")
+        .hasMessageNotContaining("S3CRET");
     assertThatThrownBy(
             () ->
                 config(

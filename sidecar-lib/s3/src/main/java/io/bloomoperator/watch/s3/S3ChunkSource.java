@@ -136,6 +136,10 @@ public final class S3ChunkSource implements ObjectStore.Download {
         if (e instanceof PartialRead partial) {
           filled = partial.filled;
         }
+        // The SDK's messages may carry what the store sent (an error message, a request id):
+        // only the exception's kind goes into messages and logs.
+        String why =
+            e instanceof SdkClientException ? e.getClass().getSimpleName() : e.getMessage();
         if (filled == before && ++failed >= store.attempts()) {
           throw e instanceof ObjectStoreException failure
               ? failure
@@ -148,15 +152,11 @@ public final class S3ChunkSource implements ObjectStore.Download {
                       + ": "
                       + failed
                       + " attempts failed: "
-                      + e.getMessage(),
-                  e);
+                      + why,
+                  null);
         }
         LOG.debug(
-            "fetch of {} broke after {} of {} bytes, resuming: {}",
-            key,
-            filled,
-            data.length,
-            e.toString());
+            "fetch of {} broke after {} of {} bytes, resuming: {}", key, filled, data.length, why);
         pause(failed);
       }
     }
@@ -241,11 +241,15 @@ public final class S3ChunkSource implements ObjectStore.Download {
     if (status == 416) {
       return new SizeMismatch(what + " (shorter than the manifest announces)");
     }
+    // No cause: the S3Exception's message is the store's own text (its error message, request
+    // ids), and a failure's cause chain reaches listeners and logs.
     if (status == 401 || status == 403) {
       return new ObjectStoreException(
-          LoadFailureReason.STORE_DENIED, what + ": the reader's credentials may not read it", e);
+          LoadFailureReason.STORE_DENIED,
+          what + ": the reader's credentials may not read it",
+          null);
     }
-    return new ObjectStoreException(LoadFailureReason.STORE_UNAVAILABLE, what, e);
+    return new ObjectStoreException(LoadFailureReason.STORE_UNAVAILABLE, what, null);
   }
 
   private static void pause(int attempt) throws InterruptedIOException {
