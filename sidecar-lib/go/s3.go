@@ -215,11 +215,16 @@ func (s *S3Store) Get(ctx context.Context, key string, size int) ([]byte, error)
 	if size == 0 {
 		return data, nil
 	}
-	filled, failed := 0, 0
+	filled, failed, requests := 0, 0, 0
+	// Attempts count only requests that brought nothing; a store that sends a little and breaks off
+	// each time would otherwise be asked up to size times. Every request must bring 64 KiB on
+	// average, beyond the attempts.
+	maxRequests := s.cfg.Attempts + size/(64<<10) + 1
 	for {
 		before := filled
 		n, err := s.read(ctx, key, data, filled)
 		filled = n
+		requests++
 		var mismatch *sizeMismatch
 		var e *Error
 		switch {
@@ -234,6 +239,10 @@ func (s *S3Store) Get(ctx context.Context, key string, size int) ([]byte, error)
 		case ctx.Err() != nil:
 			return nil, &Error{Reason: ReasonStoreUnavailable, Chunk: -1,
 				msg: "fetch of " + key + " cancelled", cause: ctx.Err()}
+		}
+		if requests >= maxRequests {
+			return nil, &Error{Reason: ReasonStoreUnavailable, Chunk: -1, cause: err, msg: printable(fmt.Sprintf(
+				"object %s of %s: %d requests did not complete it: %v", key, s.describe, requests, err))}
 		}
 		if filled == before {
 			failed++

@@ -87,6 +87,14 @@ func TestS3StoreReadsExactlyTheAnnouncedBytes(t *testing.T) {
 				panic(http.ErrAbortHandler)
 			}
 			w.Write(object[from : to+1])
+		case "/b-b/p/ns/f/drip." + strings.Repeat("0", 64):
+			// Every answer brings one byte and breaks off: progress each time, never the chunk.
+			w.Header().Set("Content-Range", fmt.Sprintf("bytes %d-%d/%d", from, to, len(object)))
+			w.Header().Set("Content-Length", fmt.Sprint(to-from+1))
+			w.WriteHeader(http.StatusPartialContent)
+			w.Write(object[from : from+1])
+			w.(http.Flusher).Flush()
+			panic(http.ErrAbortHandler)
 		case "/b-b/p/ns/f/longer." + strings.Repeat("0", 64):
 			w.Header().Set("Content-Range", fmt.Sprintf("bytes %d-%d/%d", from, to, len(object)+1))
 			w.WriteHeader(http.StatusPartialContent)
@@ -117,6 +125,13 @@ func TestS3StoreReadsExactlyTheAnnouncedBytes(t *testing.T) {
 	}
 	if n := requests.Load(); n != 2 {
 		t.Fatalf("%d requests, want 2 (the break resumed once)", n)
+	}
+	before := requests.Load()
+	if _, err := store("id").Get(ctx, key("drip"), len(object)); ReasonOf(err) != ReasonStoreUnavailable {
+		t.Fatalf("a store sending a byte an answer: %v, want STORE_UNAVAILABLE", err)
+	}
+	if n := requests.Load() - before; n != 3 {
+		t.Fatalf("%d requests for a dripping store, want 3 (2 attempts + 1 for a chunk under 64 KiB)", n)
 	}
 	if _, err := store("id").Get(ctx, key("longer"), len(object)); ReasonOf(err) != ReasonChunk {
 		t.Fatalf("an object of another size: %v, want CHUNK", err)

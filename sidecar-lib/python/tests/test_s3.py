@@ -102,6 +102,15 @@ def server():
                     self.close_connection = True
                     return  # breaks off after 10 bytes
                 self.wfile.write(OBJECT[start : end + 1])
+            elif self.path == f"/b-b/p/ns/f/drip.{ZEROS}":
+                # Every answer brings one byte and breaks off: progress each time, never the chunk.
+                self.send_response(206)
+                self.send_header("Content-Range", f"bytes {start}-{end}/{len(OBJECT)}")
+                self.send_header("Content-Length", str(end - start + 1))
+                self.end_headers()
+                self.wfile.write(OBJECT[start : start + 1])
+                self.wfile.flush()
+                self.close_connection = True
             elif self.path == f"/b-b/p/ns/f/longer.{ZEROS}":
                 self.send_response(206)
                 self.send_header("Content-Range", f"bytes {start}-{end}/{len(OBJECT) + 1}")
@@ -142,6 +151,11 @@ def test_reads_exactly_the_announced_bytes(server):
 
     assert store().get(key("broken"), len(OBJECT)) == OBJECT
     assert seen["requests"] == 2, "the break resumed once"
+    before = seen["requests"]
+    with pytest.raises(StoreError, match="requests did not complete it") as dripping:
+        store().get(key("drip"), len(OBJECT))
+    assert dripping.value.reason is R.STORE_UNAVAILABLE
+    assert seen["requests"] - before == 3, "2 attempts + 1 for a chunk under 64 KiB"
     with pytest.raises(ChunkError):
         store().get(key("longer"), len(OBJECT))
     with pytest.raises(StoreError, match="redirects are not followed") as moved:

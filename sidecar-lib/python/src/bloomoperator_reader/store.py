@@ -291,9 +291,14 @@ class S3ObjectStore:
         data = bytearray(size)
         if size == 0:
             return bytes(data)
-        filled = failed = 0
+        filled = failed = requests = 0
+        # Attempts count only requests that brought nothing; a store that sends a little and breaks
+        # off each time would otherwise be asked up to size times. Every request must bring 64 KiB
+        # on average, beyond the attempts.
+        max_requests = self._attempts + size // (64 << 10) + 1
         while True:
             before = filled
+            requests += 1
             try:
                 self._read(key, data, filled)
                 return bytes(data)
@@ -310,6 +315,11 @@ class S3ObjectStore:
                 error = e
             except (OSError, http.client.HTTPException) as e:
                 error = e
+            if requests >= max_requests:
+                raise StoreError(
+                    f"object {key} of {self._description}: {requests} requests did not complete"
+                    f" it: {error}"
+                ) from None
             if filled == before:
                 failed += 1
                 if failed >= self._attempts:
