@@ -356,6 +356,41 @@ class StoreReaderTest {
     }
   }
 
+  @Test
+  void aStoreThatBreaksOffEveryAnswerCostsABoundedNumberOfRequests(
+      KubernetesClient client, TestNamespace ns) throws Exception {
+    S3Server server = S3Server.shared();
+    String bucket = server.createBucket("drip");
+    try (S3Client root = server.client();
+        TcpProxy proxy = new TcpProxy("127.0.0.1", server.port(), 4_000)) {
+      StoreSnapshots snapshots = new StoreSnapshots(root, bucket, client, ns.name(), FILTER);
+      snapshots.publish(TestKeys.stringFilter(2_000_000, keys("v1", 2_000)), 2_000, 1, null);
+      // Every answer brings about 3.5 kB of a 1 MiB chunk and breaks off: progress each time.
+      // Without a bound the reader would ask about 300 times per chunk.
+      proxy.cutNext(Integer.MAX_VALUE);
+      RecordingListener events = new RecordingListener();
+      try (S3ObjectStore store =
+              store(URI.create("http://127.0.0.1:" + proxy.port()), bucket)
+                  .credentials(credentials(server.accessKey(), server.secretKey()))
+                  .parallelism(1)
+                  .build();
+          LiveBloomFilter<String> live =
+              BloomFilterWatcher.builder(client, ns.name(), FILTER, LiveKeyType.STRING)
+                  .objectStore(StoreSnapshots.STORE, store)
+                  .listener(events)
+                  .start()) {
+        assertThat(events.awaitFailure(WAIT))
+            .isInstanceOf(ObjectStoreException.class)
+            .hasMessageContaining("requests did not complete it");
+        assertThat(LoadFailureReason.of(events.failures.get(0)))
+            .isEqualTo(LoadFailureReason.STORE_UNAVAILABLE);
+        // attempts + 16 (a 1 MiB chunk at 64 KiB a request) + 1, for the one chunk fetched.
+        assertThat(proxy.accepted()).isLessThanOrEqualTo(S3ObjectStore.DEFAULT_ATTEMPTS + 17 + 1);
+        assertThat(live.currentVersion()).isEqualTo(-1);
+      }
+    }
+  }
+
   private static Manifest withFirstChunkName(Manifest manifest, String name) {
     List<Manifest.ChunkRef> chunks = new ArrayList<>(manifest.chunks());
     Manifest.ChunkRef first = chunks.get(0);

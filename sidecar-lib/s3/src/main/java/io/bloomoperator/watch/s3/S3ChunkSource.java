@@ -115,8 +115,14 @@ public final class S3ChunkSource implements ObjectStore.Download {
     byte[] data = new byte[chunk.bytes()];
     int filled = 0;
     int failed = 0;
+    int requests = 0;
+    // Attempts count only requests that brought nothing; a store that sends a little and breaks
+    // off each time would otherwise be asked up to the chunk's size times. Every request must bring
+    // 64 KiB on average, beyond the attempts.
+    int maxRequests = store.attempts() + data.length / (64 << 10) + 1;
     while (true) {
       int before = filled;
+      requests++;
       try {
         read(key, data, filled);
         return data;
@@ -140,6 +146,19 @@ public final class S3ChunkSource implements ObjectStore.Download {
         // only the exception's kind goes into messages and logs.
         String why =
             e instanceof SdkClientException ? e.getClass().getSimpleName() : e.getMessage();
+        if (requests >= maxRequests) {
+          throw new ObjectStoreException(
+              LoadFailureReason.STORE_UNAVAILABLE,
+              "object "
+                  + key
+                  + " of "
+                  + this.store.description()
+                  + ": "
+                  + requests
+                  + " requests did not complete it: "
+                  + why,
+              null);
+        }
         if (filled == before && ++failed >= store.attempts()) {
           throw e instanceof ObjectStoreException failure
               ? failure
