@@ -89,6 +89,40 @@ class LookupSidecarKustomizeTest {
   }
 
   @Test
+  void theObjectStoreComponentSetsTheStoreAndMountsItsSecretInTheSidecarOnly(
+      KubernetesClient admin, TestNamespace ns, KubeCluster cluster, @TempDir Path work)
+      throws IOException {
+    Path dir = application(work, ns.name(), false, true);
+    String store =
+        "primary,endpoint=https://s3.example.com,bucket=bloom,"
+            + "access-key-id-file=/var/run/bloom-s3/access-key-id,"
+            + "secret-access-key-file=/var/run/bloom-s3/secret-access-key";
+    Path settings = dir.resolve("lookup-sidecar-settings.yaml");
+    Files.writeString(settings, Files.readString(settings) + "  objectStore: " + store + "\n");
+    Path kustomization = dir.resolve("kustomization.yaml");
+    Path shipped = RealKubernetesExtension.repoRoot().resolve("deploy/lookup-sidecar");
+    String component = "  - " + dir.toRealPath().relativize(shipped.toRealPath());
+    Files.writeString(
+        kustomization,
+        Files.readString(kustomization)
+            .replace(component + "\n", component + "\n" + component + "/object-store\n"));
+    List<HasMetadata> rendered = InstallManifests.render(cluster, admin, dir).items();
+    PodSpec applied = dryRunApply(admin, cluster, dir, deployment(rendered, "orders"));
+    Container sidecar = assertSidecar(applied);
+    assertThat(env(sidecar)).containsEntry("BLOOM_LOOKUP_OBJECT_STORES", store);
+    assertThat(mount(sidecar, "bloom-lookup-s3"))
+        .satisfies(m -> assertThat(m.getMountPath()).isEqualTo("/var/run/bloom-s3"))
+        .satisfies(m -> assertThat(m.getReadOnly()).isTrue());
+    assertThat(applied.getVolumes())
+        .filteredOn(v -> v.getName().equals("bloom-lookup-s3"))
+        .singleElement()
+        .satisfies(v -> assertThat(v.getSecret().getSecretName()).isEqualTo("bloom-lookup-s3"));
+    // The credentials reach the sidecar alone, never the application's container.
+    Container app = applied.getContainers().get(0);
+    assertThat(app.getVolumeMounts()).noneMatch(m -> m.getName().equals("bloom-lookup-s3"));
+  }
+
+  @Test
   void withoutTheSettingsItDoesNotRender(
       KubernetesClient admin, TestNamespace ns, KubeCluster cluster, @TempDir Path work)
       throws IOException {
