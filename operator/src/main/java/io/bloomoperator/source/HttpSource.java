@@ -3,40 +3,20 @@ package io.bloomoperator.source;
 import io.bloomoperator.api.Durations;
 import io.bloomoperator.api.HttpSourceSpec;
 import io.bloomoperator.api.Reasons;
-import io.fabric8.kubernetes.api.model.Secret;
 import java.io.BufferedInputStream;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InterruptedIOException;
-import java.net.ConnectException;
-import java.net.NoRouteToHostException;
-import java.net.ProtocolException;
 import java.net.SocketTimeoutException;
 import java.net.URI;
-import java.net.URISyntaxException;
-import java.net.UnknownHostException;
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
-import java.util.Base64;
-import java.util.HexFormat;
-import java.util.LinkedHashMap;
 import java.util.Locale;
-import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.zip.GZIPInputStream;
 import java.util.zip.ZipException;
-import javax.net.ssl.SSLException;
-import javax.net.ssl.SSLPeerUnverifiedException;
 import org.apache.hc.client5.http.impl.classic.CloseableHttpClient;
-import org.apache.hc.core5.http.ConnectionClosedException;
-import org.apache.hc.core5.http.HttpException;
-import org.apache.hc.core5.http.MalformedChunkCodingException;
-import org.apache.hc.core5.http.MessageConstraintException;
-import org.apache.hc.core5.http.NoHttpResponseException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -104,27 +84,12 @@ public final class HttpSource implements KeySource {
   private static final int MAX_REDIRECTS = 5;
   private static final Set<Integer> REDIRECTS = Set.of(301, 302, 303, 307, 308);
 
-  /** Headers that belong to the connection or the framing, not to the application. */
-  private static final Set<String> RESTRICTED_HEADERS =
-      Set.of(
-          "host",
-          "connection",
-          "content-length",
-          "transfer-encoding",
-          "te",
-          "trailer",
-          "upgrade",
-          "expect",
-          "keep-alive",
-          "proxy-connection");
-
   private static final Logger LOG = LoggerFactory.getLogger(HttpSource.class);
 
   private final SecretAccess secrets;
   private final String namespace;
   private final HttpTarget url;
   private final String shownUrl;
-  private final String headersSecret;
   private final Duration connectTimeout;
   private final Duration readTimeout;
   private final HttpSourceSettings settings;
@@ -134,7 +99,7 @@ public final class HttpSource implements KeySource {
   private volatile HttpCall reading;
 
   /** The Secret's headers, read once per source instance (that is, once per reconcile). */
-  private Map<String, String> headers;
+  private final SecretHeaders headers;
 
   /**
    * @param settings the operator's egress policy and limits
@@ -168,13 +133,16 @@ public final class HttpSource implements KeySource {
     }
     this.secrets = secrets;
     this.namespace = namespace;
-    URI uri = parseUrl(spec.getUrl().strip());
-    this.url = target(uri);
-    this.shownUrl = shown(uri);
-    this.headersSecret =
-        spec.getHeadersSecret() == null || spec.getHeadersSecret().isBlank()
-            ? null
-            : spec.getHeadersSecret();
+    URI uri = HttpSourceUrl.parse(spec.getUrl().strip());
+    this.url = HttpSourceUrl.target(uri);
+    this.shownUrl = HttpSourceUrl.shown(uri);
+    this.headers =
+        new SecretHeaders(
+            secrets,
+            spec.getHeadersSecret() == null || spec.getHeadersSecret().isBlank()
+                ? null
+                : spec.getHeadersSecret(),
+            url);
     this.connectTimeout =
         duration(spec.getConnectTimeout(), DEFAULT_CONNECT_TIMEOUT, "connectTimeout");
     this.readTimeout = duration(spec.getReadTimeout(), DEFAULT_READ_TIMEOUT, "readTimeout");
@@ -192,14 +160,14 @@ public final class HttpSource implements KeySource {
     long deadline = deadline();
     try (Fetched head = send("HEAD", deadline)) {
       if (successful(head.call().status())) {
-        return tokenOf(head.call());
+        return ChangeTokens.of(head.call());
       }
     }
     try (Fetched get = send("GET", deadline)) {
       if (!successful(get.call().status())) {
         throw statusError(get);
       }
-      return tokenOf(get.call());
+      return ChangeTokens.of(get.call());
     }
   }
 
@@ -247,7 +215,8 @@ public final class HttpSource implements KeySource {
             Reasons.SOURCE_UNREADABLE, "body of " + shownUrl + " is not valid gzip");
       }
       throw new SourceException(
-          Reasons.SOURCE_UNREADABLE, "download from " + shownUrl + " failed: " + failure(e));
+          Reasons.SOURCE_UNREADABLE,
+          "download from " + shownUrl + " failed: " + HttpFailureText.of(e));
     } finally {
       reading = null;
       fetched.close();
@@ -361,9 +330,7 @@ public final class HttpSource implements KeySource {
             .header("Accept-Encoding", "gzip")
             .header("User-Agent", "bloom-operator");
     if (withSecret) {
-      for (Map.Entry<String, String> header : headers().entrySet()) {
-        setHeader(call, header.getKey(), header.getValue());
-      }
+      headers.applyTo(call);
     }
     long remaining = deadline - System.nanoTime();
     if (remaining <= 0) {
@@ -375,7 +342,7 @@ public final class HttpSource implements KeySource {
       return new Fetched(call, hops);
     } catch (IOException e) {
       LOG.debug("{}: {} {} failed", shownUrl, method, target.shown(), e);
-      Optional<EgressPolicy.Refusal> refusal = refusalOf(e);
+      Optional<EgressPolicy.Refusal> refusal = HttpFailureText.refusalOf(e);
       if (refusal.isPresent()) {
         throw refused(hops, refusal.get());
       }
@@ -413,41 +380,9 @@ public final class HttpSource implements KeySource {
                     + " ms (connectTimeout)");
       }
       throw new SourceException(
-          Reasons.SOURCE_UNREADABLE, "cannot " + method + " " + where(hops) + ": " + failure(e));
-    }
-  }
-
-  private void setHeader(HttpCall call, String name, String value) throws SourceException {
-    String problem = null;
-    if (RESTRICTED_HEADERS.contains(name.toLowerCase(Locale.ROOT))) {
-      problem = "it describes the connection, which the operator controls";
-    } else {
-      try {
-        call.header(name, value);
-      } catch (IllegalArgumentException e) {
-        // The message may quote the value; only the name is shown.
-        problem = "it is not a valid HTTP header";
-      }
-    }
-    if (problem != null) {
-      throw new SourceException(
           Reasons.SOURCE_UNREADABLE,
-          "header \""
-              + name
-              + "\" from Secret "
-              + headersSecret
-              + " (headersSecret) cannot be sent: "
-              + problem);
+          "cannot " + method + " " + where(hops) + ": " + HttpFailureText.of(e));
     }
-  }
-
-  private static Optional<EgressPolicy.Refusal> refusalOf(Throwable e) {
-    for (Throwable t = e; t != null; t = t.getCause()) {
-      if (t instanceof EgressCheckedDns.Refused refused) {
-        return Optional.of(refused.refusal());
-      }
-    }
-    return Optional.empty();
   }
 
   /** The same text whether or not anything listens there: no port scan through messages. */
@@ -484,34 +419,6 @@ public final class HttpSource implements KeySource {
         : shownUrl + " (after " + hops + " redirect" + (hops == 1 ? "" : "s") + ")";
   }
 
-  private Map<String, String> headers() throws SourceException {
-    if (headers != null) {
-      return headers;
-    }
-    if (headersSecret == null) {
-      return headers = Map.of();
-    }
-    // Only to the URL's own origin (redirects elsewhere get no headers), and only if the
-    // Secret allows that host.
-    Secret secret =
-        secrets.forSending(headersSecret, "source.http.headersSecret", url.host(), url.port());
-    Map<String, String> read = new LinkedHashMap<>();
-    if (secret.getData() != null) {
-      secret
-          .getData()
-          .forEach(
-              (name, value) ->
-                  read.put(
-                      name,
-                      new String(Base64.getDecoder().decode(value), StandardCharsets.UTF_8)
-                          .strip()));
-    }
-    if (secret.getStringData() != null) {
-      secret.getStringData().forEach((name, value) -> read.put(name, value.strip()));
-    }
-    return headers = Map.copyOf(read);
-  }
-
   /** The exception for a non-2xx response: the status code only, never the body. */
   private SourceException statusError(Fetched fetched) {
     int status = fetched.call().status();
@@ -521,116 +428,16 @@ public final class HttpSource implements KeySource {
     }
     if (status == 401 || status == 403) {
       String hint =
-          headersSecret == null
+          headers.secretName() == null
               ? "; the server wants credentials: set headersSecret (e.g. an Authorization header)"
-              : "; check the headers in Secret " + headersSecret + " (headersSecret)";
+              : "; check the headers in Secret " + headers.secretName() + " (headersSecret)";
       return new SourceException(Reasons.SOURCE_UNREADABLE, from + hint);
     }
     return new SourceException(Reasons.SOURCE_UNREADABLE, from);
   }
 
-  /** The validator as an opaque digest: it changes when the value does, and quotes nothing. */
-  private static String tokenOf(HttpCall response) {
-    String etag = Optional.ofNullable(response.header("ETag")).map(String::strip).orElse("");
-    if (!etag.isEmpty()) {
-      return "etag:" + digest(etag);
-    }
-    String lastModified =
-        Optional.ofNullable(response.header("Last-Modified")).map(String::strip).orElse("");
-    if (!lastModified.isEmpty()) {
-      return "last-modified:" + digest(lastModified);
-    }
-    return null;
-  }
-
-  /** The first 128 bits of the value's SHA-256, in hex. */
-  static String digest(String value) {
-    try {
-      byte[] hash =
-          MessageDigest.getInstance("SHA-256").digest(value.getBytes(StandardCharsets.UTF_8));
-      return HexFormat.of().formatHex(hash, 0, 16);
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException("SHA-256 is a required JDK algorithm", e);
-    }
-  }
-
   private static boolean successful(int status) {
     return status >= 200 && status < 300;
-  }
-
-  /** A fixed description of a failure, e.g. "connection refused"; never the exception's text. */
-  static String failure(Throwable e) {
-    for (Throwable t = e; t != null; t = t.getCause()) {
-      if (t instanceof UnknownHostException) {
-        return "unknown host";
-      }
-      if (t instanceof NoRouteToHostException) {
-        return "no route to host";
-      }
-      if (t instanceof ConnectException) {
-        return "connection refused (nothing listening, or a firewall rejects it)";
-      }
-      if (t instanceof SSLPeerUnverifiedException) {
-        return "the server's TLS certificate does not match the host";
-      }
-      if (t instanceof SSLException) {
-        return "TLS handshake failed";
-      }
-      if (t instanceof MessageConstraintException) {
-        return "the response's head is longer than the operator reads (16 KiB a line, 100 lines)";
-      }
-      if (t instanceof ProtocolException
-          || t instanceof HttpException
-          || t instanceof NoHttpResponseException
-          || t instanceof ConnectionClosedException
-          || t instanceof MalformedChunkCodingException) {
-        return "not a valid HTTP response, or the connection closed before it ended";
-      }
-      if (t instanceof EOFException) {
-        return "the connection closed before the response ended";
-      }
-    }
-    return "I/O error (" + e.getClass().getSimpleName() + ")";
-  }
-
-  private static URI parseUrl(String url) {
-    URI parsed;
-    try {
-      parsed = new URI(url);
-    } catch (URISyntaxException e) {
-      // The exception text repeats the whole input, which may hold userinfo or a signed query
-      // string: name only the reason and the position.
-      throw new IllegalArgumentException(
-          "spec.source.http.url is not a URL: " + e.getReason() + " at index " + e.getIndex());
-    }
-    String scheme = parsed.getScheme() == null ? "" : parsed.getScheme().toLowerCase(Locale.ROOT);
-    if ((!scheme.equals("http") && !scheme.equals("https")) || parsed.getHost() == null) {
-      throw new IllegalArgumentException(
-          "spec.source.http.url must be an http:// or https:// " + "URL with a host");
-    }
-    return parsed;
-  }
-
-  private static HttpTarget target(URI uri) {
-    try {
-      return HttpTarget.of(uri);
-    } catch (IllegalArgumentException e) {
-      throw new IllegalArgumentException("spec.source.http.url is not a valid http(s) URL");
-    }
-  }
-
-  /** The URL without user info and with the query string elided: both may hold credentials. */
-  static String shown(URI uri) {
-    StringBuilder text = new StringBuilder();
-    text.append(uri.getScheme()).append("://").append(uri.getHost());
-    if (uri.getPort() >= 0) {
-      text.append(':').append(uri.getPort());
-    }
-    text.append(uri.getRawPath() == null ? "" : uri.getRawPath());
-    if (uri.getRawQuery() != null) {
-      text.append("?…");
-    }
-    return text.toString();
   }
 
   private static Duration duration(String text, Duration fallback, String field) {
