@@ -13,7 +13,9 @@
 #   bloom-operator-crds-<version>.yaml   both CRDs in one file, for `kubectl apply --server-side -f`
 #   kubectl-bloom-<version>.tar.gz       the kubectl plugin: kubectl-bloom, bloom-operator.jar,
 #                                        install.sh, LICENSE, THIRD-PARTY.txt
-#   kubectl-bloom-<version>.krew.yaml    its krew manifest: the archive at $BLOOM_RELEASE_URL, its sha256
+#   kubectl-bloom-<version>-linux-amd64.tar.gz  the same with its own Java runtime (java/), for
+#                                        linux/amd64 hosts without a JDK
+#   kubectl-bloom-<version>.krew.yaml    its krew manifest: the archives at $BLOOM_RELEASE_URL, their sha256
 #   bloom-operator-<version>.cdx.json    CycloneDX SBOM of the operator's runtime dependencies
 #   maven/                               the library modules and their parent POM in a Maven
 #                                        repository layout, each jar with -sources and -javadoc
@@ -126,21 +128,33 @@ release_crds() {
 
 release_plugin() {
   need operator/target/bloom-operator.jar
-  local tmp
+  local tmp files=(kubectl-bloom install.sh bloom-operator.jar LICENSE THIRD-PARTY.txt)
   tmp="$(mktemp -d)"
   install -m 0755 deploy/kubectl-plugin/kubectl-bloom deploy/kubectl-plugin/install.sh "$tmp/"
   install -m 0644 operator/target/bloom-operator.jar LICENSE operator/THIRD-PARTY.txt "$tmp/"
-  fixed_tgz "$tmp" "$out/kubectl-bloom-$version.tar.gz" \
-    kubectl-bloom install.sh bloom-operator.jar LICENSE THIRD-PARTY.txt
+  fixed_tgz "$tmp" "$out/kubectl-bloom-$version.tar.gz" "${files[@]}"
+  # linux/amd64 also gets a bundle with its own Java runtime (java/: the image's jlink runtime,
+  # the same modules, linked against the host's glibc), so users there need no JDK. The image
+  # build makes the same runtime; build-java-rootfs.sh does nothing when it is up to date.
+  local modules runtime=operator/target/image-rootfs
+  modules="$(sed -n 's|.*<image.jdkModules>\(.*\)</image.jdkModules>.*|\1|p' operator/pom.xml)"
+  bash hack/build-java-rootfs.sh "$runtime" "$modules" >&2
+  cp -a "$runtime/opt/java" "$tmp/java"
+  mapfile -t -O ${#files[@]} files < <(cd "$tmp" && find java | sort)
+  fixed_tgz "$tmp" "$out/kubectl-bloom-$version-linux-amd64.tar.gz" "${files[@]}"
   rm -rf "$tmp"
-  # The krew manifest names the archive where it will be published, and pins its bytes. The
-  # template's own header comment is replaced by one for the release.
-  local sha uri
+  # The krew manifest names the archives where they will be published, and pins their bytes.
+  # The template's own header comment is replaced by one for the release.
+  local sha sha_linux uri uri_linux
   sha="$(sha256sum "$out/kubectl-bloom-$version.tar.gz" | cut -c1-64)"
+  sha_linux="$(sha256sum "$out/kubectl-bloom-$version-linux-amd64.tar.gz" | cut -c1-64)"
   uri="$(printf '%s' "${release_url%/}/kubectl-bloom-$version.tar.gz" | sed 's/[&|\\]/\\&/g')"
+  uri_linux="$(printf '%s' "${release_url%/}/kubectl-bloom-$version-linux-amd64.tar.gz" | sed 's/[&|\\]/\\&/g')"
   {
     echo "# krew manifest of kubectl-bloom $version: kubectl krew install --manifest=<this file>"
-    sed -e '/^#/d' -e "s|@VERSION@|$version|g" -e "s|@URI@|$uri|g" -e "s|@SHA256@|$sha|g" \
+    sed -e '/^#/d' -e "s|@VERSION@|$version|g" \
+      -e "s|@URI_LINUX_AMD64@|$uri_linux|g" -e "s|@SHA256_LINUX_AMD64@|$sha_linux|g" \
+      -e "s|@URI@|$uri|g" -e "s|@SHA256@|$sha|g" \
       deploy/kubectl-plugin/krew-manifest.yaml.in
   } >"$out/kubectl-bloom-$version.krew.yaml"
 }

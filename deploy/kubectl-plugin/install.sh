@@ -3,6 +3,8 @@
 #   bash deploy/kubectl-plugin/install.sh            # into ~/.local/bin
 #   BINDIR=/usr/local/bin bash deploy/kubectl-plugin/install.sh
 # From the release archive kubectl-bloom-<version>.tar.gz: bash install.sh (the jar is beside it).
+# From kubectl-bloom-<version>-linux-amd64.tar.gz the bundled Java runtime (java/) goes to
+# $BINDIR/../lib/kubectl-bloom/java, where kubectl-bloom looks for it.
 # Needs the jar: `mvn -B package -DskipTests` (or BLOOM_OPERATOR_JAR=/path/to/bloom-operator.jar).
 set -euo pipefail
 
@@ -22,6 +24,13 @@ mkdir -p "$bindir"
 install -m 0644 "$jar" "$bindir/bloom-operator.jar"
 install -m 0755 "$here/kubectl-bloom" "$bindir/kubectl-bloom"
 echo "installed $bindir/kubectl-bloom and $bindir/bloom-operator.jar"
+if [ -x "$here/java/bin/java" ]; then
+  runtime="$bindir/../lib/kubectl-bloom"
+  rm -rf "$runtime/java"
+  mkdir -p "$runtime"
+  cp -R "$here/java" "$runtime/java"
+  echo "installed its Java runtime in $(cd "$runtime" && pwd)/java"
+fi
 case ":$PATH:" in
   *":$bindir:"*) echo "check: kubectl plugin list; kubectl bloom --help" ;;
   *) echo "$bindir is not on PATH; add it: export PATH=\"$bindir:\$PATH\"" ;;

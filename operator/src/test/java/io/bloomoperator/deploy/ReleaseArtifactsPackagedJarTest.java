@@ -19,7 +19,6 @@ import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
@@ -60,6 +59,9 @@ class ReleaseArtifactsPackagedJarTest {
 
   private static final Duration ESTABLISHED = Duration.ofSeconds(30);
 
+  /** A JAVA_HOME with no Java in it: a plugin that runs with it brought its own. */
+  private static final String NO_JAVA = "/nonexistent-java-home";
+
   private static final HelmCli HELM = HelmCli.find();
   private static Path release;
 
@@ -84,6 +86,7 @@ class ReleaseArtifactsPackagedJarTest {
             "bloom-operator-" + chartVersion() + ".tgz",
             "bloom-operator-crds-" + version() + ".yaml",
             "kubectl-bloom-" + version() + ".tar.gz",
+            "kubectl-bloom-" + version() + "-linux-amd64.tar.gz",
             "kubectl-bloom-" + version() + ".krew.yaml",
             "bloom-operator-" + version() + ".cdx.json");
     for (Map.Entry<String, String> entry : listed.entrySet()) {
@@ -173,10 +176,7 @@ class ReleaseArtifactsPackagedJarTest {
 
   @Test
   void thePluginArchiveInstallsWithItsScriptAndRuns(@TempDir Path work) throws Exception {
-    Path archive = release.resolve("kubectl-bloom-" + version() + ".tar.gz");
-    Path unpacked = work.resolve("plugin");
-    Files.createDirectories(unpacked);
-    run(work, Map.of(), "tar", "-xzf", archive.toString(), "-C", unpacked.toString());
+    Path unpacked = unpack(release.resolve("kubectl-bloom-" + version() + ".tar.gz"), work);
     assertThat(files(unpacked))
         .containsExactlyInAnyOrder(
             "kubectl-bloom", "install.sh", "bloom-operator.jar", "LICENSE", "THIRD-PARTY.txt");
@@ -194,77 +194,33 @@ class ReleaseArtifactsPackagedJarTest {
             bin.resolve("kubectl-bloom").toString(),
             "--help");
     assertThat(help).startsWith("Usage: kubectl bloom").contains("size");
+    // Without a bundled runtime the JDK is the user's: a JAVA_HOME without java fails.
+    Result noJava =
+        tryRun(work, Map.of("JAVA_HOME", NO_JAVA), bin.resolve("kubectl-bloom").toString());
+    assertThat(noJava.exitCode()).isNotZero();
   }
 
   /**
-   * The krew manifest, used as a user of krew would: krew (built from its Go module by
-   * hack/build-krew.sh) installs the plugin from the manifest and the local archive into a fresh
-   * KREW_ROOT, with every proxy pointing at a closed port, so any download would fail; then {@code
-   * kubectl bloom} runs from krew's bin directory. krew checks the archive against the manifest's
-   * sha256: an archive with one byte more is refused.
+   * The linux-amd64 archive brings its own Java runtime: installed with its install.sh, the plugin
+   * runs with a JAVA_HOME that holds no Java, so it cannot be the user's JDK that answers.
    */
   @Test
-  void theKrewManifestInstallsThePluginFromTheArchiveOffline(
-      KubeCluster cluster, @TempDir Path work) throws Exception {
-    Path archive = release.resolve("kubectl-bloom-" + version() + ".tar.gz");
-    Path manifest = release.resolve("kubectl-bloom-" + version() + ".krew.yaml");
-    Map<?, ?> plugin = (Map<?, ?>) yaml(manifest);
-    assertThat(plugin.get("apiVersion")).isEqualTo("krew.googlecontainertools.github.com/v1alpha2");
-    assertThat(plugin.get("kind")).isEqualTo("Plugin");
-    assertThat(((Map<?, ?>) plugin.get("metadata")).get("name")).isEqualTo("bloom");
-    Map<?, ?> spec = (Map<?, ?>) plugin.get("spec");
-    assertThat(spec.get("version")).isEqualTo("v" + version());
-    // The archive holds a bash wrapper and a jar: the caveats say what that needs.
-    assertThat((String) spec.get("caveats")).contains("Java 17").contains("bash");
-    List<?> platforms = (List<?>) spec.get("platforms");
-    assertThat(platforms).hasSize(1);
-    Map<?, ?> platform = (Map<?, ?>) platforms.get(0);
-    assertThat(platform.get("uri"))
-        .isEqualTo(RELEASE_URL + "/kubectl-bloom-" + version() + ".tar.gz");
-    assertThat(platform.get("sha256")).isEqualTo(sha256(archive));
-    assertThat(platform.get("bin")).isEqualTo("kubectl-bloom");
+  void theLinuxArchiveRunsOnItsOwnJavaRuntime(@TempDir Path work) throws Exception {
+    Path unpacked =
+        unpack(release.resolve("kubectl-bloom-" + version() + "-linux-amd64.tar.gz"), work);
+    assertThat(files(unpacked))
+        .contains("kubectl-bloom", "install.sh", "bloom-operator.jar", "LICENSE", "THIRD-PARTY.txt")
+        .contains("java/bin/java", "java/lib/modules", "java/legal/java.base/LICENSE");
+    assertThat(unpacked.resolve("bloom-operator.jar"))
+        .hasSameBinaryContentAs(Path.of("target", "bloom-operator.jar"));
 
-    Path krew = krew();
-    Path shims = Files.createDirectories(work.resolve("shims"));
-    // kubectl finds krew as a plugin itself: kubectl-krew on PATH (a script, not a link out of
-    // the temporary directory, which JUnit warns about when it cleans up).
-    Path shim = shims.resolve("kubectl-krew");
-    Files.writeString(shim, "#!/bin/sh\nexec '" + krew + "' \"$@\"\n");
-    assertThat(shim.toFile().setExecutable(true)).isTrue();
-    Path root = work.resolve("krew-root");
-    Map<String, String> env = krewEnvironment(root, shims);
-    String installed =
-        run(
-            work,
-            env,
-            cluster.kubectl(),
-            "krew",
-            "install",
-            "--manifest=" + manifest,
-            "--archive=" + archive);
-    assertThat(installed).contains("Installed plugin: bloom").contains("Java 17");
-    Path bin = root.resolve("bin").resolve("kubectl-bloom");
-    assertThat(bin).isSymbolicLink().isExecutable();
-    String help = run(work, env, cluster.kubectl(), "bloom", "--help");
+    Path bin = work.resolve("local").resolve("bin");
+    String installed = run(unpacked, Map.of("BINDIR", bin.toString()), "bash", "install.sh");
+    assertThat(installed).contains("installed its Java runtime");
+    assertThat(work.resolve("local/lib/kubectl-bloom/java/bin/java")).isExecutable();
+    String help =
+        run(work, Map.of("JAVA_HOME", NO_JAVA), bin.resolve("kubectl-bloom").toString(), "--help");
     assertThat(help).startsWith("Usage: kubectl bloom").contains("size");
-
-    // The manifest pins the archive's bytes.
-    Path tampered = work.resolve("tampered.tar.gz");
-    Files.write(tampered, Files.readAllBytes(archive));
-    Files.write(tampered, new byte[] {0}, StandardOpenOption.APPEND);
-    Path other = work.resolve("krew-root-2");
-    Result refused =
-        tryRun(
-            work,
-            krewEnvironment(other, shims),
-            cluster.kubectl(),
-            "krew",
-            "install",
-            "--manifest=" + manifest,
-            "--archive=" + tampered);
-    assertThat(refused.exitCode()).as(refused.output()).isNotZero();
-    assertThat(refused.output()).contains("checksum does not match");
-    assertThat(other.resolve("bin").resolve("kubectl-bloom")).doesNotExist();
   }
 
   @Test
@@ -414,6 +370,13 @@ class ReleaseArtifactsPackagedJarTest {
 
   private static Object yaml(Path file) throws IOException {
     return Serialization.unmarshal(Files.readString(file), Map.class);
+  }
+
+  /** The archive's files in a new directory under work. */
+  private static Path unpack(Path archive, Path work) throws Exception {
+    Path unpacked = Files.createDirectories(work.resolve("plugin"));
+    run(work, Map.of(), "tar", "-xzf", archive.toString(), "-C", unpacked.toString());
+    return unpacked;
   }
 
   /** Regular files under dir, as relative paths. */
