@@ -94,7 +94,7 @@ class LookupSidecarImageTest {
     JsonNode c = config.path("config");
     // Numeric, so the kubelet can check runAsNonRoot without the image's /etc/passwd.
     assertThat(c.path("User").asText()).isEqualTo("65532:65532");
-    List<String> entrypoint = strings(c.path("Entrypoint"));
+    List<String> entrypoint = OperatorImage.entrypoint(config);
     assertThat(entrypoint.get(0)).isEqualTo("/opt/java/bin/java");
     assertThat(entrypoint).endsWith("io.bloomoperator.lookup.LookupSidecarMain");
     assertThat(c.path("ExposedPorts").has("8471/tcp")).isTrue();
@@ -128,7 +128,7 @@ class LookupSidecarImageTest {
         OperatorImage.selfContainedKubeconfig(cluster.kubeconfig()));
     int port = freePort();
     int healthPort = freePort();
-    List<String> command = new ArrayList<>(strings(config.path("config").path("Entrypoint")));
+    List<String> command = new ArrayList<>(OperatorImage.entrypoint(config));
     command.addAll(
         List.of(
             "--filter",
@@ -145,10 +145,7 @@ class LookupSidecarImageTest {
     // The image's environment (JAVA_HOME) and what a pod would give: where the API server is,
     // and the downward API's identity.
     pb.environment().clear();
-    for (JsonNode e : config.path("config").path("Env")) {
-      String[] kv = e.asText().split("=", 2);
-      pb.environment().put(kv[0], kv[1]);
-    }
+    pb.environment().putAll(OperatorImage.environment(config));
     pb.environment().put("KUBECONFIG", "/tmp/kubeconfig");
     pb.environment().put("POD_NAME", "image-test-pod");
     pb.environment().put("POD_NAMESPACE", ns.name());
@@ -233,11 +230,5 @@ class LookupSidecarImageTest {
     try (ServerSocket s = new ServerSocket(0)) {
       return s.getLocalPort();
     }
-  }
-
-  private static List<String> strings(JsonNode array) {
-    List<String> out = new ArrayList<>();
-    array.forEach(n -> out.add(n.asText()));
-    return out;
   }
 }

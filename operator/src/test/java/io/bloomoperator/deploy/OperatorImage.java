@@ -13,15 +13,18 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.Comparator;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
  * An image tarball the build made (Jib: an OCI image layout; by default the operator's, {@code
  * operator/target/bloom-operator-image.tar}), pushed to a throwaway {@code crane registry serve}
- * and read back through the registry API, as a cluster's runtime would pull it.
+ * and read back through the registry API, as a cluster's runtime would pull it. Public for the
+ * examples' image tests (the test-jar), which start their images the same way.
  */
-final class OperatorImage implements AutoCloseable {
+public final class OperatorImage implements AutoCloseable {
 
   static final String TARBALL = "operator/target/bloom-operator-image.tar";
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -60,7 +63,8 @@ final class OperatorImage implements AutoCloseable {
    *
    * @param howToBuild what builds the tarball, for the message when it is missing
    */
-  static OperatorImage push(Path work, String tarballPath, String repository, String howToBuild)
+  public static OperatorImage push(
+      Path work, String tarballPath, String repository, String howToBuild)
       throws IOException, InterruptedException {
     Path tarball = RealKubernetesExtension.repoRoot().resolve(tarballPath);
     if (!Files.isRegularFile(tarball)) {
@@ -99,7 +103,7 @@ final class OperatorImage implements AutoCloseable {
   }
 
   /** Downloads and digests every blob, as {@code crane validate --remote} does. */
-  void validate() throws IOException, InterruptedException {
+  public void validate() throws IOException, InterruptedException {
     crane.run("validate", "--remote", pulled);
   }
 
@@ -107,7 +111,7 @@ final class OperatorImage implements AutoCloseable {
     return JSON.readTree(crane.run("manifest", pulled));
   }
 
-  JsonNode config() throws IOException, InterruptedException {
+  public JsonNode config() throws IOException, InterruptedException {
     return JSON.readTree(crane.run("config", pulled));
   }
 
@@ -130,7 +134,7 @@ final class OperatorImage implements AutoCloseable {
    * The image's filesystem in {@code dir}: its layers flattened in order by {@code crane export}
    * (whiteouts applied), then unpacked with their modes.
    */
-  Path unpack(Path dir) throws IOException, InterruptedException {
+  public Path unpack(Path dir) throws IOException, InterruptedException {
     return unpack(dir, List.of());
   }
 
@@ -159,7 +163,7 @@ final class OperatorImage implements AutoCloseable {
    * privilege is needed), in its working directory, with its own /proc. The host's network is
    * shared, so the test API server on 127.0.0.1 is reachable.
    */
-  static List<String> inSandbox(Path rootfs, JsonNode config, List<String> command)
+  public static List<String> inSandbox(Path rootfs, JsonNode config, List<String> command)
       throws IOException {
     String[] user = config.path("config").path("User").asText().split(":");
     String workingDir = config.path("config").path("WorkingDir").asText("/");
@@ -184,11 +188,28 @@ final class OperatorImage implements AutoCloseable {
     return sandboxed;
   }
 
+  /** The image's entrypoint, from its {@link #config()}. */
+  public static List<String> entrypoint(JsonNode config) {
+    List<String> out = new ArrayList<>();
+    config.path("config").path("Entrypoint").forEach(n -> out.add(n.asText()));
+    return out;
+  }
+
+  /** The image's environment (NAME=value entries of its config), as a process's environment. */
+  public static Map<String, String> environment(JsonNode config) {
+    Map<String, String> env = new LinkedHashMap<>();
+    for (JsonNode e : config.path("config").path("Env")) {
+      String[] kv = e.asText().split("=", 2);
+      env.put(kv[0], kv.length > 1 ? kv[1] : "");
+    }
+    return env;
+  }
+
   /**
    * The kubeconfig with the files it names (CA, client certificate and key) inlined as data: inside
    * an unpacked image only the image's files exist.
    */
-  static JsonNode selfContainedKubeconfig(Path kubeconfig) throws IOException {
+  public static JsonNode selfContainedKubeconfig(Path kubeconfig) throws IOException {
     JsonNode root = YAML.readTree(kubeconfig.toFile());
     for (JsonNode entry : root.findParents("server")) {
       inline((ObjectNode) entry, "certificate-authority");

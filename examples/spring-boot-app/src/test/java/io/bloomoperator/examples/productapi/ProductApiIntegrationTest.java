@@ -1,5 +1,8 @@
 package io.bloomoperator.examples.productapi;
 
+import static io.bloomoperator.examples.productapi.ExampleManifests.applyFilter;
+import static io.bloomoperator.examples.productapi.ExampleManifests.load;
+import static io.bloomoperator.examples.productapi.ExampleManifests.only;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
@@ -11,7 +14,6 @@ import io.bloomoperator.testing.TestNamespace;
 import io.bloomoperator.testing.operator.InProcessOperator;
 import io.bloomoperator.watch.LiveBloomFilter;
 import io.fabric8.kubernetes.api.model.ConfigMap;
-import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.ServiceAccount;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
@@ -24,7 +26,6 @@ import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.utils.Serialization;
 import java.io.IOException;
-import java.io.InputStream;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -37,7 +38,6 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import java.util.stream.Collectors;
 import java.util.stream.LongStream;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
@@ -61,8 +61,6 @@ class ProductApiIntegrationTest {
   private static final int CATALOGUE = 1_000;
   private static final int ABSENT_LOOKUPS = 300;
   private static final Duration READY = Duration.ofSeconds(60);
-  private static final Path EXAMPLE =
-      RealKubernetesExtension.repoRoot().resolve("examples/spring-boot-app");
   private static final String PROMETHEUS_PATH = "/actuator/prometheus";
 
   /** Builds and publishes the filter the service follows. */
@@ -130,7 +128,7 @@ class ProductApiIntegrationTest {
         assertThat(notReady.body()).contains("\"bloomFilters\"");
         assertThat(get(port, "/actuator/health/liveness").statusCode()).isEqualTo(200);
 
-        applyFilter(admin, ns.name());
+        applyFilter(admin, ns.name(), CATALOGUE);
         await()
             .atMost(READY)
             .until(() -> get(port, "/actuator/health/readiness").statusCode() == 200);
@@ -238,36 +236,6 @@ class ProductApiIntegrationTest {
             "--server.port=0",
             "--server.address=127.0.0.1",
             "--spring.config.additional-location=file:" + configDir + "/");
-  }
-
-  /** bloomfilter.yaml as written, its ID list replaced by the whole catalogue. */
-  private static void applyFilter(KubernetesClient admin, String namespace) throws IOException {
-    for (HasMetadata item : load(admin, "bloomfilter.yaml")) {
-      HasMetadata applied =
-          item instanceof ConfigMap list
-              ? new ConfigMapBuilder(list)
-                  .withData(
-                      Map.of(
-                          "ids.txt",
-                          LongStream.rangeClosed(1, CATALOGUE)
-                              .mapToObj(String::valueOf)
-                              .collect(Collectors.joining("\n", "", "\n"))))
-                  .build()
-              : item;
-      admin.resource(applied).inNamespace(namespace).create();
-    }
-  }
-
-  private static List<HasMetadata> load(KubernetesClient client, String file) throws IOException {
-    try (InputStream in = Files.newInputStream(EXAMPLE.resolve(file))) {
-      return client.load(in).items();
-    }
-  }
-
-  private static <T extends HasMetadata> T only(List<HasMetadata> items, Class<T> type) {
-    List<T> matching = items.stream().filter(type::isInstance).map(type::cast).toList();
-    assertThat(matching).as(type.getSimpleName()).hasSize(1);
-    return matching.get(0);
   }
 
   private static int port(ConfigurableApplicationContext app) {
