@@ -8,12 +8,8 @@ import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.snapshot.ManifestSigner;
 import io.bloomoperator.snapshot.SnapshotConfigMaps;
 import io.bloomoperator.snapshot.SnapshotDecoder;
-import io.bloomoperator.snapshot.SnapshotDelta;
-import io.bloomoperator.snapshot.SnapshotEncoder;
-import io.bloomoperator.snapshot.SnapshotNames;
 import io.bloomoperator.snapshot.SnapshotVerificationException;
 import io.fabric8.kubernetes.api.model.ConfigMap;
-import io.fabric8.kubernetes.api.model.OwnerReference;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import java.io.IOException;
@@ -177,32 +173,7 @@ public final class SnapshotStore {
    *     adopted nor overwritten
    */
   public PublishedSnapshot read() throws PublishException {
-    ConfigMap configMap =
-        client
-            .configMaps()
-            .inNamespace(namespace)
-            .withName(SnapshotNames.manifestName(filterName))
-            .get();
-    if (configMap == null) {
-      return null;
-    }
-    if (!controlledByOwner(configMap)) {
-      throw PublishFailures.manifestNameTaken(configMap.getMetadata().getName());
-    }
-    String json = SnapshotConfigMaps.manifestJson(configMap);
-    Manifest manifest = null;
-    if (json != null) {
-      try {
-        manifest = Manifest.fromJson(json);
-      } catch (SnapshotVerificationException e) {
-        LOG.warn(
-            "manifest of {}/{} is unreadable and will be replaced: {}",
-            namespace,
-            filterName,
-            e.getMessage());
-      }
-    }
-    return new PublishedSnapshot(configMap, manifest);
+    return new ManifestReader(client, owner).read();
   }
 
   /**
@@ -229,39 +200,8 @@ public final class SnapshotStore {
       DeltaPolicy deltas,
       int chunkSize,
       BloomFilterBits held) {
-    long size = SnapshotEncoder.payloadSize(bits);
-    String sha256 = SnapshotEncoder.sha256(bits);
-    Manifest published = current == null ? null : current.manifest();
-    if (published != null && !java.util.Objects.equals(published.store(), backend.location())) {
-      // Chunks of another transport (or store) are not where this one reads: a whole snapshot in
-      // the new place, even with the same content.
-      return new PublishPlan.Facts(size, sha256, chunkSize, -1, null, true);
-    }
-    if (published == null
-        || !deltas.enabled()
-        || !published.describes(bits)
-        || (published.totalBytes() == size && sha256.equals(published.sha256()))) {
-      return new PublishPlan.Facts(size, sha256, chunkSize, -1, null);
-    }
-    BloomFilterBits previous = held;
-    try {
-      if (previous == null) {
-        previous = materialize(published);
-      }
-    } catch (SnapshotVerificationException | IOException | RuntimeException e) {
-      // RuntimeException too: whatever a hostile chain makes the decoder throw (a reader bug, an
-      // API error), the way out is a whole new base, never a reconcile failing on every retry.
-      LOG.warn(
-          "{}/{}: published version {} cannot be read back ({}); publishing a whole snapshot",
-          namespace,
-          filterName,
-          published.version(),
-          e.getMessage());
-      return new PublishPlan.Facts(size, sha256, chunkSize, -1, null);
-    }
-    long deltaSize = SnapshotDelta.encodedSize(previous, bits, deltas.maxDeltaBytes(size));
-    return new PublishPlan.Facts(
-        size, sha256, chunkSize, deltaSize, deltaSize < 0 ? null : previous);
+    return new PlanningFacts(namespace + "/" + filterName, chunks(), backend.location())
+        .of(bits, current, deltas, chunkSize, held);
   }
 
   /**
@@ -552,23 +492,8 @@ public final class SnapshotStore {
     return signer;
   }
 
-  /** Whether the object's controller ownerReference is this BloomFilter (same uid). */
-  private boolean controlledByOwner(ConfigMap configMap) {
-    List<OwnerReference> references = configMap.getMetadata().getOwnerReferences();
-    return references != null
-        && references.stream()
-            .anyMatch(
-                r ->
-                    Boolean.TRUE.equals(r.getController())
-                        && owner.getMetadata().getUid().equals(r.getUid()));
-  }
-
   private PublishedSnapshot readQuietly() {
-    try {
-      return read();
-    } catch (KubernetesClientException | PublishException e) {
-      return null;
-    }
+    return new ManifestReader(client, owner).readQuietly();
   }
 
   /**
