@@ -33,7 +33,13 @@ public class ChangesSpec {
   /** What a delete event does. */
   public enum Deletions {
     /** Applied at the next full build (the filter may answer "maybe present" until then). */
-    Rebuild
+    Rebuild,
+    /**
+     * Applied by the next delta through a counting shadow of the filter (4-bit counters per bit,
+     * off the heap, built at every full build); falls back to {@code Rebuild} whenever the operator
+     * cannot show a delete is applied exactly once (docs/changes.md, "Deletions").
+     */
+    Counting
   }
 
   @Pattern(BloomFilterSpec.DURATION_PATTERN)
@@ -68,7 +74,11 @@ public class ChangesSpec {
   @JsonPropertyDescription(
       "What a delete event does. Rebuild (default): the key leaves the filter at the next full"
           + " build; until then the filter may answer \"maybe present\" for it, never \"absent\""
-          + " for a live key.")
+          + " for a live key. Counting: the operator keeps 4-bit counters per filter bit (half a"
+          + " byte per bit, off the heap) and publishes a delete in the next delta; a delete it"
+          + " cannot show to apply exactly once (recorded before the full build's scan ended plus"
+          + " overlap, after an operator restart, a shadow over its bound) waits for the next full"
+          + " build as with Rebuild (status.stream.deletions says why).")
   private Deletions deletions;
 
   @JsonPropertyDescription("A Kafka topic of key events, read without a consumer group.")
@@ -103,6 +113,11 @@ public class ChangesSpec {
 
   public void setOverlap(String overlap) {
     this.overlap = overlap;
+  }
+
+  /** Whether deletes are counted ({@code deletions: Counting}); the default is Rebuild. */
+  public boolean counting() {
+    return deletions == Deletions.Counting;
   }
 
   public Deletions getDeletions() {

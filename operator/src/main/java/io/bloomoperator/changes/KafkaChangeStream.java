@@ -62,6 +62,9 @@ public final class KafkaChangeStream implements ChangeStream {
 
   private static final Logger LOG = LoggerFactory.getLogger(KafkaChangeStream.class);
 
+  /** What a delete event's record and time take on the heap beside its key. */
+  private static final long DELETION_BYTES = 64;
+
   /** How often partitions (and the topic's batch limit) are looked at again. */
   static final Duration RELIST_EVERY = Duration.ofSeconds(30);
 
@@ -211,6 +214,7 @@ public final class KafkaChangeStream implements ChangeStream {
             seek(partitions, from);
           }
           List<String> adds = new ArrayList<>();
+          List<CountingShadow.Deletion> deleted = new ArrayList<>();
           long deletes = 0;
           long malformed = 0;
           long bytes = 0;
@@ -232,17 +236,29 @@ public final class KafkaChangeStream implements ChangeStream {
                   break;
                 }
                 EventFormat.Event event = format.read(record.value());
-                if (event instanceof EventFormat.Event.Add add) {
-                  long more = StreamLimits.keyBytes(add.key().length());
-                  if (bytes + more > cap && !adds.isEmpty()) {
-                    full = true;
-                    consumer.seek(tp, record.offset());
-                    break;
-                  }
-                  adds.add(add.key());
-                  bytes += more;
+                String key =
+                    event instanceof EventFormat.Event.Add add
+                        ? add.key()
+                        : event instanceof EventFormat.Event.Delete delete ? delete.key() : null;
+                // A delete's key is kept too (for a counting shadow), within the same reservation.
+                long more = key == null ? 0 : StreamLimits.keyBytes(key.length()) + DELETION_BYTES;
+                if (key != null && bytes + more > cap && !(adds.isEmpty() && deleted.isEmpty())) {
+                  full = true;
+                  consumer.seek(tp, record.offset());
+                  break;
+                }
+                bytes += more;
+                if (event instanceof EventFormat.Event.Add) {
+                  adds.add(key);
                 } else if (event instanceof EventFormat.Event.Delete) {
                   deletes++;
+                  deleted.add(
+                      new CountingShadow.Deletion(
+                          key,
+                          tp.partition(),
+                          record.offset(),
+                          record.timestamp() >= 0 ? Instant.ofEpochMilli(record.timestamp()) : null,
+                          adds.size()));
                 } else {
                   malformed++;
                 }
@@ -266,6 +282,7 @@ public final class KafkaChangeStream implements ChangeStream {
           return new Batch(
               List.copyOf(adds),
               deletes,
+              List.copyOf(deleted),
               malformed,
               at,
               lag,

@@ -1,0 +1,277 @@
+package io.bloomoperator.changes;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.bloomoperator.snapshot.BitPositions;
+import io.bloomoperator.snapshot.BloomFilterBits;
+import io.bloomoperator.snapshot.KeyType;
+import io.bloomoperator.snapshot.SplitBlockSizing;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * The counting shadow on its own: it counts exactly the bits the builder sets (both layouts), a
+ * delete clears only bits no other key holds, a key in two rows survives one delete, a saturated
+ * counter never decrements, a replayed or not-yet-safe delete changes nothing.
+ */
+class CountingShadowTest {
+
+  @TempDir Path dir;
+
+  private static BloomFilterBits.Builder builder(String layout, int keys) {
+    return layout.equals("guava")
+        ? BloomFilterBits.builder(KeyType.STRING, keys * 10L, 7)
+        : BloomFilterBits.builder(KeyType.STRING, SplitBlockSizing.forKeys(keys, 0.01));
+  }
+
+  private CountingShadow shadowFor(BloomFilterBits.Builder b) throws Exception {
+    return CountingShadow.create(
+        dir.resolve("f.counts"),
+        BitPositions.of(b.format(), b.numBits(), b.numHashFunctions()),
+        KeyType.STRING,
+        1 << 16);
+  }
+
+  private static CountingShadow.Deletion delete(String key, long offset) {
+    return new CountingShadow.Deletion(key, 0, offset, Instant.now(), 0);
+  }
+
+  /** Filter bits = bits whose counter is above 0, exactly. */
+  private static void assertMirrors(CountingShadow shadow, BloomFilterBits bits) {
+    long counted = 0;
+    for (long p = 0; p < bits.numBits(); p++) {
+      if (shadow.counter(p) > 0) {
+        counted++;
+      }
+    }
+    assertThat(counted).isEqualTo(bits.bitCount());
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"guava", "splitBlock"})
+  void deletesClearOnlyBitsNoLiveKeyHoldsInBothLayouts(String layout) throws Exception {
+    int n = 2_000;
+    List<String> keys = IntStream.range(0, n).mapToObj(i -> "key-" + i).toList();
+    BloomFilterBits.Builder b = builder(layout, n);
+    BloomFilterBits bits;
+    try (CountingShadow shadow = shadowFor(b)) {
+      var counting = shadow.counting(b);
+      keys.forEach(counting::putString);
+      bits = b.build();
+      assertMirrors(shadow, bits);
+      shadow.follow(StreamPosition.start(), null, "sha");
+
+      List<CountingShadow.Deletion> deletions = new ArrayList<>();
+      for (int i = 0; i < n / 2; i++) {
+        deletions.add(delete(keys.get(i), i));
+      }
+      CountingShadow.Applied applied =
+          shadow.apply(List.of(), deletions, new StreamPosition(new java.util.TreeMap<>()));
+      assertThat(applied.removed()).isEqualTo(n / 2);
+      long[] clears = shadow.clears();
+      BloomFilterBits after = BitPositions.withCleared(bits, clears, clears.length);
+      assertMirrors(shadow, after);
+      // Not one live key lost a bit.
+      assertThat(keys.subList(n / 2, n)).allMatch(after::mightContainString);
+      long stillAnswered =
+          keys.subList(0, n / 2).stream().filter(after::mightContainString).count();
+      assertThat(stillAnswered).as("deleted keys still answered present").isLessThan(n / 20);
+      // The published bits are untouched: clearing works on a copy.
+      assertThat(keys).allMatch(bits::mightContainString);
+    }
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"guava", "splitBlock"})
+  void positionsAreTheBuildersBits(String layout) {
+    BloomFilterBits.Builder b = builder(layout, 100);
+    BitPositions positions = BitPositions.of(b.format(), b.numBits(), b.numHashFunctions());
+    b.putString("only-key");
+    BloomFilterBits bits = b.build();
+    long[] at = new long[positions.perKey()];
+    positions.ofString("only-key", at);
+    BloomFilterBits cleared = BitPositions.withCleared(bits, at, at.length);
+    assertThat(cleared.bitCount()).isZero();
+    assertThat(bits.bitCount()).isEqualTo(java.util.Arrays.stream(at).distinct().count());
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"guava", "splitBlock"})
+  void aKeyInTwoRowsStaysPresentWhenOneIsDeleted(String layout) throws Exception {
+    BloomFilterBits.Builder b = builder(layout, 100);
+    try (CountingShadow shadow = shadowFor(b)) {
+      var counting = shadow.counting(b);
+      counting.putString("twice");
+      counting.putString("twice");
+      BloomFilterBits bits = b.build();
+      shadow.follow(StreamPosition.start(), null, "sha");
+      shadow.apply(List.of(), List.of(delete("twice", 0)), StreamPosition.start().with(0, 1));
+      assertThat(shadow.clears()).isEmpty();
+      shadow.apply(List.of(), List.of(delete("twice", 1)), StreamPosition.start().with(0, 2));
+      long[] clears = shadow.clears();
+      assertThat(BitPositions.withCleared(bits, clears, clears.length).bitCount()).isZero();
+    }
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"guava", "splitBlock"})
+  void aSaturatedCounterNeverDecrements(String layout) throws Exception {
+    BloomFilterBits.Builder b = builder(layout, 100);
+    try (CountingShadow shadow = shadowFor(b)) {
+      var counting = shadow.counting(b);
+      for (int i = 0; i < 20; i++) {
+        counting.putString("hot");
+      }
+      BloomFilterBits bits = b.build();
+      long[] at = new long[b.numHashFunctions()];
+      BitPositions.of(bits).ofString("hot", at);
+      assertThat(counters(shadow, at)).containsOnly(15);
+      shadow.follow(StreamPosition.start(), null, "sha");
+      List<CountingShadow.Deletion> twenty = new ArrayList<>();
+      for (int i = 0; i < 20; i++) {
+        twenty.add(delete("hot", i));
+      }
+      shadow.apply(List.of(), twenty, StreamPosition.start().with(0, 20));
+      // 20 real deletes of 20 rows, yet the count is unknown past 15: the bits stay (a false
+      // positive until the next full build), never a count reaching 0 under a live key.
+      assertThat(counters(shadow, at)).containsOnly(15);
+      assertThat(shadow.clears()).isEmpty();
+    }
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"guava", "splitBlock"})
+  void aReplayedDeleteIsSkippedAndKeepsALiveKeySharingBits(String layout) throws Exception {
+    BloomFilterBits.Builder b = builder(layout, 100);
+    try (CountingShadow shadow = shadowFor(b)) {
+      var counting = shadow.counting(b);
+      // "twice" is in two rows; "live" shares a bit with it. One row of "twice" is deleted, and
+      // the delete is read again (its publish failed): applied twice it would bring every counter
+      // of "twice" to 0 and clear the bit "live" needs.
+      String twice = "twice";
+      String live =
+          sharingBitWith(BitPositions.of(b.format(), b.numBits(), b.numHashFunctions()), twice);
+      counting.putString(twice);
+      counting.putString(twice);
+      counting.putString(live);
+      BloomFilterBits bits = b.build();
+      shadow.follow(StreamPosition.start().with(0, 0), null, "sha");
+      CountingShadow.Deletion once = delete(twice, 0);
+      shadow.apply(List.of(), List.of(once), StreamPosition.start().with(0, 1));
+      CountingShadow.Applied again =
+          shadow.apply(List.of(), List.of(once), StreamPosition.start().with(0, 1));
+      assertThat(again.skipped()).isEqualTo(1);
+      assertThat(again.removed()).isZero();
+      long[] clears = shadow.clears();
+      BloomFilterBits after = BitPositions.withCleared(bits, clears, clears.length);
+      assertThat(after.mightContainString(live)).isTrue();
+      assertThat(after.mightContainString(twice)).as("its other row is live").isTrue();
+    }
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"guava", "splitBlock"})
+  void aDeleteTheScanMayReflectIsDeferredAndAnAbsentKeyChangesNothing(String layout)
+      throws Exception {
+    BloomFilterBits.Builder b = builder(layout, 100);
+    try (CountingShadow shadow = shadowFor(b)) {
+      var counting = shadow.counting(b);
+      counting.putString("kept");
+      b.build();
+      Instant scanEndPlusOverlap = Instant.now();
+      shadow.follow(StreamPosition.start(), scanEndPlusOverlap, "sha");
+      CountingShadow.Applied early =
+          shadow.apply(
+              List.of(),
+              List.of(
+                  new CountingShadow.Deletion("kept", 0, 0, scanEndPlusOverlap.minusMillis(1), 0),
+                  new CountingShadow.Deletion("kept", 0, 1, null, 0)),
+              StreamPosition.start().with(0, 2));
+      assertThat(early.deferred()).isEqualTo(2);
+      CountingShadow.Applied absent =
+          shadow.apply(
+              List.of(),
+              List.of(
+                  new CountingShadow.Deletion(
+                      "never-added", 0, 2, scanEndPlusOverlap.plusSeconds(1), 0)),
+              StreamPosition.start().with(0, 3));
+      assertThat(absent.absent() + absent.removed()).isEqualTo(1);
+      long[] at = new long[b.numHashFunctions()];
+      BitPositions.of(b.format(), b.numBits(), b.numHashFunctions()).ofString("kept", at);
+      assertThat(counters(shadow, at)).doesNotContain(0);
+    }
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"guava", "splitBlock"})
+  void anAddAfterADeleteInOneBatchKeepsTheKey(String layout) throws Exception {
+    BloomFilterBits.Builder b = builder(layout, 100);
+    try (CountingShadow shadow = shadowFor(b)) {
+      var counting = shadow.counting(b);
+      counting.putString("back");
+      BloomFilterBits bits = b.build();
+      shadow.follow(StreamPosition.start(), null, "sha");
+      // delete(back) then add(back): the add comes after the delete in stream order.
+      shadow.apply(
+          List.of("back"),
+          List.of(new CountingShadow.Deletion("back", 0, 0, Instant.now(), 0)),
+          StreamPosition.start().with(0, 2));
+      long[] clears = shadow.clears();
+      assertThat(BitPositions.withCleared(bits, clears, clears.length).mightContainString("back"))
+          .isTrue();
+    }
+  }
+
+  @org.junit.jupiter.api.Test
+  void aShadowOverItsNamespaceBoundIsRefusedBeforeAnyFileIsMade() throws Exception {
+    BitPositions positions =
+        BitPositions.of(io.bloomoperator.snapshot.FilterFormat.GUAVA, 64L * 1024, 7);
+    try (CountingShadows shadows = new CountingShadows(dir, 1 << 20, 40_000)) {
+      CountingShadows.Reserved first = shadows.reserve("a", "ns", positions, KeyType.STRING);
+      assertThat(first.shadow()).isNotNull();
+      CountingShadows.Reserved second = shadows.reserve("b", "ns", positions, KeyType.STRING);
+      assertThat(second.shadow()).isNull();
+      assertThat(second.refusal()).contains("BLOOM_STREAM_NAMESPACE_COUNTING_BYTES");
+      assertThat(shadows.reserve("c", "other", positions, KeyType.STRING).shadow()).isNotNull();
+      try (var files = Files.list(dir)) {
+        assertThat(files.filter(p -> p.toString().endsWith(".counts")).count()).isEqualTo(2);
+      }
+    }
+    // A new process starts without the shadows of the old one.
+    try (CountingShadows again = new CountingShadows(dir, 1 << 20, 1 << 20)) {
+      try (var files = Files.list(dir)) {
+        assertThat(files.filter(p -> p.toString().endsWith(".counts")).count()).isZero();
+      }
+      assertThat(again.of("a")).isNull();
+    }
+  }
+
+  private static List<Integer> counters(CountingShadow shadow, long[] at) {
+    return java.util.Arrays.stream(at).mapToObj(p -> shadow.counter(p)).toList();
+  }
+
+  /** A key sharing at least one bit with {@code key}. */
+  static String sharingBitWith(BitPositions positions, String key) {
+    long[] mine = new long[positions.perKey()];
+    positions.ofString(key, mine);
+    long[] theirs = new long[positions.perKey()];
+    for (int i = 0; ; i++) {
+      String other = "live-" + i;
+      positions.ofString(other, theirs);
+      for (long a : mine) {
+        for (long t : theirs) {
+          if (a == t) {
+            return other;
+          }
+        }
+      }
+    }
+  }
+}
