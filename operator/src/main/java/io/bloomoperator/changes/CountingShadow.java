@@ -63,7 +63,10 @@ public final class CountingShadow implements AutoCloseable {
     REMOVED,
     /** At or before the position the shadow has applied: already applied once. */
     SKIPPED,
-    /** The full build may reflect it already: left to the next full build. */
+    /**
+     * Left to the next full build: the build may reflect it already, or the key was deleted since
+     * the count as often as it was counted (a duplicate event; {@link DeleteLedger}).
+     */
     DEFERRED,
     /** Some counter of the key is 0: the key is not in the filter; nothing changed. */
     ABSENT
@@ -90,6 +93,7 @@ public final class CountingShadow implements AutoCloseable {
   private final KeyType keyType;
   private final long bytes;
   private final int maxPending;
+  private final DeleteLedger ledger = new DeleteLedger(DeleteLedger.DEFAULT_MAX_KEYS);
 
   private StreamPosition applied;
   private Instant decrementFrom;
@@ -283,6 +287,7 @@ public final class CountingShadow implements AutoCloseable {
   void add(String key, long[] at) {
     positionsOf(key, at);
     incrementAll(at);
+    ledger.added(at);
   }
 
   private Outcome remove(Deletion deletion, long[] at) {
@@ -299,11 +304,15 @@ public final class CountingShadow implements AutoCloseable {
         return Outcome.ABSENT;
       }
     }
+    if (!ledger.mayDelete(at)) {
+      return Outcome.DEFERRED;
+    }
     for (long p : at) {
       if (decrement(p)) {
         remember(p);
       }
     }
+    ledger.deleted(at);
     return Outcome.REMOVED;
   }
 
