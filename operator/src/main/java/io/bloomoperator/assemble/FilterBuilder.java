@@ -67,9 +67,10 @@ public final class FilterBuilder {
     /**
      * Called once the build's bit array is allocated (again if the build fills a larger one): what
      * wraps each inserter of {@code bits}, seeing every key, or null to build without. The wrapped
-     * inserters must set exactly the bits they are given.
+     * inserters must set exactly the bits they are given. {@code keys}: the keys the build expects
+     * (counted, or declared); a build that reads more fills a larger array.
      */
-    java.util.function.UnaryOperator<KeyInserter> open(BloomFilterBits.Builder bits);
+    java.util.function.UnaryOperator<KeyInserter> open(BloomFilterBits.Builder bits, long keys);
   }
 
   private final Progress progress;
@@ -293,7 +294,7 @@ public final class FilterBuilder {
         () -> {
           bits[0] = allocate(request, sizing, reservation);
           java.util.function.UnaryOperator<KeyInserter> wrap =
-              beside == null ? null : beside.open(bits[0]);
+              beside == null ? null : beside.open(bits[0], Math.max(1, capacity));
           return wrap == null ? insertersFor(bits[0]) : insertersFor(bits[0], wrap);
         };
     try (ParallelFill fill =

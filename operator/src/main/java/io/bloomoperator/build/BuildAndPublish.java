@@ -33,7 +33,6 @@ import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.snapshot.SnapshotEncoder;
 import io.bloomoperator.source.SourceException;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.Optional;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -175,7 +174,6 @@ public final class BuildAndPublish {
         // The snapshot is held (an idle replication connection) for the scan only.
         built = sourceBuild.build(ctx, scan.source(), current, slot, counted);
       }
-      Instant scanEnd = Instant.now();
       Optional<HeldBuild> held = hold(ctx, current, built, token);
       if (held.isPresent()) {
         if (counted != null) {
@@ -199,13 +197,7 @@ public final class BuildAndPublish {
         StreamStatus stream = new StreamStatus();
         stream.setPosition(position);
         if (counted != null) {
-          stream.setDeletions(
-              counted.published(
-                  outcome.state(),
-                  outcome.stable(),
-                  scanEnd,
-                  ctx.changes().spec().overlapInterval(),
-                  scan.start().snapshot().isPresent()));
+          stream.setDeletions(counted.published(outcome.state(), outcome.stable()));
         }
         // What the stream holds outside the operator (a replication slot) outlives a build.
         ctx.changes().describe(stream);

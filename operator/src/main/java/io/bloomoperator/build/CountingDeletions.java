@@ -10,8 +10,6 @@ import io.bloomoperator.run.FilterRun;
 import io.bloomoperator.snapshot.BitPositions;
 import io.bloomoperator.snapshot.BloomFilterBits;
 import io.bloomoperator.snapshot.KeyInserter;
-import java.time.Duration;
-import java.time.Instant;
 import java.util.function.UnaryOperator;
 
 /**
@@ -25,6 +23,9 @@ final class CountingDeletions {
 
   /** {@code status.stream.deletions} while deletes are published by deltas. */
   static final String COUNTING = "Counting";
+
+  /** What {@code status.stream.deletions} says before why deletes wait. */
+  static final String OFF = "Rebuild until the next full build: ";
 
   /** A Warning event when a filter that counts deletes falls back to full builds. */
   static final String EVENT_COUNTING_OFF = "CountingDeletionsOff";
@@ -42,7 +43,7 @@ final class CountingDeletions {
   Build build(FilterRun ctx, String position) {
     String uid = ctx.filter().getMetadata().getUid();
     if (ctx.changes() == null || !ctx.changes().spec().counting()) {
-      shadows.forget(uid);
+      shadows.gone(uid);
       return null;
     }
     return new Build(ctx, position);
@@ -64,7 +65,7 @@ final class CountingDeletions {
     }
 
     @Override
-    public UnaryOperator<KeyInserter> open(BloomFilterBits.Builder bits) {
+    public UnaryOperator<KeyInserter> open(BloomFilterBits.Builder bits, long keys) {
       if (position == null) {
         shadows.forget(uid);
         return null;
@@ -75,7 +76,8 @@ final class CountingDeletions {
               uid,
               ctx.namespace(),
               BitPositions.of(bits.format(), bits.numBits(), bits.numHashFunctions()),
-              bits.keyType());
+              bits.keyType(),
+              keys);
       shadow = reserved.shadow();
       refusal = reserved.refusal();
       return shadow == null ? null : shadow::counting;
@@ -83,17 +85,14 @@ final class CountingDeletions {
 
     /**
      * The build's version is published as {@code published} ({@code stable}: its payload is the
-     * build's bits, on the stable chain) and its scan ended at {@code scanEnd}: the shadow follows
-     * it, or is dropped. {@code exact}: the position is exact for the scan (a PostgreSQL exported
-     * snapshot), so no delete after it can be reflected in the scan already. Returns what {@code
+     * build's bits, on the stable chain): the shadow follows it, or is dropped. Returns what {@code
      * status.stream.deletions} says.
+     *
+     * <p>No time decides which deletes are safe any more (record timestamps are the producer's): a
+     * delete whose row the scan no longer saw finds no counted occurrence of its key and waits, and
+     * one the scan did see takes the occurrence the scan counted.
      */
-    String published(
-        PublishedSnapshot published,
-        boolean stable,
-        Instant scanEnd,
-        Duration overlap,
-        boolean exact) {
+    String published(PublishedSnapshot published, boolean stable) {
       if (shadow == null) {
         return off(refusal == null ? "no counting shadow was built" : refusal);
       }
@@ -101,17 +100,12 @@ final class CountingDeletions {
         shadows.forget(uid);
         return off("the build was not published on the stable chain (canary or hold)");
       }
-      // Kafka's position is offsetsForTimes(scan start - overlap): a delete recorded before the
-      // scan ended (plus the overlap by which the stream and the source may disagree) may be
-      // reflected in the scan already, its key never counted; decrementing its counters would take
-      // them from other keys. PostgreSQL's consistent point is exact.
-      Instant decrementFrom = exact ? null : scanEnd.plus(overlap);
+      if (shadow.stopped() != null) {
+        shadows.forget(uid);
+        return off(shadow.stopped());
+      }
       if (!shadows.follow(
-          uid,
-          shadow,
-          StreamPosition.parse(position),
-          decrementFrom,
-          published.manifest().sha256())) {
+          uid, shadow, StreamPosition.parse(position), published.manifest().sha256())) {
         return off("the counting shadow was dropped during the build");
       }
       return COUNTING;
@@ -123,7 +117,7 @@ final class CountingDeletions {
     }
 
     private String off(String why) {
-      String text = "Rebuild until the next full build: " + why;
+      String text = OFF + why;
       ctx.events().warning(ctx.filter(), EVENT_COUNTING_OFF, text);
       return text;
     }
@@ -151,31 +145,35 @@ final class CountingDeletions {
     String uid = ctx.filter().getMetadata().getUid();
     CountingShadow shadow = shadows.of(uid);
     if (shadow == null) {
+      String stopped = shadows.stoppedWhy(uid);
       return new Applied(
           null,
           0,
           batch.deletes(),
           new long[0],
-          "Rebuild until the next full build: no counting shadow in this operator process"
-              + " (restarted, a new leader, or refused)");
+          OFF
+              + (stopped != null
+                  ? stopped
+                  : "no counting shadow in this operator process (restarted, a new leader, or"
+                      + " refused)"));
     }
     if (!shadow.follows(current.manifest().sha256())) {
       // Another writer (a rollback, a pin, another process) published since: what the shadow
       // counted is not what is served.
-      shadows.forget(uid);
-      return new Applied(
-          null,
-          0,
-          batch.deletes(),
-          new long[0],
-          "Rebuild until the next full build: the published version is not the one the counting"
-              + " shadow follows");
+      return stop(uid, batch, "the published version is not the one the counting shadow follows");
+    }
+    String unordered = unordered(shadow, batch);
+    if (unordered != null) {
+      return stop(uid, batch, unordered);
     }
     CountingShadow.Applied applied = shadow.apply(batch.adds(), batch.deleted(), batch.next());
-    // Deletes whose key the stream did not give, and those deferred, wait for the full build;
-    // skipped ones were applied before, absent ones changed nothing.
+    if (applied.stopped() != null) {
+      return stop(uid, batch, applied.stopped()); // what it counted of this batch goes with it
+    }
+    // Deletes whose key the stream did not give, and those not counted or not ordered, wait for
+    // the full build; skipped ones were applied before.
     long keyless = batch.deletes() - batch.deleted().size();
-    long pending = keyless + applied.deferred();
+    long pending = keyless + applied.waiting();
     return new Applied(
         shadow,
         applied.removed(),
@@ -187,6 +185,30 @@ final class CountingDeletions {
             : COUNTING);
   }
 
+  /** Drops filter {@code uid}'s shadow because of {@code why}: {@code batch}'s deletes all wait. */
+  private Applied stop(String uid, ChangeStream.Batch batch, String why) {
+    shadows.stop(uid, why);
+    return new Applied(null, 0, batch.deletes(), new long[0], OFF + why);
+  }
+
+  /**
+   * Why {@code batch} cannot be applied to {@code shadow} in order, or null: an add whose key may
+   * have events in other partitions (its later delete could then be applied although the scan
+   * reflects a re-add), or a topic whose partition count changed since the full build (the default
+   * partitioner's choice for a key moved).
+   */
+  private static String unordered(CountingShadow shadow, ChangeStream.Batch batch) {
+    if (batch.unorderedAdds() > 0) {
+      return batch.unorderedAdds()
+          + " add record(s) not keyed by their ID on the default partitioner's partition"
+          + " (docs/changes.md, the ordering rule)";
+    }
+    if (shadow.partitions() > 0 && batch.next().offsets().size() != shadow.partitions()) {
+      return "the topic's partition count changed since the full build";
+    }
+    return null;
+  }
+
   /** {@code applied}'s clears are in the version of payload {@code sha256}, now published. */
   static void published(Applied applied, String sha256) {
     if (applied.shadow() != null) {
@@ -196,6 +218,6 @@ final class CountingDeletions {
 
   /** Drops the shadow of a filter that is gone or no longer counts. */
   void forget(String uid) {
-    shadows.forget(uid);
+    shadows.gone(uid);
   }
 }

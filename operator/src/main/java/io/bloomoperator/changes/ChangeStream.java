@@ -62,6 +62,9 @@ public interface ChangeStream extends AutoCloseable {
    * @param deletes delete events read (applied by the next full build, or counted)
    * @param deleted the delete events whose key and place the stream knows, in stream order (a
    *     counting shadow applies them; the others wait for the next full build)
+   * @param unorderedAdds adds whose place does not show that every event of their key is in one
+   *     partition (Kafka: the record key is not the ID, or the partition not the default
+   *     partitioner's): a counting shadow cannot order this key's deletes after them, and stops
    * @param malformed events that were not of the configured format
    * @param next the position after the last event read
    * @param lag events known to be in the stream after {@code next} (-1: not known yet)
@@ -72,6 +75,7 @@ public interface ChangeStream extends AutoCloseable {
       List<String> adds,
       long deletes,
       List<CountingShadow.Deletion> deleted,
+      long unorderedAdds,
       long malformed,
       StreamPosition next,
       long lag,
@@ -85,7 +89,7 @@ public interface ChangeStream extends AutoCloseable {
         StreamPosition next,
         long lag,
         Instant oldest) {
-      this(adds, deletes, List.of(), malformed, next, lag, oldest);
+      this(adds, deletes, List.of(), 0, malformed, next, lag, oldest);
     }
 
     /** Whether anything was read. */

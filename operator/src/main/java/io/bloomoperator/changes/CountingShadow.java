@@ -4,43 +4,45 @@ import io.bloomoperator.snapshot.BitPositions;
 import io.bloomoperator.snapshot.KeyInserter;
 import io.bloomoperator.snapshot.KeyType;
 import java.io.IOException;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
+import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.nio.MappedByteBuffer;
-import java.nio.channels.FileChannel;
-import java.nio.file.Files;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
-import java.time.Instant;
+import java.security.SecureRandom;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 
 /**
  * A 4-bit counter per bit of one published filter ({@code spec.changes.deletions: Counting}): how
- * many key occurrences set the bit. A delete event decrements its key's k counters, and a bit whose
- * counter reaches 0 is cleared in the next stream delta, so a deleted key leaves the filter without
- * a full build while readers still receive a plain Bloom filter.
+ * many key occurrences set the bit, and beside them the {@link KeyFingerprints multiset of the keys
+ * counted}. A delete event of a counted key decrements its k counters, and a bit whose counter
+ * reaches 0 is cleared in the next stream delta, so a deleted key leaves the filter without a full
+ * build while readers still receive a plain Bloom filter.
  *
- * <p>The counters live in a memory-mapped file ({@link CountingShadows} sizes and bounds it), never
- * on the Java heap: half a byte per filter bit, 100M keys at 1 % about 0.5 GB. Counters are updated
- * with compare-and-set on aligned ints, so a full build's threads may count at once.
+ * <p><b>The invariant.</b> For every key, the decrements applied to its bit positions never exceed
+ * the increments made for that key: a delete is applied only while the key's fingerprint has an
+ * occurrence left ({@link Outcome#UNCOUNTED} otherwise: it changes nothing and waits for the next
+ * full build). A counter is a sum over keys, so it never drops below what the other keys
+ * contributed, and no live key loses a bit. A fingerprint that matches by collision (keyed, so not
+ * chosen: n/2^64 a delete) must also find all k counters above 0.
  *
- * <p><b>Saturation.</b> A counter that reaches {@link #SATURATED} (15 occurrences on one bit) stays
- * there: it is never incremented past nor decremented from, because its true count is no longer
- * known and decrementing it could reach 0 while keys still set the bit (a false negative). Its bit
- * stays set until the next full build, which is only ever a false positive.
+ * <p>Both live in memory-mapped files ({@link CountingShadows} sizes and bounds them), never on the
+ * Java heap. Counters and fingerprints are updated with compare-and-set, so a full build's threads
+ * may count at once.
  *
- * <p><b>Exactly once.</b> A delete applied twice would clear bits a live key needs. The shadow
- * records the stream position up to which it has applied events ({@link #applied}); a delete at or
- * before it is skipped ({@link Outcome#SKIPPED}). A delete whose removal the full build that
- * counted the shadow may already reflect (before {@link #decrementFrom}) is not applied either
- * ({@link Outcome#DEFERRED}): it waits for the next full build, as under {@code Rebuild}. A delete
- * of a key some of whose counters are 0 is not in the filter and changes nothing ({@link
- * Outcome#ABSENT}): decrementing the others would take counts from other keys. Adds are counted
- * every time they are read (they are delivered at least once): an add counted twice keeps its bits
- * set after its delete, a false positive until the next full build, never a false negative.
+ * <p><b>Saturation.</b> A counter that reaches {@link #SATURATED} (15 occurrences on one bit), and
+ * a fingerprint count at {@link KeyFingerprints#SATURATED}, stay there: their true count is no
+ * longer known. A saturated counter keeps its bit set until the next full build (a false positive
+ * only); a delete of a key whose count is saturated waits for the next full build.
+ *
+ * <p><b>Exactly once.</b> The shadow records the stream position up to which it applied events
+ * ({@link #applied}); a delete read again at or before it is skipped ({@link Outcome#SKIPPED}). A
+ * delete event sent twice (at a new offset) finds its key's occurrence taken by the first. A delete
+ * whose record breaks the ordering rule ({@link Deletion#ordered}) waits ({@link
+ * Outcome#UNORDERED}). Adds are counted every time they are read (at least once): an add counted
+ * twice keeps its bits set after its delete, a false positive until the next full build.
  *
  * <p>Instances are used by one reconcile at a time after the build; only {@link #counting} is used
  * by several build threads at once.
@@ -50,13 +52,6 @@ public final class CountingShadow implements AutoCloseable {
   /** A counter at this value is saturated: never incremented or decremented again. */
   public static final int SATURATED = 15;
 
-  /** Each mapping covers this many bytes (a {@link MappedByteBuffer} is int-indexed). */
-  private static final int REGION_BYTES = 1 << 30;
-
-  /** Aligned 4-byte views of the mapped file: eight counters an int, updated with CAS. */
-  private static final VarHandle INTS =
-      MethodHandles.byteBufferViewVarHandle(int[].class, ByteOrder.LITTLE_ENDIAN);
-
   /** What a delete event did. */
   public enum Outcome {
     /** Its counters were decremented (and the bits at 0 are to be cleared). */
@@ -64,12 +59,13 @@ public final class CountingShadow implements AutoCloseable {
     /** At or before the position the shadow has applied: already applied once. */
     SKIPPED,
     /**
-     * Left to the next full build: the build may reflect it already, or the key was deleted since
-     * the count as often as it was counted (a duplicate event; {@link DeleteLedger}).
+     * No occurrence of the key is counted (never counted, deleted as often as counted, a saturated
+     * count, or a fingerprint collision the counters refute): nothing changed; the next full build
+     * applies it.
      */
-    DEFERRED,
-    /** Some counter of the key is 0: the key is not in the filter; nothing changed. */
-    ABSENT
+    UNCOUNTED,
+    /** The record breaks the ordering rule: nothing changed; the next full build applies it. */
+    UNORDERED
   }
 
   /**
@@ -78,92 +74,113 @@ public final class CountingShadow implements AutoCloseable {
    * @param key the key, as text (a Long key as its decimal digits)
    * @param partition the stream partition it was read from
    * @param offset its offset in that partition
-   * @param time when the stream recorded it, or null when it did not say
+   * @param ordered whether the stream can show that every event of this key is in this partition
+   *     (Kafka: the record's key is the key's UTF-8 bytes and its partition the one Kafka's default
+   *     partitioner chooses for it), so it cannot overtake an add of the key the scan reflects
    * @param addsBefore how many of the batch's adds came before it, in stream order
    */
-  public record Deletion(String key, int partition, long offset, Instant time, int addsBefore) {}
+  public record Deletion(String key, int partition, long offset, boolean ordered, int addsBefore) {}
 
-  /** What a batch did to the shadow. */
-  public record Applied(long removed, long deferred, long skipped, long absent) {}
+  /**
+   * What a batch did to the shadow.
+   *
+   * @param stopped null, or why the shadow stopped counting (its fingerprint table is at its
+   *     bound): the batch's deletes are not to be published, and the shadow is to be dropped
+   */
+  public record Applied(long removed, long waiting, long skipped, String stopped) {}
 
-  private final Path file;
-  private final FileChannel channel;
-  private final MappedByteBuffer[] regions;
+  private final MappedFile counters;
+  private final KeyFingerprints fingerprints;
   private final BitPositions positions;
   private final KeyType keyType;
-  private final long bytes;
   private final int maxPending;
-  private final DeleteLedger ledger = new DeleteLedger(DeleteLedger.DEFAULT_MAX_KEYS);
 
   private StreamPosition applied;
-  private Instant decrementFrom;
+  private int partitions;
   private String publishedSha256;
+  private volatile String stopped;
 
   /** Bits whose counter reached 0 since the last publish that included its clears. */
   private long[] pending = new long[16];
 
   private int pendingCount;
 
-  /** Bytes a shadow of {@code numBits} filter bits takes: a half byte each. */
-  public static long bytesFor(long numBits) {
-    return (numBits + 1) / 2;
+  /** Bytes of the counters of {@code numBits} filter bits: a half byte each, whole ints. */
+  public static long counterBytes(long numBits) {
+    return (numBits + 7) / 8 * 4;
+  }
+
+  /** Bytes a shadow of {@code numBits} filter bits for a build of {@code keys} keys takes. */
+  public static long bytesFor(long numBits, long keys) {
+    return counterBytes(numBits) + KeyFingerprints.bytesFor(keys);
   }
 
   /**
-   * A zeroed shadow in {@code file} (created, or truncated), for filters of {@code positions}'
-   * geometry.
+   * A zeroed shadow in {@code counts} and {@code prints} (created, or truncated), for filters of
+   * {@code positions}' geometry and a build of {@code keys} keys. The caller checked {@link
+   * #bytesFor} against its bounds.
    *
    * @param maxPending bits to clear remembered across failed publishes; beyond it a bit stays set
    *     until the next full build (a false positive, never a false negative)
    */
-  static CountingShadow create(Path file, BitPositions positions, KeyType keyType, int maxPending)
+  static CountingShadow create(
+      Path counts,
+      Path prints,
+      BitPositions positions,
+      KeyType keyType,
+      long keys,
+      int maxPending,
+      SecureRandom random)
       throws IOException {
-    long bytes = bytesFor(positions.numBits());
-    FileChannel channel =
-        FileChannel.open(
-            file,
-            StandardOpenOption.CREATE,
-            StandardOpenOption.TRUNCATE_EXISTING,
-            StandardOpenOption.READ,
-            StandardOpenOption.WRITE);
+    return create(counts, prints, positions, keyType, keys, maxPending, random, -1L);
+  }
+
+  /** The same with fingerprints cut to {@code mask} ({@link KeyFingerprints}: tests only). */
+  static CountingShadow create(
+      Path counts,
+      Path prints,
+      BitPositions positions,
+      KeyType keyType,
+      long keys,
+      int maxPending,
+      SecureRandom random,
+      long mask)
+      throws IOException {
+    MappedFile counters = MappedFile.create(counts, counterBytes(positions.numBits()));
     try {
-      // A sparse file: pages are only taken as counters are written.
-      channel.truncate(0);
-      int count = (int) ((bytes + REGION_BYTES - 1) / REGION_BYTES);
-      MappedByteBuffer[] regions = new MappedByteBuffer[count];
-      for (int i = 0; i < count; i++) {
-        long from = (long) i * REGION_BYTES;
-        regions[i] =
-            channel.map(FileChannel.MapMode.READ_WRITE, from, Math.min(REGION_BYTES, bytes - from));
-      }
-      return new CountingShadow(file, channel, regions, positions, keyType, bytes, maxPending);
+      return new CountingShadow(
+          counters,
+          KeyFingerprints.create(prints, keys, random, mask),
+          positions,
+          keyType,
+          maxPending);
     } catch (IOException | RuntimeException e) {
-      channel.close();
-      Files.deleteIfExists(file);
+      counters.close();
       throw e;
     }
   }
 
   private CountingShadow(
-      Path file,
-      FileChannel channel,
-      MappedByteBuffer[] regions,
+      MappedFile counters,
+      KeyFingerprints fingerprints,
       BitPositions positions,
       KeyType keyType,
-      long bytes,
       int maxPending) {
-    this.file = file;
-    this.channel = channel;
-    this.regions = regions;
+    this.counters = counters;
+    this.fingerprints = fingerprints;
     this.positions = positions;
     this.keyType = keyType;
-    this.bytes = bytes;
     this.maxPending = maxPending;
   }
 
-  /** The file's size. */
+  /** The files' size. */
   public long bytes() {
-    return bytes;
+    return counters.bytes() + fingerprints.bytes();
+  }
+
+  /** Null, or why this shadow stopped counting (its deletes wait for the next full build). */
+  public String stopped() {
+    return stopped;
   }
 
   /**
@@ -177,7 +194,7 @@ public final class CountingShadow implements AutoCloseable {
         boolean changed = inner.putString(key);
         long[] at = new long[positions.perKey()];
         positions.ofString(key, at);
-        incrementAll(at);
+        count(at, fingerprintOf(key));
         return changed;
       }
 
@@ -186,7 +203,7 @@ public final class CountingShadow implements AutoCloseable {
         boolean changed = inner.putUtf8(utf8, offset, length);
         long[] at = new long[positions.perKey()];
         positions.ofUtf8(utf8, offset, length, at);
-        incrementAll(at);
+        count(at, fingerprints.of(utf8, offset, length));
         return changed;
       }
 
@@ -195,7 +212,7 @@ public final class CountingShadow implements AutoCloseable {
         boolean changed = inner.putLong(key);
         long[] at = new long[positions.perKey()];
         positions.ofLong(key, at);
-        incrementAll(at);
+        count(at, fingerprintOf(key));
         return changed;
       }
     };
@@ -203,13 +220,17 @@ public final class CountingShadow implements AutoCloseable {
 
   /**
    * From now on, follows the version of payload {@code publishedSha256}, consistent with the stream
-   * at {@code position}: deletes before {@code decrementFrom} (null: none, the position is exact)
-   * are deferred.
+   * at {@code position}.
    */
-  synchronized void follow(StreamPosition position, Instant decrementFrom, String publishedSha256) {
+  synchronized void follow(StreamPosition position, String publishedSha256) {
     this.applied = position;
-    this.decrementFrom = decrementFrom;
+    this.partitions = position.offsets().size();
     this.publishedSha256 = publishedSha256;
+  }
+
+  /** The stream's partitions when the full build recorded its position (0: none listed). */
+  public synchronized int partitions() {
+    return partitions;
   }
 
   /** Whether this shadow follows the version of payload {@code sha256}: only then may it apply. */
@@ -222,39 +243,39 @@ public final class CountingShadow implements AutoCloseable {
     return applied;
   }
 
-  /** Deletes recorded before this time are left to the next full build; null: none are. */
-  public synchronized Instant decrementFrom() {
-    return decrementFrom;
-  }
-
   /**
    * Applies one batch read from the published position, in stream order: adds counted, deletes
-   * decided one by one ({@link Outcome}), then the applied position moved to {@code next}.
+   * decided one by one ({@link Outcome}), then the applied position moved to {@code next}. Once
+   * {@link #stopped}, nothing more is applied.
    */
   public synchronized Applied apply(
-      java.util.List<String> adds, java.util.List<Deletion> deletions, StreamPosition next) {
+      List<String> adds, List<Deletion> deletions, StreamPosition next) {
     long removed = 0;
-    long deferred = 0;
+    long waiting = 0;
     long skipped = 0;
-    long absent = 0;
     int added = 0;
     long[] at = new long[positions.perKey()];
     for (Deletion deletion : deletions) {
       for (; added < Math.min(deletion.addsBefore(), adds.size()); added++) {
         add(adds.get(added), at);
       }
+      if (stopped != null) {
+        return new Applied(0, 0, 0, stopped);
+      }
       switch (remove(deletion, at)) {
         case REMOVED -> removed++;
-        case DEFERRED -> deferred++;
         case SKIPPED -> skipped++;
-        case ABSENT -> absent++;
+        case UNCOUNTED, UNORDERED -> waiting++;
       }
     }
     for (; added < adds.size(); added++) {
       add(adds.get(added), at);
     }
+    if (stopped != null) {
+      return new Applied(0, 0, 0, stopped);
+    }
     applied = furthest(applied, next);
-    return new Applied(removed, deferred, skipped, absent);
+    return new Applied(removed, waiting, skipped, null);
   }
 
   /**
@@ -276,44 +297,77 @@ public final class CountingShadow implements AutoCloseable {
 
   /** The counter of filter bit {@code position}. */
   public int counter(long position) {
-    long at = (position >>> 3) << 2;
-    int shift = (int) (position & 7) << 2;
-    int word =
-        (int) INTS.getVolatile(regions[(int) (at / REGION_BYTES)], (int) (at % REGION_BYTES));
-    return (word >>> shift) & 0xF;
+    return (counters.getInt((position >>> 3) << 2) >>> ((int) (position & 7) << 2)) & 0xF;
+  }
+
+  /** The occurrences of {@code key} (as text) counted and not deleted; -1: none ever counted. */
+  int occurrences(String key) {
+    long slot = fingerprints.find(fingerprintOf(key));
+    return slot < 0 ? -1 : fingerprints.count(slot);
   }
 
   /** Counts one occurrence of {@code key} (as text). */
   void add(String key, long[] at) {
     positionsOf(key, at);
-    incrementAll(at);
-    ledger.added(at);
+    count(at, fingerprintOf(key));
+  }
+
+  private void count(long[] at, long fingerprint) {
+    if (!fingerprints.add(fingerprint)) {
+      // Its delete would find no fingerprint and wait, which is safe; but a shadow that cannot
+      // record new keys any more stops, so the status says deletes wait instead of hiding it.
+      stopped =
+          "the counting shadow's key fingerprints are at their bound ("
+              + fingerprints.maxKeys()
+              + " distinct keys: the full build's count and a quarter more)";
+    }
+    for (long p : at) {
+      increment(p);
+    }
   }
 
   private Outcome remove(Deletion deletion, long[] at) {
     if (applied != null && deletion.offset() < applied.of(deletion.partition())) {
       return Outcome.SKIPPED;
     }
-    if (decrementFrom != null
-        && (deletion.time() == null || deletion.time().isBefore(decrementFrom))) {
-      return Outcome.DEFERRED;
+    if (!deletion.ordered()) {
+      return Outcome.UNORDERED;
+    }
+    long slot = fingerprints.find(fingerprintOf(deletion.key()));
+    if (slot < 0) {
+      return Outcome.UNCOUNTED;
+    }
+    int count = fingerprints.count(slot);
+    if (count == 0 || count == KeyFingerprints.SATURATED) {
+      return Outcome.UNCOUNTED;
     }
     positionsOf(deletion.key(), at);
     for (long p : at) {
       if (counter(p) == 0) {
-        return Outcome.ABSENT;
+        return Outcome.UNCOUNTED; // a fingerprint collision: this key set no bit
       }
     }
-    if (!ledger.mayDelete(at)) {
-      return Outcome.DEFERRED;
-    }
+    fingerprints.take(slot);
     for (long p : at) {
       if (decrement(p)) {
         remember(p);
       }
     }
-    ledger.deleted(at);
     return Outcome.REMOVED;
+  }
+
+  private long fingerprintOf(String key) {
+    if (keyType == KeyType.LONG) {
+      return fingerprintOf(Long.parseLong(key));
+    }
+    byte[] utf8 = key.getBytes(StandardCharsets.UTF_8);
+    return fingerprints.of(utf8, 0, utf8.length);
+  }
+
+  private long fingerprintOf(long key) {
+    byte[] bytes =
+        ByteBuffer.allocate(Long.BYTES).order(ByteOrder.LITTLE_ENDIAN).putLong(key).array();
+    return fingerprints.of(bytes, 0, bytes.length);
   }
 
   private void positionsOf(String key, long[] at) {
@@ -334,22 +388,12 @@ public final class CountingShadow implements AutoCloseable {
     pending[pendingCount++] = position;
   }
 
-  private void incrementAll(long[] at) {
-    for (long p : at) {
-      increment(p);
-    }
-  }
-
   private void increment(long position) {
-    MappedByteBuffer region = regions[(int) (((position >>> 3) << 2) / REGION_BYTES)];
-    int index = (int) (((position >>> 3) << 2) % REGION_BYTES);
+    long at = (position >>> 3) << 2;
     int shift = (int) (position & 7) << 2;
     while (true) {
-      int word = (int) INTS.getVolatile(region, index);
-      if (((word >>> shift) & 0xF) == SATURATED) {
-        return;
-      }
-      if (INTS.compareAndSet(region, index, word, word + (1 << shift))) {
+      int word = counters.getInt(at);
+      if (((word >>> shift) & 0xF) == SATURATED || counters.casInt(at, word, word + (1 << shift))) {
         return;
       }
     }
@@ -357,16 +401,15 @@ public final class CountingShadow implements AutoCloseable {
 
   /** Decrements the counter unless it is 0 or saturated; whether it reached 0. */
   private boolean decrement(long position) {
-    MappedByteBuffer region = regions[(int) (((position >>> 3) << 2) / REGION_BYTES)];
-    int index = (int) (((position >>> 3) << 2) % REGION_BYTES);
+    long at = (position >>> 3) << 2;
     int shift = (int) (position & 7) << 2;
     while (true) {
-      int word = (int) INTS.getVolatile(region, index);
+      int word = counters.getInt(at);
       int counter = (word >>> shift) & 0xF;
       if (counter == 0 || counter == SATURATED) {
         return false;
       }
-      if (INTS.compareAndSet(region, index, word, word - (1 << shift))) {
+      if (counters.casInt(at, word, word - (1 << shift))) {
         return counter == 1;
       }
     }
@@ -384,14 +427,10 @@ public final class CountingShadow implements AutoCloseable {
     return new StreamPosition(offsets);
   }
 
-  /** Unmaps nothing explicitly (the JVM does, once unreachable) but closes and deletes the file. */
+  /** Closes and deletes both files. */
   @Override
   public void close() {
-    try {
-      channel.close();
-      Files.deleteIfExists(file);
-    } catch (IOException e) {
-      // The directory is emptied at the next start anyway.
-    }
+    counters.close();
+    fingerprints.close();
   }
 }

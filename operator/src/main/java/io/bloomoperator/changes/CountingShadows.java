@@ -4,7 +4,7 @@ import io.bloomoperator.snapshot.BitPositions;
 import io.bloomoperator.snapshot.KeyType;
 import java.io.IOException;
 import java.nio.file.Path;
-import java.time.Instant;
+import java.security.SecureRandom;
 import java.util.HashMap;
 import java.util.Map;
 import org.slf4j.Logger;
@@ -14,8 +14,10 @@ import org.slf4j.LoggerFactory;
  * The counting shadows of the filters with {@code spec.changes.deletions: Counting}, one per
  * filter, in files of the operator's own directory (the one {@link HeldBits} uses, an {@code
  * emptyDir}): bounded per namespace ({@code maxNamespaceBytes}) and in all ({@code maxBytes}),
- * checked before a file is created. A shadow over a bound is refused, and that filter's deletes
- * wait for full builds ({@code Rebuild}) with the status saying why; nothing is allocated for it.
+ * checked before a file is created. A shadow's size is its counters (half a byte per filter bit)
+ * and its key fingerprints (9 bytes a slot, {@link KeyFingerprints}), both charged. A shadow over a
+ * bound is refused, and that filter's deletes wait for full builds ({@code Rebuild}) with the
+ * status saying why; nothing is allocated for it.
  *
  * <p>Memory: the files are mapped; their dirty pages count against the pod's memory limit as page
  * cache until the kernel writes them back, then as reclaimable cache; against ephemeral storage as
@@ -46,6 +48,12 @@ public final class CountingShadows implements AutoCloseable {
   private final long maxNamespaceBytes;
   private final Map<String, Entry> byUid = new HashMap<>();
 
+  /** Why a filter's shadow was stopped since its last full build (the operator's own text). */
+  private final Map<String, String> stoppedWhy = new HashMap<>();
+
+  /** Each shadow's fingerprint secret comes from here. */
+  private final SecureRandom random = new SecureRandom();
+
   /**
    * @param dir where the files go (created; emptied of an earlier process's shadows)
    */
@@ -53,18 +61,19 @@ public final class CountingShadows implements AutoCloseable {
     this.dir = dir;
     this.maxBytes = maxBytes;
     this.maxNamespaceBytes = maxNamespaceBytes;
-    HeldBits.emptied(dir, "counting shadows", ".counts");
+    HeldBits.emptied(dir, "counting shadows", ".counts", ".prints");
   }
 
   /**
-   * A new, zeroed shadow for a build of filter {@code uid} in {@code namespace} (replacing the one
-   * it had: deletes wait for this build until it is published), or the reason there is none: a
-   * bound does not admit its size, or the file cannot be made.
+   * A new, zeroed shadow for a build of {@code keys} keys of filter {@code uid} in {@code
+   * namespace} (replacing the one it had: deletes wait for this build until it is published), or
+   * the reason there is none: a bound does not admit its size, or the files cannot be made.
    */
   public synchronized Reserved reserve(
-      String uid, String namespace, BitPositions positions, KeyType keyType) {
+      String uid, String namespace, BitPositions positions, KeyType keyType, long keys) {
     forget(uid);
-    long bytes = CountingShadow.bytesFor(positions.numBits());
+    stoppedWhy.remove(uid);
+    long bytes = CountingShadow.bytesFor(positions.numBits(), keys);
     long inNamespace =
         byUid.values().stream()
             .filter(e -> e.namespace().equals(namespace))
@@ -94,12 +103,18 @@ public final class CountingShadows implements AutoCloseable {
     try {
       CountingShadow shadow =
           CountingShadow.create(
-              dir.resolve(safe(uid) + ".counts"), positions, keyType, MAX_PENDING_CLEARS);
+              dir.resolve(safe(uid) + ".counts"),
+              dir.resolve(safe(uid) + ".prints"),
+              positions,
+              keyType,
+              keys,
+              MAX_PENDING_CLEARS,
+              random);
       byUid.put(uid, new Entry(namespace, shadow, false));
       return new Reserved(shadow, null);
     } catch (IOException | RuntimeException e) {
       LOG.warn("{}: counting shadow could not be created in {}: {}", namespace, dir, e.toString());
-      return new Reserved(null, "the counting shadow file could not be created");
+      return new Reserved(null, "the counting shadow files could not be created");
     }
   }
 
@@ -109,16 +124,12 @@ public final class CountingShadows implements AutoCloseable {
    * the one reserved (forgotten meanwhile).
    */
   public synchronized boolean follow(
-      String uid,
-      CountingShadow shadow,
-      StreamPosition position,
-      Instant decrementFrom,
-      String sha256) {
+      String uid, CountingShadow shadow, StreamPosition position, String sha256) {
     Entry entry = byUid.get(uid);
     if (entry == null || entry.shadow() != shadow) {
       return false;
     }
-    shadow.follow(position, decrementFrom, sha256);
+    shadow.follow(position, sha256);
     byUid.put(uid, new Entry(entry.namespace(), shadow, true));
     return true;
   }
@@ -127,6 +138,26 @@ public final class CountingShadows implements AutoCloseable {
   public synchronized CountingShadow of(String uid) {
     Entry entry = byUid.get(uid);
     return entry == null || !entry.following() ? null : entry.shadow();
+  }
+
+  /**
+   * Drops filter {@code uid}'s shadow because of {@code why}, remembered until its next full build
+   * ({@link #stoppedWhy}).
+   */
+  public synchronized void stop(String uid, String why) {
+    forget(uid);
+    stoppedWhy.put(uid, why);
+  }
+
+  /** Why filter {@code uid}'s shadow was stopped since its last full build, or null. */
+  public synchronized String stoppedWhy(String uid) {
+    return stoppedWhy.get(uid);
+  }
+
+  /** Filter {@code uid} is gone or no longer counts: its shadow and what was said of it go. */
+  public synchronized void gone(String uid) {
+    forget(uid);
+    stoppedWhy.remove(uid);
   }
 
   /** Drops filter {@code uid}'s shadow, if any (its file deleted). */

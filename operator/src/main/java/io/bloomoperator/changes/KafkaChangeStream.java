@@ -215,6 +215,7 @@ public final class KafkaChangeStream implements ChangeStream {
           }
           List<String> adds = new ArrayList<>();
           List<CountingShadow.Deletion> deleted = new ArrayList<>();
+          long unorderedAdds = 0;
           long deletes = 0;
           long malformed = 0;
           long bytes = 0;
@@ -250,6 +251,9 @@ public final class KafkaChangeStream implements ChangeStream {
                 bytes += more;
                 if (event instanceof EventFormat.Event.Add) {
                   adds.add(key);
+                  if (!KeyedPartitions.ordered(record, key, partitions.size())) {
+                    unorderedAdds++;
+                  }
                 } else if (event instanceof EventFormat.Event.Delete) {
                   deletes++;
                   deleted.add(
@@ -257,7 +261,7 @@ public final class KafkaChangeStream implements ChangeStream {
                           key,
                           tp.partition(),
                           record.offset(),
-                          record.timestamp() >= 0 ? Instant.ofEpochMilli(record.timestamp()) : null,
+                          KeyedPartitions.ordered(record, key, partitions.size()),
                           adds.size()));
                 } else {
                   malformed++;
@@ -283,6 +287,7 @@ public final class KafkaChangeStream implements ChangeStream {
               List.copyOf(adds),
               deletes,
               List.copyOf(deleted),
+              unorderedAdds,
               malformed,
               at,
               lag,

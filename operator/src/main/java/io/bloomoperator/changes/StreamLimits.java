@@ -41,8 +41,8 @@ import java.util.Map;
  *     make the database keep (BLOOM_PG_SLOT_MAX_RETAINED_BYTES); beyond it the operator drops the
  *     slot: a slot nobody advances fills the database's disk
  * @param maxCountingBytes the counting shadows of filters with {@code deletions: Counting} together
- *     at most (BLOOM_STREAM_COUNTING_BYTES): half a byte per filter bit, in files beside the held
- *     payloads ({@link CountingShadows})
+ *     at most (BLOOM_STREAM_COUNTING_BYTES): half a byte per filter bit and 14 bytes per key of
+ *     fingerprints, in files beside the held payloads ({@link CountingShadows})
  * @param maxCountingNamespaceBytes one namespace's counting shadows at most
  *     (BLOOM_STREAM_NAMESPACE_COUNTING_BYTES)
  */
@@ -83,8 +83,8 @@ public record StreamLimits(
   public static final Duration DEFAULT_MAX_BACKOFF = Duration.ofMinutes(5);
 
   /**
-   * 512 MiB of counting shadows: about 100M keys at a 1 % target rate (4 bits per filter bit), the
-   * same order as the held payloads, and like them file pages the kernel can write back.
+   * 512 MiB of counting shadows: about 28M keys at a 1 % target rate (counters and fingerprints,
+   * about 19 bytes a key), and like the held payloads file pages the kernel can write back.
    */
   public static final long DEFAULT_COUNTING_BYTES = 512L * 1024 * 1024;
 

@@ -11,7 +11,6 @@ import io.bloomoperator.snapshot.KeyType;
 import io.bloomoperator.snapshot.SplitBlockSizing;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -24,7 +23,9 @@ import java.util.Locale;
  * counter reached 0 cleared as the stream delta does; the time includes copying the array), and
  * measures on 1M keys never added and on the deleted keys: how many are answered "maybe present",
  * against a plain filter built from the remaining keys, and checks that no remaining key is
- * answered "absent".
+ * answered "absent". Then the reviewer's attack: every probe key never added that the filter still
+ * answers present (all its counters above 0) is deleted too, and again no remaining key may be
+ * answered "absent". Memory per key is both files: counters and key fingerprints.
  *
  * <p>Args: {@code keys deletes [layout: Guava|SplitBlock]}.
  */
@@ -47,7 +48,8 @@ public final class CountingDeletionsBenchmark {
                   "bench",
                   "bench",
                   BitPositions.of(b.format(), b.numBits(), b.numHashFunctions()),
-                  KeyType.STRING)
+                  KeyType.STRING,
+                  keys)
               .shadow();
       long t0 = System.nanoTime();
       KeyInserter counting = shadow.counting(b);
@@ -56,7 +58,7 @@ public final class CountingDeletionsBenchmark {
       }
       double buildSeconds = (System.nanoTime() - t0) / 1e9;
       BloomFilterBits bits = b.build();
-      shadows.follow("bench", shadow, StreamPosition.start(), null, "bench");
+      shadows.follow("bench", shadow, StreamPosition.start(), "bench");
 
       double before = answered(bits, "never-", PROBES);
       long t1 = System.nanoTime();
@@ -65,9 +67,8 @@ public final class CountingDeletionsBenchmark {
       BloomFilterBits after = bits;
       for (int from = 0; from < deletes; from += BATCH) {
         List<CountingShadow.Deletion> batch = new ArrayList<>(BATCH);
-        Instant now = Instant.now();
         for (int i = from; i < Math.min(deletes, from + BATCH); i++) {
-          batch.add(new CountingShadow.Deletion("key-" + i, 0, i, now, 0));
+          batch.add(new CountingShadow.Deletion("key-" + i, 0, i, true, 0));
         }
         removed +=
             shadow
@@ -96,7 +97,27 @@ public final class CountingDeletionsBenchmark {
       BloomFilterBits rebuilt = fresh.build();
       double neverRebuilt = answered(rebuilt, "never-", PROBES);
       double deletedRebuilt = answered(rebuilt, "key-", Math.min(deletes, PROBES));
-      long fileBytes = Files.size(dir.resolve("bench.counts"));
+      long counterBytes = Files.size(dir.resolve("bench.counts"));
+      long printBytes = Files.size(dir.resolve("bench.prints"));
+      long fileBytes = counterBytes + printBytes;
+
+      // The attack: deletes of keys never added whose counters are all above 0.
+      List<CountingShadow.Deletion> forged = new ArrayList<>();
+      for (int i = 0; i < PROBES; i++) {
+        if (after.mightContainString("never-" + i)) {
+          forged.add(new CountingShadow.Deletion("never-" + i, 0, deletes + i, true, 0));
+        }
+      }
+      CountingShadow.Applied attack =
+          shadow.apply(List.of(), forged, StreamPosition.start().with(0, deletes + PROBES));
+      long[] attackClears = shadow.clears();
+      BloomFilterBits attacked = BitPositions.withCleared(after, attackClears, attackClears.length);
+      long lostToAttack = 0;
+      for (long i = deletes; i < keys; i++) {
+        if (!attacked.mightContainString("key-" + i)) {
+          lostToAttack++;
+        }
+      }
 
       System.out.printf(
           Locale.ROOT,
@@ -108,10 +129,12 @@ public final class CountingDeletionsBenchmark {
           fpp);
       System.out.printf(
           Locale.ROOT,
-          "shadow: %,d bytes = %.2f bytes/key (filter %.2f bytes/key); counted build %.1f s"
-              + " (%.0f ns/key)%n",
+          "shadow: %,d bytes = %.2f bytes/key (counters %.2f, fingerprints %.2f; filter %.2f"
+              + " bytes/key); counted build %.1f s (%.0f ns/key)%n",
           fileBytes,
           fileBytes / (double) keys,
+          counterBytes / (double) keys,
+          printBytes / (double) keys,
           bits.numBits() / 8.0 / keys,
           buildSeconds,
           buildSeconds * 1e9 / keys);
@@ -136,8 +159,17 @@ public final class CountingDeletionsBenchmark {
           deletedAfter,
           deletedRebuilt);
       System.out.printf(Locale.ROOT, "remaining keys answered absent: %d%n", lost);
-      if (lost != 0) {
-        throw new AssertionError(lost + " false negatives");
+      System.out.printf(
+          Locale.ROOT,
+          "attack: %,d deletes of keys never added with every counter above 0: %,d applied,"
+              + " %,d waiting, %,d bits cleared; remaining keys answered absent: %d%n",
+          forged.size(),
+          attack.removed(),
+          attack.waiting(),
+          attackClears.length,
+          lostToAttack);
+      if (lost != 0 || lostToAttack != 0) {
+        throw new AssertionError(lost + lostToAttack + " false negatives");
       }
     } finally {
       try (var files = Files.list(dir)) {

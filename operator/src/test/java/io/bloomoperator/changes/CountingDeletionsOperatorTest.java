@@ -40,9 +40,12 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 /**
  * spec.changes.deletions: Counting end to end: a real API server, the operator in-process, a real
  * Kafka broker and a real reader (sidecar-lib). A delete event clears the key's bits in a delta,
- * without a full build, and every other key stays present; a restarted operator has no shadow and
- * leaves deletes to the next full build (pending, said in the status) without losing a key; the
- * full build counts a new shadow and deletes are published by deltas again.
+ * without a full build, and every other key stays present; deletes of IDs never counted whose bits
+ * are all set (the reviewer's attack, and a tombstone of an ID the source had already dropped) and
+ * a delete on the wrong partition change nothing; an add on the wrong partition stops counting; a
+ * restarted operator has no shadow and leaves deletes to the next full build (pending, said in the
+ * status) without losing a key; the full build counts a new shadow and deletes are published by
+ * deltas again.
  */
 @RealKubernetes(crdDirs = "crds")
 @Timeout(150)
@@ -124,13 +127,22 @@ class CountingDeletionsOperatorTest {
                 && "Counting".equals(f.getStatus().getStream().getDeletions()));
   }
 
+  /**
+   * A new topic of {@code partitions} partitions and the filter of {@link #KEYS} over it, once its
+   * first full build counts deletes; returns the topic.
+   */
+  private static String countingFilter(KubernetesClient client, String ns, int partitions) {
+    String topic = "counting-" + UUID.randomUUID();
+    KAFKA.createTopic(topic, partitions, Map.of());
+    apply(client, ns, filter(topic, KEYS));
+    awaitCounting(client, ns);
+    return topic;
+  }
+
   @Test
   void aDeleteIsServedAbsentWithoutAFullBuildAndEveryOtherKeyStaysPresent(
       KubernetesClient client, TestNamespace ns) throws Exception {
-    String topic = "counting-" + UUID.randomUUID();
-    KAFKA.createTopic(topic, 2, Map.of());
-    apply(client, ns.name(), filter(topic, KEYS));
-    awaitCounting(client, ns.name());
+    String topic = countingFilter(client, ns.name(), 2);
     String builtAt = builtAt(client, ns.name());
     List<String> deleted = List.of("sku-7", "sku-150", "sku-299");
     List<String> live = KEYS.stream().filter(k -> !deleted.contains(k)).toList();
@@ -141,7 +153,7 @@ class CountingDeletionsOperatorTest {
           .atMost(Duration.ofSeconds(30))
           .until(() -> KEYS.stream().allMatch(reader::mightContain));
       long produced = System.nanoTime();
-      KAFKA.produce(topic, deleted.stream().map(CountingDeletionsOperatorTest::delete).toList());
+      deleted.forEach(key -> KAFKA.produceKeyed(topic, key, delete(key)));
       await()
           .atMost(Duration.ofSeconds(30))
           .pollInterval(Duration.ofMillis(100))
@@ -165,18 +177,90 @@ class CountingDeletionsOperatorTest {
   }
 
   @Test
+  void deletesOfIdsNeverCountedAndDeletesOnTheWrongPartitionKeepEveryLiveKey(
+      KubernetesClient client, TestNamespace ns) throws Exception {
+    String topic = countingFilter(client, ns.name(), 2);
+    String builtAt = builtAt(client, ns.name());
+    com.google.common.hash.BloomFilter<CharSequence> before = published(client, ns.name());
+    // The attack: IDs never in the source that the published filter answers present (every bit
+    // set, so every counter above 0), searched for as anyone who reads the filter can.
+    List<String> forged =
+        IntStream.range(0, 1_000_000)
+            .mapToObj(i -> "forged-" + i)
+            .filter(before::mightContain)
+            .limit(40)
+            .toList();
+    assertThat(forged).hasSize(40);
+    String dropped =
+        IntStream.range(0, 1_000_000)
+            .mapToObj(i -> "sku-dropped-" + i)
+            .filter(before::mightContain)
+            .findFirst()
+            .orElseThrow(); // an ID the source no longer has (a compacted topic's tombstone, a lag)
+
+    try (LiveBloomFilter<String> reader =
+        BloomFilterWatcher.watch(client, ns.name(), "products", LiveKeyType.STRING)) {
+      await()
+          .atMost(Duration.ofSeconds(30))
+          .until(() -> KEYS.stream().allMatch(reader::mightContain));
+      forged.forEach(id -> KAFKA.produceKeyed(topic, id, delete(id)));
+      KAFKA.produceKeyed(topic, dropped, delete(dropped));
+      // A delete of a live ID on the partition the default partitioner does not choose for it.
+      int home =
+          org.apache.kafka.common.utils.Utils.toPositive(
+                  org.apache.kafka.common.utils.Utils.murmur2(
+                      "sku-3".getBytes(StandardCharsets.UTF_8)))
+              % 2;
+      KAFKA.produce(topic, 1 - home, "sku-3", delete("sku-3"));
+      // And one real delete, so the deltas are seen to apply deletes at all.
+      KAFKA.produceKeyed(topic, "sku-7", delete("sku-7"));
+      await()
+          .atMost(Duration.ofSeconds(30))
+          .pollInterval(Duration.ofMillis(100))
+          .until(() -> !reader.mightContain("sku-7"));
+      List<String> live = KEYS.stream().filter(k -> !k.equals("sku-7")).toList();
+      assertThat(live.stream().filter(k -> !reader.mightContain(k)))
+          .as("live keys the reader lost")
+          .isEmpty();
+    }
+    // Every delete read: the real one applied, the 40 forged, the dropped ID's and the one on the
+    // wrong partition waiting for the next full build.
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .until(
+            () ->
+                Long.valueOf(1).equals(stream(client, ns.name()).getDeletionsApplied())
+                    && Long.valueOf(forged.size() + 2L)
+                        .equals(stream(client, ns.name()).getDeletionsPending()));
+    assertThat(stream(client, ns.name()).getDeletions()).isEqualTo("Counting");
+    com.google.common.hash.BloomFilter<CharSequence> after = published(client, ns.name());
+    assertThat(KEYS.stream().filter(k -> !k.equals("sku-7")).filter(k -> !after.mightContain(k)))
+        .isEmpty();
+    assertThat(builtAt(client, ns.name())).as("no full build").isEqualTo(builtAt);
+
+    // An add on the wrong partition: this key's deletes could no longer be ordered after it.
+    KAFKA.produce(topic, List.of("{\"id\":\"sku-unkeyed\"}"));
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(
+            () -> {
+              String deletions = stream(client, ns.name()).getDeletions();
+              return deletions != null && deletions.contains("not keyed by their ID");
+            });
+    assertThat(published(client, ns.name()).mightContain("sku-unkeyed")).isTrue();
+  }
+
+  @Test
   void afterARestartDeletesWaitForTheNextFullBuildWhichCountsAgain(
       KubernetesClient client, TestNamespace ns) throws Exception {
-    String topic = "counting-" + UUID.randomUUID();
-    KAFKA.createTopic(topic, 1, Map.of());
-    apply(client, ns.name(), filter(topic, KEYS));
-    awaitCounting(client, ns.name());
+    String topic = countingFilter(client, ns.name(), 1);
     String builtAt = builtAt(client, ns.name());
 
     // The shadow lived in the stopped process: the new one cannot show a delete is applied once.
     OPERATOR.stop();
     OPERATOR.start();
-    KAFKA.produce(topic, List.of(delete("sku-7"), "{\"id\":\"sku-new\"}"));
+    KAFKA.produceKeyed(topic, "sku-7", delete("sku-7"));
+    KAFKA.produceKeyed(topic, "sku-new", "{\"id\":\"sku-new\"}");
     await()
         .atMost(Duration.ofSeconds(30))
         .until(
@@ -212,7 +296,7 @@ class CountingDeletionsOperatorTest {
             () ->
                 !builtAt.equals(builtAt(client, ns.name()))
                     && "Counting".equals(stream(client, ns.name()).getDeletions()));
-    KAFKA.produce(topic, List.of(delete("sku-150")));
+    KAFKA.produceKeyed(topic, "sku-150", delete("sku-150"));
     await()
         .atMost(Duration.ofSeconds(30))
         .until(() -> !published(client, ns.name()).mightContain("sku-150"));
