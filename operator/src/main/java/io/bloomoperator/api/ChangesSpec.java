@@ -33,7 +33,14 @@ public class ChangesSpec {
   /** What a delete event does. */
   public enum Deletions {
     /** Applied at the next full build (the filter may answer "maybe present" until then). */
-    Rebuild
+    Rebuild,
+    /**
+     * Applied by the next delta through a counting shadow of the filter (4-bit counters per bit and
+     * keyed fingerprints of the keys counted, off the heap, built at every full build); a delete
+     * waits for the next full build whenever the operator cannot show its key was counted and is
+     * deleted once, in order (docs/changes.md, "Deletions").
+     */
+    Counting
   }
 
   @Pattern(BloomFilterSpec.DURATION_PATTERN)
@@ -68,7 +75,12 @@ public class ChangesSpec {
   @JsonPropertyDescription(
       "What a delete event does. Rebuild (default): the key leaves the filter at the next full"
           + " build; until then the filter may answer \"maybe present\" for it, never \"absent\""
-          + " for a live key.")
+          + " for a live key. Counting: the operator keeps 4-bit counters per filter bit and a"
+          + " keyed fingerprint of every key counted (about 19 bytes a key at 1 %, off the heap)"
+          + " and publishes the delete of a counted key in the next delta; a delete of a key not"
+          + " counted, a record not keyed by its ID on Kafka's default partition, a delete after an"
+          + " operator restart or with a shadow over its bound waits for the next full build as"
+          + " with Rebuild (status.stream.deletions says why).")
   private Deletions deletions;
 
   @JsonPropertyDescription("A Kafka topic of key events, read without a consumer group.")
@@ -103,6 +115,11 @@ public class ChangesSpec {
 
   public void setOverlap(String overlap) {
     this.overlap = overlap;
+  }
+
+  /** Whether deletes are counted ({@code deletions: Counting}); the default is Rebuild. */
+  public boolean counting() {
+    return deletions == Deletions.Counting;
   }
 
   public Deletions getDeletions() {

@@ -21,8 +21,18 @@ public class StreamStatus {
   private Long addsApplied;
 
   @JsonPropertyDescription(
-      "Delete events read since the last full build; applied by the next one (deletions: Rebuild).")
+      "Delete events read since the last full build that wait for the next one (all of them with"
+          + " deletions: Rebuild; with Counting, those not applied by a delta).")
   private Long deletionsPending;
+
+  @JsonPropertyDescription(
+      "deletions: Counting: delete events published by deltas since the last full build.")
+  private Long deletionsApplied;
+
+  @JsonPropertyDescription(
+      "deletions: Counting: \"Counting\" while deletes are published by deltas, else why they wait"
+          + " for the next full build (the operator's own text).")
+  private String deletions;
 
   @JsonPropertyDescription(
       "Events that were not of the configured format, since the last full build.")
@@ -72,6 +82,22 @@ public class StreamStatus {
 
   public void setAddsApplied(Long addsApplied) {
     this.addsApplied = addsApplied;
+  }
+
+  public Long getDeletionsApplied() {
+    return deletionsApplied;
+  }
+
+  public void setDeletionsApplied(Long deletionsApplied) {
+    this.deletionsApplied = deletionsApplied;
+  }
+
+  public String getDeletions() {
+    return deletions;
+  }
+
+  public void setDeletions(String deletions) {
+    this.deletions = deletions;
   }
 
   public Long getDeletionsPending() {

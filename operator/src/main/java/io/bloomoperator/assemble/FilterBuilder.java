@@ -3,6 +3,7 @@ package io.bloomoperator.assemble;
 import io.bloomoperator.snapshot.BloomFilterBits;
 import io.bloomoperator.snapshot.BloomFilterSizing;
 import io.bloomoperator.snapshot.FilterFormat;
+import io.bloomoperator.snapshot.KeyInserter;
 import io.bloomoperator.snapshot.KeyType;
 import io.bloomoperator.snapshot.SnapshotEncoder;
 import io.bloomoperator.source.KeySource;
@@ -57,8 +58,24 @@ public final class FilterBuilder {
 
   private static final Reservation UNLIMITED = () -> {};
 
+  /**
+   * Something kept per bit beside the filter that must see every key the filter gets (a counting
+   * shadow for stream deletions).
+   */
+  @FunctionalInterface
+  public interface Beside {
+    /**
+     * Called once the build's bit array is allocated (again if the build fills a larger one): what
+     * wraps each inserter of {@code bits}, seeing every key, or null to build without. The wrapped
+     * inserters must set exactly the bits they are given. {@code keys}: the keys the build expects
+     * (counted, or declared); a build that reads more fills a larger array.
+     */
+    java.util.function.UnaryOperator<KeyInserter> open(BloomFilterBits.Builder bits, long keys);
+  }
+
   private final Progress progress;
   private final BuildWorkers workers;
+  private final Beside beside;
 
   /** A builder on one thread that reports no progress. */
   public FilterBuilder() {
@@ -75,8 +92,18 @@ public final class FilterBuilder {
    * is the same as on one thread.
    */
   public FilterBuilder(Progress progress, BuildWorkers workers) {
+    this(progress, workers, null);
+  }
+
+  private FilterBuilder(Progress progress, BuildWorkers workers, Beside beside) {
     this.progress = progress;
     this.workers = workers;
+    this.beside = beside;
+  }
+
+  /** This builder, with every key also given to what {@code beside} opens (null: nothing). */
+  public FilterBuilder with(Beside beside) {
+    return new FilterBuilder(progress, workers, beside);
   }
 
   /**
@@ -266,7 +293,9 @@ public final class FilterBuilder {
     ParallelFill.Target target =
         () -> {
           bits[0] = allocate(request, sizing, reservation);
-          return insertersFor(bits[0]);
+          java.util.function.UnaryOperator<KeyInserter> wrap =
+              beside == null ? null : beside.open(bits[0], Math.max(1, capacity));
+          return wrap == null ? insertersFor(bits[0]) : insertersFor(bits[0], wrap);
         };
     try (ParallelFill fill =
         new ParallelFill(request.keyType(), request.maxMalformed(), target, workers, progress)) {
@@ -307,6 +336,19 @@ public final class FilterBuilder {
     return threads == 1
         ? ParallelFill.Inserters.of(builder)
         : new ParallelFill.Inserters(builder, builder.concurrent());
+  }
+
+  /**
+   * How keys go into the filter when something beside it sees every key: through {@code wrap}ped
+   * inserters, atomic ORs once helpers insert (also in the split-block layout: its partitioned path
+   * hands out hashes, not keys). The bits are the same as without it (OR is commutative); only the
+   * split-block build's speed differs.
+   */
+  private ParallelFill.Inserters insertersFor(
+      BloomFilterBits.Builder builder, java.util.function.UnaryOperator<KeyInserter> wrap) {
+    return workers.threadsPerBuild() == 1
+        ? ParallelFill.Inserters.of(wrap.apply(builder))
+        : new ParallelFill.Inserters(wrap.apply(builder), wrap.apply(builder.concurrent()));
   }
 
   /**

@@ -6,6 +6,8 @@ import io.bloomoperator.api.SnapshotSpec;
 import io.bloomoperator.api.StreamStatus;
 import io.bloomoperator.assemble.BuildWorkers;
 import io.bloomoperator.assemble.FilterBuilder;
+import io.bloomoperator.changes.ChangeStream;
+import io.bloomoperator.changes.CountingShadows;
 import io.bloomoperator.changes.HeldBits;
 import io.bloomoperator.changes.StreamLimits;
 import io.bloomoperator.metrics.BuildMetrics;
@@ -80,6 +82,9 @@ public final class BuildAndPublish {
   /** The same for filters with a change stream, off the heap and for sure (not softly). */
   private final HeldBits held;
 
+  /** The counting shadows of filters whose stream deletes are applied by deltas. */
+  private final CountingDeletions counting;
+
   public BuildAndPublish(
       OperatorSettings settings, BuildMetrics metrics, OwnManifests ownManifests) {
     this.settings = settings;
@@ -100,6 +105,12 @@ public final class BuildAndPublish {
     StreamLimits streams = settings.sources().streams();
     this.held =
         new HeldBits(streams.heldDir(), streams.maxHeldBytes(), streams.maxHeldNamespaceBytes());
+    this.counting =
+        new CountingDeletions(
+            new CountingShadows(
+                streams.heldDir(),
+                streams.maxCountingBytes(),
+                streams.maxCountingNamespaceBytes()));
   }
 
   /** How every new version's writes are charged, publishes and republishes alike. */
@@ -122,13 +133,15 @@ public final class BuildAndPublish {
 
   /**
    * What a publish planned and the published state it left; or, with {@code held}, a build the
-   * rollout controls held ({@code plan} null, {@code state} the unchanged published state).
+   * rollout controls held ({@code plan} null, {@code state} the unchanged published state). {@code
+   * stable}: the built bits are now the published version of a filter with a change stream, on the
+   * stable chain (not a canary), so the stream's deltas extend exactly them.
    */
   public record Published(
-      PublishPlan plan, PublishedSnapshot state, HeldBuild held, Manifest canary) {
+      PublishPlan plan, PublishedSnapshot state, HeldBuild held, Manifest canary, boolean stable) {
 
-    Published(PublishPlan plan, PublishedSnapshot state) {
-      this(plan, state, null, null);
+    Published(PublishPlan plan, PublishedSnapshot state, HeldBuild held, Manifest canary) {
+      this(plan, state, held, canary, false);
     }
   }
 
@@ -156,12 +169,16 @@ public final class BuildAndPublish {
         NamespaceBuilds.Entry entry = place.get();
         BuildSlots.Slot slot = buildSlots.slot(ctx.namespace())) {
       FilterBuilder.Result built;
+      CountingDeletions.Build counted = counting.build(ctx, position);
       try (scan) {
         // The snapshot is held (an idle replication connection) for the scan only.
-        built = sourceBuild.build(ctx, scan.source(), current, slot);
+        built = sourceBuild.build(ctx, scan.source(), current, slot, counted);
       }
       Optional<HeldBuild> held = hold(ctx, current, built, token);
       if (held.isPresent()) {
+        if (counted != null) {
+          counted.discard();
+        }
         ctx.report().published(current);
         ctx.report().built(built);
         return Optional.of(new Published(null, current, held.get(), null));
@@ -172,10 +189,16 @@ public final class BuildAndPublish {
               .at(position)
               .inSlot(ctx.changes() == null ? null : ctx.changes().slot());
       Published outcome = publish(ctx, built, current, record, true);
+      if (counted != null && outcome.canary() != null) {
+        counted.discard(); // a canary is not the stable chain the stream's deltas extend
+      }
       if (ctx.changes() != null && outcome.canary() == null) {
         // A full build applied every delete and malformed event before it: the stream starts over.
         StreamStatus stream = new StreamStatus();
         stream.setPosition(position);
+        if (counted != null) {
+          stream.setDeletions(counted.published(outcome.state(), outcome.stable()));
+        }
         // What the stream holds outside the operator (a replication slot) outlives a build.
         ctx.changes().describe(stream);
         ctx.report().stream(stream);
@@ -192,13 +215,25 @@ public final class BuildAndPublish {
   }
 
   /**
-   * Publishes {@code current} with {@code adds} added, as a delta over it (or whatever {@link
-   * PublishPlan#plan} decides), recording the stream at {@code position}; in a build slot, charged
-   * like a build. Empty when the namespace has its share of builds running.
+   * What a stream publish did.
+   *
+   * @param published the publish
+   * @param deletesApplied deletes published by this version (counting deletions)
+   * @param deletesPending deletes left to the next full build
+   * @param deletions what {@code status.stream.deletions} says now; null: nothing to say
    */
-  public Optional<Published> publishAdds(
-      FilterRun ctx, PublishedSnapshot current, java.util.List<String> adds, String position)
-      throws PublishException {
+  public record StreamPublished(
+      Published published, long deletesApplied, long deletesPending, String deletions) {}
+
+  /**
+   * Publishes {@code current} with {@code batch}'s adds added (and, when the filter counts deletes,
+   * the bits of its deleted keys cleared), as a delta over it (or whatever {@link PublishPlan#plan}
+   * decides), recording the stream at the batch's next position; in a build slot, charged like a
+   * build. Empty when the namespace has its share of builds running.
+   */
+  public Optional<StreamPublished> publishChanges(
+      FilterRun ctx, PublishedSnapshot current, ChangeStream.Batch batch) throws PublishException {
+    String position = batch.next().text();
     Optional<NamespaceBuilds.Entry> place = enter(ctx);
     if (place.isEmpty()) {
       return Optional.empty();
@@ -215,7 +250,10 @@ public final class BuildAndPublish {
       if (base == null) {
         base = ctx.store().materialize(current.manifest());
       }
-      FilterBuilder.Result built = StreamPublish.withAdds(base, current.manifest(), adds, start);
+      CountingDeletions.Applied deletes = counting.apply(ctx, current, batch);
+      FilterBuilder.Result built =
+          StreamPublish.withChanges(
+              base, current.manifest(), batch.adds(), deletes.clears(), deletes.applied(), start);
       BuildRecord record =
           new BuildRecord(
                   current.sourceToken(), current.specGeneration(), current.builtAt(), position)
@@ -229,7 +267,15 @@ public final class BuildAndPublish {
             Duration.ofNanos(System.nanoTime() - start));
       }
       ctx.report().published(outcome.state());
-      return Optional.of(outcome);
+      if (outcome.stable()) {
+        CountingDeletions.published(deletes, outcome.state().manifest().sha256());
+      }
+      return Optional.of(
+          new StreamPublished(
+              outcome,
+              outcome.stable() ? deletes.applied() : 0,
+              deletes.pending(),
+              deletes.state()));
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new PublishException(Reasons.PUBLISH_FAILED, "interrupted waiting for a build slot", e);
@@ -245,11 +291,13 @@ public final class BuildAndPublish {
   public void forget(String uid) {
     payloads.forget(uid);
     held.forget(uid);
+    counting.forget(uid);
   }
 
   /** Drops the stream payload of a filter that no longer has a change stream. */
   public void forgetStream(String uid) {
     held.forget(uid);
+    counting.forget(uid);
   }
 
   /**
@@ -370,17 +418,19 @@ public final class BuildAndPublish {
                   record);
     }
     PublishedSnapshot state = written.state();
+    boolean stable = false;
     if (state != null
         && state.manifest() != null
         && state.manifest().sha256().equals(facts.sha256())) {
       payloads.published(uid, state.manifest(), built.bits());
       if (ctx.changes() != null && written.canary() == null) {
         held.hold(uid, ctx.namespace(), state.manifest(), built.bits());
+        stable = true;
       }
     } else {
       held.forget(uid);
     }
-    return new Published(plan, state, null, written.canary());
+    return new Published(plan, state, null, written.canary(), stable);
   }
 
   /**

@@ -43,10 +43,15 @@ final class SourceBuild {
 
   /**
    * Builds from {@code source}: the filter's, or the same reading in its change stream's snapshot
-   * ({@link StreamPublish#scanned}).
+   * ({@link StreamPublish#scanned}); every key also goes to what {@code beside} opens (null:
+   * nothing), a counting shadow.
    */
   FilterBuilder.Result build(
-      FilterRun ctx, KeySource source, PublishedSnapshot current, BuildSlots.Slot slot)
+      FilterRun ctx,
+      KeySource source,
+      PublishedSnapshot current,
+      BuildSlots.Slot slot,
+      FilterBuilder.Beside beside)
       throws SourceException, PublishException {
     ResolvedSpec spec = ctx.spec();
     SnapshotBackend.SizeLimit limit = ctx.store().backend().sizeLimit();
@@ -58,6 +63,7 @@ final class SourceBuild {
           guard.run(
               guarded ->
                   new FilterBuilder(progress, buildWorkers)
+                      .with(beside)
                       .build(
                           guarded,
                           new FilterBuilder.Request(

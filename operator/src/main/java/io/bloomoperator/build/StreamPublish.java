@@ -5,6 +5,7 @@ import io.bloomoperator.changes.ScanStart;
 import io.bloomoperator.changes.StreamException;
 import io.bloomoperator.changes.StreamPosition;
 import io.bloomoperator.run.FilterRun;
+import io.bloomoperator.snapshot.BitPositions;
 import io.bloomoperator.snapshot.BloomFilterBits;
 import io.bloomoperator.snapshot.KeyType;
 import io.bloomoperator.snapshot.Manifest;
@@ -108,9 +109,18 @@ final class StreamPublish {
     return new Scan(ScanStart.none(), ctx.source());
   }
 
-  /** {@code base} (the published version's bits) with {@code adds} added, as a build's result. */
-  static FilterBuilder.Result withAdds(
-      BloomFilterBits base, Manifest published, List<String> adds, long startedNanos) {
+  /**
+   * {@code base} (the published version's bits) with {@code adds} added and the bits at {@code
+   * clears} cleared (counting deletions: their counters are 0), as a build's result; {@code
+   * removed} keys leave the key count.
+   */
+  static FilterBuilder.Result withChanges(
+      BloomFilterBits base,
+      Manifest published,
+      List<String> adds,
+      long[] clears,
+      long removed,
+      long startedNanos) {
     BloomFilterBits.Builder builder = BloomFilterBits.builder(base);
     boolean longs = base.keyType() == KeyType.LONG;
     // Only keys that set a bit are counted: an event read twice, or an update of a key the build
@@ -121,9 +131,15 @@ final class StreamPublish {
         added++;
       }
     }
+    BloomFilterBits bits = builder.build();
+    if (clears.length > 0) {
+      // After the adds: a bit an add of this batch set and a later delete brought back to 0 is
+      // cleared; one a later add brought back above 0 is not among the clears.
+      bits = BitPositions.withCleared(bits, clears, clears.length);
+    }
     return new FilterBuilder.Result(
-        builder.build(),
-        published.keyCount() + added,
+        bits,
+        Math.max(0, published.keyCount() + added - removed),
         0,
         0,
         0,

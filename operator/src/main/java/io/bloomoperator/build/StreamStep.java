@@ -21,12 +21,12 @@ import java.util.Optional;
 /**
  * Between full builds, publishes what the filter's change stream added since the published version
  * ({@code spec.changes}): reads from the position that version records, adds the keys to its bits
- * and publishes the result with the new position ({@link BuildAndPublish#publishAdds}), as a delta
- * when the plan finds one cheaper. Runs only when the schedule says the filter is up to date; a
- * full build due now records its own position instead. A position the stream lost (retention passed
- * it) makes this reconcile a full build. Stream failures never fail the filter: the published
- * version keeps serving, and {@code status.stream.message} and a Warning event say why it is not
- * fresh.
+ * and publishes the result with the new position ({@link BuildAndPublish#publishChanges}; deletes
+ * too, with counting deletions), as a delta when the plan finds one cheaper. Runs only when the
+ * schedule says the filter is up to date; a full build due now records its own position instead. A
+ * position the stream lost (retention passed it) makes this reconcile a full build. Stream failures
+ * never fail the filter: the published version keeps serving, and {@code status.stream.message} and
+ * a Warning event say why it is not fresh.
  */
 public final class StreamStep implements Step {
 
@@ -110,8 +110,7 @@ public final class StreamStep implements Step {
     }
     // Deletes and malformed events move the position too: it is published even without adds, so
     // they are not read again on every reconcile.
-    Optional<BuildAndPublish.Published> published =
-        act.publishAdds(run, current, batch.adds(), batch.next().text());
+    Optional<BuildAndPublish.StreamPublished> published = act.publishChanges(run, current, batch);
     if (published.isEmpty()) {
       report(run, status);
       return Next.go(state); // the namespace's builds are running; read again next time
@@ -121,10 +120,15 @@ public final class StreamStep implements Step {
     status.setPosition(batch.next().text());
     status.setLastDeltaAt(run.now().toString());
     status.setAddsApplied(plus(status.getAddsApplied(), batch.adds().size()));
-    status.setDeletionsPending(plus(status.getDeletionsPending(), batch.deletes()));
+    BuildAndPublish.StreamPublished done = published.get();
+    status.setDeletionsPending(plus(status.getDeletionsPending(), done.deletesPending()));
+    if (run.changes().spec().counting()) {
+      status.setDeletionsApplied(plus(status.getDeletionsApplied(), done.deletesApplied()));
+      said(run, status, done.deletions());
+    }
     status.setMalformedEvents(plus(status.getMalformedEvents(), batch.malformed()));
     report(run, status);
-    return Next.go(state.publishing(published.get().state()));
+    return Next.go(state.publishing(done.published().state()));
   }
 
   /**
@@ -203,6 +207,20 @@ public final class StreamStep implements Step {
     run.report().stream(status);
   }
 
+  /**
+   * Says in {@code status.stream.deletions} how deletes are applied, and in a Warning event when
+   * counting stops (once, not at every publish).
+   */
+  private static void said(FilterRun run, StreamStatus status, String deletions) {
+    if (deletions == null || deletions.equals(status.getDeletions())) {
+      return;
+    }
+    if (!CountingDeletions.COUNTING.equals(deletions)) {
+      run.events().warning(run.filter(), CountingDeletions.EVENT_COUNTING_OFF, deletions);
+    }
+    status.setDeletions(deletions);
+  }
+
   private static long plus(Long total, long more) {
     return (total == null ? 0 : total) + more;
   }
@@ -215,6 +233,8 @@ public final class StreamStep implements Step {
       now.setLastDeltaAt(was.getLastDeltaAt());
       now.setAddsApplied(was.getAddsApplied());
       now.setDeletionsPending(was.getDeletionsPending());
+      now.setDeletionsApplied(was.getDeletionsApplied());
+      now.setDeletions(was.getDeletions());
       now.setMalformedEvents(was.getMalformedEvents());
       now.setMessage(was.getMessage());
       now.setSlot(was.getSlot());

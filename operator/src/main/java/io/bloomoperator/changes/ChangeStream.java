@@ -59,7 +59,12 @@ public interface ChangeStream extends AutoCloseable {
    * What one read found.
    *
    * @param adds the keys to add, in stream order (as text; a Long key as its decimal digits)
-   * @param deletes delete events read (applied by the next full build)
+   * @param deletes delete events read (applied by the next full build, or counted)
+   * @param deleted the delete events whose key and place the stream knows, in stream order (a
+   *     counting shadow applies them; the others wait for the next full build)
+   * @param unorderedAdds adds whose place does not show that every event of their key is in one
+   *     partition (Kafka: the record key is not the ID, or the partition not the default
+   *     partitioner's): a counting shadow cannot order this key's deletes after them, and stops
    * @param malformed events that were not of the configured format
    * @param next the position after the last event read
    * @param lag events known to be in the stream after {@code next} (-1: not known yet)
@@ -69,10 +74,23 @@ public interface ChangeStream extends AutoCloseable {
   record Batch(
       List<String> adds,
       long deletes,
+      List<CountingShadow.Deletion> deleted,
+      long unorderedAdds,
       long malformed,
       StreamPosition next,
       long lag,
       Instant oldest) {
+
+    /** A batch whose deletes are only counted (a stream that does not decode their keys). */
+    public Batch(
+        List<String> adds,
+        long deletes,
+        long malformed,
+        StreamPosition next,
+        long lag,
+        Instant oldest) {
+      this(adds, deletes, List.of(), 0, malformed, next, lag, oldest);
+    }
 
     /** Whether anything was read. */
     public boolean empty() {

@@ -57,18 +57,29 @@ public final class HeldBits {
     this.dir = dir;
     this.maxBytes = maxBytes;
     this.maxNamespaceBytes = maxNamespaceBytes;
+    emptied(dir, "change-stream payloads", ".bits", ".tmp");
+  }
+
+  /**
+   * Creates {@code dir} and deletes the files an earlier process left there with one of {@code
+   * endings}: what they held is only ever valid in the process that wrote it.
+   *
+   * @throws IllegalStateException when the directory cannot be used (for {@code what})
+   */
+  static void emptied(Path dir, String what, String... endings) {
     try {
       Files.createDirectories(dir);
       try (var old = Files.list(dir)) {
         for (Path p : (Iterable<Path>) old::iterator) {
-          if (p.getFileName().toString().endsWith(".bits")
-              || p.getFileName().toString().endsWith(".tmp")) {
-            Files.deleteIfExists(p);
+          for (String ending : endings) {
+            if (p.getFileName().toString().endsWith(ending)) {
+              Files.deleteIfExists(p);
+            }
           }
         }
       }
     } catch (IOException e) {
-      throw new IllegalStateException("cannot use " + dir + " for change-stream payloads", e);
+      throw new IllegalStateException("cannot use " + dir + " for " + what, e);
     }
   }
 

@@ -62,6 +62,9 @@ public final class KafkaChangeStream implements ChangeStream {
 
   private static final Logger LOG = LoggerFactory.getLogger(KafkaChangeStream.class);
 
+  /** What a delete event's record and time take on the heap beside its key. */
+  private static final long DELETION_BYTES = 64;
+
   /** How often partitions (and the topic's batch limit) are looked at again. */
   static final Duration RELIST_EVERY = Duration.ofSeconds(30);
 
@@ -211,6 +214,8 @@ public final class KafkaChangeStream implements ChangeStream {
             seek(partitions, from);
           }
           List<String> adds = new ArrayList<>();
+          List<CountingShadow.Deletion> deleted = new ArrayList<>();
+          long unorderedAdds = 0;
           long deletes = 0;
           long malformed = 0;
           long bytes = 0;
@@ -232,17 +237,32 @@ public final class KafkaChangeStream implements ChangeStream {
                   break;
                 }
                 EventFormat.Event event = format.read(record.value());
-                if (event instanceof EventFormat.Event.Add add) {
-                  long more = StreamLimits.keyBytes(add.key().length());
-                  if (bytes + more > cap && !adds.isEmpty()) {
-                    full = true;
-                    consumer.seek(tp, record.offset());
-                    break;
+                String key =
+                    event instanceof EventFormat.Event.Add add
+                        ? add.key()
+                        : event instanceof EventFormat.Event.Delete delete ? delete.key() : null;
+                // A delete's key is kept too (for a counting shadow), within the same reservation.
+                long more = key == null ? 0 : StreamLimits.keyBytes(key.length()) + DELETION_BYTES;
+                if (key != null && bytes + more > cap && !(adds.isEmpty() && deleted.isEmpty())) {
+                  full = true;
+                  consumer.seek(tp, record.offset());
+                  break;
+                }
+                bytes += more;
+                if (event instanceof EventFormat.Event.Add) {
+                  adds.add(key);
+                  if (!KeyedPartitions.ordered(record, key, partitions.size())) {
+                    unorderedAdds++;
                   }
-                  adds.add(add.key());
-                  bytes += more;
                 } else if (event instanceof EventFormat.Event.Delete) {
                   deletes++;
+                  deleted.add(
+                      new CountingShadow.Deletion(
+                          key,
+                          tp.partition(),
+                          record.offset(),
+                          KeyedPartitions.ordered(record, key, partitions.size()),
+                          adds.size()));
                 } else {
                   malformed++;
                 }
@@ -266,6 +286,8 @@ public final class KafkaChangeStream implements ChangeStream {
           return new Batch(
               List.copyOf(adds),
               deletes,
+              List.copyOf(deleted),
+              unorderedAdds,
               malformed,
               at,
               lag,

@@ -40,6 +40,11 @@ import java.util.Map;
  * @param maxSlotRetainedBytes write-ahead log a PostgreSQL replication slot of the operator may
  *     make the database keep (BLOOM_PG_SLOT_MAX_RETAINED_BYTES); beyond it the operator drops the
  *     slot: a slot nobody advances fills the database's disk
+ * @param maxCountingBytes the counting shadows of filters with {@code deletions: Counting} together
+ *     at most (BLOOM_STREAM_COUNTING_BYTES): half a byte per filter bit and 14 bytes per key of
+ *     fingerprints, in files beside the held payloads ({@link CountingShadows})
+ * @param maxCountingNamespaceBytes one namespace's counting shadows at most
+ *     (BLOOM_STREAM_NAMESPACE_COUNTING_BYTES)
  */
 public record StreamLimits(
     int maxTopicBatchBytes,
@@ -59,7 +64,9 @@ public record StreamLimits(
     long readBytes,
     long namespaceReadBytes,
     Duration maxBackoff,
-    long maxSlotRetainedBytes) {
+    long maxSlotRetainedBytes,
+    long maxCountingBytes,
+    long maxCountingNamespaceBytes) {
 
   /** 1 GiB: hours of a busy database's log, far from a disk's size. */
   public static final long DEFAULT_MAX_SLOT_RETAINED_BYTES = 1L << 30;
@@ -74,6 +81,14 @@ public record StreamLimits(
   public static final Duration DEFAULT_MAX_CALL_TIME = Duration.ofSeconds(3);
 
   public static final Duration DEFAULT_MAX_BACKOFF = Duration.ofMinutes(5);
+
+  /**
+   * 512 MiB of counting shadows: about 28M keys at a 1 % target rate (counters and fingerprints,
+   * about 19 bytes a key), and like the held payloads file pages the kernel can write back.
+   */
+  public static final long DEFAULT_COUNTING_BYTES = 512L * 1024 * 1024;
+
+  public static final long DEFAULT_NAMESPACE_COUNTING_BYTES = 256L * 1024 * 1024;
 
   public StreamLimits {
     if (maxTopicBatchBytes < 1024
@@ -94,7 +109,9 @@ public record StreamLimits(
         || namespaceReadBytes > readBytes
         || maxBackoff == null
         || maxBackoff.isNegative()
-        || maxSlotRetainedBytes < 1) {
+        || maxSlotRetainedBytes < 1
+        || maxCountingBytes < 0
+        || maxCountingNamespaceBytes < 0) {
       throw new IllegalArgumentException("stream limits out of range");
     }
     if (namespaceReadBytes < minReadBytes(fetchBytes, maxTopicBatchBytes, maxEventBytes)) {
@@ -127,7 +144,7 @@ public record StreamLimits(
 
   /**
    * Limits changed one named component at a time; the one place that lists every component of the
-   * record (a with-method would otherwise copy all 18). Each setter sets the record component of
+   * record (a with-method would otherwise copy all 20). Each setter sets the record component of
    * its name; a new {@code Builder} starts from the default read bounds.
    */
   public static final class Builder {
@@ -149,6 +166,8 @@ public record StreamLimits(
     private long namespaceReadBytes = DEFAULT_NAMESPACE_READ_BYTES;
     private Duration maxBackoff = DEFAULT_MAX_BACKOFF;
     private long maxSlotRetainedBytes = DEFAULT_MAX_SLOT_RETAINED_BYTES;
+    private long maxCountingBytes = DEFAULT_COUNTING_BYTES;
+    private long maxCountingNamespaceBytes = DEFAULT_NAMESPACE_COUNTING_BYTES;
 
     private Builder() {}
 
@@ -171,6 +190,18 @@ public record StreamLimits(
       namespaceReadBytes = from.namespaceReadBytes;
       maxBackoff = from.maxBackoff;
       maxSlotRetainedBytes = from.maxSlotRetainedBytes;
+      maxCountingBytes = from.maxCountingBytes;
+      maxCountingNamespaceBytes = from.maxCountingNamespaceBytes;
+    }
+
+    public Builder maxCountingBytes(long value) {
+      maxCountingBytes = value;
+      return this;
+    }
+
+    public Builder maxCountingNamespaceBytes(long value) {
+      maxCountingNamespaceBytes = value;
+      return this;
     }
 
     public Builder maxTopicBatchBytes(int value) {
@@ -287,7 +318,9 @@ public record StreamLimits(
           readBytes,
           namespaceReadBytes,
           maxBackoff,
-          maxSlotRetainedBytes);
+          maxSlotRetainedBytes,
+          maxCountingBytes,
+          maxCountingNamespaceBytes);
     }
   }
 
@@ -359,6 +392,11 @@ public record StreamLimits(
         .maxSlotRetainedBytes(
             EnvNumbers.positive(
                 env, "BLOOM_PG_SLOT_MAX_RETAINED_BYTES", DEFAULT_MAX_SLOT_RETAINED_BYTES))
+        .maxCountingBytes(
+            EnvNumbers.positiveOrZero(env, "BLOOM_STREAM_COUNTING_BYTES", DEFAULT_COUNTING_BYTES))
+        .maxCountingNamespaceBytes(
+            EnvNumbers.positiveOrZero(
+                env, "BLOOM_STREAM_NAMESPACE_COUNTING_BYTES", DEFAULT_NAMESPACE_COUNTING_BYTES))
         .build();
   }
 }

@@ -240,6 +240,16 @@ final class StatusCommand implements Callable<Integer> {
               + orZero(stream.getMalformedEvents())
               + " malformed events");
     }
+    if (stream.getDeletions() != null) {
+      // deletions: Counting only: whether deletes go out in deltas now, and how many did.
+      line(
+          out,
+          "Deletions:",
+          stream.getDeletions()
+              + (stream.getDeletionsApplied() == null
+                  ? ""
+                  : ", " + stream.getDeletionsApplied() + " published by deltas since build"));
+    }
   }
 
   private static long orZero(Long value) {

@@ -50,6 +50,20 @@ class StatusCommandStreamTest {
   }
 
   @Test
+  void countingDeletionsShowWhetherDeletesGoOutInDeltas() {
+    StreamStatus stream = new StreamStatus();
+    stream.setPosition("0:5");
+    stream.setDeletions("Counting");
+    stream.setDeletionsApplied(3L);
+    assertThat(print(stream))
+        .contains("Deletions:      Counting, 3 published by deltas since build");
+    stream.setDeletions("Rebuild until the next full build: no counting shadow");
+    stream.setDeletionsApplied(null);
+    assertThat(print(stream))
+        .contains("Deletions:      Rebuild until the next full build: no counting shadow");
+  }
+
+  @Test
   void aStreamThatIsNotReadSaysWhy() {
     StreamStatus stream = new StreamStatus();
     stream.setMessage("the namespace has 4 change streams open");

@@ -275,6 +275,17 @@ public final class KafkaServer implements AutoCloseable {
     return acknowledged;
   }
 
+  /**
+   * Produces one record keyed by {@code key}, in the partition Kafka's default partitioner chooses
+   * for it, and returns once it is acknowledged.
+   */
+  public RecordMetadata produceKeyed(String topic, String key, String value) {
+    return await(
+        producer().send(new ProducerRecord<>(topic, key, value)),
+        "producing to " + topic,
+        PRODUCE_TIMEOUT);
+  }
+
   /** Produces one record to a given partition and returns once it is acknowledged. */
   public RecordMetadata produce(String topic, int partition, String key, String value) {
     return await(
