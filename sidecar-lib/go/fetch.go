@@ -12,8 +12,8 @@ import (
 const DefaultFetchParallelism = 4
 
 // MaxFetchParallelism is the most Config.FetchParallelism may be: chunks in flight are held in
-// memory (each at most MaxChunkBytes, so 16 MiB beside the filter being built) and each is a
-// request the API server or store serves at once.
+// memory (each at most MaxChunkBytes, so 16 MiB beside the filter being built, plus the bodies of
+// ConfigMap GETs being decoded) and each is a request the API server or store serves at once.
 const MaxFetchParallelism = 16
 
 // fetched is one chunk's bytes, checked, or why not.
