@@ -33,7 +33,8 @@ var ErrNotFound = errors.New("configmap not found")
 
 // ConfigMapGetter reads one ConfigMap by namespace and name: the reader's only access to the
 // cluster. Implementations return an error wrapping ErrNotFound when it does not exist; any
-// other error is reported with reason API. Package kube has the client-go one (kube.ConfigMaps:
+// other error is reported with reason API. A reader calls it for up to Config.FetchParallelism
+// chunks at once: implementations must be safe for concurrent use. Package kube has the client-go one (kube.ConfigMaps:
 // the raw body of a GET unmarshalled into ConfigMap, keeping binaryData as text).
 type ConfigMapGetter interface {
 	GetConfigMap(ctx context.Context, namespace, name string) (*ConfigMap, error)
@@ -71,8 +72,8 @@ func chunkBytes(cm *ConfigMap, expected int32, where string) ([]byte, error) {
 	return data, nil
 }
 
-// configMapChunks reads chunks through getter: one GET by name per chunk, in order, so at most
-// one chunk is held beside the filter being built; a missing chunk is nil.
+// configMapChunks reads chunks through getter: one GET by name per chunk (fetchChunks decides how
+// many at once and bounds what is held); a missing chunk is nil.
 func configMapChunks(getter ConfigMapGetter, namespace string) chunkSource {
 	return func(ctx context.Context, ref ChunkRef) ([]byte, error) {
 		cm, err := getter.GetConfigMap(ctx, namespace, ref.Name)

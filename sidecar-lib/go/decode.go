@@ -19,16 +19,18 @@ type chunkSource func(ctx context.Context, ref ChunkRef) ([]byte, error)
 // it are fetched and applied to a copy of its bits; otherwise the base and every delta. Every
 // chunk is checked (present, size, SHA-256) before a byte of it is used, the base against its
 // digest, the result against the manifest's sha256.
-func load(ctx context.Context, m *Manifest, held *Snapshot, src chunkSource) (*Filter, error) {
+//
+// Chunks are fetched up to parallel at once (fetchChunks) and used in order.
+func load(ctx context.Context, m *Manifest, held *Snapshot, src chunkSource, parallel int) (*Filter, error) {
 	if held != nil {
 		if deltas, ok := m.deltasAfter(held.Version, held.SHA256); ok && describes(m, held.Filter) {
 			bits := make([]byte, len(held.Filter.bits))
 			copy(bits, held.Filter.bits) // the served bits never change
 			f := newFilter(m, bits)
-			return f, applyAndVerify(ctx, m, f, deltas, m.SHA256, src)
+			return f, applyAndVerify(ctx, m, f, deltas, m.SHA256, src, parallel)
 		}
 	}
-	f, err := decodeBase(ctx, m, src)
+	f, err := decodeBase(ctx, m, src, parallel)
 	if err != nil {
 		return nil, err
 	}
@@ -36,7 +38,7 @@ func load(ctx context.Context, m *Manifest, held *Snapshot, src chunkSource) (*F
 		return f, nil
 	}
 	// The base's bits are ours alone (nothing serves them yet): apply the chain in place.
-	return f, applyAndVerify(ctx, m, f, m.Chain.Deltas, m.SHA256, src)
+	return f, applyAndVerify(ctx, m, f, m.Chain.Deltas, m.SHA256, src, parallel)
 }
 
 func newFilter(m *Manifest, bits []byte) *Filter {
@@ -50,27 +52,23 @@ func describes(m *Manifest, f *Filter) bool {
 }
 
 // decodeBase reads the payload m.Chunks hold, verified against the base's digest.
-func decodeBase(ctx context.Context, m *Manifest, src chunkSource) (*Filter, error) {
+func decodeBase(ctx context.Context, m *Manifest, src chunkSource, parallel int) (*Filter, error) {
 	p := &payloadParser{m: m}
 	if m.layout == LayoutSplitBlock {
 		// No header to check: the size comes from the manifest the limits accepted.
 		p.bits = make([]byte, m.NumBits/8)
 	}
 	total := sha256.New()
-	chunkDigest := sha256.New()
-	for i, ref := range m.Chunks {
-		data, err := src(ctx, ref)
-		if err != nil {
-			return nil, err
-		}
-		where := fmt.Sprintf("chunk %d ('%s')", i, ref.Name)
-		if err := checkChunk(ref, data, where, i, chunkDigest); err != nil {
-			return nil, err
-		}
+	where := func(i int) string { return fmt.Sprintf("chunk %d ('%s')", i, m.Chunks[i].Name) }
+	err := fetchChunks(ctx, m.Chunks, src, parallel, where, func(i int, data []byte) error {
 		total.Write(data)
 		if err := p.accept(data); err != nil {
-			return nil, chunkError(ReasonVerification, i, where+": "+err.Error())
+			return chunkError(ReasonVerification, i, where(i)+": "+err.Error())
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if actual := hex.EncodeToString(total.Sum(nil)); !strings.EqualFold(actual, m.BaseSHA256()) {
 		prefix := ""
@@ -183,9 +181,9 @@ func payloadSHA256(f *Filter) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-func applyAndVerify(ctx context.Context, m *Manifest, f *Filter, deltas []Delta, wantSHA string, src chunkSource) error {
+func applyAndVerify(ctx context.Context, m *Manifest, f *Filter, deltas []Delta, wantSHA string, src chunkSource, parallel int) error {
 	for i := range deltas {
-		if err := applyDelta(ctx, f, &deltas[i], src); err != nil {
+		if err := applyDelta(ctx, f, &deltas[i], src, parallel); err != nil {
 			return err
 		}
 	}
@@ -207,21 +205,17 @@ const (
 )
 
 // applyDelta flips d's bit positions in f, each chunk checked before a byte of it is used.
-func applyDelta(ctx context.Context, f *Filter, d *Delta, src chunkSource) error {
+func applyDelta(ctx context.Context, f *Filter, d *Delta, src chunkSource, parallel int) error {
 	p := &deltaParser{f: f, d: d, previous: -1}
-	digest := sha256.New()
-	for i, ref := range d.Chunks {
-		data, err := src(ctx, ref)
-		if err != nil {
-			return err
-		}
-		where := fmt.Sprintf("delta v%d chunk %d ('%s')", d.Version, i, ref.Name)
-		if err := checkChunk(ref, data, where, i, digest); err != nil {
-			return err
-		}
+	where := func(i int) string { return fmt.Sprintf("delta v%d chunk %d ('%s')", d.Version, i, d.Chunks[i].Name) }
+	err := fetchChunks(ctx, d.Chunks, src, parallel, where, func(i int, data []byte) error {
 		if err := p.accept(data); err != nil {
-			return chunkError(ReasonVerification, i, where+": "+err.Error())
+			return chunkError(ReasonVerification, i, where(i)+": "+err.Error())
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	return p.finish()
 }

@@ -14,7 +14,7 @@ func applyRaw(f testFilter, data []byte, changed int64) error {
 	ref := ChunkRef{Name: "d", Bytes: int32(len(data)), SHA256: sha(data)}
 	d := &Delta{Version: 2, Bytes: int64(len(data)), ChangedBits: changed, Chunks: []ChunkRef{ref}}
 	src := func(context.Context, ChunkRef) ([]byte, error) { return data, nil }
-	return applyDelta(context.Background(), f.clone().Filter, d, src)
+	return applyDelta(context.Background(), f.clone().Filter, d, src, DefaultFetchParallelism)
 }
 
 func deltaHeader(k int, numLongs uint32, count uint64) []byte {

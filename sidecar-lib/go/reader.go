@@ -34,6 +34,12 @@ type Config struct {
 	// (UNKNOWN_STORE) before anything is fetched. Endpoint, bucket and credentials are the stores'
 	// own configuration (NewS3Store), never the manifest's.
 	ObjectStores map[string]ObjectStore
+	// FetchParallelism is how many chunks are fetched at once (1..MaxFetchParallelism; 0 means
+	// DefaultFetchParallelism, 4): each is checked (size, SHA-256) as it arrives and used in
+	// order, at most this many are held at once, and the first failure cancels the rest. The
+	// ConfigMapGetter and ObjectStores are called this many times at once; 1 fetches one at a
+	// time.
+	FetchParallelism int
 	// FailClosed makes Reader.MightContain* answer false ("definitely absent") before the first
 	// snapshot is loaded. The default answers true ("maybe present"): callers fall through to
 	// their source of truth, so a missing filter costs load, never wrong answers.
@@ -182,6 +188,11 @@ func NewReader(cfg Config, getter ConfigMapGetter) (*Reader, error) {
 	if getter == nil {
 		return nil, errors.New("reader: a ConfigMapGetter is required")
 	}
+	parallel, err := fetchParallelism(cfg.FetchParallelism)
+	if err != nil {
+		return nil, err
+	}
+	cfg.FetchParallelism = parallel
 	failures := make(map[Reason]*atomic.Uint64, len(Reasons))
 	for _, reason := range Reasons {
 		failures[reason] = new(atomic.Uint64)
@@ -283,7 +294,7 @@ func (r *Reader) offer(ctx context.Context, cm *ConfigMap) Result {
 			return res
 		}
 	}
-	f, err := load(ctx, chosen.m, served, src)
+	f, err := load(ctx, chosen.m, served, src, r.cfg.FetchParallelism)
 	if err != nil {
 		res.Outcome, res.Err = Refused, err
 		return res

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -156,13 +157,16 @@ func TestS3StoreReadsExactlyTheAnnouncedBytes(t *testing.T) {
 // objects: it serves only keys the reader built from its own namespace and filter.
 type chunkObjects struct {
 	c    *cluster
+	mu   sync.Mutex // chunks are fetched in parallel
 	gets []string
 }
 
 func (o *chunkObjects) Prefix() string { return "bloom" }
 
 func (o *chunkObjects) Get(_ context.Context, key string, size int) ([]byte, error) {
+	o.mu.Lock()
 	o.gets = append(o.gets, key)
+	o.mu.Unlock()
 	for name, cm := range o.c.maps {
 		data, ok := cm.BinaryData[ChunkKey]
 		if !ok {

@@ -17,7 +17,8 @@ import (
 // filter, each chunk's name and digest) and refuses a manifest naming a chunk with no such key
 // before anything is fetched; the store reads only the keys it is given, and the reader verifies
 // each object's size and SHA-256 as for ConfigMaps. Implementations are called from the reader's
-// Sync/Offer, one call at a time per reader, and may be shared by readers.
+// Sync/Offer, up to Config.FetchParallelism calls at once per reader, and may be shared by readers:
+// they must be safe for concurrent use.
 type ObjectStore interface {
 	// Prefix is the key prefix of the store's objects, as the operator's store has it ("" for none).
 	Prefix() string

@@ -12,6 +12,7 @@ import (
 	"encoding/pem"
 	"fmt"
 	"sort"
+	"sync"
 	"testing"
 
 	"github.com/cespare/xxhash/v2"
@@ -136,6 +137,7 @@ type jsonManifest struct {
 type cluster struct {
 	namespace string
 	maps      map[string]*ConfigMap
+	mu        sync.Mutex // chunks are fetched in parallel
 	gets      []string
 }
 
@@ -144,7 +146,9 @@ func newCluster(namespace string) *cluster {
 }
 
 func (c *cluster) GetConfigMap(_ context.Context, namespace, name string) (*ConfigMap, error) {
+	c.mu.Lock()
 	c.gets = append(c.gets, name)
+	c.mu.Unlock()
 	cm, ok := c.maps[name]
 	if !ok || namespace != c.namespace {
 		return nil, fmt.Errorf("configmaps %q: %w", name, ErrNotFound)
@@ -242,7 +246,7 @@ func (p *publisher) sign(text string) string {
 }
 
 // announce writes the manifest ConfigMap holding m (and its signature when p signs).
-func (p *publisher) announce(t *testing.T, m *jsonManifest) string {
+func (p *publisher) announce(t testing.TB, m *jsonManifest) string {
 	t.Helper()
 	text, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {

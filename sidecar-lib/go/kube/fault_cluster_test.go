@@ -10,7 +10,8 @@ import (
 )
 
 // The watcher through an API server restart past etcd compaction (the resourceVersion it held is
-// compacted away, so only a new list finds what was published meanwhile) and a rollback,
+// compacted away: the watch resumed from it is answered 410 Gone, counted by WatchExpirations, and
+// only a new list finds what was published meanwhile) and a rollback,
 // driven by the operator's ForeignReaderFaultTest on a RestartableCluster: step 1 a signed v1;
 // step 2 v2, published while this reader's API server was down and etcd compacted; step 3 the
 // genuinely signed v1 written back, to be refused as ROLLBACK while v2 keeps answering. The
@@ -46,7 +47,7 @@ func TestClusterFaults(t *testing.T) {
 	version, keyList, answers := storeStep(t, dir, 1)
 	until(t, "v1", func() bool { s := r.Current(); return s != nil && s.Version == version })
 	assertAnswers(t, r, keyList, answers)
-	lists := w.Lists()
+	lists, expired := w.Lists(), w.WatchExpirations()
 	storeSeen(t, dir, 1)
 
 	// Step 2: published while the API server was down; found after it came back, by a new list.
@@ -55,6 +56,12 @@ func TestClusterFaults(t *testing.T) {
 	assertAnswers(t, r, keyList, answers)
 	if w.Lists() <= lists {
 		t.Fatalf("%d lists before the restart, %d after: the watch was not listed again", lists, w.Lists())
+	}
+	// The watch resumed from the resourceVersion it held, compacted away: answered 410 Gone, and
+	// the list came after that answer (not merely after the broken connection).
+	if w.WatchExpirations() <= expired {
+		t.Fatalf("no watch answered 410 Gone across the restart (%d expirations before, %d after)",
+			expired, w.WatchExpirations())
 	}
 	storeSeen(t, dir, 2)
 

@@ -100,9 +100,20 @@ func TestClusterStore(t *testing.T) {
 
 func storeStep(t *testing.T, dir string, step int) (int64, []string, []bool) {
 	t.Helper()
+	return roleStep(t, dir, step, "")
+}
+
+// roleStep is step's version and Java's answers for the readers of role (s<N>.<role>.keys; ""
+// for s<N>.keys), once Java has published the step.
+func roleStep(t *testing.T, dir string, step int, role string) (int64, []string, []bool) {
+	t.Helper()
 	s := "s" + strconv.Itoa(step)
 	until(t, s+" to be published", func() bool { return exists(filepath.Join(dir, s+".published")) })
-	f, err := os.Open(filepath.Join(dir, s+".keys"))
+	name := s + ".keys"
+	if role != "" {
+		name = s + "." + role + ".keys"
+	}
+	f, err := os.Open(filepath.Join(dir, name))
 	if err != nil {
 		t.Fatal(err)
 	}

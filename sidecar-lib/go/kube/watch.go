@@ -5,10 +5,12 @@ import (
 	"encoding/base64"
 	"errors"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -37,7 +39,8 @@ type Options struct {
 
 // Watcher follows one filter: a client-go informer watches only the manifest ConfigMap
 // <filter>-bloom (fieldSelector metadata.name), which gives list-then-watch from the list's
-// resourceVersion, bookmarks, and a new list when the API server answers 410 Gone or restarts.
+// resourceVersion, bookmarks, and a new list when the API server answers 410 Gone or restarts
+// (each 410 counted: WatchExpirations).
 // One goroutine hands each manifest to the Reader, retries failed loads with backoff and writes
 // the reader report; lookups go to the Reader and never wait for it.
 type Watcher struct {
@@ -51,6 +54,7 @@ type Watcher struct {
 	loads    atomic.Int64
 	fails    atomic.Int64
 	lists    atomic.Int64
+	expired  atomic.Int64
 	last     atomic.Pointer[reader.Result]
 }
 
@@ -95,6 +99,11 @@ func (w *Watcher) Failures() int64 { return w.fails.Load() }
 // was answered 410 Gone or its API server went away.
 func (w *Watcher) Lists() int64 { return w.lists.Load() }
 
+// WatchExpirations counts the watches of the manifest the API server answered 410 Gone ("too
+// old resource version": the resourceVersion it resumed from was compacted away); each is followed
+// by a new list. Exported by package metrics as bloomreader_watch_expirations_total.
+func (w *Watcher) WatchExpirations() int64 { return w.expired.Load() }
+
 // LastFailure is the last announcement refused (Outcome Refused, its Version and Err), or the
 // zero Result before any.
 func (w *Watcher) LastFailure() reader.Result {
@@ -132,7 +141,18 @@ func (w *Watcher) Run(ctx context.Context) {
 		if options.SendInitialEvents != nil && *options.SendInitialEvents {
 			w.lists.Add(1)
 		}
-		return watchFrom(ctx, options)
+		stream, err := watchFrom(ctx, options)
+		if err != nil {
+			w.expiredIf(err, options.ResourceVersion)
+			return nil, err
+		}
+		// The API server answers a resumed watch whose resourceVersion is gone with an ERROR
+		// event (status 410) on an open stream, rarely with the response's status; both count.
+		return newCountingWatch(stream, func(e watch.Event) {
+			if e.Type == watch.Error {
+				w.expiredIf(apierrors.FromObject(e.Object), options.ResourceVersion)
+			}
+		}), nil
 	}
 	informer := cache.NewSharedIndexInformer(lw, &corev1.ConfigMap{}, w.opts.Resync, cache.Indexers{})
 	// One pending kick is enough: the loop always offers the newest manifest the informer holds.
@@ -227,6 +247,50 @@ func (w *Watcher) Run(ctx context.Context) {
 			rep.write(ctx)
 		}
 	}
+}
+
+// expiredIf counts err when it is the 410 Gone of a watch resumed from resourceVersion: the
+// informer lists again next (client-go's reflector), logged once per expiry.
+func (w *Watcher) expiredIf(err error, resourceVersion string) {
+	if !apierrors.IsResourceExpired(err) && !apierrors.IsGone(err) {
+		return
+	}
+	w.expired.Add(1)
+	w.log.Info("manifest watch expired (410 Gone): relist after 410", "namespace", w.cfg.Namespace,
+		"filter", w.cfg.Filter, "resourceVersion", resourceVersion)
+}
+
+// countingWatch passes a watch's events on after showing each to seen. Unlike watch.Filter its
+// goroutine ends when the watch is stopped even if nobody reads the last event (the reflector
+// stops reading when it stops a watch), so no goroutine is left per watch.
+type countingWatch struct {
+	inner  watch.Interface
+	result chan watch.Event
+	stop   chan struct{}
+	once   sync.Once
+}
+
+func newCountingWatch(inner watch.Interface, seen func(watch.Event)) *countingWatch {
+	c := &countingWatch{inner: inner, result: make(chan watch.Event), stop: make(chan struct{})}
+	go func() {
+		defer close(c.result)
+		for e := range inner.ResultChan() {
+			seen(e)
+			select {
+			case c.result <- e:
+			case <-c.stop:
+				return
+			}
+		}
+	}()
+	return c
+}
+
+func (c *countingWatch) ResultChan() <-chan watch.Event { return c.result }
+
+func (c *countingWatch) Stop() {
+	c.once.Do(func() { close(c.stop) })
+	c.inner.Stop()
 }
 
 // toConfigMap is the part of the informer's ConfigMap the reader judges (the manifest ConfigMap

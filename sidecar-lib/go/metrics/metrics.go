@@ -10,6 +10,11 @@
 //	bloomreader_maybe_present_total{namespace,filter}       counter, of which answered true
 //	bloomreader_fpp_expected{namespace,filter}              gauge, the manifest's expectedFpp; NaN before
 //
+// and, for a reader added with AddWatched (a kube.Watcher), one the Java reader does not have
+// (fabric8's informer recovers from a 410 inside and does not tell):
+//
+//	bloomreader_watch_expirations_total{namespace,filter}   counter, manifest watches answered 410 Gone
+//
 // The Java reader's metrics of features this reader does not have (observed false positives and
 // outcomes, local adds, in-place deltas) are not exported.
 //
@@ -35,20 +40,28 @@ type Collector struct {
 
 type labelled struct {
 	r                 *reader.Reader
+	watched           Watched // nil for a reader added with Add
 	namespace, filter string
 }
 
+// Watched is a reader followed by a watch that counts its expirations (kube.Watcher).
+type Watched interface {
+	Reader() *reader.Reader
+	WatchExpirations() int64
+}
+
 var (
-	labels                            = []string{"namespace", "filter"}
-	version                           = prometheus.NewDesc("bloomreader_snapshot_version", "Version of the served snapshot; -1 before the first", labels, nil)
-	age                               = prometheus.NewDesc("bloomreader_snapshot_age_seconds", "Time since the served snapshot was built (manifest createdAt)", labels, nil)
-	swaps                             = prometheus.NewDesc("bloomreader_swaps_total", "Snapshots swapped in", labels, nil)
-	failures                          = prometheus.NewDesc("bloomreader_load_failures_total", "Failed load attempts", append(labels, "reason"), nil)
-	lookups                           = prometheus.NewDesc("bloomreader_lookups_total", "mightContain calls", labels, nil)
-	maybePresent                      = prometheus.NewDesc("bloomreader_maybe_present_total", "mightContain calls that answered maybe present", labels, nil)
-	fppExpected                       = prometheus.NewDesc("bloomreader_fpp_expected", "Expected false-positive probability of the served snapshot", labels, nil)
-	descriptors                       = []*prometheus.Desc{version, age, swaps, failures, lookups, maybePresent, fppExpected}
-	_            prometheus.Collector = (*Collector)(nil)
+	labels                                = []string{"namespace", "filter"}
+	version                               = prometheus.NewDesc("bloomreader_snapshot_version", "Version of the served snapshot; -1 before the first", labels, nil)
+	age                                   = prometheus.NewDesc("bloomreader_snapshot_age_seconds", "Time since the served snapshot was built (manifest createdAt)", labels, nil)
+	swaps                                 = prometheus.NewDesc("bloomreader_swaps_total", "Snapshots swapped in", labels, nil)
+	failures                              = prometheus.NewDesc("bloomreader_load_failures_total", "Failed load attempts", append(labels, "reason"), nil)
+	lookups                               = prometheus.NewDesc("bloomreader_lookups_total", "mightContain calls", labels, nil)
+	maybePresent                          = prometheus.NewDesc("bloomreader_maybe_present_total", "mightContain calls that answered maybe present", labels, nil)
+	fppExpected                           = prometheus.NewDesc("bloomreader_fpp_expected", "Expected false-positive probability of the served snapshot", labels, nil)
+	watchExpirations                      = prometheus.NewDesc("bloomreader_watch_expirations_total", "Manifest watches answered 410 Gone (resourceVersion compacted away), each followed by a new list", labels, nil)
+	descriptors                           = []*prometheus.Desc{version, age, swaps, failures, lookups, maybePresent, fppExpected, watchExpirations}
+	_                prometheus.Collector = (*Collector)(nil)
 )
 
 // NewCollector returns the collector of readers, each labelled with namespace and filter as
@@ -59,6 +72,13 @@ func NewCollector() *Collector { return &Collector{now: time.Now} }
 // Add exports r's metrics labelled namespace and filter; call before registering.
 func (c *Collector) Add(r *reader.Reader, namespace, filter string) *Collector {
 	c.readers = append(c.readers, labelled{r: r, namespace: namespace, filter: filter})
+	return c
+}
+
+// AddWatched exports the metrics of w's reader and its watch expirations, labelled namespace and
+// filter; call before registering.
+func (c *Collector) AddWatched(w Watched, namespace, filter string) *Collector {
+	c.readers = append(c.readers, labelled{r: w.Reader(), watched: w, namespace: namespace, filter: filter})
 	return c
 }
 
@@ -85,6 +105,10 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(swaps, prometheus.CounterValue, float64(stats.Swaps), l.namespace, l.filter)
 		ch <- prometheus.MustNewConstMetric(lookups, prometheus.CounterValue, float64(stats.Lookups), l.namespace, l.filter)
 		ch <- prometheus.MustNewConstMetric(maybePresent, prometheus.CounterValue, float64(stats.MaybePresent), l.namespace, l.filter)
+		if l.watched != nil {
+			ch <- prometheus.MustNewConstMetric(watchExpirations, prometheus.CounterValue, float64(l.watched.WatchExpirations()),
+				l.namespace, l.filter)
+		}
 		for _, reason := range reader.Reasons {
 			ch <- prometheus.MustNewConstMetric(failures, prometheus.CounterValue, float64(stats.LoadFailures[reason]),
 				l.namespace, l.filter, strings.ToLower(string(reason)))

@@ -2,9 +2,10 @@
 operator's ``io.bloomoperator.watch.ForeignReaderFaultTest`` on a restartable cluster.
 
 Step 1 is a signed v1; step 2 is v2, published while this reader's API server was down and
-etcd's history compacted past what it had seen (it must list again and load v2); step 3 is the
-genuinely signed v1 written back, to be refused as ``ROLLBACK`` while v2 keeps answering. Java
-writes ``s<N>.keys`` (the version to serve on the first line, then a key and Java's answer per
+etcd's history compacted past what it had seen (its watch, resumed from the resourceVersion
+it held, must be answered 410 Gone, counted in ``watch_expirations``; then it must list again
+and load v2); step 3 is the genuinely signed v1 written back, to be refused as ``ROLLBACK`` while
+v2 keeps answering. Java writes ``s<N>.keys`` (the version to serve on the first line, then a key and Java's answer per
 line) and ``s<N>.published``; this side writes ``s<N>.python.seen``. Skipped without that
 environment.
 """
@@ -53,7 +54,7 @@ def test_relists_after_a_restart_past_compaction_and_refuses_a_rollback():
         version, keys, answers = _step(directory, 1)
         _until(lambda: watcher.version == version, f"v{version} ({watcher.last_outcome})")
         assert watcher.might_contain_many(keys).tolist() == answers
-        lists = watcher.relists
+        lists, expired = watcher.relists, watcher.watch_expirations
         (directory / "s1.python.seen").touch()
 
         # Published while the API server was down; found after it came back, by a new list.
@@ -61,6 +62,9 @@ def test_relists_after_a_restart_past_compaction_and_refuses_a_rollback():
         _until(lambda: watcher.version == version, f"v{version} ({watcher.last_outcome})")
         assert watcher.might_contain_many(keys).tolist() == answers
         assert watcher.relists > lists, "the watch was not listed again"
+        # The watch resumed from the resourceVersion it held, compacted away: answered 410 Gone,
+        # and the list came after that answer (not merely after the broken connection).
+        assert watcher.watch_expirations > expired, "no watch answered 410 Gone across the restart"
         (directory / "s2.python.seen").touch()
 
         # v1 written back, genuinely signed: a rollback, refused; v2 keeps answering.

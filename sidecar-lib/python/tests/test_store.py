@@ -39,9 +39,14 @@ pytestmark = pytest.mark.skipif(
     f"(missing {', '.join(_MISSING)})",
 )
 
-def _step(directory: pathlib.Path, step: int) -> tuple[int, list[str], list[bool]]:
+def _step(
+    directory: pathlib.Path, step: int, role: str | None = None
+) -> tuple[int, list[str], list[bool]]:
+    """Step ``step``'s version and Java's answers (for the readers of ``role``:
+    ``s<N>.<role>.keys``), once Java has published it."""
     _until(lambda: (directory / f"s{step}.published").exists(), f"step {step} to be published")
-    lines = (directory / f"s{step}.keys").read_text("utf-8").splitlines()
+    name = f"s{step}.keys" if role is None else f"s{step}.{role}.keys"
+    lines = (directory / name).read_text("utf-8").splitlines()
     keys, answers = [], []
     for line in lines[1:]:
         key, answer = line.rsplit("\t", 1)

@@ -5,7 +5,7 @@ work for Python readers unchanged. Needs ``prometheus-client`` (the ``metrics`` 
     from prometheus_client import REGISTRY, start_http_server
     from bloomoperator_reader.metrics import ReaderCollector
 
-    REGISTRY.register(ReaderCollector(reader))   # one or more SnapshotReaders
+    REGISTRY.register(ReaderCollector(watcher))  # one or more FilterWatchers or SnapshotReaders
     start_http_server(9090)
 
 Exported, each with the labels ``namespace`` and ``filter``:
@@ -18,6 +18,13 @@ Exported, each with the labels ``namespace`` and ``filter``:
   keys included, and those answered "maybe present")
 - ``bloomreader_fpp_expected`` (gauge; the manifest's ``expectedFpp``; NaN before)
 
+and, for a :class:`~bloomoperator_reader.watch.FilterWatcher` given instead of its reader, one the
+Java reader does not have (fabric8's informer recovers from a 410 inside and does not tell); the Go
+reader exports it too:
+
+- ``bloomreader_watch_expirations_total`` (counter; manifest watches answered 410 Gone, each
+  followed by a new list)
+
 The Java reader's metrics of features this reader does not have (observed false positives and
 outcomes, local adds, in-place deltas) are not exported.
 """
@@ -27,6 +34,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
@@ -34,15 +42,24 @@ from prometheus_client.registry import Collector
 from .errors import LoadFailureReason
 from .reader import SnapshotReader
 
+if TYPE_CHECKING:
+    from .watch import FilterWatcher
+
 __all__ = ["ReaderCollector"]
 
 _LABELS = ["namespace", "filter"]
 
 
 class ReaderCollector(Collector):
-    """A collector of one or more readers; it reads their counters at scrape time."""
+    """A collector of one or more readers; it reads their counters at scrape time.
 
-    def __init__(self, *readers: SnapshotReader, clock: Callable[[], float] = time.time):
+    Each may be a :class:`SnapshotReader` or a :class:`~bloomoperator_reader.watch.FilterWatcher`
+    (its reader's metrics and its watch expirations).
+    """
+
+    def __init__(
+        self, *readers: SnapshotReader | FilterWatcher, clock: Callable[[], float] = time.time
+    ):
         self._readers = readers
         self._clock = clock
 
@@ -72,7 +89,13 @@ class ReaderCollector(Collector):
             "bloomreader_maybe_present", "mightContain calls that answered maybe present",
             labels=_LABELS,
         )  # fmt: skip
-        for reader in self._readers:
+        expirations = CounterMetricFamily(
+            "bloomreader_watch_expirations",
+            "Manifest watches answered 410 Gone (resourceVersion compacted away), each followed by "
+            "a new list", labels=_LABELS,
+        )  # fmt: skip
+        for followed in self._readers:
+            reader = followed if isinstance(followed, SnapshotReader) else followed.reader
             labels = [reader.acceptance.namespace, reader.acceptance.filter_name]
             served = reader.served
             if served is None:
@@ -90,4 +113,8 @@ class ReaderCollector(Collector):
             maybe.add_metric(labels, reader.maybe_present)
             for reason in LoadFailureReason:
                 failures.add_metric([*labels, reason.tag_value], reader.load_failures[reason])
+            if followed is not reader:
+                expirations.add_metric(labels, followed.watch_expirations)
         yield from (version, age, swaps, failures, lookups, maybe, fpp)
+        if expirations.samples:
+            yield expirations

@@ -5,13 +5,15 @@ call (a chunk is never found by listing: a list of chunks would cost the API ser
 reader memory for every version at once). :class:`FilterWatcher` is one thread that watches only
 the manifest ConfigMap ``<filter>-bloom`` (``fieldSelector=metadata.name=...``), hands every event
 to the core (:meth:`SnapshotReader.on_manifest`), polls the manifest every ``resync_seconds``,
-lists again when the watch's resourceVersion is gone (410), and retries failed loads with
-exponential backoff. The swap itself is the core's: lookups on any thread see either the old or the
+resumes a broken watch from the last resourceVersion it saw (as client-go does), lists again
+only when the API server answers that the resourceVersion is gone (410: counted in
+:attr:`FilterWatcher.watch_expirations` and logged as "relist after 410"), and retries failed loads
+with exponential backoff. The swap itself is the core's: lookups on any thread see either the old or the
 new snapshot, never a mix. Given a :class:`~bloomoperator_reader.reports.ReaderReporter`, the same
 thread writes the pod's reader report (docs/reader-protocol.md) at start, after each swap, when a
 newer version starts failing, and as a heartbeat.
 
-Not here yet: metrics.
+Metrics: :class:`~bloomoperator_reader.metrics.ReaderCollector` takes the watcher (or its reader).
 """
 
 from __future__ import annotations
@@ -122,6 +124,7 @@ class FilterWatcher:
         self.failures = 0
         self.refusals = 0
         self.relists = 0
+        self.watch_expirations = 0
         self.last_outcome: Outcome | None = None
         self.last_failure: Outcome | None = None
         self._thread = threading.Thread(
@@ -189,12 +192,19 @@ class FilterWatcher:
                 if self._due():
                     self._act(self.reader.refresh(self.configmaps))
             except _WatchGone:
+                self.watch_expirations += 1
+                _log.info(
+                    "watch of %s expired (410 Gone) at resourceVersion %s: relist after 410",
+                    self._name(), resource_version,
+                )  # fmt: skip
                 resource_version = None
-            except Exception as e:  # noqa: BLE001 - an API outage: wait, then list again
+            except Exception as e:  # noqa: BLE001 - an API outage: wait, then resume
                 if self._stop.is_set():
                     break
-                _log.warning("watch of %s failed, listing again: %s", self._name(), e)
-                resource_version = None
+                # The watch resumes from the resourceVersion it had (a list of a moment ago would
+                # cost the same as resuming only when that version is gone, which the API
+                # server answers with 410); a failed list is listed again.
+                _log.warning("watch of %s failed, resuming: %s", self._name(), e)
                 self._stop.wait(self._next_backoff())
 
     def _list(self) -> str:
@@ -218,17 +228,25 @@ class FilterWatcher:
         """Watches until the next resync or retry is due; returns the last resourceVersion."""
         from kubernetes.watch.watch import iter_resp_lines
 
+        from kubernetes.client.exceptions import ApiException
+
         seconds = max(1, int(self._seconds_until_due() + 0.999))
-        response = self._api.list_namespaced_config_map(
-            self.reader.acceptance.namespace,
-            field_selector=f"metadata.name={self.reader.manifest_name}",
-            watch=True,
-            allow_watch_bookmarks=True,
-            resource_version=resource_version,
-            timeout_seconds=seconds,
-            _preload_content=False,
-            _request_timeout=(self._request_timeout, seconds + self._request_timeout),
-        )
+        try:
+            response = self._api.list_namespaced_config_map(
+                self.reader.acceptance.namespace,
+                field_selector=f"metadata.name={self.reader.manifest_name}",
+                watch=True,
+                allow_watch_bookmarks=True,
+                resource_version=resource_version,
+                timeout_seconds=seconds,
+                _preload_content=False,
+                _request_timeout=(self._request_timeout, seconds + self._request_timeout),
+            )
+        except ApiException as e:
+            # Usually an ERROR event on an open stream (below), sometimes the response's status.
+            if e.status == _GONE:
+                raise _WatchGone() from None
+            raise
         with self._lock:
             self._response = response
         try:

@@ -1,9 +1,12 @@
 package io.bloomoperator.watch;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import io.bloomoperator.snapshot.BloomFilterBits;
 import io.bloomoperator.snapshot.Ed25519Keys;
 import io.bloomoperator.snapshot.ManifestSigner;
 import io.bloomoperator.snapshot.SnapshotConfigMaps;
+import io.bloomoperator.snapshot.SnapshotNames;
 import io.bloomoperator.testing.cluster.RestartableCluster;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
@@ -13,6 +16,7 @@ import java.nio.file.Path;
 import java.security.KeyPair;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -27,11 +31,12 @@ import org.junit.jupiter.api.io.TempDir;
  *   <li>A signed v1; both readers answer as Java does.
  *   <li>The readers' API server is killed; meanwhile v2 is published through the other, other
  *       ConfigMaps change, and etcd's history is compacted past everything the readers saw. The API
- *       server comes back on the same port; the readers' watches broke, and the resourceVersion
- *       they held is compacted away (a watch resumed from it is answered 410 Gone), so only a new
- *       list finds v2: they must list again and load it. Whether a reader resumed its watch and got
- *       the 410 or listed straight after the error is not asserted (client-go lists after the
- *       broken watch here; the Python watcher always lists after a failure).
+ *       server comes back on the same port; the readers' watches broke, and both resume them from
+ *       the resourceVersion they held (client-go's reflector retries the watch while the connection
+ *       is refused; the Python watcher resumes after any failure), which is compacted away: each
+ *       reader must count a watch answered 410 Gone ({@code Watcher.WatchExpirations}, {@code
+ *       FilterWatcher.watch_expirations}, exported as {@code bloomreader_watch_expirations_total})
+ *       and then list again and load v2. A reader that listed without a 410 fails its test.
  *   <li>The genuinely signed v1 manifest is written back (a restore, a lower version): both refuse
  *       it as {@code ROLLBACK} and keep answering from v2.
  * </ol>
@@ -89,6 +94,25 @@ class ForeignReaderFaultTest {
           ForeignReaderProcesses.start(dir, "^TestClusterFaults$", "tests/test_faults.py", env)) {
         readers.publishStep(1, 1, asked, answers(v1, asked));
         readers.awaitSeen(1, ForeignReaderProcesses.FIRST_STEP);
+        // client-go lists again, without resuming, after a watch that ended within a second of
+        // its start having received nothing ("very short watch"): the readers' watches get an
+        // event (an annotation on the manifest, which changes nothing they serve) and outlive
+        // that second before their API server goes away, so they resume from what they held.
+        admin
+            .configMaps()
+            .inNamespace(NS)
+            .withName(SnapshotNames.manifestName(FILTER))
+            .edit(
+                cm -> {
+                  Map<String, String> annotations = new HashMap<>();
+                  if (cm.getMetadata().getAnnotations() != null) {
+                    annotations.putAll(cm.getMetadata().getAnnotations());
+                  }
+                  annotations.put("foreign-faults/touched", "1");
+                  cm.getMetadata().setAnnotations(annotations);
+                  return cm;
+                });
+        Thread.sleep(2_000);
 
         // The readers' API server goes away; v2 and other changes land through the other one,
         // and etcd forgets the history the readers' watches would resume from.
@@ -120,6 +144,9 @@ class ForeignReaderFaultTest {
         readers.publishStep(3, 2, asked, answers(v2, asked));
         readers.awaitSeen(3, STEP);
         readers.finish(STEP);
+        // Each test asserted its own count; the Go watcher's line is in its output as well
+        // (pytest keeps the Python watcher's log lines to itself when the test passes).
+        assertThat(readers.log("go")).contains("relist after 410");
       }
     }
   }

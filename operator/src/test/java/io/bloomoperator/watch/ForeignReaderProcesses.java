@@ -17,9 +17,9 @@ import java.util.concurrent.TimeUnit;
  * (the operator's tests of store chunks and of faults): {@code go test -run <test> ./kube/} in
  * sidecar-lib/go and {@code pytest <file>} in sidecar-lib/python's venv. The processes and this
  * side take turns through files in a directory: this side writes {@code s<N>.keys} (the version on
- * the first line, then a key and Java's answer per line) and {@code s<N>.published}; each reader
- * writes {@code s<N>.go.seen} or {@code s<N>.python.seen} once it has checked step N, and stops
- * when this side writes {@code done}.
+ * the first line, then a key and Java's answer per line; or one such file per role, {@code
+ * s<N>.<role>.keys}) and {@code s<N>.published}; each reader writes {@code s<N>.go.seen} or {@code
+ * s<N>.python.seen} once it has checked step N, and stops when this side writes {@code done}.
  */
 public final class ForeignReaderProcesses implements AutoCloseable {
 
@@ -79,6 +79,27 @@ public final class ForeignReaderProcesses implements AutoCloseable {
   /** Java's answers for step {@code step}: the version, then a key and 1/0 per line. */
   public void publishStep(int step, long version, List<String> keys, List<Boolean> answers)
       throws IOException {
+    write(dir.resolve("s" + step + ".keys"), version, keys, answers);
+    published(step);
+  }
+
+  /**
+   * Java's answers for the readers of one role at step {@code step} ({@code s<N>.<role>.keys}, e.g.
+   * the canary share's and the others'), announced by {@link #published}.
+   */
+  public void writeStep(
+      int step, String role, long version, List<String> keys, List<Boolean> answers)
+      throws IOException {
+    write(dir.resolve("s" + step + "." + role + ".keys"), version, keys, answers);
+  }
+
+  /** Lets the readers check step {@code step}: its files are all written. */
+  public void published(int step) throws IOException {
+    Files.createFile(dir.resolve("s" + step + ".published"));
+  }
+
+  private static void write(Path file, long version, List<String> keys, List<Boolean> answers)
+      throws IOException {
     List<String> lines = new ArrayList<>(keys.size() + 1);
     lines.add(Long.toString(version));
     for (int i = 0; i < keys.size(); i++) {
@@ -86,8 +107,7 @@ public final class ForeignReaderProcesses implements AutoCloseable {
     }
     // Present and absent keys both: a filter answering all true would not pass.
     assertThat(answers).contains(true, false);
-    Files.write(dir.resolve("s" + step + ".keys"), lines);
-    Files.createFile(dir.resolve("s" + step + ".published"));
+    Files.write(file, lines);
   }
 
   /** Waits until both readers have checked step {@code step}; fails if one exits or is late. */
@@ -134,7 +154,8 @@ public final class ForeignReaderProcesses implements AutoCloseable {
     }
   }
 
-  private String log(String language) throws IOException {
+  /** What reader {@code language} ("go" or "python") printed so far. */
+  public String log(String language) throws IOException {
     return Files.readString(dir.resolve(language + ".log"));
   }
 
