@@ -79,6 +79,33 @@ final class JdbcErrors {
             + "; the next full build takes a new one");
   }
 
+  /** A partition's connection could not import the snapshot the first one exported. */
+  SourceException partitionSnapshotLost(SQLException e) {
+    String state = sqlState(e);
+    if (LOG.isDebugEnabled()) {
+      LOG.debug("jdbc source {}: partition snapshot import failed", url.server(), e);
+    }
+    return new SourceException(
+        Reasons.SOURCE_UNREADABLE,
+        "a partition's connection to "
+            + url.server()
+            + " could not read in the partitions' shared snapshot"
+            + code(state));
+  }
+
+  /**
+   * MySQL/MariaDB: the partition column could not be shown to be its table's single-column primary
+   * key. Names are the author's and the database's text: not repeated.
+   */
+  SourceException notPrimaryKey(String why) {
+    return new SourceException(
+        Reasons.SOURCE_QUERY_FAILED,
+        "spec.source.jdbc.partitions.column "
+            + why
+            + "; on MySQL/MariaDB partitions read without a shared snapshot, so only a table's"
+            + " single-column, non-NULL primary key may partition (docs/configuration.md)");
+  }
+
   SourceException batchTooLarge() {
     return new SourceException(
         Reasons.SOURCE_LIMIT_EXCEEDED,

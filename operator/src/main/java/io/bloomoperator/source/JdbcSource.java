@@ -40,8 +40,16 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * transaction is a safety net, not a permission. Credentials come from {@code credentialsSecret}
  * (keys {@code username} and {@code password}, same namespace); a URL may not carry them. The
  * password is never logged. TLS trust is the JVM's default trust store; trust material from a
- * Secret is not supported yet. Each read opens one connection and closes it afterwards; a build
- * without {@code expectedInsertions} reads twice (count, then fill), so it runs the query twice.
+ * Secret is not supported yet. Each read opens one connection (a partitioned read several, below)
+ * and closes it afterwards; a build without {@code expectedInsertions} reads twice (count, then
+ * fill), so it runs the query twice.
+ *
+ * <p><b>Partitions.</b> With {@code partitions} the query is read as range partitions of an integer
+ * column ({@link JdbcPartitions}: wrapped, never spliced; the column a checked identifier, the
+ * bounds parameters) on the build's own connection plus the namespace's free share of partition
+ * connections ({@link JdbcConnectionShares}), all made by the same {@link JdbcConnector}; on
+ * PostgreSQL in one exported snapshot, on MySQL/MariaDB on a primary key only ({@link
+ * PartitionedRead}).
  *
  * <p><b>Streaming.</b> Rows are streamed, never held all at once: the statement is forward-only and
  * read-only, and each driver gets what it needs to stream ({@link JdbcDriver}): PostgreSQL a cursor
@@ -107,20 +115,55 @@ public final class JdbcSource implements KeySource {
   /** The exported snapshot every read runs in ({@link #inSnapshot}), or null: a fresh one. */
   private final ExportedSnapshot snapshot;
 
+  /** The partitions to read on several connections, or null: one connection. */
+  private final JdbcPartitions partitions;
+
+  /** The namespace whose share of partition connections a read takes. */
+  private final String namespace;
+
   /** The connection and read loop of the read under way, for {@link #cancel}. */
   private volatile Connection reading;
 
   private volatile JdbcStream readingStream;
 
+  private volatile PartitionedRead readingPartitions;
+
+  /** What a {@link PartitionedRead} needs of its source. */
+  record Parts(
+      JdbcDriver driver,
+      String query,
+      JdbcSourceSettings settings,
+      int fetchSize,
+      Duration queryTimeout,
+      JdbcErrors errors,
+      JdbcConnector connector) {
+
+    /** A read loop for one of the partitions' connections. */
+    JdbcStream stream() {
+      return new JdbcStream(driver, query, settings, fetchSize, queryTimeout, null, errors);
+    }
+  }
+
   /**
    * @throws IllegalArgumentException when the URL, query or a setting is invalid (an invalid spec)
    */
   public JdbcSource(SecretAccess secrets, JdbcSourceSpec spec, JdbcSourceSettings settings) {
-    this(spec, settings, credentialsLookup(secrets, spec));
+    this(spec, settings, credentialsLookup(secrets, spec), secrets.namespace());
   }
 
   JdbcSource(
       JdbcSourceSpec spec, JdbcSourceSettings settings, JdbcCredentials.Lookup credentialsLookup) {
+    this(spec, settings, credentialsLookup, "default");
+  }
+
+  /**
+   * @param namespace the filter's namespace, whose share of partition connections reads take
+   */
+  JdbcSource(
+      JdbcSourceSpec spec,
+      JdbcSourceSettings settings,
+      JdbcCredentials.Lookup credentialsLookup,
+      String namespace) {
     if (spec == null || spec.getUrl() == null || spec.getUrl().isBlank()) {
       throw new IllegalArgumentException("spec.source.jdbc.url is required");
     }
@@ -156,6 +199,8 @@ public final class JdbcSource implements KeySource {
     this.errors = new JdbcErrors(url, settings, fetchSize, queryTimeout, clampedQueryTimeout);
     this.connector = new JdbcConnector(url, settings, queryTimeout, credentialsLookup, errors);
     this.snapshot = null;
+    this.partitions = JdbcPartitions.of(spec.getPartitions(), query);
+    this.namespace = namespace;
   }
 
   private JdbcSource(JdbcSource source, ExportedSnapshot snapshot) {
@@ -168,6 +213,8 @@ public final class JdbcSource implements KeySource {
     this.errors = source.errors;
     this.connector = source.connector;
     this.snapshot = snapshot;
+    this.partitions = source.partitions;
+    this.namespace = source.namespace;
   }
 
   /**
@@ -229,6 +276,21 @@ public final class JdbcSource implements KeySource {
 
   @Override
   public void readKeys(KeySink sink) throws SourceException {
+    if (partitions != null) {
+      PartitionedRead read =
+          new PartitionedRead(
+              new Parts(driver, query, settings, fetchSize, queryTimeout, errors, connector),
+              partitions,
+              snapshot,
+              namespace);
+      readingPartitions = read;
+      try {
+        read.read(sink);
+      } finally {
+        readingPartitions = null;
+      }
+      return;
+    }
     connector.checkLiteral();
     JdbcConnectionGuard guard = connector.guard();
     Connection connection = connector.connect(guard);
@@ -262,6 +324,10 @@ public final class JdbcSource implements KeySource {
    */
   @Override
   public void cancel() {
+    PartitionedRead partitioned = readingPartitions;
+    if (partitioned != null) {
+      partitioned.stop();
+    }
     JdbcStream stream = readingStream;
     Statement statement = stream == null ? null : stream.statement();
     if (statement != null) {

@@ -1,6 +1,7 @@
 package io.bloomoperator.source;
 
 import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -83,6 +84,41 @@ final class JdbcStream {
         running -> {
           driver.makeReadOnly(connection);
           streamRows(connection, sink, timedOut, running, guard);
+        });
+  }
+
+  /**
+   * Streams the rows of one partition ({@code checked}, bounds bound from {@code range}) on a
+   * connection whose session is set up already ({@link PartitionedRead}), under a watchdog of its
+   * own.
+   */
+  void readRange(
+      Connection connection,
+      JdbcDriver.Checked checked,
+      JdbcPartitions.Range range,
+      KeySink sink,
+      AtomicBoolean timedOut,
+      JdbcConnectionGuard guard)
+      throws SQLException {
+    watched(
+        connection,
+        timedOut,
+        guard,
+        running -> {
+          try (PreparedStatement statement =
+              connection.prepareStatement(
+                  checked.sql(), ResultSet.TYPE_FORWARD_ONLY, ResultSet.CONCUR_READ_ONLY)) {
+            running.set(statement);
+            this.statement = statement;
+            statement.setFetchSize(driver.fetchSize(fetchSize));
+            statement.setQueryTimeout(timeoutSeconds());
+            range.bind(statement);
+            Runnable driverFetchReset = driver.fetchReset(connection);
+            guard.newFetch();
+            driverFetchReset.run();
+            ResultSet rows = driverCall(statement::executeQuery);
+            readRows(connection, rows, checked.flagged(), sink, timedOut, guard, driverFetchReset);
+          }
         });
   }
 
