@@ -54,6 +54,11 @@ public class JdbcSourceSpec {
           + "(default 10m): a larger value is lowered to it.")
   private String queryTimeout;
 
+  @JsonPropertyDescription(
+      "Optional: read the query as range partitions of an integer column, on several connections"
+          + " (see docs/configuration.md, jdbc partitions).")
+  private JdbcPartitionsSpec partitions;
+
   public String getUrl() {
     return url;
   }
@@ -92,5 +97,13 @@ public class JdbcSourceSpec {
 
   public void setQueryTimeout(String queryTimeout) {
     this.queryTimeout = queryTimeout;
+  }
+
+  public JdbcPartitionsSpec getPartitions() {
+    return partitions;
+  }
+
+  public void setPartitions(JdbcPartitionsSpec partitions) {
+    this.partitions = partitions;
   }
 }

@@ -126,11 +126,16 @@ enum JdbcDriver {
      * failure leaves no transaction behind); when it cannot, the checked statement is sent.
      */
     @Override
-    Checked checked(Connection connection, String query, int maxValueBytes) {
-      if (maxValueBytes >= LONGEST_INTEGER_TEXT && firstColumnIsInteger(connection, query)) {
+    boolean needsNoCheck(Connection connection, String query, int maxValueBytes) {
+      return maxValueBytes >= LONGEST_INTEGER_TEXT && firstColumnIsInteger(connection, query);
+    }
+
+    @Override
+    Checked checked(String query, boolean noCheck, int maxValueBytes) {
+      if (noCheck) {
         return new Checked("SELECT bloom_source.k FROM (" + query + ") AS bloom_source(k)", false);
       }
-      return super.checked(connection, query, maxValueBytes);
+      return super.checked(query, false, maxValueBytes);
     }
 
     @Override
@@ -388,8 +393,25 @@ enum JdbcDriver {
    */
   record Checked(String sql, boolean flagged) {}
 
-  /** The statement to send for {@code query}: {@link #bounded}, flagged as that adds the flag. */
+  /**
+   * The statement to send for {@code query}: {@link #bounded}, flagged as that adds the flag; for
+   * PostgreSQL the first column alone when the server describes it as an integer.
+   */
   Checked checked(Connection connection, String query, int maxValueBytes) {
+    return checked(query, needsNoCheck(connection, query, maxValueBytes), maxValueBytes);
+  }
+
+  /**
+   * Whether the first column of {@code query} can hold no value over {@code maxValueBytes}, so the
+   * server need not check each value: a PostgreSQL integer column, described without running the
+   * query. Decided once for a partitioned read, whose ranges all have the query's columns.
+   */
+  boolean needsNoCheck(Connection connection, String query, int maxValueBytes) {
+    return false;
+  }
+
+  /** The statement to send for {@code query}, {@code noCheck} as {@link #needsNoCheck} said. */
+  Checked checked(String query, boolean noCheck, int maxValueBytes) {
     return new Checked(bounded(query, maxValueBytes), flagsLongValues());
   }
 

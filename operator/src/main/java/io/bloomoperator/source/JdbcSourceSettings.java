@@ -1,6 +1,7 @@
 package io.bloomoperator.source;
 
 import static io.bloomoperator.env.EnvNumbers.positive;
+import static io.bloomoperator.env.EnvNumbers.positiveOrZero;
 
 import java.time.Duration;
 import java.util.Map;
@@ -21,13 +22,43 @@ import java.util.Map;
  *     BLOOM_JDBC_MAX_FETCH_SIZE})
  * @param maxQueryTime longest a read may take, whatever {@code queryTimeout} says ({@code
  *     BLOOM_JDBC_MAX_QUERY_TIME})
+ * @param partitionConnections the extra connections partitioned sources may hold at once, and one
+ *     namespace's share of them ({@code BLOOM_JDBC_PARTITION_CONNECTIONS}, {@code
+ *     BLOOM_JDBC_PARTITION_CONNECTIONS_PER_NAMESPACE}); one table for every source of the operator
  */
 public record JdbcSourceSettings(
     EgressPolicy egress,
     int maxValueBytes,
     int maxBatchBytes,
     int maxFetchSize,
-    Duration maxQueryTime) {
+    Duration maxQueryTime,
+    JdbcConnectionShares partitionConnections) {
+
+  /** Extra partition connections across the operator: four namespaces' shares. */
+  public static final int DEFAULT_PARTITION_CONNECTIONS = 8;
+
+  /**
+   * Extra partition connections of one namespace: with its build's own connection, five readers,
+   * more than a 2-core operator can feed (docs/benchmarks.md, partitioned JDBC).
+   */
+  public static final int DEFAULT_PARTITION_CONNECTIONS_PER_NAMESPACE = 4;
+
+  /** Settings with the default partition connection shares (a table of their own). */
+  public JdbcSourceSettings(
+      EgressPolicy egress,
+      int maxValueBytes,
+      int maxBatchBytes,
+      int maxFetchSize,
+      Duration maxQueryTime) {
+    this(
+        egress,
+        maxValueBytes,
+        maxBatchBytes,
+        maxFetchSize,
+        maxQueryTime,
+        new JdbcConnectionShares(
+            DEFAULT_PARTITION_CONNECTIONS, DEFAULT_PARTITION_CONNECTIONS_PER_NAMESPACE));
+  }
 
   /**
    * 8 MiB: 10,000 rows of 800-byte keys per round trip. A read holds at most about this much (plus
@@ -54,7 +85,8 @@ public record JdbcSourceSettings(
         || maxFetchSize < 1
         || maxQueryTime == null
         || maxQueryTime.isNegative()
-        || maxQueryTime.isZero()) {
+        || maxQueryTime.isZero()
+        || partitionConnections == null) {
       throw new IllegalArgumentException("jdbc source limits must be positive");
     }
   }
@@ -66,7 +98,8 @@ public record JdbcSourceSettings(
 
   /**
    * Reads BLOOM_HTTP_ALLOW, BLOOM_HTTP_DENY (shared with http sources), BLOOM_JDBC_MAX_VALUE_BYTES,
-   * BLOOM_JDBC_MAX_BATCH_BYTES, BLOOM_JDBC_MAX_FETCH_SIZE and BLOOM_JDBC_MAX_QUERY_TIME, falling
+   * BLOOM_JDBC_MAX_BATCH_BYTES, BLOOM_JDBC_MAX_FETCH_SIZE, BLOOM_JDBC_MAX_QUERY_TIME,
+   * BLOOM_JDBC_PARTITION_CONNECTIONS and BLOOM_JDBC_PARTITION_CONNECTIONS_PER_NAMESPACE, falling
    * back to the defaults.
    *
    * @throws IllegalArgumentException when a value is invalid: the operator does not start
@@ -77,18 +110,44 @@ public record JdbcSourceSettings(
         intSetting(env, "BLOOM_JDBC_MAX_VALUE_BYTES", HttpSourceSettings.DEFAULT_MAX_LINE_BYTES),
         intSetting(env, "BLOOM_JDBC_MAX_BATCH_BYTES", DEFAULT_MAX_BATCH_BYTES),
         intSetting(env, "BLOOM_JDBC_MAX_FETCH_SIZE", DEFAULT_MAX_FETCH_SIZE),
-        HttpSourceSettings.duration(env, "BLOOM_JDBC_MAX_QUERY_TIME", DEFAULT_MAX_QUERY_TIME));
+        HttpSourceSettings.duration(env, "BLOOM_JDBC_MAX_QUERY_TIME", DEFAULT_MAX_QUERY_TIME),
+        new JdbcConnectionShares(
+            (int)
+                Math.min(
+                    1024,
+                    positiveOrZero(
+                        env, "BLOOM_JDBC_PARTITION_CONNECTIONS", DEFAULT_PARTITION_CONNECTIONS)),
+            (int)
+                Math.min(
+                    1024,
+                    positiveOrZero(
+                        env,
+                        "BLOOM_JDBC_PARTITION_CONNECTIONS_PER_NAMESPACE",
+                        DEFAULT_PARTITION_CONNECTIONS_PER_NAMESPACE))));
   }
 
   /** These settings with another egress policy. */
   public JdbcSourceSettings withEgress(EgressPolicy policy) {
-    return new JdbcSourceSettings(policy, maxValueBytes, maxBatchBytes, maxFetchSize, maxQueryTime);
+    return new JdbcSourceSettings(
+        policy, maxValueBytes, maxBatchBytes, maxFetchSize, maxQueryTime, partitionConnections);
   }
 
   /** These settings with other limits. */
   public JdbcSourceSettings withLimits(
       int valueBytes, int batchBytes, int fetchSize, Duration queryTime) {
-    return new JdbcSourceSettings(egress, valueBytes, batchBytes, fetchSize, queryTime);
+    return new JdbcSourceSettings(
+        egress, valueBytes, batchBytes, fetchSize, queryTime, partitionConnections);
+  }
+
+  /** These settings with another table of partition connections (for tests). */
+  JdbcSourceSettings withPartitionConnections(int total, int perNamespace) {
+    return new JdbcSourceSettings(
+        egress,
+        maxValueBytes,
+        maxBatchBytes,
+        maxFetchSize,
+        maxQueryTime,
+        new JdbcConnectionShares(total, perNamespace));
   }
 
   private static int intSetting(Map<String, String> env, String name, int fallback) {

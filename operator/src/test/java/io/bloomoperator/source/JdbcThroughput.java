@@ -186,32 +186,36 @@ public final class JdbcThroughput {
   }
 
   private static long sourceOnly(Database db, String table, KeyType type) throws Exception {
+    return countKeys(source(db, table));
+  }
+
+  /** Reads {@code source} into a sink that only counts (and sums, so nothing is optimized away). */
+  static long countKeys(KeySource source) throws Exception {
     long[] seen = new long[2];
-    source(db, table)
-        .readKeys(
-            new KeySink() {
-              @Override
-              public void line(String rawLine) {
-                throw new IllegalStateException("a jdbc source sends values");
-              }
+    source.readKeys(
+        new KeySink() {
+          @Override
+          public void line(String rawLine) {
+            throw new IllegalStateException("a jdbc source sends values");
+          }
 
-              @Override
-              public void value(String key) {
-                seen[0]++;
-                seen[1] += key.length();
-              }
+          @Override
+          public void value(String key) {
+            seen[0]++;
+            seen[1] += key.length();
+          }
 
-              @Override
-              public void value(long key) {
-                seen[0]++;
-                seen[1] += key;
-              }
+          @Override
+          public void value(long key) {
+            seen[0]++;
+            seen[1] += key;
+          }
 
-              @Override
-              public void nullValue() {
-                seen[0]++;
-              }
-            });
+          @Override
+          public void nullValue() {
+            seen[0]++;
+          }
+        });
     consumed = seen[1];
     return seen[0];
   }
