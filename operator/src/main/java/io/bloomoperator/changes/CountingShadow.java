@@ -37,6 +37,11 @@ import java.util.TreeMap;
  * longer known. A saturated counter keeps its bit set until the next full build (a false positive
  * only); a delete of a key whose count is saturated waits for the next full build.
  *
+ * <p><b>One row per ID.</b> A delete is matched to its key, not to the row it came from. An ID the
+ * full build reads in more than one row is pinned (its fingerprint saturated at once), so its
+ * deletes wait for the next full build; see {@link #counting}. What stays is stated in
+ * docs/changes.md: an ID in two rows, one deleted shortly before the scan, the other live.
+ *
  * <p><b>Exactly once.</b> The shadow records the stream position up to which it applied events
  * ({@link #applied}); a delete read again at or before it is skipped ({@link Outcome#SKIPPED}). A
  * delete event sent twice (at a new offset) finds its key's occurrence taken by the first. A delete
@@ -194,7 +199,7 @@ public final class CountingShadow implements AutoCloseable {
         boolean changed = inner.putString(key);
         long[] at = new long[positions.perKey()];
         positions.ofString(key, at);
-        count(at, fingerprintOf(key));
+        countBuilt(at, fingerprintOf(key));
         return changed;
       }
 
@@ -203,7 +208,7 @@ public final class CountingShadow implements AutoCloseable {
         boolean changed = inner.putUtf8(utf8, offset, length);
         long[] at = new long[positions.perKey()];
         positions.ofUtf8(utf8, offset, length, at);
-        count(at, fingerprints.of(utf8, offset, length));
+        countBuilt(at, fingerprints.of(utf8, offset, length));
         return changed;
       }
 
@@ -212,7 +217,7 @@ public final class CountingShadow implements AutoCloseable {
         boolean changed = inner.putLong(key);
         long[] at = new long[positions.perKey()];
         positions.ofLong(key, at);
-        count(at, fingerprintOf(key));
+        countBuilt(at, fingerprintOf(key));
         return changed;
       }
     };
@@ -312,8 +317,24 @@ public final class CountingShadow implements AutoCloseable {
     count(at, fingerprintOf(key));
   }
 
+  /**
+   * A key the full build read: counted, and pinned when the build reads it again. The shadow's
+   * exactness rests on one row per ID: a delete is matched to its key, not to its row. With an ID
+   * in two rows, a delete of one row (or the same delete delivered twice) would take the other
+   * row's occurrence and clear a live ID; so a repeated ID's deletes wait for the next full build.
+   */
+  private void countBuilt(long[] at, long fingerprint) {
+    count(at, fingerprint, true);
+  }
+
   private void count(long[] at, long fingerprint) {
-    if (!fingerprints.add(fingerprint)) {
+    count(at, fingerprint, false);
+  }
+
+  private void count(long[] at, long fingerprint, boolean pinRepeats) {
+    if (!(pinRepeats
+        ? fingerprints.addPinningRepeats(fingerprint)
+        : fingerprints.add(fingerprint))) {
       // Its delete would find no fingerprint and wait, which is safe; but a shadow that cannot
       // record new keys any more stops, so the status says deletes wait instead of hiding it.
       stopped =

@@ -77,6 +77,7 @@ public final class KafkaChangeStream implements ChangeStream {
   private final String topic;
   private final StreamLimits limits;
   private final EventFormat format;
+  private final KeyType keyType;
   private final ConnectGuard.Guard guard;
   private final Properties config;
   private KafkaConsumer<byte[], byte[]> consumer;
@@ -121,6 +122,7 @@ public final class KafkaChangeStream implements ChangeStream {
     this.topic = spec.getTopic();
     this.limits = limits;
     this.format = new EventFormat(spec, keyType, limits.maxEventBytes());
+    this.keyType = keyType;
     this.guard = new ConnectGuard.Guard(egress);
     checkBootstrap(spec.getBootstrapServers(), egress);
     this.config = config(spec, limits, clientId);
@@ -251,7 +253,7 @@ public final class KafkaChangeStream implements ChangeStream {
                 bytes += more;
                 if (event instanceof EventFormat.Event.Add) {
                   adds.add(key);
-                  if (!KeyedPartitions.ordered(record, key, partitions.size())) {
+                  if (!KeyedPartitions.ordered(record, key, keyType, partitions.size())) {
                     unorderedAdds++;
                   }
                 } else if (event instanceof EventFormat.Event.Delete) {
@@ -261,7 +263,7 @@ public final class KafkaChangeStream implements ChangeStream {
                           key,
                           tp.partition(),
                           record.offset(),
-                          KeyedPartitions.ordered(record, key, partitions.size()),
+                          KeyedPartitions.ordered(record, key, keyType, partitions.size()),
                           adds.size()));
                 } else {
                   malformed++;

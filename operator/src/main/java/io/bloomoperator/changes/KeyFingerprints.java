@@ -128,7 +128,21 @@ final class KeyFingerprints implements AutoCloseable {
    * bound of distinct keys (nothing changed). Safe for several threads at once.
    */
   boolean add(long fingerprint) {
+    return add(fingerprint, false);
+  }
+
+  /**
+   * As {@link #add(long)}, but a fingerprint already held is pinned (its count saturated, so it is
+   * never taken again) instead of counted once more: what a full build does with an ID it reads in
+   * more than one row (see {@link CountingShadow}).
+   */
+  boolean addPinningRepeats(long fingerprint) {
+    return add(fingerprint, true);
+  }
+
+  private boolean add(long fingerprint, boolean pinRepeats) {
     boolean reserved = false;
+    boolean inserted = false;
     for (long i = Long.remainderUnsigned(fingerprint, slots); ; i = i + 1 == slots ? 0 : i + 1) {
       long at = i * Long.BYTES;
       long held = file.getLong(at);
@@ -145,13 +159,18 @@ final class KeyFingerprints implements AutoCloseable {
         } else {
           held = fingerprint;
           reserved = false;
+          inserted = true;
         }
       }
       if (held == fingerprint) {
         if (reserved) {
           distinct.decrementAndGet(); // another thread added the same key first
         }
-        bump(i);
+        if (pinRepeats && !inserted) {
+          saturate(i);
+        } else {
+          bump(i);
+        }
         return true;
       }
     }
@@ -187,6 +206,18 @@ final class KeyFingerprints implements AutoCloseable {
         throw new IllegalStateException("no occurrence to take");
       }
       if (file.casInt(at, word, word - (1 << shift))) {
+        return;
+      }
+    }
+  }
+
+  private void saturate(long slot) {
+    long at = countAt(slot) & ~3L;
+    int shift = shift(slot);
+    while (true) {
+      int word = file.getInt(at);
+      if (((word >>> shift) & 0xFF) == SATURATED
+          || file.casInt(at, word, word | (SATURATED << shift))) {
         return;
       }
     }

@@ -1,5 +1,6 @@
 package io.bloomoperator.changes;
 
+import io.bloomoperator.snapshot.KeyType;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -18,6 +19,10 @@ import org.apache.kafka.common.utils.Utils;
  * partition is the one Kafka's default partitioner chooses for that key, {@code
  * toPositive(murmur2(key)) % partitions}. A delete that breaks it waits for the next full build; an
  * add that breaks it stops counting until the next full build (the add itself is published).
+ *
+ * <p>A Long ID must also be written in its one canonical decimal form ({@code 7}, not {@code 007}
+ * or {@code +7}): the value's parser accepts all of them as the same ID, so keys "7" and "007"
+ * would each pass on their own while splitting one ID's events over two partitions.
  */
 final class KeyedPartitions {
 
@@ -27,11 +32,21 @@ final class KeyedPartitions {
    * Whether {@code record}, an event of {@code id}, is keyed by the ID and in the default
    * partitioner's partition among {@code partitionCount}.
    */
-  static boolean ordered(ConsumerRecord<byte[], byte[]> record, String id, int partitionCount) {
+  static boolean ordered(
+      ConsumerRecord<byte[], byte[]> record, String id, KeyType keyType, int partitionCount) {
     byte[] recordKey = record.key();
     return recordKey != null
+        && (keyType != KeyType.LONG || canonicalLong(id))
         && partitionCount > 0
         && Arrays.equals(recordKey, id.getBytes(StandardCharsets.UTF_8))
         && record.partition() == Utils.toPositive(Utils.murmur2(recordKey)) % partitionCount;
+  }
+
+  private static boolean canonicalLong(String id) {
+    try {
+      return Long.toString(Long.parseLong(id)).equals(id);
+    } catch (NumberFormatException e) {
+      return false;
+    }
   }
 }
