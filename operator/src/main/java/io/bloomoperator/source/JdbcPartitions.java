@@ -121,7 +121,9 @@ final class JdbcPartitions {
     long current = lower;
     for (int i = 0; i < count; i++) {
       Long from = i == 0 ? null : current;
-      current += stride;
+      // Clamped: near Long.MAX_VALUE a wrapped bound would make ranges overlap (rows read twice);
+      // clamped, the later ranges are empty and the last, open above, still holds the rest.
+      current = current > Long.MAX_VALUE - stride ? Long.MAX_VALUE : current + stride;
       Long to = i == count - 1 ? null : current;
       ranges.add(new Range(i, from, to));
     }

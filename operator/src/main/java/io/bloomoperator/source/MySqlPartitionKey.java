@@ -17,6 +17,10 @@ import java.util.Locale;
  * missed as a row inserted after the scan is). Anything not shown is refused:
  *
  * <ul>
+ *   <li>the column must be the query's first column, the one the keys are read from: partitioning
+ *       on another column of the row (an auto-increment id while the keys are emails) lets a row
+ *       whose key is kept get a new partition value, e.g. by REPLACE, and land in a partition
+ *       already read, so no partition reads it (a live key answered "absent");
  *   <li>the column must appear exactly once by that label in the query's result (column names are
  *       case-insensitive on these servers);
  *   <li>the result must name its original table and column (an expression, an aggregate, a derived
@@ -59,6 +63,10 @@ final class MySqlPartitionKey {
       }
       if (found == 0) {
         throw errors.notPrimaryKey("is not a column of the query's result");
+      }
+      if (found != 1) {
+        throw errors.notPrimaryKey(
+            "is not the query's first column, the one the keys are read from");
       }
       schema = meta.getCatalogName(found);
       table = meta.getTableName(found);

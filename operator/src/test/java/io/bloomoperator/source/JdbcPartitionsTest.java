@@ -42,7 +42,15 @@ class JdbcPartitionsTest {
   void everyValueAndNullIsInExactlyOnePartition() {
     Random random = new Random(5);
     long[][] bounds = {
-      {0, 200_000}, {-1000, 1000}, {50_000, 50_007}, {Long.MIN_VALUE, Long.MAX_VALUE}, {0, 64}
+      {0, 200_000},
+      {-1000, 1000},
+      {50_000, 50_007},
+      {Long.MIN_VALUE, Long.MAX_VALUE},
+      {0, 64},
+      // Bounds near the top, where adding the stride wraps unless clamped (ranges overlapping).
+      // (count 7 from MAX - 8: a stride of 2 wraps before the last range).
+      {Long.MAX_VALUE - 8, Long.MAX_VALUE},
+      {1L << 62, Long.MAX_VALUE}
     };
     for (long[] b : bounds) {
       for (int count : new int[] {1, 2, 3, 7, 64}) {
