@@ -311,7 +311,12 @@ final class FilterRuns {
     if (open.isPresent() && open.get() instanceof PostgresLogicalStream stream) {
       boolean done = stream.dropSlot();
       changeStreams.close(uid);
-      return done;
+      if (!done) {
+        return false;
+      }
+      // The open stream may own nothing (its spec names a slot it refused) while the vouched
+      // record names the slot a former spec created, whose drop failed before: drop that too, or
+      // it would keep the database's write-ahead log after the filter is gone.
     }
     String recorded = ownSlots.vouched(filter, client, now);
     String inStatus = OwnSlots.recorded(filter);
