@@ -38,23 +38,22 @@ class CountingShadowKafkaTest {
 
     BloomFilterBits.Builder b = BloomFilterBits.builder(KeyType.STRING, 1024, 7);
     BitPositions positions = BitPositions.of(b.format(), b.numBits(), b.numHashFunctions());
-    // "twice" is in two rows of the source; "live" shares a bit with it.
-    String live = CountingShadowTest.sharingBitWith(positions, "twice");
+    // "gone" is in one row of the source; "live" shares a bit with it.
+    String live = CountingShadowTest.sharingBitWith(positions, "gone");
     try (CountingShadows shadows = new CountingShadows(dir, 1 << 20, 1 << 20);
         KafkaChangeStream stream = stream(spec)) {
       CountingShadow shadow = shadows.reserve("uid", "ns", positions, KeyType.STRING, 3).shadow();
       KeyInserter counting = shadow.counting(b);
-      counting.putString("twice");
-      counting.putString("twice");
+      counting.putString("gone");
       counting.putString(live);
       BloomFilterBits bits = b.build();
       StreamPosition published = stream.positionAt(Instant.now());
       assertThat(shadows.follow("uid", shadow, published, "sha")).isTrue();
 
-      kafka.produceKeyed(topic, "twice", "{\"id\":\"twice\",\"op\":\"delete\"}");
+      kafka.produceKeyed(topic, "gone", "{\"id\":\"gone\",\"op\":\"delete\"}");
       ChangeStream.Batch first = readOneDelete(stream, published);
       CountingShadow.Deletion deletion = first.deleted().get(0);
-      assertThat(deletion.key()).isEqualTo("twice");
+      assertThat(deletion.key()).isEqualTo("gone");
       assertThat(deletion.ordered()).isTrue();
       assertThat(shadow.apply(first.adds(), first.deleted(), first.next()).removed()).isEqualTo(1);
 
@@ -69,7 +68,8 @@ class CountingShadowKafkaTest {
       long[] clears = shadow.clears();
       BloomFilterBits after = BitPositions.withCleared(bits, clears, clears.length);
       assertThat(after.mightContainString(live)).as("the live key sharing a bit").isTrue();
-      assertThat(after.mightContainString("twice")).as("its other row").isTrue();
+      // Applied twice, the replay would have taken the count "live" holds on the shared bit.
+      assertThat(shadow.occurrences("gone")).isZero();
     }
   }
 
