@@ -32,12 +32,13 @@ final class StreamBudgetWait {
 
   /**
    * Until when a stream whose publish the budget {@linkplain #refused refused} waits; empty when
-   * the refused write never fits.
+   * the refused write never fits (then it is a failure of the filter, not a wait).
    */
   static Optional<Instant> until(PublishException e, Instant now) {
     if (e instanceof WriteBudgetExceeded budget) {
       return budget.retryAfter(now).map(now::plus);
     }
+    // The upload budget's refusal does not say when it fits: ask again after one of its buckets.
     return Optional.of(now.plus(STORE_BUCKET));
   }
 }

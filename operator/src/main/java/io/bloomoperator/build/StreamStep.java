@@ -114,10 +114,12 @@ public final class StreamStep implements Step {
     try {
       published = act.publishChanges(run, current, batch);
     } catch (PublishException e) {
-      if (!StreamBudgetWait.refused(e)) {
-        throw e;
+      Optional<Instant> until =
+          StreamBudgetWait.refused(e) ? StreamBudgetWait.until(e, run.now()) : Optional.empty();
+      if (until.isEmpty()) {
+        throw e; // not a budget's, or a write that never fits: the filter fails (Ready=False)
       }
-      return waitForBudget(run, state, status, e, StreamBudgetWait.until(e, run.now()));
+      return waitForBudget(run, state, status, e, until.get());
     }
     if (published.isEmpty()) {
       report(run, status);
@@ -140,19 +142,16 @@ public final class StreamStep implements Step {
   }
 
   /**
-   * A stream publish the write budget refused: not a failure of the filter, whose published version
-   * keeps serving and stays Ready. The stream is not read again before the budget has room (what is
-   * read could not be published), then resumes from the published position, so nothing is lost. The
-   * status says so at every refusal; a Warning event only when the waiting starts.
+   * A stream publish the write budget refused for now: the filter is not failed for it (its
+   * published version keeps serving). The stream is not read again before the budget has room (what
+   * is read could not be published), or for at most {@code FilterChanges.MAX_BUDGET_WAIT}, then
+   * resumes from the published position, so nothing is lost. The status says so at every refusal; a
+   * Warning event only when the waiting starts; each refusal counts in publish_failures_total.
    */
   private Next waitForBudget(
-      FilterRun run,
-      RunState state,
-      StreamStatus status,
-      PublishException refusal,
-      Optional<Instant> until) {
+      FilterRun run, RunState state, StreamStatus status, PublishException refusal, Instant until) {
     run.changes().waitForBudget(until, run.now());
-    metrics.streamDeferred(StreamRead.Deferral.WRITE_BUDGET.tag());
+    metrics.publishFailed(refusal.reason());
     boolean said =
         status.getMessage() != null && status.getMessage().startsWith(StreamBudgetWait.PREFIX);
     String message = StreamBudgetWait.PREFIX + refusal.getMessage();

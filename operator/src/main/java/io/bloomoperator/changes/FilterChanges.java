@@ -55,15 +55,17 @@ public final class FilterChanges {
   }
 
   /**
-   * Reads of this stream wait until {@code until} (empty: the budget never has room for what was
-   * refused; then for {@link #NEVER_FITS_WAIT}): its last publish was refused by a write budget.
+   * Reads of this stream wait until {@code until}, or for {@link #MAX_BUDGET_WAIT} at most: its
+   * last publish was refused by a write budget. The bound keeps reads, and with them what a read
+   * checks (the log a PostgreSQL slot retains), from stopping for the rest of the budget's hour.
    */
-  public void waitForBudget(Optional<Instant> until, Instant now) {
-    reads.backoff().waitForBudget(uid, until.orElse(now.plus(NEVER_FITS_WAIT)));
+  public void waitForBudget(Instant until, Instant now) {
+    Instant bound = now.plus(MAX_BUDGET_WAIT);
+    reads.backoff().waitForBudget(uid, until.isAfter(bound) ? bound : until);
   }
 
-  /** How long a stream whose publish can never fit waits before it tries again. */
-  static final java.time.Duration NEVER_FITS_WAIT = java.time.Duration.ofMinutes(5);
+  /** The longest a stream waits for its write budget before it reads (and is refused) again. */
+  public static final java.time.Duration MAX_BUDGET_WAIT = java.time.Duration.ofMinutes(5);
 
   /**
    * Where a full build whose scan starts at {@code scanStart} resumes the stream, and how the scan

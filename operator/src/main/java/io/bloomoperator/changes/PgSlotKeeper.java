@@ -87,8 +87,12 @@ final class PgSlotKeeper {
     this.owned = recordedSlot;
     this.exportWait = exportWait;
     this.intent = intent;
+    if (recordedSlot != null) {
+      intent.clear(recordedSlot); // the status records it: the record's window is over
+    }
     // Only a record of this spec's slot name: a record of a former name is not this slot.
-    this.attempted = intent.read().filter(id -> id.endsWith("/" + spec.getSlot())).orElse(null);
+    this.attempted =
+        intent.read(Instant.now()).filter(id -> id.endsWith("/" + spec.getSlot())).orElse(null);
   }
 
   /** How long a slot's creation may wait for running transactions. */
@@ -131,11 +135,11 @@ final class PgSlotKeeper {
       return;
     }
     attempted = identity;
-    intent.write(identity);
+    intent.write(identity, Instant.now());
     try {
       slot.create(c);
     } catch (SQLException e) {
-      forgetIfTaken(e);
+      forgetUnlessCreated(identity);
       throw e;
     }
     owned = identity;
@@ -210,12 +214,12 @@ final class PgSlotKeeper {
         return slot.createExporting(c, scanSlotName(), true, seconds);
       }
       attempted = identity;
-      intent.write(identity);
+      intent.write(identity, Instant.now());
       PgSlot.Export export;
       try {
         export = slot.createExporting(c, spec.getSlot(), false, seconds);
       } catch (SQLException e) {
-        forgetIfTaken(e);
+        forgetUnlessCreated(identity);
         throw e;
       }
       owned = identity;
@@ -230,14 +234,22 @@ final class PgSlotKeeper {
   }
 
   /**
-   * Forgets the record of a creation that found a slot of that name already there: created by
-   * someone else since it was checked, so not this filter's.
+   * After a failed creation: forgets that this operator tried, unless the slot is there now (the
+   * server may have created it before the failure reached us, e.g. a deadline). A slot of that name
+   * that appears later is someone else's, and must not be taken for this filter's. When the server
+   * cannot even be asked, the record is kept: it vouches for {@link SlotIntent#MAX_AGE} at most.
    */
-  private void forgetIfTaken(SQLException e) {
-    if ("42710".equals(e.getSQLState())) {
-      attempted = null;
-      intent.clear();
+  private void forgetUnlessCreated(String identity) {
+    try (PostgresConnector.Link fresh = connections.connect(false)) {
+      if (slot.find(fresh.connection()).isPresent()) {
+        return;
+      }
+    } catch (SQLException | StreamException | RuntimeException e) {
+      LOG.debug("slot not looked up after a failed creation", e);
+      return;
     }
+    attempted = null;
+    intent.clear(identity);
   }
 
   /** A fresh name for a temporary slot that exports a full build's snapshot. */
@@ -360,7 +372,7 @@ final class PgSlotKeeper {
         slot.drop(c);
         LOG.info("dropped replication slot {}", spec.getSlot());
       }
-      intent.clear();
+      intent.clear(owned);
       owned = null;
       retainedBytes = null;
       return true;

@@ -8,6 +8,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
+import java.time.Instant;
 import java.util.Optional;
 import java.util.regex.Pattern;
 import org.slf4j.Logger;
@@ -37,6 +38,9 @@ final class SlotIntent {
   /** Kubernetes uids; anything else would name a file outside the directory. */
   private static final Pattern UID = Pattern.compile("[0-9a-zA-Z-]{1,64}");
 
+  /** How long a record vouches for a slot: a restart after a kill comes well within it. */
+  static final java.time.Duration MAX_AGE = java.time.Duration.ofMinutes(10);
+
   private final Path file;
 
   private SlotIntent(Path file) {
@@ -51,8 +55,8 @@ final class SlotIntent {
     return new SlotIntent(dir.resolve(uid + ".slot"));
   }
 
-  /** The slot identity recorded, if any. */
-  Optional<String> read() {
+  /** The slot identity recorded at most {@link #MAX_AGE} before {@code now}, if any. */
+  Optional<String> read(Instant now) {
     if (file == null || !Files.isRegularFile(file)) {
       return Optional.empty();
     }
@@ -64,9 +68,17 @@ final class SlotIntent {
       while (bytes.hasRemaining() && channel.read(bytes) >= 0) {
         // until full or the end
       }
-      String identity = new String(bytes.array(), 0, bytes.position(), StandardCharsets.UTF_8);
-      return identity.isBlank() ? Optional.empty() : Optional.of(identity.strip());
-    } catch (IOException e) {
+      String[] lines =
+          new String(bytes.array(), 0, bytes.position(), StandardCharsets.UTF_8).split("\n");
+      if (lines.length != 2 || lines[0].isBlank()) {
+        return Optional.empty();
+      }
+      Instant written = Instant.ofEpochMilli(Long.parseLong(lines[1].strip()));
+      if (written.isAfter(now) || written.plus(MAX_AGE).isBefore(now)) {
+        return Optional.empty();
+      }
+      return Optional.of(lines[0].strip());
+    } catch (IOException | NumberFormatException | java.time.DateTimeException e) {
       LOG.warn(
           "the record of an operator-created replication slot cannot be read: {}", e.toString());
       return Optional.empty();
@@ -78,7 +90,7 @@ final class SlotIntent {
    * into place, so a kill leaves either no record or a whole one. A record that cannot be written
    * leaves the slot to the status alone, as without a directory (logged).
    */
-  void write(String identity) {
+  void write(String identity, Instant now) {
     if (file == null) {
       return;
     }
@@ -91,7 +103,9 @@ final class SlotIntent {
               StandardOpenOption.CREATE,
               StandardOpenOption.TRUNCATE_EXISTING,
               StandardOpenOption.WRITE)) {
-        ByteBuffer bytes = ByteBuffer.wrap(identity.getBytes(StandardCharsets.UTF_8));
+        ByteBuffer bytes =
+            ByteBuffer.wrap(
+                (identity + "\n" + now.toEpochMilli()).getBytes(StandardCharsets.UTF_8));
         while (bytes.hasRemaining()) {
           channel.write(bytes);
         }
@@ -106,9 +120,9 @@ final class SlotIntent {
     }
   }
 
-  /** Forgets the record. */
-  void clear() {
-    if (file == null) {
+  /** Forgets the record if it is of {@code identity} (a record of another slot stays). */
+  void clear(String identity) {
+    if (file == null || !read(Instant.now()).map(identity::equals).orElse(true)) {
       return;
     }
     try {

@@ -18,9 +18,15 @@ import java.util.Map;
  *     cold start reads at most (100 + this) percent of one whole snapshot
  * @param maxStreamDeltas longest chain a change stream's publishes may grow ({@link #forStream});
  *     at most {@code maxDeltas} has no effect
+ * @param maxManifestChars longest manifest JSON a chain may grow to before it is compacted (0: no
+ *     bound; the stream policy's is {@link #STREAM_MAX_MANIFEST_CHARS})
  */
 public record DeltaPolicy(
-    int maxDeltas, int maxDeltaPercent, int maxChainPercent, int maxStreamDeltas) {
+    int maxDeltas,
+    int maxDeltaPercent,
+    int maxChainPercent,
+    int maxStreamDeltas,
+    int maxManifestChars) {
 
   // 32: a cold start then reads the base plus at most 32 deltas, measured at 1.9x the time and
   // 1.18x the bytes of one whole snapshot (docs/benchmarks.md); running pods never pay for a
@@ -30,9 +36,7 @@ public record DeltaPolicy(
   public static final int DEFAULT_MAX_CHAIN_PERCENT = 50;
 
   // 512: the ski-rental length (below) of a ~59 MB payload (about 50M keys at 1 %); a cold start
-  // then GETs at most 512 small delta chunks besides the base. Kept well under what one manifest
-  // ConfigMap (1 MiB) can
-  // list next to a 1B-key base's chunk list (~219 KB): 512 entries are ~230 KB.
+  // then GETs at most 512 small delta chunks besides the base; 512 entries are ~230 KB of manifest.
   public static final int DEFAULT_MAX_STREAM_DELTAS = 512;
 
   /**
@@ -41,6 +45,14 @@ public record DeltaPolicy(
    * ConfigMap value (DeltaPolicyTest measures it).
    */
   static final long DELTA_ENTRY_BYTES = 450;
+
+  /**
+   * The longest manifest a stream's chain may grow to: the manifest ConfigMap (1 MiB) also carries
+   * a canary's manifest during a rollout and the retained versions' ({@code retained.json}, at most
+   * 256 KiB), and a 1B-key base's chunk list alone is ~219 KB; entries with long chunk names or
+   * several chunks are larger than {@link #DELTA_ENTRY_BYTES}.
+   */
+  public static final int STREAM_MAX_MANIFEST_CHARS = 384 * 1024;
 
   /** Deltas never: every version is a whole snapshot, as before chains existed. */
   public static final DeltaPolicy WHOLE_SNAPSHOTS_ONLY = new DeltaPolicy(0, 0, 0);
@@ -54,8 +66,17 @@ public record DeltaPolicy(
         maxDeltas == 0 ? 0 : Math.max(maxDeltas, DEFAULT_MAX_STREAM_DELTAS));
   }
 
+  /** A policy whose manifests are bounded only by the chain's length and bytes. */
+  public DeltaPolicy(int maxDeltas, int maxDeltaPercent, int maxChainPercent, int maxStreamDeltas) {
+    this(maxDeltas, maxDeltaPercent, maxChainPercent, maxStreamDeltas, 0);
+  }
+
   public DeltaPolicy {
-    if (maxDeltas < 0 || maxDeltaPercent < 0 || maxChainPercent < 0 || maxStreamDeltas < 0) {
+    if (maxDeltas < 0
+        || maxDeltaPercent < 0
+        || maxChainPercent < 0
+        || maxStreamDeltas < 0
+        || maxManifestChars < 0) {
       throw new IllegalArgumentException("delta limits must not be negative");
     }
     if (maxDeltaPercent > 100 || maxChainPercent > 1000) {
@@ -99,7 +120,8 @@ public record DeltaPolicy(
    * the square root of the payload (the ski-rental rule: never more than twice the writes of the
    * best length in hindsight). It is at least {@code maxDeltas} and at most {@code
    * maxStreamDeltas}; the chain's byte bound ({@code maxChainPercent}) holds as for builds, so a
-   * cold start still reads at most (100 + that) percent of one snapshot.
+   * cold start still reads at most (100 + that) percent of one snapshot; and the chain is compacted
+   * before its manifest grows past {@link #STREAM_MAX_MANIFEST_CHARS}.
    */
   public DeltaPolicy forStream(long wholeBytes) {
     if (!enabled() || maxStreamDeltas <= maxDeltas) {
@@ -109,7 +131,8 @@ public record DeltaPolicy(
         (int) Math.max(maxDeltas, Math.min(maxStreamDeltas, streamChainLength(wholeBytes))),
         maxDeltaPercent,
         maxChainPercent,
-        maxStreamDeltas);
+        maxStreamDeltas,
+        STREAM_MAX_MANIFEST_CHARS);
   }
 
   /** The largest L with {@code DELTA_ENTRY_BYTES * L * (L + 1) / 2 <= wholeBytes}. */
@@ -148,7 +171,9 @@ public record DeltaPolicy(
    */
   public boolean chainHasRoom(Manifest published, long deltaBytes, long wholeBytes) {
     return published.deltas().size() < maxDeltas
-        && published.deltaBytes() + deltaBytes <= percentOf(wholeBytes, maxChainPercent);
+        && published.deltaBytes() + deltaBytes <= percentOf(wholeBytes, maxChainPercent)
+        && (maxManifestChars == 0
+            || published.toJson().length() + DELTA_ENTRY_BYTES <= maxManifestChars);
   }
 
   private static long percentOf(long bytes, int percent) {

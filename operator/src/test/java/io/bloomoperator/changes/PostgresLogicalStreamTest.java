@@ -533,7 +533,7 @@ class PostgresLogicalStreamTest {
       first.positionAt(Instant.now()); // creates the slot; then the process is "killed"
     }
     assertThat(LogicalPostgres.slotExists(spec.getSlot())).isTrue();
-    assertThat(record.read())
+    assertThat(record.read(Instant.now()))
         .hasValueSatisfying(id -> assertThat(id).endsWith("/" + spec.getSlot()));
 
     try (PostgresLogicalStream stranger =
@@ -560,7 +560,7 @@ class PostgresLogicalStreamTest {
       assertThat(restarted.dropSlot()).isTrue();
     }
     assertThat(LogicalPostgres.slotExists(spec.getSlot())).isFalse();
-    assertThat(record.read()).as("cleared with the slot").isEmpty();
+    assertThat(record.read(Instant.now())).as("cleared with the slot").isEmpty();
   }
 
   @Test

@@ -112,20 +112,47 @@ class DeltaPolicyTest {
   }
 
   @Test
+  void aStreamChainIsCompactedBeforeItsManifestOutgrowsItsBound() {
+    long whole = 1_300_000_000L; // 1B keys: the length rule alone allows 512 deltas
+    DeltaPolicy stream = DeltaPolicy.defaults().forStream(whole);
+    assertThat(stream.maxDeltas()).isEqualTo(512);
+    int deltas = 300;
+    while (realisticChain(1300, deltas + 1).toJson().length() + DeltaPolicy.DELTA_ENTRY_BYTES
+        <= DeltaPolicy.STREAM_MAX_MANIFEST_CHARS) {
+      deltas++;
+    }
+    assertThat(deltas).as("the manifest bound binds first at 1B keys").isLessThan(512);
+    assertThat(stream.chainHasRoom(realisticChain(1300, deltas), 1, whole)).isTrue();
+    assertThat(stream.chainHasRoom(realisticChain(1300, deltas + 1), 1, whole)).isFalse();
+    // Builds keep their bounds only.
+    assertThat(DeltaPolicy.defaults().maxManifestChars()).isZero();
+  }
+
+  @Test
   void aDeltaEntryCostsWhatTheRuleAssumesInTheManifestConfigMap() throws Exception {
     // What one more delta adds to the manifest as written into its ConfigMap (a JSON string
     // value: quotes and newlines escaped), with realistic version numbers and a long filter name.
     var json = new com.fasterxml.jackson.databind.ObjectMapper();
-    long withOne = json.writeValueAsString(realisticChain(1).toJson()).length();
-    long withTwenty = json.writeValueAsString(realisticChain(20).toJson()).length();
+    long withOne = json.writeValueAsString(realisticChain(0, 1).toJson()).length();
+    long withTwenty = json.writeValueAsString(realisticChain(0, 20).toJson()).length();
     double perEntry = (withTwenty - withOne) / 19.0;
     assertThat((double) DeltaPolicy.DELTA_ENTRY_BYTES)
         .as("measured %.0f bytes a delta entry", perEntry)
         .isBetween(perEntry, perEntry * 1.25);
   }
 
-  private static Manifest realisticChain(int deltas) {
+  /** A chain of {@code deltas} on a base of {@code baseChunks} chunks (1B keys: ~1,300). */
+  private static Manifest realisticChain(int baseChunks, int deltas) {
     String name = "products-by-region-filter";
+    List<Manifest.ChunkRef> base =
+        java.util.stream.IntStream.range(0, baseChunks)
+            .mapToObj(
+                i ->
+                    new Manifest.ChunkRef(
+                        io.bloomoperator.snapshot.SnapshotNames.chunkName(name, 1_000_000, i),
+                        1 << 20,
+                        "c".repeat(64)))
+            .toList();
     List<Manifest.Delta> chain =
         LongStream.range(0, deltas)
             .mapToObj(
@@ -154,7 +181,7 @@ class DeltaPolicyTest {
         1000,
         SHA,
         "2026-11-30T00:00:00Z",
-        List.of(),
+        base,
         new Manifest.Chain(1_000_000, SHA, chain));
   }
 

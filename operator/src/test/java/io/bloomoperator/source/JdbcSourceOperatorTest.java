@@ -190,6 +190,35 @@ class JdbcSourceOperatorTest {
         .formatted(name, FPP, keyType, extra, pg.url(), query);
   }
 
+  /**
+   * {@code spec.source.jdbc.partitions} through the operator: the filter read over 4 connections
+   * (ranges of the key column, in one exported snapshot) publishes the very payload of the same
+   * filter read over one, and reports the same key counts.
+   */
+  @Test
+  void aPartitionedReadPublishesTheSamePayloadAsOneConnection(
+      KubernetesClient client, TestNamespace ns) throws Exception {
+    credentials(client, ns.name(), PostgresServer.PASSWORD);
+    String sized = "  expectedInsertions: " + MILLION + "\n";
+    apply(
+        client, ns.name(), filterYaml("one-reader", "Long", "select k from " + LONG_TABLE, sized));
+    apply(
+        client,
+        ns.name(),
+        filterYaml("four-readers", "Long", "select k from " + LONG_TABLE, sized)
+            + "      partitions: {column: k, count: 4, lowerBound: 1, upperBound: "
+            + MILLION
+            + "}\n");
+    var one = awaitStatus(client, ns.name(), "one-reader", f -> ready(f, "True", "Published"));
+    var four = awaitStatus(client, ns.name(), "four-readers", f -> ready(f, "True", "Published"));
+    assertThat(four.getStatus().getKeys())
+        .isEqualTo(one.getStatus().getKeys())
+        .isEqualTo((long) MILLION);
+    assertThat(four.getStatus().getNullKeys()).isEqualTo(one.getStatus().getNullKeys());
+    assertThat(manifest(client, ns.name(), "four-readers").sha256())
+        .isEqualTo(manifest(client, ns.name(), "one-reader").sha256());
+  }
+
   @Test
   void longFilterFromABigintColumnHoldsEveryKey(KubernetesClient client, TestNamespace ns)
       throws Exception {
