@@ -386,7 +386,6 @@ public final class CountingShadow implements AutoCloseable {
     return fingerprints.of(utf8, 0, utf8.length);
   }
 
-
   private void positionsOf(String key, long[] at) {
     if (keyType == KeyType.LONG) {
       positions.ofLong(Long.parseLong(key), at);

@@ -84,10 +84,6 @@ final class MySqlPartitionKey {
     if (schema == null || schema.isEmpty()) {
       throw errors.notPrimaryKey("cannot be checked: the server names no database for its table");
     }
-    if (!reportsOriginalNames(connection, schema, table, original)) {
-      throw errors.notPrimaryKey(
-          "cannot be checked: the driver reports aliases, not the original table and column");
-    }
     int columns = 0;
     boolean matches = false;
     // information_schema, asked with parameters: what the server says, whatever metadata settings
@@ -107,6 +103,11 @@ final class MySqlPartitionKey {
     }
     if (columns != 1 || !matches) {
       throw errors.notPrimaryKey("is not the single-column primary key of the table it comes from");
+    }
+    // Only now: the names found are a table's key, but are they the original names?
+    if (!reportsOriginalNames(connection, schema, table, original)) {
+      throw errors.notPrimaryKey(
+          "cannot be checked: the driver reports aliases, not the original table and column");
     }
   }
 

@@ -4,12 +4,12 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * The reading threads of one partitioned read and the connection share they read on: the share
- * goes back to {@link JdbcConnectionShares} when the last of them has ended (each closes its
- * connection before it ends), not when the build stops waiting for them. A thread the read's stop
- * cannot end at once (a driver call that ignores the abort) thus keeps its connection counted, and
- * a namespace cannot open more connections than its share by starting new reads beside threads that
- * outlived the last one.
+ * The reading threads of one partitioned read and the connection share they read on: the share goes
+ * back to {@link JdbcConnectionShares} when the last of them has ended (each closes its connection
+ * before it ends), not when the build stops waiting for them. A thread the read's stop cannot end
+ * at once (a driver call that ignores the abort) thus keeps its connection counted, and a namespace
+ * cannot open more connections than its share by starting new reads beside threads that outlived
+ * the last one.
  */
 final class PartitionThreads {
 

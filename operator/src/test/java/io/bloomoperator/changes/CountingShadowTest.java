@@ -314,7 +314,8 @@ class CountingShadowTest {
             -1L)) {
       io.bloomoperator.snapshot.KeyInserter inserter = shadow.counting(counted);
       com.sun.management.ThreadMXBean threads =
-          (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
+          (com.sun.management.ThreadMXBean)
+              java.lang.management.ManagementFactory.getThreadMXBean();
       for (int round = 0; round < 3; round++) { // the last round measures warmed-up code
         long before = threads.getCurrentThreadAllocatedBytes();
         for (long key = 0; key < n; key++) {
