@@ -127,10 +127,11 @@ class JdbcMySqlPartitionedSourceTest {
   }
 
   /**
-   * A connection whose driver reports aliases instead of original names (useOldAliasMetadataBehavior,
-   * which the URL allowlist refuses, set here directly) cannot pass a non-key column off as the key
-   * by aliasing it: {@code n AS id} would otherwise look like part_pk's primary key {@code id}
-   * (MySQL Connector/J then reports the alias; MariaDB Connector/J 3 still reports {@code n}).
+   * A connection whose driver reports aliases instead of original names
+   * (useOldAliasMetadataBehavior, which the URL allowlist refuses, set here directly) cannot pass a
+   * non-key column off as the key by aliasing it: {@code n AS id} would otherwise look like
+   * part_pk's primary key {@code id} (MySQL Connector/J then reports the alias; MariaDB Connector/J
+   * 3 still reports {@code n}).
    */
   @Test
   void aDriverReportingAliasesCannotPassAnotherColumnOffAsTheKey() throws Exception {
