@@ -104,6 +104,22 @@ BLOOM_SECRET_ACCESS BLOOM_HTTP_ALLOW BLOOM_HTTP_DENY
 BLOOM_HTTP_MAX_LINE_BYTES BLOOM_HTTP_MAX_BODY_BYTES BLOOM_HTTP_MAX_READ_TIME
 BLOOM_JDBC_MAX_VALUE_BYTES BLOOM_JDBC_MAX_BATCH_BYTES BLOOM_JDBC_MAX_FETCH_SIZE
 BLOOM_JDBC_MAX_QUERY_TIME JAVA_TOOL_OPTIONS BLOOM_WATCH_NAMESPACES BLOOM_SIGNING_KEY_SECRET
+BLOOM_STREAM_DIR BLOOM_STREAM_HELD_BYTES BLOOM_STREAM_NAMESPACE_HELD_BYTES BLOOM_STREAM_COUNTING_BYTES
+BLOOM_STREAM_NAMESPACE_COUNTING_BYTES
+{{- end }}
+
+{{/*
+The stream volume's sizeLimit: what the operator may keep there (held payloads and counting
+shadows, each bounded by its budget) and 64 MiB for the small files beside them (manifest digests)
+and file-system slack; operator.stream.dirSizeLimit replaces it.
+*/}}
+{{- define "bloom-operator.streamDirSizeLimit" -}}
+{{- $s := .Values.operator.stream -}}
+{{- if $s.dirSizeLimit -}}
+{{ $s.dirSizeLimit }}
+{{- else -}}
+{{ printf "%dMi" (div (add $s.heldBytes $s.countingBytes 67108864 1048575) 1048576) }}
+{{- end -}}
 {{- end }}
 
 {{- define "bloom-operator.checkExtraEnv" -}}

@@ -4,8 +4,6 @@ import io.bloomoperator.snapshot.BitPositions;
 import io.bloomoperator.snapshot.KeyInserter;
 import io.bloomoperator.snapshot.KeyType;
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.security.SecureRandom;
@@ -193,11 +191,14 @@ public final class CountingShadow implements AutoCloseable {
    * for as many threads at once as {@code inner} is. The filter's bits are exactly {@code inner}'s.
    */
   public KeyInserter counting(KeyInserter inner) {
+    // Each thread's own positions array: the inserter may be shared by a build's helpers, and a
+    // new array per key would be a build's only per-key allocation besides the key itself.
+    ThreadLocal<long[]> scratch = ThreadLocal.withInitial(() -> new long[positions.perKey()]);
     return new KeyInserter() {
       @Override
       public boolean putString(String key) {
         boolean changed = inner.putString(key);
-        long[] at = new long[positions.perKey()];
+        long[] at = scratch.get();
         positions.ofString(key, at);
         countBuilt(at, fingerprintOf(key));
         return changed;
@@ -206,7 +207,7 @@ public final class CountingShadow implements AutoCloseable {
       @Override
       public boolean putUtf8(byte[] utf8, int offset, int length) {
         boolean changed = inner.putUtf8(utf8, offset, length);
-        long[] at = new long[positions.perKey()];
+        long[] at = scratch.get();
         positions.ofUtf8(utf8, offset, length, at);
         countBuilt(at, fingerprints.of(utf8, offset, length));
         return changed;
@@ -215,9 +216,9 @@ public final class CountingShadow implements AutoCloseable {
       @Override
       public boolean putLong(long key) {
         boolean changed = inner.putLong(key);
-        long[] at = new long[positions.perKey()];
+        long[] at = scratch.get();
         positions.ofLong(key, at);
-        countBuilt(at, fingerprintOf(key));
+        countBuilt(at, fingerprints.of(key));
         return changed;
       }
     };
@@ -379,16 +380,10 @@ public final class CountingShadow implements AutoCloseable {
 
   private long fingerprintOf(String key) {
     if (keyType == KeyType.LONG) {
-      return fingerprintOf(Long.parseLong(key));
+      return fingerprints.of(Long.parseLong(key));
     }
     byte[] utf8 = key.getBytes(StandardCharsets.UTF_8);
     return fingerprints.of(utf8, 0, utf8.length);
-  }
-
-  private long fingerprintOf(long key) {
-    byte[] bytes =
-        ByteBuffer.allocate(Long.BYTES).order(ByteOrder.LITTLE_ENDIAN).putLong(key).array();
-    return fingerprints.of(bytes, 0, bytes.length);
   }
 
   private void positionsOf(String key, long[] at) {

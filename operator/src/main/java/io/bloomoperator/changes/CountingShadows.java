@@ -13,11 +13,12 @@ import org.slf4j.LoggerFactory;
 /**
  * The counting shadows of the filters with {@code spec.changes.deletions: Counting}, one per
  * filter, in files of the operator's own directory (the one {@link HeldBits} uses, an {@code
- * emptyDir}): bounded per namespace ({@code maxNamespaceBytes}) and in all ({@code maxBytes}),
- * checked before a file is created. A shadow's size is its counters (half a byte per filter bit)
- * and its key fingerprints (9 bytes a slot, {@link KeyFingerprints}), both charged. A shadow over a
- * bound is refused, and that filter's deletes wait for full builds ({@code Rebuild}) with the
- * status saying why; nothing is allocated for it.
+ * emptyDir}): bounded per namespace ({@code maxNamespaceBytes}) and in all ({@code maxBytes}), with
+ * a fair share of the total while a namespace waits for room ({@link CountingRoom}), checked before
+ * a file is created. A shadow's size is its counters (half a byte per filter bit) and its key
+ * fingerprints (9 bytes a slot, {@link KeyFingerprints}), both charged. A shadow over a bound is
+ * refused, and that filter's deletes wait for full builds ({@code Rebuild}) with the status saying
+ * why; nothing is allocated for it.
  *
  * <p>Memory: the files are mapped; their dirty pages count against the pod's memory limit as page
  * cache until the kernel writes them back, then as reclaimable cache; against ephemeral storage as
@@ -44,8 +45,7 @@ public final class CountingShadows implements AutoCloseable {
   public record Reserved(CountingShadow shadow, String refusal) {}
 
   private final Path dir;
-  private final long maxBytes;
-  private final long maxNamespaceBytes;
+  private final CountingRoom room;
   private final Map<String, Entry> byUid = new HashMap<>();
 
   /** Why a filter's shadow was stopped since its last full build (the operator's own text). */
@@ -59,8 +59,7 @@ public final class CountingShadows implements AutoCloseable {
    */
   public CountingShadows(Path dir, long maxBytes, long maxNamespaceBytes) {
     this.dir = dir;
-    this.maxBytes = maxBytes;
-    this.maxNamespaceBytes = maxNamespaceBytes;
+    this.room = new CountingRoom(maxBytes, maxNamespaceBytes);
     HeldBits.emptied(dir, "counting shadows", ".counts", ".prints");
   }
 
@@ -74,31 +73,9 @@ public final class CountingShadows implements AutoCloseable {
     forget(uid);
     stoppedWhy.remove(uid);
     long bytes = CountingShadow.bytesFor(positions.numBits(), keys);
-    long inNamespace =
-        byUid.values().stream()
-            .filter(e -> e.namespace().equals(namespace))
-            .mapToLong(e -> e.shadow().bytes())
-            .sum();
-    long inAll = byUid.values().stream().mapToLong(e -> e.shadow().bytes()).sum();
-    if (inNamespace + bytes > maxNamespaceBytes) {
-      return new Reserved(
-          null,
-          "the counting shadow needs "
-              + bytes
-              + " bytes and the namespace's shadows hold "
-              + inNamespace
-              + " of BLOOM_STREAM_NAMESPACE_COUNTING_BYTES="
-              + maxNamespaceBytes);
-    }
-    if (inAll + bytes > maxBytes) {
-      return new Reserved(
-          null,
-          "the counting shadow needs "
-              + bytes
-              + " bytes and the operator's shadows hold "
-              + inAll
-              + " of BLOOM_STREAM_COUNTING_BYTES="
-              + maxBytes);
+    String refused = room.take(uid, namespace, bytes);
+    if (refused != null) {
+      return new Reserved(null, refused);
     }
     try {
       CountingShadow shadow =
@@ -113,6 +90,7 @@ public final class CountingShadows implements AutoCloseable {
       byUid.put(uid, new Entry(namespace, shadow, false));
       return new Reserved(shadow, null);
     } catch (IOException | RuntimeException e) {
+      room.release(uid);
       LOG.warn("{}: counting shadow could not be created in {}: {}", namespace, dir, e.toString());
       return new Reserved(null, "the counting shadow files could not be created");
     }
@@ -157,12 +135,17 @@ public final class CountingShadows implements AutoCloseable {
   /** Filter {@code uid} is gone or no longer counts: its shadow and what was said of it go. */
   public synchronized void gone(String uid) {
     forget(uid);
+    room.gone(uid);
     stoppedWhy.remove(uid);
   }
 
-  /** Drops filter {@code uid}'s shadow, if any (its file deleted). */
+  /**
+   * Drops filter {@code uid}'s shadow, if any (its file deleted and its bytes free); whether it
+   * waits for room is kept (only its next reservation or {@link #gone} changes that).
+   */
   public synchronized void forget(String uid) {
     Entry gone = byUid.remove(uid);
+    room.release(uid);
     if (gone != null) {
       gone.shadow().close();
     }
@@ -170,11 +153,12 @@ public final class CountingShadows implements AutoCloseable {
 
   /** Bytes of all shadows now. */
   public synchronized long bytes() {
-    return byUid.values().stream().mapToLong(e -> e.shadow().bytes()).sum();
+    return room.bytes();
   }
 
   @Override
   public synchronized void close() {
+    byUid.keySet().forEach(room::gone);
     byUid.values().forEach(e -> e.shadow().close());
     byUid.clear();
   }

@@ -119,7 +119,18 @@ final class KeyFingerprints implements AutoCloseable {
 
   /** The fingerprint of {@code length} bytes of {@code bytes} from {@code offset} (never 0). */
   long of(byte[] bytes, int offset, int length) {
-    long h = sipHash24(k0, k1, bytes, offset, length) & mask;
+    return nonZero(sipHash24(k0, k1, bytes, offset, length) & mask);
+  }
+
+  /**
+   * The fingerprint of a long key: that of its 8 little-endian bytes, hashed without writing them
+   * anywhere (a full build counts every key through here).
+   */
+  long of(long key) {
+    return nonZero(sipHash24(k0, k1, null, 0, Long.BYTES, key) & mask);
+  }
+
+  private static long nonZero(long h) {
     return h == 0 ? 1 : h; // 0 marks an empty slot
   }
 
@@ -249,46 +260,50 @@ final class KeyFingerprints implements AutoCloseable {
 
   /** SipHash-2-4 (Aumasson and Bernstein) of {@code length} bytes under the key (k0, k1). */
   static long sipHash24(long k0, long k1, byte[] bytes, int offset, int length) {
-    long[] v = {
-      0x736f6d6570736575L ^ k0,
-      0x646f72616e646f6dL ^ k1,
-      0x6c7967656e657261L ^ k0,
-      0x7465646279746573L ^ k1
-    };
-    int end = offset + (length & ~7);
-    for (int i = offset; i < end; i += 8) {
-      compress(v, (long) LONG_LE.get(bytes, i), 2);
-    }
-    long last = ((long) length) << 56;
-    for (int i = 0; i < (length & 7); i++) {
-      last |= (bytes[end + i] & 0xFFL) << (8 * i);
-    }
-    compress(v, last, 2);
-    v[2] ^= 0xFF;
-    for (int r = 0; r < 4; r++) {
-      round(v);
-    }
-    return v[0] ^ v[1] ^ v[2] ^ v[3];
+    return sipHash24(k0, k1, bytes, offset, length, 0);
   }
 
-  private static void compress(long[] v, long m, int rounds) {
-    v[3] ^= m;
-    for (int r = 0; r < rounds; r++) {
-      round(v);
+  /**
+   * SipHash-2-4 of {@code bytes[offset, +length)}, or, when {@code bytes} is null, of the 8
+   * little-endian bytes of {@code word} ({@code length} 8). State in locals: nothing is allocated
+   * per key.
+   */
+  private static long sipHash24(long k0, long k1, byte[] bytes, int offset, int length, long word) {
+    long v0 = 0x736f6d6570736575L ^ k0;
+    long v1 = 0x646f72616e646f6dL ^ k1;
+    long v2 = 0x6c7967656e657261L ^ k0;
+    long v3 = 0x7465646279746573L ^ k1;
+    int words = length >>> 3;
+    // Steps: each 8-byte word, the last word (the tail and the length), then the finalization.
+    for (int step = 0; step <= words + 1; step++) {
+      long m = 0;
+      int rounds = 2;
+      if (step < words) {
+        m = bytes == null ? word : (long) LONG_LE.get(bytes, offset + 8 * step);
+      } else if (step == words) {
+        m = ((long) length) << 56;
+        for (int i = 0; i < (length & 7); i++) {
+          m |= (bytes[offset + 8 * words + i] & 0xFFL) << (8 * i);
+        }
+      } else {
+        v2 ^= 0xFF;
+        rounds = 4;
+      }
+      v3 ^= m;
+      for (int r = 0; r < rounds; r++) {
+        v0 += v1;
+        v1 = Long.rotateLeft(v1, 13) ^ v0;
+        v0 = Long.rotateLeft(v0, 32);
+        v2 += v3;
+        v3 = Long.rotateLeft(v3, 16) ^ v2;
+        v0 += v3;
+        v3 = Long.rotateLeft(v3, 21) ^ v0;
+        v2 += v1;
+        v1 = Long.rotateLeft(v1, 17) ^ v2;
+        v2 = Long.rotateLeft(v2, 32);
+      }
+      v0 ^= m;
     }
-    v[0] ^= m;
-  }
-
-  private static void round(long[] v) {
-    v[0] += v[1];
-    v[1] = Long.rotateLeft(v[1], 13) ^ v[0];
-    v[0] = Long.rotateLeft(v[0], 32);
-    v[2] += v[3];
-    v[3] = Long.rotateLeft(v[3], 16) ^ v[2];
-    v[0] += v[3];
-    v[3] = Long.rotateLeft(v[3], 21) ^ v[0];
-    v[2] += v[1];
-    v[1] = Long.rotateLeft(v[1], 17) ^ v[2];
-    v[2] = Long.rotateLeft(v[2], 32);
+    return v0 ^ v1 ^ v2 ^ v3;
   }
 }

@@ -42,7 +42,8 @@ import java.util.Map;
  *     slot: a slot nobody advances fills the database's disk
  * @param maxCountingBytes the counting shadows of filters with {@code deletions: Counting} together
  *     at most (BLOOM_STREAM_COUNTING_BYTES): half a byte per filter bit and 14 bytes per key of
- *     fingerprints, in files beside the held payloads ({@link CountingShadows})
+ *     fingerprints, in files beside the held payloads ({@link CountingShadows}); while a namespace
+ *     waits for room, each namespace's fair share of it ({@link CountingRoom})
  * @param maxCountingNamespaceBytes one namespace's counting shadows at most
  *     (BLOOM_STREAM_NAMESPACE_COUNTING_BYTES)
  */

@@ -204,6 +204,8 @@ enum JdbcDriver {
       p.setProperty("allowUrlInLocalInfile", "false");
       p.setProperty("allowMultiQueries", "false");
       p.setProperty("readOnlyPropagatesToServer", "true");
+      // Result metadata names original tables and columns (the partition-key check needs them).
+      p.setProperty("useOldAliasMetadataBehavior", "false");
       p.setProperty("allowPublicKeyRetrieval", "false");
       p.setProperty("fallbackToSystemKeyStore", "false");
       p.setProperty(
@@ -251,6 +253,8 @@ enum JdbcDriver {
       p.setProperty("allowMultiQueries", "false");
       p.setProperty("allowPublicKeyRetrieval", "false");
       p.setProperty("transactionReplay", "false");
+      // Result metadata names original tables and columns (the partition-key check needs them).
+      p.setProperty("useOldAliasMetadataBehavior", "false");
       // A server may otherwise send the client, credentials included, to another host.
       p.setProperty("permitRedirect", "false");
       p.setProperty(

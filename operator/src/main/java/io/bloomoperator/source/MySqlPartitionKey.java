@@ -1,12 +1,11 @@
 package io.bloomoperator.source;
 
 import java.sql.Connection;
-import java.sql.DatabaseMetaData;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.ResultSetMetaData;
 import java.sql.SQLException;
-import java.util.Locale;
+import java.sql.SQLSyntaxErrorException;
 
 /**
  * The MySQL/MariaDB rule for a partition column: it must be shown, from what the driver and the
@@ -27,8 +26,12 @@ import java.util.Locale;
  *       table's computed column name none);
  *   <li>it must be declared NOT NULL in the result (the nullable side of an outer join is not, and
  *       a row could move from the NULL partition to another when its match appears);
- *   <li>that table's primary key ({@link DatabaseMetaData#getPrimaryKeys}) must be exactly that one
- *       column (a view has none).
+ *   <li>the connection must report original names: a probe aliasing that table and column must
+ *       still be described by their names (a driver setting such as {@code
+ *       useOldAliasMetadataBehavior} reports aliases, whether from the URL or anywhere else);
+ *   <li>that table's primary key, read from {@code information_schema.KEY_COLUMN_USAGE} with the
+ *       database and table as parameters (not through the driver's metadata calls, whose results
+ *       depend on its settings), must be exactly that one column (a view has none).
  * </ul>
  *
  * <p>The result's description comes from the server without reading rows (MariaDB Connector/J
@@ -78,22 +81,65 @@ final class MySqlPartitionKey {
         throw errors.notPrimaryKey("may be NULL in the query's result");
       }
     }
+    if (schema == null || schema.isEmpty()) {
+      throw errors.notPrimaryKey("cannot be checked: the server names no database for its table");
+    }
     int columns = 0;
     boolean matches = false;
-    try (ResultSet keys =
-        connection
-            .getMetaData()
-            .getPrimaryKeys(schema == null || schema.isEmpty() ? null : schema, null, table)) {
-      while (keys.next()) {
-        columns++;
-        matches =
-            original
-                .toLowerCase(Locale.ROOT)
-                .equals(String.valueOf(keys.getString("COLUMN_NAME")).toLowerCase(Locale.ROOT));
+    // information_schema, asked with parameters: what the server says, whatever metadata settings
+    // (databaseTerm, nullDatabaseMeansCurrent) the driver has.
+    try (PreparedStatement primary =
+        connection.prepareStatement(
+            "SELECT COLUMN_NAME FROM information_schema.KEY_COLUMN_USAGE"
+                + " WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? AND CONSTRAINT_NAME = 'PRIMARY'")) {
+      primary.setString(1, schema);
+      primary.setString(2, table);
+      try (ResultSet keys = primary.executeQuery()) {
+        while (keys.next() && columns <= 1) {
+          columns++;
+          matches = original.equalsIgnoreCase(String.valueOf(keys.getString(1)));
+        }
       }
     }
     if (columns != 1 || !matches) {
       throw errors.notPrimaryKey("is not the single-column primary key of the table it comes from");
     }
+    // Only now: the names found are a table's key, but are they the original names?
+    if (!reportsOriginalNames(connection, schema, table, original)) {
+      throw errors.notPrimaryKey(
+          "cannot be checked: the driver reports aliases, not the original table and column");
+    }
+  }
+
+  /**
+   * Whether this connection's result metadata names original tables and columns: a query aliasing
+   * both must still report {@code table} and {@code column}. A driver reporting aliases (MySQL and
+   * MariaDB Connector/J with {@code useOldAliasMetadataBehavior}, however it was set) would let
+   * {@code SELECT other AS id FROM t} pass as t's key {@code id}.
+   */
+  private static boolean reportsOriginalNames(
+      Connection connection, String schema, String table, String column) throws SQLException {
+    String probe =
+        "SELECT "
+            + quoted(column)
+            + " AS bloom_probe_column FROM "
+            + quoted(schema)
+            + "."
+            + quoted(table)
+            + " AS bloom_probe_table WHERE 1 = 0";
+    try (PreparedStatement describe = connection.prepareStatement(probe)) {
+      ResultSetMetaData meta = describe.getMetaData();
+      return meta != null
+          && meta.getColumnCount() == 1
+          && table.equals(meta.getTableName(1))
+          && column.equalsIgnoreCase(meta.getColumnName(1));
+    } catch (SQLSyntaxErrorException e) {
+      return false; // no such table or column: the names described were aliases
+    }
+  }
+
+  /** A MySQL identifier in backquotes (a backquote in it doubled). */
+  private static String quoted(String identifier) {
+    return "`" + identifier.replace("`", "``") + "`";
   }
 }

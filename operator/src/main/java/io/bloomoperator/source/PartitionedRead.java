@@ -54,7 +54,10 @@ final class PartitionedRead {
   /** Ends the hand-over queue for one connection. */
   private static final Object END = new Object();
 
-  /** How long the build's thread waits for the reading threads to end after a stop. */
+  /**
+   * How long the build's thread waits for the reading threads to end after a stop; one still
+   * running afterwards keeps the connection share ({@link PartitionThreads}).
+   */
   private static final long JOIN_MILLIS = 30_000;
 
   /** What the first connection established for the others. */
@@ -84,27 +87,24 @@ final class PartitionedRead {
     parts.connector().checkLiteral();
     List<JdbcPartitions.Range> ranges = plan.ranges();
     JdbcConnectionShares shares = parts.settings().partitionConnections();
-    try (JdbcConnectionShares.Held extra = shares.take(namespace, ranges.size() - 1)) {
-      int count = 1 + extra.count();
-      BlockingQueue<Object> handOver = new ArrayBlockingQueue<>(count);
-      AtomicInteger next = new AtomicInteger();
-      CompletableFuture<Ready> ready = new CompletableFuture<>();
-      CountDownLatch imported = new CountDownLatch(count - 1);
-      Thread[] threads = new Thread[count];
+    // The share goes back when the last reading thread has ended, not when the join gives up.
+    JdbcConnectionShares.Held extra = shares.take(namespace, ranges.size() - 1);
+    int count = 1 + extra.count();
+    PartitionThreads threads = new PartitionThreads(extra, count, JOIN_MILLIS);
+    BlockingQueue<Object> handOver = new ArrayBlockingQueue<>(count);
+    AtomicInteger next = new AtomicInteger();
+    CompletableFuture<Ready> ready = new CompletableFuture<>();
+    CountDownLatch imported = new CountDownLatch(count - 1);
+    try {
       for (int i = 0; i < count; i++) {
         boolean first = i == 0;
-        threads[i] =
-            new Thread(
-                () -> work(first, ranges, next, ready, imported, handOver), "jdbc-partition-" + i);
-        threads[i].setDaemon(true);
-        threads[i].start();
+        threads.start(
+            () -> work(first, ranges, next, ready, imported, handOver), "jdbc-partition-" + i);
       }
-      try {
-        drain(handOver, count, sink);
-      } finally {
-        stop();
-        join(threads);
-      }
+      drain(handOver, count, sink);
+    } finally {
+      stop();
+      threads.join();
     }
   }
 
@@ -392,22 +392,6 @@ final class PartitionedRead {
     }
     for (JdbcConnectionGuard guard : guards) {
       guard.abortSockets();
-    }
-  }
-
-  private static void join(Thread[] threads) {
-    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(JOIN_MILLIS);
-    for (Thread t : threads) {
-      long left = deadline - System.nanoTime();
-      if (left <= 0) {
-        return;
-      }
-      try {
-        t.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        return;
-      }
     }
   }
 

@@ -88,11 +88,11 @@ class CountingDeletionsOperatorTest {
         .formatted(String.join(", ", keys), KAFKA.bootstrap(), topic);
   }
 
-  private static String delete(String key) {
+  static String delete(String key) {
     return "{\"id\":\"" + key + "\",\"op\":\"delete\"}";
   }
 
-  private static com.google.common.hash.BloomFilter<CharSequence> published(
+  static com.google.common.hash.BloomFilter<CharSequence> published(
       KubernetesClient client, String ns) throws Exception {
     Manifest manifest = manifest(client, ns, "products");
     return com.google.common.hash.BloomFilter.readFrom(
@@ -100,7 +100,7 @@ class CountingDeletionsOperatorTest {
         Funnels.stringFunnel(StandardCharsets.UTF_8));
   }
 
-  private static String builtAt(KubernetesClient client, String ns) {
+  static String builtAt(KubernetesClient client, String ns) {
     return client
         .configMaps()
         .inNamespace(ns)
@@ -111,7 +111,7 @@ class CountingDeletionsOperatorTest {
         .get(SnapshotConfigMaps.ANNOTATION_BUILT_AT);
   }
 
-  private static StreamStatus stream(KubernetesClient client, String ns) {
+  static StreamStatus stream(KubernetesClient client, String ns) {
     BloomFilter f = client.resources(BloomFilter.class).inNamespace(ns).withName("products").get();
     return f.getStatus() == null ? null : f.getStatus().getStream();
   }

@@ -36,6 +36,23 @@ class KeyFingerprintsTest {
     }
   }
 
+  /** A long key's fingerprint, hashed from the long itself, is that of its little-endian bytes. */
+  @Test
+  void aLongKeysFingerprintIsThatOfItsLittleEndianBytes() throws Exception {
+    SecureRandom random = new SecureRandom();
+    try (KeyFingerprints table = KeyFingerprints.create(dir.resolve("t"), 10, random)) {
+      for (int i = 0; i < 1_000; i++) {
+        long key = i < 3 ? new long[] {0, -1, Long.MIN_VALUE}[i] : random.nextLong();
+        byte[] le =
+            java.nio.ByteBuffer.allocate(8)
+                .order(java.nio.ByteOrder.LITTLE_ENDIAN)
+                .putLong(key)
+                .array();
+        assertThat(table.of(key)).as("%d", key).isEqualTo(table.of(le, 0, 8));
+      }
+    }
+  }
+
   @Test
   void aSecretPerTableMakesFingerprintsDiffer() throws Exception {
     byte[] key = "sku-1".getBytes(java.nio.charset.StandardCharsets.UTF_8);

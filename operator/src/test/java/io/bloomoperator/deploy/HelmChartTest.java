@@ -356,6 +356,95 @@ class HelmChartTest {
     assertThat(last.path("value").asText()).isEqualTo("DEBUG");
   }
 
+  /**
+   * The stream directory is its own emptyDir, sized from the budgets of what the operator keeps
+   * there (held payloads and counting shadows, plus 64 Mi), overridable, and the static manifests
+   * size theirs the same way.
+   */
+  @Test
+  void streamVolumeIsSizedFromTheStreamBudgets() throws IOException {
+    JsonNode pod = podSpec(helm.templateYaml("x", "ns", "--show-only", DEPLOYMENT));
+    assertThat(streamSizeLimit(pod)).isEqualTo("1088Mi"); // 512 + 512 + 64
+    assertThat(env(pod, "BLOOM_STREAM_DIR")).isEqualTo("/stream");
+    assertThat(env(pod, "BLOOM_STREAM_COUNTING_BYTES")).isEqualTo("536870912");
+    JsonNode mount = null;
+    for (JsonNode m : pod.path("containers").get(0).path("volumeMounts")) {
+      if (m.path("name").asText().equals("stream")) {
+        mount = m;
+      }
+    }
+    assertThat(mount).isNotNull();
+    assertThat(mount.path("mountPath").asText()).isEqualTo("/stream");
+
+    JsonNode larger =
+        podSpec(
+            helm.templateYaml(
+                "x",
+                "ns",
+                "--show-only",
+                DEPLOYMENT,
+                "--set",
+                "operator.stream.countingBytes=2147483648",
+                "--set",
+                "operator.stream.heldBytes=1000000"));
+    assertThat(env(larger, "BLOOM_STREAM_COUNTING_BYTES")).isEqualTo("2147483648");
+    assertThat(env(larger, "BLOOM_STREAM_HELD_BYTES")).isEqualTo("1000000");
+    // 2048 Mi + 0.95 Mi + 64 Mi, rounded up.
+    assertThat(streamSizeLimit(larger)).isEqualTo("2113Mi");
+
+    JsonNode set =
+        podSpec(
+            helm.templateYaml(
+                "x", "ns", "--show-only", DEPLOYMENT, "--set", "operator.stream.dirSizeLimit=5Gi"));
+    assertThat(streamSizeLimit(set)).isEqualTo("5Gi");
+    assertThat(
+            helm.tryRun(
+                    "template",
+                    "x",
+                    HelmCli.chart().toString(),
+                    "--set",
+                    "operator.stream.dirSizeLimit=lots")
+                .exitCode())
+        .isNotZero();
+
+    JsonNode base =
+        YAML.readTree(
+                RealKubernetesExtension.repoRoot()
+                    .resolve("deploy/base/operator-deployment.yaml")
+                    .toFile())
+            .path("spec")
+            .path("template")
+            .path("spec");
+    assertThat(streamSizeLimit(base)).isEqualTo(streamSizeLimit(pod));
+    for (String name :
+        List.of(
+            "BLOOM_STREAM_DIR",
+            "BLOOM_STREAM_HELD_BYTES",
+            "BLOOM_STREAM_NAMESPACE_HELD_BYTES",
+            "BLOOM_STREAM_COUNTING_BYTES",
+            "BLOOM_STREAM_NAMESPACE_COUNTING_BYTES")) {
+      assertThat(env(base, name)).as(name).isEqualTo(env(pod, name));
+    }
+  }
+
+  private static String streamSizeLimit(JsonNode pod) {
+    for (JsonNode v : pod.path("volumes")) {
+      if (v.path("name").asText().equals("stream")) {
+        return v.path("emptyDir").path("sizeLimit").asText();
+      }
+    }
+    return null;
+  }
+
+  private static String env(JsonNode pod, String name) {
+    for (JsonNode e : pod.path("containers").get(0).path("env")) {
+      if (e.path("name").asText().equals(name)) {
+        return e.path("value").asText();
+      }
+    }
+    return null;
+  }
+
   /** A spread constraint without a selector spreads this release's operator pods. */
   @Test
   void topologySpreadSelectsTheReleasePods() throws IOException {

@@ -125,4 +125,52 @@ class JdbcMySqlPartitionedSourceTest {
       }
     }
   }
+
+  /**
+   * A connection whose driver reports aliases instead of original names
+   * (useOldAliasMetadataBehavior, which the URL allowlist refuses, set here directly) cannot pass a
+   * non-key column off as the key by aliasing it: {@code n AS id} would otherwise look like
+   * part_pk's primary key {@code id} (MySQL Connector/J then reports the alias; MariaDB Connector/J
+   * 3 still reports {@code n}).
+   */
+  @Test
+  void aDriverReportingAliasesCannotPassAnotherColumnOffAsTheKey() throws Exception {
+    for (String scheme : JdbcMySqlSourceTest.SCHEMES) {
+      assertThatThrownBy(() -> JdbcUrl.parse(db.url(scheme) + "?useOldAliasMetadataBehavior=true"))
+          .isInstanceOf(IllegalArgumentException.class);
+      java.util.Properties login = new java.util.Properties();
+      login.setProperty("user", MariaDbServer.USER);
+      login.setProperty("password", MariaDbServer.PASSWORD);
+      login.setProperty("useOldAliasMetadataBehavior", "true");
+      java.sql.Driver driver =
+          scheme.equals("jdbc:mysql:")
+              ? new com.mysql.cj.jdbc.Driver()
+              : new org.mariadb.jdbc.Driver();
+      JdbcErrors errors =
+          new JdbcErrors(
+              JdbcUrl.parse(db.url(scheme)),
+              JdbcTestSettings.LOOPBACK,
+              1000,
+              java.time.Duration.ofSeconds(30),
+              null);
+      try (java.sql.Connection aliasing = driver.connect(db.url(scheme), login)) {
+        for (String query :
+            List.of("select n as id, sku from part_pk", "select n as id, sku from part_pk as t")) {
+          assertThatThrownBy(() -> MySqlPartitionKey.check(aliasing, query, "id", errors))
+              .as("%s %s", scheme, query)
+              .isInstanceOf(SourceException.class)
+              .hasMessageContaining("spec.source.jdbc.partitions.column")
+              .hasMessageNotContaining("part_");
+        }
+        if (scheme.equals("jdbc:mysql:")) {
+          // The case only the probe refuses: the alias names the table's key.
+          assertThatThrownBy(
+                  () ->
+                      MySqlPartitionKey.check(
+                          aliasing, "select n as id, sku from part_pk", "id", errors))
+              .hasMessageContaining("reports aliases");
+        }
+      }
+    }
+  }
 }
