@@ -122,7 +122,9 @@ var Reasons = []Reason{ReasonAPI, ReasonChunk, ReasonHeap, ReasonStoreDenied, Re
 // Stats are a reader's counters since it was made, the numbers behind the Java reader's metrics
 // (package metrics exports them for Prometheus under the same names).
 type Stats struct {
-	// Lookups counts MightContain and MightContainInt64 calls; MaybePresent those answering true.
+	// Lookups counts the keys asked about through the Reader (MightContain, MightContainInt64 and
+	// each key of a batch); MaybePresent those answered true. Lookups made on a Snapshot's Filter
+	// directly are not counted.
 	Lookups, MaybePresent uint64
 	// Swaps counts snapshots loaded and served.
 	Swaps uint64
@@ -222,6 +224,47 @@ func (r *Reader) MightContainInt64(v int64) bool {
 		return r.answer(s.Filter.MightContainInt64(v))
 	}
 	return r.answer(!r.cfg.FailClosed)
+}
+
+// MightContainBatch answers MightContain for each key into results[i] (results at least as long
+// as keys), all against the same snapshot; each key counts as one lookup, as in the Java reader's
+// mightContainAll. Before the first load every answer is as MightContain's.
+func (r *Reader) MightContainBatch(keys []string, results []bool) {
+	if s := r.served.Load(); s != nil {
+		s.Filter.MightContainBatch(keys, results)
+	} else {
+		fill(results[:len(keys)], !r.cfg.FailClosed)
+	}
+	r.answered(results[:len(keys)])
+}
+
+// MightContainInt64Batch answers MightContainInt64 for each key into results[i], as
+// MightContainBatch.
+func (r *Reader) MightContainInt64Batch(keys []int64, results []bool) {
+	if s := r.served.Load(); s != nil {
+		s.Filter.MightContainInt64Batch(keys, results)
+	} else {
+		fill(results[:len(keys)], !r.cfg.FailClosed)
+	}
+	r.answered(results[:len(keys)])
+}
+
+// answered counts a batch's lookups and maybe-present answers with two atomic additions.
+func (r *Reader) answered(results []bool) {
+	present := 0
+	for _, maybe := range results {
+		if maybe {
+			present++
+		}
+	}
+	r.lookups.Add(uint64(len(results)))
+	r.maybePresent.Add(uint64(present))
+}
+
+func fill(results []bool, answer bool) {
+	for i := range results {
+		results[i] = answer
+	}
 }
 
 // Sync reads the manifest ConfigMap and acts on it as Offer does. A missing manifest changes

@@ -480,6 +480,57 @@ func TestBeforeFirstSnapshot(t *testing.T) {
 	}
 }
 
+// Batch lookups through the Reader answer as the Filter's and count every key, as single lookups
+// and the Java reader's mightContainAll do; before the first load they answer as MightContain.
+func TestBatchLookupsAreCounted(t *testing.T) {
+	for _, closed := range []bool{false, true} {
+		fx := setup(t, KeyString, false, func(c *Config) { c.FailClosed = closed })
+		got := make([]bool, 3)
+		fx.r.MightContainBatch([]string{"a", "b", "c"}, got)
+		for _, answer := range got {
+			if answer != !closed {
+				t.Fatalf("FailClosed=%v: batch answered %v before the first snapshot", closed, got)
+			}
+		}
+		want := uint64(3)
+		if closed {
+			want = 0
+		}
+		if s := fx.r.Stats(); s.Lookups != 3 || s.MaybePresent != want {
+			t.Fatalf("FailClosed=%v: %+v after a batch of 3 before the first snapshot", closed, s)
+		}
+	}
+	fx := setup(t, KeyString, false, nil)
+	fx.pub.announce(t, fx.pub.whole(1, keysFilter(LayoutGuava, "a", "b")))
+	fx.sync(t, Loaded, "")
+	keys := []string{"a", "b", "absent-1", "absent-2", "absent-3"}
+	got := make([]bool, len(keys))
+	fx.r.MightContainBatch(keys, got)
+	present := uint64(0)
+	for i, key := range keys {
+		if single := fx.r.Current().Filter.MightContain(key); got[i] != single {
+			t.Fatalf("%s: batch %v, single %v", key, got[i], single)
+		}
+		if got[i] {
+			present++
+		}
+	}
+	if s := fx.r.Stats(); s.Lookups != uint64(len(keys)) || s.MaybePresent != present || present < 2 {
+		t.Fatalf("%+v after a batch of %d keys, %d maybe present", s, len(keys), present)
+	}
+
+	long := setup(t, KeyLong, false, nil)
+	f := newTestFilter(KeyLong, LayoutSplitBlock, 4096, 8)
+	f.putInt64(7)
+	long.pub.announce(t, long.pub.whole(1, f))
+	long.sync(t, Loaded, "")
+	values := make([]bool, 2)
+	long.r.MightContainInt64Batch([]int64{7, 8}, values)
+	if !values[0] || long.r.Stats().Lookups != 2 {
+		t.Fatalf("answers %v, %+v", values, long.r.Stats())
+	}
+}
+
 // testdata/java-reports.tsv: reader report names and filter label values as the Java
 // SnapshotNames writes them (filter, pod UID, report name, label value), cut names included: the
 // operator counts a report only under exactly these.

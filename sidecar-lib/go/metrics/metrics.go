@@ -6,7 +6,7 @@
 //	bloomreader_snapshot_age_seconds{namespace,filter}      gauge, since the manifest's createdAt; NaN before
 //	bloomreader_swaps_total{namespace,filter}               counter, snapshots loaded and served
 //	bloomreader_load_failures_total{namespace,filter,reason} counter, reason as the Java tag (e.g. rollback)
-//	bloomreader_lookups_total{namespace,filter}             counter, MightContain calls
+//	bloomreader_lookups_total{namespace,filter}             counter, keys asked (batches per key)
 //	bloomreader_maybe_present_total{namespace,filter}       counter, of which answered true
 //	bloomreader_fpp_expected{namespace,filter}              gauge, the manifest's expectedFpp; NaN before
 //
@@ -15,8 +15,12 @@
 //
 //	bloomreader_watch_expirations_total{namespace,filter}   counter, manifest watches answered 410 Gone
 //
-// The Java reader's metrics of features this reader does not have (observed false positives and
-// outcomes, local adds, in-place deltas) are not exported.
+// Lookups are the keys asked through the Reader, batches included. The Java reader's metrics of
+// features this reader does not have are not exported: bloomreader_fpp_observed and
+// bloomreader_outcomes_total (no recordOutcome), bloomreader_local_adds and the
+// bloomreader_local_adds_{refused,expired,arrived}_total counters (no addLocal),
+// bloomreader_deltas_in_place_total and bloomreader_in_place_digest_mismatches_total (deltas are
+// always swapped in).
 //
 // It is a package of its own so that the reader core does not depend on the Prometheus client.
 package metrics

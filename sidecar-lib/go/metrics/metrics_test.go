@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -15,6 +16,20 @@ import (
 // foreignOnly are the metrics of the Go and Python readers the Java reader has no counterpart of
 // (docs/reader-protocol.md); the Python reader exports the same names.
 var foreignOnly = map[string]bool{"bloomreader_watch_expirations_total": true}
+
+// notExported are the Java reader's metrics of features the Go and Python readers do not have
+// (observed false positives, local adds, in-place deltas); every other Java metric is exported
+// under the same name and labels. A metric the Java catalogue gains must be added to one side.
+var notExported = map[string]bool{
+	"bloomreader_fpp_observed":                     true, // recordOutcome
+	"bloomreader_outcomes_total":                   true, // recordOutcome
+	"bloomreader_local_adds":                       true, // addLocal
+	"bloomreader_local_adds_refused_total":         true,
+	"bloomreader_local_adds_expired_total":         true,
+	"bloomreader_local_adds_arrived_total":         true,
+	"bloomreader_deltas_in_place_total":            true, // deltas applied in place
+	"bloomreader_in_place_digest_mismatches_total": true,
+}
 
 // watched is a reader with a fixed count of watch expirations.
 type watched struct {
@@ -51,12 +66,14 @@ func TestNamesAreTheJavaReadersAndCountersCount(t *testing.T) {
 	r.Sync(context.Background())
 	registry := prometheus.NewPedanticRegistry()
 	registry.MustRegister(NewCollector().AddWatched(watched{r, 3}, "shop", "ids"))
-	families, err := registry.Gather()
+	gathered, err := registry.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := map[string]float64{}
-	for _, f := range families {
+	families := map[string]bool{}
+	for _, f := range gathered {
+		families[f.GetName()] = true
 		if !javaNames[f.GetName()] && !foreignOnly[f.GetName()] {
 			t.Errorf("%s is not in the Java reader's catalogue", f.GetName())
 		}
@@ -73,6 +90,25 @@ func TestNamesAreTheJavaReadersAndCountersCount(t *testing.T) {
 				key += "{" + reason + "}"
 			}
 			got[key] = m.GetCounter().GetValue() + m.GetGauge().GetValue()
+		}
+	}
+	for name := range javaNames {
+		if _, exported := families[name]; exported == notExported[name] {
+			t.Errorf("%s: exported %v, but listed as not exported %v", name, exported, notExported[name])
+		}
+	}
+	// Every Java LoadFailureReason has its series, under the Java tag (its lower-case name).
+	enum, err := os.ReadFile("../../snapshot-format/src/main/java/io/bloomoperator/snapshot/LoadFailureReason.java")
+	if err != nil {
+		t.Fatal(err)
+	}
+	constants := regexp.MustCompile(`(?m)^  ([A-Z_]+)\((?:true|false)\)[,;]`).FindAllSubmatch(enum, -1)
+	if len(constants) != len(reader.Reasons) {
+		t.Fatalf("%d Java reasons, %d Go reasons", len(constants), len(reader.Reasons))
+	}
+	for _, c := range constants {
+		if _, ok := got["bloomreader_load_failures_total{"+strings.ToLower(string(c[1]))+"}"]; !ok {
+			t.Errorf("no load failure series for the Java reason %s", c[1])
 		}
 	}
 	for name, want := range map[string]float64{

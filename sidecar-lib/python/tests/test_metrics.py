@@ -8,7 +8,7 @@ import re
 
 from prometheus_client import CollectorRegistry
 
-from bloomoperator_reader import ConfigMapSet, SnapshotReader
+from bloomoperator_reader import ConfigMapSet, LoadFailureReason, SnapshotReader
 from bloomoperator_reader.metrics import ReaderCollector
 from bloomoperator_reader.watch import FilterWatcher
 from snapshots import NAMESPACE, Filter, Publisher
@@ -16,9 +16,23 @@ from snapshots import NAMESPACE, Filter, Publisher
 # The Go and Python readers' metrics the Java reader has no counterpart of (docs/reader-protocol.md).
 FOREIGN_ONLY = {"bloomreader_watch_expirations_total"}
 
+# The Java reader's metrics of features the Go and Python readers do not have; every other Java
+# metric is exported under the same name and labels. A metric the Java catalogue gains must be
+# added to one side (the Go reader's metrics_test.go keeps the same list).
+NOT_EXPORTED = {
+    "bloomreader_fpp_observed", "bloomreader_outcomes_total",  # recordOutcome
+    "bloomreader_local_adds", "bloomreader_local_adds_refused_total",  # addLocal
+    "bloomreader_local_adds_expired_total", "bloomreader_local_adds_arrived_total",
+    "bloomreader_deltas_in_place_total", "bloomreader_in_place_digest_mismatches_total",
+}  # fmt: skip
+
 CATALOGUE = (
     pathlib.Path(__file__).parents[2]
     / "src/main/java/io/bloomoperator/watch/metrics/ReaderMetricNames.java"
+)
+REASONS = (
+    pathlib.Path(__file__).parents[2]
+    / "snapshot-format/src/main/java/io/bloomoperator/snapshot/LoadFailureReason.java"
 )
 
 
@@ -57,6 +71,18 @@ def test_names_are_the_java_readers_and_counters_count():
 
     exported = {sample.name for family in registry.collect() for sample in family.samples}
     assert exported <= java_names | FOREIGN_ONLY, exported - java_names
+    # Every Java metric is exported or listed as a feature this reader lacks, not both.
+    assert java_names - NOT_EXPORTED == exported - FOREIGN_ONLY, java_names ^ exported
+    assert NOT_EXPORTED <= java_names
+    # A series for every Java LoadFailureReason, under its Java tag (the lower-case name).
+    java_reasons = re.findall(r"(?m)^  ([A-Z_]+)\((?:true|false)\)[,;]", REASONS.read_text())
+    assert len(java_reasons) == len(LoadFailureReason) >= 16
+    for reason in java_reasons:
+        assert value("bloomreader_load_failures_total", reason=reason.lower()) is not None, reason
+    # Labels: namespace and filter, and the fixed reason set; never keys or manifest text.
+    for family in registry.collect():
+        for sample in family.samples:
+            assert set(sample.labels) <= {"namespace", "filter", "reason"}, sample
 
     # A reader without its watcher: no watch, no expirations exported.
     alone = CollectorRegistry()

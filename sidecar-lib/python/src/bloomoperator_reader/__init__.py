@@ -24,6 +24,7 @@ from .configmaps import (
 )
 from .decoder import decode, update
 from .errors import ChunkError, LoadFailureReason, RefusedError, SnapshotError, VerificationError
+from .fetch import DEFAULT_FETCH_PARALLELISM, MAX_FETCH_PARALLELISM
 from .limits import MAX_CHUNK_BYTES, SnapshotLimits
 from .manifest import KeyType, Layout, Manifest, parse_manifest
 from .names import chunk_name, delta_chunk_name, manifest_name
@@ -49,8 +50,9 @@ from .store import (
 
 __all__ = [
     "Acceptance", "Action", "Announced", "AnnouncedCanary", "BloomFilter", "ChunkError",
-    "ConfigMapGetter", "ConfigMapSet", "GuavaBits", "KeyType", "Layout", "LoadFailureReason",
-    "MAX_CHUNK_BYTES", "Manifest", "NotReadyError", "ObjectStore", "Outcome", "RefusedError",
+    "ConfigMapGetter", "ConfigMapSet", "DEFAULT_FETCH_PARALLELISM", "GuavaBits", "KeyType",
+    "Layout", "LoadFailureReason", "MAX_CHUNK_BYTES", "MAX_FETCH_PARALLELISM", "Manifest",
+    "NotReadyError", "ObjectStore", "Outcome", "RefusedError",
     "S3ObjectStore", "ServedSnapshot", "SnapshotError", "SnapshotLimits", "SnapshotReader",
     "SplitBlockBits", "StoreError", "TrustedKeys", "VerificationError", "Verdict",
     "access_key_files", "canary_bucket", "chunk_bytes", "chunk_name", "chunk_source", "decode",

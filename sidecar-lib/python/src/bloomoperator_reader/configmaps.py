@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 
 from . import canary, names
-from .decoder import ChunkSource
+from .fetch import ChunkSource
 from .errors import ChunkError, VerificationError
 from .manifest import ChunkRef, Manifest, parse_manifest
 

@@ -1,7 +1,8 @@
 """Reads a manifest's chunks into a verified filter: a whole payload, or a base plus deltas.
 
-Chunks are pulled one at a time from a :data:`ChunkSource`, in manifest order, and each is
-checked (present, announced size, SHA-256) before a byte of it is used; the Guava header is
+Chunks come from a :data:`ChunkSource`, up to ``fetch_parallelism`` at once and used in manifest
+order (:func:`~bloomoperator_reader.fetch.fetch_chunks`), and each is checked (present, announced
+size, SHA-256) before a byte of it is used; the Guava header is
 checked against the manifest's geometry before the bit array is allocated; the base's digest,
 and after the last delta the digest of the whole resulting payload, must match the manifest.
 A held filter is never changed: deltas are applied to a copy.
@@ -10,16 +11,14 @@ A held filter is never changed: deltas are applied to a copy.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
 
 import numpy as np
 
 from .bits import BloomFilter, GuavaBits, SplitBlockBits, native_words
 from .errors import VerificationError
-from .manifest import ChunkRef, Delta, Layout, Manifest
-
-ChunkSource = Callable[[int, ChunkRef], "bytes | None"]
-"""Returns the bytes of chunk ``index`` (described by the ref), or None if it does not exist."""
+from .fetch import ChunkSource, fetch_chunks
+from .fetch import fetch_parallelism as checked_parallelism
+from .manifest import Delta, Layout, Manifest
 
 STRATEGY_MURMUR128_MITZ_64 = 1
 DELTA_HEADER_BYTES = 14
@@ -27,23 +26,30 @@ DELTA_ENCODING_BIT_POSITIONS = 1
 _MAX_VARINT_BYTES = 10
 
 
-def decode(manifest: Manifest, source: ChunkSource) -> BloomFilter:
-    """The filter of ``manifest`` from nothing: its base, then every delta of its chain."""
-    base_words = _decode_base(manifest, source)
+def decode(manifest: Manifest, source: ChunkSource, *, fetch_parallelism: int = 1) -> BloomFilter:
+    """The filter of ``manifest`` from nothing: its base, then every delta of its chain.
+
+    :param fetch_parallelism: chunks fetched at once (1..16); ``source`` is then called from
+        that many threads at once
+    """
+    parallel = checked_parallelism(fetch_parallelism)
+    base_words = _decode_base(manifest, source, parallel)
     if not manifest.chained:
         return _wrap(manifest, base_words)
-    return _apply_and_verify(manifest, base_words, manifest.deltas, source)
+    return _apply_and_verify(manifest, base_words, manifest.deltas, source, parallel)
 
 
 def update(manifest: Manifest, held: BloomFilter | None, held_version: int,
-           held_sha256: str | None, source: ChunkSource) -> BloomFilter:
+           held_sha256: str | None, source: ChunkSource, *,
+           fetch_parallelism: int = 1) -> BloomFilter:
     """The filter of ``manifest`` for a reader holding ``held`` (version ``held_version``, payload
     digest ``held_sha256``): only the deltas after it when its version is in the chain, applied to
     a copy of its bits; otherwise as :func:`decode`."""
+    parallel = checked_parallelism(fetch_parallelism)
     deltas = None if held is None else manifest.deltas_after(held_version, held_sha256)
     if deltas is None or not _describes(manifest, held):
-        return decode(manifest, source)
-    return _apply_and_verify(manifest, held.words.copy(), deltas, source)
+        return decode(manifest, source, fetch_parallelism=parallel)
+    return _apply_and_verify(manifest, held.words.copy(), deltas, source, parallel)
 
 
 def _describes(manifest: Manifest, bits: BloomFilter | None) -> bool:
@@ -63,9 +69,9 @@ def _wrap(manifest: Manifest, words: np.ndarray) -> BloomFilter:
 
 
 def _apply_and_verify(manifest: Manifest, words: np.ndarray, deltas: tuple[Delta, ...],
-                      source: ChunkSource) -> BloomFilter:
+                      source: ChunkSource, parallel: int) -> BloomFilter:
     for delta in deltas:
-        _apply_delta(words, manifest, delta, source)
+        _apply_delta(words, manifest, delta, source, parallel)
     result = _wrap(manifest, words)
     actual = result.payload_sha256()
     if actual != manifest.sha256.lower():
@@ -76,36 +82,26 @@ def _apply_and_verify(manifest: Manifest, words: np.ndarray, deltas: tuple[Delta
     return result
 
 
-def check_chunk(ref: ChunkRef, data: bytes | None, where: str) -> bytes:
-    """The chunk exists, has the announced size and SHA-256."""
-    if data is None:
-        raise VerificationError(f"{where} is missing")
-    if len(data) != ref.bytes:
-        raise VerificationError(
-            f"{where}: size mismatch: manifest says {ref.bytes} bytes, got {len(data)}"
-        )
-    actual = hashlib.sha256(data).hexdigest()
-    if actual != ref.sha256.lower():
-        raise VerificationError(
-            f"{where}: sha256 mismatch: manifest says {ref.sha256}, computed {actual}"
-        )
-    return data
-
 
 # ------------------------------------------------------------------------------ whole payload
 
 
-def _decode_base(manifest: Manifest, source: ChunkSource) -> np.ndarray:
+def _decode_base(manifest: Manifest, source: ChunkSource, parallel: int) -> np.ndarray:
     parser = _PayloadParser(manifest)
     total = hashlib.sha256()
-    for i, ref in enumerate(manifest.chunks):
-        where = f"chunk {i} ('{ref.name}')"
-        data = check_chunk(ref, source(i, ref), where)
+    chunks = manifest.chunks
+
+    def where(i: int) -> str:
+        return f"chunk {i} ('{chunks[i].name}')"
+
+    def use(i: int, data: bytes) -> None:
         total.update(data)
         try:
             parser.accept(data)
         except VerificationError as e:
-            raise VerificationError(f"{where}: {e}") from None
+            raise VerificationError(f"{where(i)}: {e}") from None
+
+    fetch_chunks(chunks, source, parallel, where, use)
     actual = total.hexdigest()
     # For a chain these chunks are the base: checked against the base's digest.
     if actual != manifest.base_sha256.lower():
@@ -194,16 +190,20 @@ class _PayloadParser:
 
 
 def _apply_delta(words: np.ndarray, manifest: Manifest, delta: Delta,
-                 source: ChunkSource) -> None:
-    """Flips the bits ``delta`` lists in ``words``, chunk by chunk as they arrive."""
+                 source: ChunkSource, parallel: int = 1) -> None:
+    """Flips the bits ``delta`` lists in ``words``, chunk by chunk in order as they arrive."""
     parser = _DeltaParser(words, manifest, delta)
-    for i, ref in enumerate(delta.chunks):
-        where = f"delta v{delta.version} chunk {i} ('{ref.name}')"
-        data = check_chunk(ref, source(i, ref), where)
+
+    def where(i: int) -> str:
+        return f"delta v{delta.version} chunk {i} ('{delta.chunks[i].name}')"
+
+    def use(i: int, data: bytes) -> None:
         try:
             parser.accept(data)
         except VerificationError as e:
-            raise VerificationError(f"{where}: {e}") from None
+            raise VerificationError(f"{where(i)}: {e}") from None
+
+    fetch_chunks(delta.chunks, source, parallel, where, use)
     parser.finish()
 
 

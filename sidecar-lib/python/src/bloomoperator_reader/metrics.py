@@ -25,8 +25,11 @@ reader exports it too:
 - ``bloomreader_watch_expirations_total`` (counter; manifest watches answered 410 Gone, each
   followed by a new list)
 
-The Java reader's metrics of features this reader does not have (observed false positives and
-outcomes, local adds, in-place deltas) are not exported.
+The Java reader's metrics of features this reader does not have are not exported:
+``bloomreader_fpp_observed`` and ``bloomreader_outcomes_total`` (no ``recordOutcome``),
+``bloomreader_local_adds`` and ``bloomreader_local_adds_{refused,expired,arrived}_total`` (no
+``addLocal``), ``bloomreader_deltas_in_place_total`` and
+``bloomreader_in_place_digest_mismatches_total`` (deltas are always swapped in).
 """
 
 from __future__ import annotations

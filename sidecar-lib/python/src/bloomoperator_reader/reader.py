@@ -28,6 +28,7 @@ from .configmaps import (
     read_manifest,
 )
 from .errors import LoadFailureReason, RefusedError, SnapshotError, VerificationError
+from .fetch import DEFAULT_FETCH_PARALLELISM, fetch_parallelism as checked_parallelism
 from .limits import SnapshotLimits
 from .manifest import KeyType, Manifest
 from .signature import TrustedKeys
@@ -186,6 +187,11 @@ class SnapshotReader:
     :param object_stores: the object stores this reader reads chunks from, by the name a
         manifest's ``store`` gives (e.g. ``{"primary": S3ObjectStore(...)}``); a manifest naming
         another store is refused (``UNKNOWN_STORE``) before anything is fetched
+    :param fetch_parallelism: chunks fetched at once, 1..16 (default 4; 1 fetches one at a time):
+        each is checked (size, SHA-256) as it arrives and used in order, at most this many are
+        held at once, and the first failure cancels the fetches not started yet. The getter (or
+        object store) is called from this many threads at once and must be safe for that.
+    :raises ValueError: a maximum age without a trusted key, or ``fetch_parallelism`` not 1..16
     """
 
     def __init__(
@@ -201,7 +207,9 @@ class SnapshotReader:
         before_first: bool | None = True,
         clock: Callable[[], int] = time.time_ns,
         object_stores: Mapping[str, ObjectStore] | None = None,
+        fetch_parallelism: int = DEFAULT_FETCH_PARALLELISM,
     ):
+        self.fetch_parallelism = checked_parallelism(fetch_parallelism)
         keys = TrustedKeys(trusted_keys)  # type: ignore[arg-type]
         self._stores = stores_by_name(object_stores)
         if max_manifest_age_seconds is not None and not keys:
@@ -368,8 +376,11 @@ class SnapshotReader:
                 self.acceptance.filter_name,
                 manifest,
             )
+        parallel = self.fetch_parallelism
         if held is None:
-            bits = decoder.decode(manifest, source)
+            bits = decoder.decode(manifest, source, fetch_parallelism=parallel)
         else:
-            bits = decoder.update(manifest, held.filter, held.version, held.sha256, source)
+            bits = decoder.update(
+                manifest, held.filter, held.version, held.sha256, source, fetch_parallelism=parallel
+            )
         return ServedSnapshot(announced, bits)

@@ -27,7 +27,7 @@ import urllib.parse
 from collections.abc import Callable, Mapping
 from typing import Protocol
 
-from .decoder import ChunkSource
+from .fetch import ChunkSource
 from .errors import ChunkError, LoadFailureReason, RefusedError, SnapshotError
 from .limits import MAX_CHUNK_BYTES
 from .manifest import ChunkRef, Manifest

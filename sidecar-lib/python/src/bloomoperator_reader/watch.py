@@ -5,7 +5,7 @@ call (a chunk is never found by listing: a list of chunks would cost the API ser
 reader memory for every version at once). :class:`FilterWatcher` is one thread that watches only
 the manifest ConfigMap ``<filter>-bloom`` (``fieldSelector=metadata.name=...``), hands every event
 to the core (:meth:`SnapshotReader.on_manifest`), polls the manifest every ``resync_seconds``,
-resumes a broken watch from the last resourceVersion it saw (as client-go does), lists again
+resumes a broken watch after the last event it processed (as client-go does), lists again
 only when the API server answers that the resourceVersion is gone (410: counted in
 :attr:`FilterWatcher.watch_expirations` and logged as "relist after 410"), and retries failed loads
 with exponential backoff. The swap itself is the core's: lookups on any thread see either the old or the
@@ -18,6 +18,7 @@ Metrics: :class:`~bloomoperator_reader.metrics.ReaderCollector` takes the watche
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import threading
@@ -41,7 +42,9 @@ class KubernetesConfigMaps:
     """A :class:`ConfigMapGetter` over a ``kubernetes.client.CoreV1Api``: one GET per name.
 
     ConfigMaps come back in the API server's JSON shape (``binaryData`` as Base64 text), read
-    from the raw response so the client's model classes never copy a chunk.
+    from the raw response so the client's model classes never copy a chunk. Safe to call from
+    several threads at once (the reader fetches ``fetch_parallelism`` chunks at once): each call
+    is one request on the client's connection pool.
     """
 
     def __init__(self, core_v1_api: Any, request_timeout_seconds: float = 30.0):
@@ -125,6 +128,9 @@ class FilterWatcher:
         self.refusals = 0
         self.relists = 0
         self.watch_expirations = 0
+        self.resource_version: str | None = None
+        """The resourceVersion the watch resumes from: the last event processed (or the list's);
+        None until the first list and after a 410 Gone."""
         self.last_outcome: Outcome | None = None
         self.last_failure: Outcome | None = None
         self._thread = threading.Thread(
@@ -166,6 +172,11 @@ class FilterWatcher:
         with self._lock:
             response = self._response
         if response is not None:
+            # The watch thread is blocked reading the response, holding its buffer's lock, which
+            # a plain close would wait for (until the server sends something or the watch times
+            # out): shut the socket down for reading first, which wakes the read up.
+            with contextlib.suppress(Exception):
+                response.shutdown()
             _close(response)
         if self._thread.is_alive() and threading.current_thread() is not self._thread:
             self._thread.join(timeout)
@@ -179,15 +190,14 @@ class FilterWatcher:
     # ----------------------------------------------------------------------------- following
 
     def _run(self) -> None:
-        resource_version: str | None = None
         if self.reporter is not None:
             self.reporter.write()  # counted from its start, before it serves anything
             self._schedule_heartbeat()
         while not self._stop.is_set():
             try:
-                if resource_version is None:
-                    resource_version = self._list()
-                resource_version = self._watch(resource_version)
+                if self.resource_version is None:
+                    self.resource_version = self._list()
+                self._watch()
                 self._heartbeat_if_due()
                 if self._due():
                     self._act(self.reader.refresh(self.configmaps))
@@ -195,13 +205,14 @@ class FilterWatcher:
                 self.watch_expirations += 1
                 _log.info(
                     "watch of %s expired (410 Gone) at resourceVersion %s: relist after 410",
-                    self._name(), resource_version,
+                    self._name(), self.resource_version,
                 )  # fmt: skip
-                resource_version = None
+                self.resource_version = None
             except Exception as e:  # noqa: BLE001 - an API outage: wait, then resume
                 if self._stop.is_set():
                     break
-                # The watch resumes from the resourceVersion it had (a list of a moment ago would
+                # The watch resumes from the last event it processed, as client-go's reflector
+                # does, so nothing already acted on is replayed (a list of a moment ago would
                 # cost the same as resuming only when that version is gone, which the API
                 # server answers with 410); a failed list is listed again.
                 _log.warning("watch of %s failed, resuming: %s", self._name(), e)
@@ -224,8 +235,14 @@ class FilterWatcher:
         self._act(self.reader.on_manifest(items[0] if items else None, self.configmaps))
         return listed["metadata"]["resourceVersion"]
 
-    def _watch(self, resource_version: str) -> str:
-        """Watches until the next resync or retry is due; returns the last resourceVersion."""
+    def _watch(self) -> None:
+        """Watches from :attr:`resource_version` until the next resync or retry is due.
+
+        :attr:`resource_version` follows every event once it is processed (bookmarks included),
+        so a watch that breaks off mid-stream is resumed after the last event acted on, never
+        from where it started: events it replayed would hand older manifests to the reader again.
+        """
+        resource_version = self.resource_version
         from kubernetes.watch.watch import iter_resp_lines
 
         from kubernetes.client.exceptions import ApiException
@@ -251,7 +268,7 @@ class FilterWatcher:
             self._response = response
         try:
             if self._stop.is_set():
-                return resource_version
+                return
             for line in iter_resp_lines(response):
                 if not line:
                     continue
@@ -261,22 +278,23 @@ class FilterWatcher:
                     if obj.get("code") == _GONE:
                         raise _WatchGone()
                     raise RuntimeError(f"watch error: {obj.get('reason')}: {obj.get('message')}")
-                resource_version = obj.get("metadata", {}).get("resourceVersion", resource_version)
                 if kind in ("ADDED", "MODIFIED"):
                     self._act(self.reader.on_manifest(obj, self.configmaps))
                 elif kind == "DELETED":
                     self._act(self.reader.on_manifest(None, self.configmaps))
+                version = (obj.get("metadata") or {}).get("resourceVersion")
+                if isinstance(version, str) and version:
+                    self.resource_version = version  # processed: never replayed
                 if self._stop.is_set() or self._due() or self._heartbeat_due():
                     break
         except Exception:
             if self._stop.is_set():
-                return resource_version
+                return
             raise
         finally:
             with self._lock:
                 self._response = None
             _close(response)
-        return resource_version
 
     def _act(self, outcome: Outcome) -> None:
         """Counts an outcome, schedules what comes next (a resync, or a retry) and reports it."""
