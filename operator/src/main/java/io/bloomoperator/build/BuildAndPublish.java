@@ -12,6 +12,7 @@ import io.bloomoperator.changes.HeldBits;
 import io.bloomoperator.changes.StreamLimits;
 import io.bloomoperator.metrics.BuildMetrics;
 import io.bloomoperator.publish.BuildRecord;
+import io.bloomoperator.publish.DeltaPolicy;
 import io.bloomoperator.publish.NamespaceBudget;
 import io.bloomoperator.publish.OwnManifests;
 import io.bloomoperator.publish.PublishCharges;
@@ -360,11 +361,14 @@ public final class BuildAndPublish {
       BuildRecord record,
       boolean shaped)
       throws PublishException {
+    long payloadSize = SnapshotEncoder.payloadSize(built.bits());
     int chunkSize =
-        writeBudget.chunkSize(
-            ctx.spec().chunkSize(),
-            SnapshotEncoder.payloadSize(built.bits()),
-            SnapshotSpec.MAX_CHUNK_BYTES);
+        writeBudget.chunkSize(ctx.spec().chunkSize(), payloadSize, SnapshotSpec.MAX_CHUNK_BYTES);
+    // A stream's deltas (not shaped) grow a longer chain before it is compacted (DeltaPolicy).
+    DeltaPolicy deltas =
+        shaped
+            ? settings.publishing().deltas()
+            : settings.publishing().deltas().forStream(payloadSize);
     String uid = ctx.filter().getMetadata().getUid();
     // current is what OwnManifests trusts: a held payload is used only for that very version.
     PublishPlan.Facts facts =
@@ -372,14 +376,14 @@ public final class BuildAndPublish {
             .facts(
                 built.bits(),
                 current,
-                settings.publishing().deltas(),
+                deltas,
                 chunkSize,
                 payloads.of(uid, current == null ? null : current.manifest()));
     PublishPlan plan =
         PublishPlan.plan(
             current == null ? null : current.manifest(),
             facts,
-            settings.publishing().deltas(),
+            deltas,
             // Chunks in an object store count against the store's budgets, not etcd's.
             ctx.store()
                 .backend()

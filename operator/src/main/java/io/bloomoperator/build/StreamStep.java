@@ -110,7 +110,15 @@ public final class StreamStep implements Step {
     }
     // Deletes and malformed events move the position too: it is published even without adds, so
     // they are not read again on every reconcile.
-    Optional<BuildAndPublish.StreamPublished> published = act.publishChanges(run, current, batch);
+    Optional<BuildAndPublish.StreamPublished> published;
+    try {
+      published = act.publishChanges(run, current, batch);
+    } catch (PublishException e) {
+      if (!StreamBudgetWait.refused(e)) {
+        throw e;
+      }
+      return waitForBudget(run, state, status, e, StreamBudgetWait.until(e, run.now()));
+    }
     if (published.isEmpty()) {
       report(run, status);
       return Next.go(state); // the namespace's builds are running; read again next time
@@ -129,6 +137,31 @@ public final class StreamStep implements Step {
     status.setMalformedEvents(plus(status.getMalformedEvents(), batch.malformed()));
     report(run, status);
     return Next.go(state.publishing(done.published().state()));
+  }
+
+  /**
+   * A stream publish the write budget refused: not a failure of the filter, whose published version
+   * keeps serving and stays Ready. The stream is not read again before the budget has room (what is
+   * read could not be published), then resumes from the published position, so nothing is lost. The
+   * status says so at every refusal; a Warning event only when the waiting starts.
+   */
+  private Next waitForBudget(
+      FilterRun run,
+      RunState state,
+      StreamStatus status,
+      PublishException refusal,
+      Optional<Instant> until) {
+    run.changes().waitForBudget(until, run.now());
+    metrics.streamDeferred(StreamRead.Deferral.WRITE_BUDGET.tag());
+    boolean said =
+        status.getMessage() != null && status.getMessage().startsWith(StreamBudgetWait.PREFIX);
+    String message = StreamBudgetWait.PREFIX + refusal.getMessage();
+    if (!said) {
+      run.events().warning(run.filter(), StreamBudgetWait.EVENT, message);
+    }
+    status.setMessage(message);
+    report(run, status);
+    return Next.go(state);
   }
 
   /**

@@ -108,7 +108,13 @@ public final class ChangeStreams implements AutoCloseable {
         keyType,
         limits,
         connector,
-        recorded != null && recorded.endsWith("/" + spec.getSlot()) ? recorded : null);
+        recorded != null && recorded.endsWith("/" + spec.getSlot()) ? recorded : null,
+        SlotIntent.of(slotRecords(limits), filter.getMetadata().getUid()));
+  }
+
+  /** Where the slots the operator is about to create are recorded: the pod's stream directory. */
+  static java.nio.file.Path slotRecords(StreamLimits limits) {
+    return limits.heldDir() == null ? null : limits.heldDir().resolve("slots");
   }
 
   /** The limits every stream is read within. */

@@ -55,6 +55,17 @@ public final class FilterChanges {
   }
 
   /**
+   * Reads of this stream wait until {@code until} (empty: the budget never has room for what was
+   * refused; then for {@link #NEVER_FITS_WAIT}): its last publish was refused by a write budget.
+   */
+  public void waitForBudget(Optional<Instant> until, Instant now) {
+    reads.backoff().waitForBudget(uid, until.orElse(now.plus(NEVER_FITS_WAIT)));
+  }
+
+  /** How long a stream whose publish can never fit waits before it tries again. */
+  static final java.time.Duration NEVER_FITS_WAIT = java.time.Duration.ofMinutes(5);
+
+  /**
    * Where a full build whose scan starts at {@code scanStart} resumes the stream, and how the scan
    * must read to be consistent with it ({@link ChangeStream#scanStart}): Kafka, at the events of
    * {@code spec.changes.overlap} before it, so an event written to the stream before its key was

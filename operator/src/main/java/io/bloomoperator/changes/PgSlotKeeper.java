@@ -43,11 +43,15 @@ final class PgSlotKeeper {
   private final StreamLimits limits;
   private final PgConnections connections;
   private final PgSlot slot;
+  private final SlotIntent intent;
 
   /** The slot identity the filter's status records, or the one this stream created. */
   private volatile String owned;
 
-  /** A slot this process tried to create, whether or not the creation finished in time. */
+  /**
+   * A slot this operator tried to create, whether or not the creation finished in time: in this
+   * process, or recorded on the pod's disk before a restart ({@link SlotIntent}).
+   */
   private String attempted;
 
   private volatile Long retainedBytes;
@@ -74,13 +78,17 @@ final class PgSlotKeeper {
       StreamLimits limits,
       PgConnections connections,
       String recordedSlot,
-      Duration exportWait) {
+      Duration exportWait,
+      SlotIntent intent) {
     this.spec = spec;
     this.limits = limits;
     this.connections = connections;
     this.slot = new PgSlot(spec);
     this.owned = recordedSlot;
     this.exportWait = exportWait;
+    this.intent = intent;
+    // Only a record of this spec's slot name: a record of a former name is not this slot.
+    this.attempted = intent.read().filter(id -> id.endsWith("/" + spec.getSlot())).orElse(null);
   }
 
   /** How long a slot's creation may wait for running transactions. */
@@ -123,7 +131,13 @@ final class PgSlotKeeper {
       return;
     }
     attempted = identity;
-    slot.create(c);
+    intent.write(identity);
+    try {
+      slot.create(c);
+    } catch (SQLException e) {
+      forgetIfTaken(e);
+      throw e;
+    }
     owned = identity;
     LOG.info("created replication slot {} for a change stream", spec.getSlot());
   }
@@ -196,7 +210,14 @@ final class PgSlotKeeper {
         return slot.createExporting(c, scanSlotName(), true, seconds);
       }
       attempted = identity;
-      PgSlot.Export export = slot.createExporting(c, spec.getSlot(), false, seconds);
+      intent.write(identity);
+      PgSlot.Export export;
+      try {
+        export = slot.createExporting(c, spec.getSlot(), false, seconds);
+      } catch (SQLException e) {
+        forgetIfTaken(e);
+        throw e;
+      }
       owned = identity;
       LOG.info("created replication slot {} for a change stream", spec.getSlot());
       return export;
@@ -205,6 +226,17 @@ final class PgSlotKeeper {
         blockers = runningAtStart; // one of the transactions running then did not end in time
       }
       throw e;
+    }
+  }
+
+  /**
+   * Forgets the record of a creation that found a slot of that name already there: created by
+   * someone else since it was checked, so not this filter's.
+   */
+  private void forgetIfTaken(SQLException e) {
+    if ("42710".equals(e.getSQLState())) {
+      attempted = null;
+      intent.clear();
     }
   }
 
@@ -328,6 +360,7 @@ final class PgSlotKeeper {
         slot.drop(c);
         LOG.info("dropped replication slot {}", spec.getSlot());
       }
+      intent.clear();
       owned = null;
       retainedBytes = null;
       return true;

@@ -54,7 +54,22 @@ public final class PostgresLogicalStream implements ChangeStream {
       StreamLimits limits,
       PostgresConnector connector,
       String recordedSlot) {
-    this(spec, keyType, limits, connector, recordedSlot, PgSlotKeeper.EXPORT_WAIT);
+    this(spec, keyType, limits, connector, recordedSlot, PgSlotKeeper.EXPORT_WAIT, SlotIntent.NONE);
+  }
+
+  /**
+   * As above, with the record on the pod's disk of the slot the operator is about to create for the
+   * filter ({@link SlotIntent}): after a restart, a slot it created and the status did not record
+   * yet is known as the filter's.
+   */
+  PostgresLogicalStream(
+      PostgresLogicalChangesSpec spec,
+      KeyType keyType,
+      StreamLimits limits,
+      PostgresConnector connector,
+      String recordedSlot,
+      SlotIntent intent) {
+    this(spec, keyType, limits, connector, recordedSlot, PgSlotKeeper.EXPORT_WAIT, intent);
   }
 
   /** With how long a full build's slot may wait for running transactions (tests: shorter). */
@@ -65,9 +80,20 @@ public final class PostgresLogicalStream implements ChangeStream {
       PostgresConnector connector,
       String recordedSlot,
       Duration exportWait) {
+    this(spec, keyType, limits, connector, recordedSlot, exportWait, SlotIntent.NONE);
+  }
+
+  private PostgresLogicalStream(
+      PostgresLogicalChangesSpec spec,
+      KeyType keyType,
+      StreamLimits limits,
+      PostgresConnector connector,
+      String recordedSlot,
+      Duration exportWait,
+      SlotIntent intent) {
     this.limits = limits;
     this.connections = new PgConnections(connector, limits);
-    this.slot = new PgSlotKeeper(spec, limits, connections, recordedSlot, exportWait);
+    this.slot = new PgSlotKeeper(spec, limits, connections, recordedSlot, exportWait, intent);
     this.session = new PgReplicationSession(spec);
     this.decoding = new PgDecoding(spec.getKeyColumn(), keyType, limits);
   }

@@ -27,6 +27,7 @@ public final class StreamBackoff {
   private final Duration max;
   private final LongUnaryOperator jitter;
   private final Map<String, State> byUid = new HashMap<>();
+  private final Map<String, Instant> budgetWaits = new HashMap<>();
 
   /** Backoff up to {@code max}, spread at random. */
   public StreamBackoff(Duration max) {
@@ -82,8 +83,30 @@ public final class StreamBackoff {
     return byUid.remove(uid) != null;
   }
 
+  /**
+   * Records that a publish of {@code uid}'s stream was refused by a write budget that has room
+   * again at {@code until}: reads wait for it (not a failure of the stream: no backoff, no event).
+   */
+  public synchronized void waitForBudget(String uid, Instant until) {
+    budgetWaits.put(uid, until);
+  }
+
+  /** Until when {@code uid}'s stream waits for the write budget; empty when it need not. */
+  public synchronized Optional<Instant> budgetWait(String uid, Instant now) {
+    Instant until = budgetWaits.get(uid);
+    if (until == null) {
+      return Optional.empty();
+    }
+    if (!now.isBefore(until)) {
+      budgetWaits.remove(uid);
+      return Optional.empty();
+    }
+    return Optional.of(until);
+  }
+
   /** Forgets {@code uid}: its stream was closed or reopened for a new spec. */
   public synchronized void forget(String uid) {
     byUid.remove(uid);
+    budgetWaits.remove(uid);
   }
 }

@@ -18,7 +18,12 @@ public sealed interface StreamRead<T> extends AutoCloseable {
     /** The namespace has its share of reads under way (BLOOM_STREAM_READS_PER_NAMESPACE). */
     READS,
     /** Too little of the read heap is free (BLOOM_STREAM_READ_BYTES, its namespace share). */
-    BYTES;
+    BYTES,
+    /**
+     * The last publish was refused by the write budget: nothing is read before it has room again,
+     * since what is read could not be published.
+     */
+    WRITE_BUDGET;
 
     /** As a metric tag value. */
     public String tag() {

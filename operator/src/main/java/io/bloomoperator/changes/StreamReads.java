@@ -63,6 +63,10 @@ public final class StreamReads {
     if (until.isPresent()) {
       return new StreamRead.Deferred<>(StreamRead.Deferral.BACKOFF, until.get());
     }
+    Optional<Instant> budgetWait = collects ? backoff.budgetWait(uid, now) : Optional.empty();
+    if (budgetWait.isPresent()) {
+      return new StreamRead.Deferred<>(StreamRead.Deferral.WRITE_BUDGET, budgetWait.get());
+    }
     Optional<StreamReadPlaces.Place> place = places.enter(namespace);
     if (place.isEmpty()) {
       return new StreamRead.Deferred<>(StreamRead.Deferral.READS, null);

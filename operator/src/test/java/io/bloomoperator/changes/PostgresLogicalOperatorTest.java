@@ -79,6 +79,24 @@ class PostgresLogicalOperatorTest {
     return table;
   }
 
+  /**
+   * A filter {@code products} in {@code ns} streaming a new {@link LogicalPostgres#publishedTable}
+   * (slot {@code slot_<table>}), once it is Ready.
+   *
+   * @return the table's name
+   */
+  static String readyProducts(KubernetesClient client, TestNamespace ns, String prefix)
+      throws Exception {
+    String table = LogicalPostgres.publishedTable(prefix);
+    LogicalPostgres.replicationSecret(client, ns.name(), "pg-repl");
+    apply(
+        client,
+        ns.name(),
+        filter("products", table, LogicalPostgres.shared().url(), "pub_" + table, "slot_" + table));
+    awaitStatus(client, ns.name(), "products", f -> ready(f, "True", "Published"));
+    return table;
+  }
+
   static String filter(String name, String table, String url, String publication, String slot) {
     return """
         apiVersion: bloomoperator.io/v1alpha1

@@ -514,6 +514,55 @@ class PostgresLogicalStreamTest {
     assertThat(LogicalPostgres.slotExists(spec.getSlot())).isFalse();
   }
 
+  /**
+   * An operator killed after creating the slot and before the status recorded it: after the restart
+   * the status records nothing, and the slot was refused as another application's (the stream
+   * stayed down until someone dropped it by hand). The record on the pod's disk, written before the
+   * creation, makes it the filter's again; for another filter it is still refused, and dropping the
+   * slot clears the record.
+   */
+  @Test
+  void aSlotCreatedButNotYetRecordedInTheStatusIsKnownAfterARestartFromThePodsDisk(
+      @org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+    String table = table();
+    PostgresLogicalChangesSpec spec = spec(table);
+    SlotIntent record = SlotIntent.of(dir, "3f1c0a2e-uid-of-the-filter");
+    try (PostgresLogicalStream first =
+        new PostgresLogicalStream(
+            spec, KeyType.STRING, StreamLimits.defaults(), connector(pg, ROLE), null, record)) {
+      first.positionAt(Instant.now()); // creates the slot; then the process is "killed"
+    }
+    assertThat(LogicalPostgres.slotExists(spec.getSlot())).isTrue();
+    assertThat(record.read())
+        .hasValueSatisfying(id -> assertThat(id).endsWith("/" + spec.getSlot()));
+
+    try (PostgresLogicalStream stranger =
+        new PostgresLogicalStream(
+            spec,
+            KeyType.STRING,
+            StreamLimits.defaults(),
+            connector(pg, ROLE),
+            null,
+            SlotIntent.of(dir, "another-filter"))) {
+      fails(
+          () -> stranger.positionAt(Instant.now()),
+          StreamException.Kind.REFUSED,
+          "created by the operator");
+    }
+    try (PostgresLogicalStream restarted =
+        new PostgresLogicalStream(
+            spec, KeyType.STRING, StreamLimits.defaults(), connector(pg, ROLE), null, record)) {
+      StreamPosition at = restarted.positionAt(Instant.now());
+      assertThat(restarted.read(at).adds()).isEmpty();
+      StreamStatus status = new StreamStatus();
+      restarted.describe(status);
+      assertThat(status.getSlot()).as("recorded in the status now").endsWith("/" + spec.getSlot());
+      assertThat(restarted.dropSlot()).isTrue();
+    }
+    assertThat(LogicalPostgres.slotExists(spec.getSlot())).isFalse();
+    assertThat(record.read()).as("cleared with the slot").isEmpty();
+  }
+
   @Test
   void aSlotRetainingMoreThanTheBoundIsDropped() throws Exception {
     String table = table();

@@ -48,12 +48,7 @@ class StreamPublishIntervalTest {
   void aStreamPublishesAtMostOncePerPublishEveryAndLosesNothing(
       KubernetesClient client, TestNamespace ns) throws Exception {
     PostgresServer pg = LogicalPostgres.shared();
-    String table = "iv" + Long.toString(System.nanoTime() % 1_000_000_000L, 36) + "_products";
-    pg.execute(
-        "CREATE TABLE " + table + " (id text PRIMARY KEY, note text)",
-        "INSERT INTO " + table + " SELECT 'sku-' || g, 'x' FROM generate_series(1, 3) g",
-        "GRANT SELECT ON " + table + " TO " + LogicalPostgres.ROLE);
-    pg.executeAsSuperuser("CREATE PUBLICATION pub_" + table + " FOR TABLE " + table + " (id)");
+    String table = LogicalPostgres.publishedTable("iv");
     LogicalPostgres.replicationSecret(client, ns.name(), "pg-repl");
     apply(
         client,

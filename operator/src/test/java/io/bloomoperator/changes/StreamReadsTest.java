@@ -146,4 +146,50 @@ class StreamReadsTest {
     }
     assertThat(reads.backoff().waiting("b1", NOW)).as("a full build follows at once").isEmpty();
   }
+
+  @Test
+  void aStreamWaitingForItsWriteBudgetIsNotReadUntilThenButItsPositionProbeIs() {
+    StreamReads reads = new StreamReads(StreamLimits.defaults());
+    reads.backoff().waitForBudget("a1", NOW.plusSeconds(60));
+    int[] calls = new int[1];
+    StreamRead<ChangeStream.Batch> waiting =
+        reads.ask(
+            "a1",
+            "a",
+            EVERY,
+            NOW.plusSeconds(59),
+            true,
+            b -> {
+              calls[0]++;
+              return batch();
+            });
+    assertThat(((StreamRead.Deferred<?>) waiting).reason())
+        .isEqualTo(StreamRead.Deferral.WRITE_BUDGET);
+    assertThat(StreamRead.Deferral.WRITE_BUDGET.tag()).isEqualTo("write_budget");
+    assertThat(calls[0]).as("nothing read that could not be published").isZero();
+    assertThat(reads.budget().used()).isZero();
+    // A probe of the start position collects nothing and leads to a full build: not held back.
+    try (StreamRead<StreamPosition> probe =
+        reads.ask("a1", "a", EVERY, NOW, false, b -> StreamPosition.parse("0:5"))) {
+      assertThat(probe).isInstanceOf(StreamRead.Done.class);
+    }
+    assertThat(reads.backoff().waiting("a1", NOW)).as("no backoff: not a failure").isEmpty();
+    try (StreamRead<ChangeStream.Batch> after =
+        reads.ask(
+            "a1",
+            "a",
+            EVERY,
+            NOW.plusSeconds(60),
+            true,
+            b -> {
+              calls[0]++;
+              return batch();
+            })) {
+      assertThat(after).isInstanceOf(StreamRead.Done.class);
+    }
+    assertThat(calls[0]).isEqualTo(1);
+    reads.backoff().waitForBudget("a1", NOW.plusSeconds(60));
+    reads.backoff().forget("a1");
+    assertThat(reads.backoff().budgetWait("a1", NOW)).as("forgotten with the stream").isEmpty();
+  }
 }

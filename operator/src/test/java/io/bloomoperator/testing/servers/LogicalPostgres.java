@@ -39,6 +39,24 @@ public final class LogicalPostgres {
   }
 
   /**
+   * A new table {@code <prefix><unique>_products} on the shared server with rows {@code sku-1} to
+   * {@code sku-3} in its text key column {@code id}, readable by {@link #ROLE}, and a publication
+   * {@code pub_<table>} of that column: what a {@code postgresLogical} stream of a test reads.
+   *
+   * @return the table's name
+   */
+  public static String publishedTable(String prefix) throws java.sql.SQLException {
+    String table = prefix + Long.toString(System.nanoTime() % 1_000_000_000L, 36) + "_products";
+    PostgresServer pg = shared();
+    pg.execute(
+        "CREATE TABLE " + table + " (id text PRIMARY KEY, note text)",
+        "INSERT INTO " + table + " SELECT 'sku-' || g, 'x' FROM generate_series(1, 3) g",
+        "GRANT SELECT ON " + table + " TO " + ROLE);
+    pg.executeAsSuperuser("CREATE PUBLICATION pub_" + table + " FOR TABLE " + table + " (id)");
+    return table;
+  }
+
+  /**
    * A Secret {@code name} in {@code namespace} with {@link #ROLE}'s credentials, which lets every
    * filter of the namespace send them to this server.
    */
