@@ -163,8 +163,8 @@ final class Fanout {
   }
 
   /**
-   * A reader's own client of {@code bucket} on {@code s3}, for BloomStore {@code storeName}, through
-   * its own counting proxy (root credentials).
+   * A reader's own client of {@code bucket} on {@code s3}, for BloomStore {@code storeName},
+   * through its own counting proxy (root credentials).
    */
   static StoreLink storeLink(S3Server s3, String bucket, String storeName) {
     TcpProxy proxy = new TcpProxy("127.0.0.1", s3.port());

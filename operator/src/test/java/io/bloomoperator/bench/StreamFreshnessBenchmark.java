@@ -67,9 +67,9 @@ import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
  *       streamed with {@code spec.changes.postgresLogical}; "produce" is the commit.
  *   <li>{@code store}: the snapshot goes to a BloomStore on a local versitygw (defined as an
  *       administrator does, the filter names it), readers fetch chunks from it.
- *   <li>{@code table=N} (postgres): the bulk source is a table of N {@code bigint} ids 1..N (keyType
- *       Long), filled once with {@code generate_series} (timed apart); the stream inserts N+1,
- *       N+2, … one statement per batch. {@code pgdata=DIR} keeps the server's data directory
+ *   <li>{@code table=N} (postgres): the bulk source is a table of N {@code bigint} ids 1..N
+ *       (keyType Long), filled once with {@code generate_series} (timed apart); the stream inserts
+ *       N+1, N+2, … one statement per batch. {@code pgdata=DIR} keeps the server's data directory
  *       across runs, so the table is filled only by the first. The table's {@code
  *       pg_stat_user_tables} scans are reported from after the first build to the end.
  *   <li>{@code meter}: every reader gets its own API client (and store client) behind its own
@@ -698,7 +698,9 @@ public final class StreamFreshnessBenchmark {
               (pid, now) -> {
                 var before = serversBefore.get(pid);
                 servers.merge(
-                    now.getKey(), now.getValue() - (before == null ? 0 : before.getValue()), Double::sum);
+                    now.getKey(),
+                    now.getValue() - (before == null ? 0 : before.getValue()),
+                    Double::sum);
               });
       servers.forEach(
           (name, cpuSeconds) ->
@@ -785,7 +787,9 @@ public final class StreamFreshnessBenchmark {
         .build();
   }
 
-  /** The published version; a status written without one (a race with a status write) is retried. */
+  /**
+   * The published version; a status written without one (a race with a status write) is retried.
+   */
   private static long version(KubernetesClient admin) throws InterruptedException {
     for (int i = 0; ; i++) {
       var status = filter(admin).getStatus();
@@ -991,9 +995,7 @@ public final class StreamFreshnessBenchmark {
       writer.setAutoCommit(true);
       boolean filled = false;
       try (Statement s = writer.createStatement();
-          ResultSet r =
-              s.executeQuery(
-                  "SELECT n FROM bench_filled WHERE t = '" + table + "'")) {
+          ResultSet r = s.executeQuery("SELECT n FROM bench_filled WHERE t = '" + table + "'")) {
         filled = r.next() && r.getLong(1) == rows;
       } catch (java.sql.SQLException e) {
         // No marker table yet: never filled.
@@ -1034,8 +1036,7 @@ public final class StreamFreshnessBenchmark {
       insert = writer.prepareStatement("INSERT INTO " + table + " SELECT generate_series(?, ?)");
       try (Statement s = writer.createStatement();
           ResultSet r =
-              s.executeQuery(
-                  "SELECT pg_size_pretty(pg_total_relation_size('" + table + "'))")) {
+              s.executeQuery("SELECT pg_size_pretty(pg_total_relation_size('" + table + "'))")) {
         r.next();
         System.out.printf("table %s: %s with its index%n", table, r.getString(1));
       }
@@ -1088,7 +1089,8 @@ public final class StreamFreshnessBenchmark {
                     + table
                     + "'")) {
           r.next();
-          return new TableScans(r.getLong(1), r.getLong(2), r.getLong(3), r.getLong(4), r.getLong(5));
+          return new TableScans(
+              r.getLong(1), r.getLong(2), r.getLong(3), r.getLong(4), r.getLong(5));
         }
       }
     }

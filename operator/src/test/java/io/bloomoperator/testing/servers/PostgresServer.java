@@ -81,7 +81,9 @@ public final class PostgresServer implements AutoCloseable {
     return server;
   }
 
-  /** Whether this server's data directory existed before it was started (see {@link #persistent}). */
+  /**
+   * Whether this server's data directory existed before it was started (see {@link #persistent}).
+   */
   public boolean reused() {
     return reused;
   }
