@@ -785,6 +785,16 @@ public final class DeltaBenchmark {
       return response.body();
     }
 
+    /** The value of etcd's metric {@code name} (the first sample), NaN when absent. */
+    double metric(String name) throws Exception {
+      return metric(
+          http.send(
+                  java.net.http.HttpRequest.newBuilder(URI.create(url + "/metrics")).build(),
+                  HttpResponse.BodyHandlers.ofString())
+              .body(),
+          name);
+    }
+
     private static double metric(String metrics, String name) {
       for (String line : metrics.split("\n")) {
         if (line.startsWith(name + " ") || line.startsWith(name + "{")) {

@@ -159,9 +159,14 @@ final class Fanout {
   }
 
   private StoreLink storeLink() {
-    if (s3 == null) {
-      return null;
-    }
+    return s3 == null ? null : storeLink(s3, bucket, "scale-store");
+  }
+
+  /**
+   * A reader's own client of {@code bucket} on {@code s3}, for BloomStore {@code storeName},
+   * through its own counting proxy (root credentials).
+   */
+  static StoreLink storeLink(S3Server s3, String bucket, String storeName) {
     TcpProxy proxy = new TcpProxy("127.0.0.1", s3.port());
     S3ObjectStore store =
         S3ObjectStore.builder()
@@ -172,7 +177,7 @@ final class Fanout {
                 StaticCredentialsProvider.create(
                     AwsBasicCredentials.create(s3.accessKey(), s3.secretKey())))
             .build();
-    return new StoreLink("scale-store", proxy, store);
+    return new StoreLink(storeName, proxy, store);
   }
 
   /** Bytes each reader received so far from the API server (or the store), minus {@code base}. */

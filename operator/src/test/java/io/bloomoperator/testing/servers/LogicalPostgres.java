@@ -3,6 +3,9 @@ package io.bloomoperator.testing.servers;
 import io.bloomoperator.source.SecretAccess;
 import io.fabric8.kubernetes.api.model.SecretBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -93,8 +96,21 @@ public final class LogicalPostgres {
    * its {@link PostgresServer#close()} or at JVM exit.
    */
   public static PostgresServer startDedicated() {
-    PostgresServer started =
-        PostgresServer.dedicated("wal_level=logical", "max_replication_slots=32");
+    return setUp(PostgresServer.dedicated("wal_level=logical", "max_replication_slots=32"));
+  }
+
+  /**
+   * A server set up like {@link #shared()} on {@code dir}, kept across runs ({@link
+   * PostgresServer#persistent}), with the extra {@code -c} settings {@code settings}.
+   */
+  public static PostgresServer startPersistent(Path dir, String... settings) {
+    List<String> all = new ArrayList<>(List.of("wal_level=logical", "max_replication_slots=32"));
+    all.addAll(List.of(settings));
+    PostgresServer started = PostgresServer.persistent(dir, all.toArray(String[]::new));
+    return started.reused() ? started : setUp(started);
+  }
+
+  private static PostgresServer setUp(PostgresServer started) {
     started.executeAsSuperuser(
         "CREATE ROLE " + ROLE + " LOGIN REPLICATION PASSWORD '" + PASSWORD + "'",
         "CREATE ROLE " + ROLE_WITHOUT_REPLICATION + " LOGIN PASSWORD '" + PASSWORD + "'");

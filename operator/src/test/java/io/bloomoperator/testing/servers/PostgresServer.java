@@ -42,6 +42,8 @@ public final class PostgresServer implements AutoCloseable {
   private final int port;
   private final boolean asPostgresUser;
   private final List<String> extraOptions;
+  private final boolean keep;
+  private boolean reused;
 
   /** The server of this JVM, started on first call. */
   public static synchronized PostgresServer shared() {
@@ -66,16 +68,41 @@ public final class PostgresServer implements AutoCloseable {
     return server;
   }
 
+  /**
+   * A server on {@code dir} that outlives this JVM, for benchmarks whose data takes minutes to load
+   * (a 100M-row table): created there on first use, only started on later ones, with the extra
+   * {@code -c} settings {@code settings}. {@link #close()} and JVM exit stop it and keep {@code
+   * dir}. A server a killed run left running there is stopped first.
+   */
+  public static PostgresServer persistent(Path dir, String... settings) {
+    PostgresServer server = new PostgresServer(List.of(settings), dir);
+    server.start();
+    Runtime.getRuntime().addShutdownHook(new Thread(server::stop, "postgres-stop"));
+    return server;
+  }
+
+  /**
+   * Whether this server's data directory existed before it was started (see {@link #persistent}).
+   */
+  public boolean reused() {
+    return reused;
+  }
+
   private PostgresServer() {
     this(List.of());
   }
 
   private PostgresServer(List<String> extraOptions) {
+    this(extraOptions, null);
+  }
+
+  private PostgresServer(List<String> extraOptions, Path keptDir) {
     this.extraOptions = List.copyOf(extraOptions);
     this.binDir = findBinDir();
     this.asPostgresUser = "root".equals(System.getProperty("user.name"));
+    this.keep = keptDir != null;
     try {
-      this.dir = Files.createTempDirectory("bloom-pg-");
+      this.dir = keep ? Files.createDirectories(keptDir) : Files.createTempDirectory("bloom-pg-");
       this.data = dir.resolve("data");
       try (ServerSocket socket = new ServerSocket(0)) {
         this.port = socket.getLocalPort();
@@ -114,6 +141,18 @@ public final class PostgresServer implements AutoCloseable {
   private void start() {
     if (asPostgresUser) {
       run("chown", "-R", "postgres:postgres", dir.toString());
+    }
+    if (keep && Files.isDirectory(data)) {
+      reused = true;
+      if (Files.exists(data.resolve("postmaster.pid"))) {
+        try {
+          runAsServerUser(bin("pg_ctl"), "-D", data.toString(), "-m", "fast", "-w", "stop");
+        } catch (IllegalStateException e) {
+          // Not running: a stale pid file, which the start below replaces.
+        }
+      }
+      startServer();
+      return;
     }
     runAsServerUser(
         bin("initdb"),
@@ -309,7 +348,9 @@ public final class PostgresServer implements AutoCloseable {
     } catch (RuntimeException e) {
       System.err.println("stopping PostgreSQL: " + e.getMessage());
     }
-    ServerProcesses.deleteTree(dir);
+    if (!keep) {
+      ServerProcesses.deleteTree(dir);
+    }
   }
 
   private String bin(String name) {
