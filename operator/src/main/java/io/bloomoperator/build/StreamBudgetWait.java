@@ -1,16 +1,13 @@
 package io.bloomoperator.build;
 
-import io.bloomoperator.api.Reasons;
 import io.bloomoperator.publish.PublishException;
 import io.bloomoperator.publish.WriteBudgetExceeded;
-import java.time.Duration;
 import java.time.Instant;
 import java.util.Optional;
 
 /**
- * Which refusals of a stream publish are a write budget's, and until when the stream waits for it:
- * the etcd budget says when the refused write fits; the object store's upload budget counts per
- * minute, so the stream asks again a minute later.
+ * Which refusals of a stream publish are a write budget's (etcd's, or an object store's uploads),
+ * and until when the stream waits for it: both say when the refused write fits.
  */
 final class StreamBudgetWait {
 
@@ -20,14 +17,11 @@ final class StreamBudgetWait {
   /** The Warning event sent when a stream starts waiting for its write budget. */
   static final String EVENT = "ChangeStreamWaitsForBudget";
 
-  private static final Duration STORE_BUCKET = Duration.ofMinutes(1);
-
   private StreamBudgetWait() {}
 
   /** Whether {@code e} is a write budget's refusal (etcd's, or an object store's uploads). */
   static boolean refused(PublishException e) {
-    return e instanceof WriteBudgetExceeded
-        || Reasons.STORE_UPLOAD_BUDGET_EXCEEDED.equals(e.reason());
+    return e instanceof WriteBudgetExceeded;
   }
 
   /**
@@ -35,10 +29,6 @@ final class StreamBudgetWait {
    * the refused write never fits (then it is a failure of the filter, not a wait).
    */
   static Optional<Instant> until(PublishException e, Instant now) {
-    if (e instanceof WriteBudgetExceeded budget) {
-      return budget.retryAfter(now).map(now::plus);
-    }
-    // The upload budget's refusal does not say when it fits: ask again after one of its buckets.
-    return Optional.of(now.plus(STORE_BUCKET));
+    return ((WriteBudgetExceeded) e).retryAfter(now).map(now::plus);
   }
 }

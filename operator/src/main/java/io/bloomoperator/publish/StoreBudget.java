@@ -112,8 +112,7 @@ public record StoreBudget(
   }
 
   private PublishException refusal(WriteBudget.Refusal refusal, String what) {
-    return new PublishException(
-        Reasons.STORE_UPLOAD_BUDGET_EXCEEDED,
+    return WriteBudgetExceeded.uploads(
         what
             + " the upload budget of namespace "
             + namespace
@@ -127,6 +126,6 @@ public record StoreBudget(
                 : "the next publish is possible at "
                     + refusal.fitsAt().truncatedTo(ChronoUnit.SECONDS))
             + "; nothing was published, the published version keeps serving",
-        null);
+        refusal.fitsAt());
   }
 }

@@ -9,15 +9,29 @@ import java.util.Optional;
 
 /**
  * A new version was not published because its namespace or its filter has written its hourly budget
- * to etcd ({@link WriteBudget}). Nothing was written; the published version keeps serving.
+ * to etcd ({@link WriteBudget}), or its namespace its hourly upload budget to an object store
+ * ({@link StoreBudget}, reason {@link Reasons#STORE_UPLOAD_BUDGET_EXCEEDED}). Nothing was written;
+ * the published version keeps serving. Says when the refused write fits, if it ever does.
  */
 public final class WriteBudgetExceeded extends PublishException {
 
   private final Instant retryAt;
 
   private WriteBudgetExceeded(String message, Instant retryAt) {
-    super(Reasons.WRITE_BUDGET_EXCEEDED, message, null);
+    this(Reasons.WRITE_BUDGET_EXCEEDED, message, retryAt);
+  }
+
+  private WriteBudgetExceeded(String reason, String message, Instant retryAt) {
+    super(reason, message, null);
     this.retryAt = retryAt;
+  }
+
+  /**
+   * An object store's upload budget refused: {@code message} in words an author can act on, {@code
+   * fitsAt} when the refused upload fits (null: never).
+   */
+  static WriteBudgetExceeded uploads(String message, Instant fitsAt) {
+    return new WriteBudgetExceeded(Reasons.STORE_UPLOAD_BUDGET_EXCEEDED, message, fitsAt);
   }
 
   /** The refusal of a write of {@code bytes}, in words an author can act on. */

@@ -122,10 +122,12 @@ class HelmNonDefaultInstallTest {
           .isEqualTo("spec.nodeName");
       assertThat(env.get("JAVA_TOOL_OPTIONS").getValue())
           .contains("-Djavax.net.ssl.trustStore=/etc/bloom/trust/truststore.p12");
-      assertThat(pod.getVolumes()).extracting(Volume::getName).containsExactly("tmp", "ca-trust");
+      assertThat(pod.getVolumes())
+          .extracting(Volume::getName)
+          .containsExactly("tmp", "stream", "ca-trust");
       assertThat(operator.getVolumeMounts())
           .extracting(VolumeMount::getMountPath)
-          .containsExactly("/tmp", "/etc/bloom/trust");
+          .containsExactly("/tmp", "/stream", "/etc/bloom/trust");
 
       ServiceAccount account =
           admin.serviceAccounts().inNamespace(namespace).withName(RELEASE).get();

@@ -95,6 +95,14 @@ class StoreBudgetTest {
               assertThat(p.getMessage())
                   .contains("BLOOM_STORE_NAMESPACE_UPLOAD_BYTES_PER_HOUR")
                   .contains("the next publish is possible at");
+              // When it fits, for a build's retry and a stream's wait: the first minute's
+              // uploads leave the hour's window.
+              assertThat(((WriteBudgetExceeded) p).retryAfter(now))
+                  .hasValueSatisfying(
+                      left ->
+                          assertThat(left)
+                              .isPositive()
+                              .isLessThanOrEqualTo(java.time.Duration.ofMinutes(61)));
             });
     budget.chargeUpload("g", 300, now.plusSeconds(3601));
   }
