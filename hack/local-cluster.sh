@@ -429,7 +429,7 @@ stop() {
   halt etcd
   # Mounts left under the state directory (kubelet's volumes, a sandbox's network namespace),
   # deepest first.
-  findmnt -rn -o TARGET | grep "^$STATE/" | sort -r | while read -r m; do umount -l "$m" || true; done
+  { findmnt -rn -o TARGET | grep "^$STATE/" || true; } | sort -r | while read -r m; do umount -l "$m" || true; done
   if ip link show "$BRIDGE" >/dev/null 2>&1; then ip link delete "$BRIDGE"; fi
   if [ -f "$STATE/sysctls.before" ]; then
     while IFS= read -r kv; do sysctl -qw "$kv" || true; done <"$STATE/sysctls.before"
