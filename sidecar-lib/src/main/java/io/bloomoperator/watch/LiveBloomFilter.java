@@ -299,9 +299,12 @@ public final class LiveBloomFilter<K> implements AutoCloseable {
    * <p>Thread-safe and lock-free: any number of threads may add while others look up. Only lookups
    * the served bits answer "absent" look further: while nothing is held, at one volatile read;
    * otherwise at one bit of a small presence bitset, and only keys whose bit is set (the held ones,
-   * and at most about one in eight others when the overlay is full) at the overlay's hash table. A
-   * lookup of a held key that the served bits answer "absent" for is counted as a "maybe present"
-   * answer ({@link #maybePresent()}); {@link #recordOutcome} ignores it (the bits did not answer).
+   * and at most about one in eight others when the overlay is full) at a table of the held keys'
+   * 64-bit fingerprints (XXH64), never decoding, copying or boxing the key. A key not held whose
+   * fingerprint equals a held key's is answered "maybe present" (at most {@code held / 2^64} per
+   * lookup, a false positive); a held key is never answered "absent". A lookup of a held key that
+   * the served bits answer "absent" for is counted as a "maybe present" answer ({@link
+   * #maybePresent()}); {@link #recordOutcome} ignores it (the bits did not answer).
    *
    * @return true if the key is held (or was already), false if refused because the bound is reached
    *     or local adds are off ({@code localAdds(0, ...)})
@@ -394,9 +397,8 @@ public final class LiveBloomFilter<K> implements AutoCloseable {
 
   /**
    * {@link #mightContainAll} for a filter of {@link LiveKeyType#LONG} keys given as primitives:
-   * allocates nothing, but while keys {@linkplain #addLocal added locally} are held, a key the
-   * served bits answer "absent" for and whose bit is set in the overlay's presence bitset is boxed
-   * to look it up among them.
+   * allocates nothing, also while keys {@linkplain #addLocal added locally} are held (they are
+   * looked up by fingerprint).
    *
    * @return how many of the keys might be present (answered true)
    * @throws IllegalStateException if this filter's keys are not {@link LiveKeyType#LONG}
@@ -436,9 +438,8 @@ public final class LiveBloomFilter<K> implements AutoCloseable {
    * hashed as they are, without decoding or copying them, and the answer is the one {@code
    * mightContain} gives for the decoded String. The bytes must be valid UTF-8 (other bytes are
    * answered for exactly those bytes, as a Guava or Parquet filter hashing them would). Allocates
-   * nothing, except when the served bits answer "absent" while keys {@linkplain #addLocal added
-   * locally} are held and the key is not ASCII or passes the overlay's presence bitset: it is then
-   * decoded to look it up among them.
+   * nothing, also while keys {@linkplain #addLocal added locally} are held: they are looked up by
+   * the fingerprint of the bytes, not by a decoded String.
    *
    * @throws IllegalStateException if this filter's keys are not {@link LiveKeyType#STRING}
    * @throws NullPointerException if {@code utf8} is null
@@ -501,10 +502,9 @@ public final class LiveBloomFilter<K> implements AutoCloseable {
    * {@link #mightContain} for a String key held in any {@link CharSequence} (a {@link
    * StringBuilder} or {@link java.nio.CharBuffer} a parser reuses, say): the answer {@code
    * mightContain(key.toString())} gives. An ASCII sequence is hashed from its chars, without a copy
-   * and without allocating; any other is converted to a String first. As with {@link
-   * #mightContainUtf8(byte[], int, int)}, a key the served bits answer "absent" for is converted to
-   * a String if it passes the presence bitset of held {@linkplain #addLocal local adds}. The
-   * sequence must not change during the call.
+   * and without allocating, also when {@linkplain #addLocal local adds} are held (looked up by
+   * fingerprint); any other is converted to a String first. The sequence must not change during the
+   * call.
    *
    * @throws IllegalStateException if this filter's keys are not {@link LiveKeyType#STRING}
    * @throws NullPointerException if key is null
@@ -535,8 +535,8 @@ public final class LiveBloomFilter<K> implements AutoCloseable {
    * data[offsets[from + i], offsets[from + i] + lengths[from + i])}, its answer goes into {@code
    * results[i]}, and all answers come from the same served version (one volatile read for the
    * batch). Hashes a group of keys before probing any of them, so their cache misses overlap. Every
-   * range is checked before any answer is written. Allocates nothing but as {@link
-   * #mightContainUtf8(byte[], int, int)} does for keys held locally.
+   * range is checked before any answer is written. Allocates nothing, as {@link
+   * #mightContainUtf8(byte[], int, int)}.
    *
    * @return how many of the keys might be present (answered true)
    * @throws IllegalStateException if this filter's keys are not {@link LiveKeyType#STRING}

@@ -1,9 +1,11 @@
 package io.bloomoperator.watch;
 
+import io.bloomoperator.snapshot.SplitBlockBits;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Objects;
@@ -22,21 +24,32 @@ import java.util.function.LongSupplier;
  * arrived: counted in {@link #expired()}). Adding a key again restarts its TTL.
  *
  * <p><b>Lookups.</b> A lookup that finds the overlay empty pays one volatile read. Otherwise it
- * first tests one bit of a presence bitset (8 bits per possible entry, one hash): only keys whose
- * bit is set, all held keys and about {@code held / (8 * maxEntries)} of the others, probe the hash
- * table, so lookups of keys not held mostly pay one read of a small array instead of a probe that
- * misses the caches.
+ * computes the key's fingerprint, the XXH64 of its UTF-8 bytes (of its 8 bytes for a Long: the hash
+ * split-block filters use, computed from whatever form the key was given in), and tests one bit of
+ * a presence bitset (8 bits per possible entry): only keys whose bit is set, all held keys and
+ * about {@code held / (8 * maxEntries)} of the others, go on to probe a table of the held keys'
+ * fingerprints (open addressing, linear probing). A fingerprint found there answers "held": a key
+ * not held but with the same 64-bit fingerprint as a held one is a false positive (at most {@code
+ * held / 2^64} per lookup; none for Long keys, whose XXH64 is a bijection), which a Bloom filter
+ * may give; a held key is never missed. So no lookup decodes, copies or boxes its key, and none
+ * allocates (but a String or char sequence outside ASCII, encoded to UTF-8 to hash it, as a
+ * split-block filter's own lookup does). The hash table of keys is for sweeps only; lookups fall
+ * back to it only if the fingerprint table could not take a key ({@link #MAX_SLOTS} reached). Slot
+ * and bit are taken from the fingerprint mixed with a per-overlay random seed, so keys cannot be
+ * chosen to pile up in one probe chain.
  *
  * <p><b>Concurrency.</b> {@link #size} is raised before a key is put and lowered only after it was
- * removed, and an add sets the key's bit before it returns, so {@link #mightHold} never misses a
- * key whose add returned. Bits are not cleared one by one (another held key may share one): after a
- * sweep removed keys, the watcher thread announces a new bitset ({@code rebuilding}), sets the bits
- * of the keys held in it, and only then publishes it. An add sets its bit in the published bitset,
- * then in the announced one if any, then starts again if the published one changed meanwhile: a key
- * put before the announcement is in the watcher's pass; a key put after sees the announcement, or,
- * if that is already over, the new published bitset. Entries are removed only after the version
- * that made them redundant was installed: a lookup that misses a removed key then finds that
- * version (or a later one) by reading the served snapshot again (see {@link
+ * removed, and an add sets the key's bit and fingerprint before it returns, so a lookup never
+ * misses a key whose add returned. Bits and fingerprints are not removed one by one (another held
+ * key may share them): after a sweep removed keys, or when the fingerprint table is half full, a
+ * new index (bitset and table) is announced ({@code rebuilding}), filled with the keys held, and
+ * only then published. An add writes into the published index, then into the announced one if any,
+ * then starts again if the published one changed meanwhile: a key put before the announcement is in
+ * the rebuilding pass; a key put after sees the announcement, or, if that is already over, the new
+ * published index. Table slots only ever go from empty to a fingerprint, so a probe that reaches an
+ * empty slot has passed every slot an earlier add may have used. Entries are removed only after the
+ * version that made them redundant was installed: a lookup that misses a removed key then finds
+ * that version (or a later one) by reading the served snapshot again (see {@link
  * LiveBloomFilter#mightContain}).
  *
  * <p><b>Memory.</b> Per entry, a {@link ConcurrentHashMap} node (32 bytes), its share of the table,
@@ -47,28 +60,64 @@ import java.util.function.LongSupplier;
  * with a Long: 100,000 held UUIDs take about 13 MB. The worst case, every key at the key-length
  * bound and outside Latin-1, is about {@code maxEntries * (110 + 2 * maxKeyLength)} bytes (62 MB
  * with the defaults, 36 MB for Latin-1 keys). The presence bitset adds about a byte per possible
- * entry (128 KB for 100,000; 2 MB at most), allocated at the first add.
+ * entry (128 KB for 100,000; 2 MB at most), the fingerprint table 16 to 32 bytes per held key (8
+ * per slot, a power of two between 2 and 4 slots per key after a rebuild, at most {@link
+ * #MAX_SLOTS} slots, 128 MB), both allocated at the first add and the table resized with the keys
+ * held.
  */
 final class LocalAdds<K> implements BloomFilterListener {
 
-  // Atomic and acquire access to the words of a presence bitset.
+  /**
+   * The most slots of a fingerprint table (128 MB, 8 million keys at half load); past that, keys
+   * that find no slot are looked up in the hash table of keys.
+   */
+  static final int MAX_SLOTS = 1 << 24;
+
+  /** The fewest slots of a fingerprint table. */
+  static final int MIN_SLOTS = 64;
+
+  // Atomic and acquire access to the words of a presence bitset and the slots of a table.
   private static final VarHandle WORDS = MethodHandles.arrayElementVarHandle(long[].class);
+
+  // What a probe of the fingerprint table found.
+  private static final int ABSENT = 0;
+  private static final int HELD = 1;
+  private static final int UNKNOWN = 2; // the table overflowed: ask the hash table
 
   private final LiveKeyType<K> keyType;
   private final int maxEntries;
   private final long ttlNanos;
   private final int maxKeyLength;
   private final LongSupplier nanoTime;
+  private final long seed = new SecureRandom().nextLong(); // keys cannot aim at one probe chain
 
   private final ConcurrentHashMap<K, Long> addedAt = new ConcurrentHashMap<>();
   private final AtomicInteger size = new AtomicInteger();
+  private final int presenceWords; // 8 bits per possible entry, in words
   private final int presenceShift; // 64 - log2(bits of the presence bitset)
-  private volatile long[] presence; // null until the first add; replaced by rebuildPresence only
-  private volatile long[] rebuilding; // the bitset rebuildPresence fills before publishing it
+  private volatile Index index; // null until the first add; replaced by rebuild only
+  private volatile Index rebuilding; // the index rebuild fills before publishing it
+  private final Object rebuildLock = new Object();
   private final LongAdder refused = new LongAdder();
   private final LongAdder expired = new LongAdder();
   private final LongAdder arrived = new LongAdder();
   private SnapshotSource source; // set before the source starts; read on the watcher thread only
+
+  /**
+   * What lookups read: a presence bitset and a table of fingerprints (0 = empty slot), replaced
+   * together. Both only ever gain bits and fingerprints.
+   */
+  private static final class Index {
+    final long[] presence;
+    final long[] slots;
+    final AtomicInteger used = new AtomicInteger();
+    volatile boolean overflowed; // a fingerprint found no slot: lookups must ask the hash table
+
+    Index(int presenceWords, int slots) {
+      this.presence = new long[presenceWords];
+      this.slots = new long[slots];
+    }
+  }
 
   /**
    * @param maxEntries the most keys held at once; 0 refuses every add
@@ -99,6 +148,7 @@ final class LocalAdds<K> implements BloomFilterListener {
     // 8 bits per possible entry, rounded up to a power of two (one word at least, 2 MB at most):
     // about 1/8 of the keys not held pass the bitset when the overlay is full.
     long bits = Math.min(1L << 24, Long.highestOneBit(Math.max(64L, 8L * maxEntries) - 1) << 1);
+    this.presenceWords = (int) (bits >>> 6);
     this.presenceShift = 64 - Long.numberOfTrailingZeros(bits);
   }
 
@@ -135,7 +185,7 @@ final class LocalAdds<K> implements BloomFilterListener {
     Long now = nanoTime.getAsLong();
     // A key already held only gets a new time: it takes no second slot.
     if (addedAt.replace(key, now) != null) {
-      setPresent(key);
+      publish(fingerprint(key));
       return true;
     }
     if (!reserveSlot()) {
@@ -145,46 +195,120 @@ final class LocalAdds<K> implements BloomFilterListener {
     if (addedAt.put(key, now) != null) {
       size.decrementAndGet(); // another thread added the same key meanwhile: one slot is enough
     }
-    setPresent(key);
+    publish(fingerprint(key));
     return true;
   }
 
-  /** Sets the key's bit in the published bitset, again in a newer one if it was replaced. */
-  private void setPresent(K key) {
-    long[] words = presence;
-    if (words == null) {
-      words = allocatePresence();
+  /**
+   * Writes a fingerprint into the published index, again into a newer one if it was replaced
+   * meanwhile, and rebuilds the index larger when its table is half full.
+   */
+  private void publish(long fingerprint) {
+    Index written = index;
+    if (written == null) {
+      written = firstIndex();
     }
-    int bit = presenceBit(key);
     while (true) {
-      WORDS.getAndBitwiseOr(words, bit >>> 6, 1L << bit);
-      long[] next = rebuilding;
+      insert(written, fingerprint);
+      Index next = rebuilding;
       if (next != null) {
-        WORDS.getAndBitwiseOr(next, bit >>> 6, 1L << bit);
+        insert(next, fingerprint);
       }
-      long[] now = presence;
-      if (now == words) {
+      Index now = index;
+      if (now == written) {
+        break;
+      }
+      written = now; // rebuilt meanwhile: the announcement may have been missed
+    }
+    if (written.used.get() > written.slots.length / 2 && written.slots.length < MAX_SLOTS) {
+      rebuild(written);
+    }
+  }
+
+  private Index firstIndex() {
+    synchronized (rebuildLock) {
+      if (index == null) {
+        index = new Index(presenceWords, MIN_SLOTS);
+      }
+      return index;
+    }
+  }
+
+  /** Sets the fingerprint's presence bit and puts it in a free slot unless it is there already. */
+  private void insert(Index into, long fingerprint) {
+    long mixed = mix(fingerprint);
+    int bit = (int) (mixed >>> presenceShift);
+    WORDS.getAndBitwiseOr(into.presence, bit >>> 6, 1L << bit);
+    long stored = stored(fingerprint);
+    long[] slots = into.slots;
+    int mask = slots.length - 1;
+    int slot = (int) mixed & mask;
+    for (int probed = 0; probed <= mask; probed++) {
+      long found = (long) WORDS.getAcquire(slots, slot);
+      if (found == 0) {
+        found = (long) WORDS.compareAndExchange(slots, slot, 0L, stored);
+        if (found == 0) {
+          into.used.incrementAndGet();
+          return;
+        }
+      }
+      if (found == stored) {
         return;
       }
-      words = now; // rebuilt meanwhile: the announcement may have been missed
+      slot = (slot + 1) & mask;
     }
+    into.overflowed = true; // lookups now ask the hash table when the table does not answer
   }
 
-  private synchronized long[] allocatePresence() {
-    if (presence == null) {
-      presence = new long[1 << (64 - presenceShift - 6)];
+  /**
+   * Whether a key with that fingerprint is held: {@link #HELD}, {@link #ABSENT}, or {@link
+   * #UNKNOWN} if the table overflowed and only the hash table of keys can tell. Allocation-free.
+   */
+  private int probe(long fingerprint) {
+    Index read = index; // null only while the very first add has not returned
+    if (read == null) {
+      return ABSENT;
     }
-    return presence;
+    long mixed = mix(fingerprint);
+    int bit = (int) (mixed >>> presenceShift);
+    if (((long) WORDS.getAcquire(read.presence, bit >>> 6) & (1L << bit)) == 0) {
+      return ABSENT;
+    }
+    long stored = stored(fingerprint);
+    long[] slots = read.slots;
+    int mask = slots.length - 1;
+    int slot = (int) mixed & mask;
+    for (int probed = 0; probed <= mask; probed++) {
+      long found = (long) WORDS.getAcquire(slots, slot);
+      if (found == stored) {
+        return HELD;
+      }
+      if (found == 0) {
+        break;
+      }
+      slot = (slot + 1) & mask;
+    }
+    return read.overflowed ? UNKNOWN : ABSENT;
   }
 
-  /** The key's bit in the presence bitset. */
-  private int presenceBit(K key) {
-    return presenceBit(key.hashCode());
+  /** The fingerprint mixed with this overlay's seed (murmur3's finalizer): slot and bit. */
+  private long mix(long fingerprint) {
+    long h = fingerprint ^ seed;
+    h = (h ^ (h >>> 33)) * 0xFF51AFD7ED558CCDL;
+    h = (h ^ (h >>> 33)) * 0xC4CEB9FE1A85EC53L;
+    return h ^ (h >>> 33);
   }
 
-  /** A hash code's bit in the presence bitset: mixed by Fibonacci hashing, the top bits. */
-  private int presenceBit(int hashCode) {
-    return (int) ((hashCode * 0x9E3779B97F4A7C15L) >>> presenceShift);
+  /** What a slot holds for a fingerprint: never 0, the empty slot (0 and 1 share a value). */
+  private static long stored(long fingerprint) {
+    return fingerprint == 0 ? 1 : fingerprint;
+  }
+
+  /** A held key's fingerprint: XXH64 of its UTF-8 bytes, or of a Long's 8 bytes. */
+  private long fingerprint(K key) {
+    return key instanceof Long value
+        ? SplitBlockBits.hashLong(value)
+        : SplitBlockBits.hashString((String) key);
   }
 
   /** Raises {@link #size} unless the bound is reached. */
@@ -223,94 +347,58 @@ final class LocalAdds<K> implements BloomFilterListener {
   }
 
   /**
-   * Whether {@code key} is held: allocation-free, one volatile read when nothing is held, and one
-   * bit of the presence bitset for most keys that are not.
+   * Whether {@code key} is held: one volatile read when nothing is held, one bit of the presence
+   * bitset for most keys that are not; allocation-free but for a String outside ASCII (encoded to
+   * hash it).
    */
   boolean mightHold(K key) {
     if (size.get() == 0) {
       return false;
     }
-    long[] words = presence; // null only while the very first add is under way
-    if (words != null) {
-      int bit = presenceBit(key);
-      if (((long) WORDS.getAcquire(words, bit >>> 6) & (1L << bit)) == 0) {
-        return false;
-      }
-    }
-    return addedAt.containsKey(key);
+    int found = probe(fingerprint(key));
+    return found == HELD || (found == UNKNOWN && addedAt.containsKey(key));
   }
 
   /**
-   * {@link #mightHold} for a Long key given as a primitive: boxed only if its bit is set. Only for
-   * an overlay of {@link LiveKeyType#LONG} keys.
+   * {@link #mightHold} for a Long key given as a primitive, allocation-free. Only for an overlay of
+   * {@link LiveKeyType#LONG} keys.
    */
   @SuppressWarnings("unchecked")
   boolean mightHoldLong(long key) {
     if (size.get() == 0) {
       return false;
     }
-    long[] words = presence;
-    if (words != null) {
-      int bit = presenceBit(Long.hashCode(key));
-      if (((long) WORDS.getAcquire(words, bit >>> 6) & (1L << bit)) == 0) {
-        return false;
-      }
-    }
-    return addedAt.containsKey((K) Long.valueOf(key));
+    int found = probe(SplitBlockBits.hashLong(key));
+    return found == HELD || (found == UNKNOWN && addedAt.containsKey((K) Long.valueOf(key)));
   }
 
   /**
    * {@link #mightHold} for a String key given as its UTF-8 bytes {@code utf8[offset, offset +
-   * length)} (valid UTF-8), for an overlay of {@link LiveKeyType#STRING} keys: allocation-free
-   * while nothing is held and for ASCII keys whose presence bit is clear (the String hash code of
-   * ASCII bytes is computed from them); a key past the bitset, or not ASCII, is decoded to look it
-   * up.
+   * length)}, for an overlay of {@link LiveKeyType#STRING} keys: allocation-free. Valid UTF-8 is
+   * answered as its decoded String would be; other bytes are answered for exactly those bytes (no
+   * held String encodes to them).
    */
   boolean mightHoldUtf8(byte[] utf8, int offset, int length) {
     if (size.get() == 0) {
       return false;
     }
-    long[] words = presence;
-    if (words != null) {
-      int hash = 0;
-      boolean ascii = true;
-      for (int i = offset, end = offset + length; i < end; i++) {
-        byte b = utf8[i];
-        if (b < 0) {
-          ascii = false;
-          break;
-        }
-        hash = 31 * hash + b; // String.hashCode: ASCII bytes are the chars
-      }
-      if (ascii && !present(words, hash)) {
-        return false;
-      }
-    }
-    return addedAt.containsKey(new String(utf8, offset, length, StandardCharsets.UTF_8));
+    int found = probe(SplitBlockBits.hashUtf8(utf8, offset, length));
+    return found == HELD
+        || (found == UNKNOWN
+            && addedAt.containsKey(new String(utf8, offset, length, StandardCharsets.UTF_8)));
   }
 
   /**
-   * {@link #mightHoldUtf8(byte[], int, int)} for the bytes {@code utf8[offset, offset + length)}.
+   * {@link #mightHoldUtf8(byte[], int, int)} for the bytes {@code utf8[offset, offset + length)},
+   * read by absolute index: the buffer's position stays.
    */
   boolean mightHoldUtf8(ByteBuffer utf8, int offset, int length) {
     if (size.get() == 0) {
       return false;
     }
-    long[] words = presence;
-    if (words != null) {
-      int hash = 0;
-      boolean ascii = true;
-      for (int i = offset, end = offset + length; i < end; i++) {
-        byte b = utf8.get(i);
-        if (b < 0) {
-          ascii = false;
-          break;
-        }
-        hash = 31 * hash + b;
-      }
-      if (ascii && !present(words, hash)) {
-        return false;
-      }
+    int found = probe(SplitBlockBits.hashUtf8(utf8, offset, length));
+    if (found != UNKNOWN) {
+      return found == HELD;
     }
     byte[] copy = new byte[length];
     utf8.get(offset, copy); // absolute: the buffer's position stays
@@ -318,30 +406,15 @@ final class LocalAdds<K> implements BloomFilterListener {
   }
 
   /**
-   * {@link #mightHold} for a String key given as any char sequence: allocation-free unless its
-   * presence bit is set (its String hash code is computed from its chars).
+   * {@link #mightHold} for a String key given as any char sequence: allocation-free for ASCII (any
+   * other sequence is copied to hash it).
    */
   boolean mightHoldChars(CharSequence key) {
     if (size.get() == 0) {
       return false;
     }
-    long[] words = presence;
-    if (words != null) {
-      int hash = 0;
-      for (int i = 0, length = key.length(); i < length; i++) {
-        hash = 31 * hash + key.charAt(i); // String.hashCode
-      }
-      if (!present(words, hash)) {
-        return false;
-      }
-    }
-    return addedAt.containsKey(key.toString());
-  }
-
-  /** Whether the presence bit of a key with that hash code is set in {@code words}. */
-  private boolean present(long[] words, int hashCode) {
-    int bit = presenceBit(hashCode);
-    return ((long) WORDS.getAcquire(words, bit >>> 6) & (1L << bit)) != 0;
+    int found = probe(SplitBlockBits.hashChars(key));
+    return found == HELD || (found == UNKNOWN && addedAt.containsKey(key.toString()));
   }
 
   /**
@@ -372,28 +445,32 @@ final class LocalAdds<K> implements BloomFilterListener {
       }
     }
     if (removed) {
-      rebuildPresence();
+      rebuild(null);
     }
   }
 
   /**
-   * Replaces the bitset by one holding only the keys held now, so bits of dropped keys stop sending
-   * lookups to the hash table. Watcher thread only (it alone removes keys); see the class comment
-   * for why adds racing this lose no bit.
+   * Replaces the index by one holding only the keys held now, with a table of 2 to 4 slots per key:
+   * fingerprints of dropped keys stop answering, and a half-full table gets room. Called by the
+   * watcher after a sweep removed keys ({@code full} null) and by an add that found {@code full}
+   * half full (nothing to do if another thread replaced it meanwhile). See the class comment for
+   * why adds racing this lose no key.
    */
-  private void rebuildPresence() {
-    long[] old = presence;
-    if (old == null) {
-      return;
+  private void rebuild(Index full) {
+    synchronized (rebuildLock) {
+      Index old = index;
+      if (old == null || (full != null && old != full)) {
+        return;
+      }
+      long wanted = Math.max(MIN_SLOTS, Long.highestOneBit(2L * size.get() - 1) << 1);
+      Index fresh = new Index(presenceWords, (int) Math.min(MAX_SLOTS, wanted));
+      rebuilding = fresh; // from now on adds write here too
+      for (K key : addedAt.keySet()) {
+        insert(fresh, fingerprint(key));
+      }
+      index = fresh;
+      rebuilding = null;
     }
-    long[] fresh = new long[old.length];
-    rebuilding = fresh; // from now on adds set their bits here too
-    for (K key : addedAt.keySet()) {
-      int bit = presenceBit(key);
-      WORDS.getAndBitwiseOr(fresh, bit >>> 6, 1L << bit);
-    }
-    presence = fresh;
-    rebuilding = null;
   }
 
   /** Keys held now. */

@@ -10,6 +10,8 @@ import io.bloomoperator.snapshot.KeyType;
 import io.bloomoperator.snapshot.Manifest;
 import io.bloomoperator.snapshot.SnapshotEncoder;
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -299,6 +301,175 @@ class LocalAddsTest {
     assertThat(live.localAdds())
         .isEqualTo(
             (int) added.stream().filter(k -> !source.current.bits().mightContainString(k)).count());
+  }
+
+  @Test
+  void heldStringKeysAreFoundThroughEveryEntryPointAndOthersAreNot() {
+    LiveBloomFilter<String> live =
+        filter(LiveKeyType.STRING, 100_000, BeforeFirstSnapshot.FAIL_CLOSED);
+    source.swap(1, strings("served-1", "served-2"));
+    List<String> held = new ArrayList<>();
+    for (int i = 0; i < 10_000; i++) {
+      // ASCII, 2-, 3- and 4-byte UTF-8, and lengths on both sides of XXH64's 32-byte stripe.
+      held.add(
+          switch (i % 4) {
+            case 0 -> "user-" + i + "@example.com";
+            case 1 -> "ключ-" + i;
+            case 2 -> "注文-" + i + "-".repeat(i % 40);
+            default -> "\uD83D\uDE00-" + i;
+          });
+    }
+    assertThat(live.addLocal(held)).isEqualTo(held.size()); // grows the table from its 64 slots
+    List<String> absent = new ArrayList<>();
+    for (String key : held) {
+      absent.add(key + "!");
+    }
+    for (List<String> keys : List.of(held, absent)) {
+      boolean expected = keys == held;
+      boolean[] results = new boolean[keys.size()];
+      assertThat(live.mightContainAll(keys.toArray(String[]::new), 0, keys.size(), results))
+          .isEqualTo(expected ? keys.size() : 0);
+      byte[] data = new byte[0];
+      int[] offsets = new int[keys.size()];
+      int[] lengths = new int[keys.size()];
+      java.io.ByteArrayOutputStream all = new java.io.ByteArrayOutputStream();
+      for (int i = 0; i < keys.size(); i++) {
+        String key = keys.get(i);
+        assertThat(live.mightContain(key)).as(key).isEqualTo(expected);
+        assertThat(live.mightContainChars(new StringBuilder(key))).as(key).isEqualTo(expected);
+        byte[] utf8 = key.getBytes(StandardCharsets.UTF_8);
+        byte[] padded = new byte[utf8.length + 7]; // the key in the middle of a larger array
+        System.arraycopy(utf8, 0, padded, 3, utf8.length);
+        assertThat(live.mightContainUtf8(padded, 3, utf8.length)).as(key).isEqualTo(expected);
+        ByteBuffer heap = ByteBuffer.wrap(padded, 3, utf8.length);
+        assertThat(live.mightContainUtf8(heap)).as(key).isEqualTo(expected);
+        assertThat(heap.position()).isEqualTo(3);
+        ByteBuffer direct = ByteBuffer.allocateDirect(padded.length).put(padded);
+        direct.position(3).limit(3 + utf8.length);
+        assertThat(live.mightContainUtf8(direct.asReadOnlyBuffer())).as(key).isEqualTo(expected);
+        offsets[i] = all.size();
+        lengths[i] = utf8.length;
+        all.writeBytes(utf8);
+      }
+      data = all.toByteArray();
+      results = new boolean[keys.size()];
+      assertThat(live.mightContainAllUtf8(data, offsets, lengths, 0, keys.size(), results))
+          .isEqualTo(expected ? keys.size() : 0);
+    }
+  }
+
+  @Test
+  void heldLongKeysAreFoundThroughEveryEntryPointAndOthersAreNot() {
+    LiveBloomFilter<Long> live = filter(LiveKeyType.LONG, 100_000, BeforeFirstSnapshot.FAIL_CLOSED);
+    source.swap(1, longs(-1));
+    long[] held = new long[10_000];
+    for (int i = 0; i < held.length; i++) {
+      held[i] = i * 0x9E3779B97F4A7C15L; // 0 among them: a fingerprint is never the empty slot
+      assertThat(live.addLocal(held[i])).isTrue();
+    }
+    for (long offset : new long[] {0, 1}) {
+      boolean expected = offset == 0;
+      long[] keys = LongStream.of(held).map(k -> k + offset).toArray();
+      Long[] boxed = LongStream.of(keys).boxed().toArray(Long[]::new);
+      for (long key : keys) {
+        assertThat(live.mightContain(key)).as("%d", key).isEqualTo(expected);
+      }
+      boolean[] results = new boolean[keys.length];
+      assertThat(live.mightContainAllLongs(keys, 0, keys.length, results))
+          .isEqualTo(expected ? keys.length : 0);
+      assertThat(live.mightContainAll(boxed, 0, boxed.length, results))
+          .isEqualTo(expected ? keys.length : 0);
+    }
+  }
+
+  @Test
+  void keysStayFoundAcrossSweepsThatShrinkTheFingerprintTable() {
+    LiveBloomFilter<String> live =
+        filter(LiveKeyType.STRING, 100_000, BeforeFirstSnapshot.FAIL_CLOSED);
+    source.swap(1, strings("a"));
+    List<String> first = new ArrayList<>();
+    for (int i = 0; i < 5_000; i++) {
+      first.add("first-" + i);
+      live.addLocal("first-" + i);
+    }
+    live.addLocal("stays");
+    source.swap(2, first); // all of them arrive: the table is rebuilt for the one key left
+    assertThat(live.localAdds()).isEqualTo(1);
+    assertThat(live.mightContain("stays")).isTrue();
+    source.swap(3, strings("a")); // a version without them: the dropped keys are not held
+    assertThat(first).noneMatch(live::mightContain);
+    for (int i = 0; i < 5_000; i++) {
+      live.addLocal("second-" + i); // grows again
+    }
+    assertThat(live.mightContain("stays")).isTrue();
+    for (int i = 0; i < 5_000; i++) {
+      assertThat(
+              live.mightContainUtf8(
+                  ("second-" + i).getBytes(StandardCharsets.UTF_8), 0, ("second-" + i).length()))
+          .isTrue();
+    }
+  }
+
+  @Test
+  void lookupsOfOtherKeysAllocateNothingWhileTenThousandKeysAreHeld() {
+    LiveBloomFilter<String> strings =
+        filter(LiveKeyType.STRING, 100_000, BeforeFirstSnapshot.FAIL_CLOSED);
+    source.swap(1, strings("served"));
+    for (int i = 0; i < 10_000; i++) {
+      strings.addLocal("user-" + i + "@example.com");
+    }
+    byte[][] utf8 = new byte[4096][];
+    int[] offsets = new int[64];
+    int[] lengths = new int[64];
+    byte[] batch = new byte[64 * 40];
+    for (int i = 0; i < utf8.length; i++) {
+      utf8[i] = ("other-" + i + "@example.com").getBytes(StandardCharsets.UTF_8);
+    }
+    for (int i = 0; i < 64; i++) {
+      System.arraycopy(utf8[i], 0, batch, i * 40, utf8[i].length);
+      offsets[i] = i * 40;
+      lengths[i] = utf8[i].length;
+    }
+    ByteBuffer direct = ByteBuffer.allocateDirect(64);
+    boolean[] results = new boolean[64];
+    com.sun.management.ThreadMXBean threads =
+        (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
+    long allocated = 0;
+    int maybe = 0;
+    for (int round = 0; round < 3; round++) { // the first two warm up (and JIT-compile)
+      long before = threads.getCurrentThreadAllocatedBytes();
+      for (int i = 0; i < 200_000; i++) {
+        byte[] key = utf8[i & (utf8.length - 1)];
+        maybe += strings.mightContainUtf8(key, 0, key.length) ? 1 : 0;
+        direct.clear().put(key).flip();
+        maybe += strings.mightContainUtf8(direct) ? 1 : 0;
+        if ((i & 63) == 0) {
+          maybe += strings.mightContainAllUtf8(batch, offsets, lengths, 0, 64, results);
+        }
+      }
+      allocated = threads.getCurrentThreadAllocatedBytes() - before;
+    }
+    assertThat(maybe).isZero();
+    assertThat(allocated)
+        .as("bytes allocated by 400,000 lookups and 3,125 batches")
+        .isLessThan(4096);
+
+    LiveBloomFilter<Long> longs =
+        filter(LiveKeyType.LONG, 100_000, BeforeFirstSnapshot.FAIL_CLOSED);
+    source.swap(2, longs(-1));
+    for (long i = 0; i < 10_000; i++) {
+      longs.addLocal(i * 0x9E3779B97F4A7C15L);
+    }
+    long[] others = LongStream.range(0, 4096).map(i -> i * 0x9E3779B97F4A7C15L + 1).toArray();
+    for (int round = 0; round < 3; round++) {
+      long before = threads.getCurrentThreadAllocatedBytes();
+      for (int i = 0; i < 20_000; i++) {
+        maybe += longs.mightContainAllLongs(others, (i & 63) * 64, 64, results);
+      }
+      allocated = threads.getCurrentThreadAllocatedBytes() - before;
+    }
+    assertThat(maybe).isZero();
+    assertThat(allocated).as("bytes allocated by 1,280,000 Long lookups").isLessThan(4096);
   }
 
   /** Looks up a writer's 50 newest keys again: some were dropped as their version arrived. */

@@ -34,7 +34,12 @@ import java.util.SplittableRandom;
  *   run DIR heap|mapped  loads v1 (served), then while it is served: a whole load of v1 again
  *                        and a delta swap to v2; prints time, heap after GC with the served
  *                        filter only, heap peak during each swap, process RSS (anonymous and
- *                        file-backed), and single-thread lookups per second from the served bits
+ *                        file-backed), and single-thread lookups per second from the served bits;
+ *                        beside the whole load, the JDK's SHA-256 throughput on this machine
+ *                        (the bound of a load that hashes every byte) and, in mapped mode, the
+ *                        whole load's phases timed one by one; in heap mode, if a mapped run
+ *                        left v1's file, present-key lookups alternating between the heap bits
+ *                        and that file mapped, in one process
  * </pre>
  *
  * <p>Run {@code prepare} with an {@code -Xmx} of 3 times BYTES; {@code run heap} needs about 2.3
@@ -132,6 +137,9 @@ public final class MappedSwapBenchmark {
         v1.manifest().totalBytes());
     System.out.println("step,ms,heap_served_only_MB,heap_peak_during_MB,rss_anon_MB,rss_file_MB");
 
+    double sha256 = sha256MegabytesPerSecond();
+    System.out.printf("sha256,%.0f MB/s (best of 3, 1 GB in 1 MB updates)%n", sha256);
+
     long started = System.nanoTime();
     ServedSnapshot served = fetcher.fetch(v1, null);
     report("first load (nothing served)", started, -1, -1);
@@ -142,7 +150,14 @@ public final class MappedSwapBenchmark {
     // Not handed the served snapshot, so nothing is copied from it: a whole download and verify,
     // as for a new full version, while the served one stays reachable (used below).
     ServedSnapshot whole = fetcher.fetch(v1, null);
+    long wholeNanos = System.nanoTime() - started;
     report("whole load while v1 is served", started, servedHeap, heapPeaks());
+    double payloadMb = v1.manifest().totalBytes() / 1e6;
+    double wholeRate = payloadMb / (wholeNanos / 1e9);
+    System.out.printf(
+        "whole load vs sha256,%.0f MB in %.2f s = %.0f MB/s; sha256 %.0f MB/s; ratio %.2f"
+            + " (every byte is hashed twice: its chunk's digest and the payload's)%n",
+        payloadMb, wholeNanos / 1e9, wholeRate, sha256, wholeRate / sha256);
     if (whole.bits().numBits() != served.bits().numBits()) {
       throw new IllegalStateException("loaded another filter");
     }
@@ -159,6 +174,122 @@ public final class MappedSwapBenchmark {
     usedAfterGc();
 
     lookups(served.bits());
+    if (mapped) {
+      phases(v1.manifest(), source, local);
+      return;
+    }
+    // Beside the heap bits, v1's file left by a mapped run, if any: lookups alternate between the
+    // two in this one process, so both see the same machine (other work moves either by 2x).
+    Path file = dir.resolve("local-mapped").resolve(NS + "." + FILTER + ".v1.payload");
+    if (Files.exists(file)) {
+      try (java.nio.channels.FileChannel in = java.nio.channels.FileChannel.open(file)) {
+        interleaved(
+            served.bits(),
+            io.bloomoperator.snapshot.SnapshotFiles.mapVerified(
+                v1.manifest(), in, v1.manifest().sha256()));
+      }
+    }
+  }
+
+  /** Present-key lookups, heap then mapped, five times; each line gives both and their ratio. */
+  private static void interleaved(BloomLookup heap, BloomLookup mapped) {
+    int n = 5_000_000;
+    long[] present = new long[1 << 20];
+    SplittableRandom random = new SplittableRandom(2);
+    for (int i = 0; i < present.length; i++) {
+      present[i] = random.nextInt(KEYS) * GOLDEN;
+    }
+    for (int round = 0; round < 6; round++) {
+      double[] nanos = new double[2];
+      for (int side = 0; side < 2; side++) {
+        BloomLookup bits = side == 0 ? heap : mapped;
+        long hits = 0;
+        long started = System.nanoTime();
+        for (int i = 0; i < n; i++) {
+          hits += bits.mightContainLong(present[i & (present.length - 1)]) ? 1 : 0;
+        }
+        nanos[side] = (double) (System.nanoTime() - started) / n;
+        if (hits != n) {
+          throw new IllegalStateException("a present key was answered absent");
+        }
+      }
+      if (round > 0) { // the first warms both up
+        System.out.printf(
+            "interleaved present lookups,heap %.0f ns,mapped %.0f ns,mapped/heap %.2f%n",
+            nanos[0], nanos[1], nanos[1] / nanos[0]);
+      }
+    }
+  }
+
+  /**
+   * The JDK's SHA-256 throughput in MB/s: 1 GB in 1 MB updates, best of 3. The updates cycle over a
+   * 64 MB array, larger than this machine's caches, so the bytes come from memory as a load's do,
+   * and small enough for the mapped run's 128 MB heap.
+   */
+  private static double sha256MegabytesPerSecond() throws Exception {
+    byte[] data = new byte[64 << 20];
+    new SplittableRandom(3).nextBytes(data);
+    int update = 1 << 20;
+    int updates = 1 << 10;
+    double best = 0;
+    for (int round = 0; round < 3; round++) {
+      java.security.MessageDigest digest = java.security.MessageDigest.getInstance("SHA-256");
+      long started = System.nanoTime();
+      for (int i = 0; i < updates; i++) {
+        digest.update(data, (i * update) & (data.length - 1), update);
+      }
+      digest.digest();
+      best =
+          Math.max(best, (double) updates * update / 1e6 / ((System.nanoTime() - started) / 1e9));
+    }
+    return best;
+  }
+
+  /**
+   * A mapped whole load's work, one phase at a time, on the same chunks: read every chunk from
+   * disk; hash each twice (its own digest and the payload's, as the load does); write them to a
+   * file; flush it to disk. Their sum against the load's time shows where it goes.
+   */
+  private static void phases(Manifest manifest, SnapshotDecoder.ChunkSource source, Path local)
+      throws Exception {
+    List<Manifest.ChunkRef> refs = manifest.chunks();
+    long read = 0;
+    long hashed = 0;
+    long written = 0;
+    Path file = Files.createTempFile(local, "phases", ".tmp");
+    try (java.nio.channels.FileChannel out =
+        java.nio.channels.FileChannel.open(file, java.nio.file.StandardOpenOption.WRITE)) {
+      java.security.MessageDigest chunk = java.security.MessageDigest.getInstance("SHA-256");
+      java.security.MessageDigest total = java.security.MessageDigest.getInstance("SHA-256");
+      long position = 0;
+      for (int i = 0; i < refs.size(); i++) {
+        long t0 = System.nanoTime();
+        byte[] data = source.load(i, refs.get(i));
+        long t1 = System.nanoTime();
+        chunk.update(data);
+        chunk.digest();
+        total.update(data);
+        long t2 = System.nanoTime();
+        java.nio.ByteBuffer buffer = java.nio.ByteBuffer.wrap(data);
+        while (buffer.hasRemaining()) {
+          position += out.write(buffer, position);
+        }
+        long t3 = System.nanoTime();
+        read += t1 - t0;
+        hashed += t2 - t1;
+        written += t3 - t2;
+      }
+      total.digest();
+      long t4 = System.nanoTime();
+      out.force(true);
+      long forced = System.nanoTime() - t4;
+      System.out.printf(
+          "phases (mapped whole load, one at a time),read chunks %d ms,sha256 twice %d ms,"
+              + "write %d ms,fsync %d ms%n",
+          read / 1_000_000, hashed / 1_000_000, written / 1_000_000, forced / 1_000_000);
+    } finally {
+      Files.deleteIfExists(file);
+    }
   }
 
   private static void lookups(BloomLookup bits) {

@@ -279,8 +279,8 @@ public final class SnapshotDecoder {
     return parser.finish();
   }
 
-  /** One daemon thread for total digests, shared by all decoders of the JVM. */
-  private static final Executor DIGESTS =
+  /** One daemon thread for total digests, shared by all decoders and file writers of the JVM. */
+  static final Executor DIGESTS =
       Executors.newSingleThreadExecutor(
           r -> {
             Thread t = new Thread(r, "bloom-snapshot-digest");

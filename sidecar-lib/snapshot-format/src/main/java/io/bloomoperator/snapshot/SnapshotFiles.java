@@ -8,6 +8,7 @@ import java.nio.channels.FileChannel;
 import java.security.MessageDigest;
 import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * Builds and checks payload files for readers that serve a filter from a memory-mapped file ({@link
@@ -49,19 +50,29 @@ public final class SnapshotFiles {
       Manifest.ChunkRef ref = refs.get(i);
       byte[] data = source.load(i, ref);
       String where = "chunk " + i + " ('" + ref.name() + "')";
-      ChunkCheck.verify(ref, data, where, i, chunkDigest);
-      for (int b = 0; b < data.length && written + b < header.length; b++) {
-        if (data[b] != header[(int) written + b]) {
-          throw new SnapshotVerificationException(
-              where + ": the payload header does not match the manifest's geometry", i);
+      ChunkCheck.requireSize(ref, data, where, i);
+      // As in the heap decoder: the payload's digest runs on another core while this one checks
+      // the chunk's own digest and writes it (SHA-256 twice is most of a load); joined before the
+      // next chunk, so at most one chunk is in flight. Bytes reach the file only after their
+      // chunk's digest matched; the file is used only after the payload's digest matched too.
+      CompletableFuture<Void> totalDone =
+          CompletableFuture.runAsync(() -> total.update(data), SnapshotDecoder.DIGESTS);
+      try {
+        ChunkCheck.requireDigest(ref, data, where, i, chunkDigest);
+        for (int b = 0; b < data.length && written + b < header.length; b++) {
+          if (data[b] != header[(int) written + b]) {
+            throw new SnapshotVerificationException(
+                where + ": the payload header does not match the manifest's geometry", i);
+          }
         }
+        if (written + data.length > expected) {
+          throw new SnapshotVerificationException(
+              "payload is longer than the " + expected + " bytes the manifest's geometry needs", i);
+        }
+        writeFully(out, ByteBuffer.wrap(data), written);
+      } finally {
+        totalDone.join();
       }
-      if (written + data.length > expected) {
-        throw new SnapshotVerificationException(
-            "payload is longer than the " + expected + " bytes the manifest's geometry needs", i);
-      }
-      total.update(data);
-      writeFully(out, ByteBuffer.wrap(data), written);
       written += data.length;
     }
     if (written != expected) {

@@ -2,6 +2,7 @@ package io.bloomoperator.snapshot;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.Arrays;
 import java.util.Objects;
@@ -135,6 +136,26 @@ public final class SplitBlockBits {
    */
   public static long hashUtf8(byte[] utf8, int offset, int length) {
     return Xxh64.hashBytes(utf8, offset, length);
+  }
+
+  /**
+   * The hash of a string key given as its UTF-8 encoding in {@code utf8[offset, offset + length)},
+   * absolute indexes: the same as {@link #hashUtf8(byte[], int, int)} of those bytes; the buffer's
+   * position, limit and byte order are neither used nor changed.
+   *
+   * @throws IndexOutOfBoundsException if the range is outside the buffer's capacity
+   */
+  public static long hashUtf8(ByteBuffer utf8, int offset, int length) {
+    return Xxh64.hashBuffer(utf8, offset, length);
+  }
+
+  /**
+   * The hash of a string key held in any char sequence: the same as {@link #hashString} of {@code
+   * key.toString()}. An ASCII sequence is hashed from its chars without allocating; any other is
+   * copied to a String and encoded first.
+   */
+  public static long hashChars(CharSequence key) {
+    return Xxh64.hashChars(key);
   }
 
   /** The hash of a long key, as Parquet hashes an INT64 value. */

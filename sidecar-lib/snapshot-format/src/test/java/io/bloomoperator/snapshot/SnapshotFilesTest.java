@@ -45,13 +45,7 @@ class SnapshotFilesTest {
             SnapshotFiles.mapVerified(manifest, out, manifest.sha256(), 64);
         List<Object> probes = new ArrayList<>(keys);
         probes.addAll(keys(keyType, new Random(99), 50_000));
-        int maybe = 0;
-        for (Object key : probes) {
-          boolean expected = heap.mightContain(key);
-          assertThat(answer(written, key)).as("%s", key).isEqualTo(expected);
-          assertThat(answer(small, key)).as("%s", key).isEqualTo(expected);
-          maybe += expected ? 1 : 0;
-        }
+        int maybe = assertAgree(heap, written, small, probes);
         // Present keys all answer true, and many absent keys answer false.
         assertThat(maybe).isGreaterThanOrEqualTo(keys.size()).isLessThan(probes.size() / 2);
         assertBatchesAgree(heap, written, probes);
@@ -83,6 +77,30 @@ class SnapshotFilesTest {
               .isInstanceOf(IllegalStateException.class);
         }
       }
+    }
+  }
+
+  @ParameterizedTest
+  @org.junit.jupiter.params.provider.ValueSource(ints = {1, 2, 3, 7, 9, 10, 11, 17, 30})
+  void mappedGuavaLayoutAnswersAsTheHeapForEveryGroupingOfProbes(int k) throws Exception {
+    // The mapped probe loads k's words in groups (2, then up to 8): every k, half-full bits, so
+    // that absent keys fail in every group and present keys pass all of them.
+    Random random = new Random(k);
+    List<Object> keys = keys(KeyType.LONG, random, 4_000);
+    BloomFilterBits.Builder builder = BloomFilterBits.builder(KeyType.LONG, 4_000L * k * 2, k);
+    keys.forEach(builder::put);
+    BloomFilterBits heap = builder.build();
+    Manifest manifest = chunks.publishFull(heap, keys.size(), 1);
+    Path file = dir.resolve("k" + k + ".payload");
+    try (FileChannel out = open(file)) {
+      SnapshotFiles.writeBase(manifest, chunks.source, out);
+      MappedBloomFilterBits mapped = SnapshotFiles.mapWritten(manifest, out);
+      MappedBloomFilterBits small = SnapshotFiles.mapVerified(manifest, out, manifest.sha256(), 64);
+      List<Object> probes = new ArrayList<>(keys);
+      probes.addAll(keys(KeyType.LONG, new Random(-k), 40_000));
+      int maybe = assertAgree(heap, mapped, small, probes);
+      assertThat(maybe).isGreaterThanOrEqualTo(keys.size()).isLessThan(probes.size());
+      assertBatchesAgree(heap, mapped, probes);
     }
   }
 
@@ -178,6 +196,22 @@ class SnapshotFilesTest {
         .isInstanceOf(LocalDiskException.class);
     assertThat(LoadFailureReason.of(new LocalDiskException("full", null)))
         .isEqualTo(LoadFailureReason.DISK);
+  }
+
+  /** Asserts both mappings answer each probe as the heap does; returns the heap's "maybe"s. */
+  private static int assertAgree(
+      BloomFilterBits heap,
+      MappedBloomFilterBits mapped,
+      MappedBloomFilterBits small,
+      List<Object> probes) {
+    int maybe = 0;
+    for (Object key : probes) {
+      boolean expected = heap.mightContain(key);
+      assertThat(answer(mapped, key)).as("%s", key).isEqualTo(expected);
+      assertThat(answer(small, key)).as("%s", key).isEqualTo(expected);
+      maybe += expected ? 1 : 0;
+    }
+    return maybe;
   }
 
   private static void assertBatchesAgree(
