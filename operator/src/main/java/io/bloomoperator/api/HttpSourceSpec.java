@@ -2,18 +2,40 @@ package io.bloomoperator.api;
 
 import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 import io.fabric8.generator.annotation.Pattern;
-import io.fabric8.generator.annotation.Required;
 import io.fabric8.generator.annotation.Size;
+import io.fabric8.generator.annotation.ValidationRule;
+import java.util.List;
 
-/** Newline-delimited keys served over HTTP(S), plain or gzip. */
+/**
+ * Newline-delimited keys served over HTTP(S), plain or gzip: one {@code url}, or {@code urls} read
+ * in parallel as the partitions of one build.
+ */
+@ValidationRule(
+    value = "has(self.url) != has(self.urls)",
+    message = "exactly one of url and urls must be set")
 public class HttpSourceSpec {
 
-  @Required
-  @Pattern("^https?://.+")
+  /** What {@code url} and each of {@code urls} must look like. */
+  public static final String URL_PATTERN = "^https?://.+";
+
+  /** Most URLs {@code urls} may list: as many as {@code jdbc.partitions.count}. */
+  public static final int MAX_URLS = 64;
+
+  @Pattern(URL_PATTERN)
   @JsonPropertyDescription(
       "http:// or https:// URL of a newline-delimited key export; gzip is "
-          + "detected from Content-Encoding or the body's magic bytes (e.g. ids.txt.gz).")
+          + "detected from Content-Encoding or the body's magic bytes (e.g. ids.txt.gz). "
+          + "Exactly one of url and urls.")
   private String url;
+
+  @Size(min = 1, max = MAX_URLS)
+  @JsonPropertyDescription(
+      "Instead of url: 1 to 64 http(s) URLs, each a part of one export (e.g. ids-0.txt.gz, "
+          + "ids-1.txt.gz), read in parallel as far as the namespace's share of partition "
+          + "connections allows; the filter is the one url would give for the bodies "
+          + "concatenated. The operator's limits on body bytes and read time apply to all of "
+          + "them together.")
+  private List<@Pattern(URL_PATTERN) String> urls;
 
   @Size(min = 1, max = 253)
   @Pattern(KeyRef.NAME_PATTERN)
@@ -21,7 +43,7 @@ public class HttpSourceSpec {
       "Optional Secret in the same namespace; each of its keys is sent as a "
           + "request header of that name (e.g. Authorization). The Secret must allow this "
           + "BloomFilter (annotation bloomoperator.io/allowed-filters) and the URL's host "
-          + "(bloomoperator.io/allowed-hosts).")
+          + "(bloomoperator.io/allowed-hosts), for urls every URL's host.")
   private String headersSecret;
 
   @Pattern(BloomFilterSpec.DURATION_PATTERN)
@@ -39,6 +61,14 @@ public class HttpSourceSpec {
 
   public void setUrl(String url) {
     this.url = url;
+  }
+
+  public List<String> getUrls() {
+    return urls;
+  }
+
+  public void setUrls(List<String> urls) {
+    this.urls = urls;
   }
 
   public String getHeadersSecret() {

@@ -11,14 +11,16 @@ import java.io.InputStream;
  */
 final class BoundedInputStream extends FilterInputStream {
 
-  private final long limit;
-  private final String setting;
-  private long read;
+  private final BodyBudget budget;
 
   BoundedInputStream(InputStream in, long limit, String setting) {
+    this(in, new BodyBudget(limit, setting, 1));
+  }
+
+  /** Counting against {@code budget}, which other bodies may share. */
+  BoundedInputStream(InputStream in, BodyBudget budget) {
     super(in);
-    this.limit = limit;
-    this.setting = setting;
+    this.budget = budget;
   }
 
   @Override
@@ -33,7 +35,7 @@ final class BoundedInputStream extends FilterInputStream {
   @Override
   public int read(byte[] b, int off, int len) throws IOException {
     // Never ask for more than one byte past the limit: enough to tell that it is exceeded.
-    int n = super.read(b, off, (int) Math.min(len, limit - read + 1));
+    int n = super.read(b, off, (int) Math.min(len, Math.max(0, budget.left()) + 1));
     if (n > 0) {
       count(n);
     }
@@ -42,7 +44,7 @@ final class BoundedInputStream extends FilterInputStream {
 
   @Override
   public long skip(long n) throws IOException {
-    long skipped = super.skip(Math.min(n, limit - read + 1));
+    long skipped = super.skip(Math.min(n, Math.max(0, budget.left()) + 1));
     count(skipped);
     return skipped;
   }
@@ -53,10 +55,6 @@ final class BoundedInputStream extends FilterInputStream {
   }
 
   private void count(long n) throws BodyLimitExceeded {
-    read += n;
-    if (read > limit) {
-      throw new BodyLimitExceeded(
-          "the body is larger than " + limit + " bytes after decompression", setting);
-    }
+    budget.take(n);
   }
 }

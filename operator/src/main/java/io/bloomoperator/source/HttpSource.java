@@ -10,7 +10,9 @@ import java.io.InputStream;
 import java.io.InterruptedIOException;
 import java.net.SocketTimeoutException;
 import java.net.URI;
+import java.net.UnknownHostException;
 import java.time.Duration;
+import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.Set;
@@ -23,7 +25,8 @@ import org.slf4j.LoggerFactory;
 /**
  * Newline-delimited keys served over HTTP(S), plain or gzip, e.g. a nightly export of a warehouse
  * table. The body is streamed line by line into the sink and never held whole, so exports of 100M
- * keys (1-2 GB) work with a small heap.
+ * keys (1-2 GB) work with a small heap. A source with {@code urls} instead ({@link HttpUrlsSource})
+ * reads each of its URLs through an instance of this class, with every rule below.
  *
  * <p><b>Compression.</b> Requests send {@code Accept-Encoding: gzip}. The body is gunzipped when
  * the response says {@code Content-Encoding: gzip}, and also when the (decoded) body starts with
@@ -86,7 +89,7 @@ public final class HttpSource implements KeySource {
 
   private static final Logger LOG = LoggerFactory.getLogger(HttpSource.class);
 
-  private final SecretAccess secrets;
+  private final Shared shared;
   private final String namespace;
   private final HttpTarget url;
   private final String shownUrl;
@@ -128,26 +131,85 @@ public final class HttpSource implements KeySource {
       HttpSourceSettings settings,
       EgressCheckedDns.Lookup resolver,
       String namespace) {
+    this(secrets, spec, settings, resolver, namespace, HttpSourceUrl.parse(onlyUrl(spec)));
+  }
+
+  private HttpSource(
+      SecretAccess secrets,
+      HttpSourceSpec spec,
+      HttpSourceSettings settings,
+      EgressCheckedDns.Lookup resolver,
+      String namespace,
+      URI uri) {
+    this(
+        Shared.of(secrets, spec, settings, resolver, namespace, List.of(HttpSourceUrl.target(uri))),
+        uri,
+        HttpSourceUrl.target(uri));
+  }
+
+  /** One URL of a source that reads several ({@link HttpUrlsSource}). */
+  HttpSource(Shared shared, URI uri, HttpTarget target) {
+    this.shared = shared;
+    this.namespace = shared.namespace();
+    this.url = target;
+    this.shownUrl = HttpSourceUrl.shown(uri);
+    this.headers = shared.headers();
+    this.connectTimeout = shared.connectTimeout();
+    this.readTimeout = shared.readTimeout();
+    this.settings = shared.settings();
+    this.http = HttpClients.client(settings.egress(), shared.resolver());
+  }
+
+  /**
+   * What every URL of one source shares: the Secret's headers (read once, for every URL's host),
+   * the timeouts, the operator's limits and the client.
+   *
+   * @param urls how many URLs the source reads, for messages about limits they share
+   */
+  record Shared(
+      String namespace,
+      SecretHeaders headers,
+      Duration connectTimeout,
+      Duration readTimeout,
+      HttpSourceSettings settings,
+      EgressCheckedDns.Lookup resolver,
+      int urls) {
+
+    /**
+     * @throws IllegalArgumentException when a timeout is invalid (an invalid spec)
+     */
+    static Shared of(
+        SecretAccess secrets,
+        HttpSourceSpec spec,
+        HttpSourceSettings settings,
+        EgressCheckedDns.Lookup resolver,
+        String namespace,
+        List<HttpTarget> targets) {
+      return new Shared(
+          namespace,
+          new SecretHeaders(
+              secrets,
+              spec.getHeadersSecret() == null || spec.getHeadersSecret().isBlank()
+                  ? null
+                  : spec.getHeadersSecret(),
+              targets),
+          duration(spec.getConnectTimeout(), DEFAULT_CONNECT_TIMEOUT, "connectTimeout"),
+          duration(spec.getReadTimeout(), DEFAULT_READ_TIMEOUT, "readTimeout"),
+          settings,
+          resolver,
+          targets.size());
+    }
+  }
+
+  /** The spec's one URL. */
+  private static String onlyUrl(HttpSourceSpec spec) {
+    if (spec != null && spec.getUrls() != null) {
+      throw new IllegalArgumentException("spec.source.http: set only one of url and urls");
+    }
     if (spec == null || spec.getUrl() == null || spec.getUrl().isBlank()) {
       throw new IllegalArgumentException("spec.source.http.url is required");
     }
-    this.secrets = secrets;
-    this.namespace = namespace;
-    URI uri = HttpSourceUrl.parse(spec.getUrl().strip());
-    this.url = HttpSourceUrl.target(uri);
-    this.shownUrl = HttpSourceUrl.shown(uri);
-    this.headers =
-        new SecretHeaders(
-            secrets,
-            spec.getHeadersSecret() == null || spec.getHeadersSecret().isBlank()
-                ? null
-                : spec.getHeadersSecret(),
-            url);
-    this.connectTimeout =
-        duration(spec.getConnectTimeout(), DEFAULT_CONNECT_TIMEOUT, "connectTimeout");
-    this.readTimeout = duration(spec.getReadTimeout(), DEFAULT_READ_TIMEOUT, "readTimeout");
-    this.settings = settings;
-    this.http = HttpClients.client(settings.egress(), resolver);
+    return spec.getUrl().strip();
   }
 
   @Override
@@ -157,7 +219,11 @@ public final class HttpSource implements KeySource {
 
   @Override
   public String changeToken() throws SourceException {
-    long deadline = deadline();
+    return changeToken(deadline());
+  }
+
+  /** The change token, asked for within the deadline of a read ({@link System#nanoTime()}). */
+  String changeToken(long deadline) throws SourceException {
     try (Fetched head = send("HEAD", deadline)) {
       if (successful(head.call().status())) {
         return ChangeTokens.of(head.call());
@@ -173,15 +239,21 @@ public final class HttpSource implements KeySource {
 
   @Override
   public void readKeys(KeySink sink) throws SourceException {
-    Fetched fetched = send("GET", deadline());
+    read(sink, deadline(), new BodyBudget(settings.maxBodyBytes(), "BLOOM_HTTP_MAX_BODY_BYTES", 1));
+  }
+
+  /**
+   * Streams the body's keys to {@code sink}, taking its bytes from {@code budget} and ending by
+   * {@code deadline} ({@link System#nanoTime()}): a URL list's read shares both across its URLs.
+   */
+  void read(KeySink sink, long deadline, BodyBudget budget) throws SourceException {
+    Fetched fetched = send("GET", deadline);
     reading = fetched.call();
     try {
       if (!successful(fetched.call().status())) {
         throw statusError(fetched);
       }
-      InputStream body =
-          new BoundedInputStream(
-              decode(fetched), settings.maxBodyBytes(), "BLOOM_HTTP_MAX_BODY_BYTES");
+      InputStream body = new BoundedInputStream(decode(fetched), budget);
       BoundedLines.stream(body, settings.maxLineBytes(), "BLOOM_HTTP_MAX_LINE_BYTES", sink);
     } catch (BodyLimitExceeded e) {
       throw new SourceException(
@@ -221,6 +293,31 @@ public final class HttpSource implements KeySource {
       reading = null;
       fetched.close();
     }
+  }
+
+  /**
+   * Refuses the URL now when the egress policy refuses its host, by the resolver its requests use
+   * (which judges them again on every connection): a URL list is refused before any of its URLs is
+   * requested. A host that does not resolve is left to the request, which reports it.
+   */
+  void checkAddress() throws SourceException {
+    try {
+      EgressCheckedDns.forSources(settings.egress(), shared.resolver()).resolve(url.host());
+    } catch (EgressCheckedDns.Refused e) {
+      throw refused(0, e.refusal());
+    } catch (UnknownHostException e) {
+      LOG.debug("{}: not resolved before the request", shownUrl, e);
+    }
+  }
+
+  /** The URL's host as the client and the egress policy see it. */
+  String host() {
+    return url.host();
+  }
+
+  /** The URL as messages show it: without user info and query string. */
+  String shownUrl() {
+    return shownUrl;
   }
 
   /** Cancels the download under way: a body read blocked on a stalled server ends now. */
@@ -332,6 +429,8 @@ public final class HttpSource implements KeySource {
     if (withSecret) {
       headers.applyTo(call);
     }
+    // Visible to cancel() from here: a stop also ends the wait for a connection or a response head.
+    reading = call;
     long remaining = deadline - System.nanoTime();
     if (remaining <= 0) {
       throw tookTooLong();
@@ -402,7 +501,9 @@ public final class HttpSource implements KeySource {
     return new SourceException(
         Reasons.SOURCE_TIMEOUT,
         "reading "
-            + shownUrl
+            + (shared.urls() == 1
+                ? shownUrl
+                : "the " + shared.urls() + " URLs (at " + shownUrl + ")")
             + " took longer than "
             + settings.maxReadTime().toMillis()
             + " ms (the operator's BLOOM_HTTP_MAX_READ_TIME)");

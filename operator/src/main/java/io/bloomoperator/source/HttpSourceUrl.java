@@ -16,18 +16,25 @@ final class HttpSourceUrl {
    * @throws IllegalArgumentException when the text is not an http(s) URL with a host
    */
   static URI parse(String url) {
+    return parse(url, "spec.source.http.url");
+  }
+
+  /**
+   * @param field the spec field holding it, for messages (e.g. {@code spec.source.http.urls[3]})
+   * @throws IllegalArgumentException when the text is not an http(s) URL with a host
+   */
+  static URI parse(String url, String field) {
     URI parsed;
     try {
       parsed = new URI(url);
     } catch (URISyntaxException e) {
       // The exception text repeats the whole input: name only the reason and the position.
       throw new IllegalArgumentException(
-          "spec.source.http.url is not a URL: " + e.getReason() + " at index " + e.getIndex());
+          field + " is not a URL: " + e.getReason() + " at index " + e.getIndex());
     }
     String scheme = parsed.getScheme() == null ? "" : parsed.getScheme().toLowerCase(Locale.ROOT);
     if ((!scheme.equals("http") && !scheme.equals("https")) || parsed.getHost() == null) {
-      throw new IllegalArgumentException(
-          "spec.source.http.url must be an http:// or https:// URL with a host");
+      throw new IllegalArgumentException(field + " must be an http:// or https:// URL with a host");
     }
     return parsed;
   }
@@ -36,10 +43,18 @@ final class HttpSourceUrl {
    * @throws IllegalArgumentException when the URL cannot be requested
    */
   static HttpTarget target(URI uri) {
+    return target(uri, "spec.source.http.url");
+  }
+
+  /**
+   * @param field the spec field holding it, for messages
+   * @throws IllegalArgumentException when the URL cannot be requested
+   */
+  static HttpTarget target(URI uri, String field) {
     try {
       return HttpTarget.of(uri);
     } catch (IllegalArgumentException e) {
-      throw new IllegalArgumentException("spec.source.http.url is not a valid http(s) URL");
+      throw new IllegalArgumentException(field + " is not a valid http(s) URL");
     }
   }
 

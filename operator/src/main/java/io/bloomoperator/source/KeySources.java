@@ -51,7 +51,9 @@ public final class KeySources {
       return new SecretSource(secrets, spec.getSecret().getName(), spec.getSecret().getKey());
     }
     if (spec.getHttp() != null) {
-      return new HttpSource(secrets, spec.getHttp(), http);
+      return spec.getHttp().getUrls() != null
+          ? new HttpUrlsSource(secrets, spec.getHttp(), http)
+          : new HttpSource(secrets, spec.getHttp(), http);
     }
     return new JdbcSource(secrets, spec.getJdbc(), jdbc);
   }

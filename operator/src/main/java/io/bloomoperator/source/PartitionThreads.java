@@ -5,15 +5,15 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The reading threads of one partitioned read and the connection share they read on: the share goes
- * back to {@link JdbcConnectionShares} when the last of them has ended (each closes its connection
- * before it ends), not when the build stops waiting for them. A thread the read's stop cannot end
- * at once (a driver call that ignores the abort) thus keeps its connection counted, and a namespace
- * cannot open more connections than its share by starting new reads beside threads that outlived
- * the last one.
+ * back to its {@link PartitionShares} table when the last of them has ended (each closes its
+ * connection before it ends), not when the build stops waiting for them. A thread the read's stop
+ * cannot end at once (a driver call that ignores the abort) thus keeps its connection counted, and
+ * a namespace cannot open more connections than its share by starting new reads beside threads that
+ * outlived the last one.
  */
 final class PartitionThreads {
 
-  private final JdbcConnectionShares.Held share;
+  private final PartitionShares.Held share;
   private final Thread[] threads;
   private final long joinMillis;
   private final AtomicInteger running;
@@ -25,7 +25,7 @@ final class PartitionThreads {
    *     started)
    * @param joinMillis how long {@link #join} waits for them
    */
-  PartitionThreads(JdbcConnectionShares.Held share, int count, long joinMillis) {
+  PartitionThreads(PartitionShares.Held share, int count, long joinMillis) {
     this.share = share;
     this.threads = new Thread[count];
     this.joinMillis = joinMillis;

@@ -5,6 +5,7 @@ import io.fabric8.kubernetes.api.model.Secret;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
@@ -12,7 +13,9 @@ import java.util.Set;
 /**
  * The request headers an HTTP source sends from its {@code headersSecret}: every data key of the
  * Secret becomes a header of that name. The Secret is read at most once per instance (once per
- * reconcile), and only if the Secret allows the URL's own host; values never appear in messages.
+ * reconcile), and only if the Secret allows the host of every URL of the source (all of a list's,
+ * checked before anything is sent to any); values never appear in messages. Safe for the reading
+ * threads of a URL list.
  */
 final class SecretHeaders {
 
@@ -32,17 +35,17 @@ final class SecretHeaders {
 
   private final SecretAccess secrets;
   private final String secretName;
-  private final HttpTarget origin;
+  private final List<HttpTarget> origins;
   private Map<String, String> headers;
 
   /**
    * @param secretName the Secret's name, or null when the source sends no headers
-   * @param origin the URL the headers are for; only its host and port are asked of the Secret
+   * @param origins the URLs the headers are for; only their hosts and ports are asked of the Secret
    */
-  SecretHeaders(SecretAccess secrets, String secretName, HttpTarget origin) {
+  SecretHeaders(SecretAccess secrets, String secretName, List<HttpTarget> origins) {
     this.secrets = secrets;
     this.secretName = secretName;
-    this.origin = origin;
+    this.origins = List.copyOf(origins);
   }
 
   /** The Secret's name, or null. */
@@ -81,7 +84,15 @@ final class SecretHeaders {
     }
   }
 
-  private Map<String, String> read() throws SourceException {
+  /**
+   * Reads the Secret now if not yet done, so a Secret that does not allow every URL's host is
+   * refused before any request.
+   */
+  void check() throws SourceException {
+    read();
+  }
+
+  private synchronized Map<String, String> read() throws SourceException {
     if (headers != null) {
       return headers;
     }
@@ -89,7 +100,13 @@ final class SecretHeaders {
       return headers = Map.of();
     }
     Secret secret =
-        secrets.forSending(secretName, "source.http.headersSecret", origin.host(), origin.port());
+        secrets.forSending(
+            secretName,
+            "source.http.headersSecret",
+            origins.stream()
+                .map(o -> new SecretAccess.Destination(o.host(), o.port()))
+                .distinct()
+                .toList());
     Map<String, String> read = new LinkedHashMap<>();
     if (secret.getData() != null) {
       secret

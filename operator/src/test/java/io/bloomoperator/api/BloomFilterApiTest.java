@@ -192,6 +192,45 @@ class BloomFilterApiTest {
                     "Other_Namespace/token")),
             "spec.source.http.headersSecret: Invalid value"),
         Arguments.of(
+            "http url and urls both",
+            "/spec/source",
+            java.util.Map.of(
+                "http",
+                java.util.Map.of(
+                    "url",
+                    "https://exports.shop.internal/ids.txt",
+                    "urls",
+                    List.of("https://exports.shop.internal/ids-0.txt"))),
+            "exactly one of url and urls must be set"),
+        Arguments.of(
+            "http with neither url nor urls",
+            "/spec/source",
+            java.util.Map.of("http", java.util.Map.of("readTimeout", "30s")),
+            "exactly one of url and urls must be set"),
+        Arguments.of(
+            "empty http urls",
+            "/spec/source",
+            java.util.Map.of("http", java.util.Map.of("urls", List.of())),
+            "spec.source.http.urls: Invalid value"),
+        Arguments.of(
+            "65 http urls",
+            "/spec/source",
+            java.util.Map.of(
+                "http",
+                java.util.Map.of(
+                    "urls",
+                    java.util.Collections.nCopies(65, "https://exports.shop.internal/ids.txt"))),
+            "spec.source.http.urls: Too many: 65: must have at most 64 items"),
+        Arguments.of(
+            "http urls item not an http(s) URL",
+            "/spec/source",
+            java.util.Map.of(
+                "http",
+                java.util.Map.of(
+                    "urls",
+                    List.of("https://exports.shop.internal/ids-0.txt", "ftp://exports/ids-1.txt"))),
+            "spec.source.http.urls[1]: Invalid value"),
+        Arguments.of(
             "refreshInterval not a duration",
             "/spec/refreshInterval",
             "ten minutes",

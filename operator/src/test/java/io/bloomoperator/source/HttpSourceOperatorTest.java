@@ -209,6 +209,107 @@ class HttpSourceOperatorTest {
         .noneSatisfy(e -> assertThat(e.getMessage()).contains("s3cret"));
   }
 
+  /**
+   * Three URLs, parts of one export: Ready with every key, and the very payload (sha256) of a
+   * filter whose one URL serves the parts concatenated.
+   */
+  @Test
+  void aUrlListPublishesTheFilterOfItsPartsConcatenated(KubernetesClient client, TestNamespace ns)
+      throws Exception {
+    byte[][] parts = {
+      text(ids("order", 40_000)), gzip(text(ids("refund", 30_000))), text(ids("return", 20_000))
+    };
+    byte[] whole =
+        (new String(text(ids("order", 40_000)), StandardCharsets.UTF_8)
+                + new String(text(ids("refund", 30_000)), StandardCharsets.UTF_8)
+                + new String(text(ids("return", 20_000)), StandardCharsets.UTF_8))
+            .getBytes(StandardCharsets.UTF_8);
+    for (int i = 0; i < parts.length; i++) {
+      byte[] part = parts[i];
+      server.on("/parts/" + i, ex -> send(ex, 200, part));
+    }
+    server.on("/whole", ex -> send(ex, 200, whole));
+    apply(
+        client,
+        ns.name(),
+        """
+        apiVersion: bloomoperator.io/v1alpha1
+        kind: BloomFilter
+        metadata: {name: orders-whole}
+        spec:
+          falsePositiveRate: 0.01
+          source:
+            http: {url: "%s"}
+        """
+            .formatted(server.url("/whole")));
+    apply(
+        client,
+        ns.name(),
+        """
+        apiVersion: bloomoperator.io/v1alpha1
+        kind: BloomFilter
+        metadata: {name: orders-parts}
+        spec:
+          falsePositiveRate: 0.01
+          source:
+            http:
+              urls: ["%s", "%s", "%s"]
+        """
+            .formatted(server.url("/parts/0"), server.url("/parts/1"), server.url("/parts/2")));
+
+    BloomFilter one =
+        awaitStatus(client, ns.name(), "orders-whole", f -> ready(f, "True", "Published"));
+    BloomFilter list =
+        awaitStatus(client, ns.name(), "orders-parts", f -> ready(f, "True", "Published"));
+    assertThat(list.getStatus().getKeys()).isEqualTo(90_000L).isEqualTo(one.getStatus().getKeys());
+    assertThat(manifest(client, ns.name(), "orders-parts").sha256())
+        .isEqualTo(manifest(client, ns.name(), "orders-whole").sha256());
+    assertThat(server.count("GET", "/parts/1")).isPositive();
+  }
+
+  /**
+   * A Secret that allows the host of only some of the URLs is refused before any URL is requested:
+   * the header goes to none of them.
+   */
+  @Test
+  void aUrlListsSecretMustAllowEveryUrlsHost(KubernetesClient client, TestNamespace ns)
+      throws Exception {
+    try (HttpTestServer other = new HttpTestServer()) {
+      server.on("/ids.txt", ex -> send(ex, 200, text(ids("a", 10))));
+      other.on("/ids.txt", ex -> send(ex, 200, text(ids("b", 10))));
+      exportAuth(
+          client,
+          ns.name(),
+          Map.of(
+              SecretAccess.ALLOWED_FILTERS,
+              "parts",
+              SecretAccess.ALLOWED_HOSTS,
+              "127.0.0.1:" + server.port()));
+      apply(
+          client,
+          ns.name(),
+          """
+          apiVersion: bloomoperator.io/v1alpha1
+          kind: BloomFilter
+          metadata: {name: parts}
+          spec:
+            falsePositiveRate: 0.01
+            source:
+              http:
+                urls: ["%s", "%s"]
+                headersSecret: export-auth
+          """
+              .formatted(server.url("/ids.txt"), other.url("/ids.txt")));
+      BloomFilter refused =
+          awaitStatus(
+              client, ns.name(), "parts", f -> ready(f, "False", Reasons.SECRET_NOT_ALLOWED));
+      assertThat(ReadyCondition.of(refused).orElseThrow().getMessage())
+          .contains("may not be sent to 127.0.0.1:" + other.port());
+      assertThat(server.requests).as("requests to the allowed host").isEmpty();
+      assertThat(other.requests).as("requests to the other host").isEmpty();
+    }
+  }
+
   private static void exportAuth(
       KubernetesClient client, String namespace, Map<String, String> annotations) {
     client

@@ -66,6 +66,11 @@ class HttpSourceTest {
   }
 
   static LineParser parser(KeyType type, List<Object> keys) {
+    return parser(type, keys, 0);
+  }
+
+  /** A parser that tolerates {@code maxMalformed} malformed lines. */
+  static LineParser parser(KeyType type, List<Object> keys, long maxMalformed) {
     return new LineParser(
         type,
         new LineParser.KeyConsumer() {
@@ -79,7 +84,7 @@ class HttpSourceTest {
             keys.add(key);
           }
         },
-        0);
+        maxMalformed);
   }
 
   private List<Object> read(HttpSource source) throws SourceException {
