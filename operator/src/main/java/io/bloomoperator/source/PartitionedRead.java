@@ -404,7 +404,10 @@ final class PartitionedRead {
    */
   private final class Feed implements KeySink {
     private final BlockingQueue<Object> handOver;
+
+    /** The batch filling; null once this thread has a lane. */
     private KeyBatch batch = new KeyBatch();
+
     private KeyLanes.Lane lane;
     private int uncounted;
 
@@ -461,10 +464,12 @@ final class PartitionedRead {
     private void batched() {
       if (batch.full()) {
         put(handOver, batch);
-        batch = new KeyBatch();
         KeyLanes out = lanes;
         if (out != null) {
           lane = out.lane();
+          batch = null; // never filled again
+        } else {
+          batch = new KeyBatch();
         }
       }
     }
@@ -474,7 +479,7 @@ final class PartitionedRead {
      * before its last counts are handed over, so the build finds every key once all have ended).
      */
     void end() {
-      if (!batch.isEmpty()) {
+      if (batch != null && !batch.isEmpty()) {
         put(handOver, batch);
       }
       if (lane != null) {
