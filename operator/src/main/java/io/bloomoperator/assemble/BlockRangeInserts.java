@@ -22,14 +22,24 @@ import java.util.ArrayDeque;
  * the others would wait for it. No thread ever waits for a claim while it holds one, and applying a
  * queue waits for nothing, so the hand-off cannot deadlock.
  *
- * <p>Bounded in bytes per build slot: at most {@code maxBuffers} = ranges × (threads + 1) buffers
- * of {@link #BUFFER_HASHES} hashes (8 KiB), allocated as needed and recycled, so with ranges ≤
- * threads a build holds at most threads × (threads + 1) × 8 KiB of hashes: 48 KiB at 2 threads, 160
- * KiB at 4, 33 MiB at the limit of 64 ({@link #peakHeldBytes()}). Why that many suffice: a lane
- * (one per thread) holds at most one buffer per range, and one fewer while it asks for a new one,
- * so at most threads × ranges − 1 are held by lanes when a thread asks; at least ranges + 1 are
- * then free, queued or being applied. A thread that finds none free applies an unclaimed queue
- * itself, or waits for a claimed one to be applied (which frees buffers and wakes it).
+ * <p>The reading threads of a source that reads on several ({@link
+ * io.bloomoperator.source.KeyLanes}, a partitioned jdbc read's connections) insert the same way,
+ * each through a lane of its own: they hash and route their own keys, and apply a range's queue
+ * whenever they find it unclaimed, like any thread of the build. The ranges stay the build's
+ * threads: they bound how many threads write bits at once, not how many hash.
+ *
+ * <p>Bounded in bytes per build slot: at most {@code maxBuffers} = ranges × (lanes + 1) buffers of
+ * {@link #BUFFER_HASHES} hashes (8 KiB), lanes being the build's threads or, when a source's
+ * reading threads take lanes too, all the lanes taken; allocated as needed and recycled. With
+ * ranges ≤ threads a build holds at most threads × (threads + 1) × 8 KiB of hashes: 48 KiB at 2
+ * threads, 160 KiB at 4, 33 MiB at the limit of 64; each reading thread of the source adds ranges ×
+ * 8 KiB (16 KiB at 2 threads: 128 KiB for the 2 threads and 5 connections of a partitioned read at
+ * the default namespace share) ({@link #peakHeldBytes()}). Why that many suffice: a lane holds at
+ * most one buffer per range, and one fewer while it asks for a new one, so at most lanes × ranges −
+ * 1 are held by lanes when a thread asks; at least ranges + 1 are then free, queued or being
+ * applied. A thread that finds none free applies an unclaimed queue itself, or waits for a claimed
+ * one to be applied (which frees buffers and wakes it). A lane whose thread ended without flushing
+ * (a failed read: the build fails too) keeps its buffers counted, so the others still find theirs.
  *
  * <p>Memory visibility: a range's words are written only under its claim, taken and let go under
  * this object's monitor, so each claimant sees the previous one's writes, and {@link #finish()}
@@ -43,12 +53,14 @@ final class BlockRangeInserts implements SharedInserts {
 
   private final BloomFilterBits.Builder bits;
   private final BlockRanges ranges;
-  private final int maxBuffers;
+  private final int threads;
 
   // Guarded by this.
   private final ArrayDeque<Hashes>[] queued;
   private final boolean[] claimed;
   private final ArrayDeque<Hashes> free = new ArrayDeque<>();
+  private int lanes;
+  private int maxBuffers;
   private int allocated;
   private int peakAllocated;
   private int waiting;
@@ -57,12 +69,14 @@ final class BlockRangeInserts implements SharedInserts {
   /**
    * @param bits a split-block builder; its words are written only through this object once a lane
    *     is in use, until {@link #finish()}
-   * @param threads the threads that insert at once (each with one lane)
+   * @param threads the build's threads (each with one lane): the ranges, and the lanes the buffers
+   *     are sized for until more are taken
    */
   @SuppressWarnings("unchecked")
   BlockRangeInserts(BloomFilterBits.Builder bits, int threads) {
     this.bits = bits;
     this.ranges = new BlockRanges(bits.numBlocks(), threads);
+    this.threads = threads;
     this.maxBuffers = ranges.count() * (threads + 1);
     this.queued = new ArrayDeque[ranges.count()];
     for (int r = 0; r < queued.length; r++) {
@@ -71,8 +85,11 @@ final class BlockRangeInserts implements SharedInserts {
     this.claimed = new boolean[ranges.count()];
   }
 
+  /** A lane; past the build's threads, each raises the buffers allowed by one per range. */
   @Override
-  public Lane lane() {
+  public synchronized Lane lane() {
+    lanes++;
+    maxBuffers = ranges.count() * (Math.max(threads, lanes) + 1);
     return new RangeLane();
   }
 
@@ -97,7 +114,7 @@ final class BlockRangeInserts implements SharedInserts {
     return unchanged;
   }
 
-  /** The most hash buffers allocated at once, in bytes: at most ranges × (threads + 1) of them. */
+  /** The most hash buffers allocated at once, in bytes: at most ranges × (lanes + 1) of them. */
   @Override
   public synchronized long peakHeldBytes() {
     return (long) peakAllocated * BUFFER_HASHES * Long.BYTES;

@@ -14,7 +14,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * build uses helpers only while it holds one, so every slot's build gets its full share and the
  * threads hashing at once stay at most slots × {@code threadsPerBuild}, whatever the tenants do; a
  * namespace's share is bounded by the slots it may hold. Should the pool ever be busy, a build does
- * not wait for it: its own thread does the work.
+ * not wait for it: its own thread does the work. A source that reads on several threads ({@link
+ * io.bloomoperator.source.KeyLanes}: a partitioned jdbc read) hashes on those threads too; they are
+ * bounded by the source's own shares (jdbc: the partition connection shares), not by this pool.
  */
 public final class BuildWorkers {
 

@@ -326,29 +326,26 @@ public final class FilterBuilder {
    * How keys go into the filter. Split-block: hashes go to the owner of their block range, plain
    * writes on any number of threads (on one, the buffered hashes let its cache misses overlap).
    * Guava layout, whose bits land anywhere: straight into the builder while one thread inserts, its
-   * atomic view once helpers insert too.
+   * atomic view once helpers or a source's reading threads ({@link
+   * io.bloomoperator.source.KeyLanes}) insert too, even in a build of one thread.
    */
   private ParallelFill.Inserters insertersFor(BloomFilterBits.Builder builder) {
-    int threads = workers.threadsPerBuild();
     if (builder.format() == FilterFormat.SPLIT_BLOCK) {
-      return ParallelFill.Inserters.partitioned(new BlockRangeInserts(builder, threads));
+      return ParallelFill.Inserters.partitioned(
+          new BlockRangeInserts(builder, workers.threadsPerBuild()));
     }
-    return threads == 1
-        ? ParallelFill.Inserters.of(builder)
-        : new ParallelFill.Inserters(builder, builder.concurrent());
+    return new ParallelFill.Inserters(builder, builder.concurrent());
   }
 
   /**
    * How keys go into the filter when something beside it sees every key: through {@code wrap}ped
-   * inserters, atomic ORs once helpers insert (also in the split-block layout: its partitioned path
-   * hands out hashes, not keys). The bits are the same as without it (OR is commutative); only the
-   * split-block build's speed differs.
+   * inserters, atomic ORs once other threads insert (also in the split-block layout: its
+   * partitioned path hands out hashes, not keys). The bits are the same as without it (OR is
+   * commutative); only the split-block build's speed differs.
    */
   private ParallelFill.Inserters insertersFor(
       BloomFilterBits.Builder builder, java.util.function.UnaryOperator<KeyInserter> wrap) {
-    return workers.threadsPerBuild() == 1
-        ? ParallelFill.Inserters.of(wrap.apply(builder))
-        : new ParallelFill.Inserters(wrap.apply(builder), wrap.apply(builder.concurrent()));
+    return new ParallelFill.Inserters(wrap.apply(builder), wrap.apply(builder.concurrent()));
   }
 
   /**

@@ -2,6 +2,7 @@ package io.bloomoperator.assemble;
 
 import io.bloomoperator.snapshot.KeyInserter;
 import io.bloomoperator.snapshot.KeyType;
+import io.bloomoperator.source.KeyLanes;
 import io.bloomoperator.source.KeySink;
 import io.bloomoperator.source.KeySource;
 import io.bloomoperator.source.LineBlock;
@@ -42,9 +43,19 @@ import java.util.concurrent.LinkedBlockingQueue;
  * the split-block filter add at most threads × (threads + 1) × 8 KiB of hash buffers (48 KiB at 2
  * threads, {@link #peakHashBytes()}, {@link BlockRangeInserts}); the Guava layout holds none.
  *
+ * <p>A source that reads on several threads ({@link KeyLanes}, e.g. a partitioned jdbc read) asks
+ * for {@link #lanes()}: each of its reading threads then parses, hashes and inserts its own keys
+ * through a lane of the shared way, like a helper, and the reader merges their counts ({@link
+ * LineParser#merge(LineParser.Counts)}) as they are handed to it. Split-block: each reading thread
+ * routes its hashes to the claimant of their block range; its lane adds at most ranges × 8 KiB to
+ * the hashes held ({@link BlockRangeInserts}). Guava layout: atomic ORs, the reader's own plain
+ * writes ending first.
+ *
  * <p>The filter is allocated ({@link Target#open()}) by the reader at the first key, as a build on
  * one thread does; helpers start then. {@link #close()} ends them before the build returns, also
- * when it fails, so a build never leaves threads working behind it.
+ * when it fails, so a build never leaves threads working behind it; a source's reading threads are
+ * the source's to end before its read returns ({@link KeyLanes}), and a lane refuses to hand over
+ * counts once the fill is closed.
  */
 public final class ParallelFill implements KeySink, AutoCloseable {
 
@@ -56,13 +67,13 @@ public final class ParallelFill implements KeySink, AutoCloseable {
 
   /**
    * Two ways into one filter: {@code exclusive} for one thread alone (plain writes), {@code shared}
-   * for all the build's threads at once, a {@link SharedInserts.Lane} each. The reader uses {@code
-   * exclusive} until it first hands a block to a helper; the hand-over (a queue) makes its writes
-   * visible to the helpers, and from then on every thread uses its lane, the reader too (its rows
-   * as well as the blocks it parses). A source that sends keys one by one (JDBC rows) never hands a
-   * block over, so its whole build runs on plain writes. {@code exclusive} is null when the shared
-   * way writes plainly already ({@link #partitioned}): the reader then uses a lane from its first
-   * key.
+   * for all the build's threads at once (and a multi-threaded source's, {@link #lanes()}), a {@link
+   * SharedInserts.Lane} each, safe however many there are. The reader uses {@code exclusive} until
+   * it first hands a block to a helper; the hand-over (a queue) makes its writes visible to the
+   * helpers, and from then on every thread uses its lane, the reader too (its rows as well as the
+   * blocks it parses). A source that sends keys one by one (JDBC rows) never hands a block over, so
+   * its whole build runs on plain writes. {@code exclusive} is null when the shared way writes
+   * plainly already ({@link #partitioned}): the reader then uses a lane from its first key.
    */
   record Inserters(KeyInserter exclusive, SharedInserts shared) {
     /**
@@ -125,6 +136,9 @@ public final class ParallelFill implements KeySink, AutoCloseable {
   private boolean closed;
   private int running;
 
+  /** Set by {@link #close()}: a source's lane that is still used after it fails its next take. */
+  private volatile boolean ended;
+
   /**
    * What the reader inserts through: the exclusive way, until its first hand-over, then a lane of
    * the shared way; null until the filter is allocated.
@@ -174,8 +188,9 @@ public final class ParallelFill implements KeySink, AutoCloseable {
 
   /**
    * Reads every key of {@code source} into {@code into} (which must be safe for {@link
-   * BuildWorkers#threadsPerBuild()} threads when that is above 1), whatever the filter's layout;
-   * the seam a layout plugs into.
+   * BuildWorkers#threadsPerBuild()} threads when that is above 1, and for any number when the
+   * source reads on several threads, {@link KeyLanes}), whatever the filter's layout; the seam a
+   * layout plugs into.
    *
    * @return the counts (keys, malformed, nulls) of the read
    * @throws SourceException when the source fails or holds too many malformed keys
@@ -245,6 +260,97 @@ public final class ParallelFill implements KeySink, AutoCloseable {
     mergeDone();
     while (pending.size() >= maxPending) {
       workOrWait();
+    }
+  }
+
+  /**
+   * Lanes for the reading threads of a source that reads on several ({@link KeyLanes}); on the
+   * reader, once the source has given it its first rows. Allocates the filter if no key came yet
+   * (the rows were NULLs). The reader's own inserts move to a lane of the shared way first: in the
+   * Guava layout it wrote plainly until now, and from here other threads OR atomically into the
+   * same words; the source hands the lanes to its threads through a happens-before edge, which
+   * makes those plain writes visible to them.
+   */
+  @Override
+  public KeyLanes lanes() {
+    open();
+    if (!readerShares) {
+      readerShares = true;
+      inserter.flush();
+      inserter = shared.lane();
+    }
+    return new KeyLanes() {
+      @Override
+      public Lane lane() {
+        if (ended) {
+          throw new IllegalStateException("the build is over");
+        }
+        return new SourceLane(shared.lane());
+      }
+
+      @Override
+      public void merge(LineParser.Counts counts) throws SourceException {
+        try {
+          parser.merge(counts);
+        } catch (SourceException e) {
+          failure = e;
+          throw e;
+        }
+        advance(counts.keys());
+      }
+    };
+  }
+
+  /**
+   * A reading thread's lane: the line rules and the parse per key type on that thread, with no
+   * malformed-key limit of its own (the reader's parser judges the merged counts), into a lane of
+   * the shared way.
+   */
+  private final class SourceLane implements KeyLanes.Lane {
+    private final SharedInserts.Lane into;
+    private final LineParser parser;
+
+    SourceLane(SharedInserts.Lane into) {
+      this.into = into;
+      this.parser = new LineParser(keyType, into, Long.MAX_VALUE);
+    }
+
+    @Override
+    public void line(String rawLine) throws SourceException {
+      parser.line(rawLine);
+    }
+
+    @Override
+    public void lines(LineBlock block) throws SourceException {
+      parser.lines(block);
+    }
+
+    @Override
+    public void value(String key) throws SourceException {
+      parser.value(key);
+    }
+
+    @Override
+    public void value(long key) throws SourceException {
+      parser.value(key);
+    }
+
+    @Override
+    public void nullValue() {
+      parser.nullValue();
+    }
+
+    @Override
+    public LineParser.Counts take() {
+      if (ended) {
+        throw new IllegalStateException("the build is over");
+      }
+      return parser.take();
+    }
+
+    @Override
+    public void flush() {
+      into.flush();
     }
   }
 
@@ -327,6 +433,7 @@ public final class ParallelFill implements KeySink, AutoCloseable {
   /** Ends the helpers (those under way finish their block) and waits until none runs. */
   @Override
   public void close() {
+    ended = true;
     synchronized (lock) {
       closed = true;
     }

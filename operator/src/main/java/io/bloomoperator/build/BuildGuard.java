@@ -5,6 +5,7 @@ import io.bloomoperator.api.Reasons;
 import io.bloomoperator.assemble.FilterBuilder;
 import io.bloomoperator.assemble.FilterTooLargeException;
 import io.bloomoperator.settings.BuildLimits;
+import io.bloomoperator.source.KeyLanes;
 import io.bloomoperator.source.KeySink;
 import io.bloomoperator.source.KeySource;
 import io.bloomoperator.source.LineBlock;
@@ -183,7 +184,7 @@ public final class BuildGuard implements AutoCloseable {
       tick(1);
     }
 
-    private void tick(int lines) throws SourceException {
+    private void tick(long lines) throws SourceException {
       String why = stopped;
       if (why != null) {
         throw new SourceException(Reasons.SOURCE_TIMEOUT, why);
@@ -223,6 +224,15 @@ public final class BuildGuard implements AutoCloseable {
       // next key or the cancel ends a stopped build.
       keys.setOpaque(++count);
       sink.nullValue();
+    }
+
+    /**
+     * The sink's lanes, their counts ticked as they are merged (on the build's thread): the keys of
+     * a source's reading threads count for the stall check, and a stopped build refuses them there.
+     */
+    @Override
+    public KeyLanes lanes() {
+      return KeyLanes.beforeMerge(sink.lanes(), counts -> tick(counts.positions()));
     }
   }
 

@@ -1,5 +1,6 @@
 package io.bloomoperator.cli;
 
+import io.bloomoperator.source.KeyLanes;
 import io.bloomoperator.source.KeySink;
 import io.bloomoperator.source.KeySource;
 import io.bloomoperator.source.SourceException;
@@ -97,10 +98,22 @@ final class ProgressSource implements KeySource {
       tick();
     }
 
+    /** The lines of a source's reading threads, counted as their counts are merged. */
+    @Override
+    public KeyLanes lanes() {
+      return KeyLanes.beforeMerge(sink.lanes(), counts -> tick(counts.positions()));
+    }
+
     private void tick() {
-      lines++;
-      boolean due = (lines & (LINES_EVERY - 1)) == 0;
-      if (!due && (lines & (CLOCK_EVERY - 1)) == 0) {
+      tick(1);
+    }
+
+    /** Counts {@code read} more lines; reports each multiple of the report steps passed. */
+    private void tick(long read) {
+      long before = lines;
+      lines += read;
+      boolean due = before / LINES_EVERY != lines / LINES_EVERY;
+      if (!due && before / CLOCK_EVERY != lines / CLOCK_EVERY) {
         due = nanoClock.getAsLong() - lastReport >= INTERVAL_NANOS;
       }
       if (due) {

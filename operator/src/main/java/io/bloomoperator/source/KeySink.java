@@ -31,4 +31,15 @@ public interface KeySink {
 
   /** A structured source produced SQL NULL (or the like): counted, not inserted. */
   void nullValue();
+
+  /**
+   * For a source that reads on several threads at once: lanes through which each of them puts its
+   * keys into what this sink feeds, on its own thread ({@link KeyLanes}: when to ask, and the
+   * rules); null (this default) when this sink takes keys on the calling thread only. A sink that
+   * wraps another and sees every key passes the question on and wraps what it gets, or the source's
+   * keys would bypass it; one that returns null keeps every key on the build's thread.
+   */
+  default KeyLanes lanes() {
+    return null;
+  }
 }

@@ -48,6 +48,28 @@ public final class LineParser implements KeySink {
    */
   public record Tally(int keys, int malformed, int firstMalformed, int firstMalformedLength) {}
 
+  /**
+   * What a parser counted since its last {@link #take()}: the counts of a lane of a source that
+   * reads on several threads ({@link KeyLanes}), merged by the build's parser ({@link
+   * #merge(Counts)}).
+   *
+   * @param positions lines and values seen (NULLs, blank and comment lines included)
+   * @param keys keys passed to the consumer
+   * @param malformed lines or values that were not keys of the declared type
+   * @param nulls NULL values
+   * @param firstMalformed position among these (from 1) of the first malformed one, or 0
+   * @param firstMalformedLength its length in characters
+   * @param lines whether lines were seen (else only values): the unit a message names
+   */
+  public record Counts(
+      long positions,
+      long keys,
+      long malformed,
+      long nulls,
+      long firstMalformed,
+      int firstMalformedLength,
+      boolean lines) {}
+
   private final KeyType keyType;
   private final KeyConsumer consumer;
   private final long maxMalformed;
@@ -112,6 +134,55 @@ public final class LineParser implements KeySink {
         throw tooManyMalformed();
       }
     }
+  }
+
+  /**
+   * Counts what another parser counted ({@link #take()}), possibly on another thread; positions in
+   * messages follow the order of the merges.
+   *
+   * @throws SourceException when the malformed keys pass the limit
+   */
+  public void merge(Counts counts) throws SourceException {
+    lineSource |= counts.lines();
+    long base = position;
+    position += counts.positions();
+    keys += counts.keys();
+    nulls += counts.nulls();
+    if (counts.malformed() > 0) {
+      if (malformed == 0) {
+        firstMalformedAt = base + counts.firstMalformed();
+        firstMalformedLength = counts.firstMalformedLength();
+      }
+      malformed += counts.malformed();
+      if (malformed > maxMalformed) {
+        malformed = maxMalformed + 1;
+        throw tooManyMalformed();
+      }
+    }
+  }
+
+  /**
+   * What this parser counted since the last call, after which it counts from zero: for a parser
+   * (with no malformed-key limit of its own) whose counts another one merges.
+   */
+  public Counts take() {
+    Counts counts =
+        new Counts(
+            position,
+            keys,
+            malformed,
+            nulls,
+            malformed == 0 ? 0 : firstMalformedAt,
+            malformed == 0 ? 0 : firstMalformedLength,
+            lineSource);
+    position = 0;
+    keys = 0;
+    malformed = 0;
+    nulls = 0;
+    firstMalformedAt = 0;
+    firstMalformedLength = 0;
+    lineSource = false;
+    return counts;
   }
 
   @Override

@@ -20,9 +20,23 @@ import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * One read of a partitioned jdbc source ({@link JdbcPartitions}): its partitions are read on up to
- * {@code count} connections at once, one thread each, and their keys handed to the build's thread,
- * which feeds the build's sink as a single-connection read does. The filter is the same bits as the
- * single-connection build's (every insert is an OR; counts are sums).
+ * {@code count} connections at once, one thread each, and each thread puts its own rows' keys into
+ * the build ({@link KeyLanes}). The filter is the same bits as the single-connection build's (every
+ * insert is an OR; counts are sums).
+ *
+ * <p><b>Which thread does what.</b> A reading thread ({@code jdbc-partition-i}, one per
+ * connection): connects, sets its session up, runs each partition's statement and decodes its rows;
+ * then, through a lane of its own, parses each value for the key type, hashes it and inserts it
+ * (split-block: routed to the thread holding its block range's claim, plain writes; Guava layout:
+ * atomic ORs), and every {@value KeyBatch#MAX_KEYS} rows hands their counts ({@link
+ * LineParser.Counts}) to the build's thread. Until the build has handed out lanes (a thread's first
+ * batch or two), and for a sink without them (the counting pass of a build without {@code
+ * expectedInsertions}), it hands the keys themselves over in {@link KeyBatch}es. The build's thread
+ * (the caller of {@link #read}): replays those batches into the sink (which allocates the filter at
+ * the first key, under the build's reservation), asks the sink for lanes after the first batch and
+ * publishes them to the reading threads, merges the counts in the order they come (keys read,
+ * malformed keys and their limit, NULLs, progress, the build guard's stall check: all on this
+ * thread, as for one connection), watches the deadline and stops everything on a failure.
  *
  * <p><b>Connections.</b> The build's own connection plus what {@link JdbcConnectionShares} grants
  * (never waited for); each connection takes the next partition not read yet until none is left, so
@@ -42,12 +56,19 @@ import java.util.concurrent.atomic.AtomicReference;
  * <p><b>MySQL/MariaDB</b>: no shared snapshot exists; the first connection checks the partition
  * column is the table's primary key ({@link MySqlPartitionKey}) before any partition is read.
  *
- * <p><b>Memory.</b> Keys cross threads in {@link KeyBatch}es, at most {@code connections} in the
- * hand-over queue and one being filled per connection: {@code 2 × connections ×} {@link
- * KeyBatch#maxBytes} (about 2.4 MiB per connection), beside each connection's own per-fetch bound.
+ * <p><b>Memory.</b> Keys cross threads in {@link KeyBatch}es until the lanes are out (and
+ * throughout without them), at most {@code connections} in the hand-over queue and one being filled
+ * per connection: {@code 2 × connections ×} {@link KeyBatch#maxBytes} (about 2.4 MiB per
+ * connection), beside each connection's own per-fetch bound. With lanes only counts cross, and each
+ * lane holds what the build bounds per lane (split-block: one 8 KiB buffer of hashes per block
+ * range, docs/security.md).
  *
- * <p><b>Time.</b> The whole read is bounded by {@code queryTimeout}, and each partition's statement
- * too; any failure, timeout or {@link #cancel} drops every connection.
+ * <p><b>Time and failure.</b> The whole read is bounded by {@code queryTimeout}, and each
+ * partition's statement too. Any failure (of a reading thread, or of a merge on the build's thread:
+ * the malformed-key limit, a stopped build), timeout or {@link #stop} drops every connection, and a
+ * reading thread checks for the stop at every row, so none inserts another key; the read throws, so
+ * the build fails and publishes nothing. The connection share goes back only when every reading
+ * thread has ended ({@link PartitionThreads}).
  */
 final class PartitionedRead {
 
@@ -73,6 +94,9 @@ final class PartitionedRead {
   private final List<JdbcStream> streams = new CopyOnWriteArrayList<>();
   private final AtomicReference<SourceException> failure = new AtomicReference<>();
   private volatile boolean stopped;
+
+  /** The build's lanes, once it handed them out; the reading threads switch to them. */
+  private volatile KeyLanes lanes;
 
   PartitionedRead(
       JdbcSource.Parts parts, JdbcPartitions plan, ExportedSnapshot given, String namespace) {
@@ -108,11 +132,16 @@ final class PartitionedRead {
     }
   }
 
-  /** Feeds the sink from the hand-over queue until every connection has ended, or fails. */
+  /**
+   * Feeds the sink from the hand-over queue until every connection has ended, or fails: batches are
+   * replayed into it, counts merged into its lanes.
+   */
   private void drain(BlockingQueue<Object> handOver, int count, KeySink sink)
       throws SourceException {
     long deadline = System.nanoTime() + parts.queryTimeout().toNanos();
     int ended = 0;
+    KeyLanes given = null;
+    boolean asked = false;
     while (ended < count) {
       SourceException failed = failure.get();
       if (failed != null) {
@@ -136,8 +165,16 @@ final class PartitionedRead {
       }
       if (item == END) {
         ended++;
-      } else if (item != null) {
-        ((KeyBatch) item).replay(sink);
+      } else if (item instanceof LineParser.Counts counts) {
+        given.merge(counts);
+      } else if (item instanceof KeyBatch batch) {
+        batch.replay(sink);
+        if (!asked) {
+          // Rows came: the build has allocated its filter (or may now), so lanes can go out.
+          asked = true;
+          given = sink.lanes();
+          lanes = given;
+        }
       }
     }
     SourceException failed = failure.get();
@@ -174,33 +211,7 @@ final class PartitionedRead {
       streams.add(stream);
       Ready session = guard.call(() -> setUp(c, first, ranges.get(0), ready, imported));
       counted = true;
-      KeyBatch batch = new KeyBatch();
-      KeyBatch[] filling = {batch};
-      KeySink batches =
-          new KeySink() {
-            @Override
-            public void line(String rawLine) {
-              throw new UnsupportedOperationException("rows are values");
-            }
-
-            @Override
-            public void value(String key) {
-              filling[0].value(key);
-              handOverIfFull(filling, handOver);
-            }
-
-            @Override
-            public void value(long key) {
-              filling[0].value(key);
-              handOverIfFull(filling, handOver);
-            }
-
-            @Override
-            public void nullValue() {
-              filling[0].nullValue();
-              handOverIfFull(filling, handOver);
-            }
-          };
+      Feed feed = new Feed(handOver);
       for (int i = next.getAndIncrement();
           i < ranges.size() && !stopped;
           i = next.getAndIncrement()) {
@@ -214,13 +225,11 @@ final class PartitionedRead {
                     parts.settings().maxValueBytes());
         guard.call(
             () -> {
-              stream.readRange(c, checked, range, batches, timedOut, guard);
+              stream.readRange(c, checked, range, feed, timedOut, guard);
               return null;
             });
       }
-      if (!filling[0].isEmpty()) {
-        put(handOver, filling[0]);
-      }
+      feed.end();
       if (first && given == null && parts.driver() == JdbcDriver.POSTGRESQL) {
         // The exported snapshot lives as long as this transaction: until every other
         // connection has imported it (or given up).
@@ -344,13 +353,6 @@ final class PartitionedRead {
     }
   }
 
-  private void handOverIfFull(KeyBatch[] filling, BlockingQueue<Object> handOver) {
-    if (filling[0].full()) {
-      put(handOver, filling[0]);
-      filling[0] = new KeyBatch();
-    }
-  }
-
   private void put(BlockingQueue<Object> handOver, Object item) {
     try {
       while (!handOver.offer(item, 100, TimeUnit.MILLISECONDS)) {
@@ -392,6 +394,98 @@ final class PartitionedRead {
     }
     for (JdbcConnectionGuard guard : guards) {
       guard.abortSockets();
+    }
+  }
+
+  /**
+   * One reading thread's rows on their way into the build: in {@link KeyBatch}es to the build's
+   * thread until the build's lanes are out, then through a lane of its own, its counts handed over
+   * every {@value KeyBatch#MAX_KEYS} rows. Stops at the first row after the read was stopped.
+   */
+  private final class Feed implements KeySink {
+    private final BlockingQueue<Object> handOver;
+
+    /** The batch filling; null once this thread has a lane. */
+    private KeyBatch batch = new KeyBatch();
+
+    private KeyLanes.Lane lane;
+    private int uncounted;
+
+    Feed(BlockingQueue<Object> handOver) {
+      this.handOver = handOver;
+    }
+
+    @Override
+    public void line(String rawLine) {
+      throw new UnsupportedOperationException("rows are values");
+    }
+
+    @Override
+    public void value(String key) throws SourceException {
+      into().value(key);
+      taken();
+    }
+
+    @Override
+    public void value(long key) throws SourceException {
+      into().value(key);
+      taken();
+    }
+
+    @Override
+    public void nullValue() {
+      into().nullValue();
+      taken();
+    }
+
+    /** Where the next row goes: this thread's lane once it has one, else the batch filling. */
+    private KeySink into() {
+      if (stopped) {
+        throw new Stopped();
+      }
+      return lane != null ? lane : batch;
+    }
+
+    private void taken() {
+      if (lane != null) {
+        counted();
+      } else {
+        batched();
+      }
+    }
+
+    private void counted() {
+      if (++uncounted == KeyBatch.MAX_KEYS) {
+        uncounted = 0;
+        put(handOver, lane.take());
+      }
+    }
+
+    private void batched() {
+      if (batch.full()) {
+        put(handOver, batch);
+        KeyLanes out = lanes;
+        if (out != null) {
+          lane = out.lane();
+          batch = null; // never filled again
+        } else {
+          batch = new KeyBatch();
+        }
+      }
+    }
+
+    /**
+     * After this thread's last partition: the keys it holds go to the build (its lane flushed
+     * before its last counts are handed over, so the build finds every key once all have ended).
+     */
+    void end() {
+      if (batch != null && !batch.isEmpty()) {
+        put(handOver, batch);
+      }
+      if (lane != null) {
+        lane.flush();
+        put(handOver, lane.take());
+      }
     }
   }
 

@@ -222,6 +222,52 @@ class BlockRangeBuildTest {
     }
   }
 
+  /**
+   * A source whose threads put their keys through lanes (a partitioned jdbc read: each reading
+   * thread hashes its own keys and routes them to the range claimants): the payload and counts of
+   * one thread for 1, 2 and 4 parts on builds of 1, 2 and 4 threads, through the operator's path
+   * too; the hashes held stay within threads × (threads + parts + 1) × 8 KiB, each reading thread
+   * adding one buffer per range (docs/security.md).
+   */
+  @ParameterizedTest
+  @EnumSource(KeyType.class)
+  void aSourceReadingOnSeveralThreadsGivesThePayloadOfOneThreadWithinTheBound(KeyType type)
+      throws Exception {
+    byte[] body = ParallelBuildTest.body(new Random(23), 100_000);
+    for (int parts : new int[] {1, 2, 4}) {
+      Built one = fill(ParallelBuildTest.lanes(400_000, body, 0, parts), type, 100_003, 0);
+      for (int threads : new int[] {1, 2, 4}) {
+        Built built =
+            fill(ParallelBuildTest.lanes(400_000, body, parts, parts), type, 100_003, threads);
+        String what = String.format("%s keys, %d parts, %d threads", type, parts, threads);
+        assertThat(built.sha256).as(what).isEqualTo(one.sha256);
+        assertThat(built.keys).as(what).isEqualTo(one.keys);
+        assertThat(built.malformed).as(what).isEqualTo(one.malformed);
+        long bound =
+            (long) threads * (threads + parts + 1) * BlockRangeInserts.BUFFER_HASHES * Long.BYTES;
+        System.out.printf(
+            "block ranges, %d threads, %d source threads: peak hashes held %d bytes (bound %d)%n",
+            threads, parts, built.peakHashBytes, bound);
+        assertThat(built.peakHashBytes).as(what).isPositive().isLessThanOrEqualTo(bound);
+
+        FilterBuilder.Request request =
+            new FilterBuilder.Request(
+                type, 0.01, null, 1_000_000, 1L << 30, null, FilterFormat.SPLIT_BLOCK);
+        FilterBuilder.Result expected =
+            new FilterBuilder().build(ParallelBuildTest.lanes(400_000, body, 0, parts), request);
+        FilterBuilder.Result operator =
+            new FilterBuilder(k -> {}, BuildWorkers.of(threads, 1))
+                .build(ParallelBuildTest.lanes(400_000, body, parts, parts), request);
+        assertThat(SnapshotEncoder.sha256(operator.bits()))
+            .as(what)
+            .isEqualTo(SnapshotEncoder.sha256(expected.bits()));
+        assertThat(operator.keys()).isEqualTo(expected.keys());
+        assertThat(operator.malformed()).isEqualTo(expected.malformed());
+        assertThat(operator.nulls()).isEqualTo(expected.nulls()).isEqualTo(400);
+      }
+    }
+  }
+
   @Test
   void aFailingSourceLeavesNoThreadWriting() throws Exception {
     KeySource failing = ParallelBuildTest.resetAfter(2_000_000);

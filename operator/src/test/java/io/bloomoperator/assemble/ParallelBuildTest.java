@@ -7,8 +7,10 @@ import io.bloomoperator.snapshot.KeyInserter;
 import io.bloomoperator.snapshot.KeyType;
 import io.bloomoperator.source.BodySource;
 import io.bloomoperator.source.GeneratedLines;
+import io.bloomoperator.source.KeyLanes;
 import io.bloomoperator.source.KeySink;
 import io.bloomoperator.source.KeySource;
+import io.bloomoperator.source.LineParser;
 import io.bloomoperator.source.SourceException;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
@@ -21,7 +23,10 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 import java.util.Set;
+import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 import org.junit.jupiter.api.Test;
@@ -61,6 +66,46 @@ class ParallelBuildTest {
         assertThat(built.probableDuplicates()).isEqualTo(expected.probableDuplicates());
       }
     }
+  }
+
+  /**
+   * A source whose threads put their keys through lanes (a partitioned jdbc read): the Guava
+   * layout's bytes and counts of one thread, on builds of 1, 2 and 4 threads (atomic ORs beside the
+   * reader's), and the malformed-key limit still fails the build with the count at the limit.
+   */
+  @ParameterizedTest
+  @EnumSource(KeyType.class)
+  void aSourceReadingOnSeveralThreadsGivesTheBytesAndCountsOfOneThread(KeyType type)
+      throws Exception {
+    byte[] body = body(new Random(5), 100_000);
+    for (int parts : new int[] {1, 2, 4}) {
+      FilterBuilder.Request request =
+          new FilterBuilder.Request(type, 0.01, null, 1_000_000, 1L << 30);
+      FilterBuilder.Result expected =
+          new FilterBuilder().build(lanes(300_000, body, 0, parts), request);
+      if (type == KeyType.LONG) {
+        assertThat(expected.malformed()).as("non-numbers among Long keys").isPositive();
+      }
+      for (int threads : new int[] {1, 2, 4}) {
+        FilterBuilder.Result built =
+            new FilterBuilder(k -> {}, BuildWorkers.of(threads, 1))
+                .build(lanes(300_000, body, parts, parts), request);
+        assertThat(built.bits())
+            .as("%d parts, %d threads", parts, threads)
+            .isEqualTo(expected.bits());
+        assertThat(built.keys()).isEqualTo(expected.keys());
+        assertThat(built.malformed()).isEqualTo(expected.malformed());
+        assertThat(built.nulls()).isEqualTo(expected.nulls()).isEqualTo(300);
+      }
+    }
+    FilterBuilder.Request limited =
+        new FilterBuilder.Request(KeyType.LONG, 0.01, 400_000L, 3, 1L << 30);
+    assertThat(
+            failure(
+                new FilterBuilder(k -> {}, BuildWorkers.of(2, 1)),
+                lanes(300_000, null, 4, 4),
+                limited))
+        .startsWith("MalformedKeys: 4 value(s) are not Long keys");
   }
 
   @Test
@@ -292,6 +337,114 @@ class ParallelBuildTest {
         }
       }
     };
+  }
+
+  /**
+   * Rows as values (numbers, their text, a NULL every 1000th, a non-number every 997th: malformed
+   * for Long keys), then {@code body} once per part as lines, cut into {@code parts} parts that
+   * threads of their own put through the sink's lanes ({@link KeyLanes}) as a partitioned jdbc read
+   * does: the first 100 rows on the caller's thread, then the lanes asked for, counts handed back
+   * every 1,000 rows. With 0 parts: the same keys (the body {@code parts} times), all on the
+   * caller's thread, the reference. A read whose merge fails stops its threads before it throws.
+   */
+  static KeySource lanes(int count, byte[] body, int parts, int referenceParts) {
+    return new KeySource() {
+      @Override
+      public String description() {
+        return "lanes";
+      }
+
+      @Override
+      public String changeToken() {
+        return null;
+      }
+
+      @Override
+      public void readKeys(KeySink sink) throws SourceException {
+        int first = Math.min(count, 100);
+        for (int i = 0; i < first; i++) {
+          row(sink, i);
+        }
+        KeyLanes lanes = parts == 0 ? null : sink.lanes();
+        if (lanes == null) {
+          for (int i = first; i < count; i++) {
+            row(sink, i);
+          }
+          for (int p = 0; p < (parts == 0 ? referenceParts : parts) && body != null; p++) {
+            BodySource.of(body, 1024).readKeys(sink);
+          }
+          return;
+        }
+        Object end = new Object();
+        BlockingQueue<Object> handOver = new LinkedBlockingQueue<>();
+        AtomicBoolean stop = new AtomicBoolean();
+        List<Thread> threads = new ArrayList<>();
+        for (int p = 0; p < parts; p++) {
+          int part = p;
+          Thread t =
+              new Thread(
+                  () -> {
+                    try {
+                      KeyLanes.Lane lane = lanes.lane();
+                      int n = 0;
+                      for (int i = first + part; i < count && !stop.get(); i += parts) {
+                        row(lane, i);
+                        if (++n % 1000 == 0) {
+                          handOver.add(lane.take());
+                        }
+                      }
+                      if (body != null && !stop.get()) {
+                        BodySource.of(body, 1024).readKeys(lane);
+                      }
+                      lane.flush();
+                      handOver.add(lane.take());
+                    } catch (SourceException | RuntimeException e) {
+                      handOver.add(e);
+                    } finally {
+                      handOver.add(end);
+                    }
+                  },
+                  "lane-" + p);
+          threads.add(t);
+          t.start();
+        }
+        try {
+          for (int ended = 0; ended < parts; ) {
+            Object next = handOver.take();
+            if (next == end) {
+              ended++;
+            } else if (next instanceof LineParser.Counts counts) {
+              lanes.merge(counts);
+            } else {
+              throw new IllegalStateException("a lane failed", (Throwable) next);
+            }
+          }
+        } catch (InterruptedException e) {
+          throw new IllegalStateException(e);
+        } finally {
+          stop.set(true);
+          for (Thread t : threads) {
+            try {
+              t.join();
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+            }
+          }
+        }
+      }
+    };
+  }
+
+  private static void row(KeySink sink, int i) throws SourceException {
+    if (i % 1000 == 999) {
+      sink.nullValue();
+    } else if (i % 997 == 0) {
+      sink.value("x" + i);
+    } else if (i % 3 == 0) {
+      sink.value(Long.toString(i * 7919L));
+    } else {
+      sink.value(i * 7919L);
+    }
   }
 
   /** An inserter that records which threads insert and counts the keys. */

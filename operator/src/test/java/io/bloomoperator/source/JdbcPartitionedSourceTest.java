@@ -65,15 +65,24 @@ class JdbcPartitionedSourceTest {
   }
 
   static String sha256(JdbcSource source, KeyType type, FilterFormat format) throws Exception {
+    return sha256(source, type, format, 2, 0);
+  }
+
+  /** The payload's sha256 and the counts of a build on {@code threads} threads. */
+  static String sha256(
+      JdbcSource source, KeyType type, FilterFormat format, int threads, long maxMalformed)
+      throws Exception {
     FilterBuilder.Request request =
-        new FilterBuilder.Request(type, 0.01, null, 0, 1L << 30, null, format);
+        new FilterBuilder.Request(type, 0.01, null, maxMalformed, 1L << 30, null, format);
     FilterBuilder.Result result =
-        new FilterBuilder(k -> {}, BuildWorkers.of(2, 1)).build(source, request);
+        new FilterBuilder(k -> {}, BuildWorkers.of(threads, 1)).build(source, request);
     return SnapshotEncoder.sha256(result.bits())
         + " keys="
         + result.keys()
         + " nulls="
-        + result.nulls();
+        + result.nulls()
+        + " malformed="
+        + result.malformed();
   }
 
   @Test
@@ -84,6 +93,7 @@ class JdbcPartitionedSourceTest {
             partitions("p", 1, 0, ROWS),
             partitions("p", 2, 0, ROWS),
             partitions("p", 3, 1, ROWS),
+            partitions("p", 4, 0, ROWS),
             partitions("p", 7, 0, ROWS),
             // A narrow stride: nearly every row in the last, open-ended partition.
             partitions("p", 7, 50_000, 50_007),
@@ -103,7 +113,121 @@ class JdbcPartitionedSourceTest {
                   type, format, plan.getCount(), plan.getLowerBound(), plan.getUpperBound())
               .isEqualTo(single);
         }
+        // A build of one thread: its reading threads insert all the same (Guava: atomic ORs).
+        for (int count : new int[] {1, 2, 4}) {
+          assertThat(
+                  sha256(
+                      source(query, partitions("p", count, 0, ROWS), settings, "one-thread"),
+                      type,
+                      format,
+                      1,
+                      0))
+              .as("%s %s, %d partitions, a build of one thread", type, format, count)
+              .isEqualTo(single);
+        }
       }
+    }
+  }
+
+  /**
+   * Values that are not Long keys (every 7th row) in a Long filter: counted on the reading threads
+   * and summed exactly, the same payload as one connection's; past the limit the build fails.
+   */
+  @Test
+  void malformedValuesAreCountedExactlyAcrossPartitions() throws Exception {
+    String query = "select case when id % 7 = 0 then 'x' || id else id::text end, p from part_rows";
+    JdbcSourceSettings settings = JdbcTestSettings.LOOPBACK;
+    String single =
+        sha256(
+            source(query, null, settings, "single"),
+            KeyType.LONG,
+            FilterFormat.SPLIT_BLOCK,
+            2,
+            ROWS);
+    assertThat(single).endsWith(" malformed=" + ROWS / 7);
+    for (FilterFormat format : List.of(FilterFormat.SPLIT_BLOCK, FilterFormat.GUAVA)) {
+      String one = sha256(source(query, null, settings, "single"), KeyType.LONG, format, 2, ROWS);
+      for (int count : new int[] {2, 4}) {
+        assertThat(
+                sha256(
+                    source(query, partitions("p", count, 0, ROWS), settings, "malformed"),
+                    KeyType.LONG,
+                    format,
+                    2,
+                    ROWS))
+            .as("%s, %d partitions", format, count)
+            .isEqualTo(one);
+      }
+    }
+    FilterBuilder.Request limited =
+        new FilterBuilder.Request(
+            KeyType.LONG, 0.01, (long) ROWS, 100, 1L << 30, null, FilterFormat.SPLIT_BLOCK);
+    JdbcSourceSettings counted = JdbcTestSettings.LOOPBACK.withPartitionConnections(8, 8);
+    try {
+      new FilterBuilder(k -> {}, BuildWorkers.of(2, 1))
+          .build(source(query, partitions("p", 4, 0, ROWS), counted, "limit"), limited);
+      throw new AssertionError("the limit did not fail the build");
+    } catch (SourceException e) {
+      assertThat(e.reason()).isEqualTo(io.bloomoperator.api.Reasons.MALFORMED_KEYS);
+      assertThat(e.getMessage()).startsWith("101 value(s) are not Long keys");
+    }
+    assertThat(counted.partitionConnections().inUse()).as("all given back").isZero();
+  }
+
+  /**
+   * The reading threads insert their own rows' keys (what sees every key the filter gets runs on
+   * them), in both layouts; the build's thread only replays their first batches.
+   */
+  @Test
+  void theReadingThreadsInsertTheirOwnKeys() throws Exception {
+    for (FilterFormat format : List.of(FilterFormat.SPLIT_BLOCK, FilterFormat.GUAVA)) {
+      java.util.Map<String, Long> perThread = new java.util.concurrent.ConcurrentHashMap<>();
+      FilterBuilder.Beside recording =
+          (bits, keys) ->
+              inner ->
+                  new io.bloomoperator.snapshot.KeyInserter() {
+                    private void count() {
+                      String name = Thread.currentThread().getName();
+                      perThread.merge(
+                          name.startsWith("jdbc-partition-") ? "reading" : name, 1L, Long::sum);
+                    }
+
+                    @Override
+                    public boolean putString(String key) {
+                      count();
+                      return inner.putString(key);
+                    }
+
+                    @Override
+                    public boolean putUtf8(byte[] utf8, int offset, int length) {
+                      count();
+                      return inner.putUtf8(utf8, offset, length);
+                    }
+
+                    @Override
+                    public boolean putLong(long key) {
+                      count();
+                      return inner.putLong(key);
+                    }
+                  };
+      FilterBuilder.Result result =
+          new FilterBuilder(k -> {}, BuildWorkers.of(2, 1))
+              .with(recording)
+              .build(
+                  source(
+                      "select sku, p from part_rows",
+                      partitions("p", 4, 0, ROWS),
+                      JdbcTestSettings.LOOPBACK,
+                      "inserters"),
+                  new FilterBuilder.Request(
+                      KeyType.STRING, 0.01, (long) ROWS, 0, 1L << 30, null, format));
+      assertThat(perThread.values().stream().mapToLong(Long::longValue).sum())
+          .isEqualTo(result.keys());
+      assertThat(perThread.getOrDefault("reading", 0L))
+          .as(
+              "%s: keys inserted on the reading threads, of %d (%s)",
+              format, result.keys(), perThread)
+          .isGreaterThan(result.keys() * 3 / 4);
     }
   }
 

@@ -193,7 +193,8 @@ class JdbcSourceOperatorTest {
   /**
    * {@code spec.source.jdbc.partitions} through the operator: the filter read over 4 connections
    * (ranges of the key column, in one exported snapshot) publishes the very payload of the same
-   * filter read over one, and reports the same key counts.
+   * filter read over one, and reports the same key counts; so does a String filter in the
+   * split-block layout read over 2.
    */
   @Test
   void aPartitionedReadPublishesTheSamePayloadAsOneConnection(
@@ -217,6 +218,31 @@ class JdbcSourceOperatorTest {
     assertThat(four.getStatus().getNullKeys()).isEqualTo(one.getStatus().getNullKeys());
     assertThat(manifest(client, ns.name(), "four-readers").sha256())
         .isEqualTo(manifest(client, ns.name(), "one-reader").sha256());
+
+    // String keys in the split-block layout, through the build guard: the reading threads hash
+    // their own rows and route them to the block-range claimants; the same payload again.
+    String skus = "select k, cast(substr(k, 5) as bigint) as n from " + TEXT_TABLE;
+    String splitBlock = sized + "  format: SplitBlock\n";
+    apply(client, ns.name(), filterYaml("one-sku-reader", "String", skus, splitBlock));
+    apply(
+        client,
+        ns.name(),
+        filterYaml("two-sku-readers", "String", skus, splitBlock)
+            + "      partitions: {column: n, count: 2, lowerBound: 1, upperBound: "
+            + MILLION
+            + "}\n");
+    var oneSku =
+        awaitStatus(client, ns.name(), "one-sku-reader", f -> ready(f, "True", "Published"));
+    var twoSku =
+        awaitStatus(client, ns.name(), "two-sku-readers", f -> ready(f, "True", "Published"));
+    assertThat(twoSku.getStatus().getKeys())
+        .isEqualTo(oneSku.getStatus().getKeys())
+        .isEqualTo((long) MILLION);
+    assertThat(twoSku.getStatus().getNullKeys())
+        .isEqualTo(oneSku.getStatus().getNullKeys())
+        .isEqualTo((long) TEXT_NULLS);
+    assertThat(manifest(client, ns.name(), "two-sku-readers").sha256())
+        .isEqualTo(manifest(client, ns.name(), "one-sku-reader").sha256());
   }
 
   @Test
