@@ -15,13 +15,9 @@
 set -euo pipefail
 
 HERE="$(cd "$(dirname "$0")" && pwd)"
-. "$HERE/platform.sh"
-pinned() { sed -n "s/^$1=//p" "$HERE/kube-versions.env"; }
-KUBE_VERSION="${KUBE_VERSION:-$(pinned KUBE_VERSION)}"
-ETCD_VERSION="${ETCD_VERSION:-$(pinned ETCD_VERSION)}"
-TEST_DIR="${KUBE_API_TEST_DIR:-$HOME/.kubeapitest}"
+. "$HERE/kube-versions.sh"
 OS_ARCH="$BLOOM_OS_ARCH"
-TARGET="$TEST_DIR/k8s/${KUBE_VERSION}-${OS_ARCH}"
+TARGET="$KUBE_SERVER_BIN"
 STAMP="$TARGET/.built-from"
 WANT_STAMP="kubernetes v${KUBE_VERSION} etcd v${ETCD_VERSION}"
 

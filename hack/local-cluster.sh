@@ -26,11 +26,9 @@
 set -euo pipefail
 
 HERE="$(cd "$(dirname "$0")" && pwd)"
-. "$HERE/platform.sh"
-pinned() { sed -n "s/^$1=//p" "$HERE/kube-versions.env"; }
-KUBE_VERSION="${KUBE_VERSION:-$(pinned KUBE_VERSION)}"
+. "$HERE/kube-versions.sh"
 STATE="${BLOOM_LOCAL_CLUSTER_DIR:-/tmp/bloom-local-cluster}"
-SERVER_BIN="${KUBE_API_TEST_DIR:-$HOME/.kubeapitest}/k8s/${KUBE_VERSION}-${BLOOM_OS_ARCH}"
+SERVER_BIN="$KUBE_SERVER_BIN"
 NODE_BIN="$HOME/.cache/bloom-operator/local-cluster-bin/${KUBE_VERSION}-${BLOOM_OS_ARCH}"
 SRC="${KUBE_BINARIES_WORK:-$HOME/.cache/bloom-operator/kube-binaries-src}"
 CRI_TOOLS_VERSION=v1.34.0
