@@ -200,6 +200,12 @@ class PostgresLogicalOperatorTest {
       pg.executeAsSuperuser(
           "ALTER SYSTEM SET synchronous_standby_names = 'bloom_absent_standby'",
           "SELECT pg_reload_conf()");
+      // pg_reload_conf() returns before the waiting backend has the new setting (a backend reads
+      // it between two commands): an INSERT sent too early commits at once and never waits.
+      await()
+          .atMost(Duration.ofSeconds(20))
+          .until(
+              () -> "bloom_absent_standby".equals(setting(waiting, "synchronous_standby_names")));
       // Committed locally (its commit record is written and flushed), invisible to every other
       // session until the wait for the standby ends.
       Future<?> commit =
@@ -290,6 +296,17 @@ class PostgresLogicalOperatorTest {
         ResultSet r = s.executeQuery("SELECT pg_backend_pid()")) {
       r.next();
       return r.getInt(1);
+    }
+  }
+
+  /** The value of the setting {@code name} in the session of {@code c}. */
+  private static String setting(Connection c, String name) throws java.sql.SQLException {
+    try (PreparedStatement s = c.prepareStatement("SELECT current_setting(?)")) {
+      s.setString(1, name);
+      try (ResultSet r = s.executeQuery()) {
+        r.next();
+        return r.getString(1);
+      }
     }
   }
 
