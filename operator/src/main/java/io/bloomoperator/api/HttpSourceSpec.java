@@ -21,7 +21,17 @@ public class HttpSourceSpec {
   /** Most URLs {@code urls} may list: as many as {@code jdbc.partitions.count}. */
   public static final int MAX_URLS = 64;
 
+  /**
+   * Most distinct hosts {@code urls} may name: each is looked up before any request, and a look-up
+   * cannot be interrupted, so the count bounds how long a list can hold its thread on slow DNS.
+   */
+  public static final int MAX_URL_HOSTS = 8;
+
+  /** Longest {@code url} or item of {@code urls}, in characters (the usual limit of clients). */
+  public static final int MAX_URL_LENGTH = 2048;
+
   @Pattern(URL_PATTERN)
+  @Size(max = MAX_URL_LENGTH)
   @JsonPropertyDescription(
       "http:// or https:// URL of a newline-delimited key export; gzip is "
           + "detected from Content-Encoding or the body's magic bytes (e.g. ids.txt.gz). "
@@ -30,12 +40,12 @@ public class HttpSourceSpec {
 
   @Size(min = 1, max = MAX_URLS)
   @JsonPropertyDescription(
-      "Instead of url: 1 to 64 http(s) URLs, each a part of one export (e.g. ids-0.txt.gz, "
-          + "ids-1.txt.gz), read in parallel as far as the namespace's share of partition "
+      "Instead of url: 1 to 64 http(s) URLs on at most 8 distinct hosts, each a part of one "
+          + "export (e.g. ids-0.txt.gz, ids-1.txt.gz), read in parallel as far as the namespace's share of partition "
           + "connections allows; the filter is the one url would give for the bodies "
           + "concatenated. The operator's limits on body bytes and read time apply to all of "
           + "them together.")
-  private List<@Pattern(URL_PATTERN) String> urls;
+  private List<@Pattern(URL_PATTERN) @Size(max = MAX_URL_LENGTH) String> urls;
 
   @Size(min = 1, max = 253)
   @Pattern(KeyRef.NAME_PATTERN)

@@ -5,6 +5,7 @@ import io.bloomoperator.api.HttpSourceSpec;
 import io.bloomoperator.api.Reasons;
 import java.io.BufferedInputStream;
 import java.io.EOFException;
+import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InterruptedIOException;
@@ -253,8 +254,11 @@ public final class HttpSource implements KeySource {
       if (!successful(fetched.call().status())) {
         throw statusError(fetched);
       }
-      InputStream body = new BoundedInputStream(decode(fetched), budget);
-      BoundedLines.stream(body, settings.maxLineBytes(), "BLOOM_HTTP_MAX_LINE_BYTES", sink);
+      // Closing ends the gzip layers' inflaters (native memory, else freed only by a GC); the
+      // exchange itself is ended by fetched.close(), which does not drain the body.
+      try (InputStream body = new BoundedInputStream(decode(fetched), budget)) {
+        BoundedLines.stream(body, settings.maxLineBytes(), "BLOOM_HTTP_MAX_LINE_BYTES", sink);
+      }
     } catch (BodyLimitExceeded e) {
       throw new SourceException(
           Reasons.SOURCE_LIMIT_EXCEEDED,
@@ -339,7 +343,13 @@ public final class HttpSource implements KeySource {
 
   /** The body with every gzip layer removed (Content-Encoding, then a gzip file as such). */
   private InputStream decode(Fetched fetched) throws IOException, SourceException {
-    InputStream in = fetched.call().body();
+    // Closing what decode returns must not close the response's stream: that would read the rest
+    // of the body to reuse the connection (up to the body bound, after a failure).
+    InputStream in =
+        new FilterInputStream(fetched.call().body()) {
+          @Override
+          public void close() {}
+        };
     String encoding =
         Optional.ofNullable(fetched.call().header("Content-Encoding"))
             .orElse("identity")

@@ -1,5 +1,6 @@
 package io.bloomoperator.source;
 
+import io.bloomoperator.api.HttpSourceSpec;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.util.Locale;
@@ -21,9 +22,13 @@ final class HttpSourceUrl {
 
   /**
    * @param field the spec field holding it, for messages (e.g. {@code spec.source.http.urls[3]})
-   * @throws IllegalArgumentException when the text is not an http(s) URL with a host
+   * @throws IllegalArgumentException when the text is not an http(s) URL with a host, or too long
    */
   static URI parse(String url, String field) {
+    if (url.length() > HttpSourceSpec.MAX_URL_LENGTH) {
+      throw new IllegalArgumentException(
+          field + " is longer than " + HttpSourceSpec.MAX_URL_LENGTH + " characters");
+    }
     URI parsed;
     try {
       parsed = new URI(url);

@@ -1,6 +1,7 @@
 package io.bloomoperator.source;
 
 import io.bloomoperator.api.HttpSourceSpec;
+import io.bloomoperator.api.Reasons;
 import java.net.URI;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -19,7 +20,9 @@ import java.util.Set;
  * only), the body bytes and the read time are the operator's bounds for all URLs together, and the
  * threads and connections beyond the build's own are the namespace's share of {@code
  * BLOOM_HTTP_PARTITION_CONNECTIONS}. Before any URL is requested every URL's host is judged by the
- * egress policy and the Secret is checked, so a list with one refused URL requests none.
+ * egress policy and the Secret is checked, so a list with one refused URL requests none; a list
+ * names at most {@value HttpSourceSpec#MAX_URL_HOSTS} distinct hosts, and that check ends at the
+ * read's deadline or a cancel, at most one DNS look-up later.
  *
  * <p>The change token is that of every URL (a {@code HEAD} each, one after the other, within one
  * {@code BLOOM_HTTP_MAX_READ_TIME}), digested together; when one URL has none, the list has none
@@ -31,6 +34,7 @@ public final class HttpUrlsSource implements KeySource {
   private final List<HttpSource> parts;
   private final HttpSource.Shared shared;
   private volatile HttpPartitionedRead reading;
+  private volatile HostCheck checking;
 
   /**
    * @param secrets the only way the source may read its {@code headersSecret}; its namespace is the
@@ -77,6 +81,15 @@ public final class HttpUrlsSource implements KeySource {
       uris.add(uri);
       targets.add(HttpSourceUrl.target(uri, field));
     }
+    long hosts = targets.stream().map(HttpTarget::host).distinct().count();
+    if (hosts > HttpSourceSpec.MAX_URL_HOSTS) {
+      throw new IllegalArgumentException(
+          "spec.source.http.urls name "
+              + hosts
+              + " distinct hosts; at most "
+              + HttpSourceSpec.MAX_URL_HOSTS
+              + " are allowed");
+    }
     this.shared = HttpSource.Shared.of(secrets, spec, settings, resolver, namespace, targets);
     List<HttpSource> sources = new ArrayList<>(urls.size());
     for (int i = 0; i < uris.size(); i++) {
@@ -95,7 +108,7 @@ public final class HttpUrlsSource implements KeySource {
   @Override
   public String changeToken() throws SourceException {
     long deadline = deadline();
-    check();
+    check(deadline);
     List<String> tokens = new ArrayList<>(parts.size());
     for (HttpSource part : parts) {
       String token = part.changeToken(deadline);
@@ -110,7 +123,7 @@ public final class HttpUrlsSource implements KeySource {
   @Override
   public void readKeys(KeySink sink) throws SourceException {
     long deadline = deadline();
-    check();
+    check(deadline);
     HttpSourceSettings settings = shared.settings();
     HttpPartitionedRead read =
         new HttpPartitionedRead(parts, settings.partitionConnections(), shared.namespace());
@@ -125,25 +138,55 @@ public final class HttpUrlsSource implements KeySource {
     }
   }
 
-  /** Ends the read under way: every URL's download. */
+  /** Ends the read under way: the host checks before it, or every URL's download. */
   @Override
   public void cancel() {
+    HostCheck hostCheck = checking;
+    if (hostCheck != null) {
+      hostCheck.cancelled = true;
+    }
     HttpPartitionedRead read = reading;
     if (read != null) {
       read.stop();
     }
   }
 
-  /** Every URL's host by the egress policy, then the Secret for every host: before any request. */
-  private void check() throws SourceException {
-    Set<String> hosts = new HashSet<>();
-    for (HttpSource part : parts) {
-      // One look-up per host: 64 parts of one export usually share it.
-      if (hosts.add(part.host())) {
-        part.checkAddress();
+  /**
+   * Every URL's host by the egress policy, then the Secret for every host: before any request. A
+   * look-up cannot be interrupted, so between two the deadline and a cancel are looked at, and the
+   * hosts are few ({@link HttpSourceSpec#MAX_URL_HOSTS}): the check holds its thread at most that
+   * many look-ups past either.
+   */
+  private void check(long deadline) throws SourceException {
+    HostCheck hostCheck = new HostCheck();
+    checking = hostCheck;
+    try {
+      Set<String> hosts = new HashSet<>();
+      for (HttpSource part : parts) {
+        if (hostCheck.cancelled) {
+          throw new SourceException(Reasons.SOURCE_UNREADABLE, "the read was stopped");
+        }
+        if (System.nanoTime() - deadline > 0) {
+          throw new SourceException(
+              Reasons.SOURCE_TIMEOUT,
+              "looking up the hosts of the "
+                  + parts.size()
+                  + " URLs took longer than the operator's BLOOM_HTTP_MAX_READ_TIME");
+        }
+        // One look-up per host: 64 parts of one export usually share it.
+        if (hosts.add(part.host())) {
+          part.checkAddress();
+        }
       }
+    } finally {
+      checking = null;
     }
     shared.headers().check();
+  }
+
+  /** One run of {@link #check}: whether it was cancelled. */
+  private static final class HostCheck {
+    volatile boolean cancelled;
   }
 
   private long deadline() {
