@@ -4,6 +4,8 @@ import io.bloomoperator.api.Reasons;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * One read of an http source with {@code urls} ({@link HttpUrlsSource}): each URL is a partition,
@@ -12,21 +14,26 @@ import java.util.concurrent.atomic.AtomicInteger;
  * waited for); each thread takes the next URL not read yet until none is left. With no share the
  * build's thread reads the URLs one after the other itself. Either way a URL is read exactly as a
  * single {@code url} is ({@link HttpSource}: egress checks, redirects, the Secret's headers for its
- * own origin only, gzip, line bound), its lines handed to the build's thread in the {@link
- * LineBlock}s they came in ({@link PartitionHandOver}), where the build parses and inserts them as
- * it does a single body's. Every insert is an OR and counts are sums, so the filter is the one of
- * the bodies concatenated (each body ending its last line).
+ * own origin only, gzip, line bound). Its lines go into the build through {@link
+ * PartitionHandOver}: the {@link LineBlock}s they came in are handed to the build's thread until
+ * the build's lanes are out (the first block or two), then each reading thread parses, hashes and
+ * inserts its own lines through a lane ({@link KeyLanes}, the build's line rules) and hands only
+ * their counts over. Every insert is an OR and counts are sums, so the filter is the one of the
+ * bodies concatenated (each body ending its last line).
  *
  * <p><b>Limits.</b> The URLs share one deadline ({@code BLOOM_HTTP_MAX_READ_TIME} from the read's
  * start) and one {@link BodyBudget} ({@code BLOOM_HTTP_MAX_BODY_BYTES}): a list holds a build slot
  * no longer and reads no more than one URL may. Blocks in flight are at most one per reading thread
- * in the queue and one being filled per thread, each at most 512 KiB ({@link BoundedLines}).
+ * in the queue and one being filled per thread, each at most 512 KiB ({@link BoundedLines}); with
+ * lanes, one being filled per thread, and what the build bounds per lane (docs/security.md).
  *
  * <p><b>Failures.</b> The first URL that fails (or the sink, or {@link #stop}) stops every other:
  * their downloads are cancelled, no further URL is started, and the read fails with that URL's
  * error, as a single URL's read would; the build publishes nothing.
  */
 final class HttpPartitionedRead {
+
+  private static final Logger LOG = LoggerFactory.getLogger(HttpPartitionedRead.class);
 
   /**
    * How long the build's thread waits for the reading threads to end after a stop (their requests
@@ -44,7 +51,7 @@ final class HttpPartitionedRead {
   private final List<HttpSource> parts;
   private final PartitionShares shares;
   private final String namespace;
-  private volatile PartitionHandOver<LineBlock> handOver;
+  private volatile PartitionHandOver handOver;
   private volatile boolean stopped;
 
   /**
@@ -79,17 +86,17 @@ final class HttpPartitionedRead {
     int readers = 1 + extra.count();
     // The share goes back when the last reading thread has ended, not when the join gives up.
     PartitionThreads threads = new PartitionThreads(extra, readers, JOIN_MILLIS);
-    PartitionHandOver<LineBlock> blocks = new PartitionHandOver<>(readers);
-    handOver = blocks;
+    PartitionHandOver keys = new PartitionHandOver(readers);
+    handOver = keys;
     if (stopped) {
-      blocks.stop();
+      keys.stop();
     }
     AtomicInteger next = new AtomicInteger();
     try {
       for (int i = 0; i < readers; i++) {
-        threads.start(() -> work(next, blocks, deadline, budget), "http-partition-" + i);
+        threads.start(() -> work(next, keys, deadline, budget), "http-partition-" + i);
       }
-      blocks.drain(sink::lines, deadline + DRAIN_GRACE_NANOS, this::tookTooLong);
+      keys.drain(sink, deadline + DRAIN_GRACE_NANOS, this::tookTooLong);
     } finally {
       stop();
       threads.join();
@@ -97,58 +104,35 @@ final class HttpPartitionedRead {
   }
 
   /** One reading thread: reads URLs not read yet until none is left, or the read stops. */
-  private void work(
-      AtomicInteger next, PartitionHandOver<LineBlock> blocks, long deadline, BodyBudget budget) {
-    KeySink toBuild =
-        new KeySink() {
-          @Override
-          public void lines(LineBlock block) {
-            blocks.put(block);
-          }
-
-          @Override
-          public void line(String rawLine) {
-            blocks.put(LineBlock.of(rawLine));
-          }
-
-          @Override
-          public void value(String key) {
-            throw new UnsupportedOperationException("an http body delivers lines");
-          }
-
-          @Override
-          public void value(long key) {
-            throw new UnsupportedOperationException("an http body delivers lines");
-          }
-
-          @Override
-          public void nullValue() {
-            throw new UnsupportedOperationException("an http body delivers lines");
-          }
-        };
+  private void work(AtomicInteger next, PartitionHandOver keys, long deadline, BodyBudget budget) {
+    PartitionHandOver.Feed feed = keys.feed();
     boolean done = false;
     try {
       for (int i = next.getAndIncrement();
-          i < parts.size() && !blocks.stopped();
+          i < parts.size() && !keys.stopped();
           i = next.getAndIncrement()) {
-        parts.get(i).read(toBuild, deadline, budget);
+        parts.get(i).read(feed, deadline, budget);
       }
-      blocks.ended();
+      feed.end();
+      keys.ended();
       done = true;
     } catch (SourceException e) {
-      fail(blocks, e);
+      fail(keys, e);
     } catch (PartitionHandOver.Stopped e) {
       // Another URL failed, or the build stopped the read.
+    } catch (RuntimeException e) {
+      // Its class only: a message may quote a body's bytes or a server's words.
+      LOG.debug("a URL's reading thread failed: {}", e.getClass().getName());
     } finally {
-      if (!done && !blocks.stopped()) {
+      if (!done && !keys.stopped()) {
         // Not the operator's to show: whatever it was, it quotes nothing of a body here.
-        fail(blocks, new SourceException(Reasons.SOURCE_UNREADABLE, "a URL's read failed"));
+        fail(keys, new SourceException(Reasons.SOURCE_UNREADABLE, "a URL's read failed"));
       }
     }
   }
 
-  private void fail(PartitionHandOver<LineBlock> blocks, SourceException e) {
-    blocks.fail(e);
+  private void fail(PartitionHandOver keys, SourceException e) {
+    keys.fail(e);
     stop();
   }
 
@@ -158,9 +142,9 @@ final class HttpPartitionedRead {
    */
   void stop() {
     stopped = true;
-    PartitionHandOver<LineBlock> blocks = handOver;
-    if (blocks != null) {
-      blocks.stop();
+    PartitionHandOver keys = handOver;
+    if (keys != null) {
+      keys.stop();
     }
     for (HttpSource part : parts) {
       part.cancel();

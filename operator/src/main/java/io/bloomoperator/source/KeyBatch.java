@@ -2,7 +2,7 @@ package io.bloomoperator.source;
 
 /**
  * Keys of one partition's rows on their way from its reading thread to the build's thread, before
- * the build hands out lanes or for a sink without them ({@link PartitionedRead}): at most {@link
+ * the build hands out lanes or for a sink without them ({@link PartitionHandOver}): at most {@link
  * #MAX_KEYS} keys and {@link #MAX_CHARS} characters of text keys (plus the one value that crosses
  * the bound, itself at most {@code BLOOM_JDBC_MAX_VALUE_BYTES}), so a batch holds at most about 1.2
  * MiB whatever the rows hold. {@link #replay} hands them to the build's sink in the order they

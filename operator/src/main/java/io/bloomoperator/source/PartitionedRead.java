@@ -6,8 +6,6 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.List;
-import java.util.concurrent.ArrayBlockingQueue;
-import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
@@ -16,7 +14,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * One read of a partitioned jdbc source ({@link JdbcPartitions}): its partitions are read on up to
@@ -31,12 +28,13 @@ import java.util.concurrent.atomic.AtomicReference;
  * atomic ORs), and every {@value KeyBatch#MAX_KEYS} rows hands their counts ({@link
  * LineParser.Counts}) to the build's thread. Until the build has handed out lanes (a thread's first
  * batch or two), and for a sink without them (the counting pass of a build without {@code
- * expectedInsertions}), it hands the keys themselves over in {@link KeyBatch}es. The build's thread
- * (the caller of {@link #read}): replays those batches into the sink (which allocates the filter at
- * the first key, under the build's reservation), asks the sink for lanes after the first batch and
- * publishes them to the reading threads, merges the counts in the order they come (keys read,
- * malformed keys and their limit, NULLs, progress, the build guard's stall check: all on this
- * thread, as for one connection), watches the deadline and stops everything on a failure.
+ * expectedInsertions}), it hands the keys themselves over in {@link KeyBatch}es ({@link
+ * PartitionHandOver}, shared with the http source's URL lists). The build's thread (the caller of
+ * {@link #read}): replays those batches into the sink (which allocates the filter at the first key,
+ * under the build's reservation), asks the sink for lanes after the first batch and publishes them
+ * to the reading threads, merges the counts in the order they come (keys read, malformed keys and
+ * their limit, NULLs, progress, the build guard's stall check: all on this thread, as for one
+ * connection), watches the deadline and stops everything on a failure.
  *
  * <p><b>Connections.</b> The build's own connection plus what {@link JdbcConnectionShares} grants
  * (never waited for); each connection takes the next partition not read yet until none is left, so
@@ -72,9 +70,6 @@ import java.util.concurrent.atomic.AtomicReference;
  */
 final class PartitionedRead {
 
-  /** Ends the hand-over queue for one connection. */
-  private static final Object END = new Object();
-
   /**
    * How long the build's thread waits for the reading threads to end after a stop; one still
    * running afterwards keeps the connection share ({@link PartitionThreads}).
@@ -92,11 +87,8 @@ final class PartitionedRead {
   private final List<JdbcConnectionGuard> guards = new CopyOnWriteArrayList<>();
   private final List<Connection> connections = new CopyOnWriteArrayList<>();
   private final List<JdbcStream> streams = new CopyOnWriteArrayList<>();
-  private final AtomicReference<SourceException> failure = new AtomicReference<>();
+  private volatile PartitionHandOver handOver;
   private volatile boolean stopped;
-
-  /** The build's lanes, once it handed them out; the reading threads switch to them. */
-  private volatile KeyLanes lanes;
 
   PartitionedRead(
       JdbcSource.Parts parts, JdbcPartitions plan, ExportedSnapshot given, String namespace) {
@@ -115,7 +107,11 @@ final class PartitionedRead {
     JdbcConnectionShares.Held extra = shares.take(namespace, ranges.size() - 1);
     int count = 1 + extra.count();
     PartitionThreads threads = new PartitionThreads(extra, count, JOIN_MILLIS);
-    BlockingQueue<Object> handOver = new ArrayBlockingQueue<>(count);
+    PartitionHandOver keys = new PartitionHandOver(count);
+    handOver = keys;
+    if (stopped) {
+      keys.stop();
+    }
     AtomicInteger next = new AtomicInteger();
     CompletableFuture<Ready> ready = new CompletableFuture<>();
     CountDownLatch imported = new CountDownLatch(count - 1);
@@ -123,63 +119,13 @@ final class PartitionedRead {
       for (int i = 0; i < count; i++) {
         boolean first = i == 0;
         threads.start(
-            () -> work(first, ranges, next, ready, imported, handOver), "jdbc-partition-" + i);
+            () -> work(first, ranges, next, ready, imported, keys), "jdbc-partition-" + i);
       }
-      drain(handOver, count, sink);
+      keys.drain(
+          sink, System.nanoTime() + parts.queryTimeout().toNanos(), () -> parts.errors().timeout());
     } finally {
       stop();
       threads.join();
-    }
-  }
-
-  /**
-   * Feeds the sink from the hand-over queue until every connection has ended, or fails: batches are
-   * replayed into it, counts merged into its lanes.
-   */
-  private void drain(BlockingQueue<Object> handOver, int count, KeySink sink)
-      throws SourceException {
-    long deadline = System.nanoTime() + parts.queryTimeout().toNanos();
-    int ended = 0;
-    KeyLanes given = null;
-    boolean asked = false;
-    while (ended < count) {
-      SourceException failed = failure.get();
-      if (failed != null) {
-        throw failed;
-      }
-      if (stopped) {
-        // cancel(): the build stopped the read, as a dropped connection ends a single one.
-        throw new SourceException(Reasons.SOURCE_UNREADABLE, "the read was stopped");
-      }
-      long left = deadline - System.nanoTime();
-      if (left <= 0) {
-        throw parts.errors().timeout();
-      }
-      Object item;
-      try {
-        item =
-            handOver.poll(Math.min(left, TimeUnit.MILLISECONDS.toNanos(100)), TimeUnit.NANOSECONDS);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new SourceException(Reasons.SOURCE_UNREADABLE, "the read was interrupted");
-      }
-      if (item == END) {
-        ended++;
-      } else if (item instanceof LineParser.Counts counts) {
-        given.merge(counts);
-      } else if (item instanceof KeyBatch batch) {
-        batch.replay(sink);
-        if (!asked) {
-          // Rows came: the build has allocated its filter (or may now), so lanes can go out.
-          asked = true;
-          given = sink.lanes();
-          lanes = given;
-        }
-      }
-    }
-    SourceException failed = failure.get();
-    if (failed != null) {
-      throw failed;
     }
   }
 
@@ -190,7 +136,7 @@ final class PartitionedRead {
       AtomicInteger next,
       CompletableFuture<Ready> ready,
       CountDownLatch imported,
-      BlockingQueue<Object> handOver) {
+      PartitionHandOver keys) {
     JdbcConnector connector = parts.connector();
     JdbcConnectionGuard guard = connector.guard();
     guards.add(guard);
@@ -211,7 +157,7 @@ final class PartitionedRead {
       streams.add(stream);
       Ready session = guard.call(() -> setUp(c, first, ranges.get(0), ready, imported));
       counted = true;
-      Feed feed = new Feed(handOver);
+      PartitionHandOver.Feed feed = keys.feed();
       for (int i = next.getAndIncrement();
           i < ranges.size() && !stopped;
           i = next.getAndIncrement()) {
@@ -235,24 +181,24 @@ final class PartitionedRead {
         // connection has imported it (or given up).
         awaitImports(imported);
       }
-      put(handOver, END);
+      keys.ended();
     } catch (SQLException e) {
-      fail(parts.errors().classify(e, false, timedOut.get(), guard));
+      fail(keys, parts.errors().classify(e, false, timedOut.get(), guard));
     } catch (JdbcStream.SourceFailure e) {
-      fail(e.cause);
+      fail(keys, e.cause);
     } catch (SourceException e) {
-      fail(e);
-    } catch (Stopped e) {
+      fail(keys, e);
+    } catch (PartitionHandOver.Stopped e) {
       // Another connection failed, or the build stopped the read.
     } catch (RuntimeException e) {
       // Not the operator's to show (a driver's message can quote the server); logged by nothing.
-      fail(new SourceException(Reasons.SOURCE_UNREADABLE, "a partition's read failed"));
+      fail(keys, new SourceException(Reasons.SOURCE_UNREADABLE, "a partition's read failed"));
     } finally {
       if (!counted) {
         imported.countDown();
       }
       if (first && !ready.isDone()) {
-        ready.completeExceptionally(new Stopped());
+        ready.completeExceptionally(new PartitionHandOver.Stopped());
       }
       if (connection != null) {
         JdbcConnector.closeQuietly(connection);
@@ -325,17 +271,17 @@ final class PartitionedRead {
   private Ready await(CompletableFuture<Ready> ready) {
     while (true) {
       if (stopped) {
-        throw new Stopped();
+        throw new PartitionHandOver.Stopped();
       }
       try {
         return ready.get(100, TimeUnit.MILLISECONDS);
       } catch (TimeoutException e) {
         // look at stopped again
       } catch (ExecutionException e) {
-        throw new Stopped();
+        throw new PartitionHandOver.Stopped();
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
-        throw new Stopped();
+        throw new PartitionHandOver.Stopped();
       }
     }
   }
@@ -344,32 +290,17 @@ final class PartitionedRead {
     try {
       while (!imported.await(100, TimeUnit.MILLISECONDS)) {
         if (stopped) {
-          throw new Stopped();
+          throw new PartitionHandOver.Stopped();
         }
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      throw new Stopped();
+      throw new PartitionHandOver.Stopped();
     }
   }
 
-  private void put(BlockingQueue<Object> handOver, Object item) {
-    try {
-      while (!handOver.offer(item, 100, TimeUnit.MILLISECONDS)) {
-        if (stopped) {
-          throw new Stopped();
-        }
-      }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new Stopped();
-    }
-  }
-
-  private void fail(SourceException e) {
-    if (!stopped) {
-      failure.compareAndSet(null, e);
-    }
+  private void fail(PartitionHandOver keys, SourceException e) {
+    keys.fail(e);
     stop();
   }
 
@@ -379,6 +310,10 @@ final class PartitionedRead {
    */
   void stop() {
     stopped = true;
+    PartitionHandOver keys = handOver;
+    if (keys != null) {
+      keys.stop();
+    }
     for (JdbcStream stream : streams) {
       Statement statement = stream.statement();
       if (statement != null) {
@@ -394,105 +329,6 @@ final class PartitionedRead {
     }
     for (JdbcConnectionGuard guard : guards) {
       guard.abortSockets();
-    }
-  }
-
-  /**
-   * One reading thread's rows on their way into the build: in {@link KeyBatch}es to the build's
-   * thread until the build's lanes are out, then through a lane of its own, its counts handed over
-   * every {@value KeyBatch#MAX_KEYS} rows. Stops at the first row after the read was stopped.
-   */
-  private final class Feed implements KeySink {
-    private final BlockingQueue<Object> handOver;
-
-    /** The batch filling; null once this thread has a lane. */
-    private KeyBatch batch = new KeyBatch();
-
-    private KeyLanes.Lane lane;
-    private int uncounted;
-
-    Feed(BlockingQueue<Object> handOver) {
-      this.handOver = handOver;
-    }
-
-    @Override
-    public void line(String rawLine) {
-      throw new UnsupportedOperationException("rows are values");
-    }
-
-    @Override
-    public void value(String key) throws SourceException {
-      into().value(key);
-      taken();
-    }
-
-    @Override
-    public void value(long key) throws SourceException {
-      into().value(key);
-      taken();
-    }
-
-    @Override
-    public void nullValue() {
-      into().nullValue();
-      taken();
-    }
-
-    /** Where the next row goes: this thread's lane once it has one, else the batch filling. */
-    private KeySink into() {
-      if (stopped) {
-        throw new Stopped();
-      }
-      return lane != null ? lane : batch;
-    }
-
-    private void taken() {
-      if (lane != null) {
-        counted();
-      } else {
-        batched();
-      }
-    }
-
-    private void counted() {
-      if (++uncounted == KeyBatch.MAX_KEYS) {
-        uncounted = 0;
-        put(handOver, lane.take());
-      }
-    }
-
-    private void batched() {
-      if (batch.full()) {
-        put(handOver, batch);
-        KeyLanes out = lanes;
-        if (out != null) {
-          lane = out.lane();
-          batch = null; // never filled again
-        } else {
-          batch = new KeyBatch();
-        }
-      }
-    }
-
-    /**
-     * After this thread's last partition: the keys it holds go to the build (its lane flushed
-     * before its last counts are handed over, so the build finds every key once all have ended).
-     */
-    void end() {
-      if (batch != null && !batch.isEmpty()) {
-        put(handOver, batch);
-      }
-      if (lane != null) {
-        lane.flush();
-        put(handOver, lane.take());
-      }
-    }
-  }
-
-  /** The read was stopped: this connection's thread ends quietly. */
-  private static final class Stopped extends RuntimeException {
-    Stopped() {
-      super(null, null, false, false);
     }
   }
 }

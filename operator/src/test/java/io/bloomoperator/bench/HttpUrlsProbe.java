@@ -4,6 +4,7 @@ import com.sun.net.httpserver.HttpServer;
 import io.bloomoperator.api.HttpSourceSpec;
 import io.bloomoperator.assemble.BuildWorkers;
 import io.bloomoperator.assemble.FilterBuilder;
+import io.bloomoperator.snapshot.FilterFormat;
 import io.bloomoperator.snapshot.KeyType;
 import io.bloomoperator.source.EgressPolicy;
 import io.bloomoperator.source.GeneratedLines;
@@ -17,10 +18,11 @@ import java.util.List;
 /**
  * The same N generated keys served as 1 URL and as {@code parts} URLs (each an equal slice), read
  * by the operator's http source with {@code urls} ({@link HttpUrlsSource}, the default share of
- * partition connections) into a 2-thread build: keys/s of each, alternating, 3 rounds.
+ * partition connections) into a 2-thread build: keys/s of each, alternating, 3 rounds. A third
+ * argument names the layout ({@code GUAVA}, the default, or {@code SPLIT_BLOCK}).
  *
  * <p>Run (see docs/benchmarks.md): {@code java -Xmx512m -cp $CP
- * io.bloomoperator.bench.HttpUrlsProbe 10000000 2}.
+ * io.bloomoperator.bench.HttpUrlsProbe 10000000 2 [SPLIT_BLOCK]}.
  */
 public final class HttpUrlsProbe {
   private HttpUrlsProbe() {}
@@ -28,6 +30,7 @@ public final class HttpUrlsProbe {
   public static void main(String[] args) throws Exception {
     long n = Long.parseLong(args[0]);
     int parts = Integer.parseInt(args[1]);
+    FilterFormat format = args.length > 2 ? FilterFormat.valueOf(args[2]) : FilterFormat.GUAVA;
     HttpServer export = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
     export.setExecutor(java.util.concurrent.Executors.newCachedThreadPool());
     String base = "http://127.0.0.1:";
@@ -61,11 +64,12 @@ public final class HttpUrlsProbe {
             new FilterBuilder(k -> {}, BuildWorkers.of(2, 1))
                 .build(
                     new HttpUrlsSource(null, spec, settings),
-                    new FilterBuilder.Request(KeyType.STRING, 0.01, n, 0, Long.MAX_VALUE));
+                    new FilterBuilder.Request(
+                        KeyType.STRING, 0.01, n, 0, Long.MAX_VALUE, null, format));
         double s = (System.nanoTime() - start) / 1e9;
         System.out.printf(
-            "round %d, %d URL(s): %,d keys %.2f s = %.2f M keys/s%n",
-            round + 1, count, r.keys(), s, r.keys() / s / 1e6);
+            "%s round %d, %d URL(s): %,d keys %.2f s = %.2f M keys/s%n",
+            format, round + 1, count, r.keys(), s, r.keys() / s / 1e6);
       }
     }
     export.stop(0);

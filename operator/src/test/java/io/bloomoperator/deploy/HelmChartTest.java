@@ -8,6 +8,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import io.bloomoperator.source.HttpSourceSettings;
+import io.bloomoperator.source.JdbcSourceSettings;
 import io.bloomoperator.testing.RealKubernetesExtension;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -377,16 +379,8 @@ class HelmChartTest {
     assertThat(mount.path("mountPath").asText()).isEqualTo("/stream");
 
     JsonNode larger =
-        podSpec(
-            helm.templateYaml(
-                "x",
-                "ns",
-                "--show-only",
-                DEPLOYMENT,
-                "--set",
-                "operator.stream.countingBytes=2147483648",
-                "--set",
-                "operator.stream.heldBytes=1000000"));
+        deploymentPod(
+            "operator.stream.countingBytes=2147483648", "operator.stream.heldBytes=1000000");
     assertThat(env(larger, "BLOOM_STREAM_COUNTING_BYTES")).isEqualTo("2147483648");
     assertThat(env(larger, "BLOOM_STREAM_HELD_BYTES")).isEqualTo("1000000");
     // 2048 Mi + 0.95 Mi + 64 Mi, rounded up.
@@ -407,14 +401,7 @@ class HelmChartTest {
                 .exitCode())
         .isNotZero();
 
-    JsonNode base =
-        YAML.readTree(
-                RealKubernetesExtension.repoRoot()
-                    .resolve("deploy/base/operator-deployment.yaml")
-                    .toFile())
-            .path("spec")
-            .path("template")
-            .path("spec");
+    JsonNode base = basePodSpec();
     assertThat(streamSizeLimit(base)).isEqualTo(streamSizeLimit(pod));
     for (String name :
         List.of(
@@ -425,6 +412,76 @@ class HelmChartTest {
             "BLOOM_STREAM_NAMESPACE_COUNTING_BYTES")) {
       assertThat(env(base, name)).as(name).isEqualTo(env(pod, name));
     }
+  }
+
+  /**
+   * The partition connection shares of URL lists and partitioned jdbc reads: the chart's defaults
+   * are the operator's own and the static manifests', a value set reaches the operator, and a
+   * negative one is refused by the schema.
+   */
+  @Test
+  void partitionConnectionSharesAreTheOperatorsDefaultsAndSettable() throws IOException {
+    JsonNode pod = deploymentPod();
+    assertThat(env(pod, "BLOOM_HTTP_PARTITION_CONNECTIONS"))
+        .isEqualTo(Integer.toString(HttpSourceSettings.DEFAULT_PARTITION_CONNECTIONS));
+    assertThat(env(pod, "BLOOM_HTTP_PARTITION_CONNECTIONS_PER_NAMESPACE"))
+        .isEqualTo(
+            Integer.toString(HttpSourceSettings.DEFAULT_PARTITION_CONNECTIONS_PER_NAMESPACE));
+    assertThat(env(pod, "BLOOM_JDBC_PARTITION_CONNECTIONS"))
+        .isEqualTo(Integer.toString(JdbcSourceSettings.DEFAULT_PARTITION_CONNECTIONS));
+    assertThat(env(pod, "BLOOM_JDBC_PARTITION_CONNECTIONS_PER_NAMESPACE"))
+        .isEqualTo(
+            Integer.toString(JdbcSourceSettings.DEFAULT_PARTITION_CONNECTIONS_PER_NAMESPACE));
+    JsonNode base = basePodSpec();
+    List<String> names =
+        List.of(
+            "BLOOM_HTTP_PARTITION_CONNECTIONS",
+            "BLOOM_HTTP_PARTITION_CONNECTIONS_PER_NAMESPACE",
+            "BLOOM_JDBC_PARTITION_CONNECTIONS",
+            "BLOOM_JDBC_PARTITION_CONNECTIONS_PER_NAMESPACE");
+    for (String name : names) {
+      assertThat(env(base, name)).as(name).isEqualTo(env(pod, name));
+    }
+
+    JsonNode set =
+        deploymentPod(
+            "operator.http.partitionConnections=0",
+            "operator.jdbc.partitionConnectionsPerNamespace=2");
+    assertThat(env(set, "BLOOM_HTTP_PARTITION_CONNECTIONS")).isEqualTo("0");
+    assertThat(env(set, "BLOOM_JDBC_PARTITION_CONNECTIONS_PER_NAMESPACE")).isEqualTo("2");
+    for (String key :
+        List.of(
+            "operator.http.partitionConnections",
+            "operator.http.partitionConnectionsPerNamespace",
+            "operator.jdbc.partitionConnections",
+            "operator.jdbc.partitionConnectionsPerNamespace")) {
+      assertThat(
+              helm.tryRun("template", "x", HelmCli.chart().toString(), "--set", key + "=-1")
+                  .exitCode())
+          .as(key)
+          .isNotZero();
+    }
+  }
+
+  /** The pod spec of the chart's operator Deployment, rendered with {@code sets} (key=value). */
+  private JsonNode deploymentPod(String... sets) throws IOException {
+    List<String> args = new ArrayList<>(List.of("--show-only", DEPLOYMENT));
+    for (String set : sets) {
+      args.add("--set");
+      args.add(set);
+    }
+    return podSpec(helm.templateYaml("x", "ns", args.toArray(String[]::new)));
+  }
+
+  /** The pod spec of the static manifests' operator Deployment. */
+  private static JsonNode basePodSpec() throws IOException {
+    return YAML.readTree(
+            RealKubernetesExtension.repoRoot()
+                .resolve("deploy/base/operator-deployment.yaml")
+                .toFile())
+        .path("spec")
+        .path("template")
+        .path("spec");
   }
 
   private static String streamSizeLimit(JsonNode pod) {

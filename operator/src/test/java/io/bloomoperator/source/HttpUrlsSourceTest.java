@@ -13,7 +13,11 @@ import static org.awaitility.Awaitility.await;
 import com.sun.net.httpserver.HttpHandler;
 import io.bloomoperator.api.HttpSourceSpec;
 import io.bloomoperator.api.Reasons;
+import io.bloomoperator.assemble.BuildWorkers;
+import io.bloomoperator.assemble.FilterBuilder;
+import io.bloomoperator.snapshot.FilterFormat;
 import io.bloomoperator.snapshot.KeyType;
+import io.bloomoperator.snapshot.SnapshotEncoder;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -24,6 +28,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -114,6 +119,101 @@ class HttpUrlsSourceTest {
       assertThat(sorted(list.keys())).isEqualTo(sorted(one.keys()));
       assertThat(settings.partitionConnections().inUse()).as("the share is back").isZero();
     }
+  }
+
+  /**
+   * A real build (both layouts, Long and String keys, 2 build threads) of four URLs of 200,000
+   * lines each, many times {@link KeyBatch#MAX_KEYS} and {@link LineBlock#MAX_LINES}: the payload
+   * is byte for byte that of one URL serving the bodies concatenated, with the same key and
+   * malformed-line counts, and most keys are inserted on the reading threads (through their lanes,
+   * not by the build's thread). The bodies hold what the line rules settle: comments, blank and
+   * padded lines, a Unicode digit, invalid UTF-8, a line too long for a Long, a last line without a
+   * newline, one part gzipped.
+   */
+  @Test
+  void aListBuildsTheFilterOfOneUrlServingTheBodiesConcatenatedByteForByte() throws Exception {
+    int lines = 200_000;
+    byte[][] bodies = new byte[4][];
+    ByteArrayOutputStream concatenated = new ByteArrayOutputStream();
+    List<String> urls = new ArrayList<>();
+    for (int i = 0; i < bodies.length; i++) {
+      ByteArrayOutputStream body = new ByteArrayOutputStream();
+      for (int j = 0; j < lines; j++) {
+        int key = i * lines + j;
+        String line =
+            switch (j % 1000) {
+              case 7 -> "# comment " + key;
+              case 8 -> "";
+              case 9 -> "  \t" + key + " ";
+              case 10 -> "x" + key;
+              case 11 -> "\u0663" + key;
+              case 12 -> "99999999999999999999" + key;
+              default -> Integer.toString(key);
+            };
+        body.write(line.getBytes(StandardCharsets.UTF_8));
+        if (j % 1000 == 13) {
+          body.write(new byte[] {(byte) 0xC3, '1'});
+        }
+        if (i < bodies.length - 1 || j < lines - 1) {
+          body.write('\n');
+        }
+      }
+      bodies[i] = body.toByteArray();
+      concatenated.write(bodies[i]);
+      byte[] served = i == 1 ? gzip(bodies[i]) : bodies[i];
+      server.on("/big-" + i, ex -> send(ex, 200, served));
+      urls.add(server.url("/big-" + i));
+    }
+    byte[] whole = concatenated.toByteArray();
+    server.on("/big-whole", ex -> send(ex, 200, whole));
+    HttpSourceSettings settings = LOOPBACK_ALLOWED.withPartitionConnections(8, 3);
+    for (KeyType type : KeyType.values()) {
+      for (FilterFormat format : List.of(FilterFormat.GUAVA, FilterFormat.SPLIT_BLOCK)) {
+        Built one =
+            build(
+                new HttpSource(
+                    null, HttpSourceTest.spec(server.url("/big-whole"), null), LOOPBACK_ALLOWED),
+                type,
+                format);
+        assertThat(one.malformed())
+            .as("%s %s", type, format)
+            .isEqualTo(type == KeyType.LONG ? 4 * 200 * 3 : 0);
+        assertThat(one.keys()).isGreaterThan(150L * KeyBatch.MAX_KEYS);
+        Built list = build(source(urls, settings), type, format);
+        assertThat(list.payload()).as("%s %s", type, format).isEqualTo(one.payload());
+        assertThat(list.keys()).isEqualTo(one.keys());
+        assertThat(list.malformed()).isEqualTo(one.malformed());
+        assertThat(list.onReadingThreads())
+            .as("%s %s: keys inserted on the reading threads", type, format)
+            .isGreaterThan(list.keys() / 2);
+        assertThat(settings.partitionConnections().inUse()).as("the share is back").isZero();
+      }
+    }
+  }
+
+  /** A build's payload digest and counts, and how many keys the reading threads inserted. */
+  private record Built(String payload, long keys, long malformed, long onReadingThreads) {}
+
+  private static Built build(KeySource source, KeyType type, FilterFormat format) throws Exception {
+    AtomicLong onReadingThreads = new AtomicLong();
+    FilterBuilder.Beside counting =
+        InsertingThreads.counting(
+            name -> {
+              if (name.startsWith("http-partition-")) {
+                onReadingThreads.incrementAndGet();
+              }
+            });
+    FilterBuilder.Result result =
+        new FilterBuilder(k -> {}, BuildWorkers.of(2, 1))
+            .with(counting)
+            .build(
+                source,
+                new FilterBuilder.Request(type, 0.01, null, 10_000, 1L << 30, null, format));
+    return new Built(
+        SnapshotEncoder.sha256(result.bits()),
+        result.keys(),
+        result.malformed(),
+        onReadingThreads.get());
   }
 
   private static List<Long> sorted(List<Object> keys) {

@@ -183,33 +183,10 @@ class JdbcPartitionedSourceTest {
     for (FilterFormat format : List.of(FilterFormat.SPLIT_BLOCK, FilterFormat.GUAVA)) {
       java.util.Map<String, Long> perThread = new java.util.concurrent.ConcurrentHashMap<>();
       FilterBuilder.Beside recording =
-          (bits, keys) ->
-              inner ->
-                  new io.bloomoperator.snapshot.KeyInserter() {
-                    private void count() {
-                      String name = Thread.currentThread().getName();
-                      perThread.merge(
-                          name.startsWith("jdbc-partition-") ? "reading" : name, 1L, Long::sum);
-                    }
-
-                    @Override
-                    public boolean putString(String key) {
-                      count();
-                      return inner.putString(key);
-                    }
-
-                    @Override
-                    public boolean putUtf8(byte[] utf8, int offset, int length) {
-                      count();
-                      return inner.putUtf8(utf8, offset, length);
-                    }
-
-                    @Override
-                    public boolean putLong(long key) {
-                      count();
-                      return inner.putLong(key);
-                    }
-                  };
+          InsertingThreads.counting(
+              name ->
+                  perThread.merge(
+                      name.startsWith("jdbc-partition-") ? "reading" : name, 1L, Long::sum));
       FilterBuilder.Result result =
           new FilterBuilder(k -> {}, BuildWorkers.of(2, 1))
               .with(recording)
