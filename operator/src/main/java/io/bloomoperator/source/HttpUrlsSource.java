@@ -4,9 +4,9 @@ import io.bloomoperator.api.HttpSourceSpec;
 import io.bloomoperator.api.Reasons;
 import java.net.URI;
 import java.util.ArrayList;
-import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Set;
+import java.util.Map;
 
 /**
  * An http source with {@code urls}: the parts of one export (e.g. {@code ids-0.txt.gz} …{@code
@@ -32,6 +32,10 @@ import java.util.Set;
 public final class HttpUrlsSource implements KeySource {
 
   private final List<HttpSource> parts;
+
+  /** The first part on each distinct host: the host check looks each host up once. */
+  private final List<HttpSource> onePerHost;
+
   private final HttpSource.Shared shared;
   private volatile HttpPartitionedRead reading;
   private volatile HostCheck checking;
@@ -96,6 +100,11 @@ public final class HttpUrlsSource implements KeySource {
       sources.add(new HttpSource(shared, uris.get(i), targets.get(i)));
     }
     this.parts = List.copyOf(sources);
+    Map<String, HttpSource> byHost = new LinkedHashMap<>();
+    for (HttpSource part : parts) {
+      byHost.putIfAbsent(part.host(), part);
+    }
+    this.onePerHost = List.copyOf(byHost.values());
   }
 
   @Override
@@ -161,8 +170,8 @@ public final class HttpUrlsSource implements KeySource {
     HostCheck hostCheck = new HostCheck();
     checking = hostCheck;
     try {
-      Set<String> hosts = new HashSet<>();
-      for (HttpSource part : parts) {
+      // One look-up per host: 64 parts of one export usually share it.
+      for (HttpSource part : onePerHost) {
         if (hostCheck.cancelled) {
           throw new SourceException(Reasons.SOURCE_UNREADABLE, "the read was stopped");
         }
@@ -173,10 +182,7 @@ public final class HttpUrlsSource implements KeySource {
                   + parts.size()
                   + " URLs took longer than the operator's BLOOM_HTTP_MAX_READ_TIME");
         }
-        // One look-up per host: 64 parts of one export usually share it.
-        if (hosts.add(part.host())) {
-          part.checkAddress();
-        }
+        part.checkAddress();
       }
     } finally {
       checking = null;
